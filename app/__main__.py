@@ -1,0 +1,45 @@
+"""Command line: the window by default, `bench` for the benchmark, `--self-test` for an offscreen check.
+
+Imports are lazy so `bench` never loads Qt and the window never loads the benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chorus", description="Run many prompts at once on one local model.")
+    parser.add_argument("--model", help="GGUF file to load instead of the embedded default")
+    parser.add_argument("--self-test", action="store_true",
+                        help="offscreen end-to-end check: 4 panes on the real engine, prints one JSON line")
+    parser.add_argument("--log-level", default="WARNING", help="Python log level (DEBUG shows llama.cpp's log)")
+    sub = parser.add_subparsers(dest="command")
+    bench = sub.add_parser("bench", help="measure the engine against a bare loop and naive alternatives")
+    bench.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (< 3 minutes)")
+    bench.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    bench.add_argument("--gui", action="store_true", help="also measure 16 streaming panes in the window")
+    bench.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, <= 8)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "bench":
+        from app.bench.cli import run_bench
+
+        return run_bench(args)
+    if args.self_test:
+        from app.ui.self_test import run_self_test
+
+        return run_self_test(model=args.model)
+    from app.ui.application import run_gui
+
+    return run_gui(model=args.model)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Chorus's continuous-batching engine. Qt-free: the UI subscribes to it through app.ui's bridge."""
+
+from app.engine.engine import Engine
+from app.engine.native import ModelInfo
+from app.engine.request import RequestHandle
+from app.engine.types import (
+    Completion,
+    EngineConfig,
+    GenerationRequest,
+    RequestState,
+    SamplingParams,
+    StatsSnapshot,
+    StepEvent,
+    default_threads,
+)
+
+__all__ = [
+    "Completion",
+    "Engine",
+    "EngineConfig",
+    "GenerationRequest",
+    "ModelInfo",
+    "RequestHandle",
+    "RequestState",
+    "SamplingParams",
+    "StatsSnapshot",
+    "StepEvent",
+    "default_threads",
+]

@@ -1,0 +1,105 @@
+"""The shared llama_context and the one reusable batch every step is written into.
+
+The batch struct points at numpy arrays we own, so filling a step is a few slice assignments instead of
+per-element ctypes writes. llama_decode copies the batch on each call, so the arrays are reusable at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import llama_cpp
+import numpy as np
+
+from app.engine.native import LlamaModel
+from app.engine.types import EngineConfig
+
+_I32P = ctypes.POINTER(ctypes.c_int32)
+
+
+def _pad256(n: int) -> int:
+    return (n + 255) // 256 * 256
+
+
+class TokenBatch:
+    """A llama_batch of fixed capacity over numpy buffers: one seq id per token."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.token = np.zeros(capacity, np.int32)
+        self.pos = np.zeros(capacity, np.int32)
+        self.seq = np.zeros(capacity, np.int32)
+        self.logits = np.zeros(capacity, np.int8)
+        self._n_seq_id = np.ones(capacity, np.int32)
+        # seq_id is an array of pointers, one per token, each at that token's entry in self.seq.
+        base = self.seq.ctypes.data
+        self._seq_ptrs = (_I32P * (capacity + 1))(*[ctypes.cast(base + 4 * i, _I32P) for i in range(capacity)])
+        self.struct = llama_cpp.llama_batch()
+        self.struct.token = self.token.ctypes.data_as(_I32P)
+        self.struct.embd = None
+        self.struct.pos = self.pos.ctypes.data_as(_I32P)
+        self.struct.n_seq_id = self._n_seq_id.ctypes.data_as(_I32P)
+        self.struct.seq_id = ctypes.cast(self._seq_ptrs, ctypes.POINTER(_I32P))
+        self.struct.logits = self.logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
+        self.n_tokens = 0
+
+    def clear(self) -> None:
+        self.n_tokens = 0
+
+    def add(self, tokens, first_pos: int, seq_id: int, output_last: bool) -> int:
+        """Append a run of one sequence's tokens; returns the batch index of the last one."""
+        n = len(tokens)
+        start, end = self.n_tokens, self.n_tokens + n
+        if end > self.capacity:
+            raise OverflowError(f"batch overflow: {end} > {self.capacity} tokens")
+        self.token[start:end] = tokens
+        self.pos[start:end] = np.arange(first_pos, first_pos + n, dtype=np.int32)
+        self.seq[start:end] = seq_id
+        self.logits[start:end] = 0
+        if output_last:
+            self.logits[end - 1] = 1
+        self.n_tokens = end
+        return end - 1
+
+
+class LlamaContext:
+    """One llama_context with `n_slots` isolated KV streams (kv_unified=False: greedy parity holds, and it
+    measured faster than unified on these CPUs; see ../shared/notes)."""
+
+    def __init__(self, model: LlamaModel, config: EngineConfig):
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = _pad256(config.n_ctx_per_slot) * config.n_slots
+        params.n_seq_max = config.n_slots
+        params.n_batch = params.n_ubatch = config.batch_capacity  # one graph per step where possible
+        params.n_threads = config.n_threads
+        params.n_threads_batch = config.n_threads_batch or config.n_threads
+        params.kv_unified = False
+        params.no_perf = True
+        params.embeddings = False
+        self.ptr = llama_cpp.llama_init_from_model(model.ptr, params)
+        if not self.ptr:
+            raise MemoryError(
+                f"llama.cpp could not create a context for {config.n_slots} slots x {config.n_ctx_per_slot} "
+                "tokens: not enough memory? Try fewer slots or a smaller context per slot."
+            )
+        self.memory = llama_cpp.llama_get_memory(self.ptr)
+        # Read back what llama.cpp actually made: exceeding n_batch in one decode aborts the process.
+        self.n_batch = llama_cpp.llama_n_batch(self.ptr)
+        self.n_ctx_seq = llama_cpp.llama_n_ctx_seq(self.ptr)
+        self.batch = TokenBatch(self.n_batch)
+
+    def decode(self) -> int:
+        self.batch.struct.n_tokens = self.batch.n_tokens
+        return llama_cpp.llama_decode(self.ptr, self.batch.struct)
+
+    def clear_sequence(self, seq_id: int) -> None:
+        llama_cpp.llama_memory_seq_rm(self.memory, seq_id, -1, -1)
+
+    def next_position(self, seq_id: int) -> int:
+        """Where a sequence's next token goes, per llama.cpp's own KV state (used to resync after errors)."""
+        return llama_cpp.llama_memory_seq_pos_max(self.memory, seq_id) + 1
+
+    def close(self) -> None:
+        if self.ptr:
+            llama_cpp.llama_free(self.ptr)
+            self.ptr = None

@@ -1,0 +1,308 @@
+"""The continuous-batching engine: one thread, one llama_context, one llama_decode per step for every sequence.
+
+Other threads only touch the waiting queue and the cancel set (under one condition variable); the engine thread
+owns the model, context, batch, samplers and running sequences, and is the only one that frees them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+import numpy as np
+
+from app.engine.context import LlamaContext
+from app.engine.events import EventBuilder
+from app.engine.native import LlamaModel
+from app.engine.prompt import PromptError, PromptRenderer
+from app.engine.request import RequestHandle, Sequence
+from app.engine.sampling import SamplerChain
+from app.engine.scheduler import StepPlan, plan_step
+from app.engine.stats import StatsRecorder
+from app.engine.types import EngineConfig, GenerationRequest, RequestState, StatsSnapshot, StepEvent
+
+log = logging.getLogger("chorus.engine")
+
+
+class Engine:
+    """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
+
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self._model = LlamaModel(config.model_path)  # raises a readable error for a bad file
+        try:
+            self._ctx = LlamaContext(self._model, config)
+            self._renderer = PromptRenderer(self._model)
+        except BaseException:
+            if getattr(self, "_ctx", None):
+                self._ctx.close()
+            self._model.close()
+            raise
+        self.model_info = self._model.info()
+        limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
+                                                                  if self._model.n_ctx_train > 0 else [])
+        self.n_ctx_per_slot = min(limits)
+        self._decode = self._ctx.decode  # one seam, so tests can inject llama_decode failures
+        self._cond = threading.Condition()
+        self._waiting: deque[Sequence] = deque()
+        self._live: dict[int, Sequence] = {}
+        self._cancel_ids: set[int] = set()
+        self._closing = False
+        self._running: list[Sequence] = []
+        self._free_slots = set(range(config.n_slots))
+        self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
+        self._ids = itertools.count(1)
+        self._steps = 0
+        self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
+        self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
+        self._thread.start()
+
+    # --- public API (any thread) -----------------------------------------------------------------------
+    def submit(self, request: GenerationRequest) -> RequestHandle:
+        with self._cond:
+            if self._closing:
+                raise RuntimeError("the engine is closed")
+            handle = RequestHandle(next(self._ids), request, self._request_cancel)
+            seq = Sequence(handle)
+            self._waiting.append(seq)
+            self._live[seq.id] = seq
+            self._cond.notify()
+        return handle
+
+    def cancel_all(self) -> None:
+        with self._cond:
+            self._cancel_ids.update(self._live)
+            self._cond.notify()
+
+    def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
+        """`fn(event)` runs on the engine thread once per step that changed anything; returns unsubscribe."""
+        self._subscribers = (*self._subscribers, fn)
+        return lambda: setattr(self, "_subscribers", tuple(f for f in self._subscribers if f is not fn))
+
+    def stats(self) -> StatsSnapshot:
+        snap = self._stats.snapshot()
+        with self._cond:
+            queued = len(self._waiting)
+        return StatsSnapshot(**{**snap.__dict__, "queued": queued})
+
+    def kv_positions(self) -> list[int]:
+        """Next KV position per slot, read from llama.cpp (0 = empty). Diagnostic; exact when idle."""
+        return [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
+
+    def reset_stats(self) -> None:
+        self._stats.reset()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing and not self._thread.is_alive()
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Cancel everything, stop the thread (it frees context, model and samplers), wait for it."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("engine thread still in a step after %.1f s; waiting for it", timeout)
+            self._thread.join()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _request_cancel(self, request_id: int) -> None:
+        with self._cond:
+            if request_id in self._live:
+                self._cancel_ids.add(request_id)
+                self._cond.notify()
+
+    # --- engine thread -----------------------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    self._cond.wait_for(lambda: self._closing or self._waiting or self._running
+                                        or self._cancel_ids)
+                    closing = self._closing
+                    cancels = set(self._live) if closing else self._cancel_ids
+                    self._cancel_ids = set()
+                events = EventBuilder(self._steps)
+                try:
+                    self._apply_cancels(cancels, events)
+                    if not closing:
+                        self._admit(events)
+                        if self._running:
+                            self._step(events)
+                except Exception as exc:  # a bug must not kill the thread: end what it touched
+                    log.exception("engine step failed")
+                    for seq in list(self._live.values()):
+                        self._finish(seq, "error", events, f"internal engine error: {exc}")
+                self._publish(events)
+                if closing:
+                    return
+        finally:
+            self._release_native()
+
+    def _apply_cancels(self, ids: set[int], events: EventBuilder) -> None:
+        for request_id in ids:
+            seq = self._live.get(request_id)
+            if seq is None:
+                continue
+            if seq.slot is None:
+                with self._cond:
+                    self._waiting.remove(seq)
+            self._finish(seq, "cancelled", events)
+
+    def _admit(self, events: EventBuilder) -> None:
+        while self._free_slots:
+            with self._cond:
+                if not self._waiting:
+                    return
+                seq = self._waiting.popleft()
+                cancelled = seq.id in self._cancel_ids
+                self._cancel_ids.discard(seq.id)
+            if cancelled:  # a queued request cancelled is never admitted
+                self._finish(seq, "cancelled", events)
+                continue
+            try:
+                prompt = self._renderer.tokens(seq.request)
+            except (PromptError, ValueError) as exc:
+                self._finish(seq, "error", events, str(exc))
+                continue
+            if len(prompt) >= self.n_ctx_per_slot:
+                self._finish(seq, "error", events,
+                             f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
+                             "(prompt plus reply): shorten it or raise the context per slot")
+                continue
+            seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
+            self._free_slots.discard(seq.slot)
+            self._ctx.clear_sequence(seq.slot)
+            seq.prompt = np.asarray(prompt, dtype=np.int32)
+            banned = self._model.eog_ids if seq.request.ignore_eos else ()
+            seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned)
+            seq.sampler.accept_prompt(prompt)
+            seq.t_admit = time.perf_counter()
+            seq.state = RequestState.PREFILLING
+            events.state(seq.id, RequestState.PREFILLING)
+            self._running.append(seq)
+
+    def _step(self, events: EventBuilder) -> None:
+        prefill_cap = None
+        while True:
+            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap)
+            outputs = self._fill_batch(plan)
+            started = time.perf_counter()
+            rc = self._decode()
+            elapsed = time.perf_counter() - started
+            if rc == 0:
+                break
+            if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
+                prefill_cap = plan.n_prefill // 2
+                continue
+            if rc == 1:  # even the decode tokens do not fit: end the youngest generating request
+                victim = max(plan.decode, key=lambda s: s.t_admit)
+                self._finish(victim, "length", events)
+                return
+            message = f"llama_decode failed (code {rc}) in a step of {plan.n_tokens} tokens"
+            log.error(message)
+            for seq in plan.sequences:
+                self._finish(seq, "error", events, message)
+            return
+        self._steps += 1
+        self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
+        self._advance(plan, outputs, events)
+        self._stats.record_occupancy(len(self._running), len(self._waiting),
+                                     [self._slot_fill(slot) for slot in range(self.config.n_slots)])
+
+    def _fill_batch(self, plan: StepPlan) -> list[tuple[Sequence, int]]:
+        """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs."""
+        runs = [(s.slot, s, (s.pending_token,), True) for s in plan.decode]
+        runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], n == s.prompt_remaining)
+                 for s, n in plan.prefill]
+        runs.sort(key=lambda run: run[0])
+        batch = self._ctx.batch
+        batch.clear()
+        outputs = []
+        for slot, seq, tokens, wants_output in runs:
+            index = batch.add(tokens, seq.n_past, slot, wants_output)
+            if wants_output:
+                outputs.append((seq, index))
+        return outputs
+
+    def _advance(self, plan: StepPlan, outputs: list[tuple[Sequence, int]], events: EventBuilder) -> None:
+        for seq in plan.decode:
+            seq.n_past += 1
+            seq.pending_token = None
+        for seq, n in plan.prefill:
+            seq.n_past += n
+            seq.n_prompt_done += n
+        now = time.perf_counter()
+        for seq, index in outputs:  # sample every output before the next decode overwrites the logits
+            self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
+        self._stats.record_tokens(generated=len(outputs), completed=0)
+
+    def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder) -> None:
+        if seq.t_first is None:
+            seq.t_first = now
+            seq.state = RequestState.GENERATING
+            events.state(seq.id, RequestState.GENERATING)
+        seq.t_last = now
+        if self._model.is_eog(token):
+            self._finish(seq, "stop", events)
+            return
+        seq.generated.append(token)
+        self._emit(seq, seq.text.feed(self._model.piece(token)), events)
+        if seq.text.stopped:
+            self._finish(seq, "stop", events)
+        elif len(seq.generated) >= seq.request.max_tokens or seq.n_past + 1 >= self.n_ctx_per_slot:
+            self._finish(seq, "length", events)
+        else:
+            seq.pending_token = token
+
+    def _emit(self, seq: Sequence, delta: str, events: EventBuilder) -> None:
+        if delta:
+            seq.handle._publish(delta)
+            events.delta(seq.id, delta)
+
+    def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None) -> None:
+        if seq.slot is not None:
+            self._ctx.clear_sequence(seq.slot)
+            self._free_slots.add(seq.slot)
+            self._running.remove(seq)
+        if seq.sampler is not None:
+            seq.sampler.free()
+            seq.sampler = None
+        self._emit(seq, seq.text.finish(), events)
+        completion = seq.completion(reason, error)
+        seq.handle._complete(completion)
+        events.finished(completion, seq.handle.state)
+        with self._cond:
+            self._live.pop(seq.id, None)
+        self._stats.record_tokens(generated=0, completed=1)
+
+    def _slot_fill(self, slot: int) -> int:
+        return next((s.n_past for s in self._running if s.slot == slot), 0)
+
+    def _publish(self, events: EventBuilder) -> None:
+        event = events.build()
+        if event is None:
+            return
+        for fn in self._subscribers:
+            try:
+                fn(event)
+            except Exception:
+                log.exception("step subscriber %r failed", fn)
+
+    def _release_native(self) -> None:
+        for seq in list(self._running):
+            if seq.sampler is not None:
+                seq.sampler.free()
+        self._running.clear()
+        self._ctx.close()
+        self._model.close()

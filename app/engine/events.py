@@ -1,0 +1,31 @@
+"""Collects what one engine step changed into a single StepEvent.
+
+One event per step, not per token: a subscriber (the GUI bridge) pays per step, however many panes stream.
+"""
+
+from __future__ import annotations
+
+from app.engine.types import Completion, RequestState, StepEvent
+
+
+class EventBuilder:
+    def __init__(self, step: int):
+        self._step = step
+        self._deltas: dict[int, str] = {}
+        self._states: dict[int, RequestState] = {}
+        self._finished: list[Completion] = []
+
+    def delta(self, request_id: int, text: str) -> None:
+        self._deltas[request_id] = self._deltas.get(request_id, "") + text
+
+    def state(self, request_id: int, state: RequestState) -> None:
+        self._states[request_id] = state
+
+    def finished(self, completion: Completion, state: RequestState) -> None:
+        self._finished.append(completion)
+        self._states[completion.request_id] = state
+
+    def build(self) -> StepEvent | None:
+        if not (self._deltas or self._states or self._finished):
+            return None
+        return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished)

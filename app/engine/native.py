@@ -1,0 +1,159 @@
+"""The loaded model and its vocabulary, through llama-cpp-python's low-level ctypes API.
+
+Everything that touches a raw llama.cpp pointer for the model lives here, so the rest of the engine deals in
+token ids and bytes. llama.cpp's log goes to Python `logging` (logger "chorus.llama").
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+
+from app.models import InvalidModelError, validate_gguf
+
+log = logging.getLogger("chorus.llama")
+
+# ggml_log_level in this vendor's ggml.h (llama-cpp-python's own _logger.py has these numbers wrong).
+_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING, 4: logging.ERROR}
+_last_level = logging.DEBUG
+
+
+def _route_llama_log(level: int, text: bytes, _user_data) -> None:
+    global _last_level
+    lvl = _last_level if level == 5 else _LEVELS.get(level, logging.DEBUG)  # 5 = continue previous line
+    _last_level = lvl
+    message = text.decode("utf-8", "replace").rstrip()
+    if message and log.isEnabledFor(lvl):
+        # llama.cpp's INFO is a wall of load details: keep it at DEBUG so the app's log stays readable.
+        log.log(logging.DEBUG if lvl == logging.INFO else lvl, "%s", message)
+
+
+# Module-level reference: if the callback were garbage-collected, llama.cpp's next log line would crash.
+_LOG_CALLBACK = llama_cpp.llama_log_callback(_route_llama_log)
+_backend_lock = threading.Lock()
+_backend_ready = False
+
+
+def init_backend() -> None:
+    """Once per process: route the log and initialise ggml's backends."""
+    global _backend_ready
+    with _backend_lock:
+        if not _backend_ready:
+            llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+            llama_cpp.llama_backend_init()
+            _backend_ready = True
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the window shows about the loaded model."""
+
+    path: str
+    name: str
+    architecture: str
+    description: str
+    n_params: int
+    file_size: int
+    n_ctx_train: int
+    has_chat_template: bool
+
+    @property
+    def quantization(self) -> str:
+        return self.description.split()[-1] if self.description else "?"
+
+    @property
+    def params_label(self) -> str:
+        n = self.n_params
+        return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
+class LlamaModel:
+    """A loaded GGUF model: vocabulary, tokenizer, token pieces and metadata. Free with `close()`."""
+
+    def __init__(self, path: str | Path):
+        path = validate_gguf(path)
+        init_backend()
+        params = llama_cpp.llama_model_default_params()
+        self.ptr = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
+        if not self.ptr:
+            raise InvalidModelError(
+                f"llama.cpp could not load {path.name}: the file is truncated, damaged, or uses an "
+                "architecture this llama.cpp build does not know (see the log for details)."
+            )
+        self.path = path
+        self.vocab = llama_cpp.llama_model_get_vocab(self.ptr)
+        self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
+        self.n_ctx_train = llama_cpp.llama_model_n_ctx_train(self.ptr)
+        self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+        self.bos_id = llama_cpp.llama_vocab_bos(self.vocab)  # -1 when the model has none
+        self.eos_id = llama_cpp.llama_vocab_eos(self.vocab)
+        self._pieces: dict[int, bytes] = {}
+        self.eog_ids = [t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self.vocab, t)]
+        self._eog = frozenset(self.eog_ids)
+
+    def close(self) -> None:
+        if self.ptr:
+            llama_cpp.llama_model_free(self.ptr)
+            self.ptr = None
+
+    # --- text <-> tokens -------------------------------------------------------------------------------
+    def tokenize(self, text: str, add_special: bool) -> list[int]:
+        """Special tokens in the text (e.g. `<|im_start|>` from a chat template) are parsed as such."""
+        data = text.encode("utf-8")
+        capacity = len(data) + 8
+        while True:
+            buf = (llama_cpp.llama_token * capacity)()
+            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, capacity, add_special, True)
+            if n >= 0:
+                return list(buf[:n])
+            if n == -(2**31):
+                raise ValueError("the prompt is too long to tokenize")
+            capacity = -n  # llama.cpp returns -needed when the buffer is too small
+
+    def piece(self, token: int) -> bytes:
+        """A token's bytes (control tokens render empty). Cached: the vocabulary never changes."""
+        cached = self._pieces.get(token)
+        if cached is None:
+            buf = ctypes.create_string_buffer(64)
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, 64, 0, False)
+            if n < 0:
+                buf = ctypes.create_string_buffer(-n)
+                n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, -n, 0, False)
+            cached = self._pieces[token] = buf.raw[:n]
+        return cached
+
+    def is_eog(self, token: int) -> bool:
+        return token in self._eog
+
+    def token_text(self, token: int) -> str:
+        raw = llama_cpp.llama_vocab_get_text(self.vocab, token)
+        return raw.decode("utf-8", "replace") if raw else ""
+
+    # --- metadata ------------------------------------------------------------------------------------------
+    def meta(self, key: str) -> str:
+        buf = ctypes.create_string_buffer(512)
+        n = llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, 512)
+        return buf.value.decode("utf-8", "replace") if n >= 0 else ""
+
+    def chat_template(self) -> str | None:
+        raw = llama_cpp.llama_model_chat_template(self.ptr, None)
+        return raw.decode("utf-8") if raw else None
+
+    def info(self) -> ModelInfo:
+        desc = ctypes.create_string_buffer(256)
+        llama_cpp.llama_model_desc(self.ptr, desc, 256)
+        return ModelInfo(
+            path=str(self.path),
+            name=self.meta("general.name") or self.path.stem,
+            architecture=self.meta("general.architecture") or "?",
+            description=desc.value.decode("utf-8", "replace"),
+            n_params=int(llama_cpp.llama_model_n_params(self.ptr)),
+            file_size=self.path.stat().st_size,
+            n_ctx_train=self.n_ctx_train,
+            has_chat_template=self.chat_template() is not None,
+        )

@@ -1,0 +1,120 @@
+"""A submitted request as callers see it (RequestHandle) and as the engine thread tracks it (Sequence).
+
+The handle is the only part touched from other threads: text chunks and the completion are published to it
+under a condition variable; everything else in a Sequence belongs to the engine thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from app.engine.sampling import SamplerChain
+from app.engine.text import TextStream
+from app.engine.types import Completion, GenerationRequest, RequestState
+
+
+class RequestHandle:
+    """What `Engine.submit()` returns: stream text, wait for the completion, or cancel."""
+
+    def __init__(self, request_id: int, request: GenerationRequest, on_cancel: Callable[[int], None]):
+        self.id = request_id
+        self.request = request
+        self._on_cancel = on_cancel
+        self._cond = threading.Condition()
+        self._chunks: list[str] = []
+        self._completion: Completion | None = None
+        self.state = RequestState.QUEUED
+
+    def stream(self, timeout: float | None = None) -> Iterator[str]:
+        """Text deltas as they arrive; ends when the request ends. `timeout` bounds each wait."""
+        index = 0
+        while True:
+            with self._cond:
+                if not self._cond.wait_for(lambda: index < len(self._chunks) or self._completion, timeout):
+                    raise TimeoutError(f"request {self.id}: no text within {timeout} s")
+                chunks, finished = self._chunks[index:], self._completion is not None
+            index += len(chunks)
+            yield from chunks
+            if finished and index >= len(self._chunks):
+                return
+
+    def result(self, timeout: float | None = None) -> Completion:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._completion is not None, timeout):
+                raise TimeoutError(f"request {self.id} did not finish within {timeout} s")
+            return self._completion
+
+    def done(self) -> bool:
+        return self._completion is not None
+
+    def cancel(self) -> None:
+        """Safe from any thread, at any time, any number of times."""
+        if self._completion is None:
+            self._on_cancel(self.id)
+
+    # --- engine thread side --------------------------------------------------------------------------------
+    def _publish(self, delta: str) -> None:
+        with self._cond:
+            self._chunks.append(delta)
+            self._cond.notify_all()
+
+    def _complete(self, completion: Completion) -> None:
+        with self._cond:
+            self._completion = completion
+            self.state = RequestState.CANCELLED if completion.finish_reason == "cancelled" else (
+                RequestState.ERROR if completion.finish_reason == "error" else RequestState.DONE)
+            self._cond.notify_all()
+
+
+class Sequence:
+    """Engine-thread state of one request: its slot, prompt progress, sampler and timings."""
+
+    def __init__(self, handle: RequestHandle):
+        self.handle = handle
+        self.request = handle.request
+        self.id = handle.id
+        self.cancel_requested = False
+        self.slot: int | None = None
+        self.prompt: list[int] = []
+        self.n_prompt_done = 0  # prompt tokens already in the KV cache
+        self.n_past = 0  # next KV position
+        self.pending_token: int | None = None  # sampled, not yet decoded
+        self.generated: list[int] = []
+        self.sampler: SamplerChain | None = None
+        self.text = TextStream(tuple(self.request.stop))
+        self.t_submit = time.perf_counter()
+        self.t_admit: float | None = None
+        self.t_first: float | None = None
+        self.t_last: float | None = None
+
+    @property
+    def state(self) -> RequestState:
+        return self.handle.state
+
+    @state.setter
+    def state(self, value: RequestState) -> None:
+        self.handle.state = value
+
+    @property
+    def prompt_remaining(self) -> int:
+        return len(self.prompt) - self.n_prompt_done
+
+    def completion(self, reason: str, error: str | None = None) -> Completion:
+        n = len(self.generated)
+        decode_tps = None
+        if self.t_first is not None and self.t_last is not None and n > 1 and self.t_last > self.t_first:
+            decode_tps = (n - 1) / (self.t_last - self.t_first)
+        return Completion(
+            request_id=self.id,
+            text=self.text.text,
+            token_ids=list(self.generated),
+            finish_reason=reason,
+            error=error,
+            prompt_tokens=len(self.prompt),
+            generated_tokens=n,
+            queue_wait_s=None if self.t_admit is None else self.t_admit - self.t_submit,
+            ttft_s=None if self.t_first is None else self.t_first - self.t_submit,
+            decode_tps=decode_tps,
+        )

@@ -1,0 +1,61 @@
+"""Per-sequence sampler chains built from SamplingParams.
+
+Each sequence owns its chain (RNG state, penalty history), so one pane's settings never leak into another's,
+and greedy output is the same whether a request runs alone or in a batch.
+"""
+
+from __future__ import annotations
+
+import random
+
+import llama_cpp
+
+from app.engine.types import SamplingParams
+
+
+class SamplerChain:
+    """A llama.cpp sampler chain; `sample()` also accepts the token (never accept it twice)."""
+
+    def __init__(self, params: SamplingParams, n_vocab: int, banned_tokens: list[int] = ()):
+        chain_params = llama_cpp.llama_sampler_chain_default_params()
+        chain_params.no_perf = True
+        self.ptr = llama_cpp.llama_sampler_chain_init(chain_params)
+        add = self._add
+        if banned_tokens:  # ignore_eos: end-of-generation tokens can never be picked
+            biases = (llama_cpp.llama_logit_bias * len(banned_tokens))()
+            for entry, token in zip(biases, banned_tokens):
+                entry.token, entry.bias = token, float("-inf")
+            add(llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(banned_tokens), biases))
+        if params.uses_penalties:
+            add(llama_cpp.llama_sampler_init_penalties(
+                n_vocab, params.penalty_last_n, params.repeat_penalty,
+                params.frequency_penalty, params.presence_penalty))
+        if params.greedy:
+            add(llama_cpp.llama_sampler_init_greedy())
+        else:
+            # llama.cpp's common order: top-k -> top-p -> min-p -> temperature -> draw.
+            add(llama_cpp.llama_sampler_init_top_k(params.top_k))
+            add(llama_cpp.llama_sampler_init_top_p(params.top_p, 1))
+            add(llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
+            add(llama_cpp.llama_sampler_init_temp(params.temperature))
+            seed = params.seed if params.seed is not None else random.getrandbits(32)
+            add(llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+        self.tracks_history = params.uses_penalties
+
+    def _add(self, sampler) -> None:
+        llama_cpp.llama_sampler_chain_add(self.ptr, sampler)  # the chain takes ownership
+
+    def accept_prompt(self, tokens) -> None:
+        """Let repetition penalties see the prompt, as llama.cpp's server does."""
+        if self.tracks_history:
+            for token in tokens:
+                llama_cpp.llama_sampler_accept(self.ptr, int(token))
+
+    def sample(self, ctx_ptr, batch_index: int) -> int:
+        """Only call with an index marked as an output in the batch just decoded: anything else aborts."""
+        return llama_cpp.llama_sampler_sample(self.ptr, ctx_ptr, batch_index)
+
+    def free(self) -> None:
+        if self.ptr:
+            llama_cpp.llama_sampler_free(self.ptr)  # frees the members too
+            self.ptr = None

@@ -1,0 +1,78 @@
+"""Throughput counters measured by the scheduler around each llama_decode.
+
+llama.cpp's own perf counters file a batched decode step as "prompt eval", so they cannot tell decode from
+prefill; the scheduler knows what each step carried and times it itself.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from app.engine.types import StatsSnapshot
+
+
+class StatsRecorder:
+    """Written by the engine thread once per step; `snapshot()` is safe from any thread."""
+
+    def __init__(self, n_slots: int, n_ctx_per_slot: int):
+        self._lock = threading.Lock()
+        self.n_slots = n_slots
+        self.n_ctx_per_slot = n_ctx_per_slot
+        self.reset()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.steps = 0
+            self.decode_steps = 0
+            self.decode_tokens = 0
+            self.decode_time = 0.0
+            self.prefill_tokens = 0  # pure-prefill steps only: they alone measure the prefill rate
+            self.prefill_time = 0.0
+            self.prompt_tokens_total = 0
+            self.generated_total = 0
+            self.completed = 0
+            self.active = 0
+            self.queued = 0
+            self.slot_used = [0] * self.n_slots
+
+    def record_step(self, n_decode: int, n_prefill: int, seconds: float) -> None:
+        with self._lock:
+            self.steps += 1
+            self.prompt_tokens_total += n_prefill
+            if n_decode:  # pure-decode and mixed steps feed the decode rate
+                self.decode_steps += 1
+                self.decode_tokens += n_decode
+                self.decode_time += seconds
+            elif n_prefill:
+                self.prefill_tokens += n_prefill
+                self.prefill_time += seconds
+
+    def record_tokens(self, generated: int, completed: int) -> None:
+        with self._lock:
+            self.generated_total += generated
+            self.completed += completed
+
+    def record_occupancy(self, active: int, queued: int, slot_used: list[int]) -> None:
+        with self._lock:
+            self.active, self.queued, self.slot_used = active, queued, slot_used
+
+    def snapshot(self) -> StatsSnapshot:
+        with self._lock:
+            return StatsSnapshot(
+                n_slots=self.n_slots,
+                active=self.active,
+                queued=self.queued,
+                decode_tps=self.decode_tokens / self.decode_time if self.decode_time > 0 else None,
+                prefill_tps=self.prefill_tokens / self.prefill_time if self.prefill_time > 0 else None,
+                avg_concurrent=self.decode_tokens / self.decode_steps if self.decode_steps else None,
+                steps=self.steps,
+                decode_tokens=self.decode_tokens,
+                decode_time_s=self.decode_time,
+                prefill_tokens=self.prefill_tokens,
+                prefill_time_s=self.prefill_time,
+                prompt_tokens_total=self.prompt_tokens_total,
+                generated_tokens_total=self.generated_total,
+                completed=self.completed,
+                slot_context_used=list(self.slot_used),
+                n_ctx_per_slot=self.n_ctx_per_slot,
+            )

@@ -1,0 +1,178 @@
+"""The engine's public vocabulary: what callers submit and what comes back.
+
+Plain dataclasses with validation at construction, so a bad value is reported where it was made (a pane's
+settings, a CLI flag) instead of deep inside the engine thread.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class RequestState(str, enum.Enum):
+    """Where a request is in its life; the UI shows these words."""
+
+    QUEUED = "queued"
+    PREFILLING = "prefilling"
+    GENERATING = "generating"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+FINISH_REASONS = ("stop", "length", "cancelled", "error")
+
+
+def default_threads() -> int:
+    """All cores up to 8: ggml threads spin, so more threads than cores only slows every step down."""
+    return max(1, min(os.cpu_count() or 2, 8))
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Per-request sampling. temperature <= 0 means greedy (and makes the other knobs irrelevant)."""
+
+    temperature: float = 0.8
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    penalty_last_n: int = 64
+    seed: int | None = None  # None: a fresh random seed per request
+
+    def __post_init__(self) -> None:
+        checks = [
+            (0.0 <= self.temperature <= 5.0, f"temperature must be in [0, 5], got {self.temperature}"),
+            (self.top_k >= 0, f"top_k must be >= 0 (0 disables it), got {self.top_k}"),
+            (0.0 < self.top_p <= 1.0, f"top_p must be in (0, 1], got {self.top_p}"),
+            (0.0 <= self.min_p < 1.0, f"min_p must be in [0, 1), got {self.min_p}"),
+            (0.0 < self.repeat_penalty <= 5.0, f"repeat_penalty must be in (0, 5], got {self.repeat_penalty}"),
+            (-2.0 <= self.frequency_penalty <= 2.0, f"frequency_penalty must be in [-2, 2], got {self.frequency_penalty}"),
+            (-2.0 <= self.presence_penalty <= 2.0, f"presence_penalty must be in [-2, 2], got {self.presence_penalty}"),
+            (self.penalty_last_n >= 0, f"penalty_last_n must be >= 0, got {self.penalty_last_n}"),
+            (self.seed is None or self.seed >= 0, f"seed must be >= 0 or empty, got {self.seed}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+    @property
+    def uses_penalties(self) -> bool:
+        return self.repeat_penalty != 1.0 or self.frequency_penalty != 0.0 or self.presence_penalty != 0.0
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One generation: chat `messages` (rendered with the model's own template) or a raw `prompt`."""
+
+    messages: list[dict] | None = None
+    prompt: str | None = None
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    max_tokens: int = 256
+    stop: tuple[str, ...] | list[str] = ()
+    ignore_eos: bool = False  # generate exactly max_tokens (benchmarks)
+
+    def __post_init__(self) -> None:
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("give either messages or prompt, not both or neither")
+        if self.messages is not None:
+            if not self.messages or not all(isinstance(m, dict) and "role" in m and "content" in m
+                                            for m in self.messages):
+                raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How the engine lays out the shared llama_context and paces its steps.
+
+    `step_budget` is the tokens one step may carry while sequences are generating: their decode tokens first,
+    prompt chunks in what is left (at least `min_prefill_per_step`, so admission never starves). A step with no
+    generating sequence prefills up to `max_batch_tokens`. The defaults come from `python -m app bench`.
+    """
+
+    model_path: str | Path
+    n_slots: int = 4
+    n_ctx_per_slot: int = 2048
+    n_threads: int = field(default_factory=default_threads)
+    n_threads_batch: int | None = None
+    step_budget: int = 16
+    min_prefill_per_step: int = 4
+    max_batch_tokens: int = 128
+
+    def __post_init__(self) -> None:
+        checks = [
+            (1 <= self.n_slots <= 64, f"n_slots must be 1..64, got {self.n_slots}"),
+            (64 <= self.n_ctx_per_slot <= 131072, f"n_ctx_per_slot must be 64..131072, got {self.n_ctx_per_slot}"),
+            (1 <= self.n_threads <= 256, f"n_threads must be >= 1, got {self.n_threads}"),
+            (self.step_budget >= 1, f"step_budget must be >= 1, got {self.step_budget}"),
+            (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
+            (self.max_batch_tokens >= 8, f"max_batch_tokens must be >= 8, got {self.max_batch_tokens}"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+
+    @property
+    def batch_capacity(self) -> int:
+        """llama_n_batch: big enough for every slot's decode token plus the guaranteed prefill share."""
+        return max(self.max_batch_tokens, self.step_budget, self.n_slots + self.min_prefill_per_step)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """How a request ended. Timings are seconds; decode_tps is this request's own generation rate."""
+
+    request_id: int
+    text: str
+    token_ids: list[int]
+    finish_reason: str
+    error: str | None
+    prompt_tokens: int
+    generated_tokens: int
+    queue_wait_s: float | None
+    ttft_s: float | None
+    decode_tps: float | None
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """Everything one engine step changed: text per request, new states, and the requests that ended."""
+
+    step: int
+    deltas: dict[int, str]
+    states: dict[int, RequestState]
+    finished: list[Completion]
+
+
+@dataclass(frozen=True)
+class StatsSnapshot:
+    """Scheduler-measured counters. Rates are tokens / seconds of llama_decode wall time (see docs/engine.md)."""
+
+    n_slots: int
+    active: int
+    queued: int
+    decode_tps: float | None
+    prefill_tps: float | None
+    avg_concurrent: float | None
+    steps: int
+    decode_tokens: int
+    decode_time_s: float
+    prefill_tokens: int
+    prefill_time_s: float
+    prompt_tokens_total: int
+    generated_tokens_total: int
+    completed: int
+    slot_context_used: list[int]
+    n_ctx_per_slot: int

@@ -1,0 +1,96 @@
+"""Cancellation, context limits, the submit/cancel storm, and llama_decode failures."""
+
+import random
+import threading
+
+from app.engine import RequestState
+from tests.conftest import ask
+
+
+def test_cancel_all_keeps_partial_text_and_never_admits_queued(make_engine):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=512)
+    first_token = threading.Event()
+    engine.subscribe(lambda ev: ev.deltas and first_token.set())
+    handles = [engine.submit(ask(f"Tell me a long story about dragon number {i}.", max_tokens=200,
+                                 ignore_eos=True)) for i in range(6)]
+    assert first_token.wait(30)
+    engine.cancel_all()
+    results = [h.result(timeout=30) for h in handles]
+    assert all(r.finish_reason == "cancelled" for r in results)
+    running, queued = results[:2], results[2:]
+    assert all(r.generated_tokens > 0 and r.text for r in running)
+    assert all(r.generated_tokens == 0 and r.prompt_tokens == 0 and r.queue_wait_s is None for r in queued)
+    assert all(h.state == RequestState.CANCELLED for h in handles)
+    for h in handles:  # idempotent, also after the end
+        h.cancel()
+    assert engine.submit(ask("Still alive?", max_tokens=4)).result(timeout=30).generated_tokens > 0
+
+
+def test_oversize_prompt_errors_with_sizes_while_others_complete(make_engine):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    normal = engine.submit(ask("Name a color.", max_tokens=16))
+    huge = engine.submit(ask("word " * 400, max_tokens=16))
+    bad, good = huge.result(timeout=60), normal.result(timeout=60)
+    assert bad.finish_reason == "error"
+    assert "256" in bad.error and str(bad.prompt_tokens or "") in bad.error and "tokens" in bad.error
+    assert good.finish_reason in ("stop", "length") and good.generated_tokens > 0
+
+
+def test_generation_reaching_the_slot_context_ends_with_length(make_engine):
+    engine = make_engine(n_slots=1, n_ctx_per_slot=128)
+    result = engine.submit(ask("Write a very long essay.", max_tokens=1000, ignore_eos=True)).result(60)
+    assert result.finish_reason == "length"
+    assert result.prompt_tokens + result.generated_tokens == 128
+
+
+def test_storm_of_submits_and_cancels_ends_every_request_exactly_once(make_engine):
+    engine = make_engine(n_slots=4, n_ctx_per_slot=256)
+    finished = []
+    engine.subscribe(lambda ev: finished.extend(c.request_id for c in ev.finished))
+    rng = random.Random(7)
+    handles = []
+    for _ in range(320):
+        if handles and rng.random() < 0.45:
+            rng.choice(handles).cancel()
+        else:
+            handles.append(engine.submit(ask(f"Say something about {rng.randint(0, 999)}.",
+                                             max_tokens=rng.randint(1, 12))))
+    results = [h.result(timeout=120) for h in handles]
+    assert sorted(finished) == sorted(h.id for h in handles)  # exactly once each
+    assert {r.finish_reason for r in results} <= {"stop", "length", "cancelled"}
+    assert any(r.finish_reason == "cancelled" for r in results)
+    snap = engine.stats()
+    assert snap.active == 0 and snap.queued == 0
+    assert engine.kv_positions() == [0, 0, 0, 0]  # every sequence's KV is empty
+
+
+def test_decode_failure_errors_the_step_and_the_engine_goes_on(make_engine):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    real_decode, calls = engine._decode, []
+
+    def failing_once():
+        calls.append(1)
+        return -3 if len(calls) == 3 else real_decode()
+
+    engine._decode = failing_once
+    doomed = [engine.submit(ask("Tell me about owls.", max_tokens=20)) for _ in range(2)]
+    results = [h.result(timeout=60) for h in doomed]
+    assert all(r.finish_reason == "error" and "code -3" in r.error for r in results)
+    after = engine.submit(ask("Tell me about owls.", max_tokens=8)).result(timeout=60)
+    assert after.finish_reason in ("stop", "length") and after.generated_tokens > 0
+    assert engine.kv_positions() == [0, 0]
+
+
+def test_full_kv_shrinks_the_prefill_part_and_retries(make_engine):
+    engine = make_engine(n_slots=1, n_ctx_per_slot=256)
+    real_decode, sizes = engine._decode, []
+
+    def full_on_big_steps():
+        n = engine._ctx.batch.n_tokens
+        sizes.append(n)
+        return 1 if n > 10 else real_decode()
+
+    engine._decode = full_on_big_steps
+    result = engine.submit(ask("Hello there, how are you today?", max_tokens=4)).result(timeout=60)
+    assert result.finish_reason in ("stop", "length") and result.generated_tokens > 0
+    assert max(sizes) > 10 and all(n <= 10 for n in sizes[-3:])

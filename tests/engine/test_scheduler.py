@@ -1,0 +1,51 @@
+"""The step policy: decode tokens first, prompt chunks in the remaining budget, never over n_batch."""
+
+import numpy as np
+
+from app.engine.request import RequestHandle, Sequence
+from app.engine.scheduler import plan_step
+from app.engine.types import EngineConfig, GenerationRequest
+
+CONFIG = EngineConfig(model_path="unused.gguf", n_slots=8, step_budget=16, min_prefill_per_step=4,
+                      max_batch_tokens=128)
+
+
+def seq(prompt_len: int, done: int = 0, generating: bool = False) -> Sequence:
+    s = Sequence(RequestHandle(0, GenerationRequest(prompt="x"), lambda _id: None))
+    s.prompt = np.zeros(prompt_len, np.int32)
+    s.n_prompt_done = done
+    s.pending_token = 7 if generating else None
+    return s
+
+
+def test_decode_tokens_first_then_prefill_fills_the_budget():
+    running = [seq(10, 10, True), seq(10, 10, True), seq(500)]
+    plan = plan_step(running, CONFIG, n_batch=128)
+    assert plan.n_decode == 2
+    assert plan.prefill == [(running[2], 14)]  # 16 - 2 decode tokens
+
+
+def test_prefill_keeps_a_minimum_share_when_many_sequences_decode():
+    running = [seq(10, 10, True) for _ in range(14)] + [seq(500)]
+    plan = plan_step(running, CONFIG, n_batch=128)
+    assert plan.n_decode == 14 and plan.n_prefill == 4  # over the 16-token budget, by design
+
+
+def test_idle_engine_prefills_a_whole_batch_fcfs():
+    first, second = seq(100), seq(100)
+    plan = plan_step([first, second], CONFIG, n_batch=128)
+    assert plan.prefill == [(first, 100), (second, 28)]
+    assert plan.n_tokens == 128
+
+
+def test_prefill_cap_shrinks_only_the_prompt_part():
+    running = [seq(10, 10, True), seq(500)]
+    plan = plan_step(running, CONFIG, n_batch=128, prefill_cap=3)
+    assert plan.n_decode == 1 and plan.n_prefill == 3
+    assert plan_step(running, CONFIG, n_batch=128, prefill_cap=0).n_prefill == 0
+
+
+def test_never_more_than_n_batch_tokens():
+    running = [seq(10, 10, True) for _ in range(8)] + [seq(1000)]
+    plan = plan_step(running, CONFIG, n_batch=10)
+    assert plan.n_tokens == 10
