@@ -22,7 +22,7 @@ run: $(STAMP)
 	$(PY) -m app
 
 test: $(STAMP)
-	$(PY) -m ruff check app tests packaging
+	$(PY) -m ruff check app tests packaging scripts
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 self-test: $(STAMP)

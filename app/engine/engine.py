@@ -26,6 +26,8 @@ from app.engine.stats import StatsRecorder
 from app.engine.types import EngineConfig, GenerationRequest, RequestState, StatsSnapshot, StepEvent
 
 log = logging.getLogger("chorus.engine")
+# Process-wide, so ids stay unique when an app replaces one engine with another.
+_request_ids = itertools.count(1)
 
 
 class Engine:
@@ -55,7 +57,6 @@ class Engine:
         self._running: list[Sequence] = []
         self._free_slots = set(range(config.n_slots))
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
-        self._ids = itertools.count(1)
         self._steps = 0
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
@@ -66,7 +67,7 @@ class Engine:
         with self._cond:
             if self._closing:
                 raise RuntimeError("the engine is closed")
-            handle = RequestHandle(next(self._ids), request, self._request_cancel)
+            handle = RequestHandle(next(_request_ids), request, self._request_cancel)
             seq = Sequence(handle)
             self._waiting.append(seq)
             self._live[seq.id] = seq
@@ -243,11 +244,13 @@ class Engine:
             seq.n_past += n
             seq.n_prompt_done += n
         now = time.perf_counter()
-        for seq, index in outputs:  # sample every output before the next decode overwrites the logits
-            self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
-        self._stats.record_tokens(generated=len(outputs), completed=0)
+        # Sample every output before the next decode overwrites the logits.
+        generated = sum(self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
+                        for seq, index in outputs)
+        self._stats.record_tokens(generated=generated, completed=0)
 
-    def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder) -> None:
+    def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder) -> bool:
+        """Returns whether the token became part of the output (an end-of-generation token does not)."""
         if seq.t_first is None:
             seq.t_first = now
             seq.state = RequestState.GENERATING
@@ -255,8 +258,9 @@ class Engine:
         seq.t_last = now
         if self._model.is_eog(token):
             self._finish(seq, "stop", events)
-            return
+            return False
         seq.generated.append(token)
+        events.tokens(seq.id, len(seq.generated))
         self._emit(seq, seq.text.feed(self._model.piece(token)), events)
         if seq.text.stopped:
             self._finish(seq, "stop", events)
@@ -264,6 +268,7 @@ class Engine:
             self._finish(seq, "length", events)
         else:
             seq.pending_token = token
+        return True
 
     def _emit(self, seq: Sequence, delta: str, events: EventBuilder) -> None:
         if delta:

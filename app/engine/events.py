@@ -14,9 +14,13 @@ class EventBuilder:
         self._deltas: dict[int, str] = {}
         self._states: dict[int, RequestState] = {}
         self._finished: list[Completion] = []
+        self._tokens: dict[int, int] = {}
 
     def delta(self, request_id: int, text: str) -> None:
         self._deltas[request_id] = self._deltas.get(request_id, "") + text
+
+    def tokens(self, request_id: int, count: int) -> None:
+        self._tokens[request_id] = count
 
     def state(self, request_id: int, state: RequestState) -> None:
         self._states[request_id] = state
@@ -28,4 +32,5 @@ class EventBuilder:
     def build(self) -> StepEvent | None:
         if not (self._deltas or self._states or self._finished):
             return None
-        return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished)
+        return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished,
+                         tokens=self._tokens)

@@ -32,7 +32,7 @@ class RequestHandle:
         index = 0
         while True:
             with self._cond:
-                if not self._cond.wait_for(lambda: index < len(self._chunks) or self._completion, timeout):
+                if not self._cond.wait_for(lambda i=index: i < len(self._chunks) or self._completion, timeout):
                     raise TimeoutError(f"request {self.id}: no text within {timeout} s")
                 chunks, finished = self._chunks[index:], self._completion is not None
             index += len(chunks)

@@ -23,7 +23,7 @@ class SamplerChain:
         add = self._add
         if banned_tokens:  # ignore_eos: end-of-generation tokens can never be picked
             biases = (llama_cpp.llama_logit_bias * len(banned_tokens))()
-            for entry, token in zip(biases, banned_tokens):
+            for entry, token in zip(biases, banned_tokens, strict=True):
                 entry.token, entry.bias = token, float("-inf")
             add(llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(banned_tokens), biases))
         if params.uses_penalties:

@@ -52,7 +52,8 @@ class SamplingParams:
             (0.0 < self.top_p <= 1.0, f"top_p must be in (0, 1], got {self.top_p}"),
             (0.0 <= self.min_p < 1.0, f"min_p must be in [0, 1), got {self.min_p}"),
             (0.0 < self.repeat_penalty <= 5.0, f"repeat_penalty must be in (0, 5], got {self.repeat_penalty}"),
-            (-2.0 <= self.frequency_penalty <= 2.0, f"frequency_penalty must be in [-2, 2], got {self.frequency_penalty}"),
+            (-2.0 <= self.frequency_penalty <= 2.0,
+             f"frequency_penalty must be in [-2, 2], got {self.frequency_penalty}"),
             (-2.0 <= self.presence_penalty <= 2.0, f"presence_penalty must be in [-2, 2], got {self.presence_penalty}"),
             (self.penalty_last_n >= 0, f"penalty_last_n must be >= 0, got {self.penalty_last_n}"),
             (self.seed is None or self.seed >= 0, f"seed must be >= 0 or empty, got {self.seed}"),
@@ -148,12 +149,15 @@ class Completion:
 
 @dataclass(frozen=True)
 class StepEvent:
-    """Everything one engine step changed: text per request, new states, and the requests that ended."""
+    """Everything one engine step changed: text per request, new states, and the requests that ended.
+
+    `tokens` is the running count of generated tokens for each request that produced one this step."""
 
     step: int
     deltas: dict[int, str]
     states: dict[int, RequestState]
     finished: list[Completion]
+    tokens: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,5 @@
 """Loading bad files, closing mid-generation, repeated open/close, and the stats the scheduler measures."""
 
-import shutil
 import threading
 import time
 from pathlib import Path

@@ -1,0 +1,56 @@
+"""Create the QApplication and run the window on qasync's event loop (asyncio on top of Qt's)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+import qasync
+from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
+
+from app.ui.bridge import EngineBridge
+from app.ui.main_window import MainWindow
+from app.ui.resources import app_icon, stylesheet
+from app.ui.settings import APPLICATION, ORGANIZATION, Settings
+
+qt_log = logging.getLogger("chorus.qt")
+_QT_LEVELS = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
+              QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
+              QtMsgType.QtFatalMsg: logging.CRITICAL}
+# Harmless notes the offscreen platform prints for every window, which would bury real warnings.
+_QT_NOISE = ("does not support propagateSizeHints",)
+
+
+def _route_qt_message(kind, _context, message: str) -> None:
+    if not any(noise in message for noise in _QT_NOISE):
+        qt_log.log(_QT_LEVELS.get(kind, logging.WARNING), "%s", message)
+
+
+def create_app() -> QApplication:
+    qInstallMessageHandler(_route_qt_message)
+    app = QApplication.instance() or QApplication(sys.argv)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setDesktopFileName("chorus")
+    app.setWindowIcon(app_icon())
+    app.setStyleSheet(stylesheet())
+    return app
+
+
+def run_gui(model: str | None = None) -> int:
+    app = create_app()
+    # Python 3.11 has no asyncio.run(loop_factory=...): make qasync's loop ourselves.
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in a terminal ends the app
+    window = MainWindow(EngineBridge(), Settings())
+    window.show()
+    window.start_initial_load(model)
+    closed = asyncio.Event()
+    app.aboutToQuit.connect(closed.set)
+    with loop:
+        loop.run_until_complete(closed.wait())
+    return 0

@@ -1,0 +1,122 @@
+"""EngineBridge: the one object through which the UI reaches the engine.
+
+It owns the Engine, loads models off the GUI thread (asyncio on qasync's loop), and turns the engine's
+per-step callback — which runs on the engine thread — into a queued Qt signal delivered on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from app.engine import Engine, EngineConfig, GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot
+
+log = logging.getLogger("chorus.ui.bridge")
+
+
+class ModelLoadError(RuntimeError):
+    """Loading a model failed; the previous model (if any) stays loaded."""
+
+
+class EngineBridge(QObject):
+    sig_step = Signal(object)
+    """One StepEvent per engine step (text deltas, states, completions), delivered on the GUI thread."""
+    sig_loading = Signal(str)
+    """A model started loading (its path)."""
+    sig_model_loaded = Signal(object)
+    """A model finished loading and is ready (its ModelInfo)."""
+    sig_error = Signal(str)
+    """Something failed that the user should read (e.g. a bad model file); the app carries on."""
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._engine: Engine | None = None
+        self._unsubscribers: dict[int, object] = {}
+        self.loading = False
+
+    @property
+    def engine(self) -> Engine | None:
+        return self._engine
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        return self._engine.model_info if self._engine else None
+
+    @property
+    def ready(self) -> bool:
+        return self._engine is not None and not self.loading
+
+    async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int) -> ModelInfo:
+        """Build a new engine in a worker thread; swap it in only if it loads. Raises ModelLoadError."""
+        if self.loading:
+            raise ModelLoadError("a model is already loading")
+        self.loading = True
+        self.sig_loading.emit(str(path))
+        try:
+            config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
+                                  n_threads=n_threads)
+            engine = await asyncio.to_thread(Engine, config)
+        except Exception as exc:
+            message = f"Could not load {Path(path).name}: {exc}"
+            log.warning(message)
+            self.sig_error.emit(message)
+            raise ModelLoadError(message) from exc
+        finally:
+            self.loading = False
+        old = self._swap(engine)
+        if old is not None:
+            await asyncio.to_thread(self._retire, old)
+        self.sig_model_loaded.emit(engine.model_info)
+        return engine.model_info
+
+    def _swap(self, engine: Engine | None) -> Engine | None:
+        old, self._engine = self._engine, engine
+        if engine is not None:
+            # Runs on the engine thread; emitting from there makes Qt queue it to the GUI thread.
+            self._unsubscribers[id(engine)] = engine.subscribe(self.sig_step.emit)
+        return old
+
+    def _retire(self, engine: Engine) -> None:
+        """Close an engine that was swapped out; it stays subscribed until then, so its requests' final
+        "cancelled" events still reach their panes."""
+        engine.close()
+        unsubscribe = self._unsubscribers.pop(id(engine), None)
+        if unsubscribe:
+            unsubscribe()
+
+    def submit(self, request: GenerationRequest) -> RequestHandle:
+        if not self.ready:
+            raise RuntimeError("No model is loaded yet." if not self.loading else "The model is still loading.")
+        return self._engine.submit(request)
+
+    def cancel(self, handle: RequestHandle) -> None:
+        handle.cancel()
+
+    def cancel_all(self) -> None:
+        if self._engine:
+            self._engine.cancel_all()
+
+    def stats(self) -> StatsSnapshot | None:
+        return self._engine.stats() if self._engine else None
+
+    def reset_stats(self) -> None:
+        if self._engine:
+            self._engine.reset_stats()
+
+    def busy(self) -> bool:
+        snap = self.stats()
+        return bool(snap and (snap.active or snap.queued))
+
+    def close(self) -> None:
+        """Stop the engine (cancels everything; the engine joins its thread within ~2 s)."""
+        old = self._swap(None)
+        if old is not None:
+            self._retire(old)
+
+    async def aclose(self) -> None:
+        old = self._swap(None)
+        if old is not None:
+            await asyncio.to_thread(self._retire, old)

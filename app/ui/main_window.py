@@ -1,0 +1,242 @@
+"""MainWindow: toolbar and menus, the pane grid, the stats dock, and model loading with visible progress.
+
+The window takes its bridge and settings from the caller (app/__main__.py wires them), so tests can give it
+a temporary QSettings and drive it like a user would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QSpinBox,
+    QWidget,
+)
+
+from app.engine import ModelInfo
+from app.models import ModelNotFoundError, default_model_path
+from app.ui import settings as keys
+from app.ui.bridge import EngineBridge, ModelLoadError
+from app.ui.pane_grid import PaneGrid
+from app.ui.prompt_pane import PromptPane
+from app.ui.resources import app_icon
+from app.ui.runs import RunCoordinator
+from app.ui.settings import Settings
+from app.ui.settings_dialog import SettingsDialog
+from app.ui.stats_panel import StatsPanel
+
+log = logging.getLogger("chorus.ui")
+STARTER_PROMPTS = [
+    "Write a haiku about autumn rain.",
+    "Explain what a hash table is to a ten-year-old.",
+]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, bridge: EngineBridge, settings: Settings, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bridge, self.settings = bridge, settings
+        self.setWindowTitle("Chorus")
+        self.setWindowIcon(app_icon())
+        self.grid = PaneGrid(columns=settings.get(keys.COLUMNS))
+        self.setCentralWidget(self.grid)
+        self.runs = RunCoordinator(bridge, self.grid, self)
+        self.stats_panel = StatsPanel(bridge.stats, bridge.reset_stats)
+        self.stats_dock = QDockWidget("Batch statistics", self)
+        self.stats_dock.setObjectName("statsDock")
+        self.stats_dock.setWidget(self.stats_panel)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.stats_dock)
+        self.resizeDocks([self.stats_dock], [360], Qt.Horizontal)
+        self._last_pane: PromptPane | None = None
+        self.messages: list[str] = []  # every message box shown, newest last (tests read it)
+        self._build_actions()
+        self._build_status_bar()
+        bridge.sig_loading.connect(self._on_loading)
+        bridge.sig_model_loaded.connect(self._on_model_loaded)
+        self.runs.sig_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        QApplication.instance().focusChanged.connect(self._track_focus)
+        self._restore_geometry()
+        for prompt in STARTER_PROMPTS:
+            self.grid.add_pane().prompt.setPlainText(prompt)
+
+    # --- actions -------------------------------------------------------------------------------------------
+    def _action(self, text: str, shortcuts, slot, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        action.setShortcutContext(Qt.WindowShortcut)
+        action.setStatusTip(tip or text)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.act_add = self._action("Add pane", ["Ctrl+N"], lambda: self.grid.add_pane(), "Add a prompt pane")
+        self.act_run_all = self._action("Run all", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.runs.run_all)
+        self.act_stop_all = self._action("Stop all", ["Ctrl+Shift+Escape"], self.runs.stop_all)
+        self.act_run = self._action("Run pane", ["Ctrl+Return", "Ctrl+Enter"], self._run_current)
+        self.act_stop = self._action("Stop pane", ["Escape"], self._stop_current)
+        self.act_duplicate = self._action("Duplicate pane", ["Ctrl+D"], self._duplicate_current)
+        self.act_remove = self._action("Remove pane", ["Ctrl+W"], self._remove_current)
+        self.act_open = self._action("Open model…", ["Ctrl+O"], self.choose_model, "Load a GGUF model file")
+        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
+        self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        for action in (self.act_add, self.act_run_all, self.act_stop_all):
+            toolbar.addAction(action)
+        toolbar.addSeparator()
+        toolbar.addWidget(QLabel(" Columns "))
+        self.columns_box = QSpinBox(minimum=1, maximum=4, value=self.grid.columns, toolTip="Panes per row")
+        self.columns_box.valueChanged.connect(self._set_columns)
+        toolbar.addWidget(self.columns_box)
+        toolbar.addSeparator()
+        toolbar.addAction(self.act_open)
+        toolbar.addAction(self.act_settings)
+        menus = {"&File": [self.act_open, self.act_settings, None, self.act_quit],
+                 "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
+                 "&Run": [self.act_run_all, self.act_stop_all],
+                 "&View": [self.stats_dock.toggleViewAction()]}
+        for title, actions in menus.items():
+            menu = self.menuBar().addMenu(title)
+            for action in actions:
+                menu.addSeparator() if action is None else menu.addAction(action)
+
+    def _build_status_bar(self) -> None:
+        self.model_label = QLabel("No model loaded")
+        self.model_label.setObjectName("modelLabel")
+        self.progress = QProgressBar(maximumWidth=160, textVisible=False)
+        self.progress.setRange(0, 0)  # indeterminate: llama.cpp loads a small model in well under a second
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.model_label)
+
+    # --- the pane with focus ---------------------------------------------------------------------------------
+    def _track_focus(self, _old, new) -> None:
+        widget = new
+        while widget is not None and not isinstance(widget, PromptPane):
+            widget = widget.parentWidget()
+        if widget is not None:
+            self._last_pane = widget
+
+    def current_pane(self) -> PromptPane | None:
+        if self._last_pane in self.grid.panes:
+            return self._last_pane
+        return self.grid.panes[-1] if self.grid.panes else None
+
+    def _run_current(self) -> None:
+        if pane := self.current_pane():
+            self.runs.run_pane(pane)
+
+    def _stop_current(self) -> None:
+        if pane := self.current_pane():
+            self.runs.stop_pane(pane)
+
+    def _duplicate_current(self) -> None:
+        if pane := self.current_pane():
+            self.grid.duplicate_pane(pane)
+
+    def _remove_current(self) -> None:
+        if pane := self.current_pane():
+            self.grid.remove_pane(pane)
+
+    def _set_columns(self, columns: int) -> None:
+        self.grid.set_columns(columns)
+        self.settings.set(keys.COLUMNS, columns)
+
+    # --- models ----------------------------------------------------------------------------------------------
+    def start_initial_load(self, model: str | None = None) -> asyncio.Task | None:
+        """Load the model given on the command line, else the last one used, else the embedded default."""
+        candidates = [model] if model else [self.settings.get(keys.LAST_MODEL) or None]
+        try:
+            candidates.append(str(default_model_path()))
+        except ModelNotFoundError as exc:
+            self.show_message("No default model", str(exc), QMessageBox.Warning)
+        candidates = [c for c in dict.fromkeys(candidates) if c]
+        return asyncio.ensure_future(self._load_first_working(candidates)) if candidates else None
+
+    async def _load_first_working(self, paths: list[str]) -> ModelInfo | None:
+        for path in paths:
+            info = await self.load_model(path)
+            if info is not None:
+                return info
+        return None
+
+    async def load_model(self, path: str) -> ModelInfo | None:
+        """Load a model; on failure say why and keep the current one. Returns its info, or None."""
+        try:
+            return await self.bridge.load_model(path, n_slots=self.settings.get(keys.SLOTS),
+                                                n_ctx_per_slot=self.settings.get(keys.CONTEXT_PER_SLOT),
+                                                n_threads=self.settings.get(keys.THREADS))
+        except ModelLoadError as exc:
+            still = f"\n\n{self.bridge.model_info.name} is still loaded." if self.bridge.model_info else ""
+            self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
+            return None
+        finally:
+            self.progress.hide()
+
+    def choose_model(self) -> None:
+        start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
+        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)")
+        if path and self.confirm_interrupt("Loading another model"):
+            asyncio.ensure_future(self.load_model(path))
+
+    def open_settings(self) -> None:
+        dialog = SettingsDialog(self.settings, self)
+        if dialog.exec() and dialog.engine_changed and self.bridge.model_info:
+            if self.confirm_interrupt("Applying the new engine settings"):
+                asyncio.ensure_future(self.load_model(self.bridge.model_info.path))
+
+    def confirm_interrupt(self, what: str) -> bool:
+        """Ask before an action that stops running generations; True when nothing runs."""
+        if not self.bridge.busy():
+            return True
+        answer = QMessageBox.question(self, "Generations are running",
+                                      f"{what} stops {self.runs.active_runs} running generation(s). Continue?")
+        return answer == QMessageBox.Yes
+
+    def _on_loading(self, path: str) -> None:
+        self.progress.show()
+        self.model_label.setText(f"Loading {Path(path).name}…")
+
+    def _on_model_loaded(self, info: ModelInfo) -> None:
+        self.progress.hide()
+        self.settings.set(keys.LAST_MODEL, info.path)
+        engine = self.bridge.engine
+        self.model_label.setText(
+            f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
+            f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot}")
+        self.model_label.setToolTip(f"{info.name}\n{info.path}")
+        self.statusBar().showMessage(f"Model ready: {info.name}", 4000)
+
+    def show_message(self, title: str, text: str, icon=QMessageBox.Information) -> None:
+        """Non-blocking message box, so a failure never stalls the event loop (or a test)."""
+        self.messages.append(f"{title}: {text}")
+        box = QMessageBox(icon, title, text, QMessageBox.Ok, self)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+
+    # --- window state ----------------------------------------------------------------------------------------
+    def _restore_geometry(self) -> None:
+        if not self.restoreGeometry(self.settings.get(keys.GEOMETRY)):
+            self.resize(1400, 860)
+        self.restoreState(self.settings.get(keys.WINDOW_STATE))
+
+    def closeEvent(self, event) -> None:
+        self.settings.set(keys.GEOMETRY, self.saveGeometry())
+        self.settings.set(keys.WINDOW_STATE, self.saveState())
+        self.settings.sync()
+        self.stats_panel.timer.stop()
+        self.bridge.close()  # cancels running generations; the engine thread ends within ~2 s
+        event.accept()

@@ -1,0 +1,94 @@
+"""RunCoordinator: submits panes to the engine and routes each step's text and states to the right pane.
+
+It subscribes to the bridge's one per-step signal and looks panes up by request id, so the GUI's work per
+step grows with the panes that changed, not with tokens or signals per pane.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.engine import RequestHandle, StepEvent
+from app.ui.bridge import EngineBridge
+from app.ui.pane_grid import PaneGrid
+from app.ui.prompt_pane import PromptPane
+
+
+class RunCoordinator(QObject):
+    sig_message = Signal(str)
+    """A short note for the status bar (e.g. how many panes Run all started)."""
+
+    def __init__(self, bridge: EngineBridge, grid: PaneGrid, parent: QObject | None = None):
+        super().__init__(parent)
+        self.bridge = bridge
+        self.grid = grid
+        self._runs: dict[int, tuple[RequestHandle, PromptPane]] = {}
+        bridge.sig_step.connect(self.on_step)
+        grid.sig_pane_added.connect(self._connect_pane)
+        grid.sig_pane_removed.connect(self._forget_pane)
+        self._ticker = QTimer(self, interval=250)  # live wait/TTFT/tok/s figures in busy panes
+        self._ticker.timeout.connect(self._tick)
+        self._ticker.start()
+
+    def _connect_pane(self, pane: PromptPane) -> None:
+        pane.sig_run_requested.connect(self.run_pane)
+        pane.sig_stop_requested.connect(self.stop_pane)
+
+    def run_pane(self, pane: PromptPane) -> bool:
+        if pane.busy:
+            return False
+        try:
+            request = pane.build_request()
+            handle = self.bridge.submit(request)
+        except (ValueError, RuntimeError) as exc:
+            pane.show_error(str(exc))
+            return False
+        self._runs[handle.id] = (handle, pane)
+        pane.start(handle.id)
+        return True
+
+    def stop_pane(self, pane: PromptPane) -> None:
+        run = self._runs.get(pane.request_id) if pane.request_id is not None else None
+        if run:
+            run[0].cancel()
+
+    def _forget_pane(self, pane: PromptPane) -> None:
+        """A pane is going away: stop its run and never touch the widget again."""
+        run = self._runs.pop(pane.request_id, None) if pane.request_id is not None else None
+        if run:
+            run[0].cancel()
+
+    def run_all(self) -> int:
+        ready = [p for p in self.grid.panes if not p.busy and p.prompt.toPlainText().strip()]
+        started = sum(self.run_pane(p) for p in ready)
+        skipped = len(self.grid.panes) - len(ready)
+        note = f"Started {started} pane(s)" + (f"; {skipped} skipped (empty or already running)" if skipped else "")
+        self.sig_message.emit(note)
+        return started
+
+    def stop_all(self) -> None:
+        for handle, _pane in list(self._runs.values()):
+            handle.cancel()
+
+    @property
+    def active_runs(self) -> int:
+        return len(self._runs)
+
+    def on_step(self, event: StepEvent) -> None:
+        finished = {c.request_id for c in event.finished}
+        for request_id, state in event.states.items():
+            run = self._runs.get(request_id)
+            if run and request_id not in finished:
+                run[1].set_state(state)
+        for request_id, delta in event.deltas.items():
+            run = self._runs.get(request_id)
+            if run:
+                run[1].append_text(delta, event.tokens.get(request_id))
+        for completion in event.finished:
+            run = self._runs.pop(completion.request_id, None)
+            if run:
+                run[1].finish(completion)
+
+    def _tick(self) -> None:
+        for _handle, pane in self._runs.values():
+            pane.tick()

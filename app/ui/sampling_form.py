@@ -1,0 +1,103 @@
+"""Per-pane sampling settings: spin boxes bounded to valid ranges, so most bad input cannot be typed at all.
+
+What can still be wrong (a stop list, a seed) is reported by `read()` as a message, and nothing is lost.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRegularExpression
+from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
+
+from app.engine import SamplingParams
+
+
+def _double(low: float, high: float, step: float, value: float, decimals: int = 2) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(low, high)
+    box.setSingleStep(step)
+    box.setDecimals(decimals)
+    box.setValue(value)
+    return box
+
+
+def _int(low: int, high: int, value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setValue(value)
+    return box
+
+
+def parse_stops(text: str) -> list[str]:
+    r"""Comma-separated stop strings; `\n` and `\t` mean newline and tab, `\,` a literal comma."""
+    parts, current, i = [], "", 0
+    escapes = {"n": "\n", "t": "\t", ",": ",", "\\": "\\"}
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in escapes:
+            current += escapes[text[i + 1]]
+            i += 2
+            continue
+        if ch == ",":
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+        i += 1
+    parts.append(current)
+    return [p.strip(" ") for p in parts if p.strip(" ")]
+
+
+class SamplingForm(QWidget):
+    """The knobs of one pane. `read()` -> (SamplingParams, max_tokens, stops) or raises ValueError."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        defaults = SamplingParams()
+        self.temperature = _double(0.0, 2.0, 0.05, 0.7)
+        self.temperature.setToolTip("0 = greedy (deterministic)")
+        self.top_k = _int(0, 500, defaults.top_k)
+        self.top_k.setToolTip("0 disables top-k")
+        self.top_p = _double(0.01, 1.0, 0.05, defaults.top_p)
+        self.min_p = _double(0.0, 0.99, 0.01, defaults.min_p)
+        self.repeat_penalty = _double(0.5, 2.0, 0.05, 1.1)
+        self.max_tokens = _int(1, 32768, 256)
+        self.seed = QLineEdit()
+        self.seed.setPlaceholderText("random")
+        self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,10}")))
+        self.stop = QLineEdit()
+        self.stop.setPlaceholderText(r"e.g. \n\n, END")
+        self.stop.setToolTip(r"Comma-separated stop strings. \n = newline, \t = tab, \, = comma")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(4)
+        fields = [("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p),
+                  ("Min-p", self.min_p), ("Repeat penalty", self.repeat_penalty), ("Max tokens", self.max_tokens),
+                  ("Seed", self.seed), ("Stop", self.stop)]
+        for i, (label, widget) in enumerate(fields):
+            row, col = divmod(i, 2)
+            grid.addWidget(QLabel(label), row, col * 2)
+            grid.addWidget(widget, row, col * 2 + 1)
+
+    def read(self) -> tuple[SamplingParams, int, list[str]]:
+        seed_text = self.seed.text().strip()
+        seed = int(seed_text) if seed_text else None
+        if seed is not None and seed > 0xFFFFFFFF:
+            raise ValueError(f"seed must be at most {0xFFFFFFFF}")
+        params = SamplingParams(
+            temperature=self.temperature.value(), top_k=self.top_k.value(), top_p=self.top_p.value(),
+            min_p=self.min_p.value(), repeat_penalty=self.repeat_penalty.value(), seed=seed)
+        return params, self.max_tokens.value(), parse_stops(self.stop.text())
+
+    def state(self) -> dict:
+        """Everything needed to duplicate this form."""
+        return {"temperature": self.temperature.value(), "top_k": self.top_k.value(), "top_p": self.top_p.value(),
+                "min_p": self.min_p.value(), "repeat_penalty": self.repeat_penalty.value(),
+                "max_tokens": self.max_tokens.value(), "seed": self.seed.text(), "stop": self.stop.text()}
+
+    def restore(self, state: dict) -> None:
+        for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "max_tokens"):
+            getattr(self, name).setValue(state[name])
+        self.seed.setText(state["seed"])
+        self.stop.setText(state["stop"])

@@ -1,0 +1,76 @@
+"""`python -m app --self-test`: the real window, offscreen, four panes on the real engine, one JSON line.
+
+Used by CI on the source tree and on the installed package, so it exercises the same code a user runs:
+MainWindow, the bridge, the coordinator and the engine. It uses throwaway settings, never the user's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+
+SELF_TEST_PROMPTS = [
+    "Write a haiku about the sea.",
+    "Name the three primary colors.",
+    "What is 12 times 12? Answer briefly.",
+    "Give one tip for learning to program.",
+]
+
+
+async def exercise(window, model: str | None, timeout: float) -> dict:
+    from app.models import default_model_path
+
+    info = await window.load_model(model or str(default_model_path()))
+    if info is None:
+        return {"ok": False, "reason": window.messages[-1] if window.messages else "model did not load"}
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    panes = []
+    for prompt in SELF_TEST_PROMPTS:
+        pane = window.grid.add_pane()
+        pane.prompt.setPlainText(prompt)
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(48)
+        panes.append(pane)
+    started = window.runs.run_all()
+    deadline = time.monotonic() + timeout
+    while any(p.busy for p in panes) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    report = [{"pane": p.number, "state": p.state.value if p.state else "idle", "tokens": p.tokens,
+               "chars": len(p.output.toPlainText()), "text": p.output.toPlainText()[:60]} for p in panes]
+    failures = [r for r in report if r["state"] != "done" or r["tokens"] <= 0 or r["chars"] <= 0]
+    result = {"ok": started == len(panes) and not failures, "model": info.name, "panes": report}
+    if not result["ok"]:
+        result["reason"] = f"started {started}/{len(panes)}; not done with text: {[r['pane'] for r in failures]}"
+    return result
+
+
+def run_self_test(model: str | None = None, timeout: float = 180.0) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import qasync
+    from PySide6.QtCore import QSettings
+
+    from app.ui.application import create_app
+    from app.ui.bridge import EngineBridge
+    from app.ui.main_window import MainWindow
+    from app.ui.settings import Settings
+
+    app = create_app()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(QSettings(os.path.join(tmp, "self-test.ini"), QSettings.IniFormat))
+        window = MainWindow(EngineBridge(), settings)
+        window.show()
+        with loop:  # closing the loop also stops its worker threads
+            try:
+                result = loop.run_until_complete(exercise(window, model, timeout))
+            except Exception as exc:  # report, never traceback: CI reads the JSON line
+                result = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
+            finally:
+                window.close()
+    print(json.dumps(result), flush=True)
+    return 0 if result["ok"] else 1

@@ -1,0 +1,43 @@
+"""Engine settings: slots, context per slot, threads. Changing them means reloading the engine."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox, QWidget
+
+from app.ui import settings as keys
+from app.ui.settings import LIMITS, Settings
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, settings: Settings, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Chorus settings")
+        self.settings = settings
+        self.engine_changed = False
+        self.boxes: dict[str, QSpinBox] = {}
+        form = QFormLayout(self)
+        rows = [(keys.SLOTS, "Parallel slots", "Sequences decoded together in one batch", 1),
+                (keys.CONTEXT_PER_SLOT, "Context per slot", "Tokens each slot holds: prompt plus reply", 256),
+                (keys.THREADS, "CPU threads", f"This machine has {os.cpu_count()} logical cores", 1)]
+        for setting, label, tip, step in rows:
+            low, high = LIMITS[setting.key]
+            box = QSpinBox(minimum=low, maximum=high, singleStep=step, value=settings.get(setting), toolTip=tip)
+            form.addRow(label, box)
+            self.boxes[setting.key] = box
+        note = QLabel("Changing these reloads the model; running generations are stopped (you are asked first).")
+        note.setWordWrap(True)
+        form.addRow(note)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def accept(self) -> None:
+        for setting in (keys.SLOTS, keys.CONTEXT_PER_SLOT, keys.THREADS):
+            value = self.boxes[setting.key].value()
+            if value != self.settings.get(setting):
+                self.settings.set(setting, value)
+                self.engine_changed = True
+        super().accept()

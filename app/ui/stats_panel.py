@@ -1,0 +1,186 @@
+"""Live plots of what the batch is doing: slots and queue, decode and prefill rates, over a rolling window.
+
+Fed by a QTimer polling `engine.stats()` snapshots (never by per-token signals), so its cost is fixed per tick
+whatever the number of panes. Rates come from the cumulative counters' change over the last second, so a burst
+shows as a burst instead of vanishing into a lifetime mean, without 5 Hz jitter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.engine import StatsSnapshot
+
+# Mid-saturation colours that read on both light and dark backgrounds.
+COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444"}
+
+
+class StatsPanel(QWidget):
+    """`source()` returns the latest StatsSnapshot, or None while no model is loaded; `reset_source()`
+    clears the engine's counters when the user presses Reset."""
+
+    def __init__(self, source: Callable[[], StatsSnapshot | None],
+                 reset_source: Callable[[], None] | None = None, window_s: float = 60.0, hz: float = 5.0,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("statsPanel")
+        self._source = source
+        self._reset_source = reset_source
+        self.window_s = window_s
+        n = int(window_s * hz)
+        self.t = np.full(n, np.nan)
+        self.active = np.full(n, np.nan)
+        self.queued = np.full(n, np.nan)
+        self.decode_rate = np.full(n, np.nan)
+        self.prefill_rate = np.full(n, np.nan)
+        self.generated = np.full(n, np.nan)  # cumulative counters, for the trailing-second rates
+        self.prompt = np.full(n, np.nan)
+        self._rate_span = max(1, int(hz))  # samples in one second
+        self.updates = 0
+        self.last_update_ms = 0.0
+
+        pg.setConfigOptions(antialias=True)
+        self.occupancy_plot = self._plot("Slots and queue", "requests")
+        self.rate_plot = self._plot("Throughput", "tokens / s")
+        self.rate_plot.setXLink(self.occupancy_plot)
+        self.active_curve = self._curve(self.occupancy_plot, "active slots", "active")
+        self.queued_curve = self._curve(self.occupancy_plot, "queued", "queued")
+        self.slots_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(COLORS["slots"], width=1, style=Qt.DashLine),
+                                          label="slots", labelOpts={"position": 0.05, "color": COLORS["slots"]})
+        self.occupancy_plot.addItem(self.slots_line)
+        self.decode_curve = self._curve(self.rate_plot, "decode", "decode")
+        self.prefill_curve = self._curve(self.rate_plot, "prefill", "prefill")
+
+        self.readouts: dict[str, QLabel] = {}
+        grid = QGridLayout()
+        names = [("slots", "Slots in use"), ("queued", "Queued"), ("concurrency", "Avg concurrent"),
+                 ("decode", "Decode"), ("prefill", "Prefill"), ("prompt_total", "Prompt tokens"),
+                 ("generated_total", "Generated tokens"), ("steps", "Steps")]
+        for i, (key, title) in enumerate(names):
+            row, col = divmod(i, 2)
+            caption, value = QLabel(title), QLabel("–")
+            caption.setObjectName("readoutCaption")
+            value.setObjectName("readoutValue")
+            value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+            grid.addWidget(caption, row, col * 2)
+            grid.addWidget(value, row, col * 2 + 1)
+            self.readouts[key] = value
+        self.pause_button = QPushButton("Pause", checkable=True, toolTip="Freeze the plots")
+        self.reset_button = QPushButton("Reset", toolTip="Clear the plots and the engine's counters")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.pause_button)
+        buttons.addWidget(self.reset_button)
+        buttons.addStretch(1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.occupancy_plot, 1)
+        layout.addWidget(self.rate_plot, 1)
+        layout.addLayout(grid)
+        layout.addLayout(buttons)
+
+        self.timer = QTimer(self, interval=int(1000 / hz))
+        self.timer.timeout.connect(self.update_once)
+        self.pause_button.toggled.connect(self.set_paused)
+        self.reset_button.clicked.connect(self.reset)
+        self.timer.start()
+
+    def _plot(self, title: str, unit: str) -> pg.PlotWidget:
+        palette = self.palette()
+        plot = pg.PlotWidget(background=palette.color(QPalette.Base))
+        text = palette.color(QPalette.Text).name()
+        plot.setTitle(title, color=text, size="10pt")
+        plot.setLabel("left", unit, color=text)
+        plot.setLabel("bottom", "time", units="s", color=text)
+        for axis in ("left", "bottom"):
+            plot.getAxis(axis).setPen(pg.mkPen(QColor(text)))
+            plot.getAxis(axis).setTextPen(pg.mkPen(QColor(text)))
+        plot.showGrid(x=True, y=True, alpha=0.15)
+        plot.setXRange(-self.window_s, 0, padding=0)
+        plot.setMouseEnabled(x=False, y=False)
+        plot.addLegend(offset=(-8, 8), labelTextColor=text)
+        plot.setMinimumHeight(140)
+        return plot
+
+    def _curve(self, plot: pg.PlotWidget, name: str, color: str):
+        return plot.plot([], [], pen=pg.mkPen(COLORS[color], width=2), name=name, connect="finite")
+
+    @property
+    def paused(self) -> bool:
+        return not self.timer.isActive()
+
+    def set_paused(self, paused: bool) -> None:
+        self.pause_button.setText("Resume" if paused else "Pause")
+        if paused:
+            self.timer.stop()
+        else:
+            self.timer.start()
+
+    def reset(self) -> None:
+        for series in (self.t, self.active, self.queued, self.decode_rate, self.prefill_rate, self.generated,
+                       self.prompt):
+            series.fill(np.nan)
+        if self._reset_source:
+            self._reset_source()
+        self._redraw(time.monotonic())
+
+    def update_once(self) -> None:
+        started = time.perf_counter()
+        snap = self._source()
+        now = time.monotonic()
+        if snap is not None:
+            for series, value in ((self.t, now), (self.active, snap.active), (self.queued, snap.queued),
+                                  (self.generated, snap.generated_tokens_total),
+                                  (self.prompt, snap.prompt_tokens_total)):
+                series[:-1] = series[1:]
+                series[-1] = value
+            for rate, counter in ((self.decode_rate, self.generated), (self.prefill_rate, self.prompt)):
+                rate[:-1] = rate[1:]
+                rate[-1] = self._trailing_rate(counter)
+            self._show_readouts(snap)
+            self.slots_line.setValue(snap.n_slots)
+            self.occupancy_plot.setYRange(0, max(snap.n_slots, np.nanmax(self.queued) if self.updates else 0) + 1)
+            self.updates += 1
+        self._redraw(now)
+        self.last_update_ms = (time.perf_counter() - started) * 1000
+
+    def _trailing_rate(self, counter: np.ndarray) -> float:
+        """Tokens per second over the last second of samples (NaN until there are two, or across a reset)."""
+        k = self._rate_span
+        t0, t1, c0, c1 = self.t[-1 - k], self.t[-1], counter[-1 - k], counter[-1]
+        if np.isnan(t0) or np.isnan(c0) or t1 <= t0 or c1 < c0:
+            t0, c0 = self.t[-2], counter[-2]  # fewer than k samples so far: use the last interval
+            if np.isnan(t0) or np.isnan(c0) or t1 <= t0 or c1 < c0:
+                return np.nan
+        return (c1 - c0) / (t1 - t0)
+
+    def _redraw(self, now: float) -> None:
+        x = self.t - now
+        self.active_curve.setData(x, self.active)
+        self.queued_curve.setData(x, self.queued)
+        self.decode_curve.setData(x, self.decode_rate)
+        self.prefill_curve.setData(x, self.prefill_rate)
+
+    def _show_readouts(self, snap: StatsSnapshot) -> None:
+        def rate(value: float | None) -> str:
+            return "N/A" if value is None else f"{value:.1f} t/s"
+
+        values = {
+            "slots": f"{snap.active} / {snap.n_slots}",
+            "queued": str(snap.queued),
+            "concurrency": "–" if snap.avg_concurrent is None else f"{snap.avg_concurrent:.2f}",
+            "decode": rate(snap.decode_tps),
+            "prefill": rate(snap.prefill_tps),
+            "prompt_total": f"{snap.prompt_tokens_total:,}",
+            "generated_total": f"{snap.generated_tokens_total:,}",
+            "steps": f"{snap.steps:,}",
+        }
+        for key, text in values.items():
+            self.readouts[key].setText(text)

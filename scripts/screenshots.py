@@ -1,0 +1,68 @@
+"""Take the README screenshots from the real window (run under Xvfb: `xvfb-run -s '-screen 0 1600x1000x24'`).
+
+Usage: python scripts/screenshots.py OUT_DIR   -> OUT_DIR/running.png, OUT_DIR/done.png
+"""
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import qasync
+from PySide6.QtCore import QSettings
+
+from app.models import default_model_path
+from app.ui.application import create_app
+from app.ui.bridge import EngineBridge
+from app.ui.main_window import MainWindow
+from app.ui.settings import SLOTS, Settings
+
+PROMPTS = [
+    ("Write a haiku about autumn rain.", 0.7),
+    ("Explain what a hash table is to a ten-year-old.", 0.7),
+    ("List five creative names for a coffee shop.", 1.0),
+    ("Write a Python function that reverses a string.", 0.2),
+    ("What are the three states of matter? Answer briefly.", 0.0),
+    ("Describe the smell of a forest after rain.", 0.9),
+]
+
+
+async def shoot(window: MainWindow, out: Path) -> None:
+    await window.load_model(str(default_model_path()))
+    while len(window.grid.panes) < len(PROMPTS):
+        window.grid.add_pane()
+    for pane, (prompt, temperature) in zip(window.grid.panes, PROMPTS, strict=False):
+        pane.prompt.setPlainText(prompt)
+        pane.sampling.temperature.setValue(temperature)
+        pane.sampling.max_tokens.setValue(160)
+    window.grid.set_columns(3)
+    window.columns_box.setValue(3)
+    window.runs.run_all()
+    await asyncio.sleep(2.5)
+    window.grab().save(str(out / "running.png"))
+    while any(p.busy for p in window.grid.panes):
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "done.png"))
+
+
+def main() -> None:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_app()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat))
+        settings.set(SLOTS, 4)
+        window = MainWindow(EngineBridge(), settings)
+        window.resize(1560, 940)
+        window.show()
+        with loop:
+            loop.run_until_complete(shoot(window, out))
+            window.close()
+
+
+if __name__ == "__main__":
+    main()

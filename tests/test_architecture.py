@@ -1,0 +1,22 @@
+"""The layering the project relies on: the engine never imports Qt, and modules stay one concern each."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_contracts_hold():
+    """import-linter contracts in pyproject.toml: app.engine imports no PySide6/qasync/pyqtgraph/app.ui."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    run = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Contracts: 2 kept, 0 broken" in run.stdout
+
+
+def test_engine_runs_without_qt_installed_in_sys_modules():
+    code = ("import sys, app.engine; "
+            "print([m for m in ('PySide6', 'qasync', 'pyqtgraph') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,58 @@
+"""UI fixtures: a qasync loop on pytest-qt's QApplication, throwaway settings, and the real window."""
+
+import asyncio
+
+import pytest
+import qasync
+from PySide6.QtCore import QSettings
+
+from app.ui.bridge import EngineBridge
+from app.ui.main_window import MainWindow
+from app.ui.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def loop(qapp):
+    """One qasync loop for the session; coroutines run with loop.run_until_complete (pytest-qt has no qasync)."""
+    event_loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(event_loop)
+    yield event_loop
+    event_loop.close()  # also stops its worker threads
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(QSettings(str(tmp_path / "chorus-test.ini"), QSettings.IniFormat))
+
+
+@pytest.fixture
+def window(qtbot, settings, loop):
+    win = MainWindow(EngineBridge(), settings)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+
+
+@pytest.fixture
+def loaded_window(window, loop, model_path, settings):
+    from app.ui import settings as keys
+
+    settings.set(keys.SLOTS, 4)
+    settings.set(keys.CONTEXT_PER_SLOT, 512)
+    settings.set(keys.THREADS, 2)
+    assert loop.run_until_complete(window.load_model(str(model_path))) is not None
+    return window
+
+
+def wait_until(loop, predicate, timeout=60.0):
+    """Drive the qasync loop until predicate() is true (or fail after timeout)."""
+
+    async def poll():
+        deadline = loop.time() + timeout
+        while not predicate():
+            if loop.time() > deadline:
+                raise AssertionError(f"condition not met within {timeout} s")
+            await asyncio.sleep(0.02)
+
+    loop.run_until_complete(poll())

@@ -1,0 +1,72 @@
+"""Pane management and keyboard shortcuts (no model needed: these are pure widget behaviour)."""
+
+from PySide6.QtCore import Qt
+
+from app.engine import RequestState
+
+
+def test_window_starts_with_two_panes_and_the_stats_dock(window):
+    assert len(window.grid.panes) == 2
+    assert window.stats_dock.isVisible()
+
+
+def test_add_duplicate_remove(window):
+    first = window.grid.panes[0]
+    first.prompt.setPlainText("Tell me about llamas")
+    first.system_prompt.setPlainText("Be terse.")
+    first.sampling.temperature.setValue(0.3)
+    first.sampling.stop.setText(r"\n\n, END")
+    copy = window.grid.duplicate_pane(first)
+    assert window.grid.panes.index(copy) == 1  # right after its original
+    assert copy.contents() == first.contents()
+    window.grid.add_pane()
+    assert len(window.grid.panes) == 4
+    window.grid.remove_pane(first)
+    assert first not in window.grid.panes and len(window.grid.panes) == 3
+
+
+def test_columns_reflow_the_grid(window):
+    for _ in range(4):
+        window.grid.add_pane()
+    window.columns_box.setValue(3)
+    layout = window.grid._layout
+    positions = [layout.getItemPosition(layout.indexOf(p))[:2] for p in window.grid.panes]
+    assert positions == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert window.settings.get(__import__("app.ui.settings", fromlist=["COLUMNS"]).COLUMNS) == 3
+
+
+def test_shortcuts_add_duplicate_remove(window, qtbot):
+    pane = window.grid.panes[0]
+    pane.prompt.setFocus()
+    qtbot.keyClick(pane.prompt, Qt.Key_N, Qt.ControlModifier)
+    assert len(window.grid.panes) == 3
+    new = window.grid.panes[-1]
+    new.prompt.setPlainText("duplicated text")
+    new.prompt.setFocus()
+    qtbot.keyClick(new.prompt, Qt.Key_D, Qt.ControlModifier)
+    assert len(window.grid.panes) == 4 and window.grid.panes[-1].prompt.toPlainText() == "duplicated text"
+    window.grid.panes[-1].prompt.setFocus()
+    qtbot.keyClick(window.grid.panes[-1].prompt, Qt.Key_W, Qt.ControlModifier)
+    assert len(window.grid.panes) == 3
+
+
+def test_run_shortcut_without_a_model_explains_instead_of_crashing(window, qtbot):
+    pane = window.grid.panes[0]
+    pane.prompt.setFocus()
+    qtbot.keyClick(pane.prompt, Qt.Key_Return, Qt.ControlModifier)
+    assert pane.state == RequestState.ERROR and "No model" in pane.status.text()
+    assert pane.prompt.toPlainText()  # nothing lost
+
+
+def test_empty_prompt_is_refused_with_a_message(window):
+    pane = window.grid.panes[0]
+    pane.prompt.clear()
+    window.runs.run_pane(pane)
+    assert "Enter a prompt" in pane.status.text()
+
+
+def test_menus_expose_every_action(window):
+    titles = {a.text() for m in window.menuBar().actions() for a in m.menu().actions()}
+    for wanted in ("Add pane", "Run all", "Stop all", "Open model…", "Settings…", "Run pane", "Stop pane",
+                   "Duplicate pane", "Remove pane"):
+        assert wanted in titles

@@ -1,0 +1,54 @@
+"""The stats panel on the real engine: it sees the batch fill up, rates, N/A, pause and reset."""
+
+import numpy as np
+
+from tests.ui.conftest import wait_until
+from tests.ui.test_end_to_end import prepare
+
+
+def test_prefill_rate_is_na_before_any_pure_prefill_step(loaded_window, loop):
+    panel = loaded_window.stats_panel
+    panel.update_once()
+    assert panel.readouts["prefill"].text() == "N/A"
+    assert panel.readouts["decode"].text() == "N/A"
+    assert panel.readouts["slots"].text() == "0 / 4"
+
+
+def test_active_slots_reach_four_and_decode_rate_is_positive(loaded_window, loop):
+    panel = loaded_window.stats_panel
+    panes = prepare(loaded_window, [f"Write a paragraph about the number {i}." for i in range(4)], max_tokens=120)
+    for pane in panes:
+        pane.sampling.max_tokens.setValue(120)
+    loaded_window.runs.run_all()
+    wait_until(loop, lambda: not any(p.busy for p in panes), timeout=120)
+    panel.update_once()  # the timer's last tick may predate the final step
+    assert np.nanmax(panel.active) == 4
+    assert np.nanmax(panel.decode_rate) > 0
+    assert panel.readouts["decode"].text().endswith("t/s")
+    assert panel.readouts["prefill"].text().endswith("t/s")  # the first step prefilled alone
+    assert int(panel.readouts["generated_total"].text().replace(",", "")) == sum(p.tokens for p in panes)
+    assert panel.slots_line.value() == 4
+
+
+def test_pause_stops_updates_and_resume_restarts_them(loaded_window, loop):
+    panel = loaded_window.stats_panel
+    panel.pause_button.setChecked(True)
+    assert panel.paused and panel.pause_button.text() == "Resume"
+    frozen = panel.updates
+    loop.run_until_complete(__import__("asyncio").sleep(0.6))
+    assert panel.updates == frozen
+    panel.pause_button.setChecked(False)
+    wait_until(loop, lambda: panel.updates > frozen, timeout=5)
+
+
+def test_reset_clears_plots_and_engine_counters(loaded_window, loop):
+    panel = loaded_window.stats_panel
+    pane = prepare(loaded_window, ["Name a bird."], max_tokens=8)[0]
+    loaded_window.runs.run_pane(pane)
+    wait_until(loop, lambda: not pane.busy)
+    panel.update_once()
+    assert panel.readouts["prefill"].text() != "N/A"
+    panel.reset_button.click()
+    assert np.isnan(panel.active).all()
+    panel.update_once()
+    assert panel.readouts["prefill"].text() == "N/A" and panel.readouts["generated_total"].text() == "0"
