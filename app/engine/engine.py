@@ -21,7 +21,7 @@ from app.engine.native import LlamaModel
 from app.engine.prompt import PromptError, PromptRenderer
 from app.engine.request import RequestHandle, Sequence
 from app.engine.sampling import SamplerChain
-from app.engine.scheduler import StepPlan, plan_step
+from app.engine.scheduler import PrefillPacer, StepPlan, plan_step
 from app.engine.stats import StatsRecorder
 from app.engine.types import EngineConfig, GenerationRequest, RequestState, StatsSnapshot, StepEvent
 
@@ -59,6 +59,7 @@ class Engine:
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
         self._steps = 0
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
+        self._pacer = PrefillPacer(config)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
         self._thread.start()
 
@@ -196,7 +197,7 @@ class Engine:
     def _step(self, events: EventBuilder) -> None:
         prefill_cap = None
         while True:
-            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap)
+            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
             outputs = self._fill_batch(plan)
             started = time.perf_counter()
             rc = self._decode()
@@ -217,6 +218,7 @@ class Engine:
             return
         self._steps += 1
         self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
+        self._pacer.observe(plan.n_decode, plan.n_prefill, elapsed)
         self._advance(plan, outputs, events)
         self._stats.record_occupancy(len(self._running), len(self._waiting),
                                      [self._slot_fill(slot) for slot in range(self.config.n_slots)])

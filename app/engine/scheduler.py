@@ -1,8 +1,11 @@
-"""Which tokens go into the next llama_decode: decode tokens first, prompt chunks in the remaining budget.
+"""Which tokens go into the next llama_decode: decode tokens first, then as many prompt tokens as time allows.
 
-Decode-first keeps running streams flowing while a long prompt is admitted; the prompt advances by at least
-`min_prefill_per_step` tokens a step, so admission never starves either. Kept free of llama.cpp so the policy
-can be read and tested on its own.
+Decode-first keeps running streams flowing while a long prompt is admitted. How many prompt tokens join a step
+is paced by time, not by a fixed count: a step carrying prompt tokens may take up to `mixed_step_factor` times
+a pure decode step. A fixed count cannot be right for both ends of a long prompt, because each prompt token
+attends over everything before it and so costs more the further in it is. The prompt still advances by at
+least `min_prefill_per_step` tokens a step, so admission never starves. No llama.cpp here: the policy can be
+read and tested on its own.
 """
 
 from __future__ import annotations
@@ -35,12 +38,44 @@ class StepPlan:
         return self.decode + [s for s, _ in self.prefill]
 
 
+class PrefillPacer:
+    """Running estimates of what steps cost, from the scheduler's own timings (exponential moving averages)."""
+
+    ALPHA = 0.25
+
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self.decode_step_s: dict[int, float] = {}  # pure decode step time, by number of decode tokens
+        self.prefill_token_s: float | None = None  # marginal cost of one prompt token in a mixed step
+
+    def _ema(self, old: float | None, new: float) -> float:
+        return new if old is None else old + self.ALPHA * (new - old)
+
+    def observe(self, n_decode: int, n_prefill: int, seconds: float) -> None:
+        if n_decode and not n_prefill:
+            self.decode_step_s[n_decode] = self._ema(self.decode_step_s.get(n_decode), seconds)
+        elif n_decode and n_prefill and n_decode in self.decode_step_s:
+            marginal = max(seconds - self.decode_step_s[n_decode], 0.0) / n_prefill
+            self.prefill_token_s = self._ema(self.prefill_token_s, marginal)
+        elif n_prefill and self.prefill_token_s is None:
+            self.prefill_token_s = seconds / n_prefill  # pure prefill: a first, optimistic estimate
+
+    def prefill_allowance(self, n_decode: int) -> int:
+        """Prompt tokens that fit beside n_decode decode tokens within the mixed-step time target."""
+        base = self.decode_step_s.get(n_decode)
+        if base is None or not self.prefill_token_s:
+            return self.config.step_budget - n_decode  # no timings yet: the configured token budget
+        return int((self.config.mixed_step_factor - 1.0) * base / self.prefill_token_s)
+
+
 def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
-              prefill_cap: int | None = None) -> StepPlan:
+              prefill_cap: int | None = None, pacer: PrefillPacer | None = None) -> StepPlan:
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV."""
     plan = StepPlan(decode=[s for s in running if s.pending_token is not None])
     if plan.n_decode:
-        budget = max(config.step_budget - plan.n_decode, config.min_prefill_per_step)
+        allowance = (pacer.prefill_allowance(plan.n_decode) if pacer
+                     else config.step_budget - plan.n_decode)
+        budget = max(allowance, config.min_prefill_per_step)
     else:
         budget = n_batch
     budget = min(budget, n_batch - plan.n_decode)

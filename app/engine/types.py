@@ -98,9 +98,11 @@ class GenerationRequest:
 class EngineConfig:
     """How the engine lays out the shared llama_context and paces its steps.
 
-    `step_budget` is the tokens one step may carry while sequences are generating: their decode tokens first,
-    prompt chunks in what is left (at least `min_prefill_per_step`, so admission never starves). A step with no
-    generating sequence prefills up to `max_batch_tokens`. The defaults come from `python -m app bench`.
+    While sequences are generating, a step carries their decode tokens first and then prompt tokens, paced so
+    the step takes at most `mixed_step_factor` x a pure decode step (at least `min_prefill_per_step` tokens, so
+    admission never starves). Until the engine has timed both kinds of step it uses `step_budget` tokens per
+    step instead. A step with no generating sequence prefills up to `max_batch_tokens`. The defaults come
+    from `python -m app bench` (docs/benchmarks.md).
     """
 
     model_path: str | Path
@@ -109,6 +111,7 @@ class EngineConfig:
     n_threads: int = field(default_factory=default_threads)
     n_threads_batch: int | None = None
     step_budget: int = 16
+    mixed_step_factor: float = 2.5
     min_prefill_per_step: int = 4
     max_batch_tokens: int = 128
 
@@ -119,6 +122,7 @@ class EngineConfig:
             (1 <= self.n_threads <= 256, f"n_threads must be >= 1, got {self.n_threads}"),
             (self.step_budget >= 1, f"step_budget must be >= 1, got {self.step_budget}"),
             (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
+            (self.mixed_step_factor > 1.0, f"mixed_step_factor must be > 1, got {self.mixed_step_factor}"),
             (self.max_batch_tokens >= 8, f"max_batch_tokens must be >= 8, got {self.max_batch_tokens}"),
         ]
         for ok, message in checks:

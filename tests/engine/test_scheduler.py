@@ -3,7 +3,7 @@
 import numpy as np
 
 from app.engine.request import RequestHandle, Sequence
-from app.engine.scheduler import plan_step
+from app.engine.scheduler import PrefillPacer, plan_step
 from app.engine.types import EngineConfig, GenerationRequest
 
 CONFIG = EngineConfig(model_path="unused.gguf", n_slots=8, step_budget=16, min_prefill_per_step=4,
@@ -49,3 +49,30 @@ def test_never_more_than_n_batch_tokens():
     running = [seq(10, 10, True) for _ in range(8)] + [seq(1000)]
     plan = plan_step(running, CONFIG, n_batch=10)
     assert plan.n_tokens == 10
+
+
+def test_pacer_uses_the_token_budget_until_it_has_timings():
+    pacer = PrefillPacer(CONFIG)
+    running = [seq(10, 10, True), seq(10, 10, True), seq(500)]
+    assert plan_step(running, CONFIG, n_batch=128, pacer=pacer).n_prefill == 14
+
+
+def test_pacer_keeps_mixed_steps_within_the_time_factor():
+    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=2.5, min_prefill_per_step=4)
+    pacer = PrefillPacer(config)
+    pacer.observe(n_decode=4, n_prefill=0, seconds=0.020)  # pure decode step: 20 ms
+    pacer.observe(n_decode=4, n_prefill=10, seconds=0.070)  # 50 ms for 10 prompt tokens: 5 ms each
+    # (2.5 - 1) * 20 ms of room / 5 ms per token = 6 tokens
+    assert pacer.prefill_allowance(4) == 6
+    running = [seq(10, 10, True) for _ in range(4)] + [seq(1500)]
+    assert plan_step(running, config, n_batch=128, pacer=pacer).n_prefill == 6
+
+
+def test_pacer_never_starves_the_prompt():
+    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=1.1, min_prefill_per_step=4)
+    pacer = PrefillPacer(config)
+    pacer.observe(4, 0, 0.020)
+    pacer.observe(4, 8, 0.200)  # prompt tokens are very expensive: the allowance rounds to 0
+    running = [seq(10, 10, True) for _ in range(4)] + [seq(1500)]
+    assert pacer.prefill_allowance(4) == 0
+    assert plan_step(running, config, n_batch=128, pacer=pacer).n_prefill == 4

@@ -1,0 +1,178 @@
+"""Run every scenario in one process, interleaving repetitions, and report medians and ratios.
+
+Interleaving (rep 1 of everything, then rep 2...) spreads slow spells of a noisy machine across all figures
+instead of penalising whichever ran during them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from app.bench.naive import llama_sequential_tps, llama_threads_tps
+from app.bench.raw_loop import raw_loop_decode_tps
+from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
+from app.bench.workloads import median, prompt_of_length
+from app.engine import EngineConfig, default_threads
+from app.engine.native import LlamaModel
+from app.models import default_model_path
+
+
+@dataclass(frozen=True)
+class Plan:
+    sizes: tuple[int, ...]
+    max_tokens: int
+    repetitions: int
+    long_prompt_tokens: int = 1500
+    prompt_tokens: int = 64
+
+
+FULL = Plan(sizes=(1, 2, 4, 8, 16), max_tokens=96, repetitions=3)
+QUICK = Plan(sizes=(1, 4, 8), max_tokens=64, repetitions=1)
+
+
+def in_fresh_thread(fn, *args, **kwargs):
+    """Run one measurement on a thread of its own, as the engine runs on its own thread.
+
+    With OpenMP builds every thread that calls into ggml keeps its own worker team; an idle team left on
+    another thread (e.g. the main thread after a baseline ran there) slowed the next engine by ~40% here.
+    A thread that exits takes its team with it, so no measurement disturbs the next."""
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # re-raised on the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="bench-measurement")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class Progress:
+    def __init__(self, total: int):
+        self.total, self.done, self.started = total, 0, time.perf_counter()
+
+    def run(self, label: str, fn, *args, **kwargs):
+        self.done += 1
+        print(f"[{self.done:>3}/{self.total}] {time.perf_counter() - self.started:6.1f}s  {label} …",
+              end="", file=sys.stderr, flush=True)
+        value = in_fresh_thread(fn, *args, **kwargs)
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k}={v:.3f}" for k, v in value.items())
+        else:
+            shown = f"{value:.1f}"
+        print(f" {shown}", file=sys.stderr, flush=True)
+        return value
+
+
+def measure(plan: Plan, threads: int) -> dict:
+    model_path = default_model_path()
+    model = LlamaModel(model_path)
+    prompts = [prompt_of_length(model, plan.prompt_tokens, i) for i in range(max(plan.sizes))]
+    newcomer = prompt_of_length(model, plan.prompt_tokens, 101)
+    long_prompt = prompt_of_length(model, plan.long_prompt_tokens, 202)
+    eog, model_name = model.eog_ids, model.info().name
+    model.close()
+    n_ctx = plan.prompt_tokens + plan.max_tokens + 64
+    per_rep = 2 * len(plan.sizes) + 4
+    progress = Progress(per_rep * plan.repetitions)
+    samples: dict[tuple, list] = defaultdict(list)
+    for rep in range(1, plan.repetitions + 1):
+        tag = f"rep {rep}/{plan.repetitions}"
+        for n in plan.sizes:
+            args = (model_path, prompts[:n], plan.max_tokens, threads, n_ctx)
+            samples["engine", n].append(progress.run(f"{tag} engine N={n} decode t/s", engine_decode_tps, *args))
+            samples["raw", n].append(progress.run(f"{tag} raw loop N={n} decode t/s", raw_loop_decode_tps, *args))
+        naive_args = (model_path, prompts[:4], plan.max_tokens, threads, n_ctx, eog)
+        samples["threads", 4].append(progress.run(f"{tag} Llama x4 in threads", llama_threads_tps, *naive_args))
+        samples["sequential", 4].append(progress.run(f"{tag} one Llama, 4 in turn", llama_sequential_tps,
+                                                     *naive_args))
+        ttft = progress.run(f"{tag} newcomer TTFT idle / with 7 decoding", ttft_loaded_vs_idle,
+                            model_path, prompts[:7], newcomer, threads)
+        samples["ttft_idle"].append(ttft["idle_s"])
+        samples["ttft_loaded"].append(ttft["loaded_s"])
+        samples["long"].append(progress.run(f"{tag} {plan.long_prompt_tokens}-token prompt joins 4 streams",
+                                            long_prompt_admission, model_path, prompts[:4], long_prompt, threads))
+    return summarize(plan, threads, model_name, samples)
+
+
+def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
+    engine = {str(n): median(samples["engine", n]) for n in plan.sizes}
+    raw = {str(n): median(samples["raw", n]) for n in plan.sizes}
+    threads_4, sequential_4 = median(samples["threads", 4]), median(samples["sequential", 4])
+    long_runs = samples["long"]
+    steady = median([r["steady_median_gap_s"] for r in long_runs])
+    p99 = median([r["prefill_p99_gap_s"] for r in long_runs])
+    long_ttft = median([r["loaded_ttft_s"] for r in long_runs])
+    long_idle = median([r["idle_ttft_s"] for r in long_runs])
+    defaults = EngineConfig(model_path="-")
+    return {
+        "model": model_name,
+        "threads": threads,
+        "throughput": {"engine": engine, "raw_loop": raw,
+                       "llama_threads": {"4": threads_4}, "llama_sequential": {"4": sequential_4}},
+        "ratios": {
+            "engine_vs_raw": {n: engine[n] / raw[n] for n in engine},
+            "engine_vs_best_naive_4": engine["4"] / max(threads_4, sequential_4),
+            "ttft_loaded_vs_idle": median(samples["ttft_loaded"]) / median(samples["ttft_idle"]),
+            "itl_p99_long_prompt_vs_steady": p99 / steady,
+            "long_prompt_ttft_loaded_vs_idle": long_ttft / long_idle,
+        },
+        "details": {
+            "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
+            "steady_gap_s": steady, "long_prompt_p99_gap_s": p99, "long_prompt_ttft_s": long_ttft,
+            "long_prompt_idle_ttft_s": long_idle,
+        },
+        "setup": {"prompt_tokens": plan.prompt_tokens, "max_tokens": plan.max_tokens,
+                  "repetitions": plan.repetitions, "long_prompt_tokens": plan.long_prompt_tokens,
+                  "step_budget": defaults.step_budget, "min_prefill_per_step": defaults.min_prefill_per_step,
+                  "max_batch_tokens": defaults.max_batch_tokens, "cpu_count": os.cpu_count(),
+                  "machine": platform.machine(), "python": platform.python_version()},
+        "samples": {f"{k[0]}_{k[1]}" if isinstance(k, tuple) else k: v for k, v in samples.items()},
+    }
+
+
+def format_table(result: dict) -> str:
+    tp, ratios = result["throughput"], result["ratios"]
+    lines = [f"Chorus benchmark — {result['model']}, {result['threads']} threads, median of "
+             f"{result['setup']['repetitions']} interleaved run(s)", "",
+             f"{'N':>4} {'engine t/s':>11} {'raw loop t/s':>13} {'engine/raw':>11}"]
+    for n in tp["engine"]:
+        lines.append(f"{n:>4} {tp['engine'][n]:>11.1f} {tp['raw_loop'][n]:>13.1f} {ratios['engine_vs_raw'][n]:>11.3f}")
+    d = result["details"]
+    lines += ["",
+              f"N=4: Llama x4 in threads {tp['llama_threads']['4']:.1f} t/s, one Llama in turn "
+              f"{tp['llama_sequential']['4']:.1f} t/s -> engine / best naive = {ratios['engine_vs_best_naive_4']:.2f}",
+              f"TTFT of a newcomer: idle {d['ttft_idle_s'] * 1000:.0f} ms, with 7 decoding "
+              f"{d['ttft_loaded_s'] * 1000:.0f} ms -> {ratios['ttft_loaded_vs_idle']:.2f}x",
+              f"{result['setup']['long_prompt_tokens']}-token prompt joining 4 streams: p99 gap "
+              f"{d['long_prompt_p99_gap_s'] * 1000:.0f} ms vs steady {d['steady_gap_s'] * 1000:.0f} ms -> "
+              f"{ratios['itl_p99_long_prompt_vs_steady']:.2f}x; its TTFT {d['long_prompt_ttft_s']:.2f} s vs idle "
+              f"{d['long_prompt_idle_ttft_s']:.2f} s -> {ratios['long_prompt_ttft_loaded_vs_idle']:.2f}x"]
+    return "\n".join(lines)
+
+
+def run_bench(args) -> int:
+    threads = args.threads or default_threads()
+    result = measure(QUICK if args.quick else FULL, threads)
+    if args.gui:
+        from app.bench.gui import measure_gui
+
+        result["gui"] = measure_gui(threads)
+    print(format_table(result))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+        print(f"\nwrote {args.json}")
+    return 0
