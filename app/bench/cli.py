@@ -160,6 +160,13 @@ def format_table(result: dict) -> str:
               f"{d['long_prompt_p99_gap_s'] * 1000:.0f} ms vs steady {d['steady_gap_s'] * 1000:.0f} ms -> "
               f"{ratios['itl_p99_long_prompt_vs_steady']:.2f}x; its TTFT {d['long_prompt_ttft_s']:.2f} s vs idle "
               f"{d['long_prompt_idle_ttft_s']:.2f} s -> {ratios['long_prompt_ttft_loaded_vs_idle']:.2f}x"]
+    if "gui" in result:
+        g = result["gui"]
+        lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "
+                  f"{g['headless_tps']:.1f} t/s -> {g['gui_vs_headless']:.3f}; "
+                  f"event-loop lag p99 {g['lag_p99_ms']:.1f} ms "
+                  f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
+                  f"p99 {g['panel_update_p99_ms']:.2f} ms"]
     return "\n".join(lines)
 
 

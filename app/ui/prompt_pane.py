@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app.engine import Completion, GenerationRequest, RequestState
 from app.ui.sampling_form import SamplingForm
+from app.ui.status_line import StatusLine
 
 BUSY_STATES = {RequestState.QUEUED, RequestState.PREFILLING, RequestState.GENERATING}
 
@@ -100,10 +101,8 @@ class PromptPane(QFrame):
         self.output.setObjectName("paneOutput")
         self.output.setMinimumHeight(140)
         self.output.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.status = QLabel("idle")
+        self.status = StatusLine("idle")
         self.status.setObjectName("paneStatus")
-        self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.status.setWordWrap(True)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
@@ -193,7 +192,6 @@ class PromptPane(QFrame):
         """A problem before or outside a run (empty prompt, no model): shown, nothing else changes."""
         self.state = RequestState.ERROR
         self.status.setText(f"⚠ {message}")
-        self.status.setToolTip(message)
 
     def tick(self) -> None:
         """Refresh the live figures (called a few times a second while busy)."""
@@ -224,4 +222,3 @@ class PromptPane(QFrame):
         if completion is not None and completion.error:
             text += f" — {completion.error}"
         self.status.setText(text)
-        self.status.setToolTip(text)

@@ -1,0 +1,111 @@
+"""`bench --gui`: what the window costs. 16 panes stream through the real MainWindow (offscreen) and the same
+requests run headless on an identical engine; also the GUI event loop's lag and the stats panel's update time.
+
+Greedy requests make both runs do exactly the same work, so throughput is comparable token for token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+
+from app.bench.workloads import median, percentile
+from app.engine import Engine, EngineConfig
+
+PANES = 16
+PROMPTS = ["Write a short story about a lighthouse.", "Explain photosynthesis.", "List ten fruits.",
+           "Describe a busy market.", "Write a poem about snow.", "How do airplanes fly?",
+           "Give tips for a job interview.", "Describe the moon to a child."]
+
+
+def _headless_rate(requests, threads: int) -> float:
+    config = EngineConfig(model_path=requests[0][0], n_slots=PANES, n_ctx_per_slot=512, n_threads=threads)
+    with Engine(config) as engine:
+        started = time.perf_counter()
+        handles = [engine.submit(r) for _, r in requests]
+        tokens = sum(h.result(timeout=600).generated_tokens for h in handles)
+        return tokens / (time.perf_counter() - started)
+
+
+async def _gui_run(window, model_path: str, threads: int) -> dict:
+    from PySide6.QtCore import QTimer
+
+    from app.ui import settings as keys
+
+    window.settings.set(keys.SLOTS, PANES)
+    window.settings.set(keys.CONTEXT_PER_SLOT, 512)
+    window.settings.set(keys.THREADS, threads)
+    await window.load_model(model_path)
+    while len(window.grid.panes) < PANES:
+        window.grid.add_pane()
+    window.grid.set_columns(4)
+    for i, pane in enumerate(window.grid.panes):
+        pane.prompt.setPlainText(f"{PROMPTS[i % len(PROMPTS)]} (variant {i})")
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(96)
+    requests = [(model_path, pane.build_request()) for pane in window.grid.panes]
+
+    lags, last = [], [time.perf_counter()]
+    probe = QTimer(interval=10)
+
+    def tick() -> None:  # how late each 10 ms timer fires = how long the event loop was busy
+        now = time.perf_counter()
+        lags.append(max(0.0, now - last[0] - 0.010))
+        last[0] = now
+
+    probe.timeout.connect(tick)
+    panel = window.stats_panel
+    update_ms = []
+    original_update = panel.update_once
+
+    def timed_update() -> None:
+        original_update()
+        update_ms.append(panel.last_update_ms)
+
+    panel.timer.timeout.disconnect()
+    panel.timer.timeout.connect(timed_update)
+    probe.start()
+    started = time.perf_counter()
+    window.runs.run_all()
+    while any(p.busy for p in window.grid.panes):
+        await asyncio.sleep(0.01)
+    elapsed = time.perf_counter() - started
+    probe.stop()
+    tokens = sum(p.tokens for p in window.grid.panes)
+    return {"requests": requests, "gui_tps": tokens / elapsed, "lag_p99_ms": percentile(lags, 99) * 1000,
+            "lag_max_ms": max(lags) * 1000, "panel_update_median_ms": median(update_ms),
+            "panel_update_p99_ms": percentile(update_ms, 99)}
+
+
+def measure_gui(threads: int, repetitions: int = 3) -> dict:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import qasync
+    from PySide6.QtCore import QSettings
+
+    from app.models import default_model_path
+    from app.ui.application import create_app
+    from app.ui.bridge import EngineBridge
+    from app.ui.main_window import MainWindow
+    from app.ui.settings import Settings
+
+    app = create_app()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    runs, headless = [], []
+    with tempfile.TemporaryDirectory() as tmp, loop:
+        for _ in range(repetitions):  # interleaved: window run, then the same requests headless
+            window = MainWindow(EngineBridge(), Settings(QSettings(os.path.join(tmp, "b.ini"), QSettings.IniFormat)))
+            window.resize(1600, 1000)
+            window.show()
+            runs.append(loop.run_until_complete(_gui_run(window, str(default_model_path()), threads)))
+            window.close()
+            headless.append(_headless_rate(runs[-1].pop("requests"), threads))
+    gui = {key: median([run[key] for run in runs]) for key in runs[0]}
+    gui["lag_max_ms"] = max(run["lag_max_ms"] for run in runs)
+    gui["headless_tps"] = median(headless)
+    gui["gui_vs_headless"] = gui["gui_tps"] / gui["headless_tps"]
+    gui["panes"] = PANES
+    gui["samples"] = {"gui_tps": [r["gui_tps"] for r in runs], "headless_tps": headless}
+    return gui
