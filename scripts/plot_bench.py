@@ -14,10 +14,11 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 def main() -> None:
     result = json.load(open(sys.argv[1], encoding="utf-8"))
     out = sys.argv[2]
-    app = QApplication.instance() or QApplication(sys.argv)  # noqa: F841 (pyqtgraph needs one)
+    app = QApplication.instance() or QApplication(sys.argv)
     plot = pg.PlotWidget(background="w")
     plot.resize(760, 440)
-    plot.setTitle(f"Aggregate decode throughput — {result['model']}, {result['threads']} threads", color="k")
+    plot.setTitle(f"Aggregate decode throughput, {result['threads']} threads (median of "
+                  f"{result['setup']['repetitions']})", color="k")
     plot.setLabel("bottom", "concurrent requests (N)", color="k")
     plot.setLabel("left", "tokens / s", color="k")
     plot.showGrid(x=True, y=True, alpha=0.2)
@@ -33,7 +34,12 @@ def main() -> None:
     plot.setLogMode(x=True, y=False)
     plot.getAxis("bottom").setTicks([[(v, str(n)) for n, v in ((n, __import__("math").log10(n)) for n in sizes)]])
     plot.setYRange(0, max(max(tp["engine"].values()), max(tp["raw_loop"].values())) * 1.15)
-    ImageExporter(plot.plotItem).export(out)
+    plot.show()  # the exporter reads the laid-out axes: a never-shown widget exports stale geometry
+    for _ in range(5):
+        app.processEvents()
+    exporter = ImageExporter(plot.plotItem)
+    exporter.parameters()["width"] = 760
+    exporter.export(out)
 
 
 if __name__ == "__main__":
