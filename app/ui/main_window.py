@@ -218,7 +218,7 @@ class MainWindow(QMainWindow):
             f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
             f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot}")
         self.model_label.setToolTip(f"{info.name}\n{info.path}")
-        self.statusBar().showMessage(f"Model ready: {info.name}", 4000)
+        self.statusBar().showMessage(f"Model ready: {Path(info.path).name}", 4000)
 
     def show_message(self, title: str, text: str, icon=QMessageBox.Information) -> None:
         """Non-blocking message box, so a failure never stalls the event loop (or a test)."""

@@ -100,6 +100,7 @@ class StatsPanel(QWidget):
         plot.setLabel("left", unit, color=text)
         plot.setLabel("bottom", "time", units="s", color=text)
         for axis in ("left", "bottom"):
+            plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on an idle, all-zero plot
             plot.getAxis(axis).setPen(pg.mkPen(QColor(text)))
             plot.getAxis(axis).setTextPen(pg.mkPen(QColor(text)))
         plot.showGrid(x=True, y=True, alpha=0.15)
@@ -162,6 +163,8 @@ class StatsPanel(QWidget):
         return (c1 - c0) / (t1 - t0)
 
     def _redraw(self, now: float) -> None:
+        peak = np.nanmax([np.nanmax(self.decode_rate, initial=0), np.nanmax(self.prefill_rate, initial=0)])
+        self.rate_plot.setYRange(0, max(10.0, float(peak) * 1.1), padding=0)  # rates are never negative
         x = self.t - now
         self.active_curve.setData(x, self.active)
         self.queued_curve.setData(x, self.queued)
