@@ -12,6 +12,7 @@ from app.engine.types import (
     StatsSnapshot,
     StepEvent,
     default_threads,
+    final_state,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "StatsSnapshot",
     "StepEvent",
     "default_threads",
+    "final_state",
 ]

@@ -6,6 +6,7 @@ owns the model, context, batch, samplers and running sequences, and is the only 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import threading
@@ -89,7 +90,7 @@ class Engine:
         snap = self._stats.snapshot()
         with self._cond:
             queued = len(self._waiting)
-        return StatsSnapshot(**{**snap.__dict__, "queued": queued})
+        return dataclasses.replace(snap, queued=queued)
 
     def kv_positions(self) -> list[int]:
         """Next KV position per slot, read from llama.cpp (0 = empty). Diagnostic; exact when idle."""
@@ -220,8 +221,10 @@ class Engine:
         self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
         self._pacer.observe(plan.n_decode, plan.n_prefill, elapsed)
         self._advance(plan, outputs, events)
-        self._stats.record_occupancy(len(self._running), len(self._waiting),
-                                     [self._slot_fill(slot) for slot in range(self.config.n_slots)])
+        slot_fill = [0] * self.config.n_slots
+        for seq in self._running:
+            slot_fill[seq.slot] = seq.n_past
+        self._stats.record_occupancy(len(self._running), len(self._waiting), slot_fill)
 
     def _fill_batch(self, plan: StepPlan) -> list[tuple[Sequence, int]]:
         """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs."""
@@ -292,9 +295,6 @@ class Engine:
         with self._cond:
             self._live.pop(seq.id, None)
         self._stats.record_tokens(generated=0, completed=1)
-
-    def _slot_fill(self, slot: int) -> int:
-        return next((s.n_past for s in self._running if s.slot == slot), 0)
 
     def _publish(self, events: EventBuilder) -> None:
         event = events.build()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from app.engine.types import Completion, GenerationRequest, RequestState
+from app.engine.types import Completion, GenerationRequest, RequestState, final_state
 
 
 class RequestHandle:
@@ -63,8 +63,7 @@ class RequestHandle:
     def _complete(self, completion: Completion) -> None:
         with self._cond:
             self._completion = completion
-            self.state = RequestState.CANCELLED if completion.finish_reason == "cancelled" else (
-                RequestState.ERROR if completion.finish_reason == "error" else RequestState.DONE)
+            self.state = final_state(completion.finish_reason)
             self._cond.notify_all()
 
 

@@ -26,6 +26,11 @@ class RequestState(str, enum.Enum):
 FINISH_REASONS = ("stop", "length", "cancelled", "error")
 
 
+def final_state(finish_reason: str) -> RequestState:
+    """The state a request ends in, given why it ended."""
+    return {"cancelled": RequestState.CANCELLED, "error": RequestState.ERROR}.get(finish_reason, RequestState.DONE)
+
+
 def default_threads() -> int:
     """All cores up to 8: ggml threads spin, so more threads than cores only slows every step down."""
     return max(1, min(os.cpu_count() or 2, 8))

@@ -84,10 +84,13 @@ class MainWindow(QMainWindow):
         self.act_add = self._action("Add pane", ["Ctrl+N"], lambda: self.grid.add_pane(), "Add a prompt pane")
         self.act_run_all = self._action("Run all", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.runs.run_all)
         self.act_stop_all = self._action("Stop all", ["Ctrl+Shift+Escape"], self.runs.stop_all)
-        self.act_run = self._action("Run pane", ["Ctrl+Return", "Ctrl+Enter"], self._run_current)
-        self.act_stop = self._action("Stop pane", ["Escape"], self._stop_current)
-        self.act_duplicate = self._action("Duplicate pane", ["Ctrl+D"], self._duplicate_current)
-        self.act_remove = self._action("Remove pane", ["Ctrl+W"], self._remove_current)
+        self.act_run = self._action("Run pane", ["Ctrl+Return", "Ctrl+Enter"],
+                                    lambda: self._on_current_pane(self.runs.run_pane))
+        self.act_stop = self._action("Stop pane", ["Escape"], lambda: self._on_current_pane(self.runs.stop_pane))
+        self.act_duplicate = self._action("Duplicate pane", ["Ctrl+D"],
+                                          lambda: self._on_current_pane(self.grid.duplicate_pane))
+        self.act_remove = self._action("Remove pane", ["Ctrl+W"],
+                                       lambda: self._on_current_pane(self.grid.remove_pane))
         self.act_open = self._action("Open model…", ["Ctrl+O"], self.choose_model, "Load a GGUF model file")
         self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
@@ -135,21 +138,9 @@ class MainWindow(QMainWindow):
             return self._last_pane
         return self.grid.panes[-1] if self.grid.panes else None
 
-    def _run_current(self) -> None:
+    def _on_current_pane(self, action) -> None:
         if pane := self.current_pane():
-            self.runs.run_pane(pane)
-
-    def _stop_current(self) -> None:
-        if pane := self.current_pane():
-            self.runs.stop_pane(pane)
-
-    def _duplicate_current(self) -> None:
-        if pane := self.current_pane():
-            self.grid.duplicate_pane(pane)
-
-    def _remove_current(self) -> None:
-        if pane := self.current_pane():
-            self.grid.remove_pane(pane)
+            action(pane)
 
     def _set_columns(self, columns: int) -> None:
         self.grid.set_columns(columns)

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine import Completion, GenerationRequest, RequestState
+from app.engine import Completion, GenerationRequest, RequestState, final_state
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 
@@ -183,9 +183,7 @@ class PromptPane(QFrame):
     def finish(self, completion: Completion) -> None:
         self.request_id = None
         self.tokens = completion.generated_tokens
-        state = {"cancelled": RequestState.CANCELLED, "error": RequestState.ERROR}.get(
-            completion.finish_reason, RequestState.DONE)
-        self.set_state(state)
+        self.set_state(final_state(completion.finish_reason))
         self._refresh_status(completion)
 
     def show_error(self, message: str) -> None:
