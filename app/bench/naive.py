@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import threading
 import time
+from unittest import mock
 
 import llama_cpp
+import llama_cpp.llama_cpp as llama_c_api
+
+from app.engine.native import model_params
 
 
 def _llama(model_path, threads: int, n_ctx: int) -> llama_cpp.Llama:
-    return llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                           n_batch=128, verbose=False)
+    # `Llama` starts from llama.cpp's default model params; give it the engine's (no AMX buffers, which crash)
+    # so both sides load the weights the same way.
+    with mock.patch.object(llama_c_api, "llama_model_default_params", model_params):
+        return llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=threads,
+                               n_threads_batch=threads, n_batch=128, verbose=False)
 
 
 def _timed_stream(llm: llama_cpp.Llama, prompt: str, max_tokens: int, eog: list[int]) -> tuple[float, float, int]:

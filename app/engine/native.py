@@ -49,6 +49,17 @@ def init_backend() -> None:
             _backend_ready = True
 
 
+def model_params():
+    """llama.cpp's defaults, minus the AMX weight buffers where this build has them: on Sapphire Rapids-class
+    CPUs they segfault in `ggml_backend_amx_mul_mat` at the first decode (ggml-org/llama.cpp#20824, unfixed
+    upstream). A `-march=native` build on such a CPU compiles them in; portable builds do not."""
+    params = llama_cpp.llama_model_default_params()
+    if "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode("utf-8", "replace"):
+        log.info("AMX build: weights stay in plain CPU buffers (llama.cpp#20824)")
+        params.use_extra_bufts = False
+    return params
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What the window shows about the loaded model."""
@@ -78,8 +89,7 @@ class LlamaModel:
     def __init__(self, path: str | Path):
         path = validate_gguf(path)
         init_backend()
-        params = llama_cpp.llama_model_default_params()
-        self.ptr = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
+        self.ptr = llama_cpp.llama_model_load_from_file(str(path).encode(), model_params())
         if not self.ptr:
             raise InvalidModelError(
                 f"llama.cpp could not load {path.name}: the file is truncated, damaged, or uses an "
