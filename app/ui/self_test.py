@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
 
@@ -23,7 +24,8 @@ SELF_TEST_PROMPTS = [
 async def exercise(window, model: str | None, timeout: float) -> dict:
     from app.models import default_model_path
 
-    info = await window.load_model(model or str(default_model_path()))
+    model_path = model or str(default_model_path())
+    info = await window.load_model(model_path)
     if info is None:
         return {"ok": False, "reason": window.messages[-1] if window.messages else "model did not load"}
     for pane in list(window.grid.panes):
@@ -42,7 +44,8 @@ async def exercise(window, model: str | None, timeout: float) -> dict:
     report = [{"pane": p.number, "state": p.state.value if p.state else "idle", "tokens": p.tokens,
                "chars": len(p.output.toPlainText()), "text": p.output.toPlainText()[:60]} for p in panes]
     failures = [r for r in report if r["state"] != "done" or r["tokens"] <= 0 or r["chars"] <= 0]
-    result = {"ok": started == len(panes) and not failures, "model": info.name, "panes": report}
+    result = {"ok": started == len(panes) and not failures, "model": info.name, "model_path": model_path,
+              "frozen": bool(getattr(sys, "frozen", False)), "panes": report}
     if not result["ok"]:
         result["reason"] = f"started {started}/{len(panes)}; not done with text: {[r['pane'] for r in failures]}"
     return result
