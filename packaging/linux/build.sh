@@ -5,17 +5,8 @@
 #   dist/chorus_<version>_<debarch>.deb         /opt/chorus, /usr/bin/chorus, menu entry, hicolor icons
 # llama-cpp-python is bundled as it is installed: for binaries that run on other CPUs, build it with
 # CMAKE_ARGS="-DGGML_NATIVE=OFF" first (the release workflow does).
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$ROOT"
-PY="${PYTHON:-$ROOT/.venv/bin/python}"
-VERSION="$("$PY" -c 'import app; print(app.__version__)')"
-ARCH="$(uname -m)"
+source "$(dirname "$0")/../common.sh" linux
 DEBARCH="$(dpkg --print-architecture 2>/dev/null || echo amd64)"
-BUILD="$ROOT/build/linux"
-DIST="$ROOT/dist"
-rm -rf "$BUILD"
-mkdir -p "$BUILD" "$DIST"
 
 echo "== PyInstaller (onedir) =="
 "$PY" -m PyInstaller --noconfirm --log-level WARN \

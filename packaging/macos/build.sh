@@ -7,16 +7,7 @@
 #   CODESIGN_IDENTITY   "Developer ID Application: Name (TEAMID)" -> deep-sign the app (hardened runtime) and DMG
 #   NOTARY_PROFILE      a `xcrun notarytool store-credentials` profile -> notarize the DMG and staple the ticket
 # This script cannot run on the Linux development machines; it was written against Apple's tool documentation.
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$ROOT"
-PY="${PYTHON:-$ROOT/.venv/bin/python}"
-VERSION="$("$PY" -c 'import app; print(app.__version__)')"
-ARCH="$(uname -m)"
-BUILD="$ROOT/build/macos"
-DIST="$ROOT/dist"
-rm -rf "$BUILD"
-mkdir -p "$BUILD" "$DIST"
+source "$(dirname "$0")/../common.sh" macos
 
 echo "== icon =="
 "$PY" packaging/make_icons.py iconset "$BUILD/chorus.iconset"
