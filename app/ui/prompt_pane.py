@@ -68,6 +68,7 @@ class PromptPane(QFrame):
         self.tokens = 0
         self._t_submit = self._t_first = None
         self._queue_wait = None
+        self._backlog: list[str] = []  # text that arrived while the output was scrolled out of view
 
         self.title = QLabel(f"Pane {number}")
         self.title.setObjectName("paneTitle")
@@ -119,7 +120,7 @@ class PromptPane(QFrame):
         self.stop_button.clicked.connect(lambda: self.sig_stop_requested.emit(self))
         self.duplicate_button.clicked.connect(lambda: self.sig_duplicate_requested.emit(self))
         self.remove_button.clicked.connect(lambda: self.sig_remove_requested.emit(self))
-        self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.output.toPlainText()))
+        self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.output_text()))
 
     # --- contents ------------------------------------------------------------------------------------------
     def build_request(self) -> GenerationRequest:
@@ -133,6 +134,11 @@ class PromptPane(QFrame):
             messages.append({"role": "system", "content": self.system_prompt.toPlainText().strip()})
         messages.append({"role": "user", "content": text})
         return GenerationRequest(messages=messages, sampling=params, max_tokens=max_tokens, stop=stops)
+
+    def output_text(self) -> str:
+        """Everything generated so far, including text held back while the pane was out of view."""
+        self.catch_up()
+        return self.output.toPlainText()
 
     def contents(self) -> dict:
         return {"system": self.system_prompt.toPlainText(), "prompt": self.prompt.toPlainText(),
@@ -152,6 +158,7 @@ class PromptPane(QFrame):
         self.request_id = request_id
         self.tokens = 0
         self._t_submit, self._t_first, self._queue_wait = time.perf_counter(), None, None
+        self._backlog.clear()
         self.output.clear()
         self.set_state(RequestState.QUEUED)
 
@@ -172,15 +179,28 @@ class PromptPane(QFrame):
             self._t_first = time.perf_counter()
         if tokens is not None:
             self.tokens = tokens
+        self._backlog.append(delta)
+        # A pane scrolled out of view only collects its text: with 16 panes streaming, laying out and painting
+        # text nobody can see costs the model CPU time on a small machine. It catches up once it is in view.
+        if not self.output.visibleRegion().isEmpty():
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Insert the collected text into the output, following the end unless the user scrolled up."""
+        if not self._backlog:
+            return
+        text = "".join(self._backlog)
+        self._backlog.clear()
         bar = self.output.verticalScrollBar()
-        follow = bar.value() >= bar.maximum() - 4  # keep following unless the user scrolled up
+        follow = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.output.document())
         cursor.movePosition(QTextCursor.End)
-        cursor.insertText(delta)
+        cursor.insertText(text)
         if follow:
             bar.setValue(bar.maximum())
 
     def finish(self, completion: Completion) -> None:
+        self.catch_up()
         self.request_id = None
         self.tokens = completion.generated_tokens
         self.set_state(final_state(completion.finish_reason))

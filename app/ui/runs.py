@@ -1,8 +1,9 @@
 """RunCoordinator: submits panes to the engine and routes each step's text and states to the right pane.
 
 It subscribes to the bridge's one per-step signal and looks panes up by request id. Step events are merged
-and applied at most every FLUSH_MS: on a 2-core machine the GUI thread's painting competes with the model for
-CPU, and repainting 16 panes once per step measurably slowed generation (docs/benchmarks.md).
+and applied at most every FLUSH_MS (FLUSH_MS_MANY once more than FEW_RUNS panes run): on a 2-core machine the
+GUI thread's painting competes with the model for CPU, and repainting 16 panes once per step measurably slowed
+generation (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 
 FLUSH_MS = 100
+FLUSH_MS_MANY = 200
+FEW_RUNS = 4
 
 
 class RunCoordinator(QObject):
@@ -83,7 +86,7 @@ class RunCoordinator(QObject):
     def on_step(self, event: StepEvent) -> None:
         self._pending.append(event)
         if not self._flush_timer.isActive():
-            self._flush_timer.start()
+            self._flush_timer.start(FLUSH_MS if len(self._runs) <= FEW_RUNS else FLUSH_MS_MANY)
 
     def flush(self) -> None:
         """Apply every pending step event: one state change, one text insert per pane, then completions."""

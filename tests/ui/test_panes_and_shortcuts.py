@@ -70,3 +70,34 @@ def test_menus_expose_every_action(window):
     for wanted in ("Add pane", "Run all", "Stop all", "Open model…", "Settings…", "Run pane", "Stop pane",
                    "Duplicate pane", "Remove pane"):
         assert wanted in titles
+
+
+def test_pane_out_of_view_holds_its_text_until_seen_or_finished(window, qtbot):
+    from app.engine import Completion
+
+    window.resize(900, 600)
+    window.columns_box.setValue(1)
+    panes = [window.grid.panes[0]] + [window.grid.add_pane() for _ in range(5)]
+    bar = window.grid.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)  # the grid has been laid out at its new size
+    bar.setValue(0)
+    top, bottom = panes[0], panes[-1]
+    qtbot.waitUntil(lambda: bottom.output.visibleRegion().isEmpty() and not top.output.visibleRegion().isEmpty())
+    for number, pane in enumerate((top, bottom), start=100):
+        pane.start(number)
+        pane.append_text("first ", 1)
+    assert top.output.toPlainText() == "first "
+    assert bottom.output.toPlainText() == ""  # nothing laid out or painted while nobody can see it
+    bottom.append_text("second ", 2)
+
+    bar.setValue(bar.maximum())
+    qtbot.waitUntil(lambda: not bottom.output.visibleRegion().isEmpty())
+    bottom.append_text("third", 3)  # the next streamed text brings the backlog with it
+    assert bottom.output.toPlainText() == "first second third"
+
+    top.append_text("later", 2)  # now out of view; finishing shows all of it
+    assert top.output.toPlainText() == "first "
+    top.finish(Completion(request_id=100, text="first later", token_ids=[1, 2], finish_reason="stop", error=None,
+                          prompt_tokens=5, generated_tokens=2, queue_wait_s=0.0, ttft_s=0.1, decode_tps=10.0))
+    assert top.output.toPlainText() == "first later"
+    assert top.state == RequestState.DONE
