@@ -67,10 +67,11 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     panel.timer.timeout.disconnect()
     panel.timer.timeout.connect(timed_update)
     probe.start()
+    all_done = asyncio.Event()  # a signal, not polling: a polling loop would add GUI work of its own
+    window.runs.sig_all_finished.connect(all_done.set)
     started, cpu_started = time.perf_counter(), time.thread_time()  # this coroutine runs on the GUI thread
     window.runs.run_all()
-    while any(p.busy for p in window.grid.panes):
-        await asyncio.sleep(0.02)
+    await all_done.wait()
     elapsed = time.perf_counter() - started
     gui_cpu = time.thread_time() - cpu_started
     probe.stop()

@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         bridge.sig_loading.connect(self._on_loading)
         bridge.sig_model_loaded.connect(self._on_model_loaded)
         self.runs.sig_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.runs.sig_all_finished.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
         QApplication.instance().focusChanged.connect(self._track_focus)
         self._restore_geometry()
         for prompt in STARTER_PROMPTS:

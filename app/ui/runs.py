@@ -23,6 +23,8 @@ FEW_RUNS = 4
 class RunCoordinator(QObject):
     sig_message = Signal(str)
     """A short note for the status bar (e.g. how many panes Run all started)."""
+    sig_all_finished = Signal()
+    """The last running pane finished: nothing is queued or generating any more."""
 
     def __init__(self, bridge: EngineBridge, grid: PaneGrid, parent: QObject | None = None):
         super().__init__(parent)
@@ -114,6 +116,8 @@ class RunCoordinator(QObject):
             run = self._runs.pop(completion.request_id, None)
             if run:
                 run[1].finish(completion)
+        if finished and not self._runs:
+            self.sig_all_finished.emit()
 
     def _tick(self) -> None:
         for _handle, pane in self._runs.values():

@@ -3,10 +3,15 @@
 Fed by a QTimer polling `engine.stats()` snapshots (never by per-token signals), so its cost is fixed per tick
 whatever the number of panes. Rates come from the cumulative counters' change over the last second, so a burst
 shows as a burst instead of vanishing into a lifetime mean, without 5 Hz jitter.
+
+The panel shares two cores with the model, so each tick repaints as little as it can: the y range moves in
+"nice" steps and only when it must (a new range makes pyqtgraph re-lay out the axis), and the grid is a few
+plain lines instead of the axes' own grid, which made both axes repaint under every curve update.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -20,6 +25,44 @@ from app.engine import StatsSnapshot
 
 # Mid-saturation colours that read on both light and dark backgrounds.
 COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444"}
+GRID_ALPHA = 40  # of 255
+
+
+def nice_step(span: float, ticks: int = 4) -> float:
+    """The 1-2-5 × 10^k step that splits `span` into about `ticks` intervals."""
+    raw = max(span, 1e-9) / ticks
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 5, 10) if raw <= m * magnitude)
+
+
+class YScale:
+    """A plot's y range from 0 with ticks and horizontal grid lines at nice steps, changed only when needed."""
+
+    def __init__(self, plot: pg.PlotWidget, pen):
+        self.plot = plot
+        self.pen = pen
+        self.top: float | None = None
+        self.lines: list[pg.InfiniteLine] = []
+
+    def fit(self, needed: float) -> None:
+        """Show at least [0, needed]; the top snaps to half steps so a slowly rising peak rarely moves it."""
+        half = nice_step(needed) / 2
+        top = half * math.ceil(needed / half)
+        if top == self.top:
+            return
+        self.top = top
+        step = nice_step(top)
+        values = [i * step for i in range(int(top / step + 1e-9) + 1)]
+        self.plot.setYRange(0, top, padding=0)
+        self.plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in values]])
+        while len(self.lines) < len(values):
+            line = pg.InfiniteLine(angle=0, pen=self.pen, movable=False)
+            self.plot.addItem(line, ignoreBounds=True)
+            self.lines.append(line)
+        for i, line in enumerate(self.lines):
+            line.setVisible(0 < i < len(values))  # no line over the x axis
+            if i < len(values):
+                line.setValue(values[i])
 
 
 class StatsPanel(QWidget):
@@ -49,6 +92,14 @@ class StatsPanel(QWidget):
         pg.setConfigOptions(antialias=True)
         self.occupancy_plot = self._plot("Slots and queue", "requests")
         self.rate_plot = self._plot("Throughput", "tokens / s")
+        grid_color = QColor(self.palette().color(QPalette.Text))
+        grid_color.setAlpha(GRID_ALPHA)
+        grid_pen = pg.mkPen(grid_color, width=1)
+        self.occupancy_scale = YScale(self.occupancy_plot, grid_pen)
+        self.rate_scale = YScale(self.rate_plot, grid_pen)
+        for plot in (self.occupancy_plot, self.rate_plot):
+            for x in range(-int(self.window_s) + 10, 0, 10):
+                plot.addItem(pg.InfiniteLine(pos=x, angle=90, pen=grid_pen, movable=False), ignoreBounds=True)
         self.rate_plot.setXLink(self.occupancy_plot)
         self.active_curve = self._curve(self.occupancy_plot, "active slots", "active")
         self.queued_curve = self._curve(self.occupancy_plot, "queued", "queued")
@@ -91,6 +142,12 @@ class StatsPanel(QWidget):
         self.pause_button.toggled.connect(self.set_paused)
         self.reset_button.clicked.connect(self.reset)
         self.timer.start()
+        self.occupancy_scale.fit(5)
+        self.rate_scale.fit(10)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._redraw(time.monotonic())
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
         palette = self.palette()
@@ -103,7 +160,6 @@ class StatsPanel(QWidget):
             plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on an idle, all-zero plot
             plot.getAxis(axis).setPen(pg.mkPen(QColor(text)))
             plot.getAxis(axis).setTextPen(pg.mkPen(QColor(text)))
-        plot.showGrid(x=True, y=True, alpha=0.15)
         plot.setXRange(-self.window_s, 0, padding=0)
         plot.setMouseEnabled(x=False, y=False)
         plot.addLegend(offset=(-8, 8), labelTextColor=text)
@@ -146,10 +202,12 @@ class StatsPanel(QWidget):
                 rate[:-1] = rate[1:]
                 rate[-1] = self._trailing_rate(counter)
             self._show_readouts(snap)
-            self.slots_line.setValue(snap.n_slots)
-            self.occupancy_plot.setYRange(0, max(snap.n_slots, np.nanmax(self.queued) if self.updates else 0) + 1)
+            if self.slots_line.value() != snap.n_slots:
+                self.slots_line.setValue(snap.n_slots)
+            self.occupancy_scale.fit(max(snap.n_slots, np.nanmax(self.queued)) + 1)
             self.updates += 1
-        self._redraw(now)
+        if self.isVisible():  # a hidden dock keeps sampling but draws nothing
+            self._redraw(now)
         self.last_update_ms = (time.perf_counter() - started) * 1000
 
     def _trailing_rate(self, counter: np.ndarray) -> float:
@@ -164,7 +222,7 @@ class StatsPanel(QWidget):
 
     def _redraw(self, now: float) -> None:
         peak = np.nanmax([np.nanmax(self.decode_rate, initial=0), np.nanmax(self.prefill_rate, initial=0)])
-        self.rate_plot.setYRange(0, max(10.0, float(peak) * 1.1), padding=0)  # rates are never negative
+        self.rate_scale.fit(max(10.0, float(peak) * 1.1))  # rates are never negative
         x = self.t - now
         self.active_curve.setData(x, self.active)
         self.queued_curve.setData(x, self.queued)

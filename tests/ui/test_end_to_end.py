@@ -20,8 +20,12 @@ def prepare(window, prompts, max_tokens=40, temperature=0.0):
 
 def test_four_panes_generate_at_once(loaded_window, loop):
     panes = prepare(loaded_window, ["Name a fruit.", "Name a country.", "Name a color.", "Name an animal."])
+    all_finished = []
+    loaded_window.runs.sig_all_finished.connect(lambda: all_finished.append([p.busy for p in panes]))
     assert loaded_window.runs.run_all() == 4
     wait_until(loop, lambda: not any(p.busy for p in panes))
+    assert all_finished == [[False] * 4]  # once, when the last pane finished
+    assert "All panes finished" in loaded_window.statusBar().currentMessage()
     assert all(p.state == RequestState.DONE for p in panes)
     assert all(p.output.toPlainText().strip() and p.tokens > 0 for p in panes)
     assert all("TTFT" in p.status.text() and "finish:" in p.status.text() for p in panes)
