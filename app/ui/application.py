@@ -29,7 +29,14 @@ def _route_qt_message(kind, _context, message: str) -> None:
         qt_log.log(_QT_LEVELS.get(kind, logging.WARNING), "%s", message)
 
 
+# The engine thread needs the GIL for a moment after every llama_decode; while the GUI thread runs Python (the
+# pyqtgraph paint code) it would wait up to the default 5 ms switch interval, every step. 1 ms hands it over
+# sooner: with 16 panes streaming this measurably narrowed the window-vs-headless gap (docs/benchmarks.md).
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
 def create_app() -> QApplication:
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     qInstallMessageHandler(_route_qt_message)
     app = QApplication.instance() or QApplication(sys.argv)
     app.setOrganizationName(ORGANIZATION)

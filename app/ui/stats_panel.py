@@ -2,7 +2,7 @@
 
 Fed by a QTimer polling `engine.stats()` snapshots (never by per-token signals), so its cost is fixed per tick
 whatever the number of panes. Rates come from the cumulative counters' change over the last second, so a burst
-shows as a burst instead of vanishing into a lifetime mean, without 5 Hz jitter.
+shows as a burst instead of vanishing into a lifetime mean, without per-tick jitter.
 
 The panel shares two cores with the model, so each tick repaints as little as it can: the y range moves in
 "nice" steps and only when it must (a new range makes pyqtgraph re-lay out the axis), and the grid is a few
@@ -70,7 +70,7 @@ class StatsPanel(QWidget):
     clears the engine's counters when the user presses Reset."""
 
     def __init__(self, source: Callable[[], StatsSnapshot | None],
-                 reset_source: Callable[[], None] | None = None, window_s: float = 60.0, hz: float = 5.0,
+                 reset_source: Callable[[], None] | None = None, window_s: float = 60.0, hz: float = 4.0,
                  parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("statsPanel")
