@@ -1,6 +1,6 @@
 """Take the README screenshots from the real window (run under Xvfb: `xvfb-run -s '-screen 0 1600x1000x24'`).
 
-Usage: python scripts/screenshots.py OUT_DIR   -> OUT_DIR/running.png, OUT_DIR/done.png
+Usage: python scripts/screenshots.py OUT_DIR   -> OUT_DIR/screenshot.png (mid-run), OUT_DIR/screenshot-done.png
 """
 
 import asyncio
@@ -40,11 +40,11 @@ async def shoot(window: MainWindow, out: Path) -> None:
     window.columns_box.setValue(3)
     window.runs.run_all()
     await asyncio.sleep(2.5)
-    window.grab().save(str(out / "running.png"))
+    window.grab().save(str(out / "screenshot.png"))
     while any(p.busy for p in window.grid.panes):
         await asyncio.sleep(0.1)
     await asyncio.sleep(1.0)
-    window.grab().save(str(out / "done.png"))
+    window.grab().save(str(out / "screenshot-done.png"))
 
 
 def main() -> None:
