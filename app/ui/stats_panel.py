@@ -55,14 +55,15 @@ class YScale:
         values = [i * step for i in range(int(top / step + 1e-9) + 1)]
         self.plot.setYRange(0, top, padding=0)
         self.plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in values]])
-        while len(self.lines) < len(values):
+        above_axis = values[1:]  # no grid line over the x axis
+        while len(self.lines) < len(above_axis):
             line = pg.InfiniteLine(angle=0, pen=self.pen, movable=False)
             self.plot.addItem(line, ignoreBounds=True)
             self.lines.append(line)
         for i, line in enumerate(self.lines):
-            line.setVisible(0 < i < len(values))  # no line over the x axis
-            if i < len(values):
-                line.setValue(values[i])
+            line.setVisible(i < len(above_axis))
+            if i < len(above_axis):
+                line.setValue(above_axis[i])
 
 
 class StatsPanel(QWidget):
@@ -202,8 +203,7 @@ class StatsPanel(QWidget):
                 rate[:-1] = rate[1:]
                 rate[-1] = self._trailing_rate(counter)
             self._show_readouts(snap)
-            if self.slots_line.value() != snap.n_slots:
-                self.slots_line.setValue(snap.n_slots)
+            self.slots_line.setValue(snap.n_slots)  # a no-op (no repaint) when unchanged
             self.occupancy_scale.fit(max(snap.n_slots, np.nanmax(self.queued)) + 1)
             self.updates += 1
         if self.isVisible():  # a hidden dock keeps sampling but draws nothing
