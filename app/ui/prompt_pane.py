@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QTextCursor
+from PySide6.QtCore import QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -27,6 +27,12 @@ from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 
 BUSY_STATES = {RequestState.QUEUED, RequestState.PREFILLING, RequestState.GENERATING}
+# The coloured stripe down a pane's left edge that says its state at a glance.
+STATE_COLORS = {RequestState.QUEUED: QColor("#9ca3af"), RequestState.PREFILLING: QColor("#f59e0b"),
+                RequestState.GENERATING: QColor("#3b82f6"), RequestState.DONE: QColor("#10b981"),
+                RequestState.CANCELLED: QColor("#6b7280"), RequestState.ERROR: QColor("#ef4444")}
+STRIPE_PX = 4
+CORNER_RADIUS = 8  # QFrame#promptPane's border-radius in style.qss
 
 
 def _section(title: str, body: QWidget, expanded: bool) -> tuple[QToolButton, QWidget]:
@@ -100,9 +106,14 @@ class PromptPane(QFrame):
 
         self.output = QPlainTextEdit(readOnly=True, placeholderText="Output appears here as it streams.")
         self.output.setObjectName("paneOutput")
+        # Tinted through the palette, not a style sheet: a style sheet would make the text area transparent,
+        # and then every streamed chunk repainted the whole pane frame beneath it as well.
+        tinted = self.output.palette()
+        tinted.setColor(QPalette.Base, tinted.color(QPalette.AlternateBase))
+        self.output.setPalette(tinted)
         self.output.setMinimumHeight(140)
         self.output.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.status = StatusLine("idle")
+        self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
         layout = QVBoxLayout(self)
@@ -169,10 +180,25 @@ class PromptPane(QFrame):
         busy = state in BUSY_STATES
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
-        self.setProperty("state", state.value)
-        self.style().unpolish(self)
-        self.style().polish(self)
+        self._update_stripe()
         self._refresh_status()
+
+    def _update_stripe(self) -> None:
+        # Only the stripe's strip is repainted. (A state-dependent style sheet rule needs a re-polish, which
+        # repainted the whole pane and every widget in it at each state change.)
+        self.update(QRect(0, 0, CORNER_RADIUS, self.height()))
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)  # the style sheet's rounded frame and background
+        color = STATE_COLORS.get(self.state)
+        if color is None:
+            return
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.Antialiasing)
+        outline = QPainterPath()
+        outline.addRoundedRect(QRectF(self.rect()), CORNER_RADIUS, CORNER_RADIUS)
+        painter.setClipPath(outline)
+        painter.fillRect(QRect(0, 0, STRIPE_PX, self.height()), color)
 
     def append_text(self, delta: str, tokens: int | None) -> None:
         if self._t_first is None:
@@ -209,6 +235,7 @@ class PromptPane(QFrame):
     def show_error(self, message: str) -> None:
         """A problem before or outside a run (empty prompt, no model): shown, nothing else changes."""
         self.state = RequestState.ERROR
+        self._update_stripe()
         self.status.setText(f"⚠ {message}")
 
     def tick(self) -> None:

@@ -3,7 +3,8 @@
 `QLabel.setText()` calls `updateGeometry()`, which invalidates the parent layout unless the label's size is
 fixed in both directions. With 16 panes refreshing their figures a few times a second that re-ran the whole
 grid's height-for-width layout and repainted it, and on 2 cores the GUI's CPU is the model's CPU: generation
-measured ~15% slower. This widget has a fixed height and only calls `update()`.
+measured ~15% slower. This widget has a fixed height and only calls `update()`, and it fills its own
+background, so a repaint stops at it instead of also repainting its (style-sheeted) parent underneath.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ LINES = 2
 
 
 class StatusLine(QWidget):
-    def __init__(self, text: str = "", parent: QWidget | None = None):
+    def __init__(self, text: str = "", background: QPalette.ColorRole = QPalette.Window,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self._text = text
+        self.setBackgroundRole(background)  # match the parent's background: this one is drawn opaque
+        self.setAutoFillBackground(True)
         self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.setFixedHeight(self.fontMetrics().lineSpacing() * LINES + 2)
 

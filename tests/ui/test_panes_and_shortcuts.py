@@ -101,3 +101,19 @@ def test_pane_out_of_view_holds_its_text_until_seen_or_finished(window, qtbot):
                           prompt_tokens=5, generated_tokens=2, queue_wait_s=0.0, ttft_s=0.1, decode_tps=10.0))
     assert top.output.toPlainText() == "first later"
     assert top.state == RequestState.DONE
+
+
+def test_state_stripe_takes_each_state_colour(window):
+    from app.ui.prompt_pane import STATE_COLORS
+
+    pane = window.grid.panes[0]
+
+    def stripe():
+        return pane.grab().toImage().pixelColor(2, pane.height() // 2)
+
+    assert stripe() not in STATE_COLORS.values()  # an idle pane has no stripe
+    for state, colour in STATE_COLORS.items():
+        pane.set_state(state)
+        assert stripe() == colour, state
+    pane.show_error("Enter a prompt first.")
+    assert stripe() == STATE_COLORS[RequestState.ERROR]

@@ -52,3 +52,24 @@ def test_reset_clears_plots_and_engine_counters(loaded_window, loop):
     assert np.isnan(panel.active).all()
     panel.update_once()
     assert panel.readouts["prefill"].text() == "N/A" and panel.readouts["generated_total"].text() == "0"
+
+
+def test_readouts_keep_a_fixed_size_and_widen_for_long_values(qapp):
+    """Fixed-size values repaint without re-laying-out the dock; a value too long for them widens its label."""
+    from app.engine import StatsSnapshot
+    from app.ui.stats_panel import StatsPanel
+
+    huge = 123_456_789_012
+    snap = StatsSnapshot(n_slots=16, active=16, queued=0, decode_tps=120.0, prefill_tps=300.0, avg_concurrent=15.5,
+                         steps=huge, decode_tokens=huge, decode_time_s=1.0, prefill_tokens=0, prefill_time_s=0.0,
+                         prompt_tokens_total=huge, generated_tokens_total=huge, completed=0,
+                         slot_context_used=[0] * 16, n_ctx_per_slot=512)
+    panel = StatsPanel(lambda: snap)
+    panel.timer.stop()
+    panel.show()
+    panel.update_once()
+    label = panel.readouts["generated_total"]
+    assert label.text() == f"{huge:,}"
+    assert label.minimumSize() == label.maximumSize()
+    assert label.width() >= label.fontMetrics().horizontalAdvance(label.text())
+    panel.close()
