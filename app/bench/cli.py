@@ -166,7 +166,8 @@ def format_table(result: dict) -> str:
                   f"{g['headless_tps']:.1f} t/s -> {g['gui_vs_headless']:.3f}; GUI thread CPU "
                   f"{g['gui_thread_cpu_share'] * 100:.1f}% of one core; event-loop lag p99 {g['lag_p99_ms']:.1f} ms "
                   f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
-                  f"p99 {g['panel_update_p99_ms']:.2f} ms"]
+                  f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
+                  f"the engine finished it"]
     return "\n".join(lines)
 
 
