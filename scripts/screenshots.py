@@ -36,7 +36,6 @@ async def shoot(window: MainWindow, out: Path) -> None:
         pane.prompt.setPlainText(prompt)
         pane.sampling.temperature.setValue(temperature)
         pane.sampling.max_tokens.setValue(160)
-    window.grid.set_columns(3)
     window.columns_box.setValue(3)
     window.runs.run_all()
     await asyncio.sleep(2.5)

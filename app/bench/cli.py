@@ -177,7 +177,7 @@ def run_bench(args) -> int:
     if args.gui:
         from app.bench.gui import measure_gui
 
-        result["gui"] = measure_gui(threads)
+        result["gui"] = measure_gui(threads, repetitions=1 if args.quick else 5)
     print(format_table(result))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

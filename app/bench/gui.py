@@ -61,7 +61,7 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     await window.load_model(model_path)
     while len(window.grid.panes) < PANES:
         window.grid.add_pane()
-    window.grid.set_columns(4)
+    window.columns_box.setValue(4)  # as a user would, so the toolbar agrees
     for i, pane in enumerate(window.grid.panes):
         pane.prompt.setPlainText(f"{PROMPTS[i % len(PROMPTS)]} (variant {i})")
         pane.sampling.temperature.setValue(0.0)

@@ -1,4 +1,4 @@
-"""`python -m app bench --quick` end to end: every contract key present with a positive number.
+"""`python -m app bench --quick --gui` end to end: every contract key present with a positive number.
 
 No timing assertions here (the machine may be busy); the figures themselves live in docs/benchmarks.md.
 """
@@ -10,7 +10,7 @@ import sys
 
 def test_quick_bench_writes_every_contract_key(tmp_path):
     out = tmp_path / "bench.json"
-    run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--json", str(out)],
+    run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--gui", "--json", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "engine/raw" in run.stdout and "[ 10/10]" in run.stderr  # the table and the progress lines
@@ -23,3 +23,9 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     assert {"1", "4", "8"} <= set(ratios["engine_vs_raw"]) and all(v > 0 for v in ratios["engine_vs_raw"].values())
     for key in ("engine_vs_best_naive_4", "ttft_loaded_vs_idle", "itl_p99_long_prompt_vs_steady"):
         assert ratios[key] > 0
+    gui = result["gui"]  # one window repetition: 16 panes streaming vs the same requests headless
+    assert gui["panes"] == 16 and len(gui["samples"]["gui_tps"]) == 1
+    for key in ("gui_tps", "headless_tps", "gui_vs_headless", "gui_thread_cpu_share", "panel_update_median_ms"):
+        assert gui[key] > 0, key
+    assert gui["lag_p99_ms"] >= 0 and gui["ui_done_lag_ms"] >= 0
+    assert "Window with 16 panes streaming" in run.stdout
