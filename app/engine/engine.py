@@ -1,7 +1,9 @@
 """The continuous-batching engine: one thread, one llama_context, one llama_decode per step for every sequence.
 
-Other threads only touch the waiting queue and the cancel set (under one condition variable); the engine thread
-owns the model, context, batch, samplers and running sequences, and is the only one that frees them.
+Other threads only touch the waiting queue, the cancel set and the subscriber list (under one condition
+variable); the engine thread owns the model, context, batch, samplers and running sequences, and is the only one
+that calls llama.cpp or frees anything. Every submitted request ends exactly once (`_finish` is idempotent),
+whatever fails: the failure semantics are in docs/engine.md ("Failures").
 """
 
 from __future__ import annotations
@@ -39,13 +41,13 @@ class Engine:
         self._model = LlamaModel(config.model_path)  # raises a readable error for a bad file
         try:
             self._ctx = LlamaContext(self._model, config)
-            self._renderer = PromptRenderer(self._model)
+            self._renderer = PromptRenderer(self._model, config.chat_format)
         except BaseException:
             if getattr(self, "_ctx", None):
                 self._ctx.close()
             self._model.close()
             raise
-        self.model_info = self._model.info()
+        self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label)
         limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)
@@ -55,9 +57,13 @@ class Engine:
         self._live: dict[int, Sequence] = {}
         self._cancel_ids: set[int] = set()
         self._closing = False
+        self._admitting: Sequence | None = None
         self._running: list[Sequence] = []
         self._free_slots = set(range(config.n_slots))
-        self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
+        self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()  # replaced whole, under _cond
+        self._kv_positions = [0] * config.n_slots  # written by the engine thread after every iteration
+        self._idle = threading.Event()  # set after an iteration that left nothing waiting or running
+        self._idle.set()
         self._steps = 0
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
         self._pacer = PrefillPacer(config)
@@ -71,6 +77,7 @@ class Engine:
                 raise RuntimeError("the engine is closed")
             handle = RequestHandle(next(_request_ids), request, self._request_cancel)
             seq = Sequence(handle)
+            self._idle.clear()
             self._waiting.append(seq)
             self._live[seq.id] = seq
             self._cond.notify()
@@ -82,9 +89,16 @@ class Engine:
             self._cond.notify()
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
-        """`fn(event)` runs on the engine thread once per step that changed anything; returns unsubscribe."""
-        self._subscribers = (*self._subscribers, fn)
-        return lambda: setattr(self, "_subscribers", tuple(f for f in self._subscribers if f is not fn))
+        """`fn(event)` runs on the engine thread once per step that changed anything. Returns an idempotent
+        unsubscribe; both are safe from any thread (a step already under way may still call `fn` once)."""
+        with self._cond:
+            self._subscribers = (*self._subscribers, fn)
+
+        def unsubscribe() -> None:
+            with self._cond:
+                self._subscribers = tuple(f for f in self._subscribers if f is not fn)
+
+        return unsubscribe
 
     def stats(self) -> StatsSnapshot:
         snap = self._stats.snapshot()
@@ -93,8 +107,14 @@ class Engine:
         return dataclasses.replace(snap, queued=queued)
 
     def kv_positions(self) -> list[int]:
-        """Next KV position per slot, read from llama.cpp (0 = empty). Diagnostic; exact when idle."""
-        return [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
+        """Next KV position per slot (0 = empty), as llama.cpp reported it to the engine thread at the end of
+        its last iteration. Safe from any thread and after close (it never calls llama.cpp itself)."""
+        return list(self._kv_positions)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted request has ended and the engine thread has settled (KV snapshot and
+        stats written). Returns False on timeout."""
+        return self._idle.wait(timeout)
 
     def reset_stats(self) -> None:
         self._stats.reset()
@@ -103,15 +123,18 @@ class Engine:
     def closed(self) -> bool:
         return self._closing and not self._thread.is_alive()
 
-    def close(self, timeout: float = 2.0) -> None:
-        """Cancel everything, stop the thread (it frees context, model and samplers), wait for it."""
+    def close(self, timeout: float | None = 2.0) -> bool:
+        """Cancel everything and stop the thread, waiting at most `timeout` seconds (None: until it ends).
+        Returns whether it ended; if not, it ends after its current step and frees everything then."""
         with self._cond:
             self._closing = True
             self._cond.notify()
-        self._thread.join(timeout)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
         if self._thread.is_alive():
-            log.warning("engine thread still in a step after %.1f s; waiting for it", timeout)
-            self._thread.join()
+            log.warning("engine thread still in a step after %s s; it frees the model when the step ends", timeout)
+            return False
+        return True
 
     def __enter__(self) -> Engine:
         return self
@@ -142,25 +165,40 @@ class Engine:
                         self._admit(events)
                         if self._running:
                             self._step(events)
-                except Exception as exc:  # a bug must not kill the thread: end what it touched
+                except Exception as exc:  # a bug must not kill the thread: end what the step touched
                     log.exception("engine step failed")
-                    for seq in list(self._live.values()):
-                        self._finish(seq, "error", events, f"internal engine error: {exc}")
+                    self._fail_running(events, f"internal engine error: {exc!r}")
                 self._publish(events)
+                self._snapshot_kv()
+                with self._cond:
+                    if not (self._waiting or self._running or self._admitting):
+                        self._idle.set()
                 if closing:
                     return
+        except BaseException:
+            log.exception("engine thread failed")
+            raise
         finally:
             self._release_native()
 
+    def _fail_running(self, events: EventBuilder, message: str) -> None:
+        """End every admitted request (queued ones stay queued and are served next)."""
+        for seq in list(self._running) + ([self._admitting] if self._admitting else []):
+            try:
+                self._finish(seq, "error", events, message)
+            except Exception:
+                log.exception("could not end request %s cleanly", seq.id)
+        self._admitting = None
+
+    def _snapshot_kv(self) -> None:
+        self._kv_positions = [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
+
     def _apply_cancels(self, ids: set[int], events: EventBuilder) -> None:
         for request_id in ids:
-            seq = self._live.get(request_id)
-            if seq is None:
-                continue
-            if seq.slot is None:
-                with self._cond:
-                    self._waiting.remove(seq)
-            self._finish(seq, "cancelled", events)
+            with self._cond:
+                seq = self._live.get(request_id)
+            if seq is not None:
+                self._finish(seq, "cancelled", events)
 
     def _admit(self, events: EventBuilder) -> None:
         while self._free_slots:
@@ -173,32 +211,40 @@ class Engine:
             if cancelled:  # a queued request cancelled is never admitted
                 self._finish(seq, "cancelled", events)
                 continue
+            self._admitting = seq  # until it is in _running, a fault here must still end it
             try:
-                prompt = self._renderer.tokens(seq.request)
-            except (PromptError, ValueError) as exc:
+                self._admit_one(seq, events)
+            except PromptError as exc:
                 self._finish(seq, "error", events, str(exc))
-                continue
-            if len(prompt) >= self.n_ctx_per_slot:
-                self._finish(seq, "error", events,
-                             f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
-                             "(prompt plus reply): shorten it or raise the context per slot")
-                continue
-            seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
-            self._free_slots.discard(seq.slot)
-            self._ctx.clear_sequence(seq.slot)
-            seq.prompt = np.asarray(prompt, dtype=np.int32)
-            banned = self._model.eog_ids if seq.request.ignore_eos else ()
-            seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned)
-            seq.sampler.accept_prompt(prompt)
-            seq.t_admit = time.perf_counter()
-            seq.state = RequestState.PREFILLING
-            events.state(seq.id, RequestState.PREFILLING)
-            self._running.append(seq)
+            except Exception as exc:
+                log.exception("admitting request %s failed", seq.id)
+                self._finish(seq, "error", events, f"internal engine error while admitting: {exc!r}")
+            self._admitting = None
+
+    def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
+        prompt = self._renderer.tokens(seq.request)
+        seq.prompt = np.asarray(prompt, dtype=np.int32)
+        if len(prompt) >= self.n_ctx_per_slot:
+            raise PromptError(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
+                              "(prompt plus reply): shorten it or raise the context per slot")
+        seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
+        self._free_slots.discard(seq.slot)
+        self._ctx.clear_sequence(seq.slot)
+        banned = self._model.eog_ids if seq.request.ignore_eos else ()
+        seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned)
+        seq.sampler.accept_prompt(prompt)
+        seq.t_admit = time.perf_counter()
+        seq.state = RequestState.PREFILLING
+        events.state(seq.id, RequestState.PREFILLING)
+        self._running.append(seq)
 
     def _step(self, events: EventBuilder) -> None:
         prefill_cap = None
         while True:
             plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
+            if not plan.n_tokens:  # cannot happen while every running sequence has work; never spin on it
+                self._fail_running(events, "internal engine error: a step with nothing to decode")
+                return
             outputs = self._fill_batch(plan)
             started = time.perf_counter()
             rc = self._decode()
@@ -207,6 +253,11 @@ class Engine:
                 break
             if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
                 prefill_cap = plan.n_prefill // 2
+                if prefill_cap == 0 and not plan.decode:  # not even one prompt token fits
+                    for seq, _ in plan.prefill:
+                        self._finish(seq, "error", events, "llama.cpp found no room in the KV cache for this "
+                                     "prompt (llama_decode returned 1 for a single token)")
+                    return
                 continue
             if rc == 1:  # even the decode tokens do not fit: end the youngest generating request
                 victim = max(plan.decode, key=lambda s: s.t_admit)
@@ -249,9 +300,13 @@ class Engine:
             seq.n_past += n
             seq.n_prompt_done += n
         now = time.perf_counter()
-        # Sample every output before the next decode overwrites the logits.
-        generated = sum(self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
-                        for seq, index in outputs)
+        generated = 0
+        for seq, index in outputs:  # sample every output before the next decode overwrites the logits
+            try:
+                generated += self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
+            except Exception as exc:  # this request's sampler or text: end it alone
+                log.exception("request %s failed after a decode", seq.id)
+                self._finish(seq, "error", events, f"internal engine error after decoding: {exc!r}")
         self._stats.record_tokens(generated=generated, completed=0)
 
     def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder) -> bool:
@@ -281,26 +336,38 @@ class Engine:
             events.delta(seq.id, delta)
 
     def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None) -> None:
-        if seq.slot is not None:
-            self._ctx.clear_sequence(seq.slot)
-            self._free_slots.add(seq.slot)
-            self._running.remove(seq)
-        if seq.sampler is not None:
-            seq.sampler.free()
-            seq.sampler = None
-        self._emit(seq, seq.text.finish(), events)
-        completion = seq.completion(reason, error)
-        seq.handle._complete(completion)
-        events.finished(completion, seq.handle.state)
-        with self._cond:
-            self._live.pop(seq.id, None)
-        self._stats.record_tokens(generated=0, completed=1)
+        """End a request exactly once, wherever it is (waiting, admitting, running); later calls do nothing."""
+        if seq.finished:
+            return
+        seq.finished = True
+        try:
+            if seq in self._running:
+                self._running.remove(seq)
+            if seq.slot is not None and seq.slot not in self._free_slots:
+                self._free_slots.add(seq.slot)
+                self._ctx.clear_sequence(seq.slot)
+            if seq.sampler is not None:
+                seq.sampler.free()
+                seq.sampler = None
+            self._emit(seq, seq.text.finish(), events)
+        finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
+            completion = seq.completion(reason, error)
+            seq.handle._complete(completion)
+            events.finished(completion, seq.handle.state)
+            with self._cond:
+                self._live.pop(seq.id, None)
+                self._cancel_ids.discard(seq.id)
+                if seq.slot is None and seq in self._waiting:
+                    self._waiting.remove(seq)
+            self._stats.record_tokens(generated=0, completed=1)
 
     def _publish(self, events: EventBuilder) -> None:
         event = events.build()
         if event is None:
             return
-        for fn in self._subscribers:
+        with self._cond:
+            subscribers = self._subscribers
+        for fn in subscribers:
             try:
                 fn(event)
             except Exception:

@@ -72,6 +72,7 @@ class ModelInfo:
     file_size: int
     n_ctx_train: int
     has_chat_template: bool
+    chat_format: str = ""  # how chat messages become a prompt, in words (set by the engine)
 
     @property
     def quantization(self) -> str:

@@ -1,13 +1,18 @@
-"""Turn a request into prompt tokens with the model's own chat template (the Jinja source in the GGUF).
+"""Turn a request into prompt tokens in the format the model was trained on.
 
-Rendering with the real template keeps model-specific details, such as SmolLM2's default system prompt,
-that llama.cpp's built-in pattern-matched formats drop.
+The order of preference (`chat_format="auto"`): the Jinja chat template stored in the GGUF (it keeps
+model-specific details, such as SmolLM2's default system prompt, that llama.cpp's built-in formats drop); else,
+for a chat-tuned model, the llama.cpp built-in format its own special tokens reveal (`chat_format.detect`); else
+raw text (base models). A user can force any of them per model (`EngineConfig.chat_format`). A template that
+cannot compile or render fails the request that used it, with a message naming the template; the model stays
+loaded.
 """
 
 from __future__ import annotations
 
-from llama_cpp.llama_chat_format import CHATML_CHAT_TEMPLATE, Jinja2ChatFormatter
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
+from app.engine import chat_format
 from app.engine.native import LlamaModel
 from app.engine.types import GenerationRequest
 
@@ -17,30 +22,80 @@ class PromptError(ValueError):
 
 
 class PromptRenderer:
-    def __init__(self, model: LlamaModel):
+    """`label` says which format is in use, in words the window shows (e.g. "built-in gemma")."""
+
+    def __init__(self, model: LlamaModel, requested: str = chat_format.AUTO):
         self._model = model
+        self._jinja: Jinja2ChatFormatter | None = None
+        self._jinja_error: str | None = None
+        self.builtin: str | None = None
         template = model.chat_template()
-        self.template_source = "gguf" if template else "chatml-fallback"
-        self._formatter = Jinja2ChatFormatter(
-            template=template or CHATML_CHAT_TEMPLATE,
-            eos_token=model.token_text(model.eos_id) if model.eos_id >= 0 else "",
-            bos_token=model.token_text(model.bos_id) if model.bos_id >= 0 else "",
-            add_generation_prompt=True,
-        )
+        if requested in (chat_format.AUTO, chat_format.GGUF) and template:
+            self.mode, self.label = chat_format.GGUF, "template from the GGUF"
+            self._compile(template)
+        elif requested == chat_format.GGUF:
+            self.mode, self.label = chat_format.GGUF, "template from the GGUF (this file has none)"
+            self._jinja_error = "this GGUF has no chat template: choose a built-in format or raw"
+        elif requested == chat_format.AUTO:
+            found = chat_format.detect(self._is_single_token)
+            eos = model.token_text(model.eos_id) if model.eos_id >= 0 else ""
+            names = [model.meta("general.name"), model.meta("general.finetune"), model.path.name]
+            if found and chat_format.is_chat_tuned(found, eos, names):
+                self.mode, self.builtin = "builtin", found.name
+                self.label = f"built-in {found.name} (detected from {found.marker})"
+            elif found:
+                self.mode = chat_format.RAW
+                self.label = (f"raw: a base model, it seems (has {found.marker} but does not end turns); "
+                              f"choose built-in {found.name} if it is a chat model")
+            else:
+                self.mode, self.label = chat_format.RAW, "raw: no chat template and no known turn tokens"
+        elif requested == chat_format.RAW:
+            self.mode, self.label = chat_format.RAW, "raw: no template"
+        elif requested in chat_format.builtin_names():
+            self.mode, self.builtin, self.label = "builtin", requested, f"built-in {requested}"
+        else:
+            raise ValueError(f"unknown chat format {requested!r}: use auto, gguf, raw or one of llama.cpp's "
+                             f"built-in names ({', '.join(chat_format.builtin_names())})")
+
+    def _compile(self, template: str) -> None:
+        model = self._model
+        try:
+            self._jinja = Jinja2ChatFormatter(
+                template=template,
+                eos_token=model.token_text(model.eos_id) if model.eos_id >= 0 else "",
+                bos_token=model.token_text(model.bos_id) if model.bos_id >= 0 else "",
+                add_generation_prompt=True,
+            )
+        except Exception as exc:  # jinja2.TemplateSyntaxError and friends
+            line = getattr(exc, "lineno", None)
+            where = f" (line {line})" if line else ""
+            self._jinja_error = (f"the chat template from the GGUF does not compile{where}: {exc}. "
+                                 "Choose a built-in format or raw for this model.")
+
+    def _is_single_token(self, text: str) -> bool:
+        return len(self._model.tokenize(text, add_special=False)) == 1
 
     def render(self, messages: list[dict]) -> str:
+        if self.mode == chat_format.RAW:
+            return chat_format.raw_text(messages)
+        if self.mode == "builtin":
+            try:
+                return chat_format.apply_builtin(self.builtin, messages)
+            except ValueError as exc:
+                raise PromptError(f"the built-in {self.builtin} format failed: {exc}") from exc
+        if self._jinja is None:
+            raise PromptError(self._jinja_error or "no chat template")
         try:
-            return self._formatter(messages=messages).prompt
-        except Exception as exc:  # the template's raise_exception() or a Jinja error
-            raise PromptError(f"the model's chat template rejected these messages: {exc}") from exc
+            return self._jinja(messages=messages).prompt
+        except Exception as exc:  # the template's raise_exception() or a Jinja runtime error
+            raise PromptError(f"the chat template from the GGUF rejected these messages: {exc}") from exc
 
     def tokens(self, request: GenerationRequest) -> list[int]:
-        if request.messages is not None:
-            # The rendered template already carries BOS/special tokens: add none of our own.
-            tokens = self._model.tokenize(self.render(request.messages), add_special=False)
-        else:
-            tokens = self._model.tokenize(request.prompt, add_special=True)
-        if not tokens:
+        text = self.render(request.messages) if request.messages is not None else request.prompt
+        tokens = self._model.tokenize(text, add_special=True)
+        bos = self._model.bos_id
+        if len(tokens) > 1 and tokens[0] == tokens[1] == bos:  # the template wrote BOS and so did we
+            tokens = tokens[1:]
+        if not tokens or (len(tokens) == 1 and tokens[0] == bos):
             raise PromptError("the prompt is empty")
         return tokens
-

@@ -25,7 +25,19 @@ class RequestHandle:
         self._cond = threading.Condition()
         self._chunks: list[str] = []
         self._completion: Completion | None = None
-        self.state = RequestState.QUEUED
+        self._state = RequestState.QUEUED
+
+    @property
+    def state(self) -> RequestState:
+        """Where the request is now; written by the engine thread, readable from any thread."""
+        with self._cond:
+            return self._state
+
+    @state.setter
+    def state(self, value: RequestState) -> None:
+        with self._cond:
+            if self._completion is None:  # a finished request's state never changes again
+                self._state = value
 
     def stream(self, timeout: float | None = None) -> Iterator[str]:
         """Text deltas as they arrive; ends when the request ends. `timeout` bounds each wait."""
@@ -63,7 +75,7 @@ class RequestHandle:
     def _complete(self, completion: Completion) -> None:
         with self._cond:
             self._completion = completion
-            self.state = final_state(completion.finish_reason)
+            self._state = final_state(completion.finish_reason)
             self._cond.notify_all()
 
 
@@ -74,7 +86,7 @@ class Sequence:
         self.handle = handle
         self.request = handle.request
         self.id = handle.id
-        self.cancel_requested = False
+        self.finished = False  # set once by Engine._finish; a request never ends twice
         self.slot: int | None = None
         self.prompt: list[int] = []
         self.n_prompt_done = 0  # prompt tokens already in the KV cache

@@ -7,9 +7,11 @@ settings, a CLI flag) instead of deep inside the engine thread.
 from __future__ import annotations
 
 import enum
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from app.engine import limits
+from app.engine.limits import default_threads
 
 
 class RequestState(str, enum.Enum):
@@ -31,41 +33,32 @@ def final_state(finish_reason: str) -> RequestState:
     return {"cancelled": RequestState.CANCELLED, "error": RequestState.ERROR}.get(finish_reason, RequestState.DONE)
 
 
-def default_threads() -> int:
-    """All cores up to 8: ggml threads spin, so more threads than cores only slows every step down."""
-    return max(1, min(os.cpu_count() or 2, 8))
-
-
 @dataclass(frozen=True)
 class SamplingParams:
-    """Per-request sampling. temperature <= 0 means greedy (and makes the other knobs irrelevant)."""
+    """Per-request sampling. temperature 0 means greedy (and makes the other knobs irrelevant).
 
-    temperature: float = 0.8
-    top_k: int = 40
-    top_p: float = 0.95
-    min_p: float = 0.05
-    repeat_penalty: float = 1.0
-    frequency_penalty: float = 0.0
-    presence_penalty: float = 0.0
-    penalty_last_n: int = 64
+    Defaults and ranges come from `app.engine.limits`, the same numbers the window's form uses."""
+
+    temperature: float = limits.TEMPERATURE.default
+    top_k: int = limits.TOP_K.default
+    top_p: float = limits.TOP_P.default
+    min_p: float = limits.MIN_P.default
+    repeat_penalty: float = limits.REPEAT_PENALTY.default
+    frequency_penalty: float = limits.FREQUENCY_PENALTY.default
+    presence_penalty: float = limits.PRESENCE_PENALTY.default
+    penalty_last_n: int = limits.PENALTY_LAST_N.default
     seed: int | None = None  # None: a fresh random seed per request
 
     def __post_init__(self) -> None:
-        checks = [
-            (0.0 <= self.temperature <= 5.0, f"temperature must be in [0, 5], got {self.temperature}"),
-            (self.top_k >= 0, f"top_k must be >= 0 (0 disables it), got {self.top_k}"),
-            (0.0 < self.top_p <= 1.0, f"top_p must be in (0, 1], got {self.top_p}"),
-            (0.0 <= self.min_p < 1.0, f"min_p must be in [0, 1), got {self.min_p}"),
-            (0.0 < self.repeat_penalty <= 5.0, f"repeat_penalty must be in (0, 5], got {self.repeat_penalty}"),
-            (-2.0 <= self.frequency_penalty <= 2.0,
-             f"frequency_penalty must be in [-2, 2], got {self.frequency_penalty}"),
-            (-2.0 <= self.presence_penalty <= 2.0, f"presence_penalty must be in [-2, 2], got {self.presence_penalty}"),
-            (self.penalty_last_n >= 0, f"penalty_last_n must be >= 0, got {self.penalty_last_n}"),
-            (self.seed is None or self.seed >= 0, f"seed must be >= 0 or empty, got {self.seed}"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise ValueError(message)
+        for name, limit in (("temperature", limits.TEMPERATURE), ("top_k", limits.TOP_K),
+                            ("top_p", limits.TOP_P), ("min_p", limits.MIN_P),
+                            ("repeat_penalty", limits.REPEAT_PENALTY),
+                            ("frequency_penalty", limits.FREQUENCY_PENALTY),
+                            ("presence_penalty", limits.PRESENCE_PENALTY),
+                            ("penalty_last_n", limits.PENALTY_LAST_N)):
+            limit.check(name, getattr(self, name))
+        if self.seed is not None:
+            limits.SEED.check("seed", self.seed)
 
     @property
     def greedy(self) -> bool:
@@ -83,7 +76,7 @@ class GenerationRequest:
     messages: list[dict] | None = None
     prompt: str | None = None
     sampling: SamplingParams = field(default_factory=SamplingParams)
-    max_tokens: int = 256
+    max_tokens: int = limits.MAX_TOKENS.default
     stop: tuple[str, ...] | list[str] = ()
     ignore_eos: bool = False  # generate exactly max_tokens (benchmarks)
 
@@ -94,8 +87,7 @@ class GenerationRequest:
             if not self.messages or not all(isinstance(m, dict) and "role" in m and "content" in m
                                             for m in self.messages):
                 raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
         object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
 
 
@@ -111,20 +103,21 @@ class EngineConfig:
     """
 
     model_path: str | Path
-    n_slots: int = 4
-    n_ctx_per_slot: int = 2048
+    n_slots: int = limits.SLOTS.default
+    n_ctx_per_slot: int = limits.CONTEXT_PER_SLOT.default
     n_threads: int = field(default_factory=default_threads)
     n_threads_batch: int | None = None
     step_budget: int = 16
     mixed_step_factor: float = 2.5
     min_prefill_per_step: int = 4
     max_batch_tokens: int = 128
+    chat_format: str = "auto"  # how chat messages become a prompt: see app.engine.prompt.CHAT_FORMATS
 
     def __post_init__(self) -> None:
+        limits.SLOTS.check("n_slots", self.n_slots)
+        limits.CONTEXT_PER_SLOT.check("n_ctx_per_slot", self.n_ctx_per_slot)
+        limits.THREADS.check("n_threads", self.n_threads)
         checks = [
-            (1 <= self.n_slots <= 64, f"n_slots must be 1..64, got {self.n_slots}"),
-            (64 <= self.n_ctx_per_slot <= 131072, f"n_ctx_per_slot must be 64..131072, got {self.n_ctx_per_slot}"),
-            (1 <= self.n_threads <= 256, f"n_threads must be >= 1, got {self.n_threads}"),
             (self.step_budget >= 1, f"step_budget must be >= 1, got {self.step_budget}"),
             (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
             (self.mixed_step_factor > 1.0, f"mixed_step_factor must be > 1, got {self.mixed_step_factor}"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -36,6 +37,9 @@ class EngineBridge(QObject):
         self._engine: Engine | None = None
         self._unsubscribers: dict[int, object] = {}
         self.loading = False
+        self._lock = threading.Lock()  # guards _closed and _just_loaded between the loader thread and close()
+        self._closed = False
+        self._just_loaded: Engine | None = None  # built by the loader thread, not yet swapped in
 
     @property
     def engine(self) -> Engine | None:
@@ -49,16 +53,25 @@ class EngineBridge(QObject):
     def ready(self) -> bool:
         return self._engine is not None and not self.loading
 
-    async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int) -> ModelInfo:
-        """Build a new engine in a worker thread; swap it in only if it loads. Raises ModelLoadError."""
+    async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int,
+                         chat_format: str = "auto") -> ModelInfo:
+        """Build a new engine in a worker thread; swap it in only if it loads. Raises ModelLoadError.
+
+        If the bridge is closed while the model loads, the new engine is closed as soon as it exists."""
         if self.loading:
             raise ModelLoadError("a model is already loading")
+        if self._closed:
+            raise ModelLoadError("the window is closing")
         self.loading = True
         self.sig_loading.emit(str(path))
         try:
             config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
-                                  n_threads=n_threads)
-            engine = await asyncio.to_thread(Engine, config)
+                                  n_threads=n_threads, chat_format=chat_format)
+            engine = await asyncio.to_thread(self._build, config)
+            with self._lock:
+                claimed, self._just_loaded = self._just_loaded is engine, None
+            if not claimed:  # close() took it while this coroutine waited to resume
+                raise ModelLoadError("the window closed while the model was loading")
         except Exception as exc:
             message = f"Could not load {Path(path).name}: {exc}"
             log.warning(message)
@@ -71,6 +84,22 @@ class EngineBridge(QObject):
             await asyncio.to_thread(self._retire, old)
         self.sig_model_loaded.emit(engine.model_info)
         return engine.model_info
+
+    def _build(self, config: EngineConfig) -> Engine:
+        """Loader thread: make the engine, or close it at once if the bridge closed meanwhile."""
+        engine = Engine(config)
+        with self._lock:
+            if not self._closed:
+                self._just_loaded = engine
+                return engine
+        engine.close()
+        raise ModelLoadError("the window closed while the model was loading")
+
+    def _take_just_loaded(self) -> Engine | None:
+        with self._lock:
+            self._closed = True
+            engine, self._just_loaded = self._just_loaded, None
+        return engine
 
     def _swap(self, engine: Engine | None) -> Engine | None:
         old, self._engine = self._engine, engine
@@ -111,12 +140,12 @@ class EngineBridge(QObject):
         return bool(snap and (snap.active or snap.queued))
 
     def close(self) -> None:
-        """Stop the engine (cancels everything; the engine joins its thread within ~2 s)."""
-        old = self._swap(None)
-        if old is not None:
-            self._retire(old)
+        """Stop the engine, and one still loading (cancels everything; waits at most ~2 s per engine)."""
+        for engine in (self._take_just_loaded(), self._swap(None)):
+            if engine is not None:
+                self._retire(engine)
 
     async def aclose(self) -> None:
-        old = self._swap(None)
-        if old is not None:
-            await asyncio.to_thread(self._retire, old)
+        for engine in (self._take_just_loaded(), self._swap(None)):
+            if engine is not None:
+                await asyncio.to_thread(self._retire, engine)

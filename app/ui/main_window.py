@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine import ModelInfo
+from app.engine import ModelInfo, chat_format
 from app.models import ModelNotFoundError, default_model_path
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge, ModelLoadError
@@ -59,6 +59,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.RightDockWidgetArea, self.stats_dock)
         self.resizeDocks([self.stats_dock], [360], Qt.Horizontal)
         self._last_pane: PromptPane | None = None
+        self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self._build_actions()
         self._build_status_bar()
@@ -102,13 +103,15 @@ class MainWindow(QMainWindow):
             toolbar.addAction(action)
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Columns "))
-        self.columns_box = QSpinBox(minimum=1, maximum=4, value=self.grid.columns, toolTip="Panes per row")
+        low, high = keys.COLUMNS.range
+        self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
         self.columns_box.valueChanged.connect(self._set_columns)
         toolbar.addWidget(self.columns_box)
         toolbar.addSeparator()
         toolbar.addAction(self.act_open)
         toolbar.addAction(self.act_settings)
         menus = {"&File": [self.act_open, self.act_settings, None, self.act_quit],
+                 "&Model": [self.act_open],
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&View": [self.stats_dock.toggleViewAction()]}
@@ -116,6 +119,38 @@ class MainWindow(QMainWindow):
             menu = self.menuBar().addMenu(title)
             for action in actions:
                 menu.addSeparator() if action is None else menu.addAction(action)
+            if title == "&Model":
+                self._build_format_menu(menu.addMenu("Prompt format"))
+
+    def _build_format_menu(self, menu) -> None:
+        """Per-model override of how chat messages become a prompt (Auto picks; the status bar says what)."""
+        self.format_actions = QActionGroup(self)
+        self.format_actions.setExclusive(True)
+        choices = [(chat_format.AUTO, "Auto (the GGUF's template, else detected)"),
+                   (chat_format.GGUF, "Template from the GGUF"), (chat_format.RAW, "Raw: no template")]
+        builtin = menu.addMenu("Built-in (llama.cpp)")
+        for name, text in choices + [(n, n) for n in chat_format.builtin_names()]:
+            action = (builtin if text == name else menu).addAction(text)
+            action.setCheckable(True)
+            action.setData(name)
+            self.format_actions.addAction(action)
+        self.format_actions.triggered.connect(lambda action: self.set_chat_format(action.data()))
+
+    def set_chat_format(self, name: str) -> None:
+        """Remember the format for the loaded model and reload it with that format."""
+        info = self.bridge.model_info
+        if info is None or name == self.settings.chat_format(info.path):
+            return
+        if self.confirm_interrupt("Changing the prompt format"):
+            self.settings.set_chat_format(info.path, name)
+            asyncio.ensure_future(self.load_model(info.path))
+        else:
+            self._check_format(info.path)
+
+    def _check_format(self, path: str) -> None:
+        current = self.settings.chat_format(path)
+        for action in self.format_actions.actions():
+            action.setChecked(action.data() == current)
 
     def _build_status_bar(self) -> None:
         self.model_label = QLabel("No model loaded")
@@ -170,8 +205,11 @@ class MainWindow(QMainWindow):
         try:
             return await self.bridge.load_model(path, n_slots=self.settings.get(keys.SLOTS),
                                                 n_ctx_per_slot=self.settings.get(keys.CONTEXT_PER_SLOT),
-                                                n_threads=self.settings.get(keys.THREADS))
+                                                n_threads=self.settings.get(keys.THREADS),
+                                                chat_format=self.settings.chat_format(str(Path(path).resolve())))
         except ModelLoadError as exc:
+            if self._closing:
+                return None
             still = f"\n\n{self.bridge.model_info.name} is still loaded." if self.bridge.model_info else ""
             self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
             return None
@@ -208,8 +246,11 @@ class MainWindow(QMainWindow):
         engine = self.bridge.engine
         self.model_label.setText(
             f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
-            f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot}")
-        self.model_label.setToolTip(f"{info.name}\n{info.path}")
+            f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot} · "
+            f"prompt: {info.chat_format}")
+        self.model_label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format} "
+                                    "(Model → Prompt format to change it)")
+        self._check_format(info.path)
         self.statusBar().showMessage(f"Model ready: {Path(info.path).name}", 4000)
 
     def show_message(self, title: str, text: str, icon=QMessageBox.Information) -> None:
@@ -226,6 +267,7 @@ class MainWindow(QMainWindow):
         self.restoreState(self.settings.get(keys.WINDOW_STATE))
 
     def closeEvent(self, event) -> None:
+        self._closing = True
         self.settings.set(keys.GEOMETRY, self.saveGeometry())
         self.settings.set(keys.WINDOW_STATE, self.saveState())
         self.settings.sync()

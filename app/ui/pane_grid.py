@@ -6,6 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.ui.prompt_pane import PromptPane
+from app.ui.settings import COLUMNS_LIMIT
 
 
 class PaneGrid(QScrollArea):
@@ -14,7 +15,7 @@ class PaneGrid(QScrollArea):
     sig_pane_removed = Signal(object)
     """A pane is being removed (the coordinator cancels its generation first)."""
 
-    def __init__(self, columns: int = 2, parent: QWidget | None = None):
+    def __init__(self, columns: int = COLUMNS_LIMIT.default, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setObjectName("paneGrid")
@@ -25,7 +26,7 @@ class PaneGrid(QScrollArea):
         self._layout.setSpacing(8)
         self.setWidget(self._container)
         self.panes: list[PromptPane] = []
-        self.columns = max(1, min(4, columns))
+        self.columns = COLUMNS_LIMIT.clamp(columns)
         self._next_number = 1
 
     def add_pane(self, contents: dict | None = None, after: PromptPane | None = None) -> PromptPane:
@@ -62,7 +63,7 @@ class PaneGrid(QScrollArea):
             self.panes[min(index, len(self.panes) - 1)].prompt.setFocus()
 
     def set_columns(self, columns: int) -> None:
-        self.columns = max(1, min(4, columns))
+        self.columns = COLUMNS_LIMIT.clamp(columns)
         self._reflow()
 
     def _reflow(self) -> None:
@@ -71,7 +72,7 @@ class PaneGrid(QScrollArea):
         for i, pane in enumerate(self.panes):
             row, col = divmod(i, self.columns)
             self._layout.addWidget(pane, row, col)
-        for col in range(4):
+        for col in range(int(COLUMNS_LIMIT.high)):
             self._layout.setColumnStretch(col, 1 if col < self.columns else 0)
         rows = (len(self.panes) + self.columns - 1) // self.columns
         for row in range(rows + 1):

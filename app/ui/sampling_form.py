@@ -1,6 +1,7 @@
 """Per-pane sampling settings: spin boxes bounded to valid ranges, so most bad input cannot be typed at all.
 
-What can still be wrong (a stop list, a seed) is reported by `read()` as a message, and nothing is lost.
+Ranges and defaults are `app.engine.limits`, the same numbers SamplingParams validates against. What can still
+be wrong (a stop list, a seed) is reported by `read()` as a message, and nothing is lost.
 """
 
 from __future__ import annotations
@@ -9,22 +10,23 @@ from PySide6.QtCore import QRegularExpression
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
-from app.engine import SamplingParams
+from app.engine import SamplingParams, limits
+from app.engine.limits import Limit
 
 
-def _double(low: float, high: float, step: float, value: float, decimals: int = 2) -> QDoubleSpinBox:
+def _double(limit: Limit) -> QDoubleSpinBox:
     box = QDoubleSpinBox()
-    box.setRange(low, high)
-    box.setSingleStep(step)
-    box.setDecimals(decimals)
-    box.setValue(value)
+    box.setDecimals(limit.decimals)
+    box.setRange(limit.low, limit.high)
+    box.setSingleStep(limit.step)
+    box.setValue(limit.default)
     return box
 
 
-def _int(low: int, high: int, value: int) -> QSpinBox:
+def _int(limit: Limit) -> QSpinBox:
     box = QSpinBox()
-    box.setRange(low, high)
-    box.setValue(value)
+    box.setRange(int(limit.low), int(limit.high))
+    box.setValue(int(limit.default))
     return box
 
 
@@ -53,15 +55,15 @@ class SamplingForm(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        defaults = SamplingParams()
-        self.temperature = _double(0.0, 2.0, 0.05, 0.7)
+        self.temperature = _double(limits.TEMPERATURE)
         self.temperature.setToolTip("0 = greedy (deterministic)")
-        self.top_k = _int(0, 500, defaults.top_k)
+        self.top_k = _int(limits.TOP_K)
         self.top_k.setToolTip("0 disables top-k")
-        self.top_p = _double(0.01, 1.0, 0.05, defaults.top_p)
-        self.min_p = _double(0.0, 0.99, 0.01, defaults.min_p)
-        self.repeat_penalty = _double(0.5, 2.0, 0.05, 1.1)
-        self.max_tokens = _int(1, 32768, 256)
+        self.top_p = _double(limits.TOP_P)
+        self.min_p = _double(limits.MIN_P)
+        self.repeat_penalty = _double(limits.REPEAT_PENALTY)
+        self.repeat_penalty.setToolTip("1.0 = off")
+        self.max_tokens = _int(limits.MAX_TOKENS)
         self.seed = QLineEdit()
         self.seed.setPlaceholderText("random")
         self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,10}")))
@@ -83,8 +85,6 @@ class SamplingForm(QWidget):
     def read(self) -> tuple[SamplingParams, int, list[str]]:
         seed_text = self.seed.text().strip()
         seed = int(seed_text) if seed_text else None
-        if seed is not None and seed > 0xFFFFFFFF:
-            raise ValueError(f"seed must be at most {0xFFFFFFFF}")
         params = SamplingParams(
             temperature=self.temperature.value(), top_k=self.top_k.value(), top_p=self.top_p.value(),
             min_p=self.min_p.value(), repeat_penalty=self.repeat_penalty.value(), seed=seed)

@@ -5,12 +5,14 @@ Widgets read and write through `Settings`, never through raw QSettings keys, so 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from app.engine import default_threads
+from app.engine import limits
+from app.engine.limits import Limit
 
 ORGANIZATION = "Chorus"
 APPLICATION = "Chorus"
@@ -21,18 +23,25 @@ class Setting:
     key: str
     default: Any
     type: type
+    limit: Limit | None = None  # numbers are clamped into it on read
+
+    @property
+    def range(self) -> tuple[int, int]:
+        return int(self.limit.low), int(self.limit.high)
 
 
-SLOTS = Setting("engine/slots", 4, int)
-CONTEXT_PER_SLOT = Setting("engine/context_per_slot", 2048, int)
-THREADS = Setting("engine/threads", default_threads(), int)
+COLUMNS_LIMIT = Limit(1, 4, 2)  # panes per row in the grid
+
+SLOTS = Setting("engine/slots", limits.SLOTS.default, int, limits.SLOTS)
+CONTEXT_PER_SLOT = Setting("engine/context_per_slot", limits.CONTEXT_PER_SLOT.default, int, limits.CONTEXT_PER_SLOT)
+THREADS = Setting("engine/threads", limits.THREADS.default, int, limits.THREADS)
 LAST_MODEL = Setting("model/last_path", "", str)
+CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: chat format} for overrides
 GEOMETRY = Setting("window/geometry", QByteArray(), QByteArray)
 WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
-COLUMNS = Setting("window/columns", 2, int)
+COLUMNS = Setting("window/columns", COLUMNS_LIMIT.default, int, COLUMNS_LIMIT)
 
-ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, GEOMETRY, WINDOW_STATE, COLUMNS)
-LIMITS = {SLOTS.key: (1, 16), CONTEXT_PER_SLOT.key: (256, 32768), THREADS.key: (1, 64), COLUMNS.key: (1, 4)}
+ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS)
 
 
 class Settings:
@@ -47,13 +56,28 @@ class Settings:
             value = setting.type(value) if not isinstance(value, setting.type) else value
         except (TypeError, ValueError):
             return setting.default  # a hand-edited or stale value must not break start-up
-        if setting.key in LIMITS:
-            low, high = LIMITS[setting.key]
-            value = min(max(value, low), high)
+        if setting.limit is not None:
+            value = setting.limit.clamp(value)
         return value
 
     def set(self, setting: Setting, value: Any) -> None:
         self.store.setValue(setting.key, value)
+
+    def chat_format(self, model_path: str) -> str:
+        """The prompt format chosen for this model file ("auto" unless the user picked one)."""
+        return self._chat_formats().get(model_path, "auto")
+
+    def set_chat_format(self, model_path: str, name: str) -> None:
+        formats = self._chat_formats()
+        formats.pop(model_path, None) if name == "auto" else formats.update({model_path: name})
+        self.set(CHAT_FORMATS, json.dumps(formats))
+
+    def _chat_formats(self) -> dict:
+        try:
+            formats = json.loads(self.get(CHAT_FORMATS))
+        except ValueError:
+            return {}
+        return formats if isinstance(formats, dict) else {}
 
     def sync(self) -> None:
         self.store.sync()

@@ -7,7 +7,7 @@ import os
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox, QWidget
 
 from app.ui import settings as keys
-from app.ui.settings import LIMITS, Settings
+from app.ui.settings import Settings
 
 
 class SettingsDialog(QDialog):
@@ -22,7 +22,7 @@ class SettingsDialog(QDialog):
                 (keys.CONTEXT_PER_SLOT, "Context per slot", "Tokens each slot holds: prompt plus reply", 256),
                 (keys.THREADS, "CPU threads", f"This machine has {os.cpu_count()} logical cores", 1)]
         for setting, label, tip, step in rows:
-            low, high = LIMITS[setting.key]
+            low, high = setting.range
             box = QSpinBox(minimum=low, maximum=high, singleStep=step, value=settings.get(setting), toolTip=tip)
             form.addRow(label, box)
             self.boxes[setting.key] = box

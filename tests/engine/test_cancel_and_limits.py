@@ -1,6 +1,5 @@
-"""Cancellation, context limits, the submit/cancel storm, and llama_decode failures."""
+"""Cancellation, context limits, and llama_decode failures."""
 
-import random
 import threading
 
 from app.engine import RequestState
@@ -24,6 +23,7 @@ def test_cancel_all_keeps_partial_text_and_never_admits_queued(make_engine):
     for h in handles:  # idempotent, also after the end
         h.cancel()
     assert engine.submit(ask("Still alive?", max_tokens=4)).result(timeout=30).generated_tokens > 0
+    assert engine.wait_idle(30) and engine.kv_positions() == [0, 0]
 
 
 def test_oversize_prompt_errors_with_sizes_while_others_complete(make_engine):
@@ -31,8 +31,9 @@ def test_oversize_prompt_errors_with_sizes_while_others_complete(make_engine):
     normal = engine.submit(ask("Name a color.", max_tokens=16))
     huge = engine.submit(ask("word " * 400, max_tokens=16))
     bad, good = huge.result(timeout=60), normal.result(timeout=60)
-    assert bad.finish_reason == "error"
-    assert "256" in bad.error and str(bad.prompt_tokens or "") in bad.error and "tokens" in bad.error
+    assert bad.finish_reason == "error" and bad.generated_tokens == 0
+    assert bad.prompt_tokens > 256  # counted, so the message can say it
+    assert f"the prompt is {bad.prompt_tokens} tokens but a slot holds 256" in bad.error
     assert good.finish_reason in ("stop", "length") and good.generated_tokens > 0
 
 
@@ -41,27 +42,6 @@ def test_generation_reaching_the_slot_context_ends_with_length(make_engine):
     result = engine.submit(ask("Write a very long essay.", max_tokens=1000, ignore_eos=True)).result(60)
     assert result.finish_reason == "length"
     assert result.prompt_tokens + result.generated_tokens == 128
-
-
-def test_storm_of_submits_and_cancels_ends_every_request_exactly_once(make_engine):
-    engine = make_engine(n_slots=4, n_ctx_per_slot=256)
-    finished = []
-    engine.subscribe(lambda ev: finished.extend(c.request_id for c in ev.finished))
-    rng = random.Random(7)
-    handles = []
-    for _ in range(320):
-        if handles and rng.random() < 0.45:
-            rng.choice(handles).cancel()
-        else:
-            handles.append(engine.submit(ask(f"Say something about {rng.randint(0, 999)}.",
-                                             max_tokens=rng.randint(1, 12))))
-    results = [h.result(timeout=120) for h in handles]
-    assert sorted(finished) == sorted(h.id for h in handles)  # exactly once each
-    assert {r.finish_reason for r in results} <= {"stop", "length", "cancelled"}
-    assert any(r.finish_reason == "cancelled" for r in results)
-    snap = engine.stats()
-    assert snap.active == 0 and snap.queued == 0
-    assert engine.kv_positions() == [0, 0, 0, 0]  # every sequence's KV is empty
 
 
 def test_decode_failure_errors_the_step_and_the_engine_goes_on(make_engine):
@@ -78,7 +58,7 @@ def test_decode_failure_errors_the_step_and_the_engine_goes_on(make_engine):
     assert all(r.finish_reason == "error" and "code -3" in r.error for r in results)
     after = engine.submit(ask("Tell me about owls.", max_tokens=8)).result(timeout=60)
     assert after.finish_reason in ("stop", "length") and after.generated_tokens > 0
-    assert engine.kv_positions() == [0, 0]
+    assert engine.wait_idle(30) and engine.kv_positions() == [0, 0]
 
 
 def test_full_kv_shrinks_the_prefill_part_and_retries(make_engine):

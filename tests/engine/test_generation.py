@@ -53,7 +53,7 @@ def test_messages_are_rendered_with_the_gguf_template(make_engine):
     # SmolLM2's own Jinja template adds its default system prompt; llama.cpp's built-in chatml would not.
     assert "You are a helpful AI assistant named SmolLM" in rendered
     assert rendered.endswith("<|im_start|>assistant\n")
-    assert engine._renderer.template_source == "gguf"
+    assert engine.model_info.chat_format == "template from the GGUF"
     templated = engine.submit(ask("Hi", max_tokens=1)).result(timeout=60)
     assert templated.prompt_tokens == len(engine._model.tokenize(rendered, add_special=False))
 

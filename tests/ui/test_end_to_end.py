@@ -80,7 +80,7 @@ def test_settings_round_trip_through_qsettings(tmp_path, qapp):
     second = Settings(QSettings(path, QSettings.IniFormat))
     assert (second.get(keys.SLOTS), second.get(keys.CONTEXT_PER_SLOT), second.get(keys.COLUMNS)) == (6, 1024, 3)
     assert second.get(keys.LAST_MODEL) == "/models/x.gguf"
-    assert second.get(keys.THREADS) == keys.LIMITS[keys.THREADS.key][1]
+    assert second.get(keys.THREADS) == keys.THREADS.range[1]
 
 
 def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):

@@ -1,0 +1,57 @@
+"""Every default and limit of a user-facing number, declared once.
+
+The engine's dataclasses validate against these, the window's spin boxes take their ranges and defaults from
+them, and the settings store clamps to them, so a value the UI accepts is always one the engine accepts.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A closed range [low, high] with its default. `decimals`/`step` are how a form shows it."""
+
+    low: float
+    high: float
+    default: float | int
+    step: float = 1
+    decimals: int = 0
+
+    def check(self, name: str, value) -> None:
+        if not (self.low <= value <= self.high):
+            raise ValueError(f"{name} must be in [{_number(self.low)}, {_number(self.high)}], got {value}")
+
+    def clamp(self, value):
+        return type(self.default)(min(max(value, self.low), self.high))
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def default_threads() -> int:
+    """All cores up to 8: ggml threads spin, so more threads than cores only slows every step down."""
+    return max(1, min(os.cpu_count() or 2, 8))
+
+
+# Sampling (SamplingParams). temperature 0 = greedy.
+TEMPERATURE = Limit(0.0, 2.0, 0.8, step=0.05, decimals=2)
+TOP_K = Limit(0, 1000, 40)  # 0 disables top-k
+TOP_P = Limit(0.01, 1.0, 0.95, step=0.05, decimals=2)
+MIN_P = Limit(0.0, 0.99, 0.05, step=0.01, decimals=2)
+REPEAT_PENALTY = Limit(0.5, 2.0, 1.0, step=0.05, decimals=2)  # 1.0 = off
+FREQUENCY_PENALTY = Limit(-2.0, 2.0, 0.0, step=0.1, decimals=2)
+PRESENCE_PENALTY = Limit(-2.0, 2.0, 0.0, step=0.1, decimals=2)
+PENALTY_LAST_N = Limit(0, 4096, 64)
+SEED = Limit(0, 0xFFFFFFFF, 0)  # None (no seed) = a fresh random seed per request
+
+# Requests (GenerationRequest).
+MAX_TOKENS = Limit(1, 32768, 256)
+
+# Engine layout (EngineConfig); the settings dialog uses the same ranges.
+SLOTS = Limit(1, 64, 4)
+CONTEXT_PER_SLOT = Limit(64, 131072, 2048, step=256)
+THREADS = Limit(1, 128, default_threads())

@@ -1,0 +1,178 @@
+"""Faults injected at each point of a step: every request ends exactly once and the engine keeps serving."""
+
+from collections import Counter
+
+import pytest
+
+import app.engine.engine as engine_module
+import app.engine.request as request_module
+from app.engine import SamplingParams
+from app.engine.sampling import SamplerChain
+from app.engine.text import TextStream
+from tests.conftest import ask
+
+MARK_SEED = 424242  # requests carrying this seed are the ones a fault hits
+
+
+def marked(text="Tell me about owls.", max_tokens=12):
+    return ask(text, max_tokens=max_tokens, sampling=SamplingParams(temperature=0.5, seed=MARK_SEED))
+
+
+def finished_counter(engine) -> Counter:
+    counts = Counter()
+    engine.subscribe(lambda ev: counts.update(c.request_id for c in ev.finished))
+    return counts
+
+
+def assert_healthy(engine, counts, handles):
+    """Each handle ended once, the engine serves a new request, and no slot or KV is left behind."""
+    assert engine.wait_idle(30)  # the step that finished the last one has published its event
+    assert all(counts[h.id] == 1 for h in handles), {h.id: counts[h.id] for h in handles}
+    after = engine.submit(ask("Name a color.", max_tokens=6)).result(timeout=60)
+    assert after.finish_reason in ("stop", "length") and after.generated_tokens > 0
+    assert engine.wait_idle(30)
+    snap = engine.stats()
+    assert snap.active == 0 and snap.queued == 0
+    assert engine.kv_positions() == [0] * engine.config.n_slots
+
+
+def test_unexpected_step_fault_ends_running_requests_once_and_still_serves_the_queue(make_engine):
+    engine = make_engine(n_slots=1, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+    real_fill, calls = engine._fill_batch, []
+
+    def faulty_fill(plan):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("injected fault in a step")
+        return real_fill(plan)
+
+    engine._fill_batch = faulty_fill
+    handles = [engine.submit(ask(f"Count to {n}.", max_tokens=8)) for n in (3, 4, 5)]
+    results = [h.result(timeout=60) for h in handles]
+    assert results[0].finish_reason == "error" and "injected fault" in results[0].error
+    # The two that were still queued were never touched by the fault: they run normally, once each.
+    assert all(r.finish_reason in ("stop", "length") and r.generated_tokens > 0 for r in results[1:])
+    assert_healthy(engine, counts, handles)
+
+
+def test_fault_between_slot_assignment_and_running_frees_the_slot(make_engine, monkeypatch):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+
+    class FailingChain(SamplerChain):
+        def __init__(self, params, *args):
+            if params.seed == MARK_SEED:
+                raise RuntimeError("injected fault building a sampler")
+            super().__init__(params, *args)
+
+    monkeypatch.setattr(engine_module, "SamplerChain", FailingChain)
+    handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
+    bad, good = (h.result(timeout=60) for h in handles)
+    assert bad.finish_reason == "error" and "building a sampler" in bad.error
+    assert good.finish_reason in ("stop", "length")
+    # Both slots are usable again: two requests at once complete.
+    pair = [engine.submit(ask(f"Name a number above {n}.", max_tokens=6)) for n in (10, 20)]
+    assert all(h.result(timeout=60).generated_tokens > 0 for h in pair)
+    assert_healthy(engine, counts, handles + pair)
+
+
+def test_rendering_fault_ends_only_that_request(make_engine, monkeypatch):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+    real_tokens = engine._renderer.tokens
+
+    def tokens(request):
+        if request.sampling.seed == MARK_SEED:
+            raise KeyError("injected fault while rendering")
+        return real_tokens(request)
+
+    monkeypatch.setattr(engine._renderer, "tokens", tokens)
+    handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
+    bad, good = (h.result(timeout=60) for h in handles)
+    assert bad.finish_reason == "error" and "while rendering" in bad.error
+    assert good.finish_reason in ("stop", "length") and good.generated_tokens > 0
+    assert_healthy(engine, counts, handles)
+
+
+def test_sampling_fault_ends_only_that_request(make_engine, monkeypatch):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+
+    class FailingSample(SamplerChain):
+        def __init__(self, params, *args):
+            super().__init__(params, *args)
+            self.fail = params.seed == MARK_SEED
+
+        def sample(self, ctx_ptr, batch_index):
+            if self.fail:
+                raise RuntimeError("injected fault while sampling")
+            return super().sample(ctx_ptr, batch_index)
+
+    monkeypatch.setattr(engine_module, "SamplerChain", FailingSample)
+    handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=12, ignore_eos=True))]
+    bad, good = (h.result(timeout=60) for h in handles)
+    assert bad.finish_reason == "error" and "while sampling" in bad.error
+    assert good.finish_reason == "length" and good.generated_tokens == 12
+    assert_healthy(engine, counts, handles)
+
+
+def test_text_fault_ends_only_that_request(make_engine, monkeypatch):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+
+    class FailingText(TextStream):
+        def feed(self, data: bytes) -> str:
+            if "BOOM" in self._stops:
+                raise UnicodeError("injected fault in the text stream")
+            return super().feed(data)
+
+    monkeypatch.setattr(request_module, "TextStream", FailingText)
+    handles = [engine.submit(ask("Tell me about owls.", max_tokens=8, stop=["BOOM"])),
+               engine.submit(ask("Name a fruit.", max_tokens=8, ignore_eos=True))]
+    bad, good = (h.result(timeout=60) for h in handles)
+    assert bad.finish_reason == "error" and "text stream" in bad.error
+    assert good.finish_reason == "length" and good.generated_tokens == 8
+    assert_healthy(engine, counts, handles)
+
+
+def test_a_failing_subscriber_does_not_stop_the_engine_or_other_subscribers(make_engine):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+
+    def broken(_event):
+        raise RuntimeError("injected fault in a subscriber")
+
+    engine.subscribe(broken)
+    counts = finished_counter(engine)
+    handles = [engine.submit(ask(f"Name an animal that starts with {c}.", max_tokens=6)) for c in "ABC"]
+    assert all(h.result(timeout=60).finish_reason in ("stop", "length") for h in handles)
+    assert_healthy(engine, counts, handles)
+
+
+def test_decode_full_on_a_single_prompt_token_errors_instead_of_spinning(make_engine):
+    engine = make_engine(n_slots=1, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+    real_decode = engine._decode
+    engine._decode = lambda: 1 if engine._ctx.batch.n_tokens else real_decode()  # "KV full" for any prefill
+    handle = engine.submit(ask("Hello there.", max_tokens=4))
+    result = handle.result(timeout=60)
+    assert result.finish_reason == "error" and "KV cache" in result.error
+    engine._decode = real_decode
+    assert_healthy(engine, counts, [handle])
+
+
+@pytest.mark.parametrize("code", [-1, -3, 2])
+def test_decode_failure_codes_end_the_step_and_the_engine_goes_on(make_engine, code):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+    real_decode, calls = engine._decode, []
+
+    def failing_once():
+        calls.append(1)
+        return code if len(calls) == 3 else real_decode()
+
+    engine._decode = failing_once
+    handles = [engine.submit(ask("Tell me about owls.", max_tokens=20)) for _ in range(2)]
+    results = [h.result(timeout=60) for h in handles]
+    assert all(r.finish_reason == "error" and f"code {code}" in r.error for r in results)
+    assert_healthy(engine, counts, handles)
