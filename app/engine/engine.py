@@ -101,10 +101,12 @@ class Engine:
         return unsubscribe
 
     def stats(self) -> StatsSnapshot:
+        """Counters as of the last step; `active` and `queued` as of now (live requests, under the lock)."""
         snap = self._stats.snapshot()
         with self._cond:
             queued = len(self._waiting)
-        return dataclasses.replace(snap, queued=queued)
+            active = len(self._live) - queued
+        return dataclasses.replace(snap, queued=queued, active=active)
 
     def kv_positions(self) -> list[int]:
         """Next KV position per slot (0 = empty), as llama.cpp reported it to the engine thread at the end of

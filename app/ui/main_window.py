@@ -141,7 +141,7 @@ class MainWindow(QMainWindow):
         info = self.bridge.model_info
         if info is None or name == self.settings.chat_format(info.path):
             return
-        if self.confirm_interrupt("Changing the prompt format"):
+        if not self.bridge.loading and self.confirm_interrupt("Changing the prompt format"):
             self.settings.set_chat_format(info.path, name)
             asyncio.ensure_future(self.load_model(info.path))
         else:
@@ -224,9 +224,15 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self.settings, self)
-        if dialog.exec() and dialog.engine_changed and self.bridge.model_info:
-            if self.confirm_interrupt("Applying the new engine settings"):
-                asyncio.ensure_future(self.load_model(self.bridge.model_info.path))
+        if dialog.exec() and dialog.engine_changed:
+            self.apply_engine_settings()
+
+    def apply_engine_settings(self) -> asyncio.Future | None:
+        """Reload the current model with the stored engine settings (asks first if generations run)."""
+        if self.bridge.model_info and not self.bridge.loading \
+                and self.confirm_interrupt("Applying the new engine settings"):
+            return asyncio.ensure_future(self.load_model(self.bridge.model_info.path))
+        return None
 
     def confirm_interrupt(self, what: str) -> bool:
         """Ask before an action that stops running generations; True when nothing runs."""

@@ -176,3 +176,14 @@ def test_decode_failure_codes_end_the_step_and_the_engine_goes_on(make_engine, c
     results = [h.result(timeout=60) for h in handles]
     assert all(r.finish_reason == "error" and f"code {code}" in r.error for r in results)
     assert_healthy(engine, counts, handles)
+
+
+def test_active_count_is_live_after_cancels_between_steps(make_engine):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=256)
+    handles = [engine.submit(ask("Write a long story.", max_tokens=200, ignore_eos=True)) for _ in range(3)]
+    assert engine.stats().active + engine.stats().queued == 3
+    engine.cancel_all()
+    for h in handles:
+        h.result(timeout=60)
+    snap = engine.stats()  # no step ran after the cancels: the figure must not be the last step's
+    assert snap.active == 0 and snap.queued == 0

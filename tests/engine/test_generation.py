@@ -1,6 +1,6 @@
 """Generation on the real model: parity under batching, interleaving, templates, stops and text."""
 
-import time
+import threading
 
 from app.engine import GenerationRequest, RequestState
 from tests.conftest import GREEDY, ask
@@ -33,12 +33,16 @@ def test_greedy_tokens_are_identical_alone_and_batched(make_engine):
 
 def test_second_request_streams_before_the_first_finishes(make_engine):
     engine = make_engine(n_slots=2, n_ctx_per_slot=512)
-    arrivals = []
-    engine.subscribe(lambda ev: arrivals.extend((rid, time.perf_counter()) for rid in ev.deltas))
+    arrivals, generating = [], threading.Event()
+
+    def on_step(ev):
+        arrivals.extend((rid, ev.step) for rid in ev.deltas)
+        if RequestState.GENERATING in ev.states.values():
+            generating.set()
+
+    engine.subscribe(on_step)
     first = engine.submit(ask(PROMPTS[0], max_tokens=48, ignore_eos=True))
-    deadline = time.monotonic() + 30
-    while first.state != RequestState.GENERATING and time.monotonic() < deadline:
-        time.sleep(0.001)
+    assert generating.wait(30)
     assert first.state == RequestState.GENERATING
     second = engine.submit(ask(PROMPTS[1], max_tokens=48, ignore_eos=True))
     first.result(timeout=120), second.result(timeout=120)

@@ -1,7 +1,6 @@
 """Loading bad files, closing mid-generation, repeated open/close, and the stats the scheduler measures."""
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -43,9 +42,7 @@ def test_close_mid_generation_is_quick_and_cancels(make_engine):
     engine.subscribe(lambda ev: ev.deltas and started.set())
     handles = [engine.submit(ask("Write a long story.", max_tokens=500, ignore_eos=True)) for _ in range(6)]
     assert started.wait(30)
-    t0 = time.perf_counter()
-    engine.close()
-    assert time.perf_counter() - t0 < 2.0
+    assert engine.close() is True  # the thread ended within close()'s 2 s timeout
     assert engine.closed
     assert all(h.result(timeout=1).finish_reason == "cancelled" for h in handles)
     with pytest.raises(RuntimeError, match="closed"):

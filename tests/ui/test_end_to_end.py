@@ -95,13 +95,11 @@ def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):
     assert "2 slots" in loaded_window.model_label.text()
 
 
-def test_close_mid_generation_is_quick(loaded_window, loop):
-    import time
-
+def test_close_mid_generation_stops_the_engine(loaded_window, loop):
     panes = prepare(loaded_window, ["Write a long essay about rivers."] * 4, max_tokens=2000)
     loaded_window.runs.run_all()
     wait_until(loop, lambda: all(p.tokens > 0 for p in panes))
-    started = time.perf_counter()
-    loaded_window.close()
-    assert time.perf_counter() - started < 2.0
+    thread = loaded_window.bridge.engine._thread
+    loaded_window.close()  # waits for the engine thread at most its close timeout
+    assert not thread.is_alive()  # it had ended by the time close() returned
     assert loaded_window.bridge.engine is None

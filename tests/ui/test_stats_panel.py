@@ -35,8 +35,10 @@ def test_pause_stops_updates_and_resume_restarts_them(loaded_window, loop):
     panel.pause_button.setChecked(True)
     assert panel.paused and panel.pause_button.text() == "Resume"
     frozen = panel.updates
-    loop.run_until_complete(__import__("asyncio").sleep(0.6))
-    assert panel.updates == frozen
+    pane = prepare(loaded_window, ["Name a bird."], max_tokens=8)[0]
+    loaded_window.runs.run_pane(pane)  # the engine works and the loop runs while the panel is paused
+    wait_until(loop, lambda: not pane.busy)
+    assert panel.updates == frozen and not panel.timer.isActive()
     panel.pause_button.setChecked(False)
     wait_until(loop, lambda: panel.updates > frozen, timeout=5)
 

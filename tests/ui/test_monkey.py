@@ -1,0 +1,176 @@
+"""The GUI monkey: hundreds of random user actions on the real window and the real engine.
+
+No exception may escape (sys.excepthook and the asyncio loop's handler fail the test); after Stop all every pane
+leaves the busy state, the engine ends with every slot free, and the window closes. The seed is printed
+(set CHORUS_MONKEY_SEED to replay a run).
+"""
+
+import asyncio
+import os
+import random
+import sys
+
+from PySide6.QtWidgets import QMessageBox
+
+from app.ui import settings as keys
+from tests.ui.conftest import wait_until
+
+ACTIONS = 520
+MAX_PANES = 10
+TEXTS = ["", "   ", "Name a fruit.", "Write a haiku about rain.", "🙂🎉 emoji only? 🚀", "مرحبا، كيف حالك؟",
+         "שלום עולם", "tab\tand\nnewlines\n\n", "lorem ipsum " * 1500, "Count: 1 2 3", "a" * 3, "\x00odd\x07"]
+STOPS = ["", r"\n", "the, a", r"\,", "END", "🙂"]
+
+
+class Monkey:
+    def __init__(self, window, loop, rng: random.Random, model_path, bad_file):
+        self.window, self.loop, self.rng = window, loop, rng
+        self.model_path, self.bad_file = str(model_path), str(bad_file)
+        self.counts: dict[str, int] = {}
+        self.finished: dict[str, int] = {}  # completions by finish reason
+        self.loads = 0
+        window.bridge.sig_step.connect(self._count)
+        window.bridge.sig_model_loaded.connect(self._loaded)
+
+    def _count(self, event):
+        for completion in event.finished:
+            self.finished[completion.finish_reason] = self.finished.get(completion.finish_reason, 0) + 1
+
+    def _loaded(self, _info):
+        self.loads += 1
+
+    def pane(self):
+        panes = self.window.grid.panes
+        return self.rng.choice(panes) if panes else None
+
+    # --- actions ---------------------------------------------------------------------------------------------
+    def add(self):
+        if len(self.window.grid.panes) < MAX_PANES:
+            self.window.act_add.trigger()
+            self.window.grid.panes[-1].sampling.max_tokens.setValue(self.rng.randint(1, 40))
+
+    def duplicate(self):
+        if (pane := self.pane()) and len(self.window.grid.panes) < MAX_PANES:
+            pane.duplicate_button.click()
+
+    def remove(self):
+        if pane := self.pane():
+            pane.remove_button.click()
+
+    def type_prompt(self):
+        if pane := self.pane():
+            pane.prompt.setPlainText(self.rng.choice(TEXTS))
+
+    def type_system(self):
+        if pane := self.pane():
+            pane.system_prompt.setPlainText(self.rng.choice(TEXTS[:8]))
+
+    def run(self):
+        if pane := self.pane():
+            pane.run_button.click()
+
+    def stop(self):
+        if pane := self.pane():
+            pane.stop_button.click()
+
+    def run_all(self):
+        self.window.act_run_all.trigger()
+
+    def stop_all(self):
+        self.window.act_stop_all.trigger()
+
+    def columns(self):
+        self.window.columns_box.setValue(self.rng.randint(-2, 7))
+
+    def sampling(self):
+        if not (pane := self.pane()):
+            return
+        form, rng = pane.sampling, self.rng
+        rng.choice([
+            lambda: form.temperature.setValue(rng.uniform(-1, 3)),
+            lambda: form.top_k.setValue(rng.randint(-10, 2000)),
+            lambda: form.top_p.setValue(rng.uniform(-0.5, 1.5)),
+            lambda: form.min_p.setValue(rng.uniform(-0.5, 1.5)),
+            lambda: form.repeat_penalty.setValue(rng.uniform(0, 3)),
+            lambda: form.max_tokens.setValue(rng.randint(-5, 48)),
+            lambda: form.seed.setText(rng.choice(["", "7", "abc", "99999999999", "-3"])),  # bypasses the validator
+            lambda: form.stop.setText(rng.choice(STOPS)),
+        ])()
+
+    def open_bad_file(self):
+        asyncio.ensure_future(self.window.load_model(self.bad_file))
+
+    def change_settings(self):
+        self.window.settings.set(keys.SLOTS, self.rng.choice([1, 2, 4]))
+        self.window.settings.set(keys.CONTEXT_PER_SLOT, self.rng.choice([256, 512]))
+        self.window.apply_engine_settings()
+
+    def change_format(self):
+        self.window.set_chat_format(self.rng.choice(["auto", "raw", "chatml", "gemma"]))
+
+    async def let_it_work(self):
+        """Give the engine 1-10 steps (events, not sleeps), or until it has nothing left to do."""
+        wanted, steps = self.rng.randint(1, 10), []
+        self.window.bridge.sig_step.connect(steps.append)
+        try:
+            await until(lambda: len(steps) >= wanted or not self.window.bridge.busy())
+        finally:
+            self.window.bridge.sig_step.disconnect(steps.append)
+
+    WEIGHTS = {"add": 8, "duplicate": 5, "remove": 5, "type_prompt": 12, "type_system": 3, "run": 14, "stop": 7,
+               "run_all": 5, "stop_all": 3, "columns": 3, "sampling": 14, "open_bad_file": 1, "change_settings": 1,
+               "change_format": 1, "let_it_work": 18}
+
+    async def play(self, n: int):
+        """n actions inside the running loop, as in the app (Qt events and asyncio tasks run between them)."""
+        for _ in range(n):
+            name = self.rng.choices(list(self.WEIGHTS), weights=list(self.WEIGHTS.values()))[0]
+            result = getattr(self, name)()
+            if asyncio.iscoroutine(result):
+                await result
+            self.counts[name] = self.counts.get(name, 0) + 1
+            await asyncio.sleep(0)
+        await until(lambda: not self.window.bridge.loading, timeout=60)
+
+
+async def until(predicate, timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, f"condition not met within {timeout} s"
+        await asyncio.sleep(0.01)
+
+
+def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
+    seed = int(os.environ.get("CHORUS_MONKEY_SEED", random.randrange(2**32)))
+    print(f"monkey seed: {seed} (replay with CHORUS_MONKEY_SEED={seed})")
+    escaped = []
+    monkeypatch.setattr(sys, "excepthook", lambda *exc: escaped.append(exc))
+    loop.set_exception_handler(lambda _loop, context: escaped.append(context))
+    monkeypatch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.Yes)
+    bad_file = tmp_path / "notes.gguf"
+    bad_file.write_text("these are my notes, not a model\n" * 50)
+    window = loaded_window
+    monkey = Monkey(window, loop, random.Random(seed), model_path, bad_file)
+    try:
+        loop.run_until_complete(monkey.play(ACTIONS))
+        print(f"actions: {monkey.counts}\nfinished: {monkey.finished}, models loaded: {monkey.loads}")
+        window.act_stop_all.trigger()
+        wait_until(loop, lambda: not any(p.busy for p in window.grid.panes), timeout=60)
+        engine = window.bridge.engine
+        assert engine is not None and engine.wait_idle(30)
+        assert engine.kv_positions() == [0] * engine.config.n_slots
+        assert engine.stats().active == 0 and engine.stats().queued == 0
+        assert window.runs.active_runs == 0
+        # It did real work: generations finished normally, others were stopped, and the engine was reloaded.
+        assert monkey.finished.get("stop", 0) + monkey.finished.get("length", 0) > 0
+        assert monkey.finished.get("cancelled", 0) > 0
+        assert monkey.loads > 0 or not (monkey.counts.get("change_settings") or monkey.counts.get("change_format"))
+        assert any(m.startswith("Could not load the model") for m in window.messages) or \
+            not monkey.counts.get("open_bad_file")
+    finally:
+        loop.set_exception_handler(None)
+    assert escaped == [], escaped
+    thread = window.bridge.engine._thread
+    window.close()
+    thread.join(10)
+    assert not thread.is_alive() and window.bridge.engine is None
