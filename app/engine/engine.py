@@ -47,7 +47,8 @@ class Engine:
                 self._ctx.close()
             self._model.close()
             raise
-        self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label)
+        self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label,
+                                              chat_format_note=self._renderer.note)
         limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)

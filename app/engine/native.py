@@ -72,7 +72,8 @@ class ModelInfo:
     file_size: int
     n_ctx_train: int
     has_chat_template: bool
-    chat_format: str = ""  # how chat messages become a prompt, in words (set by the engine)
+    chat_format: str = ""  # how chat messages become a prompt, in a few words (set by the engine)
+    chat_format_note: str = ""  # why, when it was chosen without a template in the GGUF
 
     @property
     def quantization(self) -> str:

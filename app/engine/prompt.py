@@ -22,13 +22,15 @@ class PromptError(ValueError):
 
 
 class PromptRenderer:
-    """`label` says which format is in use, in words the window shows (e.g. "built-in gemma")."""
+    """`label` says which format is in use, in a few words (e.g. "built-in gemma"); `note` says why, if auto
+    chose it without a template in the GGUF."""
 
     def __init__(self, model: LlamaModel, requested: str = chat_format.AUTO):
         self._model = model
         self._jinja: Jinja2ChatFormatter | None = None
         self._jinja_error: str | None = None
         self.builtin: str | None = None
+        self.note = ""
         template = model.chat_template()
         if requested in (chat_format.AUTO, chat_format.GGUF) and template:
             self.mode, self.label = chat_format.GGUF, "template from the GGUF"
@@ -42,13 +44,16 @@ class PromptRenderer:
             names = [model.meta("general.name"), model.meta("general.finetune"), model.path.name]
             if found and chat_format.is_chat_tuned(found, eos, names):
                 self.mode, self.builtin = "builtin", found.name
-                self.label = f"built-in {found.name} (detected from {found.marker})"
+                self.label = f"built-in {found.name} (detected)"
+                self.note = f"No chat template in the GGUF; its {found.marker} token reveals the {found.name} format."
             elif found:
-                self.mode = chat_format.RAW
-                self.label = (f"raw: a base model, it seems (has {found.marker} but does not end turns); "
-                              f"choose built-in {found.name} if it is a chat model")
+                self.mode, self.label = chat_format.RAW, "raw (looks like a base model)"
+                self.note = (f"No chat template in the GGUF. It has {found.marker} tokens, but its end-of-sequence "
+                             f"token is not {found.end_of_turn}, as a chat-tuned model's is. If it is a chat model, "
+                             f"choose Model → Prompt format → Built-in → {found.name}.")
             else:
-                self.mode, self.label = chat_format.RAW, "raw: no chat template and no known turn tokens"
+                self.mode, self.label = chat_format.RAW, "raw (no template found)"
+                self.note = "No chat template in the GGUF and no turn tokens of a known format."
         elif requested == chat_format.RAW:
             self.mode, self.label = chat_format.RAW, "raw: no template"
         elif requested in chat_format.builtin_names():

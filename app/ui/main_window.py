@@ -254,8 +254,9 @@ class MainWindow(QMainWindow):
             f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
             f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot} · "
             f"prompt: {info.chat_format}")
-        self.model_label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format} "
-                                    "(Model → Prompt format to change it)")
+        note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
+        self.model_label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"
+                                    "(Model → Prompt format changes it for this model file)")
         self._check_format(info.path)
         self.statusBar().showMessage(f"Model ready: {Path(info.path).name}", 4000)
 

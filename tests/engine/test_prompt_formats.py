@@ -32,7 +32,8 @@ def engine_for(path, **overrides) -> Engine:
 
 def test_no_template_uses_the_format_the_special_tokens_reveal(variants):
     with engine_for(variants["none"]) as engine:
-        assert engine.model_info.chat_format == "built-in chatml (detected from <|im_start|>)"
+        assert engine.model_info.chat_format == "built-in chatml (detected)"
+        assert "<|im_start|>" in engine.model_info.chat_format_note
         rendered = engine._renderer.render([{"role": "user", "content": FRANCE}])
         assert rendered == f"<|im_start|>user\n{FRANCE}<|im_end|>\n<|im_start|>assistant\n"
         answer = engine.submit(ask(FRANCE, max_tokens=24)).result(timeout=60)
@@ -88,7 +89,8 @@ def test_a_base_model_of_another_architecture_answers_sensibly_in_raw(gemma_base
     with engine_for(gemma_base) as engine:
         info = engine.model_info
         assert info.architecture == "gemma3" and not info.has_chat_template
-        assert info.chat_format.startswith("raw: a base model") and "built-in gemma" in info.chat_format
+        assert info.chat_format == "raw (looks like a base model)"
+        assert "Built-in → gemma" in info.chat_format_note and "<end_of_turn>" in info.chat_format_note
         answer = engine.submit(ask(FRANCE, max_tokens=16)).result(timeout=60)
     assert "Paris" in answer.text
 
@@ -100,7 +102,7 @@ def test_a_chat_tuned_gemma_without_template_gets_the_gemma_format(gemma_base, t
     tokens = reader.fields[gguf.Keys.Tokenizer.LIST].contents()
     write_variant(gemma_base, tuned, None, {gguf.Keys.Tokenizer.EOS_ID: tokens.index("<end_of_turn>")})
     with engine_for(tuned) as engine:
-        assert engine.model_info.chat_format == "built-in gemma (detected from <start_of_turn>)"
+        assert engine.model_info.chat_format == "built-in gemma (detected)"
         prompt = engine._renderer.tokens(ask(FRANCE))
         pieces = [engine._model.token_text(t) for t in prompt]
     assert pieces[:3] == ["<bos>", "<start_of_turn>", "user"] and pieces[-3:] == ["<start_of_turn>", "model", "\n"]
