@@ -12,7 +12,10 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chorus", description="Run many prompts at once on one local model.")
+    parser.add_argument("--session", metavar="PATH",
+                        help="a session file (*.chorus.json) to open; `chorus PATH.chorus.json` works too")
     parser.add_argument("--model", help="GGUF file to load instead of the embedded default")
+    parser.add_argument("--run-all", action="store_true", help="run every pane once the model has loaded")
     parser.add_argument("--self-test", action="store_true",
                         help="offscreen end-to-end check: 4 panes on the real engine, prints one JSON line")
     parser.add_argument("--log-level", default="WARNING", help="Python log level (DEBUG shows llama.cpp's log)")
@@ -26,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].endswith(".json") and not argv[0].startswith("-"):  # "Open with Chorus" from a desktop
+        argv = ["--session", argv[0], *argv[1:]]
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "bench":
@@ -38,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_self_test(model=args.model)
     from app.ui.application import run_gui
 
-    return run_gui(model=args.model)
+    return run_gui(model=args.model, session_file=args.session, run_all=args.run_all)
 
 
 if __name__ == "__main__":

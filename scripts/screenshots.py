@@ -55,7 +55,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat))
         settings.set(SLOTS, 4)
-        window = MainWindow(EngineBridge(), settings)
+        window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
         window.resize(1560, 940)
         window.show()
         with loop:

@@ -8,15 +8,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_import_contracts_hold():
-    """import-linter contracts in pyproject.toml: app.engine imports no PySide6/qasync/pyqtgraph/app.ui."""
+    """import-linter contracts in pyproject.toml: app.engine and app.session import no PySide6/qasync/pyqtgraph/
+    app.ui, and the layers ui → session → engine only import downwards."""
     lint = Path(sys.executable).with_name("lint-imports")
     run = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 2 kept, 0 broken" in run.stdout
+    assert "Contracts: 3 kept, 0 broken" in run.stdout
 
 
-def test_engine_runs_without_qt_installed_in_sys_modules():
-    code = ("import sys, app.engine; "
+def test_engine_and_session_run_without_qt_in_sys_modules():
+    code = ("import sys, app.engine, app.session; "
             "print([m for m in ('PySide6', 'qasync', 'pyqtgraph') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -13,9 +13,11 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from app.bench.workloads import median, percentile
 from app.engine import Engine, EngineConfig
+from app.session.conversation import plan_run
 
 PANES = 16
 # The lag probe is the measurement's own GUI work, taken from the model's CPU like the window's: 50 Hz costs
@@ -66,7 +68,10 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
         pane.prompt.setPlainText(f"{PROMPTS[i % len(PROMPTS)]} (variant {i})")
         pane.sampling.temperature.setValue(0.0)
         pane.sampling.max_tokens.setValue(96)
-    requests = [(model_path, pane.build_request()) for pane in window.grid.panes]
+    requests = []
+    for pane in window.grid.panes:
+        pane.commit_form()
+        requests.append((model_path, plan_run(pane.spec)[0]))
 
     lags, last = [], [time.perf_counter()]
     probe = QTimer(interval=PROBE_MS)
@@ -125,7 +130,8 @@ def measure_gui(threads: int, repetitions: int = 5) -> dict:
     runs, headless = [], []
     with tempfile.TemporaryDirectory() as tmp, loop:
         for _ in range(repetitions):  # interleaved: window run, then the same requests headless
-            window = MainWindow(EngineBridge(), Settings(QSettings(os.path.join(tmp, "b.ini"), QSettings.IniFormat)))
+            window = MainWindow(EngineBridge(), Settings(QSettings(os.path.join(tmp, "b.ini"), QSettings.IniFormat)),
+                                autosave_path=Path(tmp) / "autosave.chorus.json")
             window.resize(1600, 1000)
             window.show()
             runs.append(loop.run_until_complete(_gui_run(window, str(default_model_path()), threads)))

@@ -21,7 +21,7 @@ import numpy as np
 from app.engine.context import LlamaContext
 from app.engine.events import EventBuilder
 from app.engine.native import LlamaModel
-from app.engine.prompt import PromptError, PromptRenderer
+from app.engine.prompt import ContextOverflow, PromptError, PromptRenderer
 from app.engine.request import RequestHandle, Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.scheduler import PrefillPacer, StepPlan, plan_step
@@ -217,8 +217,10 @@ class Engine:
             self._admitting = seq  # until it is in _running, a fault here must still end it
             try:
                 self._admit_one(seq, events)
+            except ContextOverflow as exc:
+                self._finish(seq, "error", events, str(exc), kind="context")
             except PromptError as exc:
-                self._finish(seq, "error", events, str(exc))
+                self._finish(seq, "error", events, str(exc), kind="prompt")
             except Exception as exc:
                 log.exception("admitting request %s failed", seq.id)
                 self._finish(seq, "error", events, f"internal engine error while admitting: {exc!r}")
@@ -228,8 +230,8 @@ class Engine:
         prompt = self._renderer.tokens(seq.request)
         seq.prompt = np.asarray(prompt, dtype=np.int32)
         if len(prompt) >= self.n_ctx_per_slot:
-            raise PromptError(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
-                              "(prompt plus reply): shorten it or raise the context per slot")
+            raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
+                                  "(prompt plus reply): shorten it or raise the context per slot")
         seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
         self._free_slots.discard(seq.slot)
         self._ctx.clear_sequence(seq.slot)
@@ -269,7 +271,7 @@ class Engine:
             message = f"llama_decode failed (code {rc}) in a step of {plan.n_tokens} tokens"
             log.error(message)
             for seq in plan.sequences:
-                self._finish(seq, "error", events, message)
+                self._finish(seq, "error", events, message, kind="decode")
             return
         self._steps += 1
         self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
@@ -338,7 +340,8 @@ class Engine:
             seq.handle._publish(delta)
             events.delta(seq.id, delta)
 
-    def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None) -> None:
+    def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
+                kind: str = "internal") -> None:
         """End a request exactly once, wherever it is (waiting, admitting, running); later calls do nothing."""
         if seq.finished:
             return
@@ -354,7 +357,7 @@ class Engine:
                 seq.sampler = None
             self._emit(seq, seq.text.finish(), events)
         finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
-            completion = seq.completion(reason, error)
+            completion = seq.completion(reason, error, kind)
             seq.handle._complete(completion)
             events.finished(completion, seq.handle.state)
             with self._cond:

@@ -5,6 +5,8 @@ One event per step, not per token: a subscriber (the GUI bridge) pays per step, 
 
 from __future__ import annotations
 
+import time
+
 from app.engine.types import Completion, RequestState, StepEvent
 
 
@@ -33,4 +35,4 @@ class EventBuilder:
         if not (self._deltas or self._states or self._finished):
             return None
         return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished,
-                         tokens=self._tokens)
+                         tokens=self._tokens, time=time.perf_counter())

@@ -21,6 +21,10 @@ class PromptError(ValueError):
     """The request cannot become a prompt (template refused the messages, empty prompt...)."""
 
 
+class ContextOverflow(PromptError):
+    """The prompt does not fit a slot's context (the message says both sizes)."""
+
+
 class PromptRenderer:
     """`label` says which format is in use, in a few words (e.g. "built-in gemma"); `note` says why, if auto
     chose it without a template in the GGUF."""

@@ -26,6 +26,7 @@ class RequestHandle:
         self._chunks: list[str] = []
         self._completion: Completion | None = None
         self._state = RequestState.QUEUED
+        self.t_submit = time.perf_counter()  # the clock of StepEvent.time and of the Completion's timings
 
     @property
     def state(self) -> RequestState:
@@ -95,7 +96,7 @@ class Sequence:
         self.generated: list[int] = []
         self.sampler: SamplerChain | None = None
         self.text = TextStream(tuple(self.request.stop))
-        self.t_submit = time.perf_counter()
+        self.t_submit = handle.t_submit
         self.t_admit: float | None = None
         self.t_first: float | None = None
         self.t_last: float | None = None
@@ -112,7 +113,7 @@ class Sequence:
     def prompt_remaining(self) -> int:
         return len(self.prompt) - self.n_prompt_done
 
-    def completion(self, reason: str, error: str | None = None) -> Completion:
+    def completion(self, reason: str, error: str | None = None, error_kind: str | None = None) -> Completion:
         n = len(self.generated)
         decode_tps = None
         if self.t_first is not None and self.t_last is not None and n > 1 and self.t_last > self.t_first:
@@ -128,4 +129,5 @@ class Sequence:
             queue_wait_s=None if self.t_admit is None else self.t_admit - self.t_submit,
             ttft_s=None if self.t_first is None else self.t_first - self.t_submit,
             decode_tps=decode_tps,
+            error_kind=error_kind if error else None,
         )

@@ -147,6 +147,7 @@ class Completion:
     queue_wait_s: float | None
     ttft_s: float | None
     decode_tps: float | None
+    error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "internal"
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ class StepEvent:
     states: dict[int, RequestState]
     finished: list[Completion]
     tokens: dict[int, int] = field(default_factory=dict)
+    time: float = 0.0  # time.perf_counter() when the step ended (the clock of RequestHandle.t_submit)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ import sys
 
 import qasync
 from PySide6.QtCore import QtMsgType, qInstallMessageHandler
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
+from app.session import autosave
 from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
 from app.ui.resources import app_icon, stylesheet
@@ -47,15 +48,24 @@ def create_app() -> QApplication:
     return app
 
 
-def run_gui(model: str | None = None) -> int:
+def run_gui(model: str | None = None, session_file: str | None = None, run_all: bool = False) -> int:
+    """The window. It restores the autosaved session (or opens `session_file`); `run_all` runs every pane
+    once the model has loaded."""
     app = create_app()
     # Python 3.11 has no asyncio.run(loop_factory=...): make qasync's loop ourselves.
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in a terminal ends the app
-    window = MainWindow(EngineBridge(), Settings())
+    session, problem = autosave.restore()
+    window = MainWindow(EngineBridge(), Settings(), session=session, autosave_path=autosave.autosave_path())
     window.show()
-    window.start_initial_load(model)
+    if problem:
+        window.show_message("Session not restored", problem, QMessageBox.Warning)
+    if session_file:
+        window.files.open(session_file)
+    loading = window.start_initial_load(model)
+    if run_all and loading is not None:
+        loading.add_done_callback(lambda task: task.result() is not None and window.runs.run_all())
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
     with loop:

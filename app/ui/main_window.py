@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -24,14 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine import ModelInfo, chat_format
+from app.engine import ModelInfo
 from app.models import ModelNotFoundError, default_model_path
+from app.session import PaneSpec, Session
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge, ModelLoadError
+from app.ui.format_menu import PromptFormatMenu
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
 from app.ui.runs import RunCoordinator
+from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.stats_panel import StatsPanel
@@ -44,12 +47,19 @@ STARTER_PROMPTS = [
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, bridge: EngineBridge, settings: Settings, parent: QWidget | None = None):
+    """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path`
+    None turns autosave off (tests, the self-test)."""
+
+    def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
+                 autosave_path: Path | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.bridge, self.settings = bridge, settings
-        self.setWindowTitle("Chorus")
+        if session is None:
+            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS])
+        self.files = SessionFiles(self, settings, session, autosave_path)
+        self.setWindowTitle(self.files.title)
         self.setWindowIcon(app_icon())
-        self.grid = PaneGrid(columns=settings.get(keys.COLUMNS))
+        self.grid = PaneGrid(session, columns=session.view.get("columns", settings.get(keys.COLUMNS)))
         self.setCentralWidget(self.grid)
         self.runs = RunCoordinator(bridge, self.grid, self)
         self.stats_panel = StatsPanel(bridge.stats, bridge.reset_stats)
@@ -68,9 +78,11 @@ class MainWindow(QMainWindow):
         self.runs.sig_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.runs.sig_all_finished.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
         QApplication.instance().focusChanged.connect(self._track_focus)
+        self.grid.sig_changed.connect(self.files.changed)
+        self.runs.sig_session_changed.connect(self.files.changed)
+        self.files.sig_replaced.connect(self._show_session)
+        self.files.sig_status.connect(self._on_files_status)
         self._restore_geometry()
-        for prompt in STARTER_PROMPTS:
-            self.grid.add_pane().prompt.setPlainText(prompt)
 
     # --- actions -------------------------------------------------------------------------------------------
     def _action(self, text: str, shortcuts, slot, tip: str = "") -> QAction:
@@ -93,7 +105,7 @@ class MainWindow(QMainWindow):
                                           lambda: self._on_current_pane(self.grid.duplicate_pane))
         self.act_remove = self._action("Remove pane", ["Ctrl+W"],
                                        lambda: self._on_current_pane(self.grid.remove_pane))
-        self.act_open = self._action("Open model…", ["Ctrl+O"], self.choose_model, "Load a GGUF model file")
+        self.act_open = self._action("Open model…", ["Ctrl+Shift+O"], self.choose_model, "Load a GGUF model file")
         self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
         toolbar = self.addToolBar("Main")
@@ -110,7 +122,7 @@ class MainWindow(QMainWindow):
         toolbar.addSeparator()
         toolbar.addAction(self.act_open)
         toolbar.addAction(self.act_settings)
-        menus = {"&File": [self.act_open, self.act_settings, None, self.act_quit],
+        menus = {"&File": [],
                  "&Model": [self.act_open],
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
@@ -120,37 +132,44 @@ class MainWindow(QMainWindow):
             for action in actions:
                 menu.addSeparator() if action is None else menu.addAction(action)
             if title == "&Model":
-                self._build_format_menu(menu.addMenu("Prompt format"))
+                self.format_menu = PromptFormatMenu(self, menu)
+            if title == "&File":
+                self._build_file_menu(menu)
 
-    def _build_format_menu(self, menu) -> None:
-        """Per-model override of how chat messages become a prompt (Auto picks; the status bar says what)."""
-        self.format_actions = QActionGroup(self)
-        self.format_actions.setExclusive(True)
-        choices = [(chat_format.AUTO, "Auto (the GGUF's template, else detected)"),
-                   (chat_format.GGUF, "Template from the GGUF"), (chat_format.RAW, "Raw: no template")]
-        builtin = menu.addMenu("Built-in (llama.cpp)")
-        for name, text in choices + [(n, n) for n in chat_format.builtin_names()]:
-            action = (builtin if text == name else menu).addAction(text)
-            action.setCheckable(True)
-            action.setData(name)
-            self.format_actions.addAction(action)
-        self.format_actions.triggered.connect(lambda action: self.set_chat_format(action.data()))
+    def _build_file_menu(self, menu) -> None:
+        files = self.files
+        self.act_new = self._action("New session", ["Ctrl+Shift+N"], files.new)
+        self.act_open_session = self._action("Open session…", ["Ctrl+O"], lambda: files.open())
+        self.act_save = self._action("Save session", ["Ctrl+S"], files.save)
+        self.act_save_as = self._action("Save session as…", ["Ctrl+Shift+S"], lambda: files.save_as())
+        self.act_export_md = self._action("Export Markdown…", [], lambda: files.export("markdown"))
+        self.act_export_jsonl = self._action("Export results (JSONL)…", [], lambda: files.export("jsonl"))
+        for action in (self.act_new, self.act_open_session):
+            menu.addAction(action)
+        self.recent_menu = menu.addMenu("Open recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        for action in (None, self.act_save, self.act_save_as, None, self.act_export_md, self.act_export_jsonl,
+                       None, self.act_open, self.act_settings, None, self.act_quit):
+            menu.addSeparator() if action is None else menu.addAction(action)
 
-    def set_chat_format(self, name: str) -> None:
-        """Remember the format for the loaded model and reload it with that format."""
-        info = self.bridge.model_info
-        if info is None or name == self.settings.chat_format(info.path):
-            return
-        if not self.bridge.loading and self.confirm_interrupt("Changing the prompt format"):
-            self.settings.set_chat_format(info.path, name)
-            asyncio.ensure_future(self.load_model(info.path))
-        else:
-            self._check_format(info.path)
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.settings.recent_sessions():
+            self.recent_menu.addAction(Path(path).name, lambda p=path: self.files.open(p)).setToolTip(path)
+        if not self.recent_menu.actions():
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
 
-    def _check_format(self, path: str) -> None:
-        current = self.settings.chat_format(path)
-        for action in self.format_actions.actions():
-            action.setChecked(action.data() == current)
+    def _show_session(self, session: Session) -> None:
+        """Another session replaces this one: its runs stop, its views go, the new one's come."""
+        self.runs.stop_all()
+        self.runs.use_session(session)
+        self.grid.set_session(session)
+        self.columns_box.setValue(session.view.get("columns", self.grid.columns))
+
+    def _on_files_status(self, text: str) -> None:
+        self.setWindowTitle(self.files.title)
+        if not text.endswith("— Chorus"):
+            self.statusBar().showMessage(text, 6000)
 
     def _build_status_bar(self) -> None:
         self.model_label = QLabel("No model loaded")
@@ -181,6 +200,9 @@ class MainWindow(QMainWindow):
     def _set_columns(self, columns: int) -> None:
         self.grid.set_columns(columns)
         self.settings.set(keys.COLUMNS, columns)
+        if self.grid.session.view.get("columns") != columns:
+            self.grid.session.view["columns"] = columns
+            self.files.changed()
 
     # --- models ----------------------------------------------------------------------------------------------
     def start_initial_load(self, model: str | None = None) -> asyncio.Task | None:
@@ -257,7 +279,7 @@ class MainWindow(QMainWindow):
         note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
         self.model_label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"
                                     "(Model → Prompt format changes it for this model file)")
-        self._check_format(info.path)
+        self.format_menu.check(info.path)
         self.statusBar().showMessage(f"Model ready: {Path(info.path).name}", 4000)
 
     def show_message(self, title: str, text: str, icon=QMessageBox.Information) -> None:
@@ -274,6 +296,9 @@ class MainWindow(QMainWindow):
         self.restoreState(self.settings.get(keys.WINDOW_STATE))
 
     def closeEvent(self, event) -> None:
+        if not self.files.on_quit():
+            event.ignore()
+            return
         self._closing = True
         self.settings.set(keys.GEOMETRY, self.saveGeometry())
         self.settings.set(keys.WINDOW_STATE, self.saveState())

@@ -1,21 +1,28 @@
-"""The scrollable grid of prompt panes: add, duplicate, remove, and re-flow into 1–4 columns."""
+"""The scrollable grid of pane views over the session's panes: add, duplicate, remove, re-flow into columns.
+
+The grid keeps `session.panes` and its views in the same order; every structural change goes through it.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
+from app.session import PaneSpec, Session
 from app.ui.prompt_pane import PromptPane
 from app.ui.settings import COLUMNS_LIMIT
 
 
 class PaneGrid(QScrollArea):
     sig_pane_added = Signal(object)
-    """A pane was created (the coordinator connects to its run/stop requests)."""
+    """A pane view was created (the coordinator connects to its run/stop requests)."""
     sig_pane_removed = Signal(object)
-    """A pane is being removed (the coordinator cancels its generation first)."""
+    """A pane view is being removed (the coordinator cancels its generation first)."""
+    sig_changed = Signal()
+    """The session changed: a pane was added or removed, or one was edited."""
 
-    def __init__(self, columns: int = COLUMNS_LIMIT.default, parent: QWidget | None = None):
+    def __init__(self, session: Session | None = None, columns: int = COLUMNS_LIMIT.default,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setObjectName("paneGrid")
@@ -28,39 +35,61 @@ class PaneGrid(QScrollArea):
         self.panes: list[PromptPane] = []
         self.columns = COLUMNS_LIMIT.clamp(columns)
         self._next_number = 1
+        self.session = Session()
+        self.set_session(session or Session())
 
-    def add_pane(self, contents: dict | None = None, after: PromptPane | None = None) -> PromptPane:
-        pane = PromptPane(self._next_number)
-        self._next_number += 1
-        if contents:
-            pane.restore(contents)
-        pane.sig_duplicate_requested.connect(self.duplicate_pane)
-        pane.sig_remove_requested.connect(self.remove_pane)
-        index = self.panes.index(after) + 1 if after in self.panes else len(self.panes)
-        self.panes.insert(index, pane)
+    def set_session(self, session: Session) -> None:
+        """Show another session: every current view goes, one view per pane of `session` comes."""
+        for pane in list(self.panes):
+            self._drop_view(pane)
+        self.session = session
+        self._next_number = 1
+        for spec in session.panes:
+            self._insert_view(spec, len(self.panes))
         self._reflow()
-        self.sig_pane_added.emit(pane)
+
+    def add_pane(self, spec: PaneSpec | None = None, after: PromptPane | None = None) -> PromptPane:
+        spec = spec or PaneSpec()
+        index = self.panes.index(after) + 1 if after in self.panes else len(self.panes)
+        self.session.panes.insert(index, spec)
+        pane = self._insert_view(spec, index)
+        self._reflow()
         self.ensureWidgetVisible(pane)
         pane.prompt.setFocus()
+        self.sig_changed.emit()
+        return pane
+
+    def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
+        pane = PromptPane(spec, self._next_number)
+        self._next_number += 1
+        pane.sig_duplicate_requested.connect(self.duplicate_pane)
+        pane.sig_remove_requested.connect(self.remove_pane)
+        pane.sig_changed.connect(lambda _pane: self.sig_changed.emit())
+        self.panes.insert(index, pane)
+        self.sig_pane_added.emit(pane)
         return pane
 
     def duplicate_pane(self, pane: PromptPane) -> PromptPane:
-        copy = self.add_pane(pane.contents(), after=pane)
-        copy.title.setText(f"Pane {copy.number} (copy of {pane.number})")
-        return copy
+        """A copy with the same conversation and settings, next to the original."""
+        return self.add_pane(pane.spec.copy(title=""), after=pane)
 
     def remove_pane(self, pane: PromptPane) -> None:
         if pane not in self.panes:
             return
-        self.sig_pane_removed.emit(pane)
         index = self.panes.index(pane)
+        self.session.panes.remove(pane.spec)
+        self._drop_view(pane)
+        self._reflow()
+        if self.panes:
+            self.panes[min(index, len(self.panes) - 1)].prompt.setFocus()
+        self.sig_changed.emit()
+
+    def _drop_view(self, pane: PromptPane) -> None:
+        self.sig_pane_removed.emit(pane)
         self.panes.remove(pane)
         self._layout.removeWidget(pane)
         pane.setParent(None)
         pane.deleteLater()
-        self._reflow()
-        if self.panes:
-            self.panes[min(index, len(self.panes) - 1)].prompt.setFocus()
 
     def set_columns(self, columns: int) -> None:
         self.columns = COLUMNS_LIMIT.clamp(columns)

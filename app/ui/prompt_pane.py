@@ -1,7 +1,8 @@
-"""One prompt pane: what to ask, how to sample, and the answer streaming in with its latency figures.
+"""One prompt pane: a view of its PaneSpec — the conversation, the next message, the sampling settings — and
+its run streaming in with its latency figures.
 
-The pane knows nothing about the engine: it asks for a run through `sig_run_requested` and is fed text and
-states by the run coordinator, so it can be tested and duplicated on its own.
+The pane edits its spec (app.session) and renders its result; it knows nothing about the engine. It asks for a
+run through `sig_run_requested` and is told by the run coordinator when the spec's result changed.
 """
 
 from __future__ import annotations
@@ -9,28 +10,29 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QTextCursor
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.engine import Completion, GenerationRequest, RequestState, final_state
+from app.session import PaneSpec, RunState, conversation
+from app.ui.conversation_view import ConversationView
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 
-BUSY_STATES = {RequestState.QUEUED, RequestState.PREFILLING, RequestState.GENERATING}
 # The coloured stripe down a pane's left edge that says its state at a glance.
-STATE_COLORS = {RequestState.QUEUED: QColor("#9ca3af"), RequestState.PREFILLING: QColor("#f59e0b"),
-                RequestState.GENERATING: QColor("#3b82f6"), RequestState.DONE: QColor("#10b981"),
-                RequestState.CANCELLED: QColor("#6b7280"), RequestState.ERROR: QColor("#ef4444")}
+STATE_COLORS = {RunState.QUEUED: QColor("#9ca3af"), RunState.PREFILLING: QColor("#f59e0b"),
+                RunState.GENERATING: QColor("#3b82f6"), RunState.DONE: QColor("#10b981"),
+                RunState.CANCELLED: QColor("#6b7280"), RunState.ERROR: QColor("#ef4444"),
+                RunState.INTERRUPTED: QColor("#a855f7")}
 STRIPE_PX = 4
 CORNER_RADIUS = 8  # QFrame#promptPane's border-radius in style.qss
 
@@ -57,62 +59,66 @@ def _section(title: str, body: QWidget, expanded: bool) -> tuple[QToolButton, QW
 class PromptPane(QFrame):
     sig_run_requested = Signal(object)
     """The user asked to run this pane (the pane is the argument)."""
+    sig_rerun_requested = Signal(object)
+    """Regenerate the last reply, leaving any draft in the editor alone."""
     sig_stop_requested = Signal(object)
     """The user asked to stop this pane's generation."""
     sig_duplicate_requested = Signal(object)
-    """Make a copy of this pane (prompt and settings, not output)."""
+    """Make a copy of this pane (conversation and settings, not the result)."""
     sig_remove_requested = Signal(object)
     """Close this pane."""
+    sig_changed = Signal(object)
+    """The user edited the pane's message, system prompt, settings or conversation (the session changed)."""
 
-    def __init__(self, number: int, parent: QWidget | None = None):
+    def __init__(self, spec: PaneSpec, number: int, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("promptPane")
         self.setFrameShape(QFrame.StyledPanel)
-        self.number = number
+        self.spec, self.number = spec, number
         self.request_id: int | None = None
-        self.state: RequestState | None = None
-        self.tokens = 0
-        self._t_submit = self._t_first = None
-        self._queue_wait = None
-        self._backlog: list[str] = []  # text that arrived while the output was scrolled out of view
+        self._draft_before_edit = ""
+        self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
 
-        self.title = QLabel(f"Pane {number}")
+        self.title = QLabel(spec.title or f"Pane {number}")
         self.title.setObjectName("paneTitle")
+        self.conversation_button = QToolButton(text="Conversation", toolTip="Rerun, edit or clear the conversation")
+        self.conversation_button.setPopupMode(QToolButton.InstantPopup)
+        self.conversation_menu = QMenu(self.conversation_button)
+        self.conversation_menu.aboutToShow.connect(self._fill_conversation_menu)
+        self.conversation_button.setMenu(self.conversation_menu)
         self.duplicate_button = QToolButton(text="Duplicate", toolTip="Duplicate pane (Ctrl+D)")
         self.remove_button = QToolButton(text="Remove", toolTip="Remove pane (Ctrl+W)")
         header = QHBoxLayout()
-        header.addWidget(self.title)
-        header.addStretch(1)
-        header.addWidget(self.duplicate_button)
-        header.addWidget(self.remove_button)
+        header.addWidget(self.title, 1)
+        for button in (self.conversation_button, self.duplicate_button, self.remove_button):
+            header.addWidget(button)
 
         self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)")
         self.system_prompt.setFixedHeight(54)
         system_toggle, _ = _section("System prompt", self.system_prompt, expanded=False)
+        self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
+        self.cancel_edit_button = QPushButton("Cancel edit")
+        banner = QHBoxLayout()
+        banner.addWidget(self.edit_banner, 1)
+        banner.addWidget(self.cancel_edit_button)
         self.prompt = QPlainTextEdit(placeholderText="Ask something…  (Ctrl+Enter runs this pane)")
         self.prompt.setFixedHeight(72)
         self.sampling = SamplingForm()
         sampling_toggle, _ = _section("Sampling", self.sampling, expanded=False)
 
-        self.run_button = QPushButton("Run", toolTip="Run this pane (Ctrl+Enter)")
+        self.run_button = QPushButton("Run", toolTip="Send the message, or regenerate the last reply (Ctrl+Enter)")
         self.run_button.setObjectName("runButton")
         self.stop_button = QPushButton("Stop", toolTip="Stop this pane (Esc)")
-        self.copy_button = QPushButton("Copy", toolTip="Copy the output")
+        self.copy_button = QPushButton("Copy", toolTip="Copy the last reply")
+        self.drop_button = QPushButton("Drop oldest exchange && retry",
+                                       toolTip="Remove the oldest question and its answer, then run again")
         self.stop_button.setEnabled(False)
         buttons = QHBoxLayout()
-        for b in (self.run_button, self.stop_button, self.copy_button):
+        for b in (self.run_button, self.stop_button, self.copy_button, self.drop_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
 
-        self.output = QPlainTextEdit(readOnly=True, placeholderText="Output appears here as it streams.")
-        self.output.setObjectName("paneOutput")
-        # Tinted through the palette, not a style sheet: a style sheet would make the text area transparent,
-        # and then every streamed chunk repainted the whole pane frame beneath it as well.
-        tinted = self.output.palette()
-        tinted.setColor(QPalette.Base, tinted.color(QPalette.AlternateBase))
-        self.output.setPalette(tinted)
-        self.output.setMinimumHeight(140)
-        self.output.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.output = ConversationView()
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
@@ -120,68 +126,187 @@ class PromptPane(QFrame):
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
         layout.addLayout(header)
-        for widget in (system_toggle, self.system_prompt, self.prompt, sampling_toggle, self.sampling):
+        layout.addWidget(system_toggle)
+        layout.addWidget(self.system_prompt)
+        layout.addLayout(banner)
+        for widget in (self.prompt, sampling_toggle, self.sampling):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         layout.addWidget(self.output, 1)
         layout.addWidget(self.status)
         self.setMinimumWidth(300)
+        self.load_spec()
 
         self.run_button.clicked.connect(lambda: self.sig_run_requested.emit(self))
         self.stop_button.clicked.connect(lambda: self.sig_stop_requested.emit(self))
         self.duplicate_button.clicked.connect(lambda: self.sig_duplicate_requested.emit(self))
         self.remove_button.clicked.connect(lambda: self.sig_remove_requested.emit(self))
-        self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.output_text()))
+        self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.reply_text()))
+        self.drop_button.clicked.connect(self.drop_oldest_and_retry)
+        self.cancel_edit_button.clicked.connect(self.cancel_edit)
+        self.prompt.textChanged.connect(self._draft_edited)
+        self.system_prompt.textChanged.connect(self._system_edited)
+        self.sampling.sig_changed.connect(self._sampling_edited)
 
-    # --- contents ------------------------------------------------------------------------------------------
-    def build_request(self) -> GenerationRequest:
-        """Raises ValueError with a message for the status line when the pane cannot run as filled in."""
-        text = self.prompt.toPlainText().strip()
-        if not text:
-            raise ValueError("Enter a prompt first.")
+    # --- spec <-> editors -------------------------------------------------------------------------------------
+    def load_spec(self) -> None:
+        """Show everything the spec holds (after a restore, a duplicate or a run)."""
+        spec = self.spec
+        for editor, text in ((self.system_prompt, spec.system), (self.prompt, spec.draft)):
+            if editor.toPlainText() != text:
+                editor.blockSignals(True)
+                editor.setPlainText(text)
+                editor.blockSignals(False)
+        self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+        self._show_edit_banner()
+        self.output.render(spec)
+        self.show_state()
+
+    def commit_form(self) -> None:
+        """Copy the sampling form into the spec; raises ValueError with a message if a value is invalid."""
         params, max_tokens, stops = self.sampling.read()
-        messages = []
-        if self.system_prompt.toPlainText().strip():
-            messages.append({"role": "system", "content": self.system_prompt.toPlainText().strip()})
-        messages.append({"role": "user", "content": text})
-        return GenerationRequest(messages=messages, sampling=params, max_tokens=max_tokens, stop=stops)
+        self.spec.sampling, self.spec.max_tokens, self.spec.stop = params, max_tokens, tuple(stops)
 
-    def output_text(self) -> str:
-        """Everything generated so far, including text held back while the pane was out of view."""
-        self.catch_up()
-        return self.output.toPlainText()
+    def _draft_edited(self) -> None:
+        self.spec.draft = self.prompt.toPlainText()
+        self.sig_changed.emit(self)
 
-    def contents(self) -> dict:
-        return {"system": self.system_prompt.toPlainText(), "prompt": self.prompt.toPlainText(),
-                "sampling": self.sampling.state()}
+    def _system_edited(self) -> None:
+        self.spec.system = self.system_prompt.toPlainText()
+        self.sig_changed.emit(self)
 
-    def restore(self, contents: dict) -> None:
-        self.system_prompt.setPlainText(contents["system"])
-        self.prompt.setPlainText(contents["prompt"])
-        self.sampling.restore(contents["sampling"])
+    def _sampling_edited(self) -> None:
+        try:
+            self.commit_form()
+        except ValueError:
+            return  # shown when the user runs the pane; the spec keeps its last valid values
+        self.sig_changed.emit(self)
+
+    # --- conversation actions ---------------------------------------------------------------------------------
+    def _fill_conversation_menu(self) -> None:
+        menu, spec = self.conversation_menu, self.spec
+        menu.clear()
+        idle = not self.busy
+        answered = bool(spec.turns) and spec.turns[-1]["role"] == "assistant"
+        menu.addAction("Rerun last reply", lambda: self.sig_rerun_requested.emit(self)).setEnabled(idle and answered)
+        edit = menu.addMenu("Edit message")
+        for i, turn in enumerate(spec.turns):
+            if turn["role"] == "user":
+                text = " ".join(turn["content"].split())
+                edit.addAction(f"{i // 2 + 1}. {text[:48]}{'…' if len(text) > 48 else ''}",
+                               lambda index=i: self.start_edit(index))
+        edit.setEnabled(idle and bool(edit.actions()))
+        menu.addAction("Drop oldest exchange", self.drop_oldest).setEnabled(idle and bool(spec.turns))
+        menu.addSeparator()
+        menu.addAction("Clear conversation", self.clear_conversation).setEnabled(idle and bool(spec.turns))
+
+    def start_edit(self, index: int) -> None:
+        self._draft_before_edit = self.spec.draft
+        conversation.start_edit(self.spec, index)
+        self.load_spec()
+        self.prompt.setFocus()
+        self.sig_changed.emit(self)
+
+    def cancel_edit(self) -> None:
+        conversation.cancel_edit(self.spec)
+        self.spec.draft = self._draft_before_edit
+        self.load_spec()
+        self.sig_changed.emit(self)
+
+    def _show_edit_banner(self) -> None:
+        editing = self.spec.editing is not None
+        if editing:
+            self.edit_banner.setText(f"Editing message {self.spec.editing // 2 + 1}: Run replaces it and "
+                                     "everything after it.")
+        self.edit_banner.setVisible(editing)
+        self.cancel_edit_button.setVisible(editing)
+
+    def drop_oldest(self) -> None:
+        conversation.drop_oldest_exchange(self.spec)
+        self.load_spec()
+        self.sig_changed.emit(self)
+
+    def drop_oldest_and_retry(self) -> None:
+        self.drop_oldest()
+        self.sig_run_requested.emit(self)
+
+    def clear_conversation(self) -> None:
+        conversation.clear(self.spec)
+        self.load_spec()
+        self.sig_changed.emit(self)
+
+    # --- what the run coordinator calls -----------------------------------------------------------------------
+    @property
+    def state(self) -> RunState:
+        return self.spec.result.state
 
     @property
     def busy(self) -> bool:
-        return self.state in BUSY_STATES
+        return self.spec.result.busy
 
-    # --- run lifecycle, driven by the coordinator -----------------------------------------------------------
-    def start(self, request_id: int) -> None:
+    @property
+    def tokens(self) -> int:
+        return self.spec.result.generated_tokens
+
+    def reply_text(self) -> str:
+        """The last reply (streaming or finished)."""
+        self.output.catch_up()
+        return self.spec.result.text
+
+    def started(self, request_id: int) -> None:
+        """A run was submitted: the draft became a turn, and the reply starts empty."""
         self.request_id = request_id
-        self.tokens = 0
-        self._t_submit, self._t_first, self._queue_wait = time.perf_counter(), None, None
-        self._backlog.clear()
-        self.output.clear()
-        self.set_state(RequestState.QUEUED)
+        self.load_spec()
 
-    def set_state(self, state: RequestState) -> None:
-        self.state = state
-        if state != RequestState.QUEUED and self._queue_wait is None and self._t_submit is not None:
-            self._queue_wait = time.perf_counter() - self._t_submit  # left the queue (maybe mid-step)
-        busy = state in BUSY_STATES
+    def append_text(self, delta: str) -> None:
+        self.output.append(delta)
+
+    def finished(self) -> None:
+        self.request_id = None
+        self.output.catch_up()
+        self.output.render(self.spec)
+        self.show_state()
+
+    def show_state(self) -> None:
+        self._notice = False
+        busy = self.busy
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
+        self.drop_button.setVisible(self.spec.result.error_kind == "context" and not busy)
         self._update_stripe()
-        self._refresh_status()
+        self.refresh_status()
+
+    def show_error(self, message: str) -> None:
+        """A problem before or outside a run (empty message, invalid setting, no model): nothing else changes."""
+        self._notice = True
+        self._update_stripe()
+        self.status.setText(f"⚠ {message}")
+
+    def tick(self) -> None:
+        """Refresh the live figures (called a few times a second while busy)."""
+        if self.busy:
+            self.refresh_status()
+
+    def refresh_status(self) -> None:
+        r = self.spec.result
+        parts = [r.state.value]
+        wait = r.live_wait(time.perf_counter())
+        if wait is not None:
+            parts.append(f"wait {wait:.2f} s")
+        if r.ttft_s is not None:
+            parts.append(f"TTFT {r.ttft_s:.2f} s")
+        if r.decode_tps:
+            parts.append(f"{r.decode_tps:.1f} tok/s")
+        if r.generated_tokens:
+            parts.append(f"{r.generated_tokens} tok")
+        if r.cached_tokens:
+            parts.append(f"{r.cached_tokens} cached")
+        if r.finish_reason and not r.busy:
+            parts.append(f"finish: {r.finish_reason}")
+        text = " · ".join(parts)
+        if r.error and not r.busy:
+            text += f" — {r.error}"
+        self.status.setText(text)
 
     def _update_stripe(self) -> None:
         # Only the stripe's strip is repainted. (A state-dependent style sheet rule needs a re-polish, which
@@ -190,7 +315,7 @@ class PromptPane(QFrame):
 
     def paintEvent(self, event) -> None:
         super().paintEvent(event)  # the style sheet's rounded frame and background
-        color = STATE_COLORS.get(self.state)
+        color = STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
         if color is None:
             return
         painter = QPainter(self)
@@ -199,71 +324,3 @@ class PromptPane(QFrame):
         outline.addRoundedRect(QRectF(self.rect()), CORNER_RADIUS, CORNER_RADIUS)
         painter.setClipPath(outline)
         painter.fillRect(QRect(0, 0, STRIPE_PX, self.height()), color)
-
-    def append_text(self, delta: str, tokens: int | None) -> None:
-        if self._t_first is None:
-            self._t_first = time.perf_counter()
-        if tokens is not None:
-            self.tokens = tokens
-        self._backlog.append(delta)
-        # A pane scrolled out of view only collects its text: with 16 panes streaming, laying out and painting
-        # text nobody can see costs the model CPU time on a small machine. It catches up once it is in view.
-        if not self.output.visibleRegion().isEmpty():
-            self.catch_up()
-
-    def catch_up(self) -> None:
-        """Insert the collected text into the output, following the end unless the user scrolled up."""
-        if not self._backlog:
-            return
-        text = "".join(self._backlog)
-        self._backlog.clear()
-        bar = self.output.verticalScrollBar()
-        follow = bar.value() >= bar.maximum() - 4
-        cursor = QTextCursor(self.output.document())
-        cursor.movePosition(QTextCursor.End)
-        cursor.insertText(text)
-        if follow:
-            bar.setValue(bar.maximum())
-
-    def finish(self, completion: Completion) -> None:
-        self.catch_up()
-        self.request_id = None
-        self.tokens = completion.generated_tokens
-        self.set_state(final_state(completion.finish_reason))
-        self._refresh_status(completion)
-
-    def show_error(self, message: str) -> None:
-        """A problem before or outside a run (empty prompt, no model): shown, nothing else changes."""
-        self.state = RequestState.ERROR
-        self._update_stripe()
-        self.status.setText(f"⚠ {message}")
-
-    def tick(self) -> None:
-        """Refresh the live figures (called a few times a second while busy)."""
-        if self.busy:
-            self._refresh_status()
-
-    def _refresh_status(self, completion: Completion | None = None) -> None:
-        parts = [self.state.value if self.state else "idle"]
-        if completion is not None:
-            wait, ttft, tps = completion.queue_wait_s, completion.ttft_s, completion.decode_tps
-        else:
-            now = time.perf_counter()
-            wait = self._queue_wait if self._queue_wait is not None else (
-                now - self._t_submit if self.state == RequestState.QUEUED and self._t_submit else None)
-            ttft = self._t_first - self._t_submit if self._t_first and self._t_submit else None
-            tps = (self.tokens - 1) / (now - self._t_first) if self._t_first and self.tokens > 1 else None
-        if wait is not None:
-            parts.append(f"wait {wait:.2f} s")
-        if ttft is not None:
-            parts.append(f"TTFT {ttft:.2f} s")
-        if tps:
-            parts.append(f"{tps:.1f} tok/s")
-        if self.tokens:
-            parts.append(f"{self.tokens} tok")
-        if completion is not None:
-            parts.append(f"finish: {completion.finish_reason}")
-        text = " · ".join(parts)
-        if completion is not None and completion.error:
-            text += f" — {completion.error}"
-        self.status.setText(text)

@@ -1,16 +1,18 @@
-"""RunCoordinator: submits panes to the engine and routes each step's text and states to the right pane.
+"""RunCoordinator: the window's side of the session runner — submits panes, feeds step events to the model,
+and tells each pane view what changed.
 
-It subscribes to the bridge's one per-step signal and looks panes up by request id. Step events are merged
-and applied at most every FLUSH_MS (FLUSH_MS_MANY once more than FEW_RUNS panes run): on a 2-core machine the
-GUI thread's painting competes with the model for CPU, and repainting 16 panes once per step measurably slowed
-generation (docs/benchmarks.md).
+The session (`app.session.SessionRunner`) holds runs, states and timings; this class only schedules and
+renders. Step events are merged and applied at most every FLUSH_MS (FLUSH_MS_MANY once more than FEW_RUNS panes
+run): on a 2-core machine the GUI thread's painting competes with the model for CPU, and repainting 16 panes
+once per step measurably slowed generation (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.engine import Completion, RequestHandle, RequestState, StepEvent
+from app.engine import StepEvent
+from app.session import SessionRunner, conversation
 from app.ui.bridge import EngineBridge
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
@@ -25,12 +27,15 @@ class RunCoordinator(QObject):
     """A short note for the status bar (e.g. how many panes Run all started)."""
     sig_all_finished = Signal()
     """The last running pane finished: nothing is queued or generating any more."""
+    sig_session_changed = Signal()
+    """Runs changed the session (a reply arrived or ended): time to autosave."""
 
     def __init__(self, bridge: EngineBridge, grid: PaneGrid, parent: QObject | None = None):
         super().__init__(parent)
         self.bridge = bridge
         self.grid = grid
-        self._runs: dict[int, tuple[RequestHandle, PromptPane]] = {}
+        self.runner = SessionRunner(grid.session, bridge.submit)
+        self._views: dict[int, PromptPane] = {}  # request id -> the view of its pane
         self._pending: list[StepEvent] = []
         self._flush_timer = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._flush_timer.timeout.connect(self.flush)
@@ -41,36 +46,43 @@ class RunCoordinator(QObject):
         self._ticker.timeout.connect(self._tick)
         self._ticker.start()
 
+    def use_session(self, session) -> None:
+        """A new or opened session replaces the current one (the caller stopped every run first)."""
+        self.runner = SessionRunner(session, self.bridge.submit)
+        self._views.clear()
+        self._pending.clear()
+
     def _connect_pane(self, pane: PromptPane) -> None:
         pane.sig_run_requested.connect(self.run_pane)
+        pane.sig_rerun_requested.connect(lambda p: self.run_pane(p, use_draft=False))
         pane.sig_stop_requested.connect(self.stop_pane)
 
-    def run_pane(self, pane: PromptPane) -> bool:
+    def run_pane(self, pane: PromptPane, use_draft: bool = True) -> bool:
         if pane.busy:
             return False
         try:
-            request = pane.build_request()
-            handle = self.bridge.submit(request)
+            pane.commit_form()
+            handle = self.runner.run(pane.spec, use_draft=use_draft)
         except (ValueError, RuntimeError) as exc:
             pane.show_error(str(exc))
             return False
-        self._runs[handle.id] = (handle, pane)
-        pane.start(handle.id)
+        self._views[handle.id] = pane
+        pane.started(handle.id)
+        self.sig_session_changed.emit()
         return True
 
     def stop_pane(self, pane: PromptPane) -> None:
-        run = self._runs.get(pane.request_id) if pane.request_id is not None else None
-        if run:
-            run[0].cancel()
+        self.runner.cancel(pane.spec)
 
     def _forget_pane(self, pane: PromptPane) -> None:
         """A pane is going away: stop its run and never touch the widget again."""
-        run = self._runs.pop(pane.request_id, None) if pane.request_id is not None else None
-        if run:
-            run[0].cancel()
+        self.runner.forget(pane.spec)
+        for request_id, view in list(self._views.items()):
+            if view is pane:
+                del self._views[request_id]
 
     def run_all(self) -> int:
-        ready = [p for p in self.grid.panes if not p.busy and p.prompt.toPlainText().strip()]
+        ready = [p for p in self.grid.panes if not p.busy and conversation.can_run(p.spec)]
         started = sum(self.run_pane(p) for p in ready)
         skipped = len(self.grid.panes) - len(ready)
         note = f"Started {started} pane(s)" + (f"; {skipped} skipped (empty or already running)" if skipped else "")
@@ -78,47 +90,44 @@ class RunCoordinator(QObject):
         return started
 
     def stop_all(self) -> None:
-        for handle, _pane in list(self._runs.values()):
-            handle.cancel()
+        self.runner.cancel_all()
 
     @property
     def active_runs(self) -> int:
-        return len(self._runs)
+        return self.runner.active
 
     def on_step(self, event: StepEvent) -> None:
         self._pending.append(event)
         if not self._flush_timer.isActive():
-            self._flush_timer.start(FLUSH_MS if len(self._runs) <= FEW_RUNS else FLUSH_MS_MANY)
+            self._flush_timer.start(FLUSH_MS if self.runner.active <= FEW_RUNS else FLUSH_MS_MANY)
 
     def flush(self) -> None:
-        """Apply every pending step event: one state change, one text insert per pane, then completions."""
+        """Fold every pending step into the session, then update each affected view once."""
         events, self._pending = self._pending, []
-        states: dict[int, RequestState] = {}
         deltas: dict[int, list[str]] = {}
-        tokens: dict[int, int] = {}
-        finished: list[Completion] = []
+        touched: set[int] = set()
+        ended = []
         for event in events:  # a request gets no events after the one that finishes it, so merging is safe
-            states.update(event.states)
             for request_id, delta in event.deltas.items():
                 deltas.setdefault(request_id, []).append(delta)
-            tokens.update(event.tokens)
-            finished.extend(event.finished)
-        done = {c.request_id for c in finished}
-        for request_id, state in states.items():
-            run = self._runs.get(request_id)
-            if run and request_id not in done:
-                run[1].set_state(state)
+            touched.update(event.states)
+            ended += [c.request_id for c in event.finished]
+            self.runner.apply(event)
         for request_id, parts in deltas.items():
-            run = self._runs.get(request_id)
-            if run:
-                run[1].append_text("".join(parts), tokens.get(request_id))
-        for completion in finished:
-            run = self._runs.pop(completion.request_id, None)
-            if run:
-                run[1].finish(completion)
-        if finished and not self._runs:
-            self.sig_all_finished.emit()
+            view = self._views.get(request_id)
+            if view and request_id not in ended:
+                view.append_text("".join(parts))
+        for request_id in touched - set(ended):
+            if view := self._views.get(request_id):
+                view.show_state()
+        for request_id in ended:
+            if view := self._views.pop(request_id, None):
+                view.finished()
+        if ended:
+            self.sig_session_changed.emit()
+            if not self.runner.active:
+                self.sig_all_finished.emit()
 
     def _tick(self) -> None:
-        for _handle, pane in self._runs.values():
-            pane.tick()
+        for view in self._views.values():
+            view.tick()

@@ -6,7 +6,7 @@ be wrong (a stop list, a seed) is reported by `read()` as a message, and nothing
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRegularExpression
+from PySide6.QtCore import QRegularExpression, Signal
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
@@ -50,8 +50,17 @@ def parse_stops(text: str) -> list[str]:
     return [p.strip(" ") for p in parts if p.strip(" ")]
 
 
+def format_stops(stops) -> str:
+    r"""The inverse of parse_stops: what the stop field shows for a tuple of stop strings."""
+    escape = {"\n": r"\n", "\t": r"\t", ",": r"\,", "\\": "\\\\"}
+    return ", ".join("".join(escape.get(ch, ch) for ch in stop) for stop in stops)
+
+
 class SamplingForm(QWidget):
     """The knobs of one pane. `read()` -> (SamplingParams, max_tokens, stops) or raises ValueError."""
+
+    sig_changed = Signal()
+    """The user changed any value (valid or not)."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -81,6 +90,8 @@ class SamplingForm(QWidget):
             row, col = divmod(i, 2)
             grid.addWidget(QLabel(label), row, col * 2)
             grid.addWidget(widget, row, col * 2 + 1)
+            changed = widget.textChanged if isinstance(widget, QLineEdit) else widget.valueChanged
+            changed.connect(self.sig_changed)
 
     def read(self) -> tuple[SamplingParams, int, list[str]]:
         seed_text = self.seed.text().strip()
@@ -90,14 +101,14 @@ class SamplingForm(QWidget):
             min_p=self.min_p.value(), repeat_penalty=self.repeat_penalty.value(), seed=seed)
         return params, self.max_tokens.value(), parse_stops(self.stop.text())
 
-    def state(self) -> dict:
-        """Everything needed to duplicate this form."""
-        return {"temperature": self.temperature.value(), "top_k": self.top_k.value(), "top_p": self.top_p.value(),
-                "min_p": self.min_p.value(), "repeat_penalty": self.repeat_penalty.value(),
-                "max_tokens": self.max_tokens.value(), "seed": self.seed.text(), "stop": self.stop.text()}
-
-    def restore(self, state: dict) -> None:
-        for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "max_tokens"):
-            getattr(self, name).setValue(state[name])
-        self.seed.setText(state["seed"])
-        self.stop.setText(state["stop"])
+    def load(self, params: SamplingParams, max_tokens: int, stops) -> None:
+        """Show these values (no sig_changed)."""
+        self.blockSignals(True)
+        try:
+            for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty"):
+                getattr(self, name).setValue(getattr(params, name))
+            self.max_tokens.setValue(max_tokens)
+            self.seed.setText("" if params.seed is None else str(params.seed))
+            self.stop.setText(format_stops(stops))
+        finally:
+            self.blockSignals(False)

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 SELF_TEST_PROMPTS = [
     "Write a haiku about the sea.",
@@ -41,8 +42,8 @@ async def exercise(window, model: str | None, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
     while any(p.busy for p in panes) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    report = [{"pane": p.number, "state": p.state.value if p.state else "idle", "tokens": p.tokens,
-               "chars": len(p.output.toPlainText()), "text": p.output.toPlainText()[:60]} for p in panes]
+    report = [{"pane": p.number, "state": p.state.value, "tokens": p.tokens,
+               "chars": len(p.reply_text()), "text": p.reply_text()[:60]} for p in panes]
     failures = [r for r in report if r["state"] != "done" or r["tokens"] <= 0 or r["chars"] <= 0]
     result = {"ok": started == len(panes) and not failures, "model": info.name, "model_path": model_path,
               "frozen": bool(getattr(sys, "frozen", False)), "panes": report}
@@ -66,7 +67,7 @@ def run_self_test(model: str | None = None, timeout: float = 180.0) -> int:
     asyncio.set_event_loop(loop)
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(QSettings(os.path.join(tmp, "self-test.ini"), QSettings.IniFormat))
-        window = MainWindow(EngineBridge(), settings)
+        window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
         window.show()
         with loop:  # closing the loop also stops its worker threads
             try:

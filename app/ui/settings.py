@@ -40,8 +40,10 @@ CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: cha
 GEOMETRY = Setting("window/geometry", QByteArray(), QByteArray)
 WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
 COLUMNS = Setting("window/columns", COLUMNS_LIMIT.default, int, COLUMNS_LIMIT)
+RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
+RECENT_LIMIT = 8
 
-ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS)
+ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS, RECENT_SESSIONS)
 
 
 class Settings:
@@ -78,6 +80,17 @@ class Settings:
         except ValueError:
             return {}
         return formats if isinstance(formats, dict) else {}
+
+    def recent_sessions(self) -> list[str]:
+        try:
+            paths = json.loads(self.get(RECENT_SESSIONS))
+        except ValueError:
+            return []
+        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+    def add_recent_session(self, path: str) -> None:
+        paths = [path] + [p for p in self.recent_sessions() if p != path]
+        self.set(RECENT_SESSIONS, json.dumps(paths[:RECENT_LIMIT]))
 
     def sync(self) -> None:
         self.store.sync()

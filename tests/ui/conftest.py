@@ -26,8 +26,8 @@ def settings(tmp_path):
 
 
 @pytest.fixture
-def window(qtbot, settings, loop):
-    win = MainWindow(EngineBridge(), settings)
+def window(qtbot, settings, loop, tmp_path):
+    win = MainWindow(EngineBridge(), settings, autosave_path=tmp_path / "autosave.chorus.json")
     qtbot.addWidget(win)
     win.show()
     yield win

@@ -40,7 +40,7 @@ def test_closing_while_a_model_loads_closes_the_engine_being_loaded(loop, model_
 
 def test_the_status_bar_shows_the_prompt_format(loaded_window):
     assert "prompt: template from the GGUF" in loaded_window.model_label.text()
-    checked = [a.data() for a in loaded_window.format_actions.actions() if a.isChecked()]
+    checked = [a.data() for a in loaded_window.format_menu.actions.actions() if a.isChecked()]
     assert checked == ["auto"]
 
 
@@ -48,7 +48,7 @@ def test_overriding_the_prompt_format_reloads_and_is_remembered_per_model(loaded
     from tests.ui.conftest import wait_until
 
     path = loaded_window.bridge.model_info.path
-    raw = next(a for a in loaded_window.format_actions.actions() if a.data() == "raw")
+    raw = next(a for a in loaded_window.format_menu.actions.actions() if a.data() == "raw")
     raw.trigger()  # Model → Prompt format → Raw
     wait_until(loop, lambda: "prompt: raw: no template" in loaded_window.model_label.text())
     assert loaded_window.bridge.model_info.chat_format == "raw: no template"

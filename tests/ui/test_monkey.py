@@ -106,7 +106,7 @@ class Monkey:
         self.window.apply_engine_settings()
 
     def change_format(self):
-        self.window.set_chat_format(self.rng.choice(["auto", "raw", "chatml", "gemma"]))
+        self.window.format_menu.choose(self.rng.choice(["auto", "raw", "chatml", "gemma"]))
 
     async def let_it_work(self):
         """Give the engine 1-10 steps (events, not sleeps), or until it has nothing left to do."""

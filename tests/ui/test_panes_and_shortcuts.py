@@ -2,7 +2,8 @@
 
 from PySide6.QtCore import Qt
 
-from app.engine import RequestState
+from app.engine import Completion
+from app.session import PaneResult, RunState, conversation
 
 
 def test_window_starts_with_two_panes_and_the_stats_dock(window):
@@ -18,11 +19,15 @@ def test_add_duplicate_remove(window):
     first.sampling.stop.setText(r"\n\n, END")
     copy = window.grid.duplicate_pane(first)
     assert window.grid.panes.index(copy) == 1  # right after its original
-    assert copy.contents() == first.contents()
+    same = ("system", "draft", "turns", "sampling", "max_tokens", "stop", "backend")
+    assert [getattr(copy.spec, f) for f in same] == [getattr(first.spec, f) for f in same]
+    assert copy.spec.stop == ("\n\n", "END") and copy.spec.sampling.temperature == 0.3
+    assert copy.spec.id != first.spec.id and window.grid.session.panes[1] is copy.spec
     window.grid.add_pane()
     assert len(window.grid.panes) == 4
     window.grid.remove_pane(first)
     assert first not in window.grid.panes and len(window.grid.panes) == 3
+    assert [p.spec for p in window.grid.panes] == window.grid.session.panes  # the model follows the view
 
 
 def test_columns_reflow_the_grid(window):
@@ -54,15 +59,15 @@ def test_run_shortcut_without_a_model_explains_instead_of_crashing(window, qtbot
     pane = window.grid.panes[0]
     pane.prompt.setFocus()
     qtbot.keyClick(pane.prompt, Qt.Key_Return, Qt.ControlModifier)
-    assert pane.state == RequestState.ERROR and "No model" in pane.status.text()
-    assert pane.prompt.toPlainText()  # nothing lost
+    assert "No model" in pane.status.text()
+    assert pane.prompt.toPlainText() and not pane.spec.turns  # nothing lost, nothing half-done
 
 
 def test_empty_prompt_is_refused_with_a_message(window):
     pane = window.grid.panes[0]
     pane.prompt.clear()
     window.runs.run_pane(pane)
-    assert "Enter a prompt" in pane.status.text()
+    assert "Type a message first" in pane.status.text()
 
 
 def test_menus_expose_every_action(window):
@@ -73,8 +78,6 @@ def test_menus_expose_every_action(window):
 
 
 def test_pane_out_of_view_holds_its_text_until_seen_or_finished(window, qtbot):
-    from app.engine import Completion
-
     window.resize(900, 600)
     window.columns_box.setValue(1)
     panes = [window.grid.panes[0]] + [window.grid.add_pane() for _ in range(5)]
@@ -84,23 +87,29 @@ def test_pane_out_of_view_holds_its_text_until_seen_or_finished(window, qtbot):
     top, bottom = panes[0], panes[-1]
     qtbot.waitUntil(lambda: bottom.output.visibleRegion().isEmpty() and not top.output.visibleRegion().isEmpty())
     for number, pane in enumerate((top, bottom), start=100):
-        pane.start(number)
-        pane.append_text("first ", 1)
-    assert top.output.toPlainText() == "first "
-    assert bottom.output.toPlainText() == ""  # nothing laid out or painted while nobody can see it
-    bottom.append_text("second ", 2)
+        pane.spec.turns = [{"role": "user", "content": "Say something."}]
+        pane.spec.result = PaneResult(state=RunState.GENERATING)
+        pane.started(number)
+        pane.append_text("first ")
+    shown = "You\nSay something.\n\nAssistant\n"
+    assert top.output.toPlainText() == shown + "first "
+    assert bottom.output.toPlainText() == shown  # nothing laid out or painted while nobody can see it
+    bottom.append_text("second ")
 
     bar.setValue(bar.maximum())
     qtbot.waitUntil(lambda: not bottom.output.visibleRegion().isEmpty())
-    bottom.append_text("third", 3)  # the next streamed text brings the backlog with it
-    assert bottom.output.toPlainText() == "first second third"
+    bottom.append_text("third")  # the next streamed text brings the backlog with it
+    assert bottom.output.toPlainText() == shown + "first second third"
 
-    top.append_text("later", 2)  # now out of view; finishing shows all of it
-    assert top.output.toPlainText() == "first "
-    top.finish(Completion(request_id=100, text="first later", token_ids=[1, 2], finish_reason="stop", error=None,
-                          prompt_tokens=5, generated_tokens=2, queue_wait_s=0.0, ttft_s=0.1, decode_tps=10.0))
-    assert top.output.toPlainText() == "first later"
-    assert top.state == RequestState.DONE
+    top.append_text("later")  # now out of view; finishing shows all of it
+    assert top.output.toPlainText() == shown + "first "
+    top.spec.result.finish(Completion(request_id=100, text="first later", token_ids=[1, 2], finish_reason="stop",
+                                      error=None, prompt_tokens=5, generated_tokens=2, queue_wait_s=0.0, ttft_s=0.1,
+                                      decode_tps=10.0))
+    conversation.record_reply(top.spec)
+    top.finished()
+    assert top.output.toPlainText() == shown + "first later"
+    assert top.state == RunState.DONE and top.spec.turns[-1] == {"role": "assistant", "content": "first later"}
 
 
 def test_state_stripe_takes_each_state_colour(window):
@@ -113,7 +122,10 @@ def test_state_stripe_takes_each_state_colour(window):
 
     assert stripe() not in STATE_COLORS.values()  # an idle pane has no stripe
     for state, colour in STATE_COLORS.items():
-        pane.set_state(state)
+        pane.spec.result.state = state
+        pane.show_state()
         assert stripe() == colour, state
-    pane.show_error("Enter a prompt first.")
-    assert stripe() == STATE_COLORS[RequestState.ERROR]
+    pane.spec.result.state = RunState.DONE
+    pane.show_state()
+    pane.show_error("Type a message first.")
+    assert stripe() == STATE_COLORS[RunState.ERROR]

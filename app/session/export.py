@@ -1,0 +1,71 @@
+"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts."""
+
+from __future__ import annotations
+
+import json
+
+from app.session.compare import differences, label, settings_of
+from app.session.model import PaneSpec, Session
+
+
+def _figures(pane: PaneSpec) -> str:
+    r = pane.result
+    parts = [r.state.value]
+    if r.finish_reason:
+        parts.append(f"finish {r.finish_reason}")
+    parts.append(f"{r.prompt_tokens} prompt tokens" + (f" ({r.cached_tokens} cached)" if r.cached_tokens else ""))
+    parts.append(f"{r.generated_tokens} generated")
+    if r.queue_wait_s is not None:
+        parts.append(f"queue {r.queue_wait_s:.2f} s")
+    if r.ttft_s is not None:
+        parts.append(f"TTFT {r.ttft_s:.2f} s")
+    if r.decode_tps:
+        parts.append(f"{r.decode_tps:.1f} tok/s")
+    return " · ".join(parts)
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
+
+
+def to_markdown(session: Session) -> str:
+    """Prompts, the settings that differ between panes, every output, and timings."""
+    panes = session.panes
+    lines = ["# Chorus session", ""]
+    if not panes:
+        return "\n".join(lines + ["(no panes)", ""])
+    diffs = differences(panes)
+    shared = settings_of(panes[0]) if len(panes) == 1 else {
+        k: v for k, v in settings_of(panes[0]).items() if all(k not in d for d in diffs)}
+    lines += ["Settings shared by every pane: " + (" · ".join(f"{k} {v}" for k, v in shared.items()) or "none"), ""]
+    for number, (pane, diff) in enumerate(zip(panes, diffs, strict=True), start=1):
+        title = pane.title or f"Pane {number}"
+        lines += [f"## {title}" + (f" — {label(diff)}" if diff else ""), ""]
+        if pane.system.strip():
+            lines += ["**System:**", "", _quote(pane.system), ""]
+        for turn in pane.turns:
+            who = "User" if turn["role"] == "user" else "Assistant"
+            lines += [f"**{who}:**", "", _quote(turn["content"]), ""]
+        if pane.result.busy or (pane.result.text and not (pane.turns and pane.turns[-1]["role"] == "assistant")):
+            lines += [f"**Assistant ({pane.result.state.value}):**", "", _quote(pane.result.text), ""]
+        if pane.result.error:
+            lines += [f"*Error:* {pane.result.error}", ""]
+        lines += [f"*{_figures(pane)}*", ""]
+    return "\n".join(lines)
+
+
+def result_lines(session: Session):
+    """One JSON object per pane: its settings, conversation and last result."""
+    for number, pane in enumerate(session.panes, start=1):
+        r = pane.result
+        yield json.dumps({
+            "pane": number, "id": pane.id, "title": pane.title, "settings": settings_of(pane),
+            "system": pane.system, "turns": pane.turns, "state": r.state.value, "text": r.text,
+            "finish_reason": r.finish_reason, "error": r.error, "prompt_tokens": r.prompt_tokens,
+            "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
+            "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
+        }, ensure_ascii=False)
+
+
+def to_jsonl(session: Session) -> str:
+    return "".join(line + "\n" for line in result_lines(session))

@@ -1,0 +1,139 @@
+"""The comparison as data: which panes exist, what each asks, how, of which backend, and what came back.
+
+Qt-free (an import-linter contract): the window renders and edits these objects, the CLI runs them, and both
+save them in one format (`app.session.store`). A pane's conversation is `turns`, oldest first; `draft` is the
+next user message being written; `result` is its last run, including one still streaming.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import uuid
+from dataclasses import dataclass, field
+
+from app.engine import Completion, SamplingParams, limits
+
+
+class RunState(str, enum.Enum):
+    """What a pane's last run is doing; the window shows these words."""
+
+    IDLE = "idle"
+    QUEUED = "queued"
+    PREFILLING = "prefilling"
+    GENERATING = "generating"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"  # was running when the app stopped; its text is what had arrived
+
+
+BUSY_STATES = frozenset({RunState.QUEUED, RunState.PREFILLING, RunState.GENERATING})
+FINISH_STATES = {"stop": RunState.DONE, "length": RunState.DONE, "cancelled": RunState.CANCELLED,
+                 "error": RunState.ERROR}
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass
+class PaneResult:
+    """A pane's last run. Live figures come from engine step times; final ones from the Completion."""
+
+    state: RunState = RunState.IDLE
+    text: str = ""
+    token_ids: list[int] = field(default_factory=list)
+    finish_reason: str | None = None
+    error: str | None = None
+    error_kind: str | None = None  # e.g. "context": the conversation no longer fits the slot
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    cached_tokens: int = 0
+    queue_wait_s: float | None = None
+    ttft_s: float | None = None
+    decode_tps: float | None = None
+    # Engine clock (time.perf_counter) marks of a live run; not saved.
+    t_submit: float | None = field(default=None, repr=False, compare=False)
+    t_first: float | None = field(default=None, repr=False, compare=False)
+    t_last: float | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def busy(self) -> bool:
+        return self.state in BUSY_STATES
+
+    def live_wait(self, now: float) -> float | None:
+        """Queue wait so far (`now` on the engine clock, time.perf_counter), or the final figure."""
+        if self.queue_wait_s is not None or self.t_submit is None or self.state != RunState.QUEUED:
+            return self.queue_wait_s
+        return now - self.t_submit
+
+    def finish(self, completion: Completion) -> None:
+        """Take the engine's own final figures (they replace the live ones)."""
+        self.state = FINISH_STATES.get(completion.finish_reason, RunState.DONE)
+        self.text = completion.text
+        self.token_ids = list(completion.token_ids)
+        self.finish_reason = completion.finish_reason
+        self.error = completion.error
+        self.error_kind = getattr(completion, "error_kind", None)
+        self.prompt_tokens = completion.prompt_tokens
+        self.generated_tokens = completion.generated_tokens
+        self.cached_tokens = getattr(completion, "cached_tokens", 0)
+        self.queue_wait_s, self.ttft_s, self.decode_tps = (completion.queue_wait_s, completion.ttft_s,
+                                                           completion.decode_tps)
+
+
+@dataclass
+class PaneSpec:
+    """One pane: its conversation, settings and backend, plus its last result."""
+
+    title: str = ""
+    system: str = ""
+    turns: list[dict] = field(default_factory=list)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    max_tokens: int = limits.MAX_TOKENS.default
+    stop: tuple[str, ...] = ()
+    backend: str = "local"
+    draft: str = ""
+    editing: int | None = None  # index of the user turn being rewritten in `draft`, if any
+    id: str = field(default_factory=new_id)
+    result: PaneResult = field(default_factory=PaneResult)
+
+    def __post_init__(self) -> None:
+        self.stop = tuple(self.stop)
+        limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
+        for i, turn in enumerate(self.turns):
+            if turn.get("role") not in ("user", "assistant") or not isinstance(turn.get("content"), str):
+                raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant', 'content': str}}")
+
+    def copy(self, **changes) -> PaneSpec:
+        """A new pane with the same question and settings (new id, no result)."""
+        fresh = dataclasses.replace(self, id=new_id(), result=PaneResult(), turns=[dict(t) for t in self.turns])
+        return dataclasses.replace(fresh, **changes) if changes else fresh
+
+
+@dataclass
+class Session:
+    """Every pane in the window, in order, plus view options such as the grid's column count."""
+
+    panes: list[PaneSpec] = field(default_factory=list)
+    view: dict = field(default_factory=dict)
+
+    def pane(self, pane_id: str) -> PaneSpec | None:
+        return next((p for p in self.panes if p.id == pane_id), None)
+
+    def save(self, path) -> None:
+        from app.session.store import save_session
+
+        save_session(self, path)
+
+    @classmethod
+    def load(cls, path) -> Session:
+        from app.session.store import load_session
+
+        return load_session(path)
+
+    def to_markdown(self) -> str:
+        from app.session.export import to_markdown
+
+        return to_markdown(self)

@@ -1,0 +1,49 @@
+"""Model → Prompt format: how chat messages become a prompt for the loaded model file, overridable per file.
+
+Auto (the GGUF's template, else the format its special tokens reveal, else raw), the GGUF's template, raw, or
+any of llama.cpp's built-in formats. Choosing one stores it for this model file and reloads the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtGui import QActionGroup
+from PySide6.QtWidgets import QMenu
+
+from app.engine import chat_format
+
+
+class PromptFormatMenu:
+    def __init__(self, window, parent_menu: QMenu):
+        self.window = window
+        menu = parent_menu.addMenu("Prompt format")
+        self.actions = QActionGroup(window)
+        self.actions.setExclusive(True)
+        choices = [(chat_format.AUTO, "Auto (the GGUF's template, else detected)"),
+                   (chat_format.GGUF, "Template from the GGUF"), (chat_format.RAW, "Raw: no template")]
+        builtin = menu.addMenu("Built-in (llama.cpp)")
+        for name, text in choices + [(n, n) for n in chat_format.builtin_names()]:
+            action = (builtin if text == name else menu).addAction(text)
+            action.setCheckable(True)
+            action.setData(name)
+            self.actions.addAction(action)
+        self.actions.triggered.connect(lambda action: self.choose(action.data()))
+
+    def choose(self, name: str) -> None:
+        """Remember the format for the loaded model and reload it with that format."""
+        window = self.window
+        info = window.bridge.model_info
+        if info is None or name == window.settings.chat_format(info.path):
+            return
+        if not window.bridge.loading and window.confirm_interrupt("Changing the prompt format"):
+            window.settings.set_chat_format(info.path, name)
+            asyncio.ensure_future(window.load_model(info.path))
+        else:
+            self.check(info.path)
+
+    def check(self, model_path: str) -> None:
+        """Tick the format stored for this model file."""
+        current = self.window.settings.chat_format(model_path)
+        for action in self.actions.actions():
+            action.setChecked(action.data() == current)
