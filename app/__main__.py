@@ -16,6 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a session file (*.chorus.json) to open; `chorus PATH.chorus.json` works too")
     parser.add_argument("--model", help="GGUF file to load instead of the embedded default")
     parser.add_argument("--run-all", action="store_true", help="run every pane once the model has loaded")
+    parser.add_argument("--print-restored", action="store_true",
+                        help="diagnostics: print the session the window restores as one JSON line, then exit")
     parser.add_argument("--self-test", action="store_true",
                         help="offscreen end-to-end check: 4 panes on the real engine, prints one JSON line")
     parser.add_argument("--log-level", default="WARNING", help="Python log level (DEBUG shows llama.cpp's log)")
@@ -44,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_self_test(model=args.model)
     from app.ui.application import run_gui
 
-    return run_gui(model=args.model, session_file=args.session, run_all=args.run_all)
+    return run_gui(model=args.model, session_file=args.session, run_all=args.run_all,
+                   print_restored=args.print_restored)
 
 
 if __name__ == "__main__":

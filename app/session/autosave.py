@@ -12,7 +12,7 @@ from pathlib import Path
 import platformdirs
 
 from app.session.model import Session
-from app.session.store import SessionFileError, load_session, move_aside
+from app.session.store import SessionFileError, load_session, move_aside, remove_stale_temps
 
 APP_NAME = "Chorus"
 AUTOSAVE_NAME = "autosave.chorus.json"
@@ -32,6 +32,8 @@ def autosave_path() -> Path:
 def restore(path: Path | None = None) -> tuple[Session | None, str | None]:
     """(the saved session or None, a message for the user or None)."""
     path = path or autosave_path()
+    if path.parent.exists():
+        remove_stale_temps(path)  # a save the last run was killed in the middle of
     if not path.exists():
         return None, None
     try:

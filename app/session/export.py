@@ -50,6 +50,8 @@ def to_markdown(session: Session) -> str:
             lines += [f"**Assistant ({pane.result.state.value}):**", "", _quote(pane.result.text), ""]
         if pane.result.error:
             lines += [f"*Error:* {pane.result.error}", ""]
+        if pane.draft.strip():
+            lines += ["**Next message (not sent yet):**", "", _quote(pane.draft), ""]
         lines += [f"*{_figures(pane)}*", ""]
     return "\n".join(lines)
 

@@ -120,6 +120,15 @@ def load_session(path: str | Path) -> Session:
         raise SessionFileError(f"{path.name} cannot be opened: {exc}") from exc
 
 
+def remove_stale_temps(path: str | Path) -> int:
+    """Delete temporary files an interrupted `write_atomic` of `path` left behind (never the file itself)."""
+    path = Path(path)
+    stale = list(path.parent.glob(f".{path.name}.*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return len(stale)
+
+
 def move_aside(path: str | Path) -> Path:
     """Rename a bad file out of the way (next to it, timestamped) so it is kept, never deleted."""
     path = Path(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import sys
@@ -48,9 +49,15 @@ def create_app() -> QApplication:
     return app
 
 
-def run_gui(model: str | None = None, session_file: str | None = None, run_all: bool = False) -> int:
+def pane_summary(spec) -> dict:
+    return {"title": spec.title, "system": spec.system, "turns": spec.turns, "draft": spec.draft,
+            "state": spec.result.state.value, "text": spec.result.text}
+
+
+def run_gui(model: str | None = None, session_file: str | None = None, run_all: bool = False,
+            print_restored: bool = False) -> int:
     """The window. It restores the autosaved session (or opens `session_file`); `run_all` runs every pane
-    once the model has loaded."""
+    once the model has loaded; `print_restored` prints what the window restored as one JSON line and exits."""
     app = create_app()
     # Python 3.11 has no asyncio.run(loop_factory=...): make qasync's loop ourselves.
     loop = qasync.QEventLoop(app)
@@ -63,6 +70,10 @@ def run_gui(model: str | None = None, session_file: str | None = None, run_all: 
         window.show_message("Session not restored", problem, QMessageBox.Warning)
     if session_file:
         window.files.open(session_file)
+    if print_restored:
+        print(json.dumps({"message": problem, "panes": [pane_summary(p.spec) for p in window.grid.panes]}))
+        window.close()
+        return 0
     loading = window.start_initial_load(model)
     if run_all and loading is not None:
         loading.add_done_callback(lambda task: task.result() is not None and window.runs.run_all())

@@ -42,6 +42,8 @@ class RunCoordinator(QObject):
         bridge.sig_step.connect(self.on_step)
         grid.sig_pane_added.connect(self._connect_pane)
         grid.sig_pane_removed.connect(self._forget_pane)
+        for pane in grid.panes:  # views made before this coordinator existed (a restored session)
+            self._connect_pane(pane)
         self._ticker = QTimer(self, interval=500)  # live wait/TTFT/tok/s figures in busy panes, 2 Hz
         self._ticker.timeout.connect(self._tick)
         self._ticker.start()

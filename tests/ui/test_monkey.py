@@ -1,4 +1,4 @@
-"""The GUI monkey: hundreds of random user actions on the real window and the real engine.
+"""The GUI monkey: hundreds of random user actions on the real window and the real engine, sessions included.
 
 No exception may escape (sys.excepthook and the asyncio loop's handler fail the test); after Stop all every pane
 leaves the busy state, the engine ends with every slot free, and the window closes. The seed is printed
@@ -12,6 +12,7 @@ import sys
 
 from PySide6.QtWidgets import QMessageBox
 
+from app.session import Session
 from app.ui import settings as keys
 from tests.ui.conftest import wait_until
 
@@ -23,9 +24,14 @@ STOPS = ["", r"\n", "the, a", r"\,", "END", "🙂"]
 
 
 class Monkey:
-    def __init__(self, window, loop, rng: random.Random, model_path, bad_file):
+    def __init__(self, window, loop, rng: random.Random, model_path, folder):
         self.window, self.loop, self.rng = window, loop, rng
-        self.model_path, self.bad_file = str(model_path), str(bad_file)
+        self.model_path, self.folder = str(model_path), folder
+        self.bad_file = folder / "notes.gguf"
+        self.bad_file.write_text("these are my notes, not a model\n" * 50)
+        self.bad_session = folder / "cut.chorus.json"
+        self.bad_session.write_text('{"format": "chorus-session", "version": 1, "panes": [{"tur', encoding="utf-8")
+        self.saved: set = set()
         self.counts: dict[str, int] = {}
         self.finished: dict[str, int] = {}  # completions by finish reason
         self.loads = 0
@@ -98,7 +104,7 @@ class Monkey:
         ])()
 
     def open_bad_file(self):
-        asyncio.ensure_future(self.window.load_model(self.bad_file))
+        asyncio.ensure_future(self.window.load_model(str(self.bad_file)))
 
     def change_settings(self):
         self.window.settings.set(keys.SLOTS, self.rng.choice([1, 2, 4]))
@@ -107,6 +113,30 @@ class Monkey:
 
     def change_format(self):
         self.window.format_menu.choose(self.rng.choice(["auto", "raw", "chatml", "gemma"]))
+
+    def save_session(self):
+        path = self.folder / f"monkey-{self.rng.randint(0, 3)}.chorus.json"
+        if self.window.files.save_as(path):
+            self.saved.add(path)
+
+    def open_session(self):
+        choices = sorted(self.saved) + [self.bad_file, self.bad_session]
+        self.window.files.open(str(self.rng.choice(choices)))
+
+    def new_session(self):
+        self.window.files.new()
+
+    def conversation(self):
+        if not (pane := self.pane()) or pane.busy:
+            return
+        users = [i for i, t in enumerate(pane.spec.turns) if t["role"] == "user"]
+        self.rng.choice([
+            pane.clear_conversation,
+            pane.drop_oldest,
+            lambda: pane.sig_rerun_requested.emit(pane),
+            lambda: users and pane.start_edit(self.rng.choice(users)),
+            lambda: pane.spec.editing is not None and pane.cancel_edit(),
+        ])()
 
     async def let_it_work(self):
         """Give the engine 1-10 steps (events, not sleeps), or until it has nothing left to do."""
@@ -119,7 +149,8 @@ class Monkey:
 
     WEIGHTS = {"add": 8, "duplicate": 5, "remove": 5, "type_prompt": 12, "type_system": 3, "run": 14, "stop": 7,
                "run_all": 5, "stop_all": 3, "columns": 3, "sampling": 14, "open_bad_file": 1, "change_settings": 1,
-               "change_format": 1, "let_it_work": 18}
+               "change_format": 1, "let_it_work": 18, "save_session": 2, "open_session": 2, "new_session": 1,
+               "conversation": 6}
 
     async def play(self, n: int):
         """n actions inside the running loop, as in the app (Qt events and asyncio tasks run between them)."""
@@ -146,11 +177,11 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
     escaped = []
     monkeypatch.setattr(sys, "excepthook", lambda *exc: escaped.append(exc))
     loop.set_exception_handler(lambda _loop, context: escaped.append(context))
-    monkeypatch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.Yes)
-    bad_file = tmp_path / "notes.gguf"
-    bad_file.write_text("these are my notes, not a model\n" * 50)
+    # "Generations are running: continue?" -> Yes; "Unsaved changes: save first?" -> Discard.
+    monkeypatch.setattr(QMessageBox, "question", lambda parent, title, *rest, **kwargs:
+                        QMessageBox.Discard if title == "Unsaved changes" else QMessageBox.Yes)
     window = loaded_window
-    monkey = Monkey(window, loop, random.Random(seed), model_path, bad_file)
+    monkey = Monkey(window, loop, random.Random(seed), model_path, tmp_path)
     try:
         loop.run_until_complete(monkey.play(ACTIONS))
         print(f"actions: {monkey.counts}\nfinished: {monkey.finished}, models loaded: {monkey.loads}")
@@ -161,12 +192,19 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
         assert engine.kv_positions() == [0] * engine.config.n_slots
         assert engine.stats().active == 0 and engine.stats().queued == 0
         assert window.runs.active_runs == 0
-        # It did real work: generations finished normally, others were stopped, and the engine was reloaded.
-        assert monkey.finished.get("stop", 0) + monkey.finished.get("length", 0) > 0
-        assert monkey.finished.get("cancelled", 0) > 0
-        assert monkey.loads > 0 or not (monkey.counts.get("change_settings") or monkey.counts.get("change_format"))
+        # After all that, the window still does its job: a fresh pane runs to the end.
+        final = window.grid.add_pane()
+        final.sampling.temperature.setValue(0.0)
+        final.sampling.max_tokens.setValue(8)
+        final.prompt.setPlainText("Name a color.")
+        final.run_button.click()
+        wait_until(loop, lambda: not final.busy, timeout=60)
+        assert final.state == "done" and final.reply_text(), final.status.text()
         assert any(m.startswith("Could not load the model") for m in window.messages) or \
             not monkey.counts.get("open_bad_file")
+        assert [p.spec for p in window.grid.panes] == window.grid.session.panes  # views and model agree
+        for path in monkey.saved:
+            assert Session.load(path).panes is not None  # every file the monkey saved opens again
     finally:
         loop.set_exception_handler(None)
     assert escaped == [], escaped

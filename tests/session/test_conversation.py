@@ -1,0 +1,124 @@
+"""A pane's conversation: what Run sends, the edits, and a real two-turn exchange through the runner."""
+
+import queue
+
+import pytest
+
+from app.engine import SamplingParams
+from app.session import PaneSpec, RunState, Session, SessionRunner, conversation
+from app.session.conversation import NothingToRun
+
+GREEDY = SamplingParams(temperature=0)
+
+
+def user(text):
+    return {"role": "user", "content": text}
+
+
+def assistant(text):
+    return {"role": "assistant", "content": text}
+
+
+def test_run_sends_the_draft_as_the_next_turn_or_regenerates_the_last_reply():
+    pane = PaneSpec(system="Be brief.", draft="  Hello?  ")
+    request, turns = conversation.plan_run(pane)
+    assert request.messages == [{"role": "system", "content": "Be brief."}, user("Hello?")]
+    assert pane.turns == [] and pane.draft == "  Hello?  "  # planning changes nothing
+    conversation.commit_run(pane, turns)
+    assert pane.turns == [user("Hello?")] and pane.draft == ""
+    pane.turns.append(assistant("Hi."))
+    request, _ = conversation.plan_run(pane)  # no draft: regenerate the reply to "Hello?"
+    assert request.messages[-1] == user("Hello?")
+    pane.draft = "kept"
+    request, turns = conversation.plan_run(pane, use_draft=False)  # "Rerun last reply" leaves the draft alone
+    conversation.commit_run(pane, turns, used_draft=False)
+    assert request.messages[-1] == user("Hello?") and pane.draft == "kept"
+
+
+def test_nothing_to_run_and_invalid_requests_leave_the_pane_unchanged():
+    with pytest.raises(NothingToRun, match="Type a message first"):
+        conversation.plan_run(PaneSpec(draft="   "))
+    pane = PaneSpec(draft="x")
+    pane.max_tokens = 0  # as a hand-edited file might have it
+    with pytest.raises(ValueError, match="max_tokens"):
+        conversation.plan_run(pane)
+    assert pane.turns == [] and pane.draft == "x"
+
+
+def test_edit_a_turn_replaces_it_and_everything_after():
+    pane = PaneSpec(turns=[user("a"), assistant("A"), user("b"), assistant("B")])
+    with pytest.raises(ValueError, match="not a user message"):
+        conversation.start_edit(pane, 1)
+    conversation.start_edit(pane, 0)
+    assert pane.draft == "a" and pane.editing == 0
+    pane.draft = "a, reworded"
+    request, turns = conversation.plan_run(pane)
+    assert request.messages == [user("a, reworded")]
+    conversation.commit_run(pane, turns)
+    assert pane.turns == [user("a, reworded")] and pane.editing is None
+
+
+def test_drop_oldest_exchange_clear_and_record_reply():
+    pane = PaneSpec(turns=[user("a"), assistant("A"), user("b")])
+    assert conversation.drop_oldest_exchange(pane) == 2 and pane.turns == [user("b")]
+    pane.result.text = "B (partial)"
+    conversation.record_reply(pane)
+    assert pane.turns == [user("b"), assistant("B (partial)")]
+    conversation.record_reply(pane)  # only an unanswered turn gets a reply
+    assert len(pane.turns) == 2
+    conversation.clear(pane)
+    assert pane.turns == [] and pane.result.state == RunState.IDLE
+
+
+def run_to_end(runner: SessionRunner, events: queue.Queue) -> None:
+    while runner.active:
+        runner.apply(events.get(timeout=60))
+
+
+def test_two_turns_on_the_real_engine_carry_the_first_exchange(make_engine):
+    engine = make_engine(n_slots=2, n_ctx_per_slot=1024)
+    events = queue.Queue()
+    engine.subscribe(events.put)
+    first = "My name is Alice and I love astronomy. Please remember that."
+    pane = PaneSpec(draft=first, sampling=GREEDY, max_tokens=40)
+    runner = SessionRunner(Session(panes=[pane]), engine.submit)
+    runner.run(pane)
+    run_to_end(runner, events)
+    reply_one = pane.result.text
+    assert pane.result.state == RunState.DONE and reply_one and pane.turns == [user(first), assistant(reply_one)]
+    assert pane.result.ttft_s > 0 and pane.result.queue_wait_s >= 0  # the engine's own final figures
+
+    pane.draft = "What is my name?"
+    runner.run(pane)
+    assert pane.result.state == RunState.QUEUED and pane.turns[-1] == user("What is my name?")
+    run_to_end(runner, events)
+    second_prompt = engine._renderer.render(conversation.messages(pane)[:-1])
+    # The second request's prompt is the whole conversation in the GGUF's own template.
+    assert (f"<|im_start|>user\n{first}<|im_end|>\n<|im_start|>assistant\n{reply_one}<|im_end|>\n"
+            "<|im_start|>user\nWhat is my name?<|im_end|>\n<|im_start|>assistant\n") in second_prompt
+    assert pane.result.prompt_tokens > pane.result.generated_tokens + len(first.split())
+    cold = PaneSpec(draft="What is my name?", sampling=GREEDY, max_tokens=40)
+    runner.session.panes.append(cold)
+    runner.run(cold)
+    run_to_end(runner, events)
+    assert pane.turns[-1]["content"] != cold.result.text  # the first exchange shaped the second reply
+    assert len(pane.turns) == 4
+
+
+def test_runner_live_figures_share_the_engine_clock(make_engine):
+    engine = make_engine(n_slots=1, n_ctx_per_slot=512)
+    events = queue.Queue()
+    engine.subscribe(events.put)
+    pane = PaneSpec(draft="Write a short poem.", sampling=GREEDY, max_tokens=24)
+    runner = SessionRunner(Session(panes=[pane]), engine.submit)
+    handle = runner.run(pane)
+    live = {}
+    while runner.active:
+        runner.apply(events.get(timeout=60))
+        if pane.result.busy and pane.result.ttft_s is not None:
+            live.setdefault("ttft", pane.result.ttft_s)
+    final = handle.result(timeout=10)
+    # Live TTFT is read at the end of the step that sampled the first token (same clock), the final one at the
+    # sampling itself: so the live figure can only be the later of the two, never from another clock.
+    assert 0 < final.ttft_s <= live["ttft"]
+    assert pane.result.ttft_s == final.ttft_s and pane.result.generated_tokens == final.generated_tokens

@@ -1,0 +1,100 @@
+"""Sessions on disk: round trips, exports, every kind of bad file, and the autosave's recovery."""
+
+import json
+
+import pytest
+
+from app.engine import SamplingParams
+from app.session import PaneResult, PaneSpec, RunState, Session, SessionFileError, autosave, export, store
+
+UNICODE = "emoji 🙂🚀, RTL مرحبا שלום, CJK 你好, combining é, tab\t and a quote \" \\ "
+
+
+def sample_session() -> Session:
+    chat = PaneSpec(title="Chat", system="Be brief. " + UNICODE,
+                    turns=[{"role": "user", "content": "Hi " + UNICODE}, {"role": "assistant", "content": "Hello!"},
+                           {"role": "user", "content": "And now?"}],
+                    sampling=SamplingParams(temperature=0.7, seed=3, top_k=20), max_tokens=64, stop=("\n\n", "END"),
+                    draft="a draft in progress")
+    chat.result = PaneResult(state=RunState.DONE, text="Now this.", token_ids=[5, 6, 7], finish_reason="stop",
+                             prompt_tokens=40, generated_tokens=3, cached_tokens=12, queue_wait_s=0.01,
+                             ttft_s=0.2, decode_tps=31.5)
+    plain = PaneSpec(turns=[{"role": "user", "content": "Name a fruit."}], sampling=SamplingParams(temperature=0))
+    return Session(panes=[chat, plain], view={"columns": 3})
+
+
+def test_round_trip_keeps_conversations_results_settings_and_unicode(tmp_path):
+    session = sample_session()
+    path = tmp_path / f"s{store.SUFFIX}"
+    session.save(path)
+    loaded = Session.load(path)
+    assert loaded == session
+    assert loaded.panes[0].result.cached_tokens == 12 and loaded.panes[0].stop == ("\n\n", "END")
+    assert json.loads(path.read_text(encoding="utf-8"))["format"] == "chorus-session"
+
+
+def test_a_run_that_was_streaming_comes_back_interrupted_with_its_text(tmp_path):
+    session = sample_session()
+    session.panes[1].result = PaneResult(state=RunState.GENERATING, text="Apples are")
+    session.save(tmp_path / "s.json")
+    back = Session.load(tmp_path / "s.json").panes[1].result
+    assert back.state == RunState.INTERRUPTED and back.text == "Apples are"
+
+
+def test_markdown_and_jsonl_exports_carry_every_prompt_and_output():
+    session = sample_session()
+    md = session.to_markdown()
+    for pane in session.panes:
+        for turn in pane.turns:
+            assert turn["content"].splitlines()[0] in md
+    assert "Now this." not in md or "Hello!" in md
+    assert "Be brief." in md and "TTFT 0.20 s" in md and "12 cached" in md
+    assert "T 0.7" in md and "T 0" in md  # the setting that differs is named per pane
+    lines = [json.loads(line) for line in export.to_jsonl(session).splitlines()]
+    assert [line["id"] for line in lines] == [p.id for p in session.panes]
+    assert lines[0]["text"] == "Now this." and lines[0]["settings"]["seed"] == "3"
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "ends early (truncated?)"),  # the first half of a real session file
+    (b"\x89PNG\r\n\x1a\n\x00\x00binary", "not a Chorus session file (not text)"),
+    (b'{"hello": "world"}', "not a Chorus session file"),
+    (b"[1, 2, 3]", "not a Chorus session file"),
+    (b'{"format": "chorus-session", "version": 99, "panes": []}', "saved by a newer Chorus (session format 99)"),
+    (b'{"format": "chorus-session", "version": 1, "panes": [{"sampling": {"temperature": 9}}]}',
+     "pane 1 is not valid: temperature must be in [0, 2], got 9"),
+    (b'{"format": "chorus-session", "version": 1, "panes": [{"turns": [{"role": "robot"}]}]}',
+     "pane 1 is not valid: turn 1 must be"),
+    (b"not json at all", "not valid JSON (line 1)"),
+])
+def test_bad_files_raise_a_clear_error_and_are_left_as_they_were(tmp_path, content, message):
+    path = tmp_path / "bad.chorus.json"
+    if content is None:
+        sample_session().save(path)
+        content = path.read_bytes()[: path.stat().st_size // 2]
+    path.write_bytes(content)
+    with pytest.raises(SessionFileError, match="bad.chorus.json cannot be opened|not a Chorus") as error:
+        Session.load(path)
+    assert message in str(error.value)
+    assert path.read_bytes() == content  # reading never changes the file
+
+
+def test_unreadable_autosave_is_moved_aside_never_deleted(tmp_path):
+    path = tmp_path / autosave.AUTOSAVE_NAME
+    assert autosave.restore(path) == (None, None)  # first launch: nothing to restore, nothing to say
+    path.write_bytes(b'{"format": "chorus-session", "version": 1, "panes": [')
+    session, message = autosave.restore(path)
+    kept = list(tmp_path.glob(f"{autosave.AUTOSAVE_NAME}.unreadable-*"))
+    assert session is None and len(kept) == 1 and not path.exists()
+    assert kept[0].read_bytes() == b'{"format": "chorus-session", "version": 1, "panes": ['
+    assert "could not be restored" in message and kept[0].name in message
+    good = sample_session()
+    good.save(path)
+    assert autosave.restore(path) == (good, None)
+
+
+def test_autosave_folder_follows_the_environment_override(tmp_path, monkeypatch):
+    monkeypatch.setenv(autosave.DATA_DIR_ENV, str(tmp_path / "data"))
+    assert autosave.autosave_path() == tmp_path / "data" / autosave.AUTOSAVE_NAME
+    monkeypatch.delenv(autosave.DATA_DIR_ENV)
+    assert autosave.autosave_path().parent.name == "Chorus"

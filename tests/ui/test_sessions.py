@@ -1,0 +1,118 @@
+"""Sessions in the window: conversations, save/open/new/export, autosave, restore, and a too-long conversation."""
+
+import json
+
+from PySide6.QtWidgets import QMessageBox
+
+from app.session import PaneResult, PaneSpec, RunState, Session
+from app.ui.bridge import EngineBridge
+from app.ui.main_window import MainWindow
+from tests.ui.conftest import wait_until
+
+
+def greedy(pane, max_tokens=24):
+    pane.sampling.temperature.setValue(0.0)
+    pane.sampling.max_tokens.setValue(max_tokens)
+
+
+def test_a_pane_holds_a_conversation(loaded_window, loop):
+    pane = loaded_window.grid.panes[0]
+    greedy(pane)
+    pane.prompt.setPlainText("Name a planet.")
+    assert loaded_window.runs.run_pane(pane)
+    assert pane.prompt.toPlainText() == ""  # the message moved into the conversation
+    wait_until(loop, lambda: not pane.busy)
+    first_reply = pane.spec.turns[1]["content"]
+    pane.prompt.setPlainText("Why is it interesting?")
+    loaded_window.runs.run_pane(pane)
+    wait_until(loop, lambda: not pane.busy)
+    shown = pane.output.toPlainText()
+    assert [t["role"] for t in pane.spec.turns] == ["user", "assistant", "user", "assistant"]
+    assert shown.startswith("You\nName a planet.\n\nAssistant\n" + first_reply)
+    assert "You\nWhy is it interesting?\n\nAssistant\n" + pane.spec.turns[3]["content"] in shown
+    assert pane.state == RunState.DONE and "finish:" in pane.status.text()
+    # Rerun last reply keeps the first exchange and regenerates only the last answer.
+    pane.sig_rerun_requested.emit(pane)
+    wait_until(loop, lambda: not pane.busy)
+    assert len(pane.spec.turns) == 4 and pane.spec.turns[1]["content"] == first_reply
+    pane.clear_conversation()
+    assert pane.spec.turns == [] and pane.output.toPlainText() == ""
+
+
+def test_edit_an_earlier_message_and_rerun_from_there(loaded_window, loop):
+    pane = loaded_window.grid.panes[0]
+    greedy(pane, 8)
+    pane.spec.turns = [{"role": "user", "content": "Name a fruit."}, {"role": "assistant", "content": "Apple."},
+                       {"role": "user", "content": "Another?"}, {"role": "assistant", "content": "Pear."}]
+    pane.load_spec()
+    pane.start_edit(0)
+    assert pane.prompt.toPlainText() == "Name a fruit." and pane.edit_banner.isVisible()
+    pane.prompt.setPlainText("Name a vegetable.")
+    loaded_window.runs.run_pane(pane)
+    wait_until(loop, lambda: not pane.busy)
+    assert [t["content"] for t in pane.spec.turns][:1] == ["Name a vegetable."] and len(pane.spec.turns) == 2
+    assert not pane.edit_banner.isVisible()
+
+
+def test_save_new_open_export_and_a_bad_file(window, tmp_path, monkeypatch):
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+    window.grid.panes[0].prompt.setPlainText("Kept in the file 🙂")
+    path = tmp_path / "mine.chorus.json"
+    assert window.files.save_as(path)
+    assert "mine.chorus.json — Chorus" == window.windowTitle()
+    assert window.files.new() and [p.spec.draft for p in window.grid.panes] == []
+    assert window.files.open(str(path))
+    assert window.grid.panes[0].prompt.toPlainText() == "Kept in the file 🙂"
+    assert str(path.resolve()) in window.settings.recent_sessions()
+    before = [p.spec for p in window.grid.panes]
+    bad = tmp_path / "broken.chorus.json"
+    bad.write_text('{"format": "chorus-session", "version": 1, "panes": [', encoding="utf-8")
+    assert not window.files.open(str(bad))
+    assert "truncated" in window.messages[-1] and "unchanged" in window.messages[-1]
+    assert [p.spec for p in window.grid.panes] == before and window.files.path == path
+    md = tmp_path / "out.md"
+    assert window.files.export("markdown", str(md))
+    assert "Kept in the file 🙂" in md.read_text(encoding="utf-8")
+
+
+def test_changes_are_autosaved_and_restored(window, qtbot, tmp_path, settings):
+    autosave = window.files.autosave_path
+    window.grid.panes[1].prompt.setPlainText("Autosave me")
+    qtbot.waitUntil(lambda: autosave.exists() and "Autosave me" in autosave.read_text(encoding="utf-8"))
+    data = json.loads(autosave.read_text(encoding="utf-8"))
+    assert data["view"]["unsaved"] is True and data["view"]["file"] is None
+    restored = MainWindow(EngineBridge(), settings, session=Session.load(autosave), autosave_path=autosave)
+    qtbot.addWidget(restored)
+    assert [p.spec.draft for p in restored.grid.panes] == [p.spec.draft for p in window.grid.panes]
+    assert restored.windowTitle() == "Untitled session • — Chorus"
+
+
+def test_an_interrupted_reply_comes_back_and_can_be_regenerated(loaded_window, loop, settings, tmp_path, qtbot):
+    spec = PaneSpec(turns=[{"role": "user", "content": "Name a color."}], max_tokens=8,
+                    result=PaneResult(state=RunState.INTERRUPTED, text="Blu"))
+    loaded_window.files.new()
+    loaded_window.grid.add_pane(spec)
+    pane = loaded_window.grid.panes[-1]
+    assert "Assistant (interrupted)\nBlu" in pane.output.toPlainText() and "interrupted" in pane.status.text()
+    loaded_window.runs.run_pane(pane)  # no draft: answer the unanswered message again
+    wait_until(loop, lambda: not pane.busy)
+    assert pane.state == RunState.DONE and pane.spec.turns[-1]["role"] == "assistant"
+
+
+def test_a_conversation_too_long_for_the_slot_offers_to_drop_the_oldest_exchange(loaded_window, loop):
+    pane = loaded_window.grid.panes[0]
+    greedy(pane, 8)
+    long = "word " * 300  # ~300 tokens: two of these exceed the 512-token slot, one fits
+    pane.spec.turns = [{"role": "user", "content": long}, {"role": "assistant", "content": "ok"}]
+    pane.spec.draft = "Summarize " + long
+    pane.load_spec()
+    pane.run_button.click()  # the window's own first pane: its buttons are connected
+    wait_until(loop, lambda: not pane.busy)
+    assert pane.state == RunState.ERROR and pane.spec.result.error_kind == "context"
+    assert "a slot holds 512" in pane.status.text() and pane.drop_button.isVisible()
+    assert len(pane.spec.turns) == 3  # nothing was dropped silently
+    pane.drop_button.click()
+    wait_until(loop, lambda: not pane.busy)
+    assert pane.state == RunState.DONE, pane.status.text()
+    assert pane.spec.turns[0]["content"] == "Summarize " + long.strip()
+
