@@ -1,6 +1,7 @@
 """Take the README screenshots from the real window (run under Xvfb: `xvfb-run -s '-screen 0 1600x1000x24'`).
 
-Usage: python scripts/screenshots.py OUT_DIR   -> OUT_DIR/screenshot.png (mid-run), OUT_DIR/screenshot-done.png
+Usage: python scripts/screenshots.py OUT_DIR   -> OUT_DIR/screenshot.png (mid-run), OUT_DIR/screenshot-done.png,
+OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation, differing in temperature)
 """
 
 import asyncio
@@ -44,6 +45,31 @@ async def shoot(window: MainWindow, out: Path) -> None:
         await asyncio.sleep(0.1)
     await asyncio.sleep(1.0)
     window.grab().save(str(out / "screenshot-done.png"))
+    await shoot_conversation(window, out)
+
+
+CONVERSATION = ["Suggest a name for a friendly robot.", "Why that name?", "Now write it a one-line motto."]
+
+
+async def shoot_conversation(window: MainWindow, out: Path) -> None:
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.columns_box.setValue(2)
+    for temperature in (0.0, 0.8):
+        pane = window.grid.add_pane()
+        pane.system_prompt.setPlainText("Answer in at most three sentences.")
+        pane.sampling.temperature.setValue(temperature)
+        pane.sampling.seed.setText("7")
+        pane.sampling.max_tokens.setValue(70)
+    for message in CONVERSATION:
+        for pane in window.grid.panes:
+            pane.prompt.setPlainText(message)
+        window.runs.run_all()
+        while any(p.busy for p in window.grid.panes):
+            await asyncio.sleep(0.1)
+    window.grid.panes[0].prompt.setPlainText("And a slogan for its charging station?")
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-conversation.png"))
 
 
 def main() -> None:

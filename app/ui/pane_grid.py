@@ -9,6 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import PaneSpec, Session
+from app.session.compare import differences, label
 from app.ui.prompt_pane import PromptPane
 from app.ui.settings import COLUMNS_LIMIT
 
@@ -64,10 +65,14 @@ class PaneGrid(QScrollArea):
         self._next_number += 1
         pane.sig_duplicate_requested.connect(self.duplicate_pane)
         pane.sig_remove_requested.connect(self.remove_pane)
-        pane.sig_changed.connect(lambda _pane: self.sig_changed.emit())
+        pane.sig_changed.connect(self._pane_changed)
         self.panes.insert(index, pane)
         self.sig_pane_added.emit(pane)
         return pane
+
+    def _pane_changed(self, _pane: PromptPane) -> None:
+        self.refresh_titles()
+        self.sig_changed.emit()
 
     def duplicate_pane(self, pane: PromptPane) -> PromptPane:
         """A copy with the same conversation and settings, next to the original."""
@@ -104,6 +109,11 @@ class PaneGrid(QScrollArea):
         for col in range(int(COLUMNS_LIMIT.high)):
             self._layout.setColumnStretch(col, 1 if col < self.columns else 0)
         rows = (len(self.panes) + self.columns - 1) // self.columns
-        for row in range(rows + 1):
-            self._layout.setRowStretch(row, 0)
-        self._layout.setRowStretch(rows, 1)  # leftover space below the panes, not inside them
+        for row in range(self._layout.rowCount()):
+            self._layout.setRowStretch(row, 1 if row < rows else 0)  # panes share the height: more conversation
+        self.refresh_titles()
+
+    def refresh_titles(self) -> None:
+        """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""
+        for pane, diff in zip(self.panes, differences(self.session.panes), strict=True):
+            pane.set_differences(label(diff))

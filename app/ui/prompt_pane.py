@@ -7,6 +7,7 @@ run through `sig_run_requested` and is told by the run coordinator when the spec
 
 from __future__ import annotations
 
+import html
 import time
 
 from PySide6.QtCore import QRect, QRectF, Qt, Signal
@@ -79,7 +80,7 @@ class PromptPane(QFrame):
         self._draft_before_edit = ""
         self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
 
-        self.title = QLabel(spec.title or f"Pane {number}")
+        self.title = QLabel(spec.title or f"Pane {number}", textFormat=Qt.RichText)
         self.title.setObjectName("paneTitle")
         self.conversation_button = QToolButton(text="Conversation", toolTip="Rerun, edit or clear the conversation")
         self.conversation_button.setPopupMode(QToolButton.InstantPopup)
@@ -147,6 +148,13 @@ class PromptPane(QFrame):
         self.prompt.textChanged.connect(self._draft_edited)
         self.system_prompt.textChanged.connect(self._system_edited)
         self.sampling.sig_changed.connect(self._sampling_edited)
+
+    def set_differences(self, text: str) -> None:
+        """Show how this pane differs from the others next to its title."""
+        title = self.spec.title or f"Pane {self.number}"
+        self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
+                           f"{html.escape(text)}</span>" if text else html.escape(title))
+        self.title.setToolTip(text)
 
     # --- spec <-> editors -------------------------------------------------------------------------------------
     def load_spec(self) -> None:

@@ -129,3 +129,14 @@ def test_state_stripe_takes_each_state_colour(window):
     pane.show_state()
     pane.show_error("Type a message first.")
     assert stripe() == STATE_COLORS[RunState.ERROR]
+
+
+def test_headers_say_what_differs_between_panes(window):
+    first, second = window.grid.panes
+    assert first.title.text() == "Pane 1"  # nothing differs yet
+    second.sampling.temperature.setValue(0.2)
+    second.sampling.seed.setText("3")
+    assert "T 0.8" in first.title.text() and "T 0.2" in second.title.text()
+    assert "seed 3" in second.title.text() and "seed random" in first.title.text()
+    second.system_prompt.setPlainText("<b>Be brief</b>")
+    assert "&lt;b&gt;Be brief" in second.title.text()  # shown as text, never as markup
