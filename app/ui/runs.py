@@ -28,7 +28,7 @@ class RunCoordinator(QObject):
     sig_all_finished = Signal()
     """The last running pane finished: nothing is queued or generating any more."""
     sig_session_changed = Signal()
-    """Runs changed the session (a reply arrived or ended): time to autosave."""
+    """Runs changed the session (a run started, text streamed in, a run ended): time to autosave."""
 
     def __init__(self, bridge: EngineBridge, grid: PaneGrid, parent: QObject | None = None):
         super().__init__(parent)
@@ -125,10 +125,10 @@ class RunCoordinator(QObject):
         for request_id in ended:
             if view := self._views.pop(request_id, None):
                 view.finished()
-        if ended:
+        if ended or deltas:  # streamed text is autosaved too (at most once per AUTOSAVE_MS)
             self.sig_session_changed.emit()
-            if not self.runner.active:
-                self.sig_all_finished.emit()
+        if ended and not self.runner.active:
+            self.sig_all_finished.emit()
 
     def _tick(self) -> None:
         for view in self._views.values():

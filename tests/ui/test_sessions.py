@@ -116,3 +116,24 @@ def test_a_conversation_too_long_for_the_slot_offers_to_drop_the_oldest_exchange
     assert pane.state == RunState.DONE, pane.status.text()
     assert pane.spec.turns[0]["content"] == "Summarize " + long.strip()
 
+
+
+def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loop):
+    autosave = loaded_window.files.autosave_path
+    pane = loaded_window.grid.panes[0]
+    greedy(pane, 1000)
+    pane.prompt.setPlainText("Write a very long story about a lighthouse keeper and his cat.")
+    loaded_window.runs.run_pane(pane)
+    seen = []  # text lengths of successive autosaves taken while the run streamed
+
+    def two_saves_mid_run() -> bool:
+        if pane.busy and autosave.exists():
+            saved = Session.load(autosave).panes[0].result  # a streaming pane loads back as interrupted
+            if saved.state == RunState.INTERRUPTED and saved.text and (not seen or len(saved.text) > seen[-1]):
+                seen.append(len(saved.text))
+        return len(seen) >= 2 or not pane.busy
+
+    wait_until(loop, two_saves_mid_run)
+    assert len(seen) >= 2, f"only {seen} saved before the run ended"  # saves kept coming while text streamed
+    loaded_window.runs.stop_all()
+    wait_until(loop, lambda: not pane.busy)
