@@ -24,8 +24,9 @@ from app.engine.native import LlamaModel
 from app.engine.prompt import ContextOverflow, PromptError, PromptRenderer
 from app.engine.request import RequestHandle, Sequence
 from app.engine.sampling import SamplerChain
-from app.engine.scheduler import PrefillPacer, StepPlan, plan_step
+from app.engine.scheduler import PrefillPacer
 from app.engine.stats import StatsRecorder
+from app.engine.step import StepExecution
 from app.engine.types import EngineConfig, GenerationRequest, RequestState, StatsSnapshot, StepEvent
 
 log = logging.getLogger("chorus.engine")
@@ -33,7 +34,7 @@ log = logging.getLogger("chorus.engine")
 _request_ids = itertools.count(1)
 
 
-class Engine:
+class Engine(StepExecution):
     """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
 
     def __init__(self, config: EngineConfig):
@@ -242,103 +243,6 @@ class Engine:
         seq.state = RequestState.PREFILLING
         events.state(seq.id, RequestState.PREFILLING)
         self._running.append(seq)
-
-    def _step(self, events: EventBuilder) -> None:
-        prefill_cap = None
-        while True:
-            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
-            if not plan.n_tokens:  # cannot happen while every running sequence has work; never spin on it
-                self._fail_running(events, "internal engine error: a step with nothing to decode")
-                return
-            outputs = self._fill_batch(plan)
-            started = time.perf_counter()
-            rc = self._decode()
-            elapsed = time.perf_counter() - started
-            if rc == 0:
-                break
-            if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
-                prefill_cap = plan.n_prefill // 2
-                if prefill_cap == 0 and not plan.decode:  # not even one prompt token fits
-                    for seq, _ in plan.prefill:
-                        self._finish(seq, "error", events, "llama.cpp found no room in the KV cache for this "
-                                     "prompt (llama_decode returned 1 for a single token)")
-                    return
-                continue
-            if rc == 1:  # even the decode tokens do not fit: end the youngest generating request
-                victim = max(plan.decode, key=lambda s: s.t_admit)
-                self._finish(victim, "length", events)
-                return
-            message = f"llama_decode failed (code {rc}) in a step of {plan.n_tokens} tokens"
-            log.error(message)
-            for seq in plan.sequences:
-                self._finish(seq, "error", events, message, kind="decode")
-            return
-        self._steps += 1
-        self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
-        self._pacer.observe(plan.n_decode, plan.n_prefill, elapsed)
-        self._advance(plan, outputs, events)
-        slot_fill = [0] * self.config.n_slots
-        for seq in self._running:
-            slot_fill[seq.slot] = seq.n_past
-        self._stats.record_occupancy(len(self._running), len(self._waiting), slot_fill)
-
-    def _fill_batch(self, plan: StepPlan) -> list[tuple[Sequence, int]]:
-        """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs."""
-        runs = [(s.slot, s, (s.pending_token,), True) for s in plan.decode]
-        runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], n == s.prompt_remaining)
-                 for s, n in plan.prefill]
-        runs.sort(key=lambda run: run[0])
-        batch = self._ctx.batch
-        batch.clear()
-        outputs = []
-        for slot, seq, tokens, wants_output in runs:
-            index = batch.add(tokens, seq.n_past, slot, wants_output)
-            if wants_output:
-                outputs.append((seq, index))
-        return outputs
-
-    def _advance(self, plan: StepPlan, outputs: list[tuple[Sequence, int]], events: EventBuilder) -> None:
-        for seq in plan.decode:
-            seq.n_past += 1
-            seq.pending_token = None
-        for seq, n in plan.prefill:
-            seq.n_past += n
-            seq.n_prompt_done += n
-        now = time.perf_counter()
-        generated = 0
-        for seq, index in outputs:  # sample every output before the next decode overwrites the logits
-            try:
-                generated += self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
-            except Exception as exc:  # this request's sampler or text: end it alone
-                log.exception("request %s failed after a decode", seq.id)
-                self._finish(seq, "error", events, f"internal engine error after decoding: {exc!r}")
-        self._stats.record_tokens(generated=generated, completed=0)
-
-    def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder) -> bool:
-        """Returns whether the token became part of the output (an end-of-generation token does not)."""
-        if seq.t_first is None:
-            seq.t_first = now
-            seq.state = RequestState.GENERATING
-            events.state(seq.id, RequestState.GENERATING)
-        seq.t_last = now
-        if self._model.is_eog(token):
-            self._finish(seq, "stop", events)
-            return False
-        seq.generated.append(token)
-        events.tokens(seq.id, len(seq.generated))
-        self._emit(seq, seq.text.feed(self._model.piece(token)), events)
-        if seq.text.stopped:
-            self._finish(seq, "stop", events)
-        elif len(seq.generated) >= seq.request.max_tokens or seq.n_past + 1 >= self.n_ctx_per_slot:
-            self._finish(seq, "length", events)
-        else:
-            seq.pending_token = token
-        return True
-
-    def _emit(self, seq: Sequence, delta: str, events: EventBuilder) -> None:
-        if delta:
-            seq.handle._publish(delta)
-            events.delta(seq.id, delta)
 
     def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
                 kind: str = "internal") -> None:

@@ -12,20 +12,12 @@ import enum
 import uuid
 from dataclasses import dataclass, field
 
-from app.engine import Completion, SamplingParams, limits
+from app.engine import Completion, RequestState, SamplingParams, limits
 
-
-class RunState(str, enum.Enum):
-    """What a pane's last run is doing; the window shows these words."""
-
-    IDLE = "idle"
-    QUEUED = "queued"
-    PREFILLING = "prefilling"
-    GENERATING = "generating"
-    DONE = "done"
-    CANCELLED = "cancelled"
-    ERROR = "error"
-    INTERRUPTED = "interrupted"  # was running when the app stopped; its text is what had arrived
+# What a pane's last run is doing; the window shows these words. The engine's request states, plus "idle" (never
+# run) and "interrupted" (it was running when the app stopped; its text is what had arrived).
+RunState = enum.Enum("RunState", {"IDLE": "idle", **{s.name: s.value for s in RequestState},
+                                  "INTERRUPTED": "interrupted"}, type=str)
 
 
 BUSY_STATES = frozenset({RunState.QUEUED, RunState.PREFILLING, RunState.GENERATING})
@@ -67,6 +59,21 @@ class PaneResult:
         if self.queue_wait_s is not None or self.t_submit is None or self.state != RunState.QUEUED:
             return self.queue_wait_s
         return now - self.t_submit
+
+    def summary(self, now: float | None = None) -> str:
+        """One line for a status bar: state · wait · TTFT · tok/s · tokens · cached · finish — error.
+        `now` (time.perf_counter) makes a queued run's wait live."""
+        parts = [self.state.value]
+        wait = self.live_wait(now) if now is not None else self.queue_wait_s
+        for value, text in ((wait, "wait {:.2f} s"), (self.ttft_s, "TTFT {:.2f} s"),
+                            (self.decode_tps or None, "{:.1f} tok/s"), (self.generated_tokens or None, "{} tok"),
+                            (self.cached_tokens or None, "{} cached")):
+            if value is not None:
+                parts.append(text.format(value))
+        if self.finish_reason and not self.busy:
+            parts.append(f"finish: {self.finish_reason}")
+        line = " · ".join(parts)
+        return line + (f" — {self.error}" if self.error and not self.busy else "")
 
     def finish(self, completion: Completion) -> None:
         """Take the engine's own final figures (they replace the live ones)."""

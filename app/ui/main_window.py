@@ -134,30 +134,8 @@ class MainWindow(QMainWindow):
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self, menu)
             if title == "&File":
-                self._build_file_menu(menu)
-
-    def _build_file_menu(self, menu) -> None:
-        files = self.files
-        self.act_new = self._action("New session", ["Ctrl+Shift+N"], files.new)
-        self.act_open_session = self._action("Open session…", ["Ctrl+O"], lambda: files.open())
-        self.act_save = self._action("Save session", ["Ctrl+S"], files.save)
-        self.act_save_as = self._action("Save session as…", ["Ctrl+Shift+S"], lambda: files.save_as())
-        self.act_export_md = self._action("Export Markdown…", [], lambda: files.export("markdown"))
-        self.act_export_jsonl = self._action("Export results (JSONL)…", [], lambda: files.export("jsonl"))
-        for action in (self.act_new, self.act_open_session):
-            menu.addAction(action)
-        self.recent_menu = menu.addMenu("Open recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        for action in (None, self.act_save, self.act_save_as, None, self.act_export_md, self.act_export_jsonl,
-                       None, self.act_open, self.act_settings, None, self.act_quit):
-            menu.addSeparator() if action is None else menu.addAction(action)
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for path in self.settings.recent_sessions():
-            self.recent_menu.addAction(Path(path).name, lambda p=path: self.files.open(p)).setToolTip(path)
-        if not self.recent_menu.actions():
-            self.recent_menu.addAction("(none yet)").setEnabled(False)
+                self.files.build_menu(menu, self._action, [None, self.act_open, self.act_settings, None,
+                                                           self.act_quit])
 
     def _show_session(self, session: Session) -> None:
         """Another session replaces this one: its runs stop, its views go, the new one's come."""

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QMenu,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import PaneSpec, RunState, conversation
+from app.ui.conversation_menu import ConversationMenu
 from app.ui.conversation_view import ConversationView
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
@@ -84,8 +84,7 @@ class PromptPane(QFrame):
         self.title.setObjectName("paneTitle")
         self.conversation_button = QToolButton(text="Conversation", toolTip="Rerun, edit or clear the conversation")
         self.conversation_button.setPopupMode(QToolButton.InstantPopup)
-        self.conversation_menu = QMenu(self.conversation_button)
-        self.conversation_menu.aboutToShow.connect(self._fill_conversation_menu)
+        self.conversation_menu = ConversationMenu(self, self.conversation_button)
         self.conversation_button.setMenu(self.conversation_menu)
         self.duplicate_button = QToolButton(text="Duplicate", toolTip="Duplicate pane (Ctrl+D)")
         self.remove_button = QToolButton(text="Remove", toolTip="Remove pane (Ctrl+W)")
@@ -191,23 +190,6 @@ class PromptPane(QFrame):
         self.sig_changed.emit(self)
 
     # --- conversation actions ---------------------------------------------------------------------------------
-    def _fill_conversation_menu(self) -> None:
-        menu, spec = self.conversation_menu, self.spec
-        menu.clear()
-        idle = not self.busy
-        answered = bool(spec.turns) and spec.turns[-1]["role"] == "assistant"
-        menu.addAction("Rerun last reply", lambda: self.sig_rerun_requested.emit(self)).setEnabled(idle and answered)
-        edit = menu.addMenu("Edit message")
-        for i, turn in enumerate(spec.turns):
-            if turn["role"] == "user":
-                text = " ".join(turn["content"].split())
-                edit.addAction(f"{i // 2 + 1}. {text[:48]}{'…' if len(text) > 48 else ''}",
-                               lambda index=i: self.start_edit(index))
-        edit.setEnabled(idle and bool(edit.actions()))
-        menu.addAction("Drop oldest exchange", self.drop_oldest).setEnabled(idle and bool(spec.turns))
-        menu.addSeparator()
-        menu.addAction("Clear conversation", self.clear_conversation).setEnabled(idle and bool(spec.turns))
-
     def start_edit(self, index: int) -> None:
         self._draft_before_edit = self.spec.draft
         conversation.start_edit(self.spec, index)
@@ -296,25 +278,7 @@ class PromptPane(QFrame):
             self.refresh_status()
 
     def refresh_status(self) -> None:
-        r = self.spec.result
-        parts = [r.state.value]
-        wait = r.live_wait(time.perf_counter())
-        if wait is not None:
-            parts.append(f"wait {wait:.2f} s")
-        if r.ttft_s is not None:
-            parts.append(f"TTFT {r.ttft_s:.2f} s")
-        if r.decode_tps:
-            parts.append(f"{r.decode_tps:.1f} tok/s")
-        if r.generated_tokens:
-            parts.append(f"{r.generated_tokens} tok")
-        if r.cached_tokens:
-            parts.append(f"{r.cached_tokens} cached")
-        if r.finish_reason and not r.busy:
-            parts.append(f"finish: {r.finish_reason}")
-        text = " · ".join(parts)
-        if r.error and not r.busy:
-            text += f" — {r.error}"
-        self.status.setText(text)
+        self.status.setText(self.spec.result.summary(time.perf_counter()))
 
     def _update_stripe(self) -> None:
         # Only the stripe's strip is repainted. (A state-dependent style sheet rule needs a re-polish, which

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from app.session import Session, SessionFileError, export, store
 from app.ui.settings import Settings
@@ -138,6 +138,30 @@ class SessionFiles(QObject):
         if self.autosave():
             return True
         return self._may_replace("Quitting")
+
+    # --- the menu ---------------------------------------------------------------------------------------------
+    def build_menu(self, menu: QMenu, make_action, tail: list) -> None:
+        """Fill the File menu; `make_action(text, shortcuts, slot)` makes a window action, `tail` follows."""
+        w = self.window
+        w.act_new = make_action("New session", ["Ctrl+Shift+N"], self.new)
+        w.act_open_session = make_action("Open session…", ["Ctrl+O"], lambda: self.open())
+        w.act_save = make_action("Save session", ["Ctrl+S"], self.save)
+        w.act_save_as = make_action("Save session as…", ["Ctrl+Shift+S"], lambda: self.save_as())
+        w.act_export_md = make_action("Export Markdown…", [], lambda: self.export("markdown"))
+        w.act_export_jsonl = make_action("Export results (JSONL)…", [], lambda: self.export("jsonl"))
+        menu.addAction(w.act_new)
+        menu.addAction(w.act_open_session)
+        self.recent_menu = menu.addMenu("Open recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        for action in [None, w.act_save, w.act_save_as, None, w.act_export_md, w.act_export_jsonl, *tail]:
+            menu.addSeparator() if action is None else menu.addAction(action)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.settings.recent_sessions():
+            self.recent_menu.addAction(Path(path).name, lambda p=path: self.open(p)).setToolTip(path)
+        if not self.recent_menu.actions():
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     # --- helpers ----------------------------------------------------------------------------------------------
     def _folder(self, default_name: str = "") -> str:
