@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.engine import SamplingParams
+from app.engine import SamplingParams, limits
 from app.session.model import BUSY_STATES, PaneResult, PaneSpec, RunState, Session
 
 FORMAT = "chorus-session"
@@ -50,7 +50,8 @@ def pane_from_dict(data: dict) -> PaneSpec:
     result = PaneResult(state=state, **{k: raw[k] for k in _RESULT_FIELDS if k in raw})
     pane = PaneSpec(title=data.get("title", ""), system=data.get("system", ""),
                     turns=[dict(t) for t in data.get("turns", [])],
-                    sampling=SamplingParams(**data.get("sampling", {})), max_tokens=data.get("max_tokens", 256),
+                    sampling=SamplingParams(**data.get("sampling", {})),
+                    max_tokens=data.get("max_tokens", limits.MAX_TOKENS.default),
                     stop=tuple(data.get("stop", ())), backend=data.get("backend", "local"),
                     draft=data.get("draft", ""), editing=data.get("editing"), result=result)
     if data.get("id"):

@@ -19,7 +19,8 @@ class SettingsDialog(QDialog):
         self.boxes: dict[str, QSpinBox] = {}
         form = QFormLayout(self)
         rows = [(keys.SLOTS, "Parallel slots", "Sequences decoded together in one batch", 1),
-                (keys.CONTEXT_PER_SLOT, "Context per slot", "Tokens each slot holds: prompt plus reply", 256),
+                (keys.CONTEXT_PER_SLOT, "Context per slot", "Tokens each slot holds: prompt plus reply",
+                 int(keys.CONTEXT_PER_SLOT.limit.step)),
                 (keys.THREADS, "CPU threads", f"This machine has {os.cpu_count()} logical cores", 1)]
         for setting, label, tip, step in rows:
             low, high = setting.range
