@@ -1,5 +1,9 @@
 """Loading bad files, closing mid-generation, repeated open/close, and the stats the scheduler measures."""
 
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -49,18 +53,35 @@ def test_close_mid_generation_is_quick_and_cancels(make_engine):
         engine.submit(ask("again"))
 
 
-def test_ten_open_close_cycles_keep_memory_flat(model_path):
+CYCLES = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from app.engine import Engine, EngineConfig, GenerationRequest
+    def rss_mb():
+        return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 2**20
     def cycle():
-        with Engine(EngineConfig(model_path=model_path, n_slots=4, n_ctx_per_slot=1024, n_threads=2)) as e:
-            e.submit(ask("Hi", max_tokens=4)).result(timeout=60)
-
+        with Engine(EngineConfig(model_path=sys.argv[1], n_slots=4, n_ctx_per_slot=1024, n_threads=2)) as e:
+            e.submit(GenerationRequest(prompt="Hi", max_tokens=4)).result(timeout=60)
     for _ in range(2):
         cycle()
     baseline = rss_mb()
     for _ in range(10):
         cycle()
-    # One leaked model + context would be ~100 MB + ~90 MB of KV; allow allocator noise only.
-    assert rss_mb() - baseline < 40
+    print(rss_mb() - baseline)
+""")
+
+
+def test_ten_open_close_cycles_keep_memory_flat(model_path):
+    """In a fresh process with glibc's mmap threshold fixed: by default it moves (after a large block is freed
+    it rises to that size), so a closed engine's per-slot buffers can sit on the heap and keep RSS ~90 MB higher
+    for many cycles before going back, which says nothing about our frees (docs/engine.md)."""
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 20))
+    run = subprocess.run([sys.executable, "-c", CYCLES, str(model_path)], env=env, capture_output=True, text=True,
+                         timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert run.returncode == 0, run.stderr[-2000:]
+    growth = float(run.stdout.strip().splitlines()[-1])
+    # One leaked model + context would be ~100 MB + ~90 MB of KV per cycle; allow allocator noise only.
+    assert growth < 40, growth
 
 
 def test_stats_split_decode_and_prefill(make_engine, model_path):
