@@ -16,6 +16,8 @@ from app.engine import chat_format
 from app.engine.native import LlamaModel
 from app.engine.types import GenerationRequest
 
+BUILTIN = "builtin"  # mode: a llama.cpp built-in template (auto-detected or chosen by name)
+
 
 class PromptError(ValueError):
     """The request cannot become a prompt (template refused the messages, empty prompt...)."""
@@ -47,7 +49,7 @@ class PromptRenderer:
             eos = model.token_text(model.eos_id) if model.eos_id >= 0 else ""
             names = [model.meta("general.name"), model.meta("general.finetune"), model.path.name]
             if found and chat_format.is_chat_tuned(found, eos, names):
-                self.mode, self.builtin = "builtin", found.name
+                self.mode, self.builtin = BUILTIN, found.name
                 self.label = f"built-in {found.name} (detected)"
                 self.note = f"No chat template in the GGUF; its {found.marker} token reveals the {found.name} format."
             elif found:
@@ -61,7 +63,7 @@ class PromptRenderer:
         elif requested == chat_format.RAW:
             self.mode, self.label = chat_format.RAW, "raw: no template"
         elif requested in chat_format.builtin_names():
-            self.mode, self.builtin, self.label = "builtin", requested, f"built-in {requested}"
+            self.mode, self.builtin, self.label = BUILTIN, requested, f"built-in {requested}"
         else:
             raise ValueError(f"unknown chat format {requested!r}: use auto, gguf, raw or one of llama.cpp's "
                              f"built-in names ({', '.join(chat_format.builtin_names())})")
@@ -87,7 +89,7 @@ class PromptRenderer:
     def render(self, messages: list[dict]) -> str:
         if self.mode == chat_format.RAW:
             return chat_format.raw_text(messages)
-        if self.mode == "builtin":
+        if self.mode == BUILTIN:
             try:
                 return chat_format.apply_builtin(self.builtin, messages)
             except ValueError as exc:

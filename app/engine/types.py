@@ -111,7 +111,7 @@ class EngineConfig:
     mixed_step_factor: float = 2.5
     min_prefill_per_step: int = 4
     max_batch_tokens: int = 128
-    chat_format: str = "auto"  # how chat messages become a prompt: see app.engine.prompt.CHAT_FORMATS
+    chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)

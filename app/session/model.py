@@ -12,7 +12,7 @@ import enum
 import uuid
 from dataclasses import dataclass, field
 
-from app.engine import Completion, RequestState, SamplingParams, limits
+from app.engine import Completion, RequestState, SamplingParams, final_state, limits
 
 # What a pane's last run is doing; the window shows these words. The engine's request states, plus "idle" (never
 # run) and "interrupted" (it was running when the app stopped; its text is what had arrived).
@@ -21,8 +21,6 @@ RunState = enum.Enum("RunState", {"IDLE": "idle", **{s.name: s.value for s in Re
 
 
 BUSY_STATES = frozenset({RunState.QUEUED, RunState.PREFILLING, RunState.GENERATING})
-FINISH_STATES = {"stop": RunState.DONE, "length": RunState.DONE, "cancelled": RunState.CANCELLED,
-                 "error": RunState.ERROR}
 
 
 def new_id() -> str:
@@ -77,15 +75,15 @@ class PaneResult:
 
     def finish(self, completion: Completion) -> None:
         """Take the engine's own final figures (they replace the live ones)."""
-        self.state = FINISH_STATES.get(completion.finish_reason, RunState.DONE)
+        self.state = RunState(final_state(completion.finish_reason).value)
         self.text = completion.text
         self.token_ids = list(completion.token_ids)
         self.finish_reason = completion.finish_reason
         self.error = completion.error
-        self.error_kind = getattr(completion, "error_kind", None)
+        self.error_kind = completion.error_kind
         self.prompt_tokens = completion.prompt_tokens
         self.generated_tokens = completion.generated_tokens
-        self.cached_tokens = getattr(completion, "cached_tokens", 0)
+        self.cached_tokens = getattr(completion, "cached_tokens", 0)  # the engine reports it with #14's cache
         self.queue_wait_s, self.ttft_s, self.decode_tps = (completion.queue_wait_s, completion.ttft_s,
                                                            completion.decode_tps)
 
@@ -125,9 +123,6 @@ class Session:
 
     panes: list[PaneSpec] = field(default_factory=list)
     view: dict = field(default_factory=dict)
-
-    def pane(self, pane_id: str) -> PaneSpec | None:
-        return next((p for p in self.panes if p.id == pane_id), None)
 
     def save(self, path) -> None:
         from app.session.store import save_session

@@ -36,10 +36,6 @@ class SessionRunner:
         self.runs[handle.id] = (handle, pane)
         return handle
 
-    def pane_of(self, request_id: int) -> PaneSpec | None:
-        run = self.runs.get(request_id)
-        return run[1] if run else None
-
     def cancel(self, pane: PaneSpec) -> None:
         for handle, running in list(self.runs.values()):
             if running is pane:

@@ -139,13 +139,15 @@ class EngineBridge(QObject):
         snap = self.stats()
         return bool(snap and (snap.active or snap.queued))
 
+    def _detach_all(self) -> list[Engine]:
+        """Mark the bridge closed and take every engine it has: the one still loading and the current one."""
+        return [e for e in (self._take_just_loaded(), self._swap(None)) if e is not None]
+
     def close(self) -> None:
         """Stop the engine, and one still loading (cancels everything; waits at most ~2 s per engine)."""
-        for engine in (self._take_just_loaded(), self._swap(None)):
-            if engine is not None:
-                self._retire(engine)
+        for engine in self._detach_all():
+            self._retire(engine)
 
     async def aclose(self) -> None:
-        for engine in (self._take_just_loaded(), self._swap(None)):
-            if engine is not None:
-                await asyncio.to_thread(self._retire, engine)
+        for engine in self._detach_all():
+            await asyncio.to_thread(self._retire, engine)

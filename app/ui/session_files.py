@@ -78,7 +78,7 @@ class SessionFiles(QObject):
 
     def open(self, path: str | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self.window, "Open a session", self._folder(), FILTER)
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open a session", self._start(), FILTER)
             if not path:
                 return False
         try:
@@ -98,7 +98,8 @@ class SessionFiles(QObject):
 
     def save_as(self, path: str | Path | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self.window, "Save the session", self._folder("session"), FILTER)
+            path, _ = QFileDialog.getSaveFileName(self.window, "Save the session",
+                                                  self._start(f"session{store.SUFFIX}"), FILTER)
             if not path:
                 return False
             if not str(path).endswith(".json"):
@@ -121,8 +122,8 @@ class SessionFiles(QObject):
         """kind "markdown" or "jsonl"."""
         suffix, text = (".md", export.to_markdown) if kind == "markdown" else (".jsonl", export.to_jsonl)
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self.window, f"Export as {kind}", self._folder(suffix),
-                                                  f"*{suffix};;All files (*)")
+            path, _ = QFileDialog.getSaveFileName(self.window, f"Export as {kind}",
+                                                  self._start(f"{self._stem()}{suffix}"), f"*{suffix};;All files (*)")
             if not path:
                 return False
         try:
@@ -164,14 +165,13 @@ class SessionFiles(QObject):
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     # --- helpers ----------------------------------------------------------------------------------------------
-    def _folder(self, default_name: str = "") -> str:
+    def _start(self, name: str = "") -> str:
+        """Where a file dialog starts: this session's folder (else home), with `name` suggested."""
         folder = self.path.parent if self.path else Path.home()
-        if default_name and not default_name.startswith("."):
-            return str(folder / f"{default_name}{store.SUFFIX}")
-        if default_name:
-            stem = self.path.name.removesuffix(store.SUFFIX) if self.path else "session"
-            return str(folder / f"{stem}{default_name}")
-        return str(folder)
+        return str(folder / name) if name else str(folder)
+
+    def _stem(self) -> str:
+        return self.path.name.removesuffix(store.SUFFIX) if self.path else "session"
 
     def _may_replace(self, what: str) -> bool:
         """Ask before losing changes that are saved nowhere else."""
