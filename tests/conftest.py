@@ -36,3 +36,13 @@ def make_engine(model_path):
 def ask(text: str, max_tokens: int = 32, **kwargs) -> GenerationRequest:
     kwargs.setdefault("sampling", GREEDY)
     return GenerationRequest(messages=[{"role": "user", "content": text}], max_tokens=max_tokens, **kwargs)
+
+
+def assert_kv_accounted(engine) -> None:
+    """No slot or KV leaked: once idle, every slot's KV is what the engine's records say (a running sequence or
+    the prompt cache), and clearing the cache empties them all."""
+    assert engine.wait_idle(30)
+    assert engine.kv_positions() == engine.kv_expected()
+    engine.clear_prompt_cache()
+    assert engine.wait_idle(30)
+    assert engine.kv_positions() == [0] * engine.config.n_slots

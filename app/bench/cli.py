@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
 from app.bench.raw_loop import raw_loop_decode_tps
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
+from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
 from app.bench.workloads import median, prompt_of_length
 from app.engine import EngineConfig, default_threads
 from app.engine.native import LlamaModel
@@ -31,10 +32,12 @@ class Plan:
     repetitions: int
     long_prompt_tokens: int = 1500
     prompt_tokens: int = 64
+    shared_prompt_tokens: int = 500
+    uncached_reference: bool = True  # also time the fan-out with the prompt cache off
 
 
 FULL = Plan(sizes=(1, 2, 4, 8, 16), max_tokens=96, repetitions=3)
-QUICK = Plan(sizes=(1, 4, 8), max_tokens=64, repetitions=1)
+QUICK = Plan(sizes=(1, 4, 8), max_tokens=64, repetitions=1, uncached_reference=False)
 
 
 def in_fresh_thread(fn, *args, **kwargs):
@@ -82,10 +85,12 @@ def measure(plan: Plan, threads: int) -> dict:
     prompts = [prompt_of_length(model, plan.prompt_tokens, i) for i in range(max(plan.sizes))]
     newcomer = prompt_of_length(model, plan.prompt_tokens, 101)
     long_prompt = prompt_of_length(model, plan.long_prompt_tokens, 202)
+    shared_prompt = prompt_of_length(model, plan.shared_prompt_tokens, 303)
+    chat_message = prompt_of_length(model, 120, 404)
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 4
+    per_rep = 2 * len(plan.sizes) + 7 + plan.uncached_reference
     progress = Progress(per_rep * plan.repetitions)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
@@ -104,6 +109,17 @@ def measure(plan: Plan, threads: int) -> dict:
         samples["ttft_loaded"].append(ttft["loaded_s"])
         samples["long"].append(progress.run(f"{tag} {plan.long_prompt_tokens}-token prompt joins 4 streams",
                                             long_prompt_admission, model_path, prompts[:4], long_prompt, threads))
+        samples["fanout"].append(progress.run(f"{tag} {plan.shared_prompt_tokens}-token prompt: cold, rerun, "
+                                              f"{FANOUT} seeds at once", fanout_and_rerun, model_path,
+                                              shared_prompt, threads))
+        if plan.uncached_reference:
+            samples["fanout_uncached"].append(progress.run(f"{tag} the same with the prompt cache off",
+                                                           fanout_and_rerun, model_path, shared_prompt, threads,
+                                                           prompt_cache=False))
+        samples["followup"].append(progress.run(f"{tag} third chat turn: prompt tokens prefilled",
+                                                followup_prefill, model_path, chat_message, threads))
+        samples["coalesced"].append(progress.run(f"{tag} 4 identical greedy requests: tokens decoded",
+                                                 coalesced_decode, model_path, prompts[0], threads))
     return summarize(plan, threads, model_name, samples)
 
 
@@ -117,6 +133,11 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
     long_ttft = median([r["loaded_ttft_s"] for r in long_runs])
     long_idle = median([r["idle_ttft_s"] for r in long_runs])
     defaults = EngineConfig(model_path="-")
+    fan = {k: median([r[k] for r in samples["fanout"]]) for k in samples["fanout"][0]}
+    fan_off = ({k: median([r[k] for r in samples["fanout_uncached"]]) for k in samples["fanout_uncached"][0]}
+               if samples.get("fanout_uncached") else None)
+    follow = samples["followup"][-1]  # greedy: the same counts every repetition
+    coalesced = samples["coalesced"][-1]
     return {
         "model": model_name,
         "threads": threads,
@@ -128,14 +149,24 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "ttft_loaded_vs_idle": median(samples["ttft_loaded"]) / median(samples["ttft_idle"]),
             "itl_p99_long_prompt_vs_steady": p99 / steady,
             "long_prompt_ttft_loaded_vs_idle": long_ttft / long_idle,
+            "fanout_ttft_vs_single": fan["fanout_last_ttft_s"] / fan["cold_ttft_s"],
+            "rerun_ttft_vs_cold": fan["rerun_ttft_s"] / fan["cold_ttft_s"],
+            "followup_prefill_vs_new_turn": follow["prefilled"] / follow["new_turn_tokens"],
+            "coalesced_decode_tokens_ratio": coalesced["identical"] / coalesced["one"],
         },
         "details": {
             "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
             "steady_gap_s": steady, "long_prompt_p99_gap_s": p99, "long_prompt_ttft_s": long_ttft,
             "long_prompt_idle_ttft_s": long_idle,
+            "fanout": fan, "fanout_uncached": fan_off,
+            "fanout_uncached_ttft_vs_single": (fan_off["fanout_last_ttft_s"] / fan_off["cold_ttft_s"]
+                                               if fan_off else None),
+            "followup": follow, "followup_prefill_vs_conversation": follow["prefilled"] / follow["conversation_tokens"],
+            "coalesced_decode_tokens": coalesced,
         },
         "setup": {"prompt_tokens": plan.prompt_tokens, "max_tokens": plan.max_tokens,
                   "repetitions": plan.repetitions, "long_prompt_tokens": plan.long_prompt_tokens,
+                  "shared_prompt_tokens": plan.shared_prompt_tokens, "fanout": FANOUT,
                   "step_budget": defaults.step_budget, "min_prefill_per_step": defaults.min_prefill_per_step,
                   "max_batch_tokens": defaults.max_batch_tokens, "cpu_count": os.cpu_count(),
                   "machine": platform.machine(), "python": platform.python_version()},
@@ -160,6 +191,18 @@ def format_table(result: dict) -> str:
               f"{d['long_prompt_p99_gap_s'] * 1000:.0f} ms vs steady {d['steady_gap_s'] * 1000:.0f} ms -> "
               f"{ratios['itl_p99_long_prompt_vs_steady']:.2f}x; its TTFT {d['long_prompt_ttft_s']:.2f} s vs idle "
               f"{d['long_prompt_idle_ttft_s']:.2f} s -> {ratios['long_prompt_ttft_loaded_vs_idle']:.2f}x"]
+    fan, setup = d["fanout"], result["setup"]
+    uncached = (f" (prompt cache off: {d['fanout_uncached_ttft_vs_single']:.2f}x)"
+                if d.get("fanout_uncached_ttft_vs_single") else "")
+    follow, coalesced = d["followup"], d["coalesced_decode_tokens"]
+    lines += [f"{setup['shared_prompt_tokens']}-token prompt: cold TTFT {fan['cold_ttft_s'] * 1000:.0f} ms, rerun "
+              f"{fan['rerun_ttft_s'] * 1000:.1f} ms -> {ratios['rerun_ttft_vs_cold']:.3f}x; {setup['fanout']} seeds at "
+              f"once, last TTFT {fan['fanout_last_ttft_s'] * 1000:.0f} ms -> {ratios['fanout_ttft_vs_single']:.2f}x"
+              f"{uncached}",
+              f"Third chat turn prefilled {follow['prefilled']} of {follow['conversation_tokens']} prompt tokens; its "
+              f"new turn has {follow['new_turn_tokens']} -> {ratios['followup_prefill_vs_new_turn']:.2f}x",
+              f"4 identical greedy requests decoded {coalesced['identical']} tokens, one decodes "
+              f"{coalesced['one']} -> {ratios['coalesced_decode_tokens_ratio']:.2f}x"]
     if "gui" in result:
         g = result["gui"]
         lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "

@@ -77,6 +77,7 @@ def ttft_loaded_vs_idle(model_path, load_prompts: list[str], newcomer: str, thre
     """A newcomer's TTFT on an idle engine, and while len(load_prompts) requests decode."""
     with _engine(model_path, threads, len(load_prompts) + 1, 1024, **overrides) as engine:
         idle = engine.submit(fixed_length_request(newcomer, 1)).result(timeout=120).ttft_s
+        engine.clear_prompt_cache()  # the loaded newcomer must prefill like the idle one did
         load = [engine.submit(fixed_length_request(p, 900)) for p in load_prompts]
         _wait_generating(load)
         time.sleep(0.2)  # let the batch settle into steady decode steps
@@ -90,6 +91,7 @@ def long_prompt_admission(model_path, running_prompts: list[str], long_prompt: s
     """Running streams' p99 gap during a long prompt's prefill vs their steady median; newcomer TTFT vs idle."""
     with _engine(model_path, threads, len(running_prompts) + 1, 2048, **overrides) as engine:
         idle_ttft = engine.submit(fixed_length_request(long_prompt, 1)).result(timeout=300).ttft_s
+        engine.clear_prompt_cache()  # measured again below: it must be prefilled again, not reused
         timeline = Timeline()
         engine.subscribe(timeline.on_step)
         running = [engine.submit(fixed_length_request(p, 1900)) for p in running_prompts]

@@ -87,6 +87,8 @@ class LlamaContext:
         self.n_batch = llama_cpp.llama_n_batch(self.ptr)
         self.n_ctx_seq = llama_cpp.llama_n_ctx_seq(self.ptr)
         self.batch = TokenBatch(self.n_batch)
+        self.n_vocab = model.n_vocab
+        self._state_buffer = (ctypes.c_uint8 * 0)()  # reused by copy_prefix, grown on demand
 
     def decode(self) -> int:
         self.batch.struct.n_tokens = self.batch.n_tokens
@@ -94,6 +96,32 @@ class LlamaContext:
 
     def clear_sequence(self, seq_id: int) -> None:
         llama_cpp.llama_memory_seq_rm(self.memory, seq_id, -1, -1)
+
+    def trim(self, seq_id: int, keep: int) -> None:
+        """Drop a sequence's KV from position `keep` on (metadata only)."""
+        llama_cpp.llama_memory_seq_rm(self.memory, seq_id, keep, -1)
+
+    def copy_prefix(self, src: int, dst: int, keep: int) -> bool:
+        """Make dst's KV the first `keep` positions of src's, now (synchronously).
+
+        Serialises src's used cells with llama_state_seq_get_data and loads them into dst, then trims. Chosen
+        over llama_memory_seq_cp, which across kv_unified=False streams copies the whole stream buffer (every
+        cell, used or not) at the next decode: docs/engine.md ("Fan-out") has the measurements."""
+        size = llama_cpp.llama_state_seq_get_size(self.ptr, src)
+        if len(self._state_buffer) < size:
+            self._state_buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(self.ptr, self._state_buffer, size, src)
+        llama_cpp.llama_memory_seq_rm(self.memory, dst, -1, -1)
+        if not written or not llama_cpp.llama_state_seq_set_data(self.ptr, self._state_buffer, written, dst):
+            llama_cpp.llama_memory_seq_rm(self.memory, dst, -1, -1)
+            return False
+        self.trim(dst, keep)
+        return True
+
+    def output_logits(self, batch_index: int) -> np.ndarray:
+        """A copy of the logits of an output of the last decode (the pointer dies at the next decode)."""
+        pointer = llama_cpp.llama_get_logits_ith(self.ptr, batch_index)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy()
 
     def next_position(self, seq_id: int) -> int:
         """Where a sequence's next token goes, per llama.cpp's own KV state (used to resync after errors)."""

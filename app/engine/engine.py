@@ -1,9 +1,9 @@
 """The continuous-batching engine: one thread, one llama_context, one llama_decode per step for every sequence.
 
 Other threads only touch the waiting queue, the cancel set and the subscriber list (under one condition
-variable); the engine thread owns the model, context, batch, samplers and running sequences, and is the only one
-that calls llama.cpp or frees anything. Every submitted request ends exactly once (`_finish` is idempotent),
-whatever fails: the failure semantics are in docs/engine.md ("Failures").
+variable); the engine thread owns the model, context, batch, samplers, running sequences and the prompt cache,
+and is the only one that calls llama.cpp or frees anything. Its work is split by concern into mixins: a
+request's life (lifecycle.py), one decode step (step.py) and prefix sharing (sharing.py).
 """
 
 from __future__ import annotations
@@ -12,29 +12,28 @@ import dataclasses
 import itertools
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 
-import numpy as np
-
 from app.engine.context import LlamaContext
 from app.engine.events import EventBuilder
+from app.engine.lifecycle import RequestLifecycle
 from app.engine.native import LlamaModel
-from app.engine.prompt import ContextOverflow, PromptError, PromptRenderer
+from app.engine.prompt import PromptRenderer
+from app.engine.prompt_cache import PromptCache
 from app.engine.request import RequestHandle, Sequence
-from app.engine.sampling import SamplerChain
 from app.engine.scheduler import PrefillPacer
+from app.engine.sharing import PrefixSharing
 from app.engine.stats import StatsRecorder
 from app.engine.step import StepExecution
-from app.engine.types import EngineConfig, GenerationRequest, RequestState, StatsSnapshot, StepEvent
+from app.engine.types import EngineConfig, GenerationRequest, StatsSnapshot, StepEvent
 
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
 _request_ids = itertools.count(1)
 
 
-class Engine(StepExecution):
+class Engine(RequestLifecycle, StepExecution, PrefixSharing):
     """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
 
     def __init__(self, config: EngineConfig):
@@ -64,6 +63,10 @@ class Engine(StepExecution):
         self._free_slots = set(range(config.n_slots))
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()  # replaced whole, under _cond
         self._kv_positions = [0] * config.n_slots  # written by the engine thread after every iteration
+        self._kv_expected = [0] * config.n_slots  # what the engine's own records say those positions are
+        self._cache = PromptCache(config.n_slots)
+        self._leaders: dict[str, Sequence] = {}  # coalescing: request key -> the sequence decoding it
+        self._clear_cache = False
         self._idle = threading.Event()  # set after an iteration that left nothing waiting or running
         self._idle.set()
         self._steps = 0
@@ -115,6 +118,11 @@ class Engine(StepExecution):
         its last iteration. Safe from any thread and after close (it never calls llama.cpp itself)."""
         return list(self._kv_positions)
 
+    def kv_expected(self) -> list[int]:
+        """Per slot, the KV length the engine's records account for (a running sequence's position, else the
+        prompt cache's record), from the same snapshot as `kv_positions()`: any difference is a leak."""
+        return list(self._kv_expected)
+
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until every submitted request has ended and the engine thread has settled (KV snapshot and
         stats written). Returns False on timeout."""
@@ -158,13 +166,15 @@ class Engine(StepExecution):
             while True:
                 with self._cond:
                     self._cond.wait_for(lambda: self._closing or self._waiting or self._running
-                                        or self._cancel_ids)
+                                        or self._cancel_ids or self._clear_cache)
                     closing = self._closing
                     cancels = set(self._live) if closing else self._cancel_ids
                     self._cancel_ids = set()
                 events = EventBuilder(self._steps)
                 try:
                     self._apply_cancels(cancels, events)
+                    if self._clear_cache:
+                        self._apply_cache_clear()
                     if not closing:
                         self._admit(events)
                         if self._running:
@@ -185,91 +195,12 @@ class Engine(StepExecution):
         finally:
             self._release_native()
 
-    def _fail_running(self, events: EventBuilder, message: str) -> None:
-        """End every admitted request (queued ones stay queued and are served next)."""
-        for seq in list(self._running) + ([self._admitting] if self._admitting else []):
-            try:
-                self._finish(seq, "error", events, message)
-            except Exception:
-                log.exception("could not end request %s cleanly", seq.id)
-        self._admitting = None
-
     def _snapshot_kv(self) -> None:
+        expected = [self._cache.cached_length(slot) for slot in range(self.config.n_slots)]
+        for seq in self._running:
+            expected[seq.slot] = seq.n_past
+        self._kv_expected = expected
         self._kv_positions = [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
-
-    def _apply_cancels(self, ids: set[int], events: EventBuilder) -> None:
-        for request_id in ids:
-            with self._cond:
-                seq = self._live.get(request_id)
-            if seq is not None:
-                self._finish(seq, "cancelled", events)
-
-    def _admit(self, events: EventBuilder) -> None:
-        while self._free_slots:
-            with self._cond:
-                if not self._waiting:
-                    return
-                seq = self._waiting.popleft()
-                cancelled = seq.id in self._cancel_ids
-                self._cancel_ids.discard(seq.id)
-            if cancelled:  # a queued request cancelled is never admitted
-                self._finish(seq, "cancelled", events)
-                continue
-            self._admitting = seq  # until it is in _running, a fault here must still end it
-            try:
-                self._admit_one(seq, events)
-            except ContextOverflow as exc:
-                self._finish(seq, "error", events, str(exc), kind="context")
-            except PromptError as exc:
-                self._finish(seq, "error", events, str(exc), kind="prompt")
-            except Exception as exc:
-                log.exception("admitting request %s failed", seq.id)
-                self._finish(seq, "error", events, f"internal engine error while admitting: {exc!r}")
-            self._admitting = None
-
-    def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
-        prompt = self._renderer.tokens(seq.request)
-        seq.prompt = np.asarray(prompt, dtype=np.int32)
-        if len(prompt) >= self.n_ctx_per_slot:
-            raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
-                                  "(prompt plus reply): shorten it or raise the context per slot")
-        seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
-        self._free_slots.discard(seq.slot)
-        self._ctx.clear_sequence(seq.slot)
-        banned = self._model.eog_ids if seq.request.ignore_eos else ()
-        seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned)
-        seq.sampler.accept_prompt(prompt)
-        seq.t_admit = time.perf_counter()
-        seq.state = RequestState.PREFILLING
-        events.state(seq.id, RequestState.PREFILLING)
-        self._running.append(seq)
-
-    def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
-                kind: str = "internal") -> None:
-        """End a request exactly once, wherever it is (waiting, admitting, running); later calls do nothing."""
-        if seq.finished:
-            return
-        seq.finished = True
-        try:
-            if seq in self._running:
-                self._running.remove(seq)
-            if seq.slot is not None and seq.slot not in self._free_slots:
-                self._free_slots.add(seq.slot)
-                self._ctx.clear_sequence(seq.slot)
-            if seq.sampler is not None:
-                seq.sampler.free()
-                seq.sampler = None
-            self._emit(seq, seq.text.finish(), events)
-        finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
-            completion = seq.completion(reason, error, kind)
-            seq.handle._complete(completion)
-            events.finished(completion, seq.handle.state)
-            with self._cond:
-                self._live.pop(seq.id, None)
-                self._cancel_ids.discard(seq.id)
-                if seq.slot is None and seq in self._waiting:
-                    self._waiting.remove(seq)
-            self._stats.record_tokens(generated=0, completed=1)
 
     def _publish(self, events: EventBuilder) -> None:
         event = events.build()

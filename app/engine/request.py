@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
 from app.engine.types import Completion, GenerationRequest, RequestState, final_state
@@ -96,6 +98,15 @@ class Sequence:
         self.generated: list[int] = []
         self.sampler: SamplerChain | None = None
         self.text = TextStream(tuple(self.request.stop))
+        # Prefix sharing (engine thread only; docs/engine.md "Slots as a prompt cache"):
+        self.cached_tokens = 0  # prompt tokens whose KV was reused or copied instead of prefilled
+        self.prompt_logits = None  # logits after the whole prompt, kept for the prompt cache
+        self.ready_logits = None  # set when the whole prompt came from the cache: sample from these first
+        self.donor: Sequence | None = None  # a running sequence whose prompt KV this one waits to copy
+        self.share = 0  # how many of the donor's prompt tokens it will copy
+        self.leader: Sequence | None = None  # set on a coalesced follower: the sequence that decodes for it
+        self.followers: list[Sequence] = []
+        self._key: str | None = None
         self.t_submit = handle.t_submit
         self.t_admit: float | None = None
         self.t_first: float | None = None
@@ -108,6 +119,24 @@ class Sequence:
     @state.setter
     def state(self, value: RequestState) -> None:
         self.handle.state = value
+
+    @property
+    def coalesce_key(self) -> str | None:
+        """Equal keys decode equal tokens: same request in everything that decides them, and deterministic
+        (greedy, or seeded). None when the request's tokens are random."""
+        sampling = self.request.sampling
+        if not (sampling.greedy or sampling.seed is not None):
+            return None
+        if self._key is None:
+            self._key = repr(self.request)  # every field of the frozen dataclass, new ones included
+        return self._key
+
+    def kv_tokens(self):
+        """The tokens at KV positions 0..n_past-1: the prompt so far, then the decoded part of the reply."""
+        if self.n_prompt_done < len(self.prompt):
+            return self.prompt[:self.n_prompt_done]
+        return np.concatenate([self.prompt, np.asarray(self.generated[:self.n_past - len(self.prompt)],
+                                                       dtype=np.int32)])
 
     @property
     def prompt_remaining(self) -> int:
@@ -130,4 +159,5 @@ class Sequence:
             ttft_s=None if self.t_first is None else self.t_first - self.t_submit,
             decode_tps=decode_tps,
             error_kind=error_kind if error else None,
+            cached_tokens=self.cached_tokens,
         )

@@ -6,11 +6,17 @@ and greedy output is the same whether a request runs alone or in a batch.
 
 from __future__ import annotations
 
+import ctypes
 import random
 
 import llama_cpp
+import numpy as np
 
 from app.engine.types import SamplingParams
+
+# llama_token_data {int32 id; float logit; float p}: a numpy record array with the same layout.
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+assert _TOKEN_DATA.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
 
 
 class SamplerChain:
@@ -54,6 +60,23 @@ class SamplerChain:
     def sample(self, ctx_ptr, batch_index: int) -> int:
         """Only call with an index marked as an output in the batch just decoded: anything else aborts."""
         return llama_cpp.llama_sampler_sample(self.ptr, ctx_ptr, batch_index)
+
+    def sample_logits(self, logits: np.ndarray) -> int:
+        """Sample from saved logits (a prompt cache hit has no fresh decode to point at); the same steps as
+        `llama_sampler_sample` (candidates in id order, apply the chain, accept), so the same token."""
+        candidates = np.empty(len(logits), _TOKEN_DATA)
+        candidates["id"] = np.arange(len(logits), dtype=np.int32)
+        candidates["logit"] = logits
+        candidates["p"] = 0.0
+        array = llama_cpp.llama_token_data_array(
+            data=candidates.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)),
+            size=len(logits), selected=-1, sorted=False)
+        llama_cpp.llama_sampler_apply(self.ptr, ctypes.byref(array))
+        if not 0 <= array.selected < array.size:
+            raise RuntimeError(f"the sampler chain selected no token (index {array.selected})")
+        token = int(array.data[array.selected].id)  # a sampler may sort the candidates in place
+        llama_cpp.llama_sampler_accept(self.ptr, token)
+        return token
 
     def free(self) -> None:
         if self.ptr:

@@ -70,7 +70,8 @@ class PrefillPacer:
 
 def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
               prefill_cap: int | None = None, pacer: PrefillPacer | None = None) -> StepPlan:
-    """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV."""
+    """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
+    sequence waiting to copy a donor's prefix gets no prompt tokens."""
     plan = StepPlan(decode=[s for s in running if s.pending_token is not None])
     if plan.n_decode:
         allowance = (pacer.prefill_allowance(plan.n_decode) if pacer
@@ -84,7 +85,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
     for seq in running:
         if budget <= 0:
             break
-        if seq.pending_token is None and seq.prompt_remaining > 0:
+        if seq.pending_token is None and seq.prompt_remaining > 0 and seq.donor is None:
             n = min(seq.prompt_remaining, budget)
             plan.prefill.append((seq, n))
             budget -= n

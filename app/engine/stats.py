@@ -31,6 +31,8 @@ class StatsRecorder:
             self.prompt_tokens_total = 0
             self.generated_total = 0
             self.completed = 0
+            self.prompt_tokens_cached = 0
+            self.coalesced = 0
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
@@ -51,6 +53,11 @@ class StatsRecorder:
         with self._lock:
             self.generated_total += generated
             self.completed += completed
+
+    def record_reuse(self, cached_tokens: int, coalesced: int = 0) -> None:
+        with self._lock:
+            self.prompt_tokens_cached += cached_tokens
+            self.coalesced += coalesced
 
     def record_occupancy(self, active: int, queued: int, slot_used: list[int]) -> None:
         with self._lock:
@@ -75,4 +82,6 @@ class StatsRecorder:
                 completed=self.completed,
                 slot_context_used=list(self.slot_used),
                 n_ctx_per_slot=self.n_ctx_per_slot,
+                prompt_tokens_cached=self.prompt_tokens_cached,
+                coalesced=self.coalesced,
             )

@@ -20,9 +20,16 @@ log = logging.getLogger("chorus.engine")
 
 class StepExecution:
     def _step(self, events: EventBuilder) -> None:
+        self._resolve_shared(events)  # prefix copies now possible; first tokens from cached logits
+        if not self._running:
+            return
         prefill_cap = None
         while True:
             plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
+            if not plan.n_tokens and any(seq.donor for seq in self._running):
+                for seq in self._running:  # only donor-waiters left: cannot happen, but never wait forever
+                    seq.donor = None
+                continue
             if not plan.n_tokens:  # cannot happen while every running sequence has work; never spin on it
                 self._fail_running(events, "internal engine error: a step with nothing to decode")
                 return
@@ -84,6 +91,8 @@ class StepExecution:
         generated = 0
         for seq, index in outputs:  # sample every output before the next decode overwrites the logits
             try:
+                if seq.prompt_logits is None and self.config.prompt_cache:  # its prompt just completed
+                    seq.prompt_logits = self._ctx.output_logits(index)
                 generated += self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
             except Exception as exc:  # this request's sampler or text: end it alone
                 log.exception("request %s failed after a decode", seq.id)
@@ -96,12 +105,14 @@ class StepExecution:
             seq.t_first = now
             seq.state = RequestState.GENERATING
             events.state(seq.id, RequestState.GENERATING)
+            self._mirror(seq, events, state=RequestState.GENERATING)
         seq.t_last = now
         if self._model.is_eog(token):
             self._finish(seq, "stop", events)
             return False
         seq.generated.append(token)
         events.tokens(seq.id, len(seq.generated))
+        self._mirror(seq, events, now=now)
         self._emit(seq, seq.text.feed(self._model.piece(token)), events)
         if seq.text.stopped:
             self._finish(seq, "stop", events)
@@ -115,4 +126,5 @@ class StepExecution:
         if delta:
             seq.handle._publish(delta)
             events.delta(seq.id, delta)
+            self._mirror(seq, events, delta=delta)
 

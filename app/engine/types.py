@@ -112,6 +112,7 @@ class EngineConfig:
     min_prefill_per_step: int = 4
     max_batch_tokens: int = 128
     chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name
+    prompt_cache: bool = True  # reuse prompt KV: slots as a cache, fan-out copies, coalescing (docs/engine.md)
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -148,6 +149,7 @@ class Completion:
     ttft_s: float | None
     decode_tps: float | None
     error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "internal"
+    cached_tokens: int = 0  # prompt tokens not prefilled: their KV came from the prompt cache or another slot
 
 
 @dataclass(frozen=True)
@@ -184,3 +186,11 @@ class StatsSnapshot:
     completed: int
     slot_context_used: list[int]
     n_ctx_per_slot: int
+    prompt_tokens_cached: int = 0  # prompt tokens reused instead of prefilled (cache, fan-out, coalescing)
+    coalesced: int = 0  # requests served by another identical request's decode
+
+    @property
+    def cache_hit_rate(self) -> float | None:
+        """Share of all prompt tokens that were reused instead of prefilled (None before any prompt)."""
+        total = self.prompt_tokens_cached + self.prompt_tokens_total
+        return self.prompt_tokens_cached / total if total else None

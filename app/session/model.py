@@ -83,7 +83,7 @@ class PaneResult:
         self.error_kind = completion.error_kind
         self.prompt_tokens = completion.prompt_tokens
         self.generated_tokens = completion.generated_tokens
-        self.cached_tokens = getattr(completion, "cached_tokens", 0)  # the engine reports it with #14's cache
+        self.cached_tokens = completion.cached_tokens
         self.queue_wait_s, self.ttft_s, self.decode_tps = (completion.queue_wait_s, completion.ttft_s,
                                                            completion.decode_tps)
 

@@ -3,7 +3,7 @@
 import threading
 
 from app.engine import RequestState
-from tests.conftest import ask
+from tests.conftest import ask, assert_kv_accounted
 
 
 def test_cancel_all_keeps_partial_text_and_never_admits_queued(make_engine):
@@ -23,7 +23,7 @@ def test_cancel_all_keeps_partial_text_and_never_admits_queued(make_engine):
     for h in handles:  # idempotent, also after the end
         h.cancel()
     assert engine.submit(ask("Still alive?", max_tokens=4)).result(timeout=30).generated_tokens > 0
-    assert engine.wait_idle(30) and engine.kv_positions() == [0, 0]
+    assert_kv_accounted(engine)
 
 
 def test_oversize_prompt_errors_with_sizes_while_others_complete(make_engine):
@@ -58,7 +58,7 @@ def test_decode_failure_errors_the_step_and_the_engine_goes_on(make_engine):
     assert all(r.finish_reason == "error" and "code -3" in r.error for r in results)
     after = engine.submit(ask("Tell me about owls.", max_tokens=8)).result(timeout=60)
     assert after.finish_reason in ("stop", "length") and after.generated_tokens > 0
-    assert engine.wait_idle(30) and engine.kv_positions() == [0, 0]
+    assert_kv_accounted(engine)
 
 
 def test_full_kv_shrinks_the_prefill_part_and_retries(make_engine):

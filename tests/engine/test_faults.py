@@ -4,12 +4,12 @@ from collections import Counter
 
 import pytest
 
-import app.engine.engine as engine_module
+import app.engine.lifecycle as lifecycle_module
 import app.engine.request as request_module
 from app.engine import SamplingParams
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from tests.conftest import ask
+from tests.conftest import ask, assert_kv_accounted
 
 MARK_SEED = 424242  # requests carrying this seed are the ones a fault hits
 
@@ -33,7 +33,7 @@ def assert_healthy(engine, counts, handles):
     assert engine.wait_idle(30)
     snap = engine.stats()
     assert snap.active == 0 and snap.queued == 0
-    assert engine.kv_positions() == [0] * engine.config.n_slots
+    assert_kv_accounted(engine)
 
 
 def test_unexpected_step_fault_ends_running_requests_once_and_still_serves_the_queue(make_engine):
@@ -66,7 +66,7 @@ def test_fault_between_slot_assignment_and_running_frees_the_slot(make_engine, m
                 raise RuntimeError("injected fault building a sampler")
             super().__init__(params, *args)
 
-    monkeypatch.setattr(engine_module, "SamplerChain", FailingChain)
+    monkeypatch.setattr(lifecycle_module, "SamplerChain", FailingChain)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
     bad, good = (h.result(timeout=60) for h in handles)
     assert bad.finish_reason == "error" and "building a sampler" in bad.error
@@ -109,7 +109,7 @@ def test_sampling_fault_ends_only_that_request(make_engine, monkeypatch):
                 raise RuntimeError("injected fault while sampling")
             return super().sample(ctx_ptr, batch_index)
 
-    monkeypatch.setattr(engine_module, "SamplerChain", FailingSample)
+    monkeypatch.setattr(lifecycle_module, "SamplerChain", FailingSample)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=12, ignore_eos=True))]
     bad, good = (h.result(timeout=60) for h in handles)
     assert bad.finish_reason == "error" and "while sampling" in bad.error

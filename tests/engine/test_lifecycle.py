@@ -93,7 +93,9 @@ def test_stats_split_decode_and_prefill(make_engine, model_path):
     assert snap.n_slots == 4 and snap.active == 0 and snap.queued == 0 and snap.completed == 4
     assert snap.decode_tps > 0 and snap.prefill_tps > 0  # the first step prefilled all four prompts alone
     assert snap.generated_tokens_total == sum(r.generated_tokens for r in results) == 96
-    assert snap.prompt_tokens_total == sum(r.prompt_tokens for r in results)
+    # Every prompt token was either prefilled or reused (the four share the template's system prompt).
+    assert snap.prompt_tokens_cached == sum(r.cached_tokens for r in results) > 0
+    assert snap.prompt_tokens_total + snap.prompt_tokens_cached == sum(r.prompt_tokens for r in results)
     assert 1.0 <= snap.avg_concurrent <= 4.0
     for r in results:
         assert r.queue_wait_s >= 0 and r.ttft_s >= r.queue_wait_s and r.decode_tps > 0

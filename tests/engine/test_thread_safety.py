@@ -4,7 +4,7 @@ import sys
 import threading
 
 from app.engine import RequestState
-from tests.conftest import ask
+from tests.conftest import ask, assert_kv_accounted
 
 
 def test_concurrent_subscribe_and_unsubscribe_lose_no_update(make_engine):
@@ -46,7 +46,7 @@ def test_kv_positions_is_safe_while_decoding_and_after_close(make_engine):
     while not handle.done():
         seen.add(tuple(engine.kv_positions()))
     assert any(p[0] > 0 for p in seen)  # it did see the running sequence's KV grow
-    assert engine.wait_idle(30) and engine.kv_positions() == [0, 0]
+    assert_kv_accounted(engine)
     assert engine.close() is True
     assert engine.kv_positions() == [0, 0]  # reads the last snapshot, never freed memory
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.session import Session
 from app.ui import settings as keys
+from tests.conftest import assert_kv_accounted
 from tests.ui.conftest import wait_until
 
 ACTIONS = 520
@@ -189,7 +190,7 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
         wait_until(loop, lambda: not any(p.busy for p in window.grid.panes), timeout=60)
         engine = window.bridge.engine
         assert engine is not None and engine.wait_idle(30)
-        assert engine.kv_positions() == [0] * engine.config.n_slots
+        assert_kv_accounted(engine)
         assert engine.stats().active == 0 and engine.stats().queued == 0
         assert window.runs.active_runs == 0
         # After all that, the window still does its job: a fresh pane runs to the end.

@@ -1,0 +1,123 @@
+"""A request's life on the engine thread: admission to a slot, cancellation, and its one and only end.
+
+A mixin of `Engine`. Every submitted request ends exactly once (`_finish` is idempotent) wherever it is: queued,
+being admitted, running, or following an identical request. The failure semantics are in docs/engine.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from app.engine.events import EventBuilder
+from app.engine.prompt import ContextOverflow, PromptError
+from app.engine.request import Sequence
+from app.engine.sampling import SamplerChain
+from app.engine.types import RequestState
+
+log = logging.getLogger("chorus.engine")
+
+
+class RequestLifecycle:
+    def _fail_running(self, events: EventBuilder, message: str) -> None:
+        """End every admitted request (queued ones stay queued and are served next)."""
+        for seq in list(self._running) + ([self._admitting] if self._admitting else []):
+            try:
+                self._finish(seq, "error", events, message)
+            except Exception:
+                log.exception("could not end request %s cleanly", seq.id)
+        self._admitting = None
+
+    def _apply_cancels(self, ids: set[int], events: EventBuilder) -> None:
+        for request_id in ids:
+            with self._cond:
+                seq = self._live.get(request_id)
+            if seq is not None:
+                self._finish(seq, "cancelled", events)
+
+    def _admit(self, events: EventBuilder) -> None:
+        if self._leaders:
+            self._coalesce_waiting(events)
+        while self._free_slots:
+            with self._cond:
+                if not self._waiting:
+                    return
+                seq = self._waiting.popleft()
+                cancelled = seq.id in self._cancel_ids
+                self._cancel_ids.discard(seq.id)
+            if cancelled:  # a queued request cancelled is never admitted
+                self._finish(seq, "cancelled", events)
+                continue
+            if seq.coalesce_key in self._leaders:
+                self._follow(self._leaders[seq.coalesce_key], seq, events)
+                continue
+            self._admitting = seq  # until it is in _running, a fault here must still end it
+            try:
+                self._admit_one(seq, events)
+            except ContextOverflow as exc:
+                self._finish(seq, "error", events, str(exc), kind="context")
+            except PromptError as exc:
+                self._finish(seq, "error", events, str(exc), kind="prompt")
+            except Exception as exc:
+                log.exception("admitting request %s failed", seq.id)
+                self._finish(seq, "error", events, f"internal engine error while admitting: {exc!r}")
+            self._admitting = None
+
+    def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
+        prompt = self._renderer.tokens(seq.request)
+        seq.prompt = np.asarray(prompt, dtype=np.int32)
+        if len(prompt) >= self.n_ctx_per_slot:
+            raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
+                                  "(prompt plus reply): shorten it or raise the context per slot")
+        self._place(seq)
+        banned = self._model.eog_ids if seq.request.ignore_eos else ()
+        seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned)
+        seq.sampler.accept_prompt(prompt)
+        seq.t_admit = time.perf_counter()
+        seq.state = RequestState.PREFILLING
+        events.state(seq.id, RequestState.PREFILLING)
+        self._running.append(seq)
+        self._register_leader(seq)
+
+    def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
+                kind: str = "internal") -> None:
+        """End a request exactly once, wherever it is (waiting, admitting, running, following); later calls do
+        nothing. Its followers end with it, unless it was cancelled: then the first one takes over."""
+        if seq.finished:
+            return
+        if reason == "cancelled" and seq.followers:
+            self._promote(seq)
+        seq.finished = True
+        usable = reason != "error"  # after an error the KV cannot be trusted: never cache or copy it
+        try:
+            if seq.leader is not None:  # a follower (or a promoted leader): nothing native is its own
+                if seq in seq.leader.followers:
+                    seq.leader.followers.remove(seq)
+            else:
+                if self._leaders.get(seq.coalesce_key) is seq:
+                    del self._leaders[seq.coalesce_key]
+                if seq in self._running:
+                    self._release_waiters(seq, usable)
+                    self._running.remove(seq)
+                if seq.slot is not None and seq.slot not in self._free_slots:
+                    self._free_slots.add(seq.slot)
+                    self._store_in_cache(seq, usable)
+                if seq.sampler is not None:
+                    seq.sampler.free()
+                    seq.sampler = None
+                self._emit(seq, seq.text.finish(), events)
+        finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
+            completion = seq.completion(reason, error, kind)
+            seq.handle._complete(completion)
+            events.finished(completion, seq.handle.state)
+            with self._cond:
+                self._live.pop(seq.id, None)
+                self._cancel_ids.discard(seq.id)
+                if seq.slot is None and seq in self._waiting:
+                    self._waiting.remove(seq)
+            self._stats.record_tokens(generated=0, completed=1)
+        for follower in list(seq.followers):
+            follower.t_last = seq.t_last
+            self._finish(follower, reason, events, error, kind)

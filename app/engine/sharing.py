@@ -1,0 +1,179 @@
+"""Prefix sharing: reuse a cached slot, copy a prefix from another slot (fan-out), decode identical requests
+once (coalescing). A mixin of `Engine`; runs on the engine thread only.
+
+Invariants: a sequence waiting on a donor has no prompt tokens planned until the copy is made (or given up);
+a follower holds no slot and owns nothing native, it only mirrors its leader's text, states and end; the
+prompt cache's records describe free slots only. docs/engine.md ("Slots as a prompt cache") has the why.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from app.engine.events import EventBuilder
+from app.engine.prompt_cache import MIN_SHARED_PREFIX, common_prefix
+from app.engine.request import Sequence
+from app.engine.types import RequestState
+
+log = logging.getLogger("chorus.engine")
+
+
+class PrefixSharing:
+    # --- admission: which slot, what is reused ----------------------------------------------------------
+    def _place(self, seq: Sequence) -> None:
+        """Give an admitted sequence a slot; reuse that slot's cached prefix or wait for a donor's."""
+        if not self.config.prompt_cache:
+            seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
+            self._free_slots.discard(seq.slot)
+            self._ctx.clear_sequence(seq.slot)
+            return
+        reuse = self._cache.choose(self._free_slots, seq.prompt)
+        seq.slot = reuse.slot
+        self._free_slots.discard(seq.slot)
+        self._cache.take(seq.slot)
+        self._ctx.trim(seq.slot, reuse.tokens)
+        seq.n_past = seq.n_prompt_done = seq.cached_tokens = reuse.tokens
+        self._stats.record_reuse(reuse.tokens)
+        if reuse.logits is not None:
+            seq.prompt_logits = seq.ready_logits = reuse.logits
+            return
+        donor, share = self._best_donor(seq)
+        if donor is not None and share >= reuse.tokens + MIN_SHARED_PREFIX:
+            seq.donor, seq.share = donor, share
+
+    def _best_donor(self, seq: Sequence) -> tuple[Sequence | None, int]:
+        best, best_share = None, 0
+        for other in self._running:
+            if other.donor is None and other is not seq:
+                shared = common_prefix(other.prompt, seq.prompt)
+                if shared > best_share:
+                    best, best_share = other, shared
+        if best is not None and not (best_share == len(seq.prompt) == len(best.prompt)):
+            best_share = min(best_share, len(seq.prompt) - 1)  # the twin case copies the donor's logits too
+        return best, best_share
+
+    # --- before each step: copies that became possible, first tokens from cached logits -----------------
+    def _resolve_shared(self, events: EventBuilder) -> None:
+        for seq in list(self._running):
+            if seq.donor is not None and self._donor_ready(seq):
+                self._copy_from_donor(seq)
+            if seq.ready_logits is not None and not seq.finished:
+                logits, seq.ready_logits = seq.ready_logits, None
+                token = seq.sampler.sample_logits(logits)
+                generated = self._accept_token(seq, token, time.perf_counter(), events)
+                self._stats.record_tokens(generated=int(generated), completed=0)
+
+    @staticmethod
+    def _donor_ready(seq: Sequence) -> bool:
+        donor = seq.donor
+        if donor.n_prompt_done < seq.share:
+            return False
+        return seq.share < len(seq.prompt) or donor.prompt_logits is not None
+
+    def _copy_from_donor(self, seq: Sequence) -> None:
+        donor, seq.donor = seq.donor, None
+        if not self._ctx.copy_prefix(donor.slot, seq.slot, seq.share):
+            log.warning("copying %s prompt tokens from slot %s to %s failed: prefilling them instead",
+                        seq.share, donor.slot, seq.slot)
+            seq.n_past = seq.n_prompt_done = seq.cached_tokens = 0
+            return
+        self._stats.record_reuse(seq.share - seq.cached_tokens)
+        seq.n_past = seq.n_prompt_done = seq.cached_tokens = seq.share
+        if seq.share == len(seq.prompt):  # a twin: same prompt, so the donor's logits are this one's too
+            seq.prompt_logits = seq.ready_logits = donor.prompt_logits
+
+    def _release_waiters(self, donor: Sequence, usable: bool) -> None:
+        """The donor is ending: copy now where its KV already has the prefix, else prefill it yourself."""
+        for seq in self._running:
+            if seq.donor is donor:
+                if usable and self._donor_ready(seq):
+                    self._copy_from_donor(seq)
+                else:
+                    seq.donor = None
+
+    def _store_in_cache(self, seq: Sequence, usable: bool) -> None:
+        """The sequence leaves its slot: keep its KV as the slot's cache, or clear it if it cannot be trusted."""
+        if usable and self.config.prompt_cache:
+            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits)
+        else:
+            self._cache.drop(seq.slot)
+            self._ctx.clear_sequence(seq.slot)
+
+    def clear_prompt_cache(self) -> None:
+        """Forget every cached prompt (the KV of free slots). Safe from any thread; applied between steps."""
+        with self._cond:
+            self._clear_cache = True
+            self._idle.clear()  # so wait_idle() returns once it is applied
+            self._cond.notify()
+
+    def _apply_cache_clear(self) -> None:
+        self._clear_cache = False
+        for slot in self._free_slots:
+            self._cache.drop(slot)
+            self._ctx.clear_sequence(slot)
+
+    # --- coalescing -------------------------------------------------------------------------------------
+    def _coalesce_waiting(self, events: EventBuilder) -> None:
+        """Every queued request identical to a running one becomes its follower, slot or no slot free."""
+        with self._cond:
+            matches = [s for s in self._waiting if s.id not in self._cancel_ids and s.coalesce_key in self._leaders]
+            for seq in matches:
+                self._waiting.remove(seq)
+        for seq in matches:
+            self._follow(self._leaders[seq.coalesce_key], seq, events)
+
+    def _register_leader(self, seq: Sequence) -> None:
+        if self.config.prompt_cache and seq.coalesce_key is not None:
+            self._leaders.setdefault(seq.coalesce_key, seq)
+
+    def _follow(self, leader: Sequence, seq: Sequence, events: EventBuilder) -> None:
+        now = time.perf_counter()
+        seq.leader = leader
+        leader.followers.append(seq)
+        seq.prompt, seq.generated, seq.text = leader.prompt, leader.generated, leader.text  # shared, read-only
+        seq.cached_tokens = len(leader.prompt)
+        seq.t_admit = now
+        self._stats.record_reuse(len(leader.prompt), coalesced=1)
+        if leader.t_first is not None:
+            seq.t_first = seq.t_last = now
+        seq.state = leader.state
+        events.state(seq.id, leader.state)
+        if leader.text.text:  # replay what the leader already produced
+            seq.handle._publish(leader.text.text)
+            events.delta(seq.id, leader.text.text)
+        if leader.generated:
+            events.tokens(seq.id, len(leader.generated))
+
+    def _promote(self, leader: Sequence) -> None:
+        """A cancelled leader hands its slot, KV, sampler and followers to its first follower."""
+        heir = leader.followers.pop(0)
+        for name in ("slot", "n_prompt_done", "n_past", "pending_token", "sampler", "prompt_logits",
+                     "ready_logits", "donor", "share"):
+            setattr(heir, name, getattr(leader, name))
+        heir.leader, heir.followers = None, leader.followers
+        for follower in heir.followers:
+            follower.leader = heir
+        self._running[self._running.index(leader)] = heir
+        for seq in self._running:
+            if seq.donor is leader:
+                seq.donor = heir
+        if self._leaders.get(leader.coalesce_key) is leader:
+            self._leaders[leader.coalesce_key] = heir
+        leader.slot = leader.sampler = None
+        leader.followers, leader.leader = [], heir  # from here on it ends like a follower
+
+    def _mirror(self, seq: Sequence, events: EventBuilder, delta: str = "", state: RequestState | None = None,
+                now: float | None = None) -> None:
+        """What happened to a leader happens to its followers."""
+        for follower in seq.followers:
+            if delta:
+                follower.handle._publish(delta)
+                events.delta(follower.id, delta)
+            if state is not None:
+                follower.state = state
+                events.state(follower.id, state)
+            if now is not None:
+                follower.t_first = follower.t_first or now
+                follower.t_last = now
+                events.tokens(follower.id, len(seq.generated))
