@@ -117,12 +117,17 @@ class StatsPanel(QWidget):
         self.readouts: dict[str, QLabel] = {}
         grid = QGridLayout()
         names = [("slots", "Slots in use"), ("queued", "Queued"), ("concurrency", "Avg concurrent"),
-                 ("decode", "Decode"), ("prefill", "Prefill"), ("prompt_total", "Prompt tokens"),
-                 ("generated_total", "Generated tokens"), ("steps", "Steps")]
+                 ("decode", "Decode"), ("prefill", "Prefill"), ("prompt_total", "Prompt tokens prefilled"),
+                 ("cached_total", "Prompt tokens reused"), ("hit_rate", "Cache hit rate"),
+                 ("coalesced", "Coalesced requests"), ("generated_total", "Generated tokens"), ("steps", "Steps")]
+        tips = {"cached_total": "Prompt tokens whose KV came from the prompt cache or another slot instead of a prefill",
+                "hit_rate": "Reused prompt tokens ÷ all prompt tokens",
+                "coalesced": "Requests identical to a running one: decoded once, streamed to each"}
         for i, (key, title) in enumerate(names):
             row, col = divmod(i, 2)
             caption, value = QLabel(title), QLabel("–")
             caption.setObjectName("readoutCaption")
+            caption.setToolTip(tips.get(key, ""))
             value.setObjectName("readoutValue")
             value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
             value.setFixedSize(value.fontMetrics().horizontalAdvance(READOUT_SAMPLE), value.sizeHint().height())
@@ -248,6 +253,9 @@ class StatsPanel(QWidget):
             "decode": rate(snap.decode_tps),
             "prefill": rate(snap.prefill_tps),
             "prompt_total": f"{snap.prompt_tokens_total:,}",
+            "cached_total": f"{snap.prompt_tokens_cached:,}",
+            "hit_rate": "–" if snap.cache_hit_rate is None else f"{snap.cache_hit_rate:.0%}",
+            "coalesced": f"{snap.coalesced:,}",
             "generated_total": f"{snap.generated_tokens_total:,}",
             "steps": f"{snap.steps:,}",
         }

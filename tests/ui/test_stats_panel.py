@@ -75,3 +75,17 @@ def test_readouts_keep_a_fixed_size_and_widen_for_long_values(qapp):
     assert label.minimumSize() == label.maximumSize()
     assert label.width() >= label.fontMetrics().horizontalAdvance(label.text())
     panel.close()
+
+
+def test_a_rerun_reuses_the_prompt_and_the_pane_and_panel_say_so(loaded_window, loop):
+    panel = loaded_window.stats_panel
+    pane = prepare(loaded_window, ["Name a bird."], max_tokens=8)[0]
+    for _ in range(2):
+        loaded_window.runs.run_pane(pane)
+        wait_until(loop, lambda: not pane.busy)
+    result = pane.spec.result
+    assert result.cached_tokens == result.prompt_tokens > 0  # the whole prompt came from the slot's cache
+    assert f"{result.prompt_tokens}/{result.prompt_tokens} prompt tok cached" in pane.status.text()
+    panel.update_once()
+    assert int(panel.readouts["cached_total"].text().replace(",", "")) >= result.prompt_tokens
+    assert panel.readouts["hit_rate"].text().endswith("%")
