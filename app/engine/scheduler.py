@@ -73,20 +73,22 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
     sequence waiting to copy a donor's prefix gets no prompt tokens."""
     plan = StepPlan(decode=[s for s in running if s.pending_token is not None])
+    admitting = [s for s in running if s.pending_token is None and s.prompt_remaining > 0 and s.donor is None]
     if plan.n_decode:
         allowance = (pacer.prefill_allowance(plan.n_decode) if pacer
                      else config.step_budget - plan.n_decode)
-        budget = max(allowance, config.min_prefill_per_step)
+        # The time target is per prompt being admitted: each waiting prompt is an idle slot (lost throughput)
+        # and a pane waiting for its first token, so k prompts may take k times one prompt's share of a step.
+        budget = max(allowance, config.min_prefill_per_step) * max(len(admitting), 1)
     else:
         budget = n_batch
     budget = min(budget, n_batch - plan.n_decode)
     if prefill_cap is not None:
         budget = min(budget, prefill_cap)
-    for seq in running:
+    for seq in admitting:
         if budget <= 0:
             break
-        if seq.pending_token is None and seq.prompt_remaining > 0 and seq.donor is None:
-            n = min(seq.prompt_remaining, budget)
-            plan.prefill.append((seq, n))
-            budget -= n
+        n = min(seq.prompt_remaining, budget)
+        plan.prefill.append((seq, n))
+        budget -= n
     return plan
