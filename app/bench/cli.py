@@ -24,6 +24,9 @@ from app.engine import EngineConfig, default_threads
 from app.engine.native import LlamaModel
 from app.models import default_model_path
 
+# A grammar that never has to end (the throughput requests generate a fixed count, end-of-generation banned).
+FREE_GRAMMAR = 'root ::= [a-zA-Z .,]*'
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -90,7 +93,7 @@ def measure(plan: Plan, threads: int) -> dict:
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 7 + plan.uncached_reference
+    per_rep = 2 * len(plan.sizes) + 9 + plan.uncached_reference
     progress = Progress(per_rep * plan.repetitions)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
@@ -118,6 +121,11 @@ def measure(plan: Plan, threads: int) -> dict:
                                                            prompt_cache=False))
         samples["followup"].append(progress.run(f"{tag} third chat turn: prompt tokens prefilled",
                                                 followup_prefill, model_path, chat_message, threads))
+        feature_args = (model_path, prompts[:8], plan.max_tokens, threads, n_ctx)
+        samples["logprobs", 8].append(progress.run(f"{tag} engine N=8 with logprobs=5", engine_decode_tps,
+                                                   *feature_args, request_fields={"logprobs": 5}))
+        samples["grammar", 8].append(progress.run(f"{tag} engine N=8 under a grammar", engine_decode_tps,
+                                                  *feature_args, request_fields={"grammar": FREE_GRAMMAR}))
         samples["coalesced"].append(progress.run(f"{tag} 4 identical greedy requests: tokens decoded",
                                                  coalesced_decode, model_path, prompts[0], threads))
     return summarize(plan, threads, model_name, samples)
@@ -142,7 +150,9 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
         "model": model_name,
         "threads": threads,
         "throughput": {"engine": engine, "raw_loop": raw,
-                       "llama_threads": {"4": threads_4}, "llama_sequential": {"4": sequential_4}},
+                       "llama_threads": {"4": threads_4}, "llama_sequential": {"4": sequential_4},
+                       "engine_logprobs_5": {"8": median(samples["logprobs", 8])},
+                       "engine_grammar": {"8": median(samples["grammar", 8])}},
         "ratios": {
             "engine_vs_raw": {n: engine[n] / raw[n] for n in engine},
             "engine_vs_best_naive_4": engine["4"] / max(threads_4, sequential_4),
@@ -153,6 +163,8 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "rerun_ttft_vs_cold": fan["rerun_ttft_s"] / fan["cold_ttft_s"],
             "followup_prefill_vs_new_turn": follow["prefilled"] / follow["new_turn_tokens"],
             "coalesced_decode_tokens_ratio": coalesced["identical"] / coalesced["one"],
+            "logprobs_throughput_ratio": median(samples["logprobs", 8]) / engine["8"],
+            "grammar_throughput_ratio": median(samples["grammar", 8]) / engine["8"],
         },
         "details": {
             "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
@@ -202,7 +214,10 @@ def format_table(result: dict) -> str:
               f"Third chat turn prefilled {follow['prefilled']} of {follow['conversation_tokens']} prompt tokens; its "
               f"new turn has {follow['new_turn_tokens']} -> {ratios['followup_prefill_vs_new_turn']:.2f}x",
               f"4 identical greedy requests decoded {coalesced['identical']} tokens, one decodes "
-              f"{coalesced['one']} -> {ratios['coalesced_decode_tokens_ratio']:.2f}x"]
+              f"{coalesced['one']} -> {ratios['coalesced_decode_tokens_ratio']:.2f}x",
+              f"N=8 with logprobs=5: {tp['engine_logprobs_5']['8']:.1f} t/s -> "
+              f"{ratios['logprobs_throughput_ratio']:.3f}x of plain; under a grammar: "
+              f"{tp['engine_grammar']['8']:.1f} t/s -> {ratios['grammar_throughput_ratio']:.3f}x"]
     if "gui" in result:
         g = result["gui"]
         lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "

@@ -51,13 +51,14 @@ def _engine(model_path, threads: int, n_slots: int, n_ctx: int, **overrides) -> 
 
 
 def engine_decode_tps(model_path, prompts: list[str], max_tokens: int, threads: int, n_ctx: int,
-                      **overrides) -> float:
+                      request_fields: dict | None = None, **overrides) -> float:
     """Aggregate decode t/s while all N requests generate together (from the step where the last one got its
-    first token to the step where the first one ends): the steady state of N concurrent streams."""
+    first token to the step where the first one ends): the steady state of N concurrent streams.
+    `request_fields` go into every request (logprobs, grammar...)."""
     with _engine(model_path, threads, len(prompts), n_ctx, **overrides) as engine:
         timeline = Timeline(expected=len(prompts))
         engine.subscribe(timeline.on_step)
-        handles = [engine.submit(fixed_length_request(p, max_tokens)) for p in prompts]
+        handles = [engine.submit(fixed_length_request(p, max_tokens, **(request_fields or {}))) for p in prompts]
         for handle in handles:
             handle.result(timeout=600)
     tokens = timeline.tokens_at_first_finish - timeline.tokens_when_all_generating

@@ -29,9 +29,10 @@ def prompt_of_length(model: LlamaModel, n_tokens: int, seed: int) -> str:
     return pad
 
 
-def fixed_length_request(prompt: str, max_tokens: int) -> GenerationRequest:
-    """Greedy and blind to end-of-generation, so every request generates exactly max_tokens."""
-    return GenerationRequest(prompt=prompt, max_tokens=max_tokens, sampling=GREEDY, ignore_eos=True)
+def fixed_length_request(prompt: str, max_tokens: int, **fields) -> GenerationRequest:
+    """Greedy and blind to end-of-generation, so every request generates exactly max_tokens (`fields`: more
+    GenerationRequest fields, e.g. logprobs or a grammar that never has to end)."""
+    return GenerationRequest(prompt=prompt, max_tokens=max_tokens, sampling=GREEDY, ignore_eos=True, **fields)
 
 
 def median(values: list[float]) -> float:

@@ -118,10 +118,11 @@ class LlamaContext:
         self.trim(dst, keep)
         return True
 
-    def output_logits(self, batch_index: int) -> np.ndarray:
-        """A copy of the logits of an output of the last decode (the pointer dies at the next decode)."""
+    def output_logits(self, batch_index: int, copy: bool = True) -> np.ndarray:
+        """The logits of an output of the last decode. A view (copy=False) is only valid until the next decode."""
         pointer = llama_cpp.llama_get_logits_ith(self.ptr, batch_index)
-        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy()
+        view = np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+        return view.copy() if copy else view
 
     def next_position(self, seq_id: int) -> int:
         """Where a sequence's next token goes, per llama.cpp's own KV state (used to resync after errors)."""

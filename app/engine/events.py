@@ -17,12 +17,16 @@ class EventBuilder:
         self._states: dict[int, RequestState] = {}
         self._finished: list[Completion] = []
         self._tokens: dict[int, int] = {}
+        self._logprobs: dict[int, list] = {}
 
     def delta(self, request_id: int, text: str) -> None:
         self._deltas[request_id] = self._deltas.get(request_id, "") + text
 
     def tokens(self, request_id: int, count: int) -> None:
         self._tokens[request_id] = count
+
+    def logprobs(self, request_id: int, entries: list) -> None:
+        self._logprobs.setdefault(request_id, []).extend(entries)
 
     def state(self, request_id: int, state: RequestState) -> None:
         self._states[request_id] = state
@@ -35,4 +39,4 @@ class EventBuilder:
         if not (self._deltas or self._states or self._finished):
             return None
         return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished,
-                         tokens=self._tokens, time=time.perf_counter())
+                         tokens=self._tokens, time=time.perf_counter(), logprobs=self._logprobs)

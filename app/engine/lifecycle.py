@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from app.engine.events import EventBuilder
+from app.engine.grammar import GrammarError, grammar_sampler, request_gbnf
 from app.engine.prompt import ContextOverflow, PromptError
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
@@ -58,6 +59,8 @@ class RequestLifecycle:
                 self._admit_one(seq, events)
             except ContextOverflow as exc:
                 self._finish(seq, "error", events, str(exc), kind="context")
+            except GrammarError as exc:
+                self._finish(seq, "error", events, str(exc), kind="grammar")
             except PromptError as exc:
                 self._finish(seq, "error", events, str(exc), kind="prompt")
             except Exception as exc:
@@ -73,7 +76,9 @@ class RequestLifecycle:
                                   "(prompt plus reply): shorten it or raise the context per slot")
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
-        seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned)
+        gbnf = request_gbnf(seq.request.grammar, seq.request.json_schema)
+        grammar = grammar_sampler(self._model.vocab, gbnf) if gbnf is not None else None
+        seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned, grammar)
         seq.sampler.accept_prompt(prompt)
         seq.t_admit = time.perf_counter()
         seq.state = RequestState.PREFILLING

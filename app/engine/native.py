@@ -6,8 +6,12 @@ token ids and bytes. llama.cpp's log goes to Python `logging` (logger "chorus.ll
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
+import os
+import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +27,44 @@ _LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNI
 _last_level = logging.DEBUG
 
 
+_capture = threading.local()  # .lines: a list while capture_errors() is active on this thread
+_stderr_lock = threading.Lock()
+
+
 def _route_llama_log(level: int, text: bytes, _user_data) -> None:
     global _last_level
     lvl = _last_level if level == 5 else _LEVELS.get(level, logging.DEBUG)  # 5 = continue previous line
     _last_level = lvl
     message = text.decode("utf-8", "replace").rstrip()
+    lines = getattr(_capture, "lines", None)
+    if lines is not None and lvl >= logging.WARNING and message:
+        lines.append(message)
     if message and log.isEnabledFor(lvl):
         # llama.cpp's INFO is a wall of load details: keep it at DEBUG so the app's log stays readable.
         log.log(logging.DEBUG if lvl == logging.INFO else lvl, "%s", message)
+
+
+@contextlib.contextmanager
+def capture_errors():
+    """Collect what llama.cpp says during the block: the warning and error lines it logs on this thread, then
+    whatever it printed straight to stderr (its grammar parser reports there with fprintf, then returns NULL).
+    Keep the block to one short native call: fd 2 is redirected for its duration (under a lock)."""
+    lines: list[str] = []
+    _capture.lines = lines
+    with _stderr_lock, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            _capture.lines = None
+            sink.seek(0)
+            printed = sink.read().decode("utf-8", "replace").strip()
+            if printed:
+                lines[:0] = [printed]
 
 
 # Module-level reference: if the callback were garbage-collected, llama.cpp's next log line would crash.
@@ -127,6 +161,10 @@ class LlamaModel:
                 raise ValueError("the prompt is too long to tokenize")
             capacity = -n  # llama.cpp returns -needed when the buffer is too small
 
+    def piece_text(self, token: int) -> str:
+        """A token's piece as text (a piece ending inside a UTF-8 character shows U+FFFD)."""
+        return self.piece(token).decode("utf-8", "replace")
+
     def piece(self, token: int) -> bytes:
         """A token's bytes (control tokens render empty). Cached: the vocabulary never changes."""
         cached = self._pieces.get(token)
@@ -143,6 +181,7 @@ class LlamaModel:
         return token in self._eog
 
     def token_text(self, token: int) -> str:
+        """The vocabulary's own spelling of a token (e.g. "<|im_end|>", "Ġfruit"), for templates and tests."""
         raw = llama_cpp.llama_vocab_get_text(self.vocab, token)
         return raw.decode("utf-8", "replace") if raw else ""
 

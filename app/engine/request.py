@@ -107,6 +107,7 @@ class Sequence:
         self.leader: Sequence | None = None  # set on a coalesced follower: the sequence that decodes for it
         self.followers: list[Sequence] = []
         self._key: str | None = None
+        self.token_logprobs: list | None = [] if self.request.logprobs else None
         self.t_submit = handle.t_submit
         self.t_admit: float | None = None
         self.t_first: float | None = None
@@ -160,4 +161,5 @@ class Sequence:
             decode_tps=decode_tps,
             error_kind=error_kind if error else None,
             cached_tokens=self.cached_tokens,
+            token_logprobs=None if self.token_logprobs is None else list(self.token_logprobs),
         )

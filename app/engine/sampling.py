@@ -22,11 +22,16 @@ assert _TOKEN_DATA.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
 class SamplerChain:
     """A llama.cpp sampler chain; `sample()` also accepts the token (never accept it twice)."""
 
-    def __init__(self, params: SamplingParams, n_vocab: int, banned_tokens: list[int] = ()):
+    def __init__(self, params: SamplingParams, n_vocab: int, banned_tokens: list[int] = (), grammar=None):
+        """`grammar`: a llama.cpp grammar sampler (see grammar.py); the chain takes ownership of it."""
         chain_params = llama_cpp.llama_sampler_chain_default_params()
         chain_params.no_perf = True
         self.ptr = llama_cpp.llama_sampler_chain_init(chain_params)
+        self._n = 0
+        self._penalties = None
         add = self._add
+        if grammar is not None:  # first: what it forbids is gone before any other sampler looks
+            add(grammar)
         if banned_tokens:  # ignore_eos: end-of-generation tokens can never be picked
             biases = (llama_cpp.llama_logit_bias * len(banned_tokens))()
             for entry, token in zip(biases, banned_tokens, strict=True):
@@ -36,6 +41,7 @@ class SamplerChain:
             add(llama_cpp.llama_sampler_init_penalties(
                 n_vocab, params.penalty_last_n, params.repeat_penalty,
                 params.frequency_penalty, params.presence_penalty))
+            self._penalties = llama_cpp.llama_sampler_chain_get(self.ptr, self._n - 1)
         if params.greedy:
             add(llama_cpp.llama_sampler_init_greedy())
         else:
@@ -46,16 +52,16 @@ class SamplerChain:
             add(llama_cpp.llama_sampler_init_temp(params.temperature))
             seed = params.seed if params.seed is not None else random.getrandbits(32)
             add(llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-        self.tracks_history = params.uses_penalties
 
     def _add(self, sampler) -> None:
         llama_cpp.llama_sampler_chain_add(self.ptr, sampler)  # the chain takes ownership
+        self._n += 1
 
     def accept_prompt(self, tokens) -> None:
         """Let repetition penalties see the prompt, as llama.cpp's server does."""
-        if self.tracks_history:
+        if self._penalties is not None:  # only the penalties: a grammar must not consume the prompt
             for token in tokens:
-                llama_cpp.llama_sampler_accept(self.ptr, int(token))
+                llama_cpp.llama_sampler_accept(self._penalties, int(token))
 
     def sample(self, ctx_ptr, batch_index: int) -> int:
         """Only call with an index marked as an output in the batch just decoded: anything else aborts."""

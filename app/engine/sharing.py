@@ -61,7 +61,7 @@ class PrefixSharing:
             if seq.ready_logits is not None and not seq.finished:
                 logits, seq.ready_logits = seq.ready_logits, None
                 token = seq.sampler.sample_logits(logits)
-                generated = self._accept_token(seq, token, time.perf_counter(), events)
+                generated = self._accept_token(seq, token, time.perf_counter(), events, logits)
                 self._stats.record_tokens(generated=int(generated), completed=0)
 
     @staticmethod
@@ -132,6 +132,7 @@ class PrefixSharing:
         seq.leader = leader
         leader.followers.append(seq)
         seq.prompt, seq.generated, seq.text = leader.prompt, leader.generated, leader.text  # shared, read-only
+        seq.token_logprobs = leader.token_logprobs
         seq.cached_tokens = len(leader.prompt)
         seq.t_admit = now
         self._stats.record_reuse(len(leader.prompt), coalesced=1)
@@ -144,6 +145,8 @@ class PrefixSharing:
             events.delta(seq.id, leader.text.text)
         if leader.generated:
             events.tokens(seq.id, len(leader.generated))
+        if leader.token_logprobs:
+            events.logprobs(seq.id, list(leader.token_logprobs))
 
     def _promote(self, leader: Sequence) -> None:
         """A cancelled leader hands its slot, KV, sampler and followers to its first follower."""
@@ -164,7 +167,7 @@ class PrefixSharing:
         leader.followers, leader.leader = [], heir  # from here on it ends like a follower
 
     def _mirror(self, seq: Sequence, events: EventBuilder, delta: str = "", state: RequestState | None = None,
-                now: float | None = None) -> None:
+                now: float | None = None, logprobs: list | None = None) -> None:
         """What happened to a leader happens to its followers."""
         for follower in seq.followers:
             if delta:
@@ -177,3 +180,5 @@ class PrefixSharing:
                 follower.t_first = follower.t_first or now
                 follower.t_last = now
                 events.tokens(follower.id, len(seq.generated))
+            if logprobs:
+                events.logprobs(follower.id, logprobs)

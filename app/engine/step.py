@@ -11,6 +11,7 @@ import logging
 import time
 
 from app.engine.events import EventBuilder
+from app.engine.logprobs import token_logprob
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan, plan_step
 from app.engine.types import RequestState
@@ -93,14 +94,17 @@ class StepExecution:
             try:
                 if seq.prompt_logits is None and self.config.prompt_cache:  # its prompt just completed
                     seq.prompt_logits = self._ctx.output_logits(index)
-                generated += self._accept_token(seq, seq.sampler.sample(self._ctx.ptr, index), now, events)
+                token = seq.sampler.sample(self._ctx.ptr, index)
+                logits = self._ctx.output_logits(index, copy=False) if seq.request.logprobs else None
+                generated += self._accept_token(seq, token, now, events, logits)
             except Exception as exc:  # this request's sampler or text: end it alone
                 log.exception("request %s failed after a decode", seq.id)
                 self._finish(seq, "error", events, f"internal engine error after decoding: {exc!r}")
         self._stats.record_tokens(generated=generated, completed=0)
 
-    def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder) -> bool:
-        """Returns whether the token became part of the output (an end-of-generation token does not)."""
+    def _accept_token(self, seq: Sequence, token: int, now: float, events: EventBuilder, logits=None) -> bool:
+        """Returns whether the token became part of the output (an end-of-generation token does not).
+        `logits`: the output row the token was sampled from, when the request asked for logprobs."""
         if seq.t_first is None:
             seq.t_first = now
             seq.state = RequestState.GENERATING
@@ -112,7 +116,12 @@ class StepExecution:
             return False
         seq.generated.append(token)
         events.tokens(seq.id, len(seq.generated))
-        self._mirror(seq, events, now=now)
+        entries = None
+        if seq.token_logprobs is not None and logits is not None:
+            entries = [token_logprob(logits, token, seq.request.logprobs, self._model.piece_text)]
+            seq.token_logprobs.extend(entries)
+            events.logprobs(seq.id, entries)
+        self._mirror(seq, events, now=now, logprobs=entries)
         self._emit(seq, seq.text.feed(self._model.piece(token)), events)
         if seq.text.stopped:
             self._finish(seq, "stop", events)

@@ -79,6 +79,9 @@ class GenerationRequest:
     max_tokens: int = limits.MAX_TOKENS.default
     stop: tuple[str, ...] | list[str] = ()
     ignore_eos: bool = False  # generate exactly max_tokens (benchmarks)
+    logprobs: int = 0  # report the log-probability of each generated token and this many alternatives
+    grammar: str | None = None  # GBNF (root rule "root") the output must match
+    json_schema: dict | None = None  # or a JSON schema it must match ({} = any JSON value)
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -88,6 +91,11 @@ class GenerationRequest:
                                             for m in self.messages):
                 raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
+        limits.LOGPROBS.check("logprobs", self.logprobs)
+        if self.grammar is not None and self.json_schema is not None:
+            raise ValueError("give a grammar or a JSON schema, not both")
+        if self.json_schema is not None and not isinstance(self.json_schema, dict):
+            raise ValueError("json_schema must be a JSON object (a dict)")
         object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
 
 
@@ -150,6 +158,7 @@ class Completion:
     decode_tps: float | None
     error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "internal"
     cached_tokens: int = 0  # prompt tokens not prefilled: their KV came from the prompt cache or another slot
+    token_logprobs: list | None = None  # one TokenLogprob per generated token when the request asked for them
 
 
 @dataclass(frozen=True)
@@ -164,6 +173,7 @@ class StepEvent:
     finished: list[Completion]
     tokens: dict[int, int] = field(default_factory=dict)
     time: float = 0.0  # time.perf_counter() when the step ended (the clock of RequestHandle.t_submit)
+    logprobs: dict[int, list] = field(default_factory=dict)  # new TokenLogprob entries per request (if asked)
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ class PaneResult:
         wait = self.live_wait(now) if now is not None else self.queue_wait_s
         for value, text in ((wait, "wait {:.2f} s"), (self.ttft_s, "TTFT {:.2f} s"),
                             (self.decode_tps or None, "{:.1f} tok/s"), (self.generated_tokens or None, "{} tok"),
-                            (self.cached_tokens or None, "{{}}/{} prompt tok cached".format(self.prompt_tokens))):
+                            (self.cached_tokens or None, f"{{}}/{self.prompt_tokens} prompt tok cached")):
             if value is not None:
                 parts.append(text.format(value))
         if self.finish_reason and not self.busy:

@@ -120,7 +120,7 @@ class StatsPanel(QWidget):
                  ("decode", "Decode"), ("prefill", "Prefill"), ("prompt_total", "Prompt tokens prefilled"),
                  ("cached_total", "Prompt tokens reused"), ("hit_rate", "Cache hit rate"),
                  ("coalesced", "Coalesced requests"), ("generated_total", "Generated tokens"), ("steps", "Steps")]
-        tips = {"cached_total": "Prompt tokens whose KV came from the prompt cache or another slot instead of a prefill",
+        tips = {"cached_total": "Prompt tokens whose KV came from the prompt cache or another slot, not a prefill",
                 "hit_rate": "Reused prompt tokens ÷ all prompt tokens",
                 "coalesced": "Requests identical to a running one: decoded once, streamed to each"}
         for i, (key, title) in enumerate(names):
