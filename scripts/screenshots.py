@@ -1,7 +1,9 @@
 """Take the README screenshots from the real window (run under Xvfb: `xvfb-run -s '-screen 0 1600x1000x24'`).
 
-Usage: python scripts/screenshots.py OUT_DIR   -> OUT_DIR/screenshot.png (mid-run), OUT_DIR/screenshot-done.png,
-OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation, differing in temperature)
+Usage: python scripts/screenshots.py OUT_DIR [NAME...]  -> OUT_DIR/screenshot.png (mid-run),
+OUT_DIR/screenshot-done.png, OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation,
+differing in temperature), OUT_DIR/screenshot-probabilities.png (a tinted reply, its alternatives popup, a branch
+and a JSON-schema pane). NAME limits it to some of: runs, conversation, probabilities.
 """
 
 import asyncio
@@ -29,8 +31,17 @@ PROMPTS = [
 ]
 
 
-async def shoot(window: MainWindow, out: Path) -> None:
+async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
     await window.load_model(str(default_model_path()))
+    if "runs" in names:
+        await shoot_runs(window, out)
+    if "conversation" in names:
+        await shoot_conversation(window, out)
+    if "probabilities" in names:
+        await shoot_probabilities(window, out)
+
+
+async def shoot_runs(window: MainWindow, out: Path) -> None:
     while len(window.grid.panes) < len(PROMPTS):
         window.grid.add_pane()
     for pane, (prompt, temperature) in zip(window.grid.panes, PROMPTS, strict=False):
@@ -45,7 +56,6 @@ async def shoot(window: MainWindow, out: Path) -> None:
         await asyncio.sleep(0.1)
     await asyncio.sleep(1.0)
     window.grab().save(str(out / "screenshot-done.png"))
-    await shoot_conversation(window, out)
 
 
 CONVERSATION = ["Suggest a name for a friendly robot.", "Why that name?", "Now write it a one-line motto."]
@@ -72,8 +82,52 @@ async def shoot_conversation(window: MainWindow, out: Path) -> None:
     window.grab().save(str(out / "screenshot-conversation.png"))
 
 
+async def finish_all(window: MainWindow) -> None:
+    while any(p.busy for p in window.grid.panes):
+        await asyncio.sleep(0.1)
+
+
+async def shoot_probabilities(window: MainWindow, out: Path) -> None:
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.columns_box.setValue(3)
+    source = window.grid.add_pane()
+    source.prompt.setPlainText("Name a famous scientist and say in one sentence why they matter.")
+    source.sampling.temperature.setValue(0.0)
+    source.sampling.max_tokens.setValue(40)
+    source.options.probabilities.setChecked(True)
+    schema = window.grid.add_pane()
+    schema.prompt.setPlainText("Describe a famous scientist as JSON.")
+    schema.sampling.temperature.setValue(0.0)
+    schema.sampling.max_tokens.setValue(80)
+    schema.options.kind.setCurrentIndex(schema.options.kind.findData("schema"))
+    schema.options.editor.setPlainText('{"type": "object", "properties": {"name": {"type": "string"}, '
+                                       '"field": {"enum": ["physics", "chemistry", "biology"]}, '
+                                       '"born": {"type": "integer"}}, "required": ["name", "field", "born"]}')
+    window.runs.run_all()
+    await finish_all(window)
+    entries = source.spec.result.token_logprobs
+    index = min(range(1, len(entries)), key=lambda i: entries[i].logprob)  # the least sure token
+    window.runs.branch(source, index, entries[index].top[1][1])
+    await finish_all(window)
+    await asyncio.sleep(0.5)
+    view = source.output
+    start = next(s for s, _e, i in view.token_spans if i == index)
+    cursor = view.textCursor()
+    cursor.setPosition(start + 1)
+    point = view.viewport().mapToGlobal(view.cursorRect(cursor).center())
+    from PySide6.QtWidgets import QToolTip
+
+    from app.ui.token_tint import alternatives_html
+
+    QToolTip.showText(point, alternatives_html(entries[index]), view)
+    await asyncio.sleep(1.0)
+    window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(out / "screenshot-probabilities.png"))
+
+
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities"}
     out.mkdir(parents=True, exist_ok=True)
     app = create_app()
     loop = qasync.QEventLoop(app)
@@ -85,7 +139,7 @@ def main() -> None:
         window.resize(1560, 940)
         window.show()
         with loop:
-            loop.run_until_complete(shoot(window, out))
+            loop.run_until_complete(shoot(window, out, names))
             window.close()
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from app.engine.context import LlamaContext
 from app.engine.events import EventBuilder
+from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
@@ -122,6 +123,11 @@ class Engine(RequestLifecycle, StepExecution, PrefixSharing):
         """Per slot, the KV length the engine's records account for (a running sequence's position, else the
         prompt cache's record), from the same snapshot as `kv_positions()`: any difference is a leak."""
         return list(self._kv_expected)
+
+    def check_grammar(self, grammar: str | None = None, json_schema: dict | None = None) -> str | None:
+        """None if the grammar or JSON schema compiles for this model, else llama.cpp's (or the converter's)
+        message. Safe from any thread: it reads only the vocabulary."""
+        return grammar_check(self._model.vocab, grammar, json_schema)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until every submitted request has ended and the engine thread has settled (KV snapshot and

@@ -51,6 +51,7 @@ SEED = Limit(0, 0xFFFFFFFF, 0)  # None (no seed) = a fresh random seed per reque
 # Requests (GenerationRequest).
 MAX_TOKENS = Limit(1, 32768, 256)
 LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no log-probabilities
+ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 
 # Engine layout (EngineConfig); the settings dialog uses the same ranges.
 SLOTS = Limit(1, 64, 4)

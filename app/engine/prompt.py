@@ -109,4 +109,6 @@ class PromptRenderer:
             tokens = tokens[1:]
         if not tokens or (len(tokens) == 1 and tokens[0] == bos):
             raise PromptError("the prompt is empty")
+        if request.reply_prefix:  # tokenized on its own, as the reply's tokens were generated after the prompt
+            tokens += self._model.tokenize(request.reply_prefix, add_special=False)
         return tokens

@@ -82,6 +82,7 @@ class GenerationRequest:
     logprobs: int = 0  # report the log-probability of each generated token and this many alternatives
     grammar: str | None = None  # GBNF (root rule "root") the output must match
     json_schema: dict | None = None  # or a JSON schema it must match ({} = any JSON value)
+    reply_prefix: str = ""  # text the reply starts with (a branch from a chosen token): generation continues it
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):

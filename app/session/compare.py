@@ -21,6 +21,7 @@ FIELDS = (
     ("seed", lambda p: "random" if p.sampling.seed is None else str(p.sampling.seed)),
     ("max", lambda p: str(p.max_tokens)),
     ("stop", lambda p: ", ".join(repr(s) for s in p.stop) or "none"),
+    ("format", lambda p: p.output_format.label),
     ("backend", lambda p: p.backend),
 )
 

@@ -8,7 +8,7 @@ Nothing here drops a turn silently: a conversation too long for its slot ends "e
 
 from __future__ import annotations
 
-from app.engine import GenerationRequest
+from app.engine import GenerationRequest, limits
 from app.session.model import PaneResult, PaneSpec
 
 
@@ -41,16 +41,40 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
     if not turns or turns[-1]["role"] != "user":
         raise NothingToRun("Type a message first.")
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
+    prefix = pane.reply_prefix if turns == pane.turns else ""  # a branch continues its chosen start
     request = GenerationRequest(messages=system + turns, sampling=pane.sampling, max_tokens=pane.max_tokens,
-                                stop=pane.stop)
+                                stop=pane.stop, reply_prefix=prefix,
+                                logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
+                                **pane.output_format.request_fields())
     return request, turns
 
 
-def commit_run(pane: PaneSpec, turns: list[dict], used_draft: bool = True) -> None:
-    """The run was submitted: the draft (if used) is now part of the conversation."""
+def commit_run(pane: PaneSpec, turns: list[dict], used_draft: bool = True) -> str:
+    """The run was submitted: the draft (if used) is now part of the conversation, and a branch's reply prefix
+    part of the reply. Returns that prefix (the reply's text starts with it)."""
+    prefix = pane.reply_prefix if turns == pane.turns else ""
+    pane.reply_prefix = ""
     pane.turns = turns
     if used_draft:
         pane.draft, pane.editing = "", None
+    return prefix
+
+
+def branch(pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
+    """A new pane that replays `pane`'s last reply up to token `token_index`, puts `token_text` there instead,
+    and continues from it when run. Needs the reply's token log-probabilities."""
+    result = pane.result
+    entries = result.token_logprobs or []
+    if not 0 <= token_index < len(entries):
+        raise ValueError(f"token {token_index + 1} is not in this reply ({len(entries)} tokens with probabilities)")
+    turns = [dict(t) for t in pane.turns]
+    if turns and turns[-1]["role"] == "assistant" and turns[-1]["content"] == result.text:
+        turns.pop()  # the reply being branched
+    if not turns or turns[-1]["role"] != "user":
+        raise ValueError("this reply no longer ends the pane's conversation")
+    prefix = result.reply_prefix + "".join(e.text for e in entries[:token_index]) + token_text
+    title = f"{pane.title or 'Pane'} ↳ {token_text.strip() or repr(token_text)}"
+    return pane.copy(turns=turns, reply_prefix=prefix, draft="", editing=None, title=title)
 
 
 def record_reply(pane: PaneSpec) -> None:

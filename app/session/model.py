@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from app.engine import Completion, RequestState, SamplingParams, final_state, limits
+from app.session.output_format import OutputFormat
 
 # What a pane's last run is doing; the window shows these words. The engine's request states, plus "idle" (never
 # run) and "interrupted" (it was running when the app stopped; its text is what had arrived).
@@ -43,6 +44,9 @@ class PaneResult:
     queue_wait_s: float | None = None
     ttft_s: float | None = None
     decode_tps: float | None = None
+    reply_prefix: str = ""  # the text this reply was branched from (the engine generated what follows it)
+    token_logprobs: list | None = None  # TokenLogprob per generated token, when the pane showed probabilities
+    format_note: str = ""  # how the output checked against the pane's output format
     # Engine clock (time.perf_counter) marks of a live run; not saved.
     t_submit: float | None = field(default=None, repr=False, compare=False)
     t_first: float | None = field(default=None, repr=False, compare=False)
@@ -70,13 +74,16 @@ class PaneResult:
                 parts.append(text.format(value))
         if self.finish_reason and not self.busy:
             parts.append(f"finish: {self.finish_reason}")
+            if self.format_note:
+                parts.append(self.format_note)
         line = " · ".join(parts)
         return line + (f" — {self.error}" if self.error and not self.busy else "")
 
     def finish(self, completion: Completion) -> None:
         """Take the engine's own final figures (they replace the live ones)."""
         self.state = RunState(final_state(completion.finish_reason).value)
-        self.text = completion.text
+        self.text = self.reply_prefix + completion.text
+        self.token_logprobs = completion.token_logprobs
         self.token_ids = list(completion.token_ids)
         self.finish_reason = completion.finish_reason
         self.error = completion.error
@@ -101,6 +108,9 @@ class PaneSpec:
     backend: str = "local"
     draft: str = ""
     editing: int | None = None  # index of the user turn being rewritten in `draft`, if any
+    show_probabilities: bool = False  # ask for token log-probabilities and tint the reply by them
+    output_format: OutputFormat = field(default_factory=OutputFormat)
+    reply_prefix: str = ""  # a branch's chosen start of the next reply; the next run continues it
     id: str = field(default_factory=new_id)
     result: PaneResult = field(default_factory=PaneResult)
 

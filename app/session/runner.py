@@ -31,8 +31,9 @@ class SessionRunner:
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
         handle = self._submit(request)
-        commit_run(pane, turns, use_draft)
-        pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit)
+        prefix = commit_run(pane, turns, use_draft)
+        pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=prefix, reply_prefix=prefix,
+                                 token_logprobs=[] if request.logprobs else None)
         self.runs[handle.id] = (handle, pane)
         return handle
 
@@ -76,11 +77,16 @@ class SessionRunner:
                 result.generated_tokens = count
                 if count > 1 and result.t_first is not None and result.t_last > result.t_first:
                     result.decode_tps = (count - 1) / (result.t_last - result.t_first)
+        for request_id, entries in event.logprobs.items():
+            if request_id in self.runs and self.runs[request_id][1].result.token_logprobs is not None:
+                self.runs[request_id][1].result.token_logprobs.extend(entries)
         for completion in event.finished:
             run = self.runs.pop(completion.request_id, None)
             if run:
                 pane = run[1]
                 pane.result.finish(completion)
+                if completion.finish_reason != "error":
+                    pane.result.format_note = pane.output_format.check_output(pane.result.text)
                 record_reply(pane)
                 ended.append(pane)
         return ended

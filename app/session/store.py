@@ -16,13 +16,15 @@ import time
 from pathlib import Path
 
 from app.engine import SamplingParams, limits
+from app.engine.logprobs import TokenLogprob
 from app.session.model import BUSY_STATES, PaneResult, PaneSpec, RunState, Session
+from app.session.output_format import OutputFormat
 
 FORMAT = "chorus-session"
 VERSION = 1
 SUFFIX = ".chorus.json"
 _RESULT_FIELDS = ("text", "token_ids", "finish_reason", "error", "error_kind", "prompt_tokens", "generated_tokens",
-                  "cached_tokens", "queue_wait_s", "ttft_s", "decode_tps")
+                  "cached_tokens", "queue_wait_s", "ttft_s", "decode_tps", "reply_prefix", "format_note")
 
 
 class SessionFileError(ValueError):
@@ -32,9 +34,12 @@ class SessionFileError(ValueError):
 # --- to and from plain data ----------------------------------------------------------------------------------
 def pane_to_dict(pane: PaneSpec) -> dict:
     result = {"state": pane.result.state.value, **{k: getattr(pane.result, k) for k in _RESULT_FIELDS}}
+    if pane.result.token_logprobs is not None:
+        result["token_logprobs"] = [entry.to_dict() for entry in pane.result.token_logprobs]
     return {"id": pane.id, "title": pane.title, "system": pane.system, "turns": pane.turns, "draft": pane.draft,
             "editing": pane.editing, "sampling": dataclasses.asdict(pane.sampling), "max_tokens": pane.max_tokens,
-            "stop": list(pane.stop), "backend": pane.backend, "result": result}
+            "stop": list(pane.stop), "backend": pane.backend, "show_probabilities": pane.show_probabilities,
+            "output_format": pane.output_format.to_dict(), "reply_prefix": pane.reply_prefix, "result": result}
 
 
 def session_to_dict(session: Session) -> dict:
@@ -48,12 +53,17 @@ def pane_from_dict(data: dict) -> PaneSpec:
     if state in BUSY_STATES:  # it was running when the app stopped: keep what had arrived
         state = RunState.INTERRUPTED
     result = PaneResult(state=state, **{k: raw[k] for k in _RESULT_FIELDS if k in raw})
+    if raw.get("token_logprobs") is not None:
+        result.token_logprobs = [TokenLogprob.from_dict(entry) for entry in raw["token_logprobs"]]
     pane = PaneSpec(title=data.get("title", ""), system=data.get("system", ""),
                     turns=[dict(t) for t in data.get("turns", [])],
                     sampling=SamplingParams(**data.get("sampling", {})),
                     max_tokens=data.get("max_tokens", limits.MAX_TOKENS.default),
                     stop=tuple(data.get("stop", ())), backend=data.get("backend", "local"),
-                    draft=data.get("draft", ""), editing=data.get("editing"), result=result)
+                    draft=data.get("draft", ""), editing=data.get("editing"), result=result,
+                    show_probabilities=bool(data.get("show_probabilities", False)),
+                    output_format=OutputFormat.from_dict(data.get("output_format")),
+                    reply_prefix=str(data.get("reply_prefix", "")))
     if data.get("id"):
         pane.id = str(data["id"])
     return pane
@@ -112,7 +122,9 @@ def load_session(path: str | Path) -> Session:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        cut = exc.pos >= len(text.rstrip())
+        # The text stops inside a value: at its very end, or in a string that never closes (the error then
+        # points at the string's start).
+        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
         why = "it ends early (truncated?)" if cut else f"it is not valid JSON (line {exc.lineno})"
         raise SessionFileError(f"{path.name} cannot be opened: {why}") from exc
     try:

@@ -7,10 +7,14 @@ or the run ends: with 16 panes streaming, laying out text nobody can see cost th
 
 from __future__ import annotations
 
+import math
+
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QWidget
+from PySide6.QtWidgets import QMenu, QPlainTextEdit, QSizePolicy, QToolTip, QWidget
 
 from app.session import PaneSpec, RunState
+from app.ui.token_tint import alternatives_html, color_for, token_spans
 
 ROLE_LABELS = {"user": "You", "assistant": "Assistant"}
 ROLE_COLORS = {"user": QColor("#2563eb"), "assistant": QColor("#059669")}
@@ -24,8 +28,14 @@ def _header_format(role: str) -> QTextCharFormat:
 
 
 class ConversationView(QPlainTextEdit):
+    sig_branch_requested = Signal(int, str)
+    """Continue the reply from another token: (token index, the alternative's text)."""
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent, readOnly=True)
+        self.viewport().setMouseTracking(True)  # hover over a token shows its alternatives
+        self.token_spans: list[tuple[int, int, int]] = []  # (start, end, token index) in the document
+        self._entries: list = []
         self.setObjectName("paneOutput")
         self.setPlaceholderText("The conversation appears here; replies stream in as they are generated.")
         # Tinted through the palette, not a style sheet: a style sheet would make the text area transparent,
@@ -45,15 +55,70 @@ class ConversationView(QPlainTextEdit):
         self.clear()
         cursor = QTextCursor(self.document())
         first = True
-        for turn in spec.turns:
-            self._block(cursor, turn["role"], turn["content"], first)
-            first = False
         result = spec.result
         answered = bool(spec.turns) and spec.turns[-1]["role"] == "assistant"
-        if result.busy or (result.text and not answered) or (result.state == RunState.INTERRUPTED and not answered):
+        tinted = spec.show_probabilities and bool(result.token_logprobs) and not result.busy
+        turns = spec.turns[:-1] if tinted and answered and spec.turns[-1]["content"] == result.text else spec.turns
+        for turn in turns:
+            self._block(cursor, turn["role"], turn["content"], first)
+            first = False
+        self.token_spans, self._entries = [], []
+        if tinted and (turns is not spec.turns or not answered):
+            self._tinted_block(cursor, spec, first)
+        elif result.busy or (result.text and not answered) or (result.state == RunState.INTERRUPTED and not answered):
             note = "" if result.busy else f" ({result.state.value})"
             self._block(cursor, "assistant", result.text, first, note)
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _tinted_block(self, cursor: QTextCursor, spec: PaneSpec, first: bool) -> None:
+        """The last reply with each token's background showing its probability; spans kept for hover/click."""
+        result = spec.result
+        self._block(cursor, "assistant", "", first)
+        start = cursor.position()
+        spans = token_spans(result.text, result.reply_prefix, result.token_logprobs)
+        done = 0
+        for begin, end, index in spans:
+            if begin > done:
+                cursor.insertText(result.text[done:begin], self._plain)
+            fmt = QTextCharFormat()
+            fmt.setBackground(color_for(math.exp(result.token_logprobs[index].logprob)))
+            cursor.insertText(result.text[begin:end], fmt)
+            self.token_spans.append((start + begin, start + end, index))
+            done = end
+        cursor.insertText(result.text[done:], self._plain)
+        self._entries = result.token_logprobs
+
+    def entry_at(self, position: int) -> tuple[int, object] | None:
+        """(token index, TokenLogprob) of the tinted token at a document position, if any."""
+        for begin, end, index in self.token_spans:
+            if begin <= position < end:
+                return index, self._entries[index]
+        return None
+
+    def mouseMoveEvent(self, event) -> None:
+        super().mouseMoveEvent(event)
+        if self.token_spans:
+            hit = self.entry_at(self.cursorForPosition(event.position().toPoint()).position())
+            if hit:
+                QToolTip.showText(event.globalPosition().toPoint(), alternatives_html(hit[1]), self)
+            else:
+                QToolTip.hideText()
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        if self.token_spans and not self.textCursor().hasSelection():
+            hit = self.entry_at(self.cursorForPosition(event.position().toPoint()).position())
+            if hit:
+                self.branch_menu(*hit).popup(event.globalPosition().toPoint())
+
+    def branch_menu(self, index: int, entry) -> QMenu:
+        """Branch from any alternative at token `index`: a new pane continues from it."""
+        menu = QMenu(self)
+        menu.setToolTipsVisible(True)
+        for _token, text, logprob in entry.top:
+            action = menu.addAction(f"Branch from “{text.replace(chr(10), '⏎')}”  ({math.exp(logprob) * 100:.1f} %)")
+            action.triggered.connect(lambda _=False, t=text: self.sig_branch_requested.emit(index, t))
+        return menu
 
     def _block(self, cursor: QTextCursor, role: str, text: str, first: bool, note: str = "") -> None:
         if not first:

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import PaneSpec, RunState, conversation
+from app.ui.collapsible import collapsible
 from app.ui.conversation_menu import ConversationMenu
 from app.ui.conversation_view import ConversationView
+from app.ui.output_options import OutputOptions
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 
@@ -36,25 +38,6 @@ STATE_COLORS = {RunState.QUEUED: QColor("#9ca3af"), RunState.PREFILLING: QColor(
                 RunState.INTERRUPTED: QColor("#a855f7")}
 STRIPE_PX = 4
 CORNER_RADIUS = 8  # QFrame#promptPane's border-radius in style.qss
-
-
-def _section(title: str, body: QWidget, expanded: bool) -> tuple[QToolButton, QWidget]:
-    """A collapsible section: an arrow button that shows or hides `body`."""
-    toggle = QToolButton()
-    toggle.setText(title)
-    toggle.setCheckable(True)
-    toggle.setChecked(expanded)
-    toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
-    toggle.setArrowType(Qt.DownArrow if expanded else Qt.RightArrow)
-    toggle.setObjectName("sectionToggle")
-    body.setVisible(expanded)
-
-    def flip(checked: bool) -> None:
-        toggle.setArrowType(Qt.DownArrow if checked else Qt.RightArrow)
-        body.setVisible(checked)
-
-    toggle.toggled.connect(flip)
-    return toggle, body
 
 
 class PromptPane(QFrame):
@@ -70,6 +53,8 @@ class PromptPane(QFrame):
     """Close this pane."""
     sig_changed = Signal(object)
     """The user edited the pane's message, system prompt, settings or conversation (the session changed)."""
+    sig_branch_requested = Signal(object, int, str)
+    """Branch from another token of the last reply: (pane, token index, the alternative's text)."""
 
     def __init__(self, spec: PaneSpec, number: int, parent: QWidget | None = None):
         super().__init__(parent)
@@ -95,7 +80,7 @@ class PromptPane(QFrame):
 
         self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)")
         self.system_prompt.setFixedHeight(54)
-        system_toggle, _ = _section("System prompt", self.system_prompt, expanded=False)
+        system_toggle, _ = collapsible("System prompt", self.system_prompt, expanded=False)
         self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
         self.cancel_edit_button = QPushButton("Cancel edit")
         banner = QHBoxLayout()
@@ -104,7 +89,9 @@ class PromptPane(QFrame):
         self.prompt = QPlainTextEdit(placeholderText="Ask something…  (Ctrl+Enter runs this pane)")
         self.prompt.setFixedHeight(72)
         self.sampling = SamplingForm()
-        sampling_toggle, _ = _section("Sampling", self.sampling, expanded=False)
+        sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
+        self.options = OutputOptions()
+        options_toggle, _ = collapsible("Output", self.options, expanded=False)
 
         self.run_button = QPushButton("Run", toolTip="Send the message, or regenerate the last reply (Ctrl+Enter)")
         self.run_button.setObjectName("runButton")
@@ -129,10 +116,11 @@ class PromptPane(QFrame):
         layout.addWidget(system_toggle)
         layout.addWidget(self.system_prompt)
         layout.addLayout(banner)
-        for widget in (self.prompt, sampling_toggle, self.sampling):
+        for widget in (self.prompt, sampling_toggle, self.sampling, options_toggle, self.options):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         layout.addWidget(self.output, 1)
+        layout.addWidget(self.options.legend)
         layout.addWidget(self.status)
         self.setMinimumWidth(300)
         self.load_spec()
@@ -147,6 +135,8 @@ class PromptPane(QFrame):
         self.prompt.textChanged.connect(self._draft_edited)
         self.system_prompt.textChanged.connect(self._system_edited)
         self.sampling.sig_changed.connect(self._sampling_edited)
+        self.options.sig_changed.connect(self._sampling_edited)
+        self.output.sig_branch_requested.connect(lambda index, text: self.sig_branch_requested.emit(self, index, text))
 
     def set_differences(self, text: str) -> None:
         """Show how this pane differs from the others next to its title."""
@@ -165,6 +155,7 @@ class PromptPane(QFrame):
                 editor.setPlainText(text)
                 editor.blockSignals(False)
         self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+        self.options.load(spec.show_probabilities, spec.output_format)
         self._show_edit_banner()
         self.output.render(spec)
         self.show_state()
@@ -172,7 +163,12 @@ class PromptPane(QFrame):
     def commit_form(self) -> None:
         """Copy the sampling form into the spec; raises ValueError with a message if a value is invalid."""
         params, max_tokens, stops = self.sampling.read()
+        output_format = self.options.read()
         self.spec.sampling, self.spec.max_tokens, self.spec.stop = params, max_tokens, tuple(stops)
+        self.spec.output_format = output_format
+        if self.spec.show_probabilities != self.options.probabilities.isChecked():
+            self.spec.show_probabilities = self.options.probabilities.isChecked()
+            self.output.render(self.spec)
 
     def _draft_edited(self) -> None:
         self.spec.draft = self.prompt.toPlainText()

@@ -58,6 +58,24 @@ class RunCoordinator(QObject):
         pane.sig_run_requested.connect(self.run_pane)
         pane.sig_rerun_requested.connect(lambda p: self.run_pane(p, use_draft=False))
         pane.sig_stop_requested.connect(self.stop_pane)
+        pane.sig_branch_requested.connect(self.branch)
+        pane.options.set_checker(self._check_grammar)
+
+    def _check_grammar(self, grammar: str | None, json_schema: dict | None) -> str | None:
+        """The loaded model's grammar parser (none loaded: the schema converter's checks only)."""
+        engine = self.bridge.engine
+        return engine.check_grammar(grammar, json_schema) if engine is not None else None
+
+    def branch(self, pane: PromptPane, token_index: int, token_text: str) -> PromptPane | None:
+        """A new pane next to `pane` continuing its last reply from another token, run at once."""
+        try:
+            spec = conversation.branch(pane.spec, token_index, token_text)
+        except ValueError as exc:
+            pane.show_error(str(exc))
+            return None
+        view = self.grid.add_pane(spec, after=pane)
+        self.run_pane(view)
+        return view
 
     def run_pane(self, pane: PromptPane, use_draft: bool = True) -> bool:
         if pane.busy:
