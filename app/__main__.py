@@ -1,4 +1,5 @@
-"""Command line: the window by default, `bench` for the benchmark, `--self-test` for an offscreen check.
+"""Command line: the window by default, `run` for headless runs, `bench` for the benchmark, `--self-test` for
+an offscreen check.
 
 Imports are lazy so `bench` never loads Qt and the window never loads the benchmark.
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+
+from app.engine import limits
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="PATH", help="write the results as JSON")
     bench.add_argument("--gui", action="store_true", help="also measure 16 streaming panes in the window")
     bench.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, <= 8)")
+    run = sub.add_parser("run", help="run a JSONL of requests or a saved session headless, all at once")
+    run.add_argument("input", help="a JSONL file (one request per line) or a session file (*.chorus.json)")
+    run.add_argument("--out", metavar="OUT.jsonl", help="write result lines here (default: standard output)")
+    run.add_argument("--report", metavar="REPORT.md", help="also write a comparison report (.md or .html)")
+    run.add_argument("--model", help="GGUF file to load instead of the embedded default")
+    run.add_argument("--slots", type=int, default=limits.SLOTS.default,
+                     help=f"requests decoded at once (default {limits.SLOTS.default})")
     return parser
 
 
@@ -36,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["--session", argv[0], *argv[1:]]
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "run":
+        from app.cli.run import run_command
+
+        return run_command(args)
     if args.command == "bench":
         from app.bench.cli import run_bench
 

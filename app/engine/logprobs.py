@@ -34,14 +34,26 @@ class TokenLogprob:
                    tuple((int(t), str(x), float(lp)) for t, x, lp in data.get("top", ())))
 
 
+def top_k_ids(row: np.ndarray, k: int) -> np.ndarray:
+    """Ids of the k largest logits, largest first. Exact: only tokens within `margin` of the maximum can be
+    among them once at least k are, so the sort runs over those few instead of the whole vocabulary (a full
+    argpartition of 49k logits cost ~0.5 ms a token, measured)."""
+    peak, margin = row.max(), 4.0
+    while True:
+        candidates = np.flatnonzero(row >= peak - margin)
+        if len(candidates) >= k or len(candidates) == len(row):
+            break
+        margin *= 2
+    if len(candidates) > k:
+        candidates = candidates[np.argpartition(row[candidates], -k)[-k:]]
+    return candidates[np.argsort(-row[candidates], kind="stable")]
+
+
 def token_logprob(logits: np.ndarray, token: int, k: int, text_of: Callable[[int], str]) -> TokenLogprob:
     """`logits` is one output row (a view is fine: nothing is kept); `text_of(token_id)` gives a piece."""
-    row = logits.astype(np.float64, copy=False)
-    peak = row.max()
-    log_total = peak + np.log(np.exp(row - peak).sum())
+    peak = float(logits.max())
+    log_total = peak + float(np.log(np.exp(logits - peak).sum(dtype=np.float64)))
     top: tuple[tuple[int, str, float], ...] = ()
     if k > 0:
-        best = np.argpartition(row, -k)[-k:]
-        best = best[np.argsort(-row[best], kind="stable")]
-        top = tuple((int(t), text_of(int(t)), float(row[t] - log_total)) for t in best)
-    return TokenLogprob(int(token), text_of(int(token)), float(row[token] - log_total), top)
+        top = tuple((int(t), text_of(int(t)), float(logits[t]) - log_total) for t in top_k_ids(logits, k))
+    return TokenLogprob(int(token), text_of(int(token)), float(logits[token]) - log_total, top)

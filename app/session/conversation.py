@@ -9,7 +9,7 @@ Nothing here drops a turn silently: a conversation too long for its slot ends "e
 from __future__ import annotations
 
 from app.engine import GenerationRequest, limits
-from app.session.model import PaneResult, PaneSpec
+from app.session.model import PaneResult, PaneSpec, new_id
 
 
 class NothingToRun(ValueError):
@@ -73,7 +73,8 @@ def branch(pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
     if not turns or turns[-1]["role"] != "user":
         raise ValueError("this reply no longer ends the pane's conversation")
     prefix = result.reply_prefix + "".join(e.text for e in entries[:token_index]) + token_text
-    title = f"{pane.title or 'Pane'} ↳ {token_text.strip() or repr(token_text)}"
+    title = f"↳ {token_text.strip() or repr(token_text)}"
+    pane.group = pane.group or new_id()  # a branch and its source compare as a group
     return pane.copy(turns=turns, reply_prefix=prefix, draft="", editing=None, title=title)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.session.compare import differences, label, settings_of
+from app.session.compare import differences_in_groups, label, settings_of
 from app.session.model import PaneSpec, Session
 
 
@@ -34,13 +34,14 @@ def to_markdown(session: Session) -> str:
     lines = ["# Chorus session", ""]
     if not panes:
         return "\n".join(lines + ["(no panes)", ""])
-    diffs = differences(panes)
-    shared = settings_of(panes[0]) if len(panes) == 1 else {
-        k: v for k, v in settings_of(panes[0]).items() if all(k not in d for d in diffs)}
+    diffs = differences_in_groups(panes)
+    settings = [settings_of(p) for p in panes]
+    shared = {k: v for k, v in settings[0].items() if all(other[k] == v for other in settings)}
     lines += ["Settings shared by every pane: " + (" · ".join(f"{k} {v}" for k, v in shared.items()) or "none"), ""]
     for number, (pane, diff) in enumerate(zip(panes, diffs, strict=True), start=1):
         title = pane.title or f"Pane {number}"
-        lines += [f"## {title}" + (f" — {label(diff)}" if diff else ""), ""]
+        group = f" (group {pane.group[:6]})" if pane.group else ""
+        lines += [f"## {title}{group}" + (f" — {label(diff)}" if diff else ""), ""]
         if pane.system.strip():
             lines += ["**System:**", "", _quote(pane.system), ""]
         for turn in pane.turns:
@@ -52,6 +53,9 @@ def to_markdown(session: Session) -> str:
             lines += [f"*Error:* {pane.result.error}", ""]
         if pane.draft.strip():
             lines += ["**Next message (not sent yet):**", "", _quote(pane.draft), ""]
+        if pane.rating or pane.note:
+            stars = "★" * pane.rating + "☆" * (5 - pane.rating) if pane.rating else "not rated"
+            lines += [f"**Rating:** {stars}" + (f" — {pane.note}" if pane.note else ""), ""]
         lines += [f"*{_figures(pane)}*", ""]
     return "\n".join(lines)
 
@@ -66,6 +70,7 @@ def result_lines(session: Session):
             "finish_reason": r.finish_reason, "error": r.error, "prompt_tokens": r.prompt_tokens,
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
             "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
+            "group": pane.group, "rating": pane.rating, "note": pane.note,
         }, ensure_ascii=False)
 
 

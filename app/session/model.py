@@ -111,19 +111,25 @@ class PaneSpec:
     show_probabilities: bool = False  # ask for token log-probabilities and tint the reply by them
     output_format: OutputFormat = field(default_factory=OutputFormat)
     reply_prefix: str = ""  # a branch's chosen start of the next reply; the next run continues it
+    group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
+    rating: int | None = None  # the user's rating of the last reply, 1..5
+    note: str = ""  # the user's note on it
     id: str = field(default_factory=new_id)
     result: PaneResult = field(default_factory=PaneResult)
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
+        if self.rating is not None and not (isinstance(self.rating, int) and 1 <= self.rating <= 5):
+            raise ValueError(f"rating must be 1 to 5 (or none), got {self.rating!r}")
         for i, turn in enumerate(self.turns):
             if turn.get("role") not in ("user", "assistant") or not isinstance(turn.get("content"), str):
                 raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant', 'content': str}}")
 
     def copy(self, **changes) -> PaneSpec:
-        """A new pane with the same question and settings (new id, no result)."""
-        fresh = dataclasses.replace(self, id=new_id(), result=PaneResult(), turns=[dict(t) for t in self.turns])
+        """A new pane with the same question and settings (new id, no result, no rating)."""
+        fresh = dataclasses.replace(self, id=new_id(), result=PaneResult(), turns=[dict(t) for t in self.turns],
+                                    rating=None, note="")
         return dataclasses.replace(fresh, **changes) if changes else fresh
 
 

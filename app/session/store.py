@@ -39,7 +39,8 @@ def pane_to_dict(pane: PaneSpec) -> dict:
     return {"id": pane.id, "title": pane.title, "system": pane.system, "turns": pane.turns, "draft": pane.draft,
             "editing": pane.editing, "sampling": dataclasses.asdict(pane.sampling), "max_tokens": pane.max_tokens,
             "stop": list(pane.stop), "backend": pane.backend, "show_probabilities": pane.show_probabilities,
-            "output_format": pane.output_format.to_dict(), "reply_prefix": pane.reply_prefix, "result": result}
+            "output_format": pane.output_format.to_dict(), "reply_prefix": pane.reply_prefix, "group": pane.group,
+            "rating": pane.rating, "note": pane.note, "result": result}
 
 
 def session_to_dict(session: Session) -> dict:
@@ -63,7 +64,8 @@ def pane_from_dict(data: dict) -> PaneSpec:
                     draft=data.get("draft", ""), editing=data.get("editing"), result=result,
                     show_probabilities=bool(data.get("show_probabilities", False)),
                     output_format=OutputFormat.from_dict(data.get("output_format")),
-                    reply_prefix=str(data.get("reply_prefix", "")))
+                    reply_prefix=str(data.get("reply_prefix", "")), group=data.get("group"),
+                    rating=data.get("rating"), note=str(data.get("note", "")))
     if data.get("id"):
         pane.id = str(data["id"])
     return pane

@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import PaneSpec, Session
-from app.session.compare import differences, label
+from app.session.compare import differences_in_groups, label
 from app.ui.prompt_pane import PromptPane
 from app.ui.settings import COLUMNS_LIMIT
 
@@ -115,5 +115,5 @@ class PaneGrid(QScrollArea):
 
     def refresh_titles(self) -> None:
         """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""
-        for pane, diff in zip(self.panes, differences(self.session.panes), strict=True):
+        for pane, diff in zip(self.panes, differences_in_groups(self.session.panes), strict=True):
             pane.set_differences(label(diff))

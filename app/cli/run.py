@@ -1,0 +1,144 @@
+"""`python -m app run INPUT`: every request of a JSONL (or every pane of a session) through one backend at once.
+
+Results are JSON lines in completion order, flushed as each finishes, so a pipe sees them live. The input is
+read lazily and at most `IN_FLIGHT_PER_SLOT` requests per slot are submitted ahead, so a 10,000-line file never
+sits in memory. Ctrl+C cancels what is running, writes those results ("cancelled") and exits 130. A bad line
+is an "error" result naming its line; an input or model that cannot be used at all exits 2 with one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from tqdm import tqdm
+
+from app.backends import LocalBackend
+from app.cli.inputs import InputError, RunItem, open_input
+from app.cli.report import write_report
+from app.engine import Completion, EngineConfig, limits
+from app.models import default_model_path
+from app.session import PaneResult, conversation
+
+IN_FLIGHT_PER_SLOT = 2  # requests submitted ahead of free slots: keeps every slot busy, bounds memory
+EXIT_UNUSABLE, EXIT_INTERRUPTED = 2, 130
+
+
+def result_record(item: RunItem, completion: Completion | None) -> dict:
+    if completion is None:
+        return {"id": item.id, "line": item.line, "text": "", "finish_reason": "error", "error": item.error,
+                "prompt_tokens": 0, "cached_tokens": 0, "generated_tokens": 0, "queue_wait_s": None,
+                "ttft_s": None, "decode_tps": None}
+    record = {"id": item.id, "line": item.line, "text": completion.text, "finish_reason": completion.finish_reason,
+              "error": completion.error, "prompt_tokens": completion.prompt_tokens,
+              "cached_tokens": completion.cached_tokens, "generated_tokens": completion.generated_tokens,
+              "queue_wait_s": completion.queue_wait_s, "ttft_s": completion.ttft_s,
+              "decode_tps": completion.decode_tps}
+    if completion.token_logprobs is not None:
+        record["token_logprobs"] = [entry.to_dict() for entry in completion.token_logprobs]
+    return record
+
+
+def open_backend(args) -> LocalBackend:
+    model = Path(args.model) if args.model else default_model_path()
+    return LocalBackend(EngineConfig(model_path=model, n_slots=args.slots))
+
+
+def run_command(args) -> int:
+    try:
+        limits.SLOTS.check("--slots", args.slots)
+        items, total, session = open_input(args.input)
+        backend = open_backend(args)
+    except (InputError, ValueError, OSError) as exc:
+        print(f"chorus run: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    with ExitStack() as stack:
+        stack.callback(backend.close)
+        out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
+        return Run(backend, items, total, session, out, args.slots, keep=bool(args.report)).execute(args.report)
+
+
+class Run:
+    def __init__(self, backend, items, total: int, session, out, slots: int, keep: bool):
+        self.backend, self.items, self.session, self.out, self.keep = backend, iter(items), session, out, keep
+        self.limit = slots * IN_FLIGHT_PER_SLOT
+        self.finished: queue.Queue[Completion] = queue.Queue()
+        self.in_flight: dict[int, RunItem] = {}
+        self.records: list[tuple[RunItem, dict]] = []
+        self.exhausted = False
+        self.started = time.perf_counter()
+        self.progress = tqdm(total=total, unit="req", file=sys.stderr, disable=not sys.stderr.isatty(),
+                             dynamic_ncols=True)
+        backend.subscribe(lambda event: [self.finished.put(c) for c in event.finished])
+
+    def execute(self, report_path: str | None) -> int:
+        interrupted = False
+        previous = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C as KeyboardInterrupt, even if ignored
+        try:
+            self._loop()
+        except KeyboardInterrupt:
+            interrupted = True
+            self.backend.cancel_all()
+            self._drain()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            self.progress.close()
+        if report_path:
+            write_report(report_path, self.records, self.session, time.perf_counter() - self.started)
+        return EXIT_INTERRUPTED if interrupted else 0
+
+    def _loop(self) -> None:
+        while True:
+            self._top_up()
+            if not self.in_flight and self.exhausted:
+                return
+            try:
+                completion = self.finished.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self._write(self.in_flight.pop(completion.request_id), completion)
+
+    def _drain(self) -> None:
+        """After Ctrl+C: every submitted request ends (cancelled) and is written; nothing new is submitted."""
+        while self.in_flight:
+            completion = self.finished.get(timeout=60)
+            self._write(self.in_flight.pop(completion.request_id), completion)
+
+    def _top_up(self) -> None:
+        while not self.exhausted and len(self.in_flight) < self.limit:
+            item = next(self.items, None)
+            if item is None:
+                self.exhausted = True
+            elif item.request is None:
+                print(f"chorus run: {item.error}", file=sys.stderr)
+                self._write(item, None)
+            else:
+                handle = self.backend.submit(item.request)
+                self.in_flight[handle.id] = item
+
+    def _write(self, item: RunItem, completion: Completion | None) -> None:
+        record = result_record(item, completion)
+        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.flush()
+        if self.session is not None and completion is not None:
+            self._apply_to_pane(item, completion)
+        if self.keep:
+            self.records.append((item, record))
+        stats = self.backend.stats()
+        self.progress.set_postfix(running=len(self.in_flight),
+                                  tok_s=f"{stats.decode_tps:.0f}" if stats.decode_tps else "–", refresh=False)
+        self.progress.update(1)
+
+    def _apply_to_pane(self, item: RunItem, completion: Completion) -> None:
+        """A session input's pane gets its result and reply, as a run in the window would give it."""
+        pane = self.session.panes[item.line - 1]
+        conversation.commit_run(pane, item.turns)
+        pane.result = PaneResult()
+        pane.result.finish(completion)
+        conversation.record_reply(pane)

@@ -1,0 +1,73 @@
+"""Variants of one pane: the cartesian product of values over any of its settings.
+
+`expand(base, {"temperature": [0, 0.7], "seed": [1, 2, 3]})` gives 6 new panes, each a copy of `base` with one
+combination, all in one group (the base's, or a new one). Every value is checked as the pane's own form would
+check it, and a bad one raises ValueError naming the axis and the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from app.engine import limits
+from app.session.model import PaneSpec, new_id
+from app.session.output_format import OutputFormat
+
+SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
+AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend")
+CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
+
+
+def count(axes: dict[str, list]) -> int:
+    """How many panes `expand` would make (1 for no axes)."""
+    total = 1
+    for values in axes.values():
+        total *= len(values)
+    return total
+
+
+def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
+    if axis in SAMPLING_AXES:
+        if axis == "seed" and value is not None:
+            value = int(value)
+        return dataclasses.replace(pane, sampling=dataclasses.replace(pane.sampling, **{axis: value}))
+    if axis == "max_tokens":
+        limits.MAX_TOKENS.check("max_tokens", int(value))
+        return dataclasses.replace(pane, max_tokens=int(value))
+    if axis == "system":
+        return dataclasses.replace(pane, system=str(value))
+    if axis == "output_format":
+        fmt = value if isinstance(value, OutputFormat) else OutputFormat(str(value))
+        problem = fmt.problem()
+        if problem:
+            raise ValueError(problem)
+        return dataclasses.replace(pane, output_format=fmt)
+    return dataclasses.replace(pane, backend=str(value))
+
+
+def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
+    """One new pane per combination, in order (the last axis varies fastest)."""
+    for axis, values in axes.items():
+        if axis not in AXES:
+            raise ValueError(f"cannot sweep {axis!r}: choose from {', '.join(AXES)}")
+        if not values:
+            raise ValueError(f"{axis}: give at least one value")
+    group = base.group or new_id()
+    panes = []
+    for combination in itertools.product(*axes.values()):
+        pane = base.copy(group=group, title="")
+        for axis, value in zip(axes, combination, strict=True):
+            try:
+                pane = _apply(pane, axis, value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{axis} = {value!r}: {exc}") from exc
+        panes.append(pane)
+    return panes
+
+
+def seeds(base: PaneSpec, n: int, first: int = 1) -> list[PaneSpec]:
+    """N variants that differ only by seed (first, first+1, ...)."""
+    if not 1 <= n <= limits.SLOTS.high:
+        raise ValueError(f"number of variants must be between 1 and {limits.SLOTS.high}, got {n}")
+    return expand(base, {"seed": list(range(first, first + n))})

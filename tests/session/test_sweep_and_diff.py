@@ -1,0 +1,92 @@
+"""Sweeps, diffs and group headers: the Qt-free core of the compare workbench."""
+
+import pytest
+
+from app.engine import SamplingParams
+from app.session import PaneSpec, Session, compare, diff, sweep
+from app.session.output_format import OutputFormat
+
+BASE = PaneSpec(title="Base", draft="Tell me a joke.", sampling=SamplingParams(temperature=0.5, seed=1))
+
+
+def test_expand_is_the_cartesian_product_in_one_group():
+    panes = sweep.expand(BASE, {"temperature": [0, 0.7], "seed": [1, 2, 3]})
+    assert len(panes) == 6 == sweep.count({"temperature": [0, 0.7], "seed": [1, 2, 3]})
+    assert [(p.sampling.temperature, p.sampling.seed) for p in panes] == [
+        (0, 1), (0, 2), (0, 3), (0.7, 1), (0.7, 2), (0.7, 3)]
+    assert len({p.group for p in panes}) == 1 and panes[0].group is not None
+    assert len({p.id for p in panes}) == 6 and all(p.draft == "Tell me a joke." for p in panes)
+    assert BASE.sampling.temperature == 0.5  # the base is untouched
+
+
+def test_other_axes_and_no_axes():
+    panes = sweep.expand(BASE, {"system": ["Be brief.", "Be funny."], "max_tokens": [16],
+                                "output_format": ["text", "json"]})
+    assert [(p.system, p.max_tokens, p.output_format.kind) for p in panes] == [
+        ("Be brief.", 16, "text"), ("Be brief.", 16, "json"), ("Be funny.", 16, "text"), ("Be funny.", 16, "json")]
+    assert len(sweep.expand(BASE, {})) == 1
+    assert [p.sampling.seed for p in sweep.seeds(BASE, 4, first=10)] == [10, 11, 12, 13]
+
+
+@pytest.mark.parametrize("axes, words", [
+    ({"temperature": []}, "temperature: give at least one value"),
+    ({"temperature": [0.1, 9]}, "temperature = 9"),
+    ({"top_p": [0]}, "top_p = 0"),
+    ({"max_tokens": [0]}, "max_tokens = 0"),
+    ({"seed": ["x"]}, "seed = 'x'"),
+    ({"colour": [1]}, "cannot sweep 'colour'"),
+    ({"output_format": [OutputFormat("schema", "{bad")]}, "output_format"),
+])
+def test_invalid_sweeps_name_the_field(axes, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace("[", r"\[")):
+        sweep.expand(BASE, axes)
+
+
+def test_headers_say_what_differs_within_each_group():
+    group = sweep.expand(BASE, {"temperature": [0.7], "seed": [1, 2, 3]})
+    loner = PaneSpec(draft="Unrelated", sampling=SamplingParams(temperature=1.2))
+    other = PaneSpec(draft="Unrelated too", sampling=SamplingParams(temperature=0.2))
+    labels = [compare.label(d) for d in compare.differences_in_groups([*group, loner, other])]
+    assert labels[:3] == ["seed 1", "seed 2", "seed 3"]
+    assert labels[3:] == ["T 1.2", "T 0.2"]
+    grid = sweep.expand(BASE, {"temperature": [0.2, 0.7], "seed": [3, 4]})
+    assert [compare.label(d) for d in compare.differences_in_groups(grid)] == [
+        "T 0.2 · seed 3", "T 0.2 · seed 4", "T 0.7 · seed 3", "T 0.7 · seed 4"]
+
+
+def test_word_diff_round_trips_and_marks_changes():
+    a, b = "The cat sat on the mat.", "The dog sat on the red mat!"
+    ops = diff.words(a, b)
+    assert "".join(op.a for op in ops) == a and "".join(op.b for op in ops) == b
+    changed = [(op.tag, op.a.strip(), op.b.strip()) for op in ops if op.tag != "equal"]
+    assert ("replace", "cat", "dog") in changed and ("insert", "", "red") in changed
+    assert 0 < diff.similarity(a, b) < 1
+
+
+@pytest.mark.parametrize("a, b", [("", ""), ("same words", "same words"), ("", "only b"),
+                                  ("naïve 🙂 café", "naïve 🙂 cafe")])
+def test_word_diff_edge_cases(a, b):
+    ops = diff.words(a, b)
+    assert "".join(op.a for op in ops) == a and "".join(op.b for op in ops) == b
+    if a == b:
+        assert all(op.tag == "equal" for op in ops) and diff.similarity(a, b) == 1.0
+    if "🙂" in a:
+        assert [(op.a.strip(), op.b.strip()) for op in ops if op.tag != "equal"] == [("café", "cafe")]
+
+
+def test_first_divergence():
+    assert diff.first_divergence([1, 2, 3], [1, 2, 3]) is None
+    assert diff.first_divergence([1, 2, 3], [1, 9, 3]) == 1
+    assert diff.first_divergence([1, 2], [1, 2, 3]) == 2
+    assert diff.first_divergence([], []) is None and diff.first_divergence([], [5]) == 0
+
+
+def test_group_rating_and_note_survive_a_file(tmp_path):
+    panes = sweep.seeds(BASE, 2)
+    panes[0].rating, panes[0].note = 4, "funniest"
+    Session(panes).save(tmp_path / "s.chorus.json")
+    loaded = Session.load(tmp_path / "s.chorus.json").panes
+    assert loaded[0].rating == 4 and loaded[0].note == "funniest" and loaded[0].group == panes[0].group
+    assert "★★★★☆ — funniest" in Session(loaded).to_markdown()
+    with pytest.raises(ValueError, match="rating"):
+        PaneSpec(rating=6)
