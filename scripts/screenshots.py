@@ -3,7 +3,8 @@
 Usage: python scripts/screenshots.py OUT_DIR [NAME...]  -> OUT_DIR/screenshot.png (mid-run),
 OUT_DIR/screenshot-done.png, OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation,
 differing in temperature), OUT_DIR/screenshot-probabilities.png (a tinted reply, its alternatives popup, a branch
-and a JSON-schema pane). NAME limits it to some of: runs, conversation, probabilities.
+and a JSON-schema pane), OUT_DIR/screenshot-columns.png, -diff.png, -table.png (an 8-variant group in columns,
+the diff view, the comparison table). NAME limits it to some of: runs, conversation, probabilities, compare.
 """
 
 import asyncio
@@ -39,6 +40,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_conversation(window, out)
     if "probabilities" in names:
         await shoot_probabilities(window, out)
+    if "compare" in names:
+        await shoot_compare(window, out)
 
 
 async def shoot_runs(window: MainWindow, out: Path) -> None:
@@ -125,9 +128,38 @@ async def shoot_probabilities(window: MainWindow, out: Path) -> None:
     window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(out / "screenshot-probabilities.png"))
 
 
+async def shoot_compare(window: MainWindow, out: Path) -> None:
+    """An 8-variant seed group in columns mode, then the diff view of two of its replies."""
+    from app.session import sweep
+
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    source = window.grid.add_pane()
+    source.prompt.setPlainText("Write a two-line poem about the moon.")
+    source.sampling.temperature.setValue(0.9)
+    source.sampling.seed.setText("1")
+    source.sampling.max_tokens.setValue(60)
+    source.options.probabilities.setChecked(True)
+    source.commit_form()
+    window.compare.add_variants(source, sweep.seeds(source.spec, 7, first=2))
+    window.stats_dock.hide()  # the whole width for the 8 columns
+    window.compare.show_columns(source)
+    await finish_all(window)
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-columns.png"))
+    group = window.compare.group_views(source)
+    dialog = window.compare.open_diff(group[0], group[1])
+    dialog.resize(1100, 520)
+    await asyncio.sleep(1.0)
+    dialog.grab().save(str(out / "screenshot-diff.png"))
+    table = window.compare.open_table(source)
+    await asyncio.sleep(0.5)
+    table.grab().save(str(out / "screenshot-table.png"))
+
+
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities"}
+    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities", "compare"}
     out.mkdir(parents=True, exist_ok=True)
     app = create_app()
     loop = qasync.QEventLoop(app)

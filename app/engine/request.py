@@ -6,6 +6,7 @@ under a condition variable; everything else in a Sequence belongs to the engine 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ import numpy as np
 
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from app.engine.types import Completion, GenerationRequest, RequestState, final_state
+from app.engine.types import Completion, GenerationRequest, RequestState, SamplingParams, final_state
 
 
 class RequestHandle:
@@ -129,7 +130,12 @@ class Sequence:
         if not (sampling.greedy or sampling.seed is not None):
             return None
         if self._key is None:
-            self._key = repr(self.request)  # every field of the frozen dataclass, new ones included
+            request = self.request
+            if sampling.greedy:  # only the penalties shape a greedy pick: seeds and top-k/p cannot matter
+                kept = {k: getattr(sampling, k) for k in ("repeat_penalty", "frequency_penalty", "presence_penalty",
+                                                          "penalty_last_n")}
+                request = dataclasses.replace(request, sampling=SamplingParams(temperature=0.0, **kept))
+            self._key = repr(request)  # every field of the frozen dataclass, new ones included
         return self._key
 
     def kv_tokens(self):

@@ -71,3 +71,22 @@ def seeds(base: PaneSpec, n: int, first: int = 1) -> list[PaneSpec]:
     if not 1 <= n <= limits.SLOTS.high:
         raise ValueError(f"number of variants must be between 1 and {limits.SLOTS.high}, got {n}")
     return expand(base, {"seed": list(range(first, first + n))})
+
+
+_NUMBER_AXES = {"temperature": float, "top_p": float, "min_p": float, "repeat_penalty": float,
+                "top_k": int, "seed": int, "max_tokens": int}
+
+
+def parse_values(axis: str, text: str) -> list:
+    """Values typed for a numeric axis ("0, 0.7 1.2"), as numbers; raises ValueError naming the axis."""
+    convert = _NUMBER_AXES.get(axis)
+    if convert is None:
+        raise ValueError(f"{axis} is not a numeric axis")
+    values = []
+    for word in text.replace(",", " ").split():
+        try:
+            values.append(convert(word))
+        except ValueError:
+            kind = "a whole number" if convert is int else "a number"
+            raise ValueError(f"{axis}: {word!r} is not {kind}") from None
+    return values

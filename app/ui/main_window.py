@@ -29,6 +29,7 @@ from app.models import ModelNotFoundError, default_model_path
 from app.session import PaneSpec, Session
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge, ModelLoadError
+from app.ui.compare_tools import CompareTools
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self._last_pane: PromptPane | None = None
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
+        self.compare = CompareTools(self)
         self._build_actions()
         self._build_status_bar()
         bridge.sig_loading.connect(self._on_loading)
@@ -126,11 +128,14 @@ class MainWindow(QMainWindow):
                  "&Model": [self.act_open],
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
+                 "&Compare": [],
                  "&View": [self.stats_dock.toggleViewAction()]}
         for title, actions in menus.items():
             menu = self.menuBar().addMenu(title)
             for action in actions:
                 menu.addSeparator() if action is None else menu.addAction(action)
+            if title == "&Compare":
+                self.compare.build_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self, menu)
             if title == "&File":

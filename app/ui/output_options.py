@@ -41,6 +41,7 @@ class OutputOptions(QWidget):
         self.problem = QLabel(objectName="formatProblem", wordWrap=True)
         self.legend = QLabel(legend_html(), objectName="probabilityLegend", wordWrap=True)
         self.legend.setTextFormat(Qt.RichText)
+        self.legend.setToolTip("Hover a token for its alternatives; click one to branch into a new pane")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)

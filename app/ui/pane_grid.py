@@ -11,7 +11,12 @@ from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 from app.session import PaneSpec, Session
 from app.session.compare import differences_in_groups, label
 from app.ui.prompt_pane import PromptPane
+from app.ui.scroll_sync import ScrollSync
 from app.ui.settings import COLUMNS_LIMIT
+
+MIN_COLUMN_WIDTH = 180  # columns mode: 8 variants fit side by side on a 1600 px screen, more scroll sideways
+PANE_MIN_WIDTH = 300
+QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
 class PaneGrid(QScrollArea):
@@ -35,6 +40,8 @@ class PaneGrid(QScrollArea):
         self.setWidget(self._container)
         self.panes: list[PromptPane] = []
         self.columns = COLUMNS_LIMIT.clamp(columns)
+        self.column_group: str | None = None  # columns mode: only this group, one fixed-width column each
+        self._scroll_sync = ScrollSync()
         self._next_number = 1
         self.session = Session()
         self.set_session(session or Session())
@@ -100,18 +107,63 @@ class PaneGrid(QScrollArea):
         self.columns = COLUMNS_LIMIT.clamp(columns)
         self._reflow()
 
+    def show_group_in_columns(self, group: str | None) -> None:
+        """Columns mode for one group (None: back to the grid): its panes side by side at a fixed width with
+        a horizontal scroll, editors folded, outputs scrolled together; other panes wait out of sight."""
+        self.column_group = group if any(p.spec.group == group for p in self.panes) else None
+        self._reflow()
+
     def _reflow(self) -> None:
         for pane in self.panes:
             self._layout.removeWidget(pane)
+        grouped = [p for p in self.panes if self.column_group and p.spec.group == self.column_group]
+        if grouped:
+            self._columns_layout(grouped)
+            return
+        self.column_group = None
+        self._scroll_sync.clear()
         for i, pane in enumerate(self.panes):
             row, col = divmod(i, self.columns)
-            self._layout.addWidget(pane, row, col)
-        for col in range(int(COLUMNS_LIMIT.high)):
+            pane.setMinimumWidth(PANE_MIN_WIDTH)
+            pane.setMaximumWidth(QWIDGETSIZE_MAX)
+            pane.set_compact(False)
+            self._layout.addWidget(pane, row, col)  # parented first: a parentless widget shown is a window
+            pane.show()
+        for col in range(max(self._layout.columnCount(), int(COLUMNS_LIMIT.high))):
             self._layout.setColumnStretch(col, 1 if col < self.columns else 0)
         rows = (len(self.panes) + self.columns - 1) // self.columns
         for row in range(self._layout.rowCount()):
             self._layout.setRowStretch(row, 1 if row < rows else 0)  # panes share the height: more conversation
         self.refresh_titles()
+
+    def _columns_layout(self, grouped: list[PromptPane]) -> None:
+        width = self._column_width(len(grouped))
+        for col, pane in enumerate(grouped):
+            pane.setFixedWidth(width)
+            pane.set_compact(True)
+            self._layout.addWidget(pane, 0, col)
+        for pane in self.panes:  # after every view is parented (a parentless widget shown is a window)
+            pane.setVisible(pane in grouped)
+        for col in range(max(self._layout.columnCount(), len(grouped))):
+            self._layout.setColumnStretch(col, 0)
+        for row in range(self._layout.rowCount()):
+            self._layout.setRowStretch(row, 1 if row == 0 else 0)
+        self._scroll_sync.set_views([p.output for p in grouped])
+        self.refresh_titles()
+
+    def _column_width(self, n: int) -> int:
+        """Columns share the visible width, down to MIN_COLUMN_WIDTH (then the grid scrolls sideways)."""
+        margins = self._layout.contentsMargins()
+        room = self.viewport().width() - margins.left() - margins.right() - self._layout.spacing() * (n - 1)
+        return max(MIN_COLUMN_WIDTH, room // max(n, 1))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.column_group:
+            grouped = [p for p in self.panes if p.spec.group == self.column_group]
+            width = self._column_width(len(grouped))
+            for pane in grouped:
+                pane.setFixedWidth(width)
 
     def refresh_titles(self) -> None:
         """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""

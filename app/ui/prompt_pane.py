@@ -10,12 +10,13 @@ from __future__ import annotations
 import html
 import time
 
-from PySide6.QtCore import QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -28,19 +29,13 @@ from app.ui.collapsible import collapsible
 from app.ui.conversation_menu import ConversationMenu
 from app.ui.conversation_view import ConversationView
 from app.ui.output_options import OutputOptions
+from app.ui.rating_bar import RatingBar
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
-
-# The coloured stripe down a pane's left edge that says its state at a glance.
-STATE_COLORS = {RunState.QUEUED: QColor("#9ca3af"), RunState.PREFILLING: QColor("#f59e0b"),
-                RunState.GENERATING: QColor("#3b82f6"), RunState.DONE: QColor("#10b981"),
-                RunState.CANCELLED: QColor("#6b7280"), RunState.ERROR: QColor("#ef4444"),
-                RunState.INTERRUPTED: QColor("#a855f7")}
-STRIPE_PX = 4
-CORNER_RADIUS = 8  # QFrame#promptPane's border-radius in style.qss
+from app.ui.striped_frame import StripedFrame
 
 
-class PromptPane(QFrame):
+class PromptPane(StripedFrame):
     sig_run_requested = Signal(object)
     """The user asked to run this pane (the pane is the argument)."""
     sig_rerun_requested = Signal(object)
@@ -53,6 +48,8 @@ class PromptPane(QFrame):
     """Close this pane."""
     sig_changed = Signal(object)
     """The user edited the pane's message, system prompt, settings or conversation (the session changed)."""
+    sig_compare_action = Signal(object, str)
+    """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
     sig_branch_requested = Signal(object, int, str)
     """Branch from another token of the last reply: (pane, token index, the alternative's text)."""
 
@@ -67,20 +64,29 @@ class PromptPane(QFrame):
 
         self.title = QLabel(spec.title or f"Pane {number}", textFormat=Qt.RichText)
         self.title.setObjectName("paneTitle")
+        self.title.setWordWrap(True)  # narrow columns: "Pane 5 / T 0.7 · seed 3" on two lines, not cut
         self.conversation_button = QToolButton(text="Conversation", toolTip="Rerun, edit or clear the conversation")
         self.conversation_button.setPopupMode(QToolButton.InstantPopup)
         self.conversation_menu = ConversationMenu(self, self.conversation_button)
         self.conversation_button.setMenu(self.conversation_menu)
+        self.compare_button = QToolButton(text="Compare", toolTip="Variants, sweeps, diff and table for this pane")
+        self.compare_button.setPopupMode(QToolButton.InstantPopup)
+        self.compare_button.setMenu(QMenu(self.compare_button))
+        for key, text in (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
+                          ("table", "Comparison table…"), ("columns", "Show its group in columns"),
+                          ("run_group", "Run its group")):
+            self.compare_button.menu().addAction(text, lambda k=key: self.sig_compare_action.emit(self, k))
         self.duplicate_button = QToolButton(text="Duplicate", toolTip="Duplicate pane (Ctrl+D)")
         self.remove_button = QToolButton(text="Remove", toolTip="Remove pane (Ctrl+W)")
         header = QHBoxLayout()
         header.addWidget(self.title, 1)
-        for button in (self.conversation_button, self.duplicate_button, self.remove_button):
+        for button in (self.conversation_button, self.compare_button, self.duplicate_button, self.remove_button):
             header.addWidget(button)
 
         self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)")
         self.system_prompt.setFixedHeight(54)
         system_toggle, _ = collapsible("System prompt", self.system_prompt, expanded=False)
+        self._system_toggle = system_toggle
         self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
         self.cancel_edit_button = QPushButton("Cancel edit")
         banner = QHBoxLayout()
@@ -92,6 +98,8 @@ class PromptPane(QFrame):
         sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
         self.options = OutputOptions()
         options_toggle, _ = collapsible("Output", self.options, expanded=False)
+        self._editors = [system_toggle, self.prompt, sampling_toggle, options_toggle,  # hidden when compact
+                         self.conversation_button, self.duplicate_button, self.remove_button]
 
         self.run_button = QPushButton("Run", toolTip="Send the message, or regenerate the last reply (Ctrl+Enter)")
         self.run_button.setObjectName("runButton")
@@ -106,6 +114,7 @@ class PromptPane(QFrame):
         buttons.addStretch(1)
 
         self.output = ConversationView()
+        self.rating = RatingBar()
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
@@ -121,8 +130,9 @@ class PromptPane(QFrame):
         layout.addLayout(buttons)
         layout.addWidget(self.output, 1)
         layout.addWidget(self.options.legend)
+        layout.addWidget(self.rating)
         layout.addWidget(self.status)
-        self.setMinimumWidth(300)
+        self.setMinimumWidth(180)
         self.load_spec()
 
         self.run_button.clicked.connect(lambda: self.sig_run_requested.emit(self))
@@ -136,6 +146,7 @@ class PromptPane(QFrame):
         self.system_prompt.textChanged.connect(self._system_edited)
         self.sampling.sig_changed.connect(self._sampling_edited)
         self.options.sig_changed.connect(self._sampling_edited)
+        self.rating.sig_changed.connect(self._rating_edited)
         self.output.sig_branch_requested.connect(lambda index, text: self.sig_branch_requested.emit(self, index, text))
 
     def set_differences(self, text: str) -> None:
@@ -156,6 +167,7 @@ class PromptPane(QFrame):
                 editor.blockSignals(False)
         self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
         self.options.load(spec.show_probabilities, spec.output_format)
+        self.rating.load(spec.rating, spec.note)
         self._show_edit_banner()
         self.output.render(spec)
         self.show_state()
@@ -184,6 +196,17 @@ class PromptPane(QFrame):
         except ValueError:
             return  # shown when the user runs the pane; the spec keeps its last valid values
         self.sig_changed.emit(self)
+
+    def _rating_edited(self) -> None:
+        self.spec.rating, self.spec.note = self.rating.rating, self.rating.note.text()
+        self.sig_changed.emit(self)
+
+    def set_compact(self, compact: bool) -> None:
+        """Columns mode: editors folded away (their sections closed) so the outputs get the height."""
+        for widget in self._editors:
+            if compact and isinstance(widget, QToolButton) and widget.isChecked():
+                widget.setChecked(False)  # closes its section
+            widget.setVisible(not compact)
 
     # --- conversation actions ---------------------------------------------------------------------------------
     def start_edit(self, index: int) -> None:
@@ -275,20 +298,3 @@ class PromptPane(QFrame):
 
     def refresh_status(self) -> None:
         self.status.setText(self.spec.result.summary(time.perf_counter()))
-
-    def _update_stripe(self) -> None:
-        # Only the stripe's strip is repainted. (A state-dependent style sheet rule needs a re-polish, which
-        # repainted the whole pane and every widget in it at each state change.)
-        self.update(QRect(0, 0, CORNER_RADIUS, self.height()))
-
-    def paintEvent(self, event) -> None:
-        super().paintEvent(event)  # the style sheet's rounded frame and background
-        color = STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
-        if color is None:
-            return
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.Antialiasing)
-        outline = QPainterPath()
-        outline.addRoundedRect(QRectF(self.rect()), CORNER_RADIUS, CORNER_RADIUS)
-        painter.setClipPath(outline)
-        painter.fillRect(QRect(0, 0, STRIPE_PX, self.height()), color)

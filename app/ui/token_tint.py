@@ -14,8 +14,8 @@ from PySide6.QtGui import QColor
 from app.engine.logprobs import TokenLogprob
 
 # (lowest probability, background, legend text), most confident first.
-BANDS = ((0.9, QColor("#ecfdf5"), "≥ 90 %"), (0.5, QColor("#fef9c3"), "50–90 %"),
-         (0.1, QColor("#fed7aa"), "10–50 %"), (0.0, QColor("#fecaca"), "< 10 %"))
+BANDS = ((0.9, QColor("#ecfdf5"), "≥90%"), (0.5, QColor("#fef9c3"), "50–90%"),
+         (0.1, QColor("#fed7aa"), "10–50%"), (0.0, QColor("#fecaca"), "<10%"))
 
 
 def color_for(probability: float) -> QColor:
@@ -28,7 +28,7 @@ def color_for(probability: float) -> QColor:
 def legend_html() -> str:
     swatches = "".join(f"<span style='background:{color.name()}'>&nbsp;{html.escape(text)}&nbsp;</span> "
                        for _, color, text in BANDS)
-    return f"Token probability: {swatches}· hover a token for its alternatives, click one to branch"
+    return f"Token probability: {swatches}"
 
 
 def shown(text: str) -> str:

@@ -90,3 +90,27 @@ def test_group_rating_and_note_survive_a_file(tmp_path):
     assert "★★★★☆ — funniest" in Session(loaded).to_markdown()
     with pytest.raises(ValueError, match="rating"):
         PaneSpec(rating=6)
+
+
+def test_typed_axis_values_are_parsed_or_named():
+    assert sweep.parse_values("temperature", "0, 0.7 1.2") == [0.0, 0.7, 1.2]
+    assert sweep.parse_values("seed", "1 2 3") == [1, 2, 3]
+    with pytest.raises(ValueError, match="top_k: '2.5' is not a whole number"):
+        sweep.parse_values("top_k", "2.5")
+
+
+def test_comparison_table_sorts_numerically_and_exports_csv():
+    from app.session import table
+
+    panes = sweep.seeds(BASE, 3)
+    for pane, (tokens, ttft, text) in zip(panes, [(12, 0.3, "a b c"), (3, None, "a b d"), (40, 0.1, "x y z")],
+                                          strict=True):
+        pane.result.generated_tokens, pane.result.ttft_s, pane.result.text = tokens, ttft, text
+    panes[2].rating, panes[2].note = 5, "best, by far"
+    rows = table.rows(panes, reference=panes[0])
+    assert [r["differs"] for r in rows] == ["seed 1", "seed 2", "seed 3"]
+    assert rows[0]["similarity"] == 1.0 and rows[2]["similarity"] == 0.0 and 0 < rows[1]["similarity"] < 1
+    assert [r["tokens"] for r in table.sort(rows, "tokens")] == [3, 12, 40]
+    assert [r["pane"] for r in table.sort(rows, "TTFT s", descending=True)] == [1, 3, 2]  # unknown last
+    csv_text = table.to_csv(rows)
+    assert csv_text.splitlines()[0].startswith("pane,title,differs") and '"best, by far"' in csv_text

@@ -12,7 +12,7 @@ import sys
 
 from PySide6.QtWidgets import QMessageBox
 
-from app.session import Session
+from app.session import Session, sweep
 from app.ui import settings as keys
 from tests.conftest import assert_kv_accounted
 from tests.ui.conftest import wait_until
@@ -139,6 +139,34 @@ class Monkey:
             lambda: pane.spec.editing is not None and pane.cancel_edit(),
         ])()
 
+    def sweep(self):
+        """Variants of a pane (a seed group or a small grid), sometimes shown in columns, sometimes run."""
+        if not (pane := self.pane()) or len(self.window.grid.panes) >= MAX_PANES:
+            return
+        axes = self.rng.choice([{"seed": [1, 2]}, {"temperature": [0, 0.9]}, {"max_tokens": [1, 5]},
+                                {"output_format": ["text", "json"]}])
+        try:
+            pane.commit_form()
+        except ValueError:
+            return
+        self.window.compare.add_variants(pane, sweep.expand(pane.spec, axes), run=self.rng.random() < 0.5)
+        self.rng.choice([lambda: None, lambda: self.window.compare.show_columns(pane),
+                         lambda: self.window.grid.show_group_in_columns(None)])()
+
+    def compare(self):
+        """Open a diff of two panes or the comparison table, rate a pane, or close what is open."""
+        panes = self.window.grid.panes
+        tools = self.window.compare
+        if not panes:
+            return
+        self.rng.choice([
+            lambda: tools.open_diff(self.rng.choice(panes), self.rng.choice(panes)),
+            lambda: tools.open_table(self.rng.choice(panes)),
+            lambda: self.rng.choice(panes).rating.stars[self.rng.randint(0, 4)].click(),
+            lambda: self.rng.choice(panes).options.probabilities.toggle(),
+            lambda: tools.dialogs and self.rng.choice(tools.dialogs).close(),
+        ])()
+
     async def let_it_work(self):
         """Give the engine 1-10 steps (events, not sleeps), or until it has nothing left to do."""
         wanted, steps = self.rng.randint(1, 10), []
@@ -151,7 +179,7 @@ class Monkey:
     WEIGHTS = {"add": 8, "duplicate": 5, "remove": 5, "type_prompt": 12, "type_system": 3, "run": 14, "stop": 7,
                "run_all": 5, "stop_all": 3, "columns": 3, "sampling": 14, "open_bad_file": 1, "change_settings": 1,
                "change_format": 1, "let_it_work": 18, "save_session": 2, "open_session": 2, "new_session": 1,
-               "conversation": 6}
+               "conversation": 6, "sweep": 3, "compare": 5}
 
     async def play(self, n: int):
         """n actions inside the running loop, as in the app (Qt events and asyncio tasks run between them)."""

@@ -25,7 +25,7 @@ def test_the_toggle_tints_each_token_by_its_probability(loaded_window, loop):
     pane = run_with_probabilities(loaded_window, loop)
     view, entries = pane.output, pane.spec.result.token_logprobs
     assert pane.spec.show_probabilities and entries and view.token_spans
-    assert pane.options.legend.isVisible() and "10 %" in pane.options.legend.text()
+    assert pane.options.legend.isVisible() and "&lt;10%" in pane.options.legend.text()
     for start, end, index in view.token_spans:
         cursor = QTextCursor(view.document())
         cursor.setPosition(start + 1)  # the format of the character just before the cursor

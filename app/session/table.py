@@ -1,0 +1,43 @@
+"""The comparison table: one row per pane with what differs, how it ended, its figures, its similarity to a
+reference pane and its rating; sortable by any column and exported as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from app.session import compare, diff
+from app.session.model import PaneSpec
+
+COLUMNS = ("pane", "title", "differs", "finish", "tokens", "TTFT s", "tok/s", "cached", "similarity", "rating")
+
+
+def rows(panes: list[PaneSpec], reference: PaneSpec | None = None, numbers: list[int] | None = None) -> list[dict]:
+    """Values are numbers where they are numbers (None when unknown), so sorting is numeric."""
+    diffs = compare.differences_in_groups(panes)
+    numbers = numbers or list(range(1, len(panes) + 1))
+    out = []
+    for number, pane, difference in zip(numbers, panes, diffs, strict=True):
+        r = pane.result
+        out.append({"pane": number, "title": pane.title or f"Pane {number}", "differs": compare.label(difference),
+                    "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens, "TTFT s": r.ttft_s,
+                    "tok/s": r.decode_tps, "cached": r.cached_tokens,
+                    "similarity": None if reference is None else diff.similarity(reference.result.text, r.text),
+                    "rating": pane.rating, "note": pane.note, "id": pane.id})
+    return out
+
+
+def sort(table: list[dict], column: str, descending: bool = False) -> list[dict]:
+    """Unknown values (None) go last whichever the direction."""
+    known = [row for row in table if row[column] is not None]
+    unknown = [row for row in table if row[column] is None]
+    return sorted(known, key=lambda row: row[column], reverse=descending) + unknown
+
+
+def to_csv(table: list[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=[*COLUMNS, "note"], extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in table:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in [*COLUMNS, "note"]})
+    return buffer.getvalue()

@@ -1,0 +1,118 @@
+"""Two panes' replies side by side with their differences highlighted, live while they stream.
+
+Words only in the left reply are struck through in red, words only in the right one are green; the first token
+where the two diverge is marked, with both panes' probabilities there when they were asked for. The figures
+come from `app.session.diff`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
+
+from app.session import diff
+from app.ui.token_tint import shown
+
+DELETED = "background:#fecaca;text-decoration:line-through"
+INSERTED = "background:#bbf7d0"
+REFRESH_MS = 250  # while either pane streams
+
+
+def _span(text: str, style: str | None) -> str:
+    escaped = html.escape(text)
+    return f"<span style='{style}'>{escaped}</span>" if style and text else escaped
+
+
+def side_by_side(a: str, b: str) -> tuple[str, str]:
+    """HTML for the left and right replies, differences highlighted."""
+    left, right = [], []
+    for op in diff.words(a, b):
+        left.append(_span(op.a, None if op.tag == "equal" else DELETED))
+        right.append(_span(op.b, None if op.tag == "equal" else INSERTED))
+    wrap = "<div style='white-space:pre-wrap'>{}</div>"
+    return wrap.format("".join(left)), wrap.format("".join(right))
+
+
+def divergence_note(pane_a, pane_b) -> str:
+    """Where the token sequences first differ, with each pane's probability of its own token there."""
+    ra, rb = pane_a.spec.result, pane_b.spec.result
+    if ra.reply_prefix or rb.reply_prefix:
+        return "First divergent token: not comparable (a reply was branched from a chosen token)"
+    index = diff.first_divergence(ra.token_ids, rb.token_ids)
+    if index is None:
+        return "Identical token sequences" if ra.token_ids else "No tokens yet"
+    parts = [f"First divergent token: #{index + 1}"]
+    for name, result in (("left", ra), ("right", rb)):
+        entries = result.token_logprobs or []
+        if index < len(entries):
+            entry = entries[index]
+            parts.append(f"{name} <code>{shown(entry.text)}</code> {math.exp(entry.logprob) * 100:.1f} %")
+    return " · ".join(parts)
+
+
+class DiffDialog(QDialog):
+    """Non-modal; `panes` is a callable returning the grid's current pane views."""
+
+    def __init__(self, panes, left=None, right=None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Compare two replies")
+        self.resize(1000, 640)
+        self._panes = panes
+        self._last = None
+        self.left_box, self.right_box = QComboBox(), QComboBox()
+        self.left_view, self.right_view = QTextBrowser(), QTextBrowser()
+        self.similarity = QLabel(objectName="diffSimilarity")
+        self.divergence = QLabel(objectName="diffDivergence")
+        layout = QGridLayout(self)
+        layout.addWidget(self.left_box, 0, 0)
+        layout.addWidget(self.right_box, 0, 1)
+        layout.addWidget(self.left_view, 1, 0)
+        layout.addWidget(self.right_view, 1, 1)
+        layout.addWidget(self.similarity, 2, 0)
+        layout.addWidget(self.divergence, 2, 1)
+        self.fill_choices(left, right)
+        self.left_box.currentIndexChanged.connect(self.refresh)
+        self.right_box.currentIndexChanged.connect(self.refresh)
+        self.timer = QTimer(self, interval=REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        self.refresh()
+
+    def fill_choices(self, left=None, right=None) -> None:
+        panes = self._panes()
+        for box, chosen, fallback in ((self.left_box, left, 0), (self.right_box, right, 1)):
+            box.blockSignals(True)
+            box.clear()
+            for pane in panes:
+                title = pane.spec.title or f"Pane {pane.number}"
+                box.addItem(f"{title}  {pane.title.toolTip()}".strip(), pane.spec.id)  # an id: views can go
+            index = panes.index(chosen) if chosen in panes else min(fallback, len(panes) - 1)
+            box.setCurrentIndex(index)
+            box.blockSignals(False)
+
+    def chosen(self):
+        """The two pane views chosen (None for one that was removed since)."""
+        views = {pane.spec.id: pane for pane in self._panes()}
+        return views.get(self.left_box.currentData()), views.get(self.right_box.currentData())
+
+    def refresh(self) -> None:
+        a, b = self.chosen()
+        if a is None or b is None:
+            self.similarity.setText("Choose two panes")
+            return
+        ta, tb = a.spec.result.text, b.spec.result.text
+        key = (id(a), id(b), ta, tb, a.busy, b.busy)
+        if key == self._last:
+            return  # nothing changed since the last look
+        self._last = key
+        left, right = side_by_side(ta, tb)
+        for view, content in ((self.left_view, left), (self.right_view, right)):
+            if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
+                view.setHtml(content)
+                view.setProperty("shown", content)
+        self.similarity.setText(f"Similarity {diff.similarity(ta, tb) * 100:.0f} %"
+                                + (" · streaming…" if a.busy or b.busy else ""))
+        self.divergence.setText(divergence_note(a, b))
