@@ -11,7 +11,7 @@ import html
 import time
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QFontMetrics, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -155,6 +155,10 @@ class PromptPane(StripedFrame):
         self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
                            f"{html.escape(text)}</span>" if text else html.escape(title))
         self.title.setToolTip(text)
+        bold = self.title.font()
+        bold.setBold(True)
+        first_word = title.split(" ")[0] + " " + (title.split(" ")[1] if " " in title else "")
+        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_word) + 6, 160))  # no "Pane/3"
 
     # --- spec <-> editors -------------------------------------------------------------------------------------
     def load_spec(self) -> None:
