@@ -30,6 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="PATH", help="write the results as JSON")
     bench.add_argument("--gui", action="store_true", help="also measure 16 streaming panes in the window")
     bench.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, <= 8)")
+    bench.add_argument("--scale", action="store_true",
+                       help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
+    bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
+    bench.add_argument("--png", metavar="PATH", help="--scale: write the chart as a PNG")
     run = sub.add_parser("run", help="run a JSONL of requests or a saved session headless, all at once")
     run.add_argument("input", help="a JSONL file (one request per line) or a session file (*.chorus.json)")
     run.add_argument("--out", metavar="OUT.jsonl", help="write result lines here (default: standard output)")

@@ -20,7 +20,7 @@ from app.bench.raw_loop import raw_loop_decode_tps
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
 from app.bench.workloads import median, prompt_of_length
-from app.engine import EngineConfig, default_threads
+from app.engine import EngineConfig, default_threads, limits
 from app.engine.native import LlamaModel
 from app.models import default_model_path
 
@@ -229,8 +229,31 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def run_scale(args, threads: int) -> int:
+    from app.bench.scaling import describe, find_knee, run_scaling, table, to_json
+
+    levels = run_scaling(default_model_path(), limits.SLOTS.clamp(args.max), threads,
+                         on_level=lambda lv: print(f"  {lv.concurrent} concurrent: {lv.aggregate_tps:.1f} t/s "
+                                                   f"aggregate, {lv.per_request_tps:.1f} t/s each", file=sys.stderr))
+    knee = find_knee(levels)
+    print(table(levels))
+    print(describe(knee, levels))
+    if args.png:
+        from app.bench.scaling_plot import write_png
+
+        write_png(levels, knee, args.png, f"Scaling test, {threads} threads")
+        print(f"wrote {args.png}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(to_json(levels, knee), f, indent=2)
+        print(f"wrote {args.json}")
+    return 0
+
+
 def run_bench(args) -> int:
     threads = args.threads or default_threads()
+    if getattr(args, "scale", False):
+        return run_scale(args, threads)
     result = measure(QUICK if args.quick else FULL, threads)
     if args.gui:
         from app.bench.gui import measure_gui

@@ -148,6 +148,12 @@ class EngineBridge(QObject):
         for engine in self._detach_all():
             self._retire(engine)
 
+    async def unload(self) -> None:
+        """Stop and free the current engine (its runs end "cancelled"); the bridge stays open for a later load."""
+        engine = self._swap(None)
+        if engine is not None:
+            await asyncio.to_thread(self._retire, engine)
+
     async def aclose(self) -> None:
         for engine in self._detach_all():
             await asyncio.to_thread(self._retire, engine)

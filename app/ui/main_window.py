@@ -35,6 +35,7 @@ from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
 from app.ui.runs import RunCoordinator
+from app.ui.scaling_dialog import ScalingDialog
 from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
 from app.ui.settings_dialog import SettingsDialog
@@ -110,6 +111,8 @@ class MainWindow(QMainWindow):
         self.act_open = self._action("Open model…", ["Ctrl+Shift+O"], self.choose_model, "Load a GGUF model file")
         self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
+        self.act_scaling = self._action("Scaling test…", [], self.open_scaling,
+                                        "How many concurrent requests this machine takes before each gets slow")
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
@@ -129,6 +132,7 @@ class MainWindow(QMainWindow):
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
+                 "&Tools": [self.act_scaling],
                  "&View": [self.stats_dock.toggleViewAction()]}
         for title, actions in menus.items():
             menu = self.menuBar().addMenu(title)
@@ -238,6 +242,11 @@ class MainWindow(QMainWindow):
                 and self.confirm_interrupt("Applying the new engine settings"):
             return asyncio.ensure_future(self.load_model(self.bridge.model_info.path))
         return None
+
+    def open_scaling(self) -> ScalingDialog:
+        self.scaling_dialog = ScalingDialog(self)
+        self.scaling_dialog.show()
+        return self.scaling_dialog
 
     def confirm_interrupt(self, what: str) -> bool:
         """Ask before an action that stops running generations; True when nothing runs."""

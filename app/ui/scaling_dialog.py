@@ -1,0 +1,107 @@
+"""Tools → Scaling test: ramp 1, 2, 4, ... N concurrent requests on the current model, chart them live, name the
+knee and offer to apply it as the slot count.
+
+The measurement needs the machine to itself (ggml's threads spin; two engines decoding at once collapse each
+other), so the window's engine is stopped for the test and the model reloaded after it. The work is
+`app.bench.scaling`, the same as `python -m app bench --scale`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from app.bench.scaling import Level, describe, find_knee, run_scaling, table
+from app.bench.scaling_plot import draw
+from app.engine import limits
+from app.ui import settings as keys
+
+
+class ScalingDialog(QDialog):
+    sig_level = Signal(object)
+    """A level was measured (emitted from the measuring thread; Qt queues it to the GUI thread)."""
+
+    def __init__(self, window, parent: QWidget | None = None):
+        super().__init__(parent or window)
+        self.window = window
+        self.setWindowTitle("Scaling test")
+        self.resize(760, 560)
+        self.max_box = QSpinBox(minimum=2, maximum=int(limits.SLOTS.high), value=16,
+                                toolTip="The most concurrent requests to try (1, 2, 4, ... up to this)")
+        self.start_button = QPushButton("Start")
+        self.stop_button = QPushButton("Stop", enabled=False)
+        self.apply_button = QPushButton("Apply", enabled=False, toolTip="Use the knee as the number of slots")
+        top = QHBoxLayout()
+        for widget in (QLabel("Up to"), self.max_box, QLabel("concurrent requests"), self.start_button,
+                       self.stop_button):
+            top.addWidget(widget)
+        top.addStretch(1)
+        top.addWidget(self.apply_button)
+        self.plot = pg.PlotWidget(background="w")
+        self.summary = QLabel("The window's engine is stopped during the test and reloaded after it.",
+                              wordWrap=True, objectName="scalingSummary")
+        self.table = QLabel(objectName="scalingTable")
+        self.table.setStyleSheet("font-family: monospace")
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.table)
+        layout.addWidget(self.summary)
+        self.levels: list[Level] = []
+        self.knee = None
+        self._stop = False
+        self.task: asyncio.Future | None = None
+        self.start_button.clicked.connect(self.start)
+        self.stop_button.clicked.connect(self.stop)
+        self.apply_button.clicked.connect(self.apply)
+        self.sig_level.connect(self._add_level)
+
+    def start(self) -> asyncio.Future | None:
+        model = self.window.bridge.model_info
+        if model is None:
+            self.summary.setText("Load a model first.")
+            return None
+        if not self.window.confirm_interrupt("The scaling test"):
+            return None
+        self.task = asyncio.ensure_future(self._run(model.path, self.max_box.value()))
+        return self.task
+
+    async def _run(self, model_path: str, max_concurrent: int) -> None:
+        self.levels, self.knee, self._stop = [], None, False
+        self.start_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.apply_button.setEnabled(False)
+        self.summary.setText("Measuring…")
+        try:
+            self.window.runs.stop_all()
+            await self.window.bridge.unload()
+            threads = self.window.settings.get(keys.THREADS)
+            await asyncio.to_thread(run_scaling, model_path, max_concurrent, threads, self.sig_level.emit,
+                                    lambda: self._stop)
+        except Exception as exc:  # a model that fails to load, memory: say it, keep the window usable
+            self.summary.setText(f"The scaling test failed: {exc}")
+        finally:
+            self.start_button.setEnabled(True)
+            self.stop_button.setEnabled(False)
+            await self.window.load_model(model_path)  # the window's engine again, with its settings
+        self.knee = find_knee(self.levels)
+        self.summary.setText(describe(self.knee, self.levels))
+        self.apply_button.setEnabled(self.knee is not None)
+        if self.knee is not None:
+            self.apply_button.setText(f"Apply {self.knee.concurrent} slots")
+
+    def _add_level(self, level: Level) -> None:
+        self.levels.append(level)
+        draw(self.plot, self.levels, find_knee(self.levels) if len(self.levels) > 1 else None)
+        self.table.setText(table(self.levels))
+
+    def stop(self) -> None:
+        self._stop = True  # the level being measured finishes first
+        self.summary.setText("Stopping after this level…")
+
+    def apply(self):
+        self.window.settings.set(keys.SLOTS, self.knee.concurrent)
+        return self.window.apply_engine_settings()
