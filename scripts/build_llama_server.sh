@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Build llama-server from the llama.cpp that the pinned llama-cpp-python sdist vendors, once, into a cache
+# outside the source tree (CHORUS_CACHE, default ~/.cache/chorus). Prints the binary's path.
+# The server tests (tests/backends) start it on 127.0.0.1 with the embedded model.
+set -euo pipefail
+PY=${PYTHON:-.venv/bin/python}
+VERSION=$($PY -c "import llama_cpp; print(llama_cpp.__version__)")
+CACHE=${CHORUS_CACHE:-$HOME/.cache/chorus}
+OUT="$CACHE/llama-server-$VERSION"
+if [ -x "$OUT/llama-server" ]; then echo "$OUT/llama-server"; exit 0; fi
+mkdir -p "$CACHE/src"
+if [ ! -f "$CACHE/src/llama_cpp_python-$VERSION.tar.gz" ]; then
+  $PY -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$VERSION" -d "$CACHE/src" >&2
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+tar -xzf "$CACHE/src/llama_cpp_python-$VERSION.tar.gz" -C "$WORK"
+SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
+# The prebuilt web UI would be downloaded; OpenSSL is not needed on 127.0.0.1.
+cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+  -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF >&2
+cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >&2
+mkdir -p "$OUT"
+cp "$WORK/build/bin/llama-server" "$OUT/llama-server"
+echo "$OUT/llama-server"
