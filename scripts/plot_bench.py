@@ -7,8 +7,9 @@ import sys
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pyqtgraph as pg  # noqa: E402
-from pyqtgraph.exporters import ImageExporter  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from app.bench.scaling_plot import export_png  # noqa: E402
 
 
 def main() -> None:
@@ -34,12 +35,7 @@ def main() -> None:
     plot.setLogMode(x=True, y=False)
     plot.getAxis("bottom").setTicks([[(v, str(n)) for n, v in ((n, __import__("math").log10(n)) for n in sizes)]])
     plot.setYRange(0, max(max(tp["engine"].values()), max(tp["raw_loop"].values())) * 1.15)
-    plot.show()  # the exporter reads the laid-out axes: a never-shown widget exports stale geometry
-    for _ in range(5):
-        app.processEvents()
-    exporter = ImageExporter(plot.plotItem)
-    exporter.parameters()["width"] = 760
-    exporter.export(out)
+    export_png(app, plot, out)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ def draw(plot, levels: list[Level], knee: Knee | None) -> None:
 def write_png(levels: list[Level], knee: Knee | None, path: str, title: str = "") -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import pyqtgraph as pg
-    from pyqtgraph.exporters import ImageExporter
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
@@ -47,10 +46,17 @@ def write_png(levels: list[Level], knee: Knee | None, path: str, title: str = ""
     if title:
         plot.setTitle(title, color="k")
     draw(plot, levels, knee)
+    export_png(app, plot, path)
+    plot.close()
+
+
+def export_png(app, plot, path: str, width: int = 760) -> None:
+    """A PlotWidget as a PNG (also scripts/plot_bench.py's)."""
+    from pyqtgraph.exporters import ImageExporter
+
     plot.show()  # the exporter reads the laid-out axes: a never-shown widget exports stale geometry
     for _ in range(5):
         app.processEvents()
     exporter = ImageExporter(plot.plotItem)
-    exporter.parameters()["width"] = 760
+    exporter.parameters()["width"] = width
     exporter.export(path)
-    plot.close()
