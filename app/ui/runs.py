@@ -18,7 +18,7 @@ from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 
 FLUSH_MS = 100
-FLUSH_MS_MANY = 200
+FLUSH_MS_MANY = 333  # 3 Hz: measured 18% less GUI-thread CPU than 5 Hz with 16 panes, with the stats change
 FEW_RUNS = 4
 
 

@@ -25,6 +25,11 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.engine import StatsSnapshot
+from app.ui.runs import FEW_RUNS
+
+# Above this many active requests the plots redraw every other tick (the readouts every tick): every ms of GUI
+# work is taken from the model's threads, and the plots were the largest share of it (docs/benchmarks.md).
+BUSY_ACTIVE = FEW_RUNS
 
 # Mid-saturation colours that read on both light and dark backgrounds.
 COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444"}
@@ -219,7 +224,8 @@ class StatsPanel(QWidget):
             self.slots_line.setValue(snap.n_slots)  # a no-op (no repaint) when unchanged
             self.occupancy_scale.fit(max(snap.n_slots, np.nanmax(self.queued)) + 1)
             self.updates += 1
-        if self.isVisible():  # a hidden dock keeps sampling but draws nothing
+        busy = snap is not None and snap.active > BUSY_ACTIVE
+        if self.isVisible() and not (busy and self.updates % 2):  # hidden: sample only; busy: plot at half rate
             self._redraw(now)
         self.last_update_ms = (time.perf_counter() - started) * 1000
 
