@@ -52,11 +52,12 @@ def test_four_requests_stream_at_once_and_the_server_metrics_appear(start_llama_
     assert all(r.finish_reason in ("stop", "length") and r.text and r.generated_tokens > 0 for r in results)
     assert all(r.prompt_tokens > 0 and r.ttft_s is not None for r in results)  # from the usage chunk, client clock
     assert max(events.first[h.id] for h in handles) < min(events.finished[h.id] for h in handles)  # overlapped
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not (backend.stats().server or {}).get("generated_total"):
+    generated = sum(r.generated_tokens for r in results)
+    deadline = time.monotonic() + 20  # the poller may have read /metrics while the last requests were finishing
+    while time.monotonic() < deadline and (backend.stats().server or {}).get("generated_total", 0) < generated:
         time.sleep(0.1)
     server_view = backend.stats().server
-    assert server_view["available"] and server_view["generated_total"] >= sum(r.generated_tokens for r in results)
+    assert server_view["available"] and server_view["generated_total"] >= generated
     assert "llamacpp:requests_processing" in server_view["raw"]
     backend.close()
 
