@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
 from app.bench.raw_loop import raw_loop_decode_tps
+from app.bench.reproducible import mixed_prompts, reproducible_pairs
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
 from app.bench.workloads import median, prompt_of_length
@@ -90,10 +91,11 @@ def measure(plan: Plan, threads: int) -> dict:
     long_prompt = prompt_of_length(model, plan.long_prompt_tokens, 202)
     shared_prompt = prompt_of_length(model, plan.shared_prompt_tokens, 303)
     chat_message = prompt_of_length(model, 120, 404)
+    mixed = {n: mixed_prompts(model, n) for n in (4, 8)}
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 9 + plan.uncached_reference
+    per_rep = 2 * len(plan.sizes) + 12 + plan.uncached_reference
     progress = Progress(per_rep * plan.repetitions)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
@@ -121,6 +123,9 @@ def measure(plan: Plan, threads: int) -> dict:
                                                            prompt_cache=False))
         samples["followup"].append(progress.run(f"{tag} third chat turn: prompt tokens prefilled",
                                                 followup_prefill, model_path, chat_message, threads))
+        samples["followup_reproducible"].append(progress.run(
+            f"{tag} the same in reproducible mode", followup_prefill, model_path, chat_message, threads,
+            reproducible=True))
         feature_args = (model_path, prompts[:8], plan.max_tokens, threads, n_ctx)
         samples["logprobs", 8].append(progress.run(f"{tag} engine N=8 with logprobs=5", engine_decode_tps,
                                                    *feature_args, request_fields={"logprobs": 5}))
@@ -128,6 +133,10 @@ def measure(plan: Plan, threads: int) -> dict:
                                                   *feature_args, request_fields={"grammar": FREE_GRAMMAR}))
         samples["coalesced"].append(progress.run(f"{tag} 4 identical greedy requests: tokens decoded",
                                                  coalesced_decode, model_path, prompts[0], threads))
+        for n in (4, 8):
+            samples["reproducible", n].append(progress.run(
+                f"{tag} N={n} mixed prompts end to end, reproducible on / off", reproducible_pairs, model_path,
+                mixed[n], plan.max_tokens, threads))
     return summarize(plan, threads, model_name, samples)
 
 
@@ -145,7 +154,9 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
     fan_off = ({k: median([r[k] for r in samples["fanout_uncached"]]) for k in samples["fanout_uncached"][0]}
                if samples.get("fanout_uncached") else None)
     follow = samples["followup"][-1]  # greedy: the same counts every repetition
+    follow_repro = samples["followup_reproducible"][-1]
     coalesced = samples["coalesced"][-1]
+    repro = {str(n): median([p["on"] / p["off"] for p in samples["reproducible", n]]) for n in (4, 8)}
     return {
         "model": model_name,
         "threads": threads,
@@ -165,6 +176,7 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "coalesced_decode_tokens_ratio": coalesced["identical"] / coalesced["one"],
             "logprobs_throughput_ratio": median(samples["logprobs", 8]) / engine["8"],
             "grammar_throughput_ratio": median(samples["grammar", 8]) / engine["8"],
+            "reproducible_throughput_ratio": repro,
         },
         "details": {
             "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
@@ -174,13 +186,18 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "fanout_uncached_ttft_vs_single": (fan_off["fanout_last_ttft_s"] / fan_off["cold_ttft_s"]
                                                if fan_off else None),
             "followup": follow, "followup_prefill_vs_conversation": follow["prefilled"] / follow["conversation_tokens"],
+            "followup_reproducible": follow_repro,
+            "followup_prefill_vs_new_turn_reproducible": follow_repro["prefilled"] / follow_repro["new_turn_tokens"],
             "coalesced_decode_tokens": coalesced,
+            "reproducible_workload_tps": {str(n): {k: median([p[k] for p in samples["reproducible", n]])
+                                                   for k in ("on", "off")} for n in (4, 8)},
         },
         "setup": {"prompt_tokens": plan.prompt_tokens, "max_tokens": plan.max_tokens,
                   "repetitions": plan.repetitions, "long_prompt_tokens": plan.long_prompt_tokens,
                   "shared_prompt_tokens": plan.shared_prompt_tokens, "fanout": FANOUT,
                   "step_budget": defaults.step_budget, "min_prefill_per_step": defaults.min_prefill_per_step,
-                  "max_batch_tokens": defaults.max_batch_tokens, "cpu_count": os.cpu_count(),
+                  "max_batch_tokens": defaults.max_batch_tokens, "reproducible": defaults.reproducible,
+                  "prefill_chunk": defaults.prefill_chunk, "cpu_count": os.cpu_count(),
                   "machine": platform.machine(), "python": platform.python_version()},
         "samples": {f"{k[0]}_{k[1]}" if isinstance(k, tuple) else k: v for k, v in samples.items()},
     }
@@ -212,12 +229,18 @@ def format_table(result: dict) -> str:
               f"once, last TTFT {fan['fanout_last_ttft_s'] * 1000:.0f} ms -> {ratios['fanout_ttft_vs_single']:.2f}x"
               f"{uncached}",
               f"Third chat turn prefilled {follow['prefilled']} of {follow['conversation_tokens']} prompt tokens; its "
-              f"new turn has {follow['new_turn_tokens']} -> {ratios['followup_prefill_vs_new_turn']:.2f}x",
+              f"new turn has {follow['new_turn_tokens']} -> {ratios['followup_prefill_vs_new_turn']:.2f}x "
+              f"(reproducible mode: {d['followup_reproducible']['prefilled']} -> "
+              f"{d['followup_prefill_vs_new_turn_reproducible']:.2f}x)",
               f"4 identical greedy requests decoded {coalesced['identical']} tokens, one decodes "
               f"{coalesced['one']} -> {ratios['coalesced_decode_tokens_ratio']:.2f}x",
               f"N=8 with logprobs=5: {tp['engine_logprobs_5']['8']:.1f} t/s -> "
               f"{ratios['logprobs_throughput_ratio']:.3f}x of plain; under a grammar: "
               f"{tp['engine_grammar']['8']:.1f} t/s -> {ratios['grammar_throughput_ratio']:.3f}x"]
+    repro = d["reproducible_workload_tps"]
+    lines += ["Mixed prompts end to end, reproducible on / off: " + ", ".join(
+        f"N={n} {repro[n]['on']:.1f} / {repro[n]['off']:.1f} t/s -> {ratios['reproducible_throughput_ratio'][n]:.3f}x"
+        for n in repro)]
     if "gui" in result:
         g = result["gui"]
         lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "

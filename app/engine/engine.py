@@ -3,7 +3,8 @@
 Other threads only touch the waiting queue, the cancel set and the subscriber list (under one condition
 variable); the engine thread owns the model, context, batch, samplers, running sequences and the prompt cache,
 and is the only one that calls llama.cpp or frees anything. Its work is split by concern into mixins: a
-request's life (lifecycle.py), one decode step (step.py) and prefix sharing (sharing.py).
+request's life (lifecycle.py), one decode step (step.py, or reproducible.py when outputs must not depend on
+what else runs) and prefix sharing (sharing.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from app.engine.lifecycle import RequestLifecycle
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
 from app.engine.prompt_cache import PromptCache
+from app.engine.reproducible import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence
 from app.engine.scheduler import PrefillPacer
 from app.engine.sharing import PrefixSharing
@@ -34,7 +36,7 @@ log = logging.getLogger("chorus.engine")
 _request_ids = itertools.count(1)
 
 
-class Engine(RequestLifecycle, StepExecution, PrefixSharing):
+class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
     """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
 
     def __init__(self, config: EngineConfig):
@@ -112,7 +114,7 @@ class Engine(RequestLifecycle, StepExecution, PrefixSharing):
         with self._cond:
             queued = len(self._waiting)
             active = len(self._live) - queued
-        return dataclasses.replace(snap, queued=queued, active=active)
+        return dataclasses.replace(snap, queued=queued, active=active, reproducible=self.config.reproducible)
 
     def kv_positions(self) -> list[int]:
         """Next KV position per slot (0 = empty), as llama.cpp reported it to the engine thread at the end of

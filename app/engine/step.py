@@ -24,6 +24,10 @@ class StepExecution:
         self._resolve_shared(events)  # prefix copies now possible; first tokens from cached logits
         if not self._running:
             return
+        if self.config.reproducible:
+            self._step_reproducible(plan_step(self._running, self.config, self._ctx.n_batch, None, self._pacer),
+                                    events)
+            return
         prefill_cap = None
         while True:
             plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
@@ -57,27 +61,33 @@ class StepExecution:
             for seq in plan.sequences:
                 self._finish(seq, "error", events, message, kind="decode")
             return
+        self._advance(plan, outputs, events)
+        self._end_step(plan, elapsed)
+
+    def _end_step(self, plan: StepPlan, elapsed: float) -> None:
+        """Stats, pacing and slot occupancy for a step that decoded `plan` in `elapsed` seconds."""
         self._steps += 1
         self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
         self._pacer.observe(plan.n_decode, plan.n_prefill, elapsed)
-        self._advance(plan, outputs, events)
         slot_fill = [0] * self.config.n_slots
         for seq in self._running:
             slot_fill[seq.slot] = seq.n_past
         self._stats.record_occupancy(len(self._running), len(self._waiting), slot_fill)
 
-    def _fill_batch(self, plan: StepPlan) -> list[tuple[Sequence, int]]:
-        """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs."""
-        runs = [(s.slot, s, (s.pending_token,), True) for s in plan.decode]
-        runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], n == s.prompt_remaining)
+    def _fill_batch(self, plan: StepPlan, pads: list[tuple[int, int, int]] = ()) -> list[tuple[Sequence, int]]:
+        """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs. `pads` are
+        (slot, position, token) placeholders whose outputs nobody samples (reproducible.py)."""
+        runs = [(s.slot, s, (s.pending_token,), s.n_past, True) for s in plan.decode]
+        runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], s.n_past, n == s.prompt_remaining)
                  for s, n in plan.prefill]
+        runs += [(slot, None, (token,), position, True) for slot, position, token in pads]
         runs.sort(key=lambda run: run[0])
         batch = self._ctx.batch
         batch.clear()
         outputs = []
-        for slot, seq, tokens, wants_output in runs:
-            index = batch.add(tokens, seq.n_past, slot, wants_output)
-            if wants_output:
+        for slot, seq, tokens, position, wants_output in runs:
+            index = batch.add(tokens, position, slot, wants_output)
+            if wants_output and seq is not None:
                 outputs.append((seq, index))
         return outputs
 

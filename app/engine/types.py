@@ -122,6 +122,11 @@ class EngineConfig:
     max_batch_tokens: int = 128
     chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name
     prompt_cache: bool = True  # reuse prompt KV: slots as a cache, fan-out copies, coalescing (docs/engine.md)
+    # Same tokens for a request whatever else runs (docs/engine.md, "Reproducible outputs"): prompts go in
+    # fixed, position-aligned chunks of `prefill_chunk` tokens, each its own llama_decode, and a lone decode
+    # token gets a neighbour so no ubatch holds one token of one stream.
+    reproducible: bool = limits.REPRODUCIBLE_DEFAULT
+    prefill_chunk: int = limits.PREFILL_CHUNK
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -132,6 +137,8 @@ class EngineConfig:
             (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
             (self.mixed_step_factor > 1.0, f"mixed_step_factor must be > 1, got {self.mixed_step_factor}"),
             (self.max_batch_tokens >= 8, f"max_batch_tokens must be >= 8, got {self.max_batch_tokens}"),
+            (2 <= self.prefill_chunk <= self.batch_capacity,
+             f"prefill_chunk must be in [2, {self.batch_capacity}] (n_batch), got {self.prefill_chunk}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -200,6 +207,7 @@ class StatsSnapshot:
     prompt_tokens_cached: int = 0  # prompt tokens reused instead of prefilled (cache, fan-out, coalescing)
     coalesced: int = 0  # requests served by another identical request's decode
     server: dict | None = None  # a remote backend's own figures from its /metrics (None: not a server)
+    reproducible: bool | None = None  # outputs repeat whatever else runs (None: unknown, e.g. a server)
 
     @property
     def cache_hit_rate(self) -> float | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.engine import Engine, EngineConfig, GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot
+from app.engine import Engine, EngineConfig, GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot, limits
 
 log = logging.getLogger("chorus.ui.bridge")
 
@@ -54,7 +54,7 @@ class EngineBridge(QObject):
         return self._engine is not None and not self.loading
 
     async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int,
-                         chat_format: str = "auto") -> ModelInfo:
+                         chat_format: str = "auto", reproducible: bool = limits.REPRODUCIBLE_DEFAULT) -> ModelInfo:
         """Build a new engine in a worker thread; swap it in only if it loads. Raises ModelLoadError.
 
         If the bridge is closed while the model loads, the new engine is closed as soon as it exists."""
@@ -66,7 +66,7 @@ class EngineBridge(QObject):
         self.sig_loading.emit(str(path))
         try:
             config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
-                                  n_threads=n_threads, chat_format=chat_format)
+                                  n_threads=n_threads, chat_format=chat_format, reproducible=reproducible)
             engine = await asyncio.to_thread(self._build, config)
             with self._lock:
                 claimed, self._just_loaded = self._just_loaded is engine, None

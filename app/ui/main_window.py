@@ -215,6 +215,7 @@ class MainWindow(QMainWindow):
             return await self.bridge.load_model(path, n_slots=self.settings.get(keys.SLOTS),
                                                 n_ctx_per_slot=self.settings.get(keys.CONTEXT_PER_SLOT),
                                                 n_threads=self.settings.get(keys.THREADS),
+                                                reproducible=self.settings.get(keys.REPRODUCIBLE),
                                                 chat_format=self.settings.chat_format(str(Path(path).resolve())))
         except ModelLoadError as exc:
             if self._closing:

@@ -35,6 +35,7 @@ COLUMNS_LIMIT = Limit(1, 4, 2)  # panes per row in the grid
 SLOTS = Setting("engine/slots", limits.SLOTS.default, int, limits.SLOTS)
 CONTEXT_PER_SLOT = Setting("engine/context_per_slot", limits.CONTEXT_PER_SLOT.default, int, limits.CONTEXT_PER_SLOT)
 THREADS = Setting("engine/threads", limits.THREADS.default, int, limits.THREADS)
+REPRODUCIBLE = Setting("engine/reproducible", limits.REPRODUCIBLE_DEFAULT, bool)
 LAST_MODEL = Setting("model/last_path", "", str)
 CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: chat format} for overrides
 GEOMETRY = Setting("window/geometry", QByteArray(), QByteArray)
@@ -55,8 +56,10 @@ class Settings:
     def get(self, setting: Setting) -> Any:
         value = self.store.value(setting.key, setting.default)
         try:
+            if setting.type is bool and isinstance(value, str):  # INI files store "true" / "false"
+                value = {"true": True, "1": True, "false": False, "0": False}[value.strip().lower()]
             value = setting.type(value) if not isinstance(value, setting.type) else value
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, KeyError):
             return setting.default  # a hand-edited or stale value must not break start-up
         if setting.limit is not None:
             value = setting.limit.clamp(value)

@@ -124,10 +124,13 @@ class StatsPanel(QWidget):
         names = [("slots", "Slots in use"), ("queued", "Queued"), ("concurrency", "Avg concurrent"),
                  ("decode", "Decode"), ("prefill", "Prefill"), ("prompt_total", "Prompt tokens prefilled"),
                  ("cached_total", "Prompt tokens reused"), ("hit_rate", "Cache hit rate"),
-                 ("coalesced", "Coalesced requests"), ("generated_total", "Generated tokens"), ("steps", "Steps")]
+                 ("coalesced", "Coalesced requests"), ("generated_total", "Generated tokens"), ("steps", "Steps"),
+                 ("reproducible", "Reproducible")]
         tips = {"cached_total": "Prompt tokens whose KV came from the prompt cache or another slot, not a prefill",
                 "hit_rate": "Reused prompt tokens ÷ all prompt tokens",
-                "coalesced": "Requests identical to a running one: decoded once, streamed to each"}
+                "coalesced": "Requests identical to a running one: decoded once, streamed to each",
+                "reproducible": "yes: a request's tokens do not depend on what else runs or on the cache "
+                                "(Settings > Reproducible outputs); unknown for a server"}
         for i, (key, title) in enumerate(names):
             row, col = divmod(i, 2)
             caption, value = QLabel(title), QLabel("–")
@@ -264,6 +267,7 @@ class StatsPanel(QWidget):
             "coalesced": f"{snap.coalesced:,}",
             "generated_total": f"{snap.generated_tokens_total:,}",
             "steps": f"{snap.steps:,}",
+            "reproducible": {True: "yes", False: "no", None: "unknown"}[snap.reproducible],
         }
         for key, text in values.items():
             label = self.readouts[key]

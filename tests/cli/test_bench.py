@@ -13,7 +13,7 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--gui", "--json", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "engine/raw" in run.stdout and "[ 15/15]" in run.stderr  # the table and the progress lines
+    assert "engine/raw" in run.stdout and "[ 18/18]" in run.stderr  # the table and the progress lines
     result = json.loads(out.read_text())
     assert result["model"] and result["threads"] >= 1
     tp, ratios = result["throughput"], result["ratios"]
@@ -25,6 +25,8 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
                 "fanout_ttft_vs_single", "rerun_ttft_vs_cold", "followup_prefill_vs_new_turn",
                 "coalesced_decode_tokens_ratio", "logprobs_throughput_ratio", "grammar_throughput_ratio"):
         assert ratios[key] > 0, key
+    assert set(ratios["reproducible_throughput_ratio"]) == {"4", "8"}
+    assert all(v > 0 for v in ratios["reproducible_throughput_ratio"].values())
     # Counted, not timed: identical requests decode once; a third chat turn prefills only about its new turn.
     assert ratios["coalesced_decode_tokens_ratio"] <= 1.1
     assert ratios["followup_prefill_vs_new_turn"] <= 1.1

@@ -41,11 +41,11 @@ def test_unexpected_step_fault_ends_running_requests_once_and_still_serves_the_q
     counts = finished_counter(engine)
     real_fill, calls = engine._fill_batch, []
 
-    def faulty_fill(plan):
+    def faulty_fill(plan, *pads):
         calls.append(1)
         if len(calls) == 3:
             raise RuntimeError("injected fault in a step")
-        return real_fill(plan)
+        return real_fill(plan, *pads)
 
     engine._fill_batch = faulty_fill
     handles = [engine.submit(ask(f"Count to {n}.", max_tokens=8)) for n in (3, 4, 5)]

@@ -6,8 +6,9 @@ from app.engine.request import RequestHandle, Sequence
 from app.engine.scheduler import PrefillPacer, plan_step
 from app.engine.types import EngineConfig, GenerationRequest
 
+# The default-mode planner (token-budget chunks); reproducible mode's aligned chunks: test_reproducible.py.
 CONFIG = EngineConfig(model_path="unused.gguf", n_slots=8, step_budget=16, min_prefill_per_step=4,
-                      max_batch_tokens=128)
+                      max_batch_tokens=128, reproducible=False)
 
 
 def seq(prompt_len: int, done: int = 0, generating: bool = False) -> Sequence:
@@ -58,7 +59,7 @@ def test_pacer_uses_the_token_budget_until_it_has_timings():
 
 
 def test_pacer_keeps_mixed_steps_within_the_time_factor():
-    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=2.5, min_prefill_per_step=4)
+    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=2.5, min_prefill_per_step=4, reproducible=False)
     pacer = PrefillPacer(config)
     pacer.observe(n_decode=4, n_prefill=0, seconds=0.020)  # pure decode step: 20 ms
     pacer.observe(n_decode=4, n_prefill=10, seconds=0.070)  # 50 ms for 10 prompt tokens: 5 ms each
@@ -69,7 +70,7 @@ def test_pacer_keeps_mixed_steps_within_the_time_factor():
 
 
 def test_pacer_never_starves_the_prompt():
-    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=1.1, min_prefill_per_step=4)
+    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=1.1, min_prefill_per_step=4, reproducible=False)
     pacer = PrefillPacer(config)
     pacer.observe(4, 0, 0.020)
     pacer.observe(4, 8, 0.200)  # prompt tokens are very expensive: the allowance rounds to 0

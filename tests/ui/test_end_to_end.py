@@ -76,11 +76,15 @@ def test_settings_round_trip_through_qsettings(tmp_path, qapp):
     first.set(keys.COLUMNS, 3)
     first.set(keys.LAST_MODEL, "/models/x.gguf")
     first.set(keys.THREADS, 99999)  # out of range: clamped on read, never crashes start-up
+    first.set(keys.REPRODUCIBLE, False)
     first.sync()
     second = Settings(QSettings(path, QSettings.IniFormat))
     assert (second.get(keys.SLOTS), second.get(keys.CONTEXT_PER_SLOT), second.get(keys.COLUMNS)) == (6, 1024, 3)
     assert second.get(keys.LAST_MODEL) == "/models/x.gguf"
     assert second.get(keys.THREADS) == keys.THREADS.range[1]
+    assert second.get(keys.REPRODUCIBLE) is False  # an INI file stores "false", which must not read as True
+    second.store.setValue(keys.REPRODUCIBLE.key, "banana")  # hand-edited: the default, never a crash
+    assert second.get(keys.REPRODUCIBLE) is keys.REPRODUCIBLE.default
 
 
 def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):
@@ -93,6 +97,22 @@ def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):
     loop.run_until_complete(loaded_window.load_model(loaded_window.bridge.model_info.path))
     assert loaded_window.bridge.engine.config.n_slots == 2
     assert "2 slots" in loaded_window.model_label.text()
+
+
+def test_reproducible_outputs_setting_reloads_the_engine_and_the_stats_panel_says_so(loaded_window, loop):
+    from app.ui.settings_dialog import SettingsDialog
+
+    panel = loaded_window.stats_panel
+    panel.update_once()
+    assert loaded_window.bridge.engine.config.reproducible and panel.readouts["reproducible"].text() == "yes"
+    dialog = SettingsDialog(loaded_window.settings, loaded_window)
+    assert dialog.reproducible.isChecked()
+    dialog.reproducible.setChecked(False)
+    dialog.accept()
+    assert dialog.engine_changed and loaded_window.settings.get(keys.REPRODUCIBLE) is False
+    loop.run_until_complete(loaded_window.load_model(loaded_window.bridge.model_info.path))
+    panel.update_once()
+    assert loaded_window.bridge.engine.config.reproducible is False and panel.readouts["reproducible"].text() == "no"
 
 
 def test_close_mid_generation_stops_the_engine(loaded_window, loop):
