@@ -43,7 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--server", metavar="URL",
                         help="an OpenAI-compatible server instead, e.g. http://127.0.0.1:8080/v1 (llama-server, vLLM)")
     run.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
-    run.add_argument("--api-key", help="--server: API key (default: $CHORUS_API_KEY; never written anywhere)")
+    run.add_argument("--api-key", help="--server: API key (default: $CHORUS_API_KEY, else the one remembered for "
+                     "that URL; never written to outputs or logs)")
+    run.add_argument("--remember-key", action="store_true",
+                     help="--server: keep --api-key in the system keyring for this URL")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
     return parser

@@ -4,5 +4,6 @@
 from app.backends.base import Backend
 from app.backends.local import LocalBackend
 from app.backends.openai_backend import OpenAIBackend
+from app.backends.security import KeyStore, plain_http_warning
 
-__all__ = ["Backend", "LocalBackend", "OpenAIBackend"]
+__all__ = ["Backend", "KeyStore", "LocalBackend", "OpenAIBackend", "plain_http_warning"]

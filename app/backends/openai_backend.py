@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 import openai
 
+from app.backends.security import plain_http_warning
 from app.backends.server_metrics import MetricsPoller
 from app.engine import Completion, GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent
 from app.engine.logprobs import TokenLogprob
@@ -55,6 +56,7 @@ class OpenAIBackend:
         self._model = model
         self.max_concurrency = max_concurrency
         self.name = f"{urlparse(self.base_url).netloc} · {model or 'default model'}"
+        self.warning = plain_http_warning(self.base_url)  # None, or a sentence for the user (unencrypted)
         self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="chorus-http")
         self._lock = threading.Lock()
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()

@@ -36,8 +36,8 @@ def fanout_and_rerun(model_path, prompt: str, threads: int, prompt_cache: bool =
 
 def followup_prefill(model_path, first_message: str, threads: int, reproducible: bool = False) -> dict[str, float]:
     """A three-turn chat: how many prompt tokens the third request prefilled, against the tokens its new turn
-    added (its prompt minus the second request's prompt and reply) and against its whole prompt. Reproducible
-    mode reuses whole prompt chunks only, so it also prefills the previous reply (a cold run would)."""
+    added (its prompt minus the second request's prompt and reply) and against its whole prompt, in either
+    mode (reproducible mode reuses a decoded reply too: docs/engine.md)."""
     follow_ups = ["Say that again, shorter.", "Now give it a title."]
     with _engine(model_path, threads, 2, reproducible=reproducible) as engine:
         turns = [{"role": "user", "content": first_message}]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.backends import LocalBackend, OpenAIBackend
+from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
 from app.cli.inputs import InputError, RunItem, open_input
 from app.cli.report import write_report
 from app.engine import Completion, EngineConfig, limits
@@ -45,19 +45,31 @@ def result_record(item: RunItem, completion: Completion | None) -> dict:
     return record
 
 
+def server_key(args) -> str | None:
+    """--api-key (kept in the OS keyring with --remember-key), else $CHORUS_API_KEY, else a remembered key."""
+    keys = KeyStore()
+    if args.api_key:
+        if getattr(args, "remember_key", False) and not keys.set(args.server, args.api_key, remember=True):
+            print(f"chorus run: the key is not remembered: no system keyring here ({keys.where})", file=sys.stderr)
+        return args.api_key
+    return os.environ.get("CHORUS_API_KEY") or keys.get(args.server)
+
+
 def open_backend(args):
     """The local engine, or a server (checked at once: an unreachable one is an unusable input)."""
     if getattr(args, "server", None):
-        backend = OpenAIBackend(args.server, model=args.server_model, max_concurrency=args.slots,
-                                api_key=args.api_key or os.environ.get("CHORUS_API_KEY"))
+        warning = plain_http_warning(args.server)
+        if warning:
+            print(f"chorus run: warning: {warning}", file=sys.stderr)
+        key = server_key(args)
+        backend = OpenAIBackend(args.server, model=args.server_model, max_concurrency=args.slots, api_key=key)
         try:
             models = backend.list_models()
         except ConnectionError:
             backend.close()
             raise
         if backend.model_info["model"] is None and models:
-            backend = OpenAIBackend(args.server, model=models[0], max_concurrency=args.slots,
-                                    api_key=args.api_key or os.environ.get("CHORUS_API_KEY"))
+            backend = OpenAIBackend(args.server, model=models[0], max_concurrency=args.slots, api_key=key)
         return backend
     model = Path(args.model) if args.model else default_model_path()
     return LocalBackend(EngineConfig(model_path=model, n_slots=args.slots))

@@ -57,9 +57,8 @@ ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 SLOTS = Limit(1, 64, 4)
 CONTEXT_PER_SLOT = Limit(64, 131072, 2048, step=256)
 THREADS = Limit(1, 128, default_threads())
-# Reproducible outputs (docs/engine.md, "Reproducible outputs"): on by default, it measured >= 0.95x of the
-# throughput without it. Each aligned prompt chunk is its own llama_decode; 64 tokens is ggml's CPU
-# flash-attention tile, so every full chunk takes the fast tiled kernel (measured: 900-token prompt 3.6 s to
-# first token vs 4.9 s with 32-token chunks).
+# Reproducible outputs (docs/engine.md, "Reproducible outputs"): a prompt advances in pieces of at most
+# PREFILL_CHUNK tokens, each its own llama_decode, below ggml's CPU flash-attention tile (64 query tokens of one
+# stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.
 REPRODUCIBLE_DEFAULT = True
-PREFILL_CHUNK = 64
+PREFILL_CHUNK = 48

@@ -33,7 +33,6 @@ class CacheRecord:
     prompt_len: int  # the prompt whose final logits are kept (0: none kept)
     logits: np.ndarray | None
     last_used: int
-    prefilled: int = 0  # positions 0..prefilled-1 were computed as prompt chunks (the rest were decoded)
 
 
 @dataclass(frozen=True)
@@ -52,15 +51,12 @@ class PromptCache:
         self._clock = 0
         self.n_slots = n_slots
 
-    def store(self, slot: int, tokens: np.ndarray, prompt_len: int, logits: np.ndarray | None,
-              prefilled: int | None = None) -> None:
-        """A sequence left `slot`: its KV holds `tokens`; `logits` are those after `tokens[:prompt_len]`;
-        the first `prefilled` tokens (default: all) were computed as prompt, the rest decoded."""
+    def store(self, slot: int, tokens: np.ndarray, prompt_len: int, logits: np.ndarray | None) -> None:
+        """A sequence left `slot`: its KV holds `tokens`; `logits` are those after `tokens[:prompt_len]`."""
         self._clock += 1
         keep_logits = logits is not None and 0 < prompt_len <= len(tokens)
         self._records[slot] = CacheRecord(np.asarray(tokens, dtype=np.int32), prompt_len if keep_logits else 0,
-                                          logits if keep_logits else None, self._clock,
-                                          len(tokens) if prefilled is None else min(prefilled, len(tokens)))
+                                          logits if keep_logits else None, self._clock)
 
     def drop(self, slot: int) -> None:
         self._records.pop(slot, None)
@@ -72,16 +68,14 @@ class PromptCache:
         record = self._records.get(slot)
         return 0 if record is None else len(record.tokens)
 
-    def choose(self, free_slots: set[int], prompt: np.ndarray, chunk: int | None = None) -> Reuse:
+    def choose(self, free_slots: set[int], prompt: np.ndarray) -> Reuse:
         """The free slot sharing the longest prefix with `prompt`, else the least recently used one (an empty
-        slot first). Always leaves at least one prompt token to prefill, unless the cached logits cover it.
-        With `chunk` (reproducible mode) only prefilled positions are reused, cut down to a multiple of
-        `chunk`, so the rest is computed in exactly the chunks a cold run computes."""
+        slot first). Always leaves at least one prompt token to prefill, unless the cached logits cover it."""
         best, best_len = None, 0
         for slot in sorted(free_slots):
             record = self._records.get(slot)
             if record is not None:
-                shared = self._usable(record, prompt, chunk)
+                shared = common_prefix(record.tokens, prompt)
                 if shared > best_len:
                     best, best_len = slot, shared
         if best is None:
@@ -90,16 +84,7 @@ class PromptCache:
         record = self._records.pop(best)
         if best_len == len(prompt) == record.prompt_len:
             return Reuse(best, best_len, record.logits)
-        usable = min(best_len, len(prompt) - 1)
-        return Reuse(best, usable - usable % chunk if chunk else usable)
-
-    @staticmethod
-    def _usable(record: CacheRecord, prompt: np.ndarray, chunk: int | None) -> int:
-        shared = common_prefix(record.tokens, prompt)
-        if chunk is None or (shared == len(prompt) == record.prompt_len):
-            return shared  # (the whole prompt with its logits is the same bits as a cold run in every mode)
-        shared = min(shared, record.prefilled)
-        return shared - shared % chunk
+        return Reuse(best, min(best_len, len(prompt) - 1))
 
     def take(self, slot: int) -> None:
         """The slot now belongs to a sequence: its record is no longer the cache's to describe."""

@@ -3,16 +3,21 @@
 A mixin of `Engine`, used when `EngineConfig.reproducible` is set. What varies otherwise, measured on this
 build's CPU backend (docs/engine.md, "Reproducible outputs"; scripts/probe_batch_invariance.py): ggml's
 FLASH_ATTN_EXT picks its kernel from the shape of the ubatch it is given. 64 or more query tokens of one stream
-take a tiled kernel, fewer the per-row one, and one token of a single stream with 512 or more KV cells takes a
-split-KV kernel; each sums in its own order. llama.cpp cuts a llama_decode into ubatches by sequence
-(`split_equal`: equal tokens per stream, consecutive sequence ids only), so the shape a token sees depends on
-its neighbours. Here the engine fixes the shapes itself:
+take a tiled kernel, one token of a single stream with 512 or more KV cells takes a split-KV kernel, anything
+else the per-row kernel; each sums in its own order. The per-row kernel gives a token the same bits however
+its prompt was cut. llama.cpp cuts a llama_decode into ubatches by sequence (`split_equal`: equal tokens per
+stream, consecutive sequence ids only), so the shape a token meets depends on its neighbours. Here the engine
+makes sure every token meets the per-row kernel:
 
-- prompt chunks are aligned, `prefill_chunk` tokens long (scheduler.next_chunk), each its own llama_decode,
-  so a chunk always reaches ggml as the same ubatch and is computed by the same kernel in every run;
-- decode tokens share one llama_decode; a decode token that would be alone in its ubatch (no sequence in the
-  next or previous slot decoding) gets a placeholder token in a neighbouring slot, dropped after the decode,
-  so no ubatch is ever one token of one stream.
+- a prompt advances in pieces of at most `prefill_chunk` (< 64) tokens, each its own llama_decode, so it
+  reaches ggml as one stream with fewer than 64 query tokens (the pacer still decides how many tokens a step
+  takes: their number changes with load, their bits do not);
+- decode tokens share one llama_decode; a token that would be alone in its ubatch (no neighbouring slot
+  decoding), and a one-token prompt piece, gets a placeholder token in a neighbouring slot, dropped after the
+  decode, so no ubatch is ever one token of one stream.
+
+So a token's KV and logits are the same computed as prompt or decoded, alone or batched: the prompt cache,
+fan-out copies and follow-up turns reuse KV exactly as in the default mode.
 
 Invariant: a placeholder leaves its slot's KV exactly as it found it (added at the slot's next position, then
 trimmed), and nobody samples its output.
@@ -50,7 +55,7 @@ class ReproducibleStep:
 
     def _decode_group(self, decode: list[Sequence], events: EventBuilder) -> float:
         """One llama_decode for every generating sequence (plus placeholders); returns its seconds."""
-        pads = self._placeholders(decode)
+        pads = self._placeholders([(seq.slot, seq.pending_token) for seq in decode])
         group = StepPlan(decode=list(decode))
         outputs = self._fill_batch(group, pads)
         started = time.perf_counter()
@@ -70,14 +75,17 @@ class ReproducibleStep:
         return elapsed
 
     def _chunk(self, seq: Sequence, n: int, events: EventBuilder) -> float:
-        """One aligned prompt chunk in a llama_decode of its own; returns its seconds."""
+        """One prompt piece in a llama_decode of its own (a one-token piece with a placeholder); its seconds."""
         group = StepPlan(prefill=[(seq, n)])
-        outputs = self._fill_batch(group)
+        pads = self._placeholders([(seq.slot, int(seq.prompt[seq.n_prompt_done]))]) if n == 1 else []
+        outputs = self._fill_batch(group, pads)
         started = time.perf_counter()
         rc = self._decode()
         elapsed = time.perf_counter() - started
+        for slot, position, _ in pads:
+            self._ctx.trim(slot, position)
         if rc != 0:
-            message = (f"llama_decode failed (code {rc}) on a prompt chunk of {n} tokens"
+            message = (f"llama_decode failed (code {rc}) on a prompt piece of {n} tokens"
                        + (": no room left in the KV cache" if rc == 1 else ""))
             log.error(message)
             self._finish(seq, "error", events, message, kind="decode")
@@ -85,21 +93,22 @@ class ReproducibleStep:
             self._advance(group, outputs, events)
         return elapsed
 
-    def _placeholders(self, decode: list[Sequence]) -> list[tuple[int, int, int]]:
-        """(slot, position, token) for each neighbouring slot that keeps a lone decode token company."""
-        busy = {seq.slot for seq in decode}
+    def _placeholders(self, tokens: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+        """For (slot, token) pairs going into one decode: (slot, position, token) placeholders in neighbouring
+        slots for each slot that would otherwise form a ubatch of one token (no neighbour in the decode)."""
+        busy = {slot for slot, _ in tokens}
         padded: set[int] = set()
         pads = []
-        for seq in sorted(decode, key=lambda s: s.slot):
+        for slot, token in sorted(tokens):
             covered = busy | padded
-            if seq.slot - 1 in covered or seq.slot + 1 in covered:
+            if slot - 1 in covered or slot + 1 in covered:
                 continue
-            for neighbour in (seq.slot + 1, seq.slot - 1):
+            for neighbour in (slot + 1, slot - 1):
                 if not 0 <= neighbour < self.config.n_slots:
                     continue
                 position = self._ctx.next_position(neighbour)
                 if position < self.n_ctx_per_slot - 1:
-                    pads.append((neighbour, position, seq.pending_token))
+                    pads.append((neighbour, position, token))
                     padded.add(neighbour)
                     break
         return pads

@@ -72,7 +72,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
               prefill_cap: int | None = None, pacer: PrefillPacer | None = None) -> StepPlan:
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
     sequence waiting to copy a donor's prefix gets no prompt tokens. In reproducible mode the prompt part is a
-    list of aligned chunks (`next_chunk`), possibly several of one prompt, each meant for its own decode."""
+    list of pieces of at most `prefill_chunk` tokens, possibly several of one prompt, each for its own decode."""
     plan = StepPlan(decode=[s for s in running if s.pending_token is not None])
     admitting = [s for s in running if s.pending_token is None and s.prompt_remaining > 0 and s.donor is None]
     if plan.n_decode:
@@ -83,8 +83,8 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
         budget = max(allowance, config.min_prefill_per_step) * max(len(admitting), 1)
     else:
         budget = n_batch
-    if config.reproducible:  # the pacer decides how many chunks, never their shape; each is its own decode
-        _plan_chunks(plan, admitting, max(1, budget // config.prefill_chunk), config.prefill_chunk)
+    if config.reproducible:  # paced as usual, but each piece stays below the kernel-switching size
+        _plan_pieces(plan, admitting, min(budget, n_batch), config.prefill_chunk)
         return plan
     budget = min(budget, n_batch - plan.n_decode)
     if prefill_cap is not None:
@@ -98,18 +98,15 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
     return plan
 
 
-def next_chunk(done: int, total: int, size: int) -> int:
-    """Length of the prompt chunk that starts at position `done` of a `total`-token prompt: up to the next
-    multiple of `size`, or the end. A function of the prompt alone, so every run cuts it the same way."""
-    return min(size - done % size, total - done)
-
-
-def _plan_chunks(plan: StepPlan, admitting: list[Sequence], n_chunks: int, size: int) -> None:
-    """Up to `n_chunks` aligned chunks, first come first served; one prompt may take several in a row."""
+def _plan_pieces(plan: StepPlan, admitting: list[Sequence], budget: int, piece: int) -> None:
+    """Reproducible mode: the same prompt tokens the budget allows, first come first served, cut into pieces of
+    at most `piece` tokens; each piece is meant for a llama_decode of its own (reproducible.py)."""
     for seq in admitting:
-        done, total = seq.n_prompt_done, len(seq.prompt)
-        while n_chunks > 0 and done < total:
-            n = next_chunk(done, total, size)
-            plan.prefill.append((seq, n))
-            done += n
-            n_chunks -= 1
+        n = min(seq.prompt_remaining, budget)
+        budget -= n
+        while n > 0:
+            k = min(n, piece)
+            plan.prefill.append((seq, k))
+            n -= k
+        if budget <= 0:
+            break

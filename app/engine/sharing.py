@@ -28,7 +28,7 @@ class PrefixSharing:
             self._free_slots.discard(seq.slot)
             self._ctx.clear_sequence(seq.slot)
             return
-        reuse = self._cache.choose(self._free_slots, seq.prompt, self._chunk_alignment)
+        reuse = self._cache.choose(self._free_slots, seq.prompt)
         seq.slot = reuse.slot
         self._free_slots.discard(seq.slot)
         self._cache.take(seq.slot)
@@ -51,14 +51,7 @@ class PrefixSharing:
                     best, best_share = other, shared
         if best is not None and not (best_share == len(seq.prompt) == len(best.prompt)):
             best_share = min(best_share, len(seq.prompt) - 1)  # the twin case copies the donor's logits too
-            if self._chunk_alignment:  # reproducible: copy whole prompt chunks of the donor only
-                best_share = min(best_share, len(best.prompt))
-                best_share -= best_share % self._chunk_alignment
         return best, best_share
-
-    @property
-    def _chunk_alignment(self) -> int | None:
-        return self.config.prefill_chunk if self.config.reproducible else None
 
     # --- before each step: copies that became possible, first tokens from cached logits -----------------
     def _resolve_shared(self, events: EventBuilder) -> None:
@@ -102,8 +95,7 @@ class PrefixSharing:
     def _store_in_cache(self, seq: Sequence, usable: bool) -> None:
         """The sequence leaves its slot: keep its KV as the slot's cache, or clear it if it cannot be trusted."""
         if usable and self.config.prompt_cache:
-            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits,
-                              prefilled=min(seq.n_prompt_done, len(seq.prompt)))
+            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits)
         else:
             self._cache.drop(seq.slot)
             self._ctx.clear_sequence(seq.slot)

@@ -122,9 +122,9 @@ class EngineConfig:
     max_batch_tokens: int = 128
     chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name
     prompt_cache: bool = True  # reuse prompt KV: slots as a cache, fan-out copies, coalescing (docs/engine.md)
-    # Same tokens for a request whatever else runs (docs/engine.md, "Reproducible outputs"): prompts go in
-    # fixed, position-aligned chunks of `prefill_chunk` tokens, each its own llama_decode, and a lone decode
-    # token gets a neighbour so no ubatch holds one token of one stream.
+    # Same tokens for a request whatever else runs (docs/engine.md, "Reproducible outputs"): a prompt goes in
+    # pieces of at most `prefill_chunk` (< 64) tokens, each its own llama_decode, and a lone token gets a
+    # placeholder neighbour, so every token meets the same attention kernel.
     reproducible: bool = limits.REPRODUCIBLE_DEFAULT
     prefill_chunk: int = limits.PREFILL_CHUNK
 
@@ -137,8 +137,8 @@ class EngineConfig:
             (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
             (self.mixed_step_factor > 1.0, f"mixed_step_factor must be > 1, got {self.mixed_step_factor}"),
             (self.max_batch_tokens >= 8, f"max_batch_tokens must be >= 8, got {self.max_batch_tokens}"),
-            (2 <= self.prefill_chunk <= self.batch_capacity,
-             f"prefill_chunk must be in [2, {self.batch_capacity}] (n_batch), got {self.prefill_chunk}"),
+            (1 <= self.prefill_chunk <= 63,
+             f"prefill_chunk must be in [1, 63] (below ggml's 64-token attention tile), got {self.prefill_chunk}"),
         ]
         for ok, message in checks:
             if not ok:

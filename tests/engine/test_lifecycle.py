@@ -85,9 +85,7 @@ def test_ten_open_close_cycles_keep_memory_flat(model_path):
 
 
 def test_stats_split_decode_and_prefill(make_engine, model_path):
-    # Reproducible mode reuses whole 64-token chunks only: the shared system prompt is shorter, so turn it off
-    # here to see prefilled and reused tokens add up.
-    engine = make_engine(n_slots=4, n_ctx_per_slot=512, reproducible=False)
+    engine = make_engine(n_slots=4, n_ctx_per_slot=512)
     assert engine.stats().prefill_tps is None and engine.stats().decode_tps is None
     handles = [engine.submit(ask(f"Describe the number {i}.", max_tokens=24, ignore_eos=True)) for i in range(4)]
     results = [h.result(timeout=60) for h in handles]
