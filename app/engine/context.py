@@ -73,6 +73,8 @@ class LlamaContext:
         params.n_batch = params.n_ubatch = config.batch_capacity  # one graph per step where possible
         params.n_threads = config.n_threads
         params.n_threads_batch = config.n_threads_batch or config.n_threads
+        self._n_threads, self._n_threads_batch = params.n_threads, params.n_threads_batch
+        self._sharing_ways = 1
         params.kv_unified = False
         params.no_perf = True
         params.embeddings = False
@@ -89,6 +91,13 @@ class LlamaContext:
         self.batch = TokenBatch(self.n_batch)
         self.n_vocab = model.n_vocab
         self._state_buffer = (ctypes.c_uint8 * 0)()  # reused by copy_prefix, grown on demand
+
+    def share_threads(self, ways: int) -> None:
+        """Decode with 1/ways of the configured threads (at least one) from the next llama_decode on."""
+        if ways != self._sharing_ways:
+            self._sharing_ways = ways
+            llama_cpp.llama_set_n_threads(self.ptr, max(1, self._n_threads // ways),
+                                          max(1, self._n_threads_batch // ways))
 
     def decode(self) -> int:
         self.batch.struct.n_tokens = self.batch.n_tokens

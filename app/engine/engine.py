@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable
 
 from app.engine.context import LlamaContext
+from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
@@ -194,6 +195,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
                 self._snapshot_kv()
                 with self._cond:
                     if not (self._waiting or self._running or self._admitting):
+                        CORES.idle(id(self))  # other engines may use every thread again
                         self._idle.set()
                 if closing:
                     return
@@ -223,6 +225,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
                 log.exception("step subscriber %r failed", fn)
 
     def _release_native(self) -> None:
+        CORES.idle(id(self))
         for seq in list(self._running):
             if seq.sampler is not None:
                 seq.sampler.free()

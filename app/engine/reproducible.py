@@ -26,7 +26,6 @@ trimmed), and nobody samples its output.
 from __future__ import annotations
 
 import logging
-import time
 
 from app.engine.events import EventBuilder
 from app.engine.request import Sequence
@@ -37,13 +36,6 @@ log = logging.getLogger("chorus.engine")
 
 class ReproducibleStep:
     def _step_reproducible(self, plan: StepPlan, events: EventBuilder) -> None:
-        if not plan.n_tokens:  # cannot happen while every running sequence has work; never spin on it
-            if any(seq.donor for seq in self._running):
-                for seq in self._running:
-                    seq.donor = None
-                return
-            self._fail_running(events, "internal engine error: a step with nothing to decode")
-            return
         elapsed = 0.0
         if plan.decode:
             elapsed += self._decode_group(plan.decode, events)
@@ -53,16 +45,20 @@ class ReproducibleStep:
             elapsed += self._chunk(seq, n, events)
         self._end_step(plan, elapsed)
 
-    def _decode_group(self, decode: list[Sequence], events: EventBuilder) -> float:
-        """One llama_decode for every generating sequence (plus placeholders); returns its seconds."""
-        pads = self._placeholders([(seq.slot, seq.pending_token) for seq in decode])
-        group = StepPlan(decode=list(decode))
+    def _decode_padded(self, group: StepPlan, tokens: list[tuple[int, int]]) -> tuple[int, list, float]:
+        """llama_decode `group` with placeholders for the (slot, token) pairs that would be alone, then drop
+        the placeholders' KV; returns the decode's code, the group's outputs and its seconds."""
+        pads = self._placeholders(tokens)
         outputs = self._fill_batch(group, pads)
-        started = time.perf_counter()
-        rc = self._decode()
-        elapsed = time.perf_counter() - started
+        rc, elapsed = self._timed_decode()
         for slot, position, _ in pads:
             self._ctx.trim(slot, position)
+        return rc, outputs, elapsed
+
+    def _decode_group(self, decode: list[Sequence], events: EventBuilder) -> float:
+        """One llama_decode for every generating sequence (plus placeholders); returns its seconds."""
+        group = StepPlan(decode=list(decode))
+        rc, outputs, elapsed = self._decode_padded(group, [(seq.slot, seq.pending_token) for seq in decode])
         if rc == 1:  # no room in the KV cache even for the decode tokens: end the youngest generating request
             self._finish(max(decode, key=lambda s: s.t_admit), "length", events)
         elif rc != 0:
@@ -77,13 +73,8 @@ class ReproducibleStep:
     def _chunk(self, seq: Sequence, n: int, events: EventBuilder) -> float:
         """One prompt piece in a llama_decode of its own (a one-token piece with a placeholder); its seconds."""
         group = StepPlan(prefill=[(seq, n)])
-        pads = self._placeholders([(seq.slot, int(seq.prompt[seq.n_prompt_done]))]) if n == 1 else []
-        outputs = self._fill_batch(group, pads)
-        started = time.perf_counter()
-        rc = self._decode()
-        elapsed = time.perf_counter() - started
-        for slot, position, _ in pads:
-            self._ctx.trim(slot, position)
+        lone = [(seq.slot, int(seq.prompt[seq.n_prompt_done]))] if n == 1 else []
+        rc, outputs, elapsed = self._decode_padded(group, lone)
         if rc != 0:
             message = (f"llama_decode failed (code {rc}) on a prompt piece of {n} tokens"
                        + (": no room left in the KV cache" if rc == 1 else ""))

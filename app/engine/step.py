@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 
+from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.logprobs import token_logprob
 from app.engine.request import Sequence
@@ -24,10 +25,6 @@ class StepExecution:
         self._resolve_shared(events)  # prefix copies now possible; first tokens from cached logits
         if not self._running:
             return
-        if self.config.reproducible:
-            self._step_reproducible(plan_step(self._running, self.config, self._ctx.n_batch, None, self._pacer),
-                                    events)
-            return
         prefill_cap = None
         while True:
             plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
@@ -38,10 +35,11 @@ class StepExecution:
             if not plan.n_tokens:  # cannot happen while every running sequence has work; never spin on it
                 self._fail_running(events, "internal engine error: a step with nothing to decode")
                 return
+            if self.config.reproducible:
+                self._step_reproducible(plan, events)
+                return
             outputs = self._fill_batch(plan)
-            started = time.perf_counter()
-            rc = self._decode()
-            elapsed = time.perf_counter() - started
+            rc, elapsed = self._timed_decode()
             if rc == 0:
                 break
             if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
@@ -63,6 +61,14 @@ class StepExecution:
             return
         self._advance(plan, outputs, events)
         self._end_step(plan, elapsed)
+
+    def _timed_decode(self) -> tuple[int, float]:
+        """llama_decode the batch with this engine's share of the cores (core_share.py); returns its code and
+        its seconds."""
+        self._ctx.share_threads(CORES.busy(id(self)))
+        started = time.perf_counter()
+        rc = self._decode()
+        return rc, time.perf_counter() - started
 
     def _end_step(self, plan: StepPlan, elapsed: float) -> None:
         """Stats, pacing and slot occupancy for a step that decoded `plan` in `elapsed` seconds."""
