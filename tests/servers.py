@@ -1,8 +1,8 @@
-"""Real servers on 127.0.0.1 for the backend tests: llama-server built from the vendored llama.cpp
+"""Real servers on 127.0.0.1 for the backend and window tests: llama-server built from the vendored llama.cpp
 (`make llama-server`, cached outside the tree) and llama-cpp-python's own server. No HTTP mocks.
 
-These tests run in `.ci/run` after `make test` (`make test-servers`); without a built llama-server they skip and
-say how to build it.
+Tests that use them are marked `servers` and run in `.ci/run` after `make test` (`make test-servers`); without a
+built llama-server they skip and say how to build it. Import the fixtures into a conftest or test module.
 """
 
 import os

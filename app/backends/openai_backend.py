@@ -21,7 +21,7 @@ import openai
 
 from app.backends.security import plain_http_warning
 from app.backends.server_metrics import MetricsPoller
-from app.engine import Completion, GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent
+from app.engine import Completion, GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
 from app.engine.logprobs import TokenLogprob
 
 CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5.0, 60.0
@@ -49,7 +49,8 @@ def describe_error(url: str, exc: Exception) -> str:
 
 class OpenAIBackend:
     def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None,
-                 max_concurrency: int = 8, read_timeout_s: float = READ_TIMEOUT_S):
+                 max_concurrency: int = limits.SERVER_CONCURRENCY.default,
+                 read_timeout_s: float = READ_TIMEOUT_S):
         self.base_url = base_url.rstrip("/")
         self.client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "none", max_retries=0,
                                     timeout=openai.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S))

@@ -57,6 +57,7 @@ ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 SLOTS = Limit(1, 64, 4)
 CONTEXT_PER_SLOT = Limit(64, 131072, 2048, step=256)
 THREADS = Limit(1, 128, default_threads())
+SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one OpenAI-compatible server backend streams at a time
 # Reproducible outputs (docs/engine.md, "Reproducible outputs"): a prompt advances in pieces of at most
 # PREFILL_CHUNK tokens, each its own llama_decode, below ggml's CPU flash-attention tile (64 query tokens of one
 # stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.

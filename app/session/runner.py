@@ -19,7 +19,8 @@ class AlreadyRunning(ValueError):
 
 
 class SessionRunner:
-    def __init__(self, session: Session, submit: Callable[[GenerationRequest], RequestHandle]):
+    def __init__(self, session: Session, submit: Callable[[GenerationRequest, str], RequestHandle]):
+        """`submit(request, backend)` sends a request to the backend a pane names (`PaneSpec.backend`)."""
         self.session = session
         self._submit = submit
         self.runs: dict[int, tuple[RequestHandle, PaneSpec]] = {}
@@ -30,7 +31,7 @@ class SessionRunner:
         if pane.result.busy:
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
-        handle = self._submit(request)
+        handle = self._submit(request, pane.backend)
         prefix = commit_run(pane, turns, use_draft)
         pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=prefix, reply_prefix=prefix,
                                  token_logprobs=[] if request.logprobs else None)

@@ -1,7 +1,8 @@
-"""EngineBridge: the one object through which the UI reaches the engine.
+"""EngineBridge: the one object through which the UI reaches the engine and every other backend.
 
-It owns the Engine, loads models off the GUI thread (asyncio on qasync's loop), and turns the engine's
-per-step callback — which runs on the engine thread — into a queued Qt signal delivered on the GUI thread.
+It owns the main local Engine (the pane backend `MAIN`, "local") and a BackendRegistry of the others (more
+local models, servers), opens them off the GUI thread (asyncio on qasync's loop), and turns their per-step
+callbacks — which run on engine and HTTP threads — into one queued Qt signal delivered on the GUI thread.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from app.engine import Engine, EngineConfig, GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot, limits
+from app.session.backends import MAIN, BackendRegistry, BackendSpec
 
 log = logging.getLogger("chorus.ui.bridge")
 
@@ -31,6 +33,8 @@ class EngineBridge(QObject):
     """A model finished loading and is ready (its ModelInfo)."""
     sig_error = Signal(str)
     """Something failed that the user should read (e.g. a bad model file); the app carries on."""
+    sig_backends_changed = Signal()
+    """A backend was added or removed: pane headers and the stats panel list the new set."""
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -40,6 +44,7 @@ class EngineBridge(QObject):
         self._lock = threading.Lock()  # guards _closed and _just_loaded between the loader thread and close()
         self._closed = False
         self._just_loaded: Engine | None = None  # built by the loader thread, not yet swapped in
+        self.backends = BackendRegistry(self.sig_step.emit)  # every backend but MAIN
 
     @property
     def engine(self) -> Engine | None:
@@ -116,7 +121,30 @@ class EngineBridge(QObject):
         if unsubscribe:
             unsubscribe()
 
-    def submit(self, request: GenerationRequest) -> RequestHandle:
+    def backend_names(self) -> list[str]:
+        """What a pane can choose: MAIN first, then every added backend."""
+        return [MAIN, *self.backends.names()]
+
+    async def add_backend(self, spec: BackendSpec, api_key: str | None = None, engine: dict | None = None):
+        """Open another local model or a server off the GUI thread; raises with a message for the user."""
+        if self._closed:
+            raise RuntimeError("the window is closing")
+        backend = await asyncio.to_thread(self.backends.open, spec, api_key=api_key, engine=engine)
+        self.sig_backends_changed.emit()
+        return backend
+
+    async def remove_backend(self, name: str) -> None:
+        await asyncio.to_thread(self.backends.close, name)
+        self.sig_backends_changed.emit()
+
+    def submit(self, request: GenerationRequest, backend: str = MAIN) -> RequestHandle:
+        """Send a request to the named backend; raises RuntimeError saying what is missing."""
+        if backend != MAIN:
+            other = self.backends.get(backend)
+            if other is None:
+                raise RuntimeError(f"{backend} is not connected: add it in Model → Backends…, or pick another "
+                                   "backend in the pane's header.")
+            return other.submit(request)
         if not self.ready:
             raise RuntimeError("No model is loaded yet." if not self.loading else "The model is still loading.")
         return self._engine.submit(request)
@@ -127,15 +155,21 @@ class EngineBridge(QObject):
     def cancel_all(self) -> None:
         if self._engine:
             self._engine.cancel_all()
+        self.backends.cancel_all()
 
-    def stats(self) -> StatsSnapshot | None:
+    def stats(self, backend: str = MAIN) -> StatsSnapshot | None:
+        if backend != MAIN:
+            other = self.backends.get(backend)
+            return other.stats() if other is not None else None
         return self._engine.stats() if self._engine else None
 
-    def reset_stats(self) -> None:
-        if self._engine:
-            self._engine.reset_stats()
+    def reset_stats(self, backend: str = MAIN) -> None:
+        target = self._engine if backend == MAIN else getattr(self.backends.get(backend), "engine", None)
+        if target is not None:
+            target.reset_stats()
 
     def busy(self) -> bool:
+        """Whether the main model generates (what reloading it would interrupt)."""
         snap = self.stats()
         return bool(snap and (snap.active or snap.queued))
 
@@ -144,9 +178,11 @@ class EngineBridge(QObject):
         return [e for e in (self._take_just_loaded(), self._swap(None)) if e is not None]
 
     def close(self) -> None:
-        """Stop the engine, and one still loading (cancels everything; waits at most ~2 s per engine)."""
+        """Stop the engine, one still loading and every other backend (cancels everything; waits at most ~2 s
+        per engine)."""
         for engine in self._detach_all():
             self._retire(engine)
+        self.backends.close_all()
 
     async def unload(self) -> None:
         """Stop and free the current engine (its runs end "cancelled"); the bridge stays open for a later load."""
@@ -157,3 +193,4 @@ class EngineBridge(QObject):
     async def aclose(self) -> None:
         for engine in self._detach_all():
             await asyncio.to_thread(self._retire, engine)
+        await asyncio.to_thread(self.backends.close_all)

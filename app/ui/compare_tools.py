@@ -65,7 +65,7 @@ class CompareTools(QObject):
         except ValueError as exc:
             pane.show_error(str(exc))
             return None
-        dialog = VariantsDialog(pane.spec, self.window)
+        dialog = VariantsDialog(pane.spec, self.window, self.window.bridge.backend_names())
         if dialog.exec() != QDialog.Accepted:
             return None
         return self.add_variants(pane, dialog.panes())

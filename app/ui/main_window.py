@@ -19,18 +19,21 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QProgressBar,
     QSpinBox,
     QWidget,
 )
 
+from app.backends import KeyStore
 from app.engine import ModelInfo
 from app.models import ModelNotFoundError, default_model_path
 from app.session import PaneSpec, Session
 from app.ui import settings as keys
+from app.ui.backend_manager import BackendManager
+from app.ui.backends_dialog import BackendsDialog
 from app.ui.bridge import EngineBridge, ModelLoadError
 from app.ui.compare_tools import CompareTools
 from app.ui.format_menu import PromptFormatMenu
+from app.ui.model_status import ModelStatus
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
@@ -53,7 +56,8 @@ class MainWindow(QMainWindow):
     None turns autosave off (tests, the self-test)."""
 
     def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
-                 autosave_path: Path | None = None, parent: QWidget | None = None):
+                 autosave_path: Path | None = None, key_store: KeyStore | None = None,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self.bridge, self.settings = bridge, settings
         if session is None:
@@ -64,7 +68,8 @@ class MainWindow(QMainWindow):
         self.grid = PaneGrid(session, columns=session.view.get("columns", settings.get(keys.COLUMNS)))
         self.setCentralWidget(self.grid)
         self.runs = RunCoordinator(bridge, self.grid, self)
-        self.stats_panel = StatsPanel(bridge.stats, bridge.reset_stats)
+        self.stats_panel = StatsPanel(lambda: bridge.stats(self.stats_panel.backend),
+                                      lambda: bridge.reset_stats(self.stats_panel.backend))
         self.stats_dock = QDockWidget("Batch statistics", self)
         self.stats_dock.setObjectName("statsDock")
         self.stats_dock.setWidget(self.stats_panel)
@@ -75,9 +80,12 @@ class MainWindow(QMainWindow):
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self.compare = CompareTools(self)
         self._build_actions()
-        self._build_status_bar()
-        bridge.sig_loading.connect(self._on_loading)
+        self.model_status = ModelStatus(bridge, self.statusBar())
+        self.model_label = self.model_status.label
+        self.backends = BackendManager(bridge, settings, key_store, self)
         bridge.sig_model_loaded.connect(self._on_model_loaded)
+        bridge.sig_backends_changed.connect(self._backends_changed)
+        self.backends.sig_status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.runs.sig_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.runs.sig_all_finished.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
         QApplication.instance().focusChanged.connect(self._track_focus)
@@ -110,6 +118,8 @@ class MainWindow(QMainWindow):
                                        lambda: self._on_current_pane(self.grid.remove_pane))
         self.act_open = self._action("Open model…", ["Ctrl+Shift+O"], self.choose_model, "Load a GGUF model file")
         self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
+        self.act_backends = self._action("Backends…", [], self.open_backends,
+                                         "Other local models and servers panes can run on")
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
         self.act_scaling = self._action("Scaling test…", [], self.open_scaling,
                                         "How many concurrent requests this machine takes before each gets slow")
@@ -128,7 +138,7 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.act_open)
         toolbar.addAction(self.act_settings)
         menus = {"&File": [],
-                 "&Model": [self.act_open],
+                 "&Model": [self.act_open, self.act_backends],
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
@@ -157,15 +167,6 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self.files.title)
         if not text.endswith("— Chorus"):
             self.statusBar().showMessage(text, 6000)
-
-    def _build_status_bar(self) -> None:
-        self.model_label = QLabel("No model loaded")
-        self.model_label.setObjectName("modelLabel")
-        self.progress = QProgressBar(maximumWidth=160, textVisible=False)
-        self.progress.setRange(0, 0)  # indeterminate: llama.cpp loads a small model in well under a second
-        self.progress.hide()
-        self.statusBar().addPermanentWidget(self.progress)
-        self.statusBar().addPermanentWidget(self.model_label)
 
     # --- the pane with focus ---------------------------------------------------------------------------------
     def _track_focus(self, _old, new) -> None:
@@ -200,6 +201,7 @@ class MainWindow(QMainWindow):
         except ModelNotFoundError as exc:
             self.show_message("No default model", str(exc), QMessageBox.Warning)
         candidates = [c for c in dict.fromkeys(candidates) if c]
+        self._restoring = asyncio.ensure_future(self.backends.restore())  # saved servers and models, meanwhile
         return asyncio.ensure_future(self._load_first_working(candidates)) if candidates else None
 
     async def _load_first_working(self, paths: list[str]) -> ModelInfo | None:
@@ -212,10 +214,7 @@ class MainWindow(QMainWindow):
     async def load_model(self, path: str) -> ModelInfo | None:
         """Load a model; on failure say why and keep the current one. Returns its info, or None."""
         try:
-            return await self.bridge.load_model(path, n_slots=self.settings.get(keys.SLOTS),
-                                                n_ctx_per_slot=self.settings.get(keys.CONTEXT_PER_SLOT),
-                                                n_threads=self.settings.get(keys.THREADS),
-                                                reproducible=self.settings.get(keys.REPRODUCIBLE),
+            return await self.bridge.load_model(path, **self.settings.engine_fields(),
                                                 chat_format=self.settings.chat_format(str(Path(path).resolve())))
         except ModelLoadError as exc:
             if self._closing:
@@ -224,7 +223,7 @@ class MainWindow(QMainWindow):
             self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
             return None
         finally:
-            self.progress.hide()
+            self.model_status.progress.hide()
 
     def choose_model(self) -> None:
         start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
@@ -257,23 +256,19 @@ class MainWindow(QMainWindow):
                                       f"{what} stops {self.runs.active_runs} running generation(s). Continue?")
         return answer == QMessageBox.Yes
 
-    def _on_loading(self, path: str) -> None:
-        self.progress.show()
-        self.model_label.setText(f"Loading {Path(path).name}…")
-
     def _on_model_loaded(self, info: ModelInfo) -> None:
-        self.progress.hide()
         self.settings.set(keys.LAST_MODEL, info.path)
-        engine = self.bridge.engine
-        self.model_label.setText(
-            f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
-            f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot} · "
-            f"prompt: {info.chat_format}")
-        note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
-        self.model_label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"
-                                    "(Model → Prompt format changes it for this model file)")
+        self.model_status.loaded(info)
         self.format_menu.check(info.path)
-        self.statusBar().showMessage(f"Model ready: {Path(info.path).name}", 4000)
+
+    def _backends_changed(self) -> None:
+        self.grid.set_backend_names(self.bridge.backend_names())
+        self.stats_panel.set_backends(self.bridge.backend_names())
+
+    def open_backends(self) -> BackendsDialog:
+        self.backends_dialog = BackendsDialog(self.backends, self)
+        self.backends_dialog.show()
+        return self.backends_dialog
 
     def show_message(self, title: str, text: str, icon=QMessageBox.Information) -> None:
         """Non-blocking message box, so a failure never stalls the event loop (or a test)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
-from app.session import PaneSpec, Session
+from app.session import MAIN, PaneSpec, Session
 from app.session.compare import differences_in_groups, label
 from app.ui.prompt_pane import PromptPane
 from app.ui.scroll_sync import ScrollSync
@@ -43,6 +43,7 @@ class PaneGrid(QScrollArea):
         self.column_group: str | None = None  # columns mode: only this group, one fixed-width column each
         self._scroll_sync = ScrollSync()
         self._next_number = 1
+        self.backend_names = [MAIN]  # what each pane's header offers
         self.session = Session()
         self.set_session(session or Session())
 
@@ -70,6 +71,7 @@ class PaneGrid(QScrollArea):
     def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
         pane = PromptPane(spec, self._next_number)
         self._next_number += 1
+        pane.header.set_backends(self.backend_names)
         pane.sig_duplicate_requested.connect(self.duplicate_pane)
         pane.sig_remove_requested.connect(self.remove_pane)
         pane.sig_changed.connect(self._pane_changed)
@@ -102,6 +104,12 @@ class PaneGrid(QScrollArea):
         self._layout.removeWidget(pane)
         pane.setParent(None)
         pane.deleteLater()
+
+    def set_backend_names(self, names: list[str]) -> None:
+        """The backends panes can choose changed (one was added or removed)."""
+        self.backend_names = list(names)
+        for pane in self.panes:
+            pane.header.set_backends(self.backend_names)
 
     def set_columns(self, columns: int) -> None:
         self.columns = COLUMNS_LIMIT.clamp(columns)
@@ -168,4 +176,4 @@ class PaneGrid(QScrollArea):
     def refresh_titles(self) -> None:
         """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""
         for pane, diff in zip(self.panes, differences_in_groups(self.session.panes), strict=True):
-            pane.set_differences(label(diff))
+            pane.header.set_differences(label(diff))

@@ -7,16 +7,14 @@ run through `sig_run_requested` and is told by the run coordinator when the spec
 
 from __future__ import annotations
 
-import html
 import time
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetrics, QGuiApplication, QPalette
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QMenu,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -26,9 +24,9 @@ from PySide6.QtWidgets import (
 
 from app.session import PaneSpec, RunState, conversation
 from app.ui.collapsible import collapsible
-from app.ui.conversation_menu import ConversationMenu
 from app.ui.conversation_view import ConversationView
 from app.ui.output_options import OutputOptions
+from app.ui.pane_header import PaneHeader
 from app.ui.rating_bar import RatingBar
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
@@ -62,26 +60,12 @@ class PromptPane(StripedFrame):
         self._draft_before_edit = ""
         self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
 
-        self.title = QLabel(spec.title or f"Pane {number}", textFormat=Qt.RichText)
-        self.title.setObjectName("paneTitle")
-        self.title.setWordWrap(True)  # narrow columns: "Pane 5 / T 0.7 · seed 3" on two lines, not cut
-        self.conversation_button = QToolButton(text="Conversation", toolTip="Rerun, edit or clear the conversation")
-        self.conversation_button.setPopupMode(QToolButton.InstantPopup)
-        self.conversation_menu = ConversationMenu(self, self.conversation_button)
-        self.conversation_button.setMenu(self.conversation_menu)
-        self.compare_button = QToolButton(text="Compare", toolTip="Variants, sweeps, diff and table for this pane")
-        self.compare_button.setPopupMode(QToolButton.InstantPopup)
-        self.compare_button.setMenu(QMenu(self.compare_button))
-        for key, text in (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
-                          ("table", "Comparison table…"), ("columns", "Show its group in columns"),
-                          ("run_group", "Run its group")):
-            self.compare_button.menu().addAction(text, lambda k=key: self.sig_compare_action.emit(self, k))
-        self.duplicate_button = QToolButton(text="Duplicate", toolTip="Duplicate pane (Ctrl+D)")
-        self.remove_button = QToolButton(text="Remove", toolTip="Remove pane (Ctrl+W)")
-        header = QHBoxLayout()
-        header.addWidget(self.title, 1)
-        for button in (self.conversation_button, self.compare_button, self.duplicate_button, self.remove_button):
-            header.addWidget(button)
+        self.header = PaneHeader(self, number)
+        h = self.header
+        self.title, self.conversation_button, self.conversation_menu = h.title, h.conversation_button, \
+            h.conversation_menu
+        self.compare_button, self.duplicate_button, self.remove_button = h.compare_button, h.duplicate_button, \
+            h.remove_button
 
         self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)")
         self.system_prompt.setFixedHeight(54)
@@ -121,7 +105,7 @@ class PromptPane(StripedFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
-        layout.addLayout(header)
+        layout.addWidget(self.header)
         layout.addWidget(system_toggle)
         layout.addWidget(self.system_prompt)
         layout.addLayout(banner)
@@ -148,17 +132,8 @@ class PromptPane(StripedFrame):
         self.options.sig_changed.connect(self._sampling_edited)
         self.rating.sig_changed.connect(self._rating_edited)
         self.output.sig_branch_requested.connect(lambda index, text: self.sig_branch_requested.emit(self, index, text))
-
-    def set_differences(self, text: str) -> None:
-        """Show how this pane differs from the others next to its title."""
-        title = self.spec.title or f"Pane {self.number}"
-        self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
-                           f"{html.escape(text)}</span>" if text else html.escape(title))
-        self.title.setToolTip(text)
-        bold = self.title.font()
-        bold.setBold(True)
-        first_word = title.split(" ")[0] + " " + (title.split(" ")[1] if " " in title else "")
-        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_word) + 6, 160))  # no "Pane/3"
+        self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
+        self.header.sig_backend_chosen.connect(lambda _name: self.sig_changed.emit(self))
 
     # --- spec <-> editors -------------------------------------------------------------------------------------
     def load_spec(self) -> None:

@@ -13,6 +13,7 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from app.engine import limits
 from app.engine.limits import Limit
+from app.session.backends import BackendSpec
 
 ORGANIZATION = "Chorus"
 APPLICATION = "Chorus"
@@ -43,8 +44,10 @@ WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
 COLUMNS = Setting("window/columns", COLUMNS_LIMIT.default, int, COLUMNS_LIMIT)
 RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
 RECENT_LIMIT = 8
+BACKENDS = Setting("backends/list", "[]", str)  # JSON list of BackendSpec dicts (never an API key)
 
-ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS, RECENT_SESSIONS)
+ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS, RECENT_SESSIONS,
+       BACKENDS)
 
 
 class Settings:
@@ -94,6 +97,28 @@ class Settings:
     def add_recent_session(self, path: str) -> None:
         paths = [path] + [p for p in self.recent_sessions() if p != path]
         self.set(RECENT_SESSIONS, json.dumps(paths[:RECENT_LIMIT]))
+
+    def engine_fields(self) -> dict:
+        """EngineConfig fields every local model is loaded with (Settings dialog)."""
+        return {"n_slots": self.get(SLOTS), "n_ctx_per_slot": self.get(CONTEXT_PER_SLOT),
+                "n_threads": self.get(THREADS), "reproducible": self.get(REPRODUCIBLE)}
+
+    def backend_specs(self) -> list[BackendSpec]:
+        """The added backends, in order; an entry this version cannot read is skipped."""
+        try:
+            entries = json.loads(self.get(BACKENDS))
+        except ValueError:
+            return []
+        specs = []
+        for entry in entries if isinstance(entries, list) else []:
+            try:
+                specs.append(BackendSpec.from_dict(entry))
+            except ValueError:
+                continue
+        return specs
+
+    def set_backend_specs(self, specs: list[BackendSpec]) -> None:
+        self.set(BACKENDS, json.dumps([spec.to_dict() for spec in specs]))
 
     def sync(self) -> None:
         self.store.sync()

@@ -22,19 +22,22 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.engine import StatsSnapshot
+from app.session import MAIN
 from app.ui.runs import FEW_RUNS
+from app.ui.server_stats import ServerStats
+from app.ui.stats_readouts import Readouts
 
 # Above this many active requests the plots redraw every other tick (the readouts every tick): every ms of GUI
 # work is taken from the model's threads, and the plots were the largest share of it (docs/benchmarks.md).
 BUSY_ACTIVE = FEW_RUNS
 
 # Mid-saturation colours that read on both light and dark backgrounds.
-COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444"}
+COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444",
+          "server": "#8b5cf6"}
 GRID_ALPHA = 40  # of 255
-READOUT_SAMPLE = "9,999,999"  # sets the readout values' width; wider text widens them once
 
 
 def nice_step(span: float, ticks: int = 4) -> float:
@@ -119,30 +122,14 @@ class StatsPanel(QWidget):
         self.decode_curve = self._curve(self.rate_plot, "decode", "decode")
         self.prefill_curve = self._curve(self.rate_plot, "prefill", "prefill")
 
-        self.readouts: dict[str, QLabel] = {}
-        grid = QGridLayout()
-        names = [("slots", "Slots in use"), ("queued", "Queued"), ("concurrency", "Avg concurrent"),
-                 ("decode", "Decode"), ("prefill", "Prefill"), ("prompt_total", "Prompt tokens prefilled"),
-                 ("cached_total", "Prompt tokens reused"), ("hit_rate", "Cache hit rate"),
-                 ("coalesced", "Coalesced requests"), ("generated_total", "Generated tokens"), ("steps", "Steps"),
-                 ("reproducible", "Reproducible")]
-        tips = {"cached_total": "Prompt tokens whose KV came from the prompt cache or another slot, not a prefill",
-                "hit_rate": "Reused prompt tokens ÷ all prompt tokens",
-                "coalesced": "Requests identical to a running one: decoded once, streamed to each",
-                "reproducible": "yes: a request's tokens do not depend on what else runs or on the cache "
-                                "(Settings > Reproducible outputs); unknown for a server"}
-        for i, (key, title) in enumerate(names):
-            row, col = divmod(i, 2)
-            caption, value = QLabel(title), QLabel("–")
-            caption.setObjectName("readoutCaption")
-            caption.setToolTip(tips.get(key, ""))
-            value.setObjectName("readoutValue")
-            value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
-            value.setFixedSize(value.fontMetrics().horizontalAdvance(READOUT_SAMPLE), value.sizeHint().height())
-            value.setAutoFillBackground(True)  # opaque: a new value repaints the label, not the dock beneath
-            grid.addWidget(caption, row, col * 2)
-            grid.addWidget(value, row, col * 2 + 1)
-            self.readouts[key] = value
+        self.server = ServerStats(self._plot, self._curve, n)
+        self.server_scale = YScale(self.server.plot, grid_pen)
+        self.server_decode_curve = self._curve(self.rate_plot, "server decode", "server")
+        self.readout_grid = Readouts()
+        self.readouts = self.readout_grid.labels
+        self.backend_box = QComboBox(toolTip="Whose figures the panel shows")
+        self.backend_box.addItem(MAIN)
+        self.backend_box.hide()  # shown once there is more than one backend
         self.pause_button = QPushButton("Pause", checkable=True, toolTip="Freeze the plots")
         self.reset_button = QPushButton("Reset", toolTip="Clear the plots and the engine's counters")
         buttons = QHBoxLayout()
@@ -152,18 +139,23 @@ class StatsPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.backend_box)
         layout.addWidget(self.occupancy_plot, 1)
         layout.addWidget(self.rate_plot, 1)
-        layout.addLayout(grid)
+        layout.addWidget(self.server, 1)
+        layout.addWidget(self.readout_grid)
         layout.addLayout(buttons)
+        self.server.hide()
 
         self.timer = QTimer(self, interval=int(1000 / hz))
         self.timer.timeout.connect(self.update_once)
         self.pause_button.toggled.connect(self.set_paused)
         self.reset_button.clicked.connect(self.reset)
+        self.backend_box.currentIndexChanged.connect(self._backend_changed)
         self.timer.start()
         self.occupancy_scale.fit(5)
         self.rate_scale.fit(10)
+        self.server_scale.fit(5)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -202,13 +194,39 @@ class StatsPanel(QWidget):
         else:
             self.timer.start()
 
-    def reset(self) -> None:
+    @property
+    def backend(self) -> str:
+        """The backend whose figures are shown (MAIN unless the user picked another)."""
+        return self.backend_box.currentText() or MAIN
+
+    def set_backends(self, names: list[str]) -> None:
+        """Offer these backends; the one shown stays if it still exists, else MAIN."""
+        shown = self.backend
+        self.backend_box.blockSignals(True)
+        self.backend_box.clear()
+        self.backend_box.addItems(names)
+        self.backend_box.setCurrentText(shown if shown in names else MAIN)
+        self.backend_box.setVisible(len(names) > 1)
+        self.backend_box.blockSignals(False)
+        if self.backend != shown:
+            self._backend_changed()
+
+    def _backend_changed(self) -> None:
+        self.clear()
+        self.readout_grid.clear()
+
+    def clear(self) -> None:
+        """Forget the samples (another backend, or a reset)."""
         for series in (self.t, self.active, self.queued, self.decode_rate, self.prefill_rate, self.generated,
                        self.prompt):
             series.fill(np.nan)
+        self.server.clear()
+        self._redraw(time.monotonic())
+
+    def reset(self) -> None:
         if self._reset_source:
             self._reset_source()
-        self._redraw(time.monotonic())
+        self.clear()
 
     def update_once(self) -> None:
         started = time.perf_counter()
@@ -223,7 +241,8 @@ class StatsPanel(QWidget):
             for rate, counter in ((self.decode_rate, self.generated), (self.prefill_rate, self.prompt)):
                 rate[:-1] = rate[1:]
                 rate[-1] = self._trailing_rate(counter)
-            self._show_readouts(snap)
+            self.server.push(snap.server)
+            self.readout_grid.show_snapshot(snap)
             self.slots_line.setValue(snap.n_slots)  # a no-op (no repaint) when unchanged
             self.occupancy_scale.fit(max(snap.n_slots, np.nanmax(self.queued)) + 1)
             self.updates += 1
@@ -243,35 +262,15 @@ class StatsPanel(QWidget):
         return (c1 - c0) / (t1 - t0)
 
     def _redraw(self, now: float) -> None:
-        peak = np.nanmax([np.nanmax(self.decode_rate, initial=0), np.nanmax(self.prefill_rate, initial=0)])
+        peak = np.nanmax([np.nanmax(series, initial=0)
+                          for series in (self.decode_rate, self.prefill_rate, self.server.generation_tps)])
         self.rate_scale.fit(max(10.0, float(peak) * 1.1))  # rates are never negative
         x = self.t - now
         self.active_curve.setData(x, self.active)
         self.queued_curve.setData(x, self.queued)
         self.decode_curve.setData(x, self.decode_rate)
         self.prefill_curve.setData(x, self.prefill_rate)
-
-    def _show_readouts(self, snap: StatsSnapshot) -> None:
-        def rate(value: float | None) -> str:
-            return "N/A" if value is None else f"{value:.1f} t/s"
-
-        values = {
-            "slots": f"{snap.active} / {snap.n_slots}",
-            "queued": str(snap.queued),
-            "concurrency": "–" if snap.avg_concurrent is None else f"{snap.avg_concurrent:.2f}",
-            "decode": rate(snap.decode_tps),
-            "prefill": rate(snap.prefill_tps),
-            "prompt_total": f"{snap.prompt_tokens_total:,}",
-            "cached_total": f"{snap.prompt_tokens_cached:,}",
-            "hit_rate": "–" if snap.cache_hit_rate is None else f"{snap.cache_hit_rate:.0%}",
-            "coalesced": f"{snap.coalesced:,}",
-            "generated_total": f"{snap.generated_tokens_total:,}",
-            "steps": f"{snap.steps:,}",
-            "reproducible": {True: "yes", False: "no", None: "unknown"}[snap.reproducible],
-        }
-        for key, text in values.items():
-            label = self.readouts[key]
-            needed = label.fontMetrics().horizontalAdvance(text)
-            if needed > label.width():  # rare (huge totals): one re-layout, then fixed again
-                label.setFixedWidth(needed)
-            label.setText(text)
+        self.server_decode_curve.setData(x, self.server.generation_tps)
+        if self.server.available:
+            self.server_scale.fit(self.server.peak() + 1)
+            self.server.redraw(x)

@@ -31,7 +31,8 @@ NUMERIC_AXES = (("temperature", "Temperature"), ("top_k", "Top-k"), ("top_p", "T
 
 
 class VariantsDialog(QDialog):
-    def __init__(self, base: PaneSpec, parent: QWidget | None = None):
+    def __init__(self, base: PaneSpec, parent: QWidget | None = None, backends: list[str] = ()):
+        """`backends`: the names a pane can run on; with more than one, the grid can sweep over them."""
         super().__init__(parent)
         self.setWindowTitle("Variants and sweeps")
         self.base = base
@@ -61,6 +62,14 @@ class VariantsDialog(QDialog):
         for box in self.formats.values():
             row_layout.addWidget(box)
         form.addRow("Output formats", row)
+        self.backends = {name: QCheckBox(name) for name in backends} if len(backends) > 1 else {}
+        if self.backends:
+            column = QWidget()
+            column_layout = QVBoxLayout(column)
+            column_layout.setContentsMargins(0, 0, 0, 0)
+            for box in self.backends.values():
+                column_layout.addWidget(box)
+            form.addRow("Backends (models)", column)
         self.tabs.addTab(grid, "Sweep grid")
         self.summary = QLabel(wordWrap=True, objectName="variantsSummary")
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
@@ -75,7 +84,7 @@ class VariantsDialog(QDialog):
         for widget in (self.n_seeds, self.first_seed):
             widget.valueChanged.connect(self.update_summary)
         self.systems.textChanged.connect(self.update_summary)
-        for box in self.formats.values():
+        for box in (*self.formats.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
         self.tabs.currentChanged.connect(self.update_summary)
         self.update_summary()
@@ -96,6 +105,9 @@ class VariantsDialog(QDialog):
         formats = [OutputFormat(kind) for kind, box in self.formats.items() if box.isChecked()]
         if formats:
             axes["output_format"] = formats
+        chosen = [name for name, box in self.backends.items() if box.isChecked()]
+        if chosen:
+            axes["backend"] = chosen
         return axes
 
     def panes(self) -> list[PaneSpec]:

@@ -8,7 +8,7 @@ import pytest
 
 from app.backends import OpenAIBackend
 from app.engine import GenerationRequest, SamplingParams
-from tests.backends.conftest import free_port
+from tests.servers import free_port
 
 
 def chat(text: str) -> GenerationRequest:

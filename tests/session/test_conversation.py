@@ -81,7 +81,7 @@ def test_two_turns_on_the_real_engine_carry_the_first_exchange(make_engine):
     engine.subscribe(events.put)
     first = "My name is Alice and I love astronomy. Please remember that."
     pane = PaneSpec(draft=first, sampling=GREEDY, max_tokens=40)
-    runner = SessionRunner(Session(panes=[pane]), engine.submit)
+    runner = SessionRunner(Session(panes=[pane]), lambda request, _backend: engine.submit(request))
     runner.run(pane)
     run_to_end(runner, events)
     reply_one = pane.result.text
@@ -110,7 +110,7 @@ def test_runner_live_figures_share_the_engine_clock(make_engine):
     events = queue.Queue()
     engine.subscribe(events.put)
     pane = PaneSpec(draft="Write a short poem.", sampling=GREEDY, max_tokens=24)
-    runner = SessionRunner(Session(panes=[pane]), engine.submit)
+    runner = SessionRunner(Session(panes=[pane]), lambda request, _backend: engine.submit(request))
     handle = runner.run(pane)
     live = {}
     while runner.active:

@@ -1,0 +1,141 @@
+"""The backends a window or a script can send panes to, by the name each pane stores (`PaneSpec.backend`).
+
+`MAIN` ("local") is the main local model, the one Model → Open loads; the registry holds the others: more local
+GGUF models (each its own engine; engines generating at once share the cores, app/engine/core_share.py) and
+OpenAI-compatible servers. A BackendSpec is what gets saved (in the app's settings; never an API key, which
+goes to app.backends.KeyStore); `BackendRegistry.open` builds the Backend. Qt-free; thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from app.backends import Backend, LocalBackend, OpenAIBackend
+from app.engine import EngineConfig, StepEvent, limits
+
+MAIN = "local"
+KINDS = ("local", "server")
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    kind: str  # "local": a GGUF file run by its own engine; "server": an OpenAI-compatible server
+    path: str = ""  # local: the model file
+    url: str = ""  # server: the base URL, e.g. http://127.0.0.1:8080/v1
+    model: str | None = None  # server: the model to ask for (None: the first one it lists)
+    max_concurrency: int = limits.SERVER_CONCURRENCY.default
+
+    @property
+    def name(self) -> str:
+        """The label panes store and show: "local · <file stem>" or "<host:port> · <model>"."""
+        if self.kind == "local":
+            return f"local · {Path(self.path).stem}"
+        return f"{urlparse(self.url).netloc or self.url} · {self.model or 'default model'}"
+
+    def problem(self) -> str | None:
+        """Why this spec cannot be opened, in one sentence; None if it looks usable."""
+        if self.kind not in KINDS:
+            return f"unknown backend kind {self.kind!r} (choose local or server)"
+        if self.kind == "local":
+            if not self.path:
+                return "choose a GGUF model file"
+            return None if Path(self.path).is_file() else f"model file not found: {self.path}"
+        parsed = urlparse(self.url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            return f"the server URL must start with http:// or https://, got {self.url!r}"
+        if not limits.SERVER_CONCURRENCY.low <= self.max_concurrency <= limits.SERVER_CONCURRENCY.high:
+            return (f"concurrent requests must be {limits.SERVER_CONCURRENCY.low:g} to "
+                    f"{limits.SERVER_CONCURRENCY.high:g}, got {self.max_concurrency}")
+        return None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BackendSpec:
+        """Raises ValueError for anything that is not a spec this version wrote."""
+        if not isinstance(data, dict) or data.get("kind") not in KINDS:
+            raise ValueError(f"not a backend: {data!r}")
+        known = {k: data[k] for k in ("kind", "path", "url", "model", "max_concurrency") if k in data}
+        try:
+            return cls(**known)
+        except TypeError as exc:
+            raise ValueError(f"not a backend: {data!r}") from exc
+
+
+class BackendRegistry:
+    """Open backends by name. Every one publishes its StepEvents to `on_step` (request ids never collide:
+    engines share one counter, servers count from 10^9)."""
+
+    def __init__(self, on_step: Callable[[StepEvent], None]):
+        self._on_step = on_step
+        self._lock = threading.Lock()
+        self._open: dict[str, tuple[BackendSpec, Backend, Callable[[], None]]] = {}
+
+    def open(self, spec: BackendSpec, *, api_key: str | None = None, engine: dict | None = None) -> Backend:
+        """Build and register the backend (blocking: loads a model or asks a server for its models).
+        `engine`: EngineConfig fields for a local model (slots, context, threads...). Raises ValueError,
+        ConnectionError or the engine's own error, with a message for the user."""
+        problem = spec.problem()
+        if problem:
+            raise ValueError(problem)
+        if spec.name == MAIN or spec.name in self.names():
+            raise ValueError(f"{spec.name} is already connected")
+        if spec.kind == "local":
+            backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
+        else:
+            backend = OpenAIBackend(spec.url, model=spec.model, api_key=api_key,
+                                    max_concurrency=spec.max_concurrency)
+            try:
+                backend.list_models()  # fails now, with the cause, rather than at the first pane's run
+            except ConnectionError:
+                backend.close()
+                raise
+        unsubscribe = backend.subscribe(self._on_step)
+        with self._lock:
+            self._open[spec.name] = (spec, backend, unsubscribe)
+        return backend
+
+    def get(self, name: str) -> Backend | None:
+        with self._lock:
+            entry = self._open.get(name)
+        return entry[1] if entry else None
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._open)
+
+    def specs(self) -> list[BackendSpec]:
+        with self._lock:
+            return [spec for spec, _, _ in self._open.values()]
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            backends = [backend for _, backend, _ in self._open.values()]
+        for backend in backends:
+            backend.cancel_all()
+
+    def close(self, name: str) -> None:
+        """Stop a backend (its runs end "cancelled", still reported) and forget it."""
+        with self._lock:
+            entry = self._open.pop(name, None)
+        if entry:
+            entry[1].close()
+            entry[2]()
+
+    def close_all(self) -> None:
+        for name in self.names():
+            self.close(name)
+
+
+def list_server_models(url: str, api_key: str | None = None) -> list[str]:
+    """What a server serves (GET /v1/models), for a "test connection" button; raises ConnectionError."""
+    probe = OpenAIBackend(url, api_key=api_key, max_concurrency=1)
+    try:
+        return probe.list_models()
+    finally:
+        probe.close()

@@ -1,0 +1,80 @@
+"""BackendManager: the window's backends beyond the main model — adding, removing, remembering, reconnecting.
+
+The added backends are saved in the settings (specs only; API keys go to the KeyStore) and reopened in the
+background at start. One that cannot be opened then (a server that is down, a moved model file) stays in the
+list as "not connected" with its reason, so nothing the user set up is forgotten; Reconnect tries again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, Signal
+
+from app.backends import KeyStore
+from app.session.backends import BackendSpec
+from app.ui.bridge import EngineBridge
+from app.ui.settings import Settings
+
+log = logging.getLogger("chorus.ui.backends")
+
+
+class BackendManager(QObject):
+    sig_status = Signal(str)
+    """A short note for the status bar (a backend connected, or why it could not)."""
+    sig_changed = Signal()
+    """The list of backends (connected or not) changed."""
+
+    def __init__(self, bridge: EngineBridge, settings: Settings, keys: KeyStore | None = None,
+                 parent: QObject | None = None):
+        super().__init__(parent)
+        self.bridge, self.settings = bridge, settings
+        self.keys = keys if keys is not None else KeyStore()
+        self.unavailable: dict[str, tuple[BackendSpec, str]] = {}  # saved but not open: name -> (spec, why)
+
+    def saved(self) -> list[BackendSpec]:
+        return self.bridge.backends.specs() + [spec for spec, _ in self.unavailable.values()]
+
+    def _save(self) -> None:
+        self.settings.set_backend_specs(self.saved())
+        self.sig_changed.emit()
+
+    async def add(self, spec: BackendSpec, api_key: str | None = None, remember: bool = False) -> str | None:
+        """Open a backend and remember it; returns None, or why it could not be opened (nothing else changes,
+        except that a saved backend that fails again keeps its place as "not connected")."""
+        if api_key and spec.kind == "server":
+            self.keys.set(spec.url, api_key, remember)
+        key = api_key or (self.keys.get(spec.url) if spec.kind == "server" else None)
+        try:
+            await self.bridge.add_backend(spec, api_key=key, engine=self.settings.engine_fields())
+        except Exception as exc:  # the engine's or the server's own message: shown, never raised into Qt
+            reason = str(exc) or type(exc).__name__
+            log.warning("could not open %s: %s", spec.name, reason)
+            if spec.name in self.unavailable:
+                self.unavailable[spec.name] = (spec, reason)
+                self.sig_changed.emit()
+            self.sig_status.emit(f"Could not connect {spec.name}: {reason}")
+            return reason
+        self.unavailable.pop(spec.name, None)
+        self._save()
+        self.sig_status.emit(f"Connected {spec.name}")
+        return None
+
+    async def remove(self, name: str) -> None:
+        """Close a backend (its runs end "cancelled") or drop a saved one that is not connected."""
+        if self.unavailable.pop(name, None) is None:
+            await self.bridge.remove_backend(name)
+        self._save()
+
+    async def reconnect(self, name: str) -> str | None:
+        entry = self.unavailable.get(name)
+        return await self.add(entry[0]) if entry else None
+
+    async def restore(self) -> None:
+        """Reopen the saved backends, one after another (start-up; failures are listed, not raised)."""
+        for spec in self.settings.backend_specs():
+            if spec.name not in self.bridge.backend_names():
+                self.unavailable[spec.name] = (spec, "connecting…")
+        self.sig_changed.emit()
+        for name in list(self.unavailable):
+            await self.reconnect(name)

@@ -1,0 +1,41 @@
+"""The status bar's model readout: a busy bar while a model loads, then what is loaded and how it is set up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+
+from app.engine import ModelInfo
+from app.ui.bridge import EngineBridge
+
+
+class ModelStatus:
+    """Owns the label and the progress bar it adds to `status_bar`; updates them from the bridge's signals."""
+
+    def __init__(self, bridge: EngineBridge, status_bar: QStatusBar):
+        self.bridge, self.status_bar = bridge, status_bar
+        self.label = QLabel("No model loaded")
+        self.label.setObjectName("modelLabel")
+        self.progress = QProgressBar(maximumWidth=160, textVisible=False)
+        self.progress.setRange(0, 0)  # indeterminate: llama.cpp loads a small model in well under a second
+        self.progress.hide()
+        status_bar.addPermanentWidget(self.progress)
+        status_bar.addPermanentWidget(self.label)
+        bridge.sig_loading.connect(self.loading)
+
+    def loading(self, path: str) -> None:
+        self.progress.show()
+        self.label.setText(f"Loading {Path(path).name}…")
+
+    def loaded(self, info: ModelInfo) -> None:
+        self.progress.hide()
+        engine = self.bridge.engine
+        self.label.setText(
+            f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
+            f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot} · "
+            f"prompt: {info.chat_format}")
+        note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
+        self.label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"
+                              "(Model → Prompt format changes it for this model file)")
+        self.status_bar.showMessage(f"Model ready: {Path(info.path).name}", 4000)

@@ -1,0 +1,91 @@
+"""A pane's header: its title with what differs from its group, the backend it runs on, and its menus.
+
+The backend chooser lists the names the window offers (`set_backends`) and writes the choice into the pane's
+spec (`PaneSpec.backend`). A pane restored from a session may name a backend that is not connected now: it
+stays selected, marked "not connected", so nothing is changed behind the user's back and Run says what to do.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
+
+from app.session import MAIN
+from app.ui.conversation_menu import ConversationMenu
+
+NOT_CONNECTED = " (not connected)"
+COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
+                   ("table", "Comparison table…"), ("columns", "Show its group in columns"),
+                   ("run_group", "Run its group"))
+
+
+class PaneHeader(QWidget):
+    sig_backend_chosen = Signal(str)
+    """The user picked another backend for this pane (its name)."""
+    sig_compare_action = Signal(str)
+    """A compare action: "variants" | "compare" | "columns" | "run_group" | "table"."""
+
+    def __init__(self, pane, number: int, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.number = number
+        self.spec = pane.spec
+        self.title = QLabel(self.spec.title or f"Pane {number}", textFormat=Qt.RichText)
+        self.title.setObjectName("paneTitle")
+        self.title.setWordWrap(True)  # narrow columns: "Pane 5 / T 0.7 · seed 3" on two lines, not cut
+        self.backend = QComboBox(toolTip="Where this pane runs: the main local model, another local model or a "
+                                         "server (Model → Backends… adds them)")
+        self.backend.setObjectName("paneBackend")
+        self.backend.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.backend.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)
+        self.backend.setMaximumWidth(170)
+        self.conversation_button = QToolButton(text="Conversation", toolTip="Rerun, edit or clear the conversation")
+        self.conversation_button.setPopupMode(QToolButton.InstantPopup)
+        self.conversation_menu = ConversationMenu(pane, self.conversation_button)
+        self.conversation_button.setMenu(self.conversation_menu)
+        self.compare_button = QToolButton(text="Compare", toolTip="Variants, sweeps, diff and table for this pane")
+        self.compare_button.setPopupMode(QToolButton.InstantPopup)
+        self.compare_button.setMenu(QMenu(self.compare_button))
+        for key, text in COMPARE_ACTIONS:
+            self.compare_button.menu().addAction(text, lambda k=key: self.sig_compare_action.emit(k))
+        self.duplicate_button = QToolButton(text="Duplicate", toolTip="Duplicate pane (Ctrl+D)")
+        self.remove_button = QToolButton(text="Remove", toolTip="Remove pane (Ctrl+W)")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title, 1)
+        for widget in (self.backend, self.conversation_button, self.compare_button, self.duplicate_button,
+                       self.remove_button):
+            layout.addWidget(widget)
+        self.set_backends([MAIN])
+        self.backend.activated.connect(self._chosen)
+
+    def set_backends(self, names: list[str]) -> None:
+        """Offer these backends; the pane's own stays selected (marked if it is not among them)."""
+        current = self.spec.backend
+        entries = list(names) + ([] if current in names else [current])
+        self.backend.blockSignals(True)
+        self.backend.clear()
+        for name in entries:
+            self.backend.addItem(name + ("" if name in names else NOT_CONNECTED), name)
+        self.backend.setCurrentIndex(entries.index(current))
+        self.backend.setVisible(len(entries) > 1)  # one backend: nothing to choose, no clutter
+        self.backend.blockSignals(False)
+
+    def _chosen(self, index: int) -> None:
+        name = self.backend.itemData(index)
+        if name and name != self.spec.backend:
+            self.spec.backend = name
+            self.sig_backend_chosen.emit(name)
+
+    def set_differences(self, text: str) -> None:
+        """Show how this pane differs from the others next to its title."""
+        title = self.spec.title or f"Pane {self.number}"
+        self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
+                           f"{html.escape(text)}</span>" if text else html.escape(title))
+        self.title.setToolTip(text)
+        bold = self.title.font()
+        bold.setBold(True)
+        first_word = title.split(" ")[0] + " " + (title.split(" ")[1] if " " in title else "")
+        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_word) + 6, 160))  # no "Pane/3"
