@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
     bench.add_argument("--png", metavar="PATH", help="--scale: write the chart as a PNG")
+    bench.add_argument("--server", metavar="URL", help="compare the engine with this OpenAI-compatible server "
+                       "(same model and threads, e.g. llama-server -np 8 -t 2) at N = 4 and 8")
+    bench.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
     run = sub.add_parser("run", help="run a JSONL of requests or a saved session headless, all at once")
     run.add_argument("input", help="a JSONL file (one request per line) or a session file (*.chorus.json)")
     run.add_argument("--out", metavar="OUT.jsonl", help="write result lines here (default: standard output)")

@@ -21,6 +21,7 @@ import openai
 
 from app.backends.security import plain_http_warning
 from app.backends.server_metrics import MetricsPoller
+from app.backends.server_params import create_arguments, unapplied
 from app.engine import Completion, GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
 from app.engine.logprobs import TokenLogprob
 
@@ -68,6 +69,7 @@ class OpenAIBackend:
         self._tokens_total = self._prompt_total = self._completed = 0
         self._token_times: list[float] = []
         self.metrics = MetricsPoller(self.base_url)
+        self.server_kind: str | None = None  # owned_by of its models: "llamacpp", "vllm", ... (list_models)
 
     # --- Backend protocol ------------------------------------------------------------------------------------
     @property
@@ -75,11 +77,15 @@ class OpenAIBackend:
         return {"url": self.base_url, "model": self._model, "kind": "server"}
 
     def list_models(self) -> list[str]:
-        """The server's models (GET /v1/models); raises with describe_error's sentence."""
+        """The server's models (GET /v1/models); raises with describe_error's sentence. Also learns what kind
+        of server it is (`owned_by`), which says which settings it applies (server_params.py)."""
         try:
-            return [m.id for m in self.client.models.list().data]
+            models = self.client.models.list().data
         except openai.OpenAIError as exc:
             raise ConnectionError(describe_error(self.base_url, exc)) from exc
+        if models:
+            self.server_kind = getattr(models[0], "owned_by", None)
+        return [m.id for m in models]
 
     def submit(self, request: GenerationRequest) -> RequestHandle:
         handle = RequestHandle(next(_ids), request, self._cancel)
@@ -156,30 +162,9 @@ class OpenAIBackend:
             self._end(run, "error", describe_error(self.base_url, exc))
 
     def _open(self, request: GenerationRequest):
-        s = request.sampling
-        extra = {"top_k": s.top_k, "min_p": s.min_p, "repeat_penalty": s.repeat_penalty,
-                 "cache_prompt": True}  # llama-server and vLLM take these; OpenAI itself ignores them
-        if request.grammar:
-            extra["grammar"] = request.grammar
-        common = {"model": self._model or "default", "stream": True, "max_tokens": request.max_tokens,
-                  "temperature": s.temperature, "top_p": s.top_p, "frequency_penalty": s.frequency_penalty,
-                  "presence_penalty": s.presence_penalty, "stop": list(request.stop) or None,
-                  "stream_options": {"include_usage": True}, "extra_body": extra}
-        if s.seed is not None:
-            common["seed"] = s.seed
-        if request.messages is not None:
-            if request.json_schema is not None:
-                common["response_format"] = {"type": "json_schema",
-                                             "json_schema": {"name": "output", "schema": request.json_schema}}
-            if request.logprobs:
-                common.update(logprobs=True, top_logprobs=request.logprobs)
-            messages = list(request.messages)
-            if request.reply_prefix:
-                messages.append({"role": "assistant", "content": request.reply_prefix})
-            return self.client.chat.completions.create(messages=messages, **common)
-        if request.json_schema is not None:
-            extra["json_schema"] = request.json_schema
-        return self.client.completions.create(prompt=request.prompt + request.reply_prefix, **common)
+        endpoint, arguments = create_arguments(request, self._model)
+        api = self.client.chat.completions if endpoint == "chat" else self.client.completions
+        return api.create(**arguments)
 
     def _take(self, run: _Run, chunk) -> None:
         usage = getattr(chunk, "usage", None)
@@ -227,7 +212,7 @@ class OpenAIBackend:
 
     def _end(self, run: _Run, reason: str, error: str | None = None) -> None:
         handle = run.handle
-        completion = run.completion(reason, error)
+        completion = run.completion(reason, error, unapplied(handle.request, self.server_kind))
         handle._complete(completion)
         with self._lock:
             self._live.pop(handle.id, None)
@@ -255,7 +240,7 @@ class _Run:
         self.t_first = self.t_first or now
         self.t_last = now
 
-    def completion(self, reason: str, error: str | None) -> Completion:
+    def completion(self, reason: str, error: str | None, note: str = "") -> Completion:
         h = self.handle
         tps = ((self.tokens - 1) / (self.t_last - self.t_first)
                if self.t_first and self.t_last and self.t_last > self.t_first and self.tokens > 1 else None)
@@ -264,7 +249,7 @@ class _Run:
                           queue_wait_s=None if self.t_start is None else self.t_start - h.t_submit,
                           ttft_s=None if self.t_first is None else self.t_first - h.t_submit, decode_tps=tps,
                           error_kind="server" if error else None, cached_tokens=self.cached,
-                          token_logprobs=list(self.entries) if h.request.logprobs else None)
+                          token_logprobs=list(self.entries) if h.request.logprobs else None, note=note)
 
 
 def _logprobs(data) -> list[TokenLogprob]:

@@ -15,11 +15,13 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from app.bench.engines import several_engines_tps
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
 from app.bench.raw_loop import raw_loop_decode_tps
 from app.bench.reproducible import mixed_prompts, reproducible_pairs
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
+from app.bench.table import format_table
 from app.bench.workloads import median, prompt_of_length
 from app.engine import EngineConfig, default_threads, limits
 from app.engine.native import LlamaModel
@@ -95,7 +97,7 @@ def measure(plan: Plan, threads: int) -> dict:
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 12 + plan.uncached_reference
+    per_rep = 2 * len(plan.sizes) + 13 + plan.uncached_reference
     progress = Progress(per_rep * plan.repetitions)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
@@ -133,6 +135,9 @@ def measure(plan: Plan, threads: int) -> dict:
                                                   *feature_args, request_fields={"grammar": FREE_GRAMMAR}))
         samples["coalesced"].append(progress.run(f"{tag} 4 identical greedy requests: tokens decoded",
                                                  coalesced_decode, model_path, prompts[0], threads))
+        samples["two_engines"].append(progress.run(f"{tag} two local models generating at once vs one",
+                                                   several_engines_tps, model_path, prompts[:4], plan.max_tokens,
+                                                   threads))
         for n in (4, 8):
             samples["reproducible", n].append(progress.run(
                 f"{tag} N={n} mixed prompts end to end, reproducible on / off", reproducible_pairs, model_path,
@@ -177,6 +182,7 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "logprobs_throughput_ratio": median(samples["logprobs", 8]) / engine["8"],
             "grammar_throughput_ratio": median(samples["grammar", 8]) / engine["8"],
             "reproducible_throughput_ratio": repro,
+            "two_engines_vs_one": median([r["together"] / r["one"] for r in samples["two_engines"]]),
         },
         "details": {
             "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
@@ -189,6 +195,7 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "followup_reproducible": follow_repro,
             "followup_prefill_vs_new_turn_reproducible": follow_repro["prefilled"] / follow_repro["new_turn_tokens"],
             "coalesced_decode_tokens": coalesced,
+            "two_engines_tps": {k: median([r[k] for r in samples["two_engines"]]) for k in ("one", "together")},
             "reproducible_workload_tps": {str(n): {k: median([p[k] for p in samples["reproducible", n]])
                                                    for k in ("on", "off")} for n in (4, 8)},
         },
@@ -201,55 +208,6 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
                   "machine": platform.machine(), "python": platform.python_version()},
         "samples": {f"{k[0]}_{k[1]}" if isinstance(k, tuple) else k: v for k, v in samples.items()},
     }
-
-
-def format_table(result: dict) -> str:
-    tp, ratios = result["throughput"], result["ratios"]
-    lines = [f"Chorus benchmark — {result['model']}, {result['threads']} threads, median of "
-             f"{result['setup']['repetitions']} interleaved run(s)", "",
-             f"{'N':>4} {'engine t/s':>11} {'raw loop t/s':>13} {'engine/raw':>11}"]
-    for n in tp["engine"]:
-        lines.append(f"{n:>4} {tp['engine'][n]:>11.1f} {tp['raw_loop'][n]:>13.1f} {ratios['engine_vs_raw'][n]:>11.3f}")
-    d = result["details"]
-    lines += ["",
-              f"N=4: Llama x4 in threads {tp['llama_threads']['4']:.1f} t/s, one Llama in turn "
-              f"{tp['llama_sequential']['4']:.1f} t/s -> engine / best naive = {ratios['engine_vs_best_naive_4']:.2f}",
-              f"TTFT of a newcomer: idle {d['ttft_idle_s'] * 1000:.0f} ms, with 7 decoding "
-              f"{d['ttft_loaded_s'] * 1000:.0f} ms -> {ratios['ttft_loaded_vs_idle']:.2f}x",
-              f"{result['setup']['long_prompt_tokens']}-token prompt joining 4 streams: p99 gap "
-              f"{d['long_prompt_p99_gap_s'] * 1000:.0f} ms vs steady {d['steady_gap_s'] * 1000:.0f} ms -> "
-              f"{ratios['itl_p99_long_prompt_vs_steady']:.2f}x; its TTFT {d['long_prompt_ttft_s']:.2f} s vs idle "
-              f"{d['long_prompt_idle_ttft_s']:.2f} s -> {ratios['long_prompt_ttft_loaded_vs_idle']:.2f}x"]
-    fan, setup = d["fanout"], result["setup"]
-    uncached = (f" (prompt cache off: {d['fanout_uncached_ttft_vs_single']:.2f}x)"
-                if d.get("fanout_uncached_ttft_vs_single") else "")
-    follow, coalesced = d["followup"], d["coalesced_decode_tokens"]
-    lines += [f"{setup['shared_prompt_tokens']}-token prompt: cold TTFT {fan['cold_ttft_s'] * 1000:.0f} ms, rerun "
-              f"{fan['rerun_ttft_s'] * 1000:.1f} ms -> {ratios['rerun_ttft_vs_cold']:.3f}x; {setup['fanout']} seeds at "
-              f"once, last TTFT {fan['fanout_last_ttft_s'] * 1000:.0f} ms -> {ratios['fanout_ttft_vs_single']:.2f}x"
-              f"{uncached}",
-              f"Third chat turn prefilled {follow['prefilled']} of {follow['conversation_tokens']} prompt tokens; its "
-              f"new turn has {follow['new_turn_tokens']} -> {ratios['followup_prefill_vs_new_turn']:.2f}x "
-              f"(reproducible mode: {d['followup_reproducible']['prefilled']} -> "
-              f"{d['followup_prefill_vs_new_turn_reproducible']:.2f}x)",
-              f"4 identical greedy requests decoded {coalesced['identical']} tokens, one decodes "
-              f"{coalesced['one']} -> {ratios['coalesced_decode_tokens_ratio']:.2f}x",
-              f"N=8 with logprobs=5: {tp['engine_logprobs_5']['8']:.1f} t/s -> "
-              f"{ratios['logprobs_throughput_ratio']:.3f}x of plain; under a grammar: "
-              f"{tp['engine_grammar']['8']:.1f} t/s -> {ratios['grammar_throughput_ratio']:.3f}x"]
-    repro = d["reproducible_workload_tps"]
-    lines += ["Mixed prompts end to end, reproducible on / off: " + ", ".join(
-        f"N={n} {repro[n]['on']:.1f} / {repro[n]['off']:.1f} t/s -> {ratios['reproducible_throughput_ratio'][n]:.3f}x"
-        for n in repro)]
-    if "gui" in result:
-        g = result["gui"]
-        lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "
-                  f"{g['headless_tps']:.1f} t/s -> {g['gui_vs_headless']:.3f}; GUI thread CPU "
-                  f"{g['gui_thread_cpu_share'] * 100:.1f}% of one core; event-loop lag p99 {g['lag_p99_ms']:.1f} ms "
-                  f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
-                  f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
-                  f"the engine finished it"]
-    return "\n".join(lines)
 
 
 def run_scale(args, threads: int) -> int:
@@ -277,6 +235,10 @@ def run_bench(args) -> int:
     threads = args.threads or default_threads()
     if getattr(args, "scale", False):
         return run_scale(args, threads)
+    if getattr(args, "server", None):
+        from app.bench.server import run_server_bench
+
+        return run_server_bench(args, threads, Progress)
     result = measure(QUICK if args.quick else FULL, threads)
     if args.gui:
         from app.bench.gui import measure_gui

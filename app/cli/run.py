@@ -40,6 +40,8 @@ def result_record(item: RunItem, completion: Completion | None) -> dict:
               "cached_tokens": completion.cached_tokens, "generated_tokens": completion.generated_tokens,
               "queue_wait_s": completion.queue_wait_s, "ttft_s": completion.ttft_s,
               "decode_tps": completion.decode_tps}
+    if completion.note:  # settings the server did not apply
+        record["note"] = completion.note
     if completion.token_logprobs is not None:
         record["token_logprobs"] = [entry.to_dict() for entry in completion.token_logprobs]
     return record

@@ -47,6 +47,7 @@ class PaneResult:
     reply_prefix: str = ""  # the text this reply was branched from (the engine generated what follows it)
     token_logprobs: list | None = None  # TokenLogprob per generated token, when the pane showed probabilities
     format_note: str = ""  # how the output checked against the pane's output format
+    backend_note: str = ""  # settings the backend did not apply (Completion.note)
     # Engine clock (time.perf_counter) marks of a live run; not saved.
     t_submit: float | None = field(default=None, repr=False, compare=False)
     t_first: float | None = field(default=None, repr=False, compare=False)
@@ -74,8 +75,7 @@ class PaneResult:
                 parts.append(text.format(value))
         if self.finish_reason and not self.busy:
             parts.append(f"finish: {self.finish_reason}")
-            if self.format_note:
-                parts.append(self.format_note)
+            parts += [note for note in (self.format_note, self.backend_note) if note]
         line = " · ".join(parts)
         return line + (f" — {self.error}" if self.error and not self.busy else "")
 
@@ -91,6 +91,7 @@ class PaneResult:
         self.prompt_tokens = completion.prompt_tokens
         self.generated_tokens = completion.generated_tokens
         self.cached_tokens = completion.cached_tokens
+        self.backend_note = completion.note
         self.queue_wait_s, self.ttft_s, self.decode_tps = (completion.queue_wait_s, completion.ttft_s,
                                                            completion.decode_tps)
 

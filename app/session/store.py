@@ -24,7 +24,8 @@ FORMAT = "chorus-session"
 VERSION = 1
 SUFFIX = ".chorus.json"
 _RESULT_FIELDS = ("text", "token_ids", "finish_reason", "error", "error_kind", "prompt_tokens", "generated_tokens",
-                  "cached_tokens", "queue_wait_s", "ttft_s", "decode_tps", "reply_prefix", "format_note")
+                  "cached_tokens", "queue_wait_s", "ttft_s", "decode_tps", "reply_prefix", "format_note",
+                  "backend_note")
 
 
 class SessionFileError(ValueError):

@@ -62,6 +62,21 @@ def test_four_requests_stream_at_once_and_the_server_metrics_appear(start_llama_
     backend.close()
 
 
+def test_each_server_kind_is_recognised_and_unapplied_settings_are_reported(start_llama_server, python_server):
+    llama = OpenAIBackend(start_llama_server().url)
+    python = OpenAIBackend(python_server.url)
+    assert llama.list_models() and python.list_models()
+    assert (llama.server_kind, python.server_kind) == ("llamacpp", "me")
+    request = chat("Say yes.", max_tokens=4, logprobs=0)
+    sampled = GenerationRequest(prompt="Yes or no:", max_tokens=4, logprobs=2,
+                                sampling=SamplingParams(temperature=0.0, repeat_penalty=1.1))
+    assert llama.submit(request).result(timeout=120).note == ""  # llama-server applies everything
+    note = python.submit(sampled).result(timeout=120).note
+    assert note.startswith("not applied on llama-cpp-python's server: token probabilities on a raw prompt")
+    llama.close()
+    python.close()
+
+
 def test_cancel_closes_the_stream_and_the_server_slot_goes_idle(start_llama_server):
     server = start_llama_server()
     backend = OpenAIBackend(server.url)
@@ -134,3 +149,23 @@ def test_run_with_server_writes_results(start_llama_server, tmp_path):
     down = subprocess.run([sys.executable, "-m", "app", "run", str(source), "--server",
                            f"http://127.0.0.1:{free_port()}/v1"], capture_output=True, text=True, timeout=120)
     assert down.returncode == 2 and "cannot reach" in down.stderr and "Traceback" not in down.stderr
+
+
+def test_bench_server_compares_the_engine_with_llama_server(start_llama_server, tmp_path):
+    server = start_llama_server("-np", "8")  # N = 8 must all generate at once
+    out = tmp_path / "server-bench.json"
+    run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--threads", "2", "--server", server.url,
+                          "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(out.read_text())
+    for side in ("engine", "server"):
+        assert set(result["throughput"][side]) == {"4", "8"} and all(v > 0 for v in result["throughput"][side].values())
+    assert set(result["ratios"]["engine_vs_server"]) == {"4", "8"} and result["server"] == server.url
+    assert "engine/server" in run.stdout
+
+
+def test_bench_server_reports_an_unreachable_server():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    run = subprocess.run([sys.executable, "-m", "app", "bench", "--server", url], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2 and f"cannot reach {url}" in run.stderr

@@ -13,7 +13,7 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--gui", "--json", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "engine/raw" in run.stdout and "[ 18/18]" in run.stderr  # the table and the progress lines
+    assert "engine/raw" in run.stdout and "[ 19/19]" in run.stderr  # the table and the progress lines
     result = json.loads(out.read_text())
     assert result["model"] and result["threads"] >= 1
     tp, ratios = result["throughput"], result["ratios"]
@@ -23,7 +23,8 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     assert {"1", "4", "8"} <= set(ratios["engine_vs_raw"]) and all(v > 0 for v in ratios["engine_vs_raw"].values())
     for key in ("engine_vs_best_naive_4", "ttft_loaded_vs_idle", "itl_p99_long_prompt_vs_steady",
                 "fanout_ttft_vs_single", "rerun_ttft_vs_cold", "followup_prefill_vs_new_turn",
-                "coalesced_decode_tokens_ratio", "logprobs_throughput_ratio", "grammar_throughput_ratio"):
+                "coalesced_decode_tokens_ratio", "logprobs_throughput_ratio", "grammar_throughput_ratio",
+                "two_engines_vs_one"):
         assert ratios[key] > 0, key
     assert set(ratios["reproducible_throughput_ratio"]) == {"4", "8"}
     assert all(v > 0 for v in ratios["reproducible_throughput_ratio"].values())

@@ -1,0 +1,94 @@
+"""`bench --server URL`: the throughput scenario through the Backend protocol, for Chorus's engine and a server.
+
+Both are driven and timed by the same code (submit N fixed-length greedy requests, read the step events they
+publish), so the ratio compares engines, not measuring methods. The figure is the aggregate decode rate while
+all N generate together, as in the main benchmark. Start the server with the same model and threads, e.g.
+`llama-server -m MODEL.gguf -np 8 -t 2 -c 4096 --metrics`. The server's tokens reach Chorus over HTTP through the
+openai client on this machine, which shares the cores with the server; the engine's need no transport.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from app.backends import LocalBackend, OpenAIBackend
+from app.bench.scenarios import Timeline
+from app.bench.workloads import fixed_length_request, median, prompt_of_length
+from app.engine import EngineConfig
+from app.engine.native import LlamaModel
+from app.models import default_model_path
+
+SIZES = (4, 8)
+
+
+def backend_decode_tps(backend, prompts: list[str], max_tokens: int) -> float:
+    """Aggregate decode t/s from the step where the last request got its first token to the first finish."""
+    timeline = Timeline(expected=len(prompts))
+    backend.subscribe(timeline.on_step)
+    handles = [backend.submit(fixed_length_request(p, max_tokens)) for p in prompts]
+    results = [h.result(timeout=600) for h in handles]
+    failed = [r.error for r in results if r.finish_reason == "error"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} request(s) failed: {failed[0]}")
+    if timeline.all_generating_at is None or timeline.first_finish_at is None:
+        raise RuntimeError("the requests never all generated at once (too few slots on the server?)")
+    tokens = timeline.tokens_at_first_finish - timeline.tokens_when_all_generating
+    return tokens / (timeline.first_finish_at - timeline.all_generating_at)
+
+
+def _local(model_path, prompts, max_tokens, threads, n_ctx) -> float:
+    config = EngineConfig(model_path=model_path, n_slots=len(prompts), n_ctx_per_slot=n_ctx, n_threads=threads)
+    with LocalBackend(config) as backend:
+        return backend_decode_tps(backend, prompts, max_tokens)
+
+
+def _server(url, model, prompts, max_tokens) -> float:
+    backend = OpenAIBackend(url, model=model, max_concurrency=len(prompts))
+    try:
+        return backend_decode_tps(backend, prompts, max_tokens)
+    finally:
+        backend.close()
+
+
+def run_server_bench(args, threads: int, progress_cls, max_tokens: int = 96, repetitions: int = 3) -> int:
+    """Engine vs server at N = 4 and 8, repetitions interleaved; prints a table, writes --json."""
+    repetitions = 1 if args.quick else repetitions
+    model_path = default_model_path()
+    model = LlamaModel(model_path)
+    prompts = [prompt_of_length(model, 64, i) for i in range(max(SIZES))]
+    model.close()
+    probe = OpenAIBackend(args.server, model=args.server_model)
+    try:
+        served = probe.list_models()
+    except ConnectionError as exc:
+        print(f"chorus bench: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        probe.close()
+    server_model = args.server_model or (served[0] if served else None)
+    progress = progress_cls(2 * len(SIZES) * repetitions)
+    samples: dict[tuple[str, int], list[float]] = {}
+    for rep in range(1, repetitions + 1):
+        for n in SIZES:
+            tag = f"rep {rep}/{repetitions} N={n}"
+            samples.setdefault(("engine", n), []).append(progress.run(
+                f"{tag} Chorus engine", _local, model_path, prompts[:n], max_tokens, threads, 64 + max_tokens + 64))
+            samples.setdefault(("server", n), []).append(progress.run(
+                f"{tag} {args.server}", _server, args.server, server_model, prompts[:n], max_tokens))
+    engine = {str(n): median(samples["engine", n]) for n in SIZES}
+    server = {str(n): median(samples["server", n]) for n in SIZES}
+    result = {"model": model_path.name, "threads": threads, "server": args.server, "server_model": server_model,
+              "throughput": {"engine": engine, "server": server},
+              "ratios": {"engine_vs_server": {n: engine[n] / server[n] for n in engine}},
+              "setup": {"prompt_tokens": 64, "max_tokens": max_tokens, "repetitions": repetitions},
+              "samples": {f"{k[0]}_{k[1]}": v for k, v in samples.items()}}
+    print(f"Chorus engine vs {args.server} ({server_model}), {threads} threads, median of {repetitions} run(s)\n")
+    print(f"{'N':>4} {'engine t/s':>11} {'server t/s':>11} {'engine/server':>14}")
+    for n in engine:
+        print(f"{n:>4} {engine[n]:>11.1f} {server[n]:>11.1f} {result['ratios']['engine_vs_server'][n]:>14.3f}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+        print(f"\nwrote {args.json}")
+    return 0
