@@ -4,7 +4,10 @@ Usage: python scripts/screenshots.py OUT_DIR [NAME...]  -> OUT_DIR/screenshot.pn
 OUT_DIR/screenshot-done.png, OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation,
 differing in temperature), OUT_DIR/screenshot-probabilities.png (a tinted reply, its alternatives popup, a branch
 and a JSON-schema pane), OUT_DIR/screenshot-columns.png, -diff.png, -table.png (an 8-variant group in columns,
-the diff view, the comparison table). NAME limits it to some of: runs, conversation, probabilities, compare.
+the diff view, the comparison table), OUT_DIR/screenshot-backends.png (panes on the local model and on a server,
+the server's /metrics in the stats panel) and -backends-dialog.png. NAME limits it to some of: runs,
+conversation, probabilities, compare, backends. `backends` needs a server running the same model:
+CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
 import asyncio
@@ -42,6 +45,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_probabilities(window, out)
     if "compare" in names:
         await shoot_compare(window, out)
+    if "backends" in names:
+        await shoot_backends(window, out)
 
 
 async def shoot_runs(window: MainWindow, out: Path) -> None:
@@ -157,9 +162,40 @@ async def shoot_compare(window: MainWindow, out: Path) -> None:
     table.grab().save(str(out / "screenshot-table.png"))
 
 
+async def shoot_backends(window: MainWindow, out: Path) -> None:
+    """Two prompts, each on the local model and on a server, mid-run, the stats panel on the server."""
+    from app.session import MAIN, BackendSpec
+
+    spec = BackendSpec(kind="server", url=os.environ["CHORUS_SCREENSHOT_SERVER"])
+    reason = await window.backends.add(spec)
+    if reason:
+        raise SystemExit(f"server: {reason}")
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.stats_dock.show()
+    window.columns_box.setValue(2)
+    for prompt, _ in PROMPTS[:2]:
+        for backend in (MAIN, window.backends.last_added):
+            pane = window.grid.add_pane()
+            pane.prompt.setPlainText(prompt)
+            pane.sampling.temperature.setValue(0.7)
+            pane.sampling.max_tokens.setValue(220)
+            pane.spec.backend = backend
+    window.grid.set_backend_names(window.bridge.backend_names())
+    window.stats_panel.backend_box.setCurrentText(window.backends.last_added)
+    window.runs.run_all()
+    await asyncio.sleep(4.0)
+    window.grab().save(str(out / "screenshot-backends.png"))
+    dialog = window.open_backends()
+    await asyncio.sleep(0.5)
+    dialog.grab().save(str(out / "screenshot-backends-dialog.png"))
+    dialog.close()
+    await finish_all(window)
+
+
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities", "compare"}
+    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities", "compare", "backends"}
     out.mkdir(parents=True, exist_ok=True)
     app = create_app()
     loop = qasync.QEventLoop(app)

@@ -8,6 +8,7 @@ goes to app.backends.KeyStore); `BackendRegistry.open` builds the Backend. Qt-fr
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -34,7 +35,8 @@ class BackendSpec:
         """The label panes store and show: "local · <file stem>" or "<host:port> · <model>"."""
         if self.kind == "local":
             return f"local · {Path(self.path).stem}"
-        return f"{urlparse(self.url).netloc or self.url} · {self.model or 'default model'}"
+        model = Path(self.model).name if self.model and "/" in self.model else self.model  # llama-server: a path
+        return f"{urlparse(self.url).netloc or self.url} · {model or 'default model'}"
 
     def problem(self) -> str | None:
         """Why this spec cannot be opened, in one sentence; None if it looks usable."""
@@ -76,28 +78,49 @@ class BackendRegistry:
         self._lock = threading.Lock()
         self._open: dict[str, tuple[BackendSpec, Backend, Callable[[], None]]] = {}
 
-    def open(self, spec: BackendSpec, *, api_key: str | None = None, engine: dict | None = None) -> Backend:
-        """Build and register the backend (blocking: loads a model or asks a server for its models).
-        `engine`: EngineConfig fields for a local model (slots, context, threads...). Raises ValueError,
-        ConnectionError or the engine's own error, with a message for the user."""
+    def open(self, spec: BackendSpec, *, api_key: str | None = None, engine: dict | None = None) -> BackendSpec:
+        """Build and register the backend (blocking: loads a model or asks a server for its models); returns
+        the spec as opened (a server's default model resolved to the first one it lists, which is what vLLM
+        needs to be named). `engine`: EngineConfig fields for a local model (slots, context, threads...).
+        Raises ValueError, ConnectionError or the engine's own error, with a message for the user."""
         problem = spec.problem()
         if problem:
             raise ValueError(problem)
-        if spec.name == MAIN or spec.name in self.names():
-            raise ValueError(f"{spec.name} is already connected")
         if spec.kind == "local":
+            self._check_new(spec)
             backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
         else:
-            backend = OpenAIBackend(spec.url, model=spec.model, api_key=api_key,
-                                    max_concurrency=spec.max_concurrency)
+            backend = self._open_server(spec, api_key)
+            spec = dataclasses.replace(spec, model=backend.model_info["model"])
             try:
-                backend.list_models()  # fails now, with the cause, rather than at the first pane's run
-            except ConnectionError:
+                self._check_new(spec)
+            except ValueError:
                 backend.close()
                 raise
         unsubscribe = backend.subscribe(self._on_step)
         with self._lock:
             self._open[spec.name] = (spec, backend, unsubscribe)
+        return spec
+
+    def _check_new(self, spec: BackendSpec) -> None:
+        if spec.name == MAIN or spec.name in self.names():
+            raise ValueError(f"{spec.name} is already connected")
+
+    @staticmethod
+    def _open_server(spec: BackendSpec, api_key: str | None) -> OpenAIBackend:
+        """Ask the server for its models now (a failure names the cause before any pane runs)."""
+        backend = OpenAIBackend(spec.url, model=spec.model, api_key=api_key, max_concurrency=spec.max_concurrency)
+        try:
+            models = backend.list_models()
+        except ConnectionError:
+            backend.close()
+            raise
+        if spec.model is None and models:
+            kind = backend.server_kind
+            backend.close()
+            backend = OpenAIBackend(spec.url, model=models[0], api_key=api_key,
+                                    max_concurrency=spec.max_concurrency)
+            backend.server_kind = kind
         return backend
 
     def get(self, name: str) -> Backend | None:

@@ -31,6 +31,7 @@ class BackendManager(QObject):
         self.bridge, self.settings = bridge, settings
         self.keys = keys if keys is not None else KeyStore()
         self.unavailable: dict[str, tuple[BackendSpec, str]] = {}  # saved but not open: name -> (spec, why)
+        self.last_added: str | None = None
 
     def saved(self) -> list[BackendSpec]:
         return self.bridge.backends.specs() + [spec for spec, _ in self.unavailable.values()]
@@ -41,12 +42,13 @@ class BackendManager(QObject):
 
     async def add(self, spec: BackendSpec, api_key: str | None = None, remember: bool = False) -> str | None:
         """Open a backend and remember it; returns None, or why it could not be opened (nothing else changes,
-        except that a saved backend that fails again keeps its place as "not connected")."""
+        except that a saved backend that fails again keeps its place as "not connected"). `self.last_added`
+        is the name it got (a server's default model resolved)."""
         if api_key and spec.kind == "server":
             self.keys.set(spec.url, api_key, remember)
         key = api_key or (self.keys.get(spec.url) if spec.kind == "server" else None)
         try:
-            await self.bridge.add_backend(spec, api_key=key, engine=self.settings.engine_fields())
+            opened = await self.bridge.add_backend(spec, api_key=key, engine=self.settings.engine_fields())
         except Exception as exc:  # the engine's or the server's own message: shown, never raised into Qt
             reason = str(exc) or type(exc).__name__
             log.warning("could not open %s: %s", spec.name, reason)
@@ -56,8 +58,9 @@ class BackendManager(QObject):
             self.sig_status.emit(f"Could not connect {spec.name}: {reason}")
             return reason
         self.unavailable.pop(spec.name, None)
+        self.last_added = opened.name
         self._save()
-        self.sig_status.emit(f"Connected {spec.name}")
+        self.sig_status.emit(f"Connected {opened.name}")
         return None
 
     async def remove(self, name: str) -> None:

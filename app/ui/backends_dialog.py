@@ -119,7 +119,8 @@ class BackendsDialog(QDialog):
         """Open a backend; the status line says how it went. Returns None or the reason it failed."""
         self.status.setText(f"Opening {spec.name}…")
         reason = await self.manager.add(spec, api_key, remember)
-        self.status.setText(f"⚠ Could not open {spec.name}: {reason}" if reason else f"Added {spec.name}.")
+        self.status.setText(f"⚠ Could not open {spec.name}: {reason}" if reason
+                            else f"Added {self.manager.last_added}.")
         return reason
 
     async def _reconnect(self) -> None:

@@ -125,13 +125,15 @@ class EngineBridge(QObject):
         """What a pane can choose: MAIN first, then every added backend."""
         return [MAIN, *self.backends.names()]
 
-    async def add_backend(self, spec: BackendSpec, api_key: str | None = None, engine: dict | None = None):
-        """Open another local model or a server off the GUI thread; raises with a message for the user."""
+    async def add_backend(self, spec: BackendSpec, api_key: str | None = None,
+                          engine: dict | None = None) -> BackendSpec:
+        """Open another local model or a server off the GUI thread; returns its spec as opened (a server's
+        default model resolved). Raises with a message for the user."""
         if self._closed:
             raise RuntimeError("the window is closing")
-        backend = await asyncio.to_thread(self.backends.open, spec, api_key=api_key, engine=engine)
+        opened = await asyncio.to_thread(self.backends.open, spec, api_key=api_key, engine=engine)
         self.sig_backends_changed.emit()
-        return backend
+        return opened
 
     async def remove_backend(self, name: str) -> None:
         await asyncio.to_thread(self.backends.close, name)

@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session
-from app.session.compare import differences_in_groups, label
+from app.session.compare import differences_in_groups
 from app.ui.prompt_pane import PromptPane
 from app.ui.scroll_sync import ScrollSync
 from app.ui.settings import COLUMNS_LIMIT
@@ -110,6 +110,7 @@ class PaneGrid(QScrollArea):
         self.backend_names = list(names)
         for pane in self.panes:
             pane.header.set_backends(self.backend_names)
+        self.refresh_titles()  # the backend shows in the header's chooser now, or in its title again
 
     def set_columns(self, columns: int) -> None:
         self.columns = COLUMNS_LIMIT.clamp(columns)
@@ -176,4 +177,4 @@ class PaneGrid(QScrollArea):
     def refresh_titles(self) -> None:
         """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""
         for pane, diff in zip(self.panes, differences_in_groups(self.session.panes), strict=True):
-            pane.header.set_differences(label(diff))
+            pane.header.set_differences(diff)

@@ -14,6 +14,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
 
 from app.session import MAIN
+from app.session.compare import label
 from app.ui.conversation_menu import ConversationMenu
 
 NOT_CONNECTED = " (not connected)"
@@ -69,6 +70,7 @@ class PaneHeader(QWidget):
         self.backend.clear()
         for name in entries:
             self.backend.addItem(name + ("" if name in names else NOT_CONNECTED), name)
+            self.backend.setItemData(self.backend.count() - 1, name, Qt.ToolTipRole)
         self.backend.setCurrentIndex(entries.index(current))
         self.backend.setVisible(len(entries) > 1)  # one backend: nothing to choose, no clutter
         self.backend.blockSignals(False)
@@ -79,12 +81,15 @@ class PaneHeader(QWidget):
             self.spec.backend = name
             self.sig_backend_chosen.emit(name)
 
-    def set_differences(self, text: str) -> None:
-        """Show how this pane differs from the others next to its title."""
+    def set_differences(self, diff: dict[str, str]) -> None:
+        """Show how this pane differs from the others next to its title (all of it in the tooltip; the backend
+        only in the tooltip while the chooser beside the title shows it)."""
+        self.title.setToolTip(label(diff))
+        shown = {k: v for k, v in diff.items() if not (k == "backend" and self.backend.isVisibleTo(self))}
+        text = label(shown)
         title = self.spec.title or f"Pane {self.number}"
         self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
                            f"{html.escape(text)}</span>" if text else html.escape(title))
-        self.title.setToolTip(text)
         bold = self.title.font()
         bold.setBold(True)
         first_word = title.split(" ")[0] + " " + (title.split(" ")[1] if " " in title else "")

@@ -62,7 +62,7 @@ class ServerForm(QDialog):
         form.addRow(self.warning)
         form.addRow(self.result)
         form.addRow(self.buttons)
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(600)
         self.url.textChanged.connect(self._url_changed)
         self.test_button.clicked.connect(lambda: asyncio.ensure_future(self.test_connection()))
         self.buttons.accepted.connect(self.accept)
@@ -71,6 +71,9 @@ class ServerForm(QDialog):
 
     def _url_changed(self, _text: str) -> None:
         url = self.url.text().strip()
+        if self.model.count() > 1 or self.model.currentText() != DEFAULT_MODEL:  # another server's models
+            self.model.clear()
+            self.model.addItem(DEFAULT_MODEL)
         warning = plain_http_warning(url) if url else None
         self.warning.setText(f"⚠ {warning}" if warning else "")
         self.warning.setVisible(bool(warning))
@@ -78,7 +81,7 @@ class ServerForm(QDialog):
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(problem is None)
         self.test_button.setEnabled(problem is None)
         self.result.setText(f"⚠ {problem}" if url and problem else "")
-
+        self.adjustSize()  # room for a warning that wraps
     def spec(self) -> BackendSpec:
         model = self.model.currentText().strip()
         return BackendSpec(kind="server", url=self.url.text().strip().rstrip("/"),
@@ -97,6 +100,7 @@ class ServerForm(QDialog):
             models = await asyncio.to_thread(list_server_models, spec.url, self.key())
         except ConnectionError as exc:
             self.result.setText(f"⚠ {exc}")
+            self.adjustSize()
             return None
         finally:
             self.test_button.setEnabled(True)
@@ -107,4 +111,5 @@ class ServerForm(QDialog):
             self.model.setCurrentText(chosen)
         self.result.setText(f"Connected: {len(models)} model(s) served." if models
                             else "Connected, but the server lists no models.")
+        self.adjustSize()
         return models

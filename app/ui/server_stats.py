@@ -26,9 +26,13 @@ class ServerStats(QWidget):
         self.waiting = np.full(n, np.nan)
         self.generation_tps = np.full(n, np.nan)
         self.plot = make_plot("Server (its /metrics)", "requests")
+        self.plot.setMinimumHeight(110)
+        self.plot.setMaximumHeight(190)  # the client's two plots above keep the room
         self.running_curve = make_curve(self.plot, "running on the server", "active")
         self.waiting_curve = make_curve(self.plot, "waiting on the server", "queued")
-        self.note = QLabel(objectName="serverNote", wordWrap=True)
+        self.note = QLabel(objectName="serverNote", wordWrap=True,
+                           toolTip="The server's own count of generated tokens per second, from /metrics. "
+                                   "llama-server adds a request's tokens when it ends, so its rate moves in steps.")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
@@ -54,7 +58,7 @@ class ServerStats(QWidget):
         elif available:
             tps = server.get("generation_tps")
             self.note.setText(f"Server: {server.get('running') or 0:g} running, {server.get('waiting') or 0:g} "
-                              f"waiting, generating {0 if tps is None else tps:.1f} t/s (all its clients)")
+                              f"waiting · {0 if tps is None else tps:.1f} t/s reported (all its clients)")
         if available != self.available:
             self.available = available
             self.setVisible(available is not None)

@@ -124,7 +124,8 @@ class StatsPanel(QWidget):
 
         self.server = ServerStats(self._plot, self._curve, n)
         self.server_scale = YScale(self.server.plot, grid_pen)
-        self.server_decode_curve = self._curve(self.rate_plot, "server decode", "server")
+        self.server_decode_curve = self._curve(self.rate_plot, None, "server")  # in the legend for servers only
+        self._server_in_legend = False
         self.readout_grid = Readouts()
         self.readouts = self.readout_grid.labels
         self.backend_box = QComboBox(toolTip="Whose figures the panel shows")
@@ -140,9 +141,9 @@ class StatsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.backend_box)
-        layout.addWidget(self.occupancy_plot, 1)
-        layout.addWidget(self.rate_plot, 1)
-        layout.addWidget(self.server, 1)
+        layout.addWidget(self.occupancy_plot, 2)
+        layout.addWidget(self.rate_plot, 2)
+        layout.addWidget(self.server, 1)  # its own queue; the client's plots keep most of the height
         layout.addWidget(self.readout_grid)
         layout.addLayout(buttons)
         self.server.hide()
@@ -178,7 +179,7 @@ class StatsPanel(QWidget):
         plot.setMinimumHeight(140)
         return plot
 
-    def _curve(self, plot: pg.PlotWidget, name: str, color: str):
+    def _curve(self, plot: pg.PlotWidget, name: str | None, color: str):
         item = plot.plot([], [], pen=pg.mkPen(COLORS[color], width=2), name=name, connect="finite")
         item.curve.setSegmentedLineMode("on")
         return item
@@ -241,6 +242,8 @@ class StatsPanel(QWidget):
             for rate, counter in ((self.decode_rate, self.generated), (self.prefill_rate, self.prompt)):
                 rate[:-1] = rate[1:]
                 rate[-1] = self._trailing_rate(counter)
+            if snap.server is not None:  # a server's prompt tokens arrive with each finished reply: no rate
+                self.prefill_rate[-1] = np.nan
             self.server.push(snap.server)
             self.readout_grid.show_snapshot(snap)
             self.slots_line.setValue(snap.n_slots)  # a no-op (no repaint) when unchanged
@@ -271,6 +274,11 @@ class StatsPanel(QWidget):
         self.decode_curve.setData(x, self.decode_rate)
         self.prefill_curve.setData(x, self.prefill_rate)
         self.server_decode_curve.setData(x, self.server.generation_tps)
+        if bool(self.server.available) != self._server_in_legend:
+            legend = self.rate_plot.getPlotItem().legend
+            self._server_in_legend = not self._server_in_legend
+            legend.addItem(self.server_decode_curve, "server decode") if self._server_in_legend \
+                else legend.removeItem(self.server_decode_curve)
         if self.server.available:
             self.server_scale.fit(self.server.peak() + 1)
             self.server.redraw(x)

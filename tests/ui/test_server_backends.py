@@ -12,40 +12,43 @@ pytestmark = pytest.mark.servers
 
 
 def run_on(window, loop, spec, prompts, on_server):
+    """Add the server, put the prompts on it or on the local model, run them; returns (views, its name)."""
     assert loop.run_until_complete(window.backends.add(spec)) is None
+    name = window.backends.last_added
+    assert name.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")  # the server's default model, resolved by name
     views = prepare(window, prompts, max_tokens=24)
     for view, remote in zip(views, on_server, strict=True):
-        view.header.set_backends(window.bridge.backend_names())
-        index = view.header.backend.findData(spec.name if remote else MAIN)
+        index = view.header.backend.findData(name if remote else MAIN)
         view.header.backend.setCurrentIndex(index)
         view.header.backend.activated.emit(index)
     assert all(window.runs.run_pane(view) for view in views)
-    return views
+    return views, name
 
 
 def test_panes_on_llama_server_and_the_local_model_with_the_servers_metrics(loaded_window, loop,
                                                                            start_llama_server):  # noqa: F811
     server = start_llama_server()
     spec = BackendSpec(kind="server", url=server.url)
-    views = run_on(loaded_window, loop, spec, ["Name a river.", "Name a city.", "Name a tree."], [True, True, False])
+    views, name = run_on(loaded_window, loop, spec, ["Name a river.", "Name a city.", "Name a tree."],
+                         [True, True, False])
     panel = loaded_window.stats_panel
-    panel.backend_box.setCurrentText(spec.name)
+    panel.backend_box.setCurrentText(name)
     wait_until(loop, lambda: all(v.state == RunState.DONE for v in views), timeout=180)
     assert all(v.spec.result.text for v in views)
-    assert [v.spec.backend for v in views] == [spec.name, spec.name, MAIN]
+    assert [v.spec.backend for v in views] == [name, name, MAIN]
     wait_until(loop, lambda: panel.server.available is True, timeout=30)  # polled once a second
     assert panel.server.isVisibleTo(panel) and panel.server.plot.isVisibleTo(panel)
     assert "running" in panel.server.note.text() and "waiting" in panel.server.note.text()
-    remote = loaded_window.bridge.backends.get(spec.name)
+    remote = loaded_window.bridge.backends.get(name)
     assert remote.stats().generated_tokens_total == sum(v.tokens for v in views[:2])
     assert loaded_window.bridge.stats().generated_tokens_total == views[2].tokens
 
 
 def test_a_server_without_metrics_says_so_and_shows_the_client_view(loaded_window, loop, python_server):  # noqa: F811
     spec = BackendSpec(kind="server", url=python_server.url)
-    views = run_on(loaded_window, loop, spec, ["Name a bird."], [True])
+    views, name = run_on(loaded_window, loop, spec, ["Name a bird."], [True])
     panel = loaded_window.stats_panel
-    panel.backend_box.setCurrentText(spec.name)
+    panel.backend_box.setCurrentText(name)
     wait_until(loop, lambda: views[0].state == RunState.DONE, timeout=180)
     assert views[0].spec.result.text
     wait_until(loop, lambda: panel.server.available is False, timeout=30)
