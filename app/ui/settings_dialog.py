@@ -30,7 +30,7 @@ class SettingsDialog(QDialog):
         self.reproducible = QCheckBox("Same tokens whatever else runs", checked=settings.get(keys.REPRODUCIBLE))
         self.reproducible.setToolTip(
             "A request gives the same tokens alone or beside others, from the prompt cache or not (same model "
-            "file, build, CPU type and threads).\nThroughput stays within 5%; long prompts reach their first token "
+            "file, build, CPU type and threads).\nThroughput stays within 5-10%; long prompts reach their first token "
             "later (~1.7x at 1,500 tokens). Details: docs/engine.md")
         form.addRow("Reproducible outputs", self.reproducible)
         note = QLabel("Changing these reloads the model; running generations are stopped (you are asked first).")

@@ -11,12 +11,12 @@ from tests.ui.test_end_to_end import prepare
 pytestmark = pytest.mark.servers
 
 
-def run_on(window, loop, spec, prompts, on_server):
+def run_on(window, loop, spec, prompts, on_server, max_tokens=24, api_key=None):
     """Add the server, put the prompts on it or on the local model, run them; returns (views, its name)."""
-    assert loop.run_until_complete(window.backends.add(spec)) is None
+    assert loop.run_until_complete(window.backends.add(spec, api_key)) is None
     name = window.backends.last_added
     assert name.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")  # the server's default model, resolved by name
-    views = prepare(window, prompts, max_tokens=24)
+    views = prepare(window, prompts, max_tokens=max_tokens)
     for view, remote in zip(views, on_server, strict=True):
         index = view.header.backend.findData(name if remote else MAIN)
         view.header.backend.setCurrentIndex(index)
@@ -25,12 +25,12 @@ def run_on(window, loop, spec, prompts, on_server):
     return views, name
 
 
-def test_panes_on_llama_server_and_the_local_model_with_the_servers_metrics(loaded_window, loop,
+def test_panes_on_llama_server_and_the_local_model_with_the_servers_metrics(loaded_window, loop, tmp_path,
                                                                            start_llama_server):  # noqa: F811
     server = start_llama_server()
     spec = BackendSpec(kind="server", url=server.url)
     views, name = run_on(loaded_window, loop, spec, ["Name a river.", "Name a city.", "Name a tree."],
-                         [True, True, False])
+                         [True, True, False], api_key="sk-never-written")
     panel = loaded_window.stats_panel
     panel.backend_box.setCurrentText(name)
     wait_until(loop, lambda: all(v.state == RunState.DONE for v in views), timeout=180)
@@ -42,6 +42,11 @@ def test_panes_on_llama_server_and_the_local_model_with_the_servers_metrics(load
     remote = loaded_window.bridge.backends.get(name)
     assert remote.stats().generated_tokens_total == sum(v.tokens for v in views[:2])
     assert loaded_window.bridge.stats().generated_tokens_total == views[2].tokens
+    loaded_window.settings.sync()
+    loaded_window.grid.session.save(tmp_path / "s.chorus.json")
+    for written in (loaded_window.settings.store.fileName(), tmp_path / "s.chorus.json"):
+        text = open(written, encoding="utf-8").read()
+        assert f"127.0.0.1:{server.port}" in text and "sk-never-written" not in text  # saved; its key is not
 
 
 def test_a_server_without_metrics_says_so_and_shows_the_client_view(loaded_window, loop, python_server):  # noqa: F811
@@ -55,3 +60,19 @@ def test_a_server_without_metrics_says_so_and_shows_the_client_view(loaded_windo
     assert "no Prometheus /metrics" in panel.server.note.text() and not panel.server.plot.isVisibleTo(panel)
     panel.update_once()
     assert panel.readouts["generated_total"].text() != "0"  # the client's own count
+
+
+def test_a_server_killed_mid_stream_is_that_panes_error_and_the_local_pane_finishes(loaded_window, loop,
+                                                                                   start_llama_server):  # noqa: F811
+    server = start_llama_server()
+    spec = BackendSpec(kind="server", url=server.url)
+    views, name = run_on(loaded_window, loop, spec, ["Count from one to two hundred in words.",
+                                                     "Count from one to fifty in words."], [True, False],
+                         max_tokens=400)
+    wait_until(loop, lambda: views[0].spec.result.text, timeout=60)  # the server is streaming
+    server.kill()
+    wait_until(loop, lambda: not any(v.busy for v in views), timeout=120)
+    assert views[0].state == RunState.ERROR
+    assert server.url in views[0].status.text()  # names the server, and the cause after it
+    assert views[1].state == RunState.DONE and views[1].spec.result.text  # the local pane is unaffected
+    assert loaded_window.isVisible() and loaded_window.bridge.backends.get(name) is not None
