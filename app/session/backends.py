@@ -63,10 +63,10 @@ class BackendSpec:
         if not isinstance(data, dict) or data.get("kind") not in KINDS:
             raise ValueError(f"not a backend: {data!r}")
         known = {k: data[k] for k in ("kind", "path", "url", "model", "max_concurrency") if k in data}
-        try:
-            return cls(**known)
-        except TypeError as exc:
-            raise ValueError(f"not a backend: {data!r}") from exc
+        types = {"path": str, "url": str, "model": (str, type(None)), "max_concurrency": int}
+        if any(not isinstance(known[k], t) or isinstance(known[k], bool) for k, t in types.items() if k in known):
+            raise ValueError(f"not a backend: {data!r}")
+        return cls(**known)
 
 
 class BackendRegistry:
@@ -99,7 +99,13 @@ class BackendRegistry:
                 raise
         unsubscribe = backend.subscribe(self._on_step)
         with self._lock:
-            self._open[spec.name] = (spec, backend, unsubscribe)
+            duplicate = spec.name in self._open  # the same one opened twice at once (a double click)
+            if not duplicate:
+                self._open[spec.name] = (spec, backend, unsubscribe)
+        if duplicate:
+            backend.close()
+            unsubscribe()
+            raise ValueError(f"{spec.name} is already connected")
         return spec
 
     def _check_new(self, spec: BackendSpec) -> None:

@@ -80,4 +80,6 @@ class BackendManager(QObject):
                 self.unavailable[spec.name] = (spec, "connecting…")
         self.sig_changed.emit()
         for name in list(self.unavailable):
+            if self.bridge.closed:  # the window closed meanwhile
+                return
             await self.reconnect(name)

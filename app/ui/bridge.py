@@ -55,6 +55,10 @@ class EngineBridge(QObject):
         return self._engine.model_info if self._engine else None
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def ready(self) -> bool:
         return self._engine is not None and not self.loading
 
@@ -132,6 +136,9 @@ class EngineBridge(QObject):
         if self._closed:
             raise RuntimeError("the window is closing")
         opened = await asyncio.to_thread(self.backends.open, spec, api_key=api_key, engine=engine)
+        if self._closed:  # the window closed while it opened: close it too
+            await asyncio.to_thread(self.backends.close, opened.name)
+            raise RuntimeError("the window closed while the backend was opening")
         self.sig_backends_changed.emit()
         return opened
 

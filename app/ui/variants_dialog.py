@@ -30,6 +30,16 @@ NUMERIC_AXES = (("temperature", "Temperature"), ("top_k", "Top-k"), ("top_p", "T
                 ("repeat_penalty", "Repeat penalty"), ("seed", "Seed"), ("max_tokens", "Max tokens"))
 
 
+def _column(boxes) -> QWidget:
+    """Check boxes stacked in one form cell."""
+    column = QWidget()
+    layout = QVBoxLayout(column)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for box in boxes:
+        layout.addWidget(box)
+    return column
+
+
 class VariantsDialog(QDialog):
     def __init__(self, base: PaneSpec, parent: QWidget | None = None, backends: list[str] = ()):
         """`backends`: the names a pane can run on; with more than one, the grid can sweep over them."""
@@ -56,20 +66,10 @@ class VariantsDialog(QDialog):
         self.systems.setFixedHeight(60)
         form.addRow("System prompts", self.systems)
         self.formats = {kind: QCheckBox(label) for kind, label in KINDS.items() if kind in ("text", "json")}
-        row = QWidget()
-        row_layout = QVBoxLayout(row)
-        row_layout.setContentsMargins(0, 0, 0, 0)
-        for box in self.formats.values():
-            row_layout.addWidget(box)
-        form.addRow("Output formats", row)
+        form.addRow("Output formats", _column(self.formats.values()))
         self.backends = {name: QCheckBox(name) for name in backends} if len(backends) > 1 else {}
         if self.backends:
-            column = QWidget()
-            column_layout = QVBoxLayout(column)
-            column_layout.setContentsMargins(0, 0, 0, 0)
-            for box in self.backends.values():
-                column_layout.addWidget(box)
-            form.addRow("Backends (models)", column)
+            form.addRow("Backends (models)", _column(self.backends.values()))
         self.tabs.addTab(grid, "Sweep grid")
         self.summary = QLabel(wordWrap=True, objectName="variantsSummary")
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
