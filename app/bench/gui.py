@@ -52,6 +52,21 @@ def _headless_rate(requests, threads: int) -> float:
         return tokens / (clock.finished_at - started)
 
 
+def _window_requests(window, model_path: str) -> list:
+    """Give the window PANES greedy panes (once) and return what running them submits, as (model, request)."""
+    while len(window.grid.panes) < PANES:
+        window.grid.add_pane()
+    for i, pane in enumerate(window.grid.panes):
+        pane.prompt.setPlainText(f"{PROMPTS[i % len(PROMPTS)]} (variant {i})")
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(96)
+    requests = []
+    for pane in window.grid.panes:
+        pane.commit_form()
+        requests.append((model_path, plan_run(pane.spec)[0]))
+    return requests
+
+
 async def _gui_run(window, model_path: str, threads: int) -> dict:
     from PySide6.QtCore import QTimer
 
@@ -61,17 +76,8 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     window.settings.set(keys.CONTEXT_PER_SLOT, 512)
     window.settings.set(keys.THREADS, threads)
     await window.load_model(model_path)
-    while len(window.grid.panes) < PANES:
-        window.grid.add_pane()
+    requests = _window_requests(window, model_path)
     window.columns_box.setValue(4)  # as a user would, so the toolbar agrees
-    for i, pane in enumerate(window.grid.panes):
-        pane.prompt.setPlainText(f"{PROMPTS[i % len(PROMPTS)]} (variant {i})")
-        pane.sampling.temperature.setValue(0.0)
-        pane.sampling.max_tokens.setValue(96)
-    requests = []
-    for pane in window.grid.panes:
-        pane.commit_form()
-        requests.append((model_path, plan_run(pane.spec)[0]))
 
     lags, last = [], [time.perf_counter()]
     probe = QTimer(interval=PROBE_MS)
@@ -129,18 +135,25 @@ def measure_gui(threads: int, repetitions: int = 5) -> dict:
     asyncio.set_event_loop(loop)
     runs, headless = [], []
     with tempfile.TemporaryDirectory() as tmp, loop:
-        for _ in range(repetitions):  # interleaved: window run, then the same requests headless
-            window = MainWindow(EngineBridge(), Settings(QSettings(os.path.join(tmp, "b.ini"), QSettings.IniFormat)),
-                                autosave_path=Path(tmp) / "autosave.chorus.json")
+        for rep in range(repetitions):  # interleaved pairs, alternating which goes first (drift hits both sides)
+            settings = Settings(QSettings(os.path.join(tmp, "b.ini"), QSettings.IniFormat))
+            window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
             window.resize(1600, 1000)
+            if rep % 2:  # the requests are the window's; made without running, then headless first
+                requests = _window_requests(window, str(default_model_path()))
+                headless.append(_headless_rate(requests, threads))
             window.show()
             runs.append(loop.run_until_complete(_gui_run(window, str(default_model_path()), threads)))
             window.close()
-            headless.append(_headless_rate(runs[-1].pop("requests"), threads))
+            requests = runs[-1].pop("requests")
+            if not rep % 2:
+                headless.append(_headless_rate(requests, threads))
     gui = {key: median([run[key] for run in runs]) for key in runs[0]}
     gui["lag_max_ms"] = max(run["lag_max_ms"] for run in runs)
     gui["headless_tps"] = median(headless)
-    gui["gui_vs_headless"] = gui["gui_tps"] / gui["headless_tps"]
+    pairs = [run["gui_tps"] / rate for run, rate in zip(runs, headless, strict=True)]
+    gui["gui_vs_headless"] = median(pairs)  # paired, as reproducible_throughput_ratio: each pair shares a moment
+    gui["gui_vs_headless_of_medians"] = gui["gui_tps"] / gui["headless_tps"]
     gui["panes"] = PANES
-    gui["samples"] = {"gui_tps": [r["gui_tps"] for r in runs], "headless_tps": headless}
+    gui["samples"] = {"gui_tps": [r["gui_tps"] for r in runs], "headless_tps": headless, "pair_ratios": pairs}
     return gui
