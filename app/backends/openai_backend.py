@@ -57,7 +57,6 @@ class OpenAIBackend:
                                     timeout=openai.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S))
         self._model = model
         self.max_concurrency = max_concurrency
-        self.name = f"{urlparse(self.base_url).netloc} · {model or 'default model'}"
         self.warning = plain_http_warning(self.base_url)  # None, or a sentence for the user (unencrypted)
         self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="chorus-http")
         self._lock = threading.Lock()
@@ -73,6 +72,10 @@ class OpenAIBackend:
 
     # --- Backend protocol ------------------------------------------------------------------------------------
     @property
+    def name(self) -> str:
+        return f"{urlparse(self.base_url).netloc} · {self._model or 'default model'}"
+
+    @property
     def model_info(self) -> dict:
         return {"url": self.base_url, "model": self._model, "kind": "server"}
 
@@ -86,6 +89,14 @@ class OpenAIBackend:
         if models:
             self.server_kind = getattr(models[0], "owned_by", None)
         return [m.id for m in models]
+
+    def connect(self) -> list[str]:
+        """Check the server now (GET /v1/models) and, when no model was named, ask for the first one it lists
+        (vLLM refuses any other name); returns its models. Raises ConnectionError like list_models."""
+        models = self.list_models()
+        if self._model is None and models:
+            self._model = models[0]
+        return models
 
     def submit(self, request: GenerationRequest) -> RequestHandle:
         handle = RequestHandle(next(_ids), request, self._cancel)

@@ -60,13 +60,13 @@ def run_server_bench(args, threads: int, progress_cls, max_tokens: int = 96, rep
     model.close()
     probe = OpenAIBackend(args.server, model=args.server_model)
     try:
-        served = probe.list_models()
+        probe.connect()
     except ConnectionError as exc:
         print(f"chorus bench: {exc}", file=sys.stderr)
         return 2
     finally:
         probe.close()
-    server_model = args.server_model or (served[0] if served else None)
+    server_model = probe.model_info["model"]
     progress = progress_cls(2 * len(SIZES) * repetitions)
     samples: dict[tuple[str, int], list[float]] = {}
     for rep in range(1, repetitions + 1):

@@ -66,12 +66,10 @@ def open_backend(args):
         key = server_key(args)
         backend = OpenAIBackend(args.server, model=args.server_model, max_concurrency=args.slots, api_key=key)
         try:
-            models = backend.list_models()
+            backend.connect()
         except ConnectionError:
             backend.close()
             raise
-        if backend.model_info["model"] is None and models:
-            backend = OpenAIBackend(args.server, model=models[0], max_concurrency=args.slots, api_key=key)
         return backend
     model = Path(args.model) if args.model else default_model_path()
     return LocalBackend(EngineConfig(model_path=model, n_slots=args.slots))

@@ -117,16 +117,10 @@ class BackendRegistry:
         """Ask the server for its models now (a failure names the cause before any pane runs)."""
         backend = OpenAIBackend(spec.url, model=spec.model, api_key=api_key, max_concurrency=spec.max_concurrency)
         try:
-            models = backend.list_models()
+            backend.connect()
         except ConnectionError:
             backend.close()
             raise
-        if spec.model is None and models:
-            kind = backend.server_kind
-            backend.close()
-            backend = OpenAIBackend(spec.url, model=models[0], api_key=api_key,
-                                    max_concurrency=spec.max_concurrency)
-            backend.server_kind = kind
         return backend
 
     def get(self, name: str) -> Backend | None:
