@@ -7,9 +7,7 @@ ends, prefill included. Pairs run interleaved (on, off, on, off...) so drift on 
 
 from __future__ import annotations
 
-import time
-
-from app.bench.workloads import fixed_length_request, prompt_of_length
+from app.bench.workloads import prompt_of_length, wall_tps
 from app.engine import Engine, EngineConfig
 from app.engine.native import LlamaModel
 
@@ -26,10 +24,7 @@ def workload_tps(model_path, prompts: list[str], max_tokens: int, threads: int, 
     config = EngineConfig(model_path=model_path, n_slots=len(prompts), n_ctx_per_slot=1024, n_threads=threads,
                           reproducible=reproducible)
     with Engine(config) as engine:
-        started = time.perf_counter()
-        handles = [engine.submit(fixed_length_request(p, max_tokens)) for p in prompts]
-        generated = sum(h.result(timeout=600).generated_tokens for h in handles)
-        return generated / (time.perf_counter() - started)
+        return wall_tps([engine], prompts, max_tokens)
 
 
 def reproducible_pairs(model_path, prompts: list[str], max_tokens: int, threads: int) -> dict[str, float]:

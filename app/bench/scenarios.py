@@ -56,11 +56,21 @@ def engine_decode_tps(model_path, prompts: list[str], max_tokens: int, threads: 
     first token to the step where the first one ends): the steady state of N concurrent streams.
     `request_fields` go into every request (logprobs, grammar...)."""
     with _engine(model_path, threads, len(prompts), n_ctx, **overrides) as engine:
-        timeline = Timeline(expected=len(prompts))
-        engine.subscribe(timeline.on_step)
-        handles = [engine.submit(fixed_length_request(p, max_tokens, **(request_fields or {}))) for p in prompts]
-        for handle in handles:
-            handle.result(timeout=600)
+        return steady_decode_tps(engine, prompts, max_tokens, request_fields)
+
+
+def steady_decode_tps(backend, prompts: list[str], max_tokens: int, request_fields: dict | None = None) -> float:
+    """Aggregate decode t/s of anything with submit/subscribe (an engine, a Backend) from the step where the
+    last request got its first token to the first finish. Raises if a request failed or they never overlapped."""
+    timeline = Timeline(expected=len(prompts))
+    backend.subscribe(timeline.on_step)
+    handles = [backend.submit(fixed_length_request(p, max_tokens, **(request_fields or {}))) for p in prompts]
+    results = [h.result(timeout=600) for h in handles]
+    failed = [r.error for r in results if r.finish_reason == "error"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} request(s) failed: {failed[0]}")
+    if timeline.all_generating_at is None or timeline.first_finish_at is None:
+        raise RuntimeError("the requests never all generated at once (too few slots on the server?)")
     tokens = timeline.tokens_at_first_finish - timeline.tokens_when_all_generating
     return tokens / (timeline.first_finish_at - timeline.all_generating_at)
 

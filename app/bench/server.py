@@ -13,8 +13,8 @@ import json
 import sys
 
 from app.backends import LocalBackend, OpenAIBackend
-from app.bench.scenarios import Timeline
-from app.bench.workloads import fixed_length_request, median, prompt_of_length
+from app.bench.scenarios import steady_decode_tps
+from app.bench.workloads import median, prompt_of_length
 from app.engine import EngineConfig
 from app.engine.native import LlamaModel
 from app.models import default_model_path
@@ -22,31 +22,16 @@ from app.models import default_model_path
 SIZES = (4, 8)
 
 
-def backend_decode_tps(backend, prompts: list[str], max_tokens: int) -> float:
-    """Aggregate decode t/s from the step where the last request got its first token to the first finish."""
-    timeline = Timeline(expected=len(prompts))
-    backend.subscribe(timeline.on_step)
-    handles = [backend.submit(fixed_length_request(p, max_tokens)) for p in prompts]
-    results = [h.result(timeout=600) for h in handles]
-    failed = [r.error for r in results if r.finish_reason == "error"]
-    if failed:
-        raise RuntimeError(f"{len(failed)} request(s) failed: {failed[0]}")
-    if timeline.all_generating_at is None or timeline.first_finish_at is None:
-        raise RuntimeError("the requests never all generated at once (too few slots on the server?)")
-    tokens = timeline.tokens_at_first_finish - timeline.tokens_when_all_generating
-    return tokens / (timeline.first_finish_at - timeline.all_generating_at)
-
-
 def _local(model_path, prompts, max_tokens, threads, n_ctx) -> float:
     config = EngineConfig(model_path=model_path, n_slots=len(prompts), n_ctx_per_slot=n_ctx, n_threads=threads)
     with LocalBackend(config) as backend:
-        return backend_decode_tps(backend, prompts, max_tokens)
+        return steady_decode_tps(backend, prompts, max_tokens)
 
 
 def _server(url, model, prompts, max_tokens) -> float:
     backend = OpenAIBackend(url, model=model, max_concurrency=len(prompts))
     try:
-        return backend_decode_tps(backend, prompts, max_tokens)
+        return steady_decode_tps(backend, prompts, max_tokens)
     finally:
         backend.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.native import LlamaModel
@@ -33,6 +34,15 @@ def fixed_length_request(prompt: str, max_tokens: int, **fields) -> GenerationRe
     """Greedy and blind to end-of-generation, so every request generates exactly max_tokens (`fields`: more
     GenerationRequest fields, e.g. logprobs or a grammar that never has to end)."""
     return GenerationRequest(prompt=prompt, max_tokens=max_tokens, sampling=GREEDY, ignore_eos=True, **fields)
+
+
+def wall_tps(engines, prompts: list[str], max_tokens: int) -> float:
+    """Generated tokens per second of wall time while every engine serves all `prompts` at once, from the first
+    submit to the last completion (prefill included)."""
+    started = time.perf_counter()
+    handles = [engine.submit(fixed_length_request(p, max_tokens)) for engine in engines for p in prompts]
+    tokens = sum(h.result(timeout=600).generated_tokens for h in handles)
+    return tokens / (time.perf_counter() - started)
 
 
 def median(values: list[float]) -> float:
