@@ -262,8 +262,9 @@ class MainWindow(QMainWindow):
         self.format_menu.check(info.path)
 
     def _backends_changed(self) -> None:
-        self.grid.set_backend_names(self.bridge.backend_names())
-        self.stats_panel.set_backends(self.bridge.backend_names())
+        names = self.bridge.backend_names()
+        self.grid.set_backend_names(names)
+        self.stats_panel.set_backends(names)
 
     def open_backends(self) -> BackendsDialog:
         self.backends_dialog = BackendsDialog(self.backends, self)
