@@ -5,11 +5,23 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
 from app.models import default_model_path  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0)
+# Property tests: derandomized by default (CI), so a new counterexample never fails an unrelated change;
+# HYPOTHESIS_PROFILE=dev explores with fresh randomness and more examples.
+hypothesis_settings.register_profile("ci", derandomize=True, max_examples=150, deadline=None, database=None,
+                                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+hypothesis_settings.register_profile("dev", max_examples=1000, deadline=None,
+                                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# llama.cpp threads per test engine. ggml's threads spin while they wait for each other, so on a machine busy
+# with other work 2 threads can be several times slower than 1: CHORUS_TEST_THREADS=1 there. CI uses 2.
+TEST_THREADS = int(os.environ.get("CHORUS_TEST_THREADS", "2"))
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +35,7 @@ def make_engine(model_path):
     engines = []
 
     def make(**overrides):
-        overrides.setdefault("n_threads", 2)
+        overrides.setdefault("n_threads", TEST_THREADS)
         engine = Engine(EngineConfig(model_path=model_path, **overrides))
         engines.append(engine)
         return engine
@@ -46,3 +58,24 @@ def assert_kv_accounted(engine) -> None:
     engine.clear_prompt_cache()
     assert engine.wait_idle(30)
     assert engine.kv_positions() == [0] * engine.config.n_slots
+
+
+class EngineSubmitter:
+    """The session runner's Submitter over one engine or backend: every backend name means it."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def submit(self, request: GenerationRequest, _backend: str = "local"):
+        return self.engine.submit(request)
+
+
+def drive(runner, timeout: float = 120.0) -> None:
+    """Pump the runner on this thread (as `run` does) until none of its runs is active."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while runner.active:
+        assert time.monotonic() < deadline, f"{runner.active} run(s) still active after {timeout} s"
+        runner.wait(0.5)
+        runner.pump()

@@ -1,9 +1,12 @@
 """The backends a window or a script can send panes to, by the name each pane stores (`PaneSpec.backend`).
 
-`MAIN` ("local") is the main local model, the one Model → Open loads; the registry holds the others: more local
-GGUF models (each its own engine; engines generating at once share the cores, app/engine/core_share.py) and
-OpenAI-compatible servers. A BackendSpec is what gets saved (in the app's settings; never an API key, which
-goes to app.backends.KeyStore); `BackendRegistry.open` builds the Backend. Qt-free; thread-safe.
+`MAIN` ("local") is the main local model, the one Model → Open loads (`set_main`); the registry holds it and the
+others behind the same Backend protocol: more local GGUF models (each its own engine; engines generating at once
+share the cores, app/engine/core_share.py) and OpenAI-compatible servers. A BackendSpec is what gets saved (in
+the app's settings; never an API key, which goes to app.backends.KeyStore); `BackendRegistry.open` builds the
+Backend. Every backend publishes its StepEvents to `on_step` until it is garbage: a backend that is closed stays
+subscribed, so the "cancelled" ends of its last requests are always heard, however long its close takes.
+Qt-free; thread-safe.
 """
 
 from __future__ import annotations
@@ -70,13 +73,38 @@ class BackendSpec:
 
 
 class BackendRegistry:
-    """Open backends by name. Every one publishes its StepEvents to `on_step` (request ids never collide:
-    engines share one counter, servers count from 10^9)."""
+    """Open backends by name, MAIN first. Every one publishes its StepEvents to `on_step` (request ids never
+    collide: engines share one counter, servers count from 10^9)."""
 
     def __init__(self, on_step: Callable[[StepEvent], None]):
         self._on_step = on_step
         self._lock = threading.Lock()
+        self._main: Backend | None = None
         self._open: dict[str, tuple[BackendSpec, Backend, Callable[[], None]]] = {}
+
+    def set_main(self, backend: Backend | None) -> Backend | None:
+        """Make `backend` the main model (None: none loaded); returns the previous one, for the caller to
+        close (off the GUI thread: a close waits for the engine's current step)."""
+        if backend is not None:
+            backend.subscribe(self._on_step)
+        with self._lock:
+            old, self._main = self._main, backend
+        return old
+
+    @property
+    def main(self) -> Backend | None:
+        with self._lock:
+            return self._main
+
+    def submit(self, request, name: str = MAIN):
+        """Send a request to the named backend; raises RuntimeError saying what is missing."""
+        backend = self.get(name)
+        if backend is None:
+            if name == MAIN:
+                raise RuntimeError("No model is loaded yet.")
+            raise RuntimeError(f"{name} is not connected: add it in Model → Backends…, or pick another backend "
+                               "in the pane's header.")
+        return backend.submit(request)
 
     def open(self, spec: BackendSpec, *, api_key: str | None = None, engine: dict | None = None) -> BackendSpec:
         """Build and register the backend (blocking: loads a model or asks a server for its models); returns
@@ -125,12 +153,19 @@ class BackendRegistry:
 
     def get(self, name: str) -> Backend | None:
         with self._lock:
+            if name == MAIN:
+                return self._main
             entry = self._open.get(name)
         return entry[1] if entry else None
 
     def names(self) -> list[str]:
+        """The added backends (MAIN is always offered first by the caller: see `offered`)."""
         with self._lock:
             return list(self._open)
+
+    def offered(self) -> list[str]:
+        """What a pane can choose: MAIN, then every added backend."""
+        return [MAIN, *self.names()]
 
     def specs(self) -> list[BackendSpec]:
         with self._lock:
@@ -138,21 +173,24 @@ class BackendRegistry:
 
     def cancel_all(self) -> None:
         with self._lock:
-            backends = [backend for _, backend, _ in self._open.values()]
+            backends = [backend for _, backend, _ in self._open.values()] + [b for b in [self._main] if b]
         for backend in backends:
             backend.cancel_all()
 
     def close(self, name: str) -> None:
-        """Stop a backend (its runs end "cancelled", still reported) and forget it."""
+        """Stop an added backend (its runs end "cancelled", still reported) and forget it."""
         with self._lock:
             entry = self._open.pop(name, None)
         if entry:
             entry[1].close()
-            entry[2]()
 
     def close_all(self) -> None:
+        """Close every backend, the main one included (on quit)."""
         for name in self.names():
             self.close(name)
+        old = self.set_main(None)
+        if old is not None:
+            old.close()
 
 
 def list_server_models(url: str, api_key: str | None = None) -> list[str]:

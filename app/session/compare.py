@@ -7,23 +7,51 @@ seed 3") instead of "Pane 5 (copy of 3)".
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
+from app.engine import GenerationRequest, SamplingParams
 from app.session.model import PaneSpec
+from app.session.output_format import OutputFormat
 
-# (label, how to read it from a pane), in the order they are shown.
+
+@dataclass(frozen=True)
+class Setup:
+    """What sets one run apart from another, read from a pane or from a request (so both get the same labels)."""
+
+    system: str
+    sampling: SamplingParams
+    max_tokens: int
+    stop: tuple[str, ...]
+    format: str
+    backend: str
+
+
+# (label, how to read it from a Setup), in the order they are shown.
 FIELDS = (
-    ("system", lambda p: short(p.system) if p.system.strip() else "none"),
-    ("T", lambda p: f"{p.sampling.temperature:g}"),
-    ("top-k", lambda p: str(p.sampling.top_k)),
-    ("top-p", lambda p: f"{p.sampling.top_p:g}"),
-    ("min-p", lambda p: f"{p.sampling.min_p:g}"),
-    ("rep", lambda p: f"{p.sampling.repeat_penalty:g}"),
-    ("seed", lambda p: "random" if p.sampling.seed is None else str(p.sampling.seed)),
-    ("max", lambda p: str(p.max_tokens)),
-    ("stop", lambda p: ", ".join(repr(s) for s in p.stop) or "none"),
-    ("format", lambda p: p.output_format.label),
-    ("backend", lambda p: p.backend),
+    ("system", lambda s: short(s.system) if s.system.strip() else "none"),
+    ("T", lambda s: f"{s.sampling.temperature:g}"),
+    ("top-k", lambda s: str(s.sampling.top_k)),
+    ("top-p", lambda s: f"{s.sampling.top_p:g}"),
+    ("min-p", lambda s: f"{s.sampling.min_p:g}"),
+    ("rep", lambda s: f"{s.sampling.repeat_penalty:g}"),
+    ("seed", lambda s: "random" if s.sampling.seed is None else str(s.sampling.seed)),
+    ("max", lambda s: str(s.max_tokens)),
+    ("stop", lambda s: ", ".join(repr(x) for x in s.stop) or "none"),
+    ("format", lambda s: s.format),
+    ("backend", lambda s: s.backend),
 )
+
+
+def setup_of(pane: PaneSpec) -> Setup:
+    return Setup(pane.system, pane.sampling, pane.max_tokens, tuple(pane.stop), pane.output_format.label,
+                 pane.backend)
+
+
+def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
+    system = next((m["content"] for m in request.messages or [] if m.get("role") == "system"), "")
+    fmt = OutputFormat.of_request(request.grammar, request.json_schema)
+    return Setup(system if isinstance(system, str) else "", request.sampling, request.max_tokens,
+                 tuple(request.stop), fmt.label, backend)
 
 
 def short(text: str, width: int = 24) -> str:
@@ -32,7 +60,11 @@ def short(text: str, width: int = 24) -> str:
 
 
 def settings_of(pane: PaneSpec) -> dict[str, str]:
-    return {label: read(pane) for label, read in FIELDS}
+    return labels(setup_of(pane))
+
+
+def labels(setup: Setup) -> dict[str, str]:
+    return {label: read(setup) for label, read in FIELDS}
 
 
 def differences(panes: list[PaneSpec]) -> list[dict[str, str]]:

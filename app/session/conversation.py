@@ -2,14 +2,15 @@
 
 Run means "generate the assistant's reply to this conversation": a draft becomes the next user turn first; with
 no draft, Run regenerates the last reply (so re-running a comparison after changing a setting just works).
-Nothing here drops a turn silently: a conversation too long for its slot ends "error" with the sizes, and
+Lists are replaced, never changed in place, so every edit reaches the model's events. Nothing here drops a turn
+silently: a conversation too long for its slot ends "error" with the sizes, and
 `drop_oldest_exchange` is the explicit way out.
 """
 
 from __future__ import annotations
 
 from app.engine import GenerationRequest, limits
-from app.session.model import PaneResult, PaneSpec, new_id
+from app.session.model import PaneResult, PaneSpec
 
 
 class NothingToRun(ValueError):
@@ -74,14 +75,13 @@ def branch(pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
         raise ValueError("this reply no longer ends the pane's conversation")
     prefix = result.reply_prefix + "".join(e.text for e in entries[:token_index]) + token_text
     title = f"↳ {token_text.strip() or repr(token_text)}"
-    pane.group = pane.group or new_id()  # a branch and its source compare as a group
     return pane.copy(turns=turns, reply_prefix=prefix, draft="", editing=None, title=title)
 
 
 def record_reply(pane: PaneSpec) -> None:
     """After a run ends: its text (also a partial, cancelled one) becomes the assistant's turn."""
     if pane.result.text and pane.turns and pane.turns[-1]["role"] == "user":
-        pane.turns.append({"role": "assistant", "content": pane.result.text})
+        pane.turns = [*pane.turns, {"role": "assistant", "content": pane.result.text}]
 
 
 def start_edit(pane: PaneSpec, index: int) -> None:
@@ -100,7 +100,7 @@ def drop_oldest_exchange(pane: PaneSpec) -> int:
     if not pane.turns:
         return 0
     n = 2 if len(pane.turns) > 1 and pane.turns[1]["role"] == "assistant" else 1
-    del pane.turns[:n]
+    pane.turns = pane.turns[n:]
     if pane.editing is not None:
         pane.editing = max(0, pane.editing - n)
     return n

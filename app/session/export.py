@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from app.session.compare import differences_in_groups, label, settings_of
-from app.session.model import PaneSpec, Session
+from app.session.model import PaneSpec, SessionModel
 
 
 def _figures(pane: PaneSpec) -> str:
@@ -28,7 +28,7 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
-def to_markdown(session: Session) -> str:
+def to_markdown(session: SessionModel) -> str:
     """Prompts, the settings that differ between panes, every output, and timings."""
     panes = session.panes
     lines = ["# Chorus session", ""]
@@ -38,8 +38,8 @@ def to_markdown(session: Session) -> str:
     settings = [settings_of(p) for p in panes]
     shared = {k: v for k, v in settings[0].items() if all(other[k] == v for other in settings)}
     lines += ["Settings shared by every pane: " + (" · ".join(f"{k} {v}" for k, v in shared.items()) or "none"), ""]
-    for number, (pane, diff) in enumerate(zip(panes, diffs, strict=True), start=1):
-        title = pane.title or f"Pane {number}"
+    for pane, diff in zip(panes, diffs, strict=True):
+        title = pane.label
         group = f" (group {pane.group[:6]})" if pane.group else ""
         lines += [f"## {title}{group}" + (f" — {label(diff)}" if diff else ""), ""]
         if pane.system.strip():
@@ -60,12 +60,12 @@ def to_markdown(session: Session) -> str:
     return "\n".join(lines)
 
 
-def result_lines(session: Session):
+def result_lines(session: SessionModel):
     """One JSON object per pane: its settings, conversation and last result."""
-    for number, pane in enumerate(session.panes, start=1):
+    for pane in session.panes:
         r = pane.result
         yield json.dumps({
-            "pane": number, "id": pane.id, "title": pane.title, "settings": settings_of(pane),
+            "pane": pane.number, "id": pane.id, "title": pane.title, "settings": settings_of(pane),
             "system": pane.system, "turns": pane.turns, "state": r.state.value, "text": r.text,
             "finish_reason": r.finish_reason, "error": r.error, "prompt_tokens": r.prompt_tokens,
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
@@ -74,5 +74,5 @@ def result_lines(session: Session):
         }, ensure_ascii=False)
 
 
-def to_jsonl(session: Session) -> str:
+def to_jsonl(session: SessionModel) -> str:
     return "".join(line + "\n" for line in result_lines(session))

@@ -1,7 +1,11 @@
-"""The comparison as data: which panes exist, what each asks, how, of which backend, and what came back.
+"""The comparison as an evented, Qt-free model: which panes exist, what each asks, how, of which backend, and
+what came back — the one copy of that state the window, `run` and `eval` share.
 
-Qt-free (an import-linter contract): the window renders and edits these objects, the CLI runs them, and both
-save them in one format (`app.session.store`). A pane's conversation is `turns`, oldest first; `draft` is the
+Every object here is a psygnal-evented dataclass (napari's model layer works the same way): assigning a field
+emits `obj.events.<field>(new, old)`, and a change anywhere in a session — a pane added, a draft typed, a token
+streamed into a result — reaches `session.events.all` with its path. Views subscribe and render; autosave
+listens; nothing calls "changed()" by hand. Invariant: lists and dicts held here are replaced, never mutated in
+place (an in-place change would emit nothing). A pane's conversation is `turns`, oldest first; `draft` is the
 next user message being written; `result` is its last run, including one still streaming.
 """
 
@@ -11,6 +15,9 @@ import dataclasses
 import enum
 import uuid
 from dataclasses import dataclass, field
+
+from psygnal import SignalGroupDescriptor
+from psygnal.containers import EventedList
 
 from app.engine import Completion, RequestState, SamplingParams, final_state, limits
 from app.session.output_format import OutputFormat
@@ -22,6 +29,7 @@ RunState = enum.Enum("RunState", {"IDLE": "idle", **{s.name: s.value for s in Re
 
 
 BUSY_STATES = frozenset({RunState.QUEUED, RunState.PREFILLING, RunState.GENERATING})
+COLUMNS = limits.Limit(1, 4, 2)  # panes per row in the grid
 
 
 def new_id() -> str:
@@ -30,7 +38,10 @@ def new_id() -> str:
 
 @dataclass
 class PaneResult:
-    """A pane's last run. Live figures come from engine step times; final ones from the Completion."""
+    """A run's result (a pane's last run, or an evaluation cell's). Live figures come from step times, final
+    ones from the Completion; only the runner writes it."""
+
+    events = SignalGroupDescriptor()
 
     state: RunState = RunState.IDLE
     text: str = ""
@@ -45,7 +56,7 @@ class PaneResult:
     ttft_s: float | None = None
     decode_tps: float | None = None
     reply_prefix: str = ""  # the text this reply was branched from (the engine generated what follows it)
-    token_logprobs: list | None = None  # TokenLogprob per generated token, when the pane showed probabilities
+    token_logprobs: list | None = None  # TokenLogprob per generated token, when the run asked for them
     format_note: str = ""  # how the output checked against the pane's output format
     backend_note: str = ""  # settings the backend did not apply (Completion.note)
     # Engine clock (time.perf_counter) marks of a live run; not saved.
@@ -80,8 +91,7 @@ class PaneResult:
         return line + (f" — {self.error}" if self.error and not self.busy else "")
 
     def finish(self, completion: Completion) -> None:
-        """Take the engine's own final figures (they replace the live ones)."""
-        self.state = RunState(final_state(completion.finish_reason).value)
+        """Take the backend's own final figures (they replace the live ones)."""
         self.text = self.reply_prefix + completion.text
         self.token_logprobs = completion.token_logprobs
         self.token_ids = list(completion.token_ids)
@@ -94,11 +104,15 @@ class PaneResult:
         self.backend_note = completion.note
         self.queue_wait_s, self.ttft_s, self.decode_tps = (completion.queue_wait_s, completion.ttft_s,
                                                            completion.decode_tps)
+        self.state = RunState(final_state(completion.finish_reason).value)  # last: "done" means all is in
 
 
 @dataclass
 class PaneSpec:
-    """One pane: its conversation, settings and backend, plus its last result."""
+    """One pane: its conversation, settings and backend, plus its last result. `number` is given by the
+    session when the pane joins it and is never reused there, so "Pane 3" stays Pane 3 across restarts."""
+
+    events = SignalGroupDescriptor(connect_child_events=True)
 
     title: str = ""
     system: str = ""
@@ -115,6 +129,7 @@ class PaneSpec:
     group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
     rating: int | None = None  # the user's rating of the last reply, 1..5
     note: str = ""  # the user's note on it
+    number: int | None = None  # given by Session.adopt; None until the pane joins a session
     id: str = field(default_factory=new_id)
     result: PaneResult = field(default_factory=PaneResult)
 
@@ -127,32 +142,73 @@ class PaneSpec:
             if turn.get("role") not in ("user", "assistant") or not isinstance(turn.get("content"), str):
                 raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant', 'content': str}}")
 
+    @property
+    def label(self) -> str:
+        """What the window calls the pane: its title, else "Pane N"."""
+        return self.title or (f"Pane {self.number}" if self.number is not None else "New pane")
+
     def copy(self, **changes) -> PaneSpec:
-        """A new pane with the same question and settings (new id, no result, no rating)."""
-        fresh = dataclasses.replace(self, id=new_id(), result=PaneResult(), turns=[dict(t) for t in self.turns],
-                                    rating=None, note="")
+        """A new pane with the same question and settings (new id and number, no result, no rating)."""
+        fresh = dataclasses.replace(self, id=new_id(), number=None, result=PaneResult(),
+                                    turns=[dict(t) for t in self.turns], rating=None, note="")
         return dataclasses.replace(fresh, **changes) if changes else fresh
 
 
 @dataclass
-class Session:
-    """Every pane in the window, in order, plus view options such as the grid's column count."""
+class ViewSettings:
+    """How the window lays the session out; saved with it."""
 
-    panes: list[PaneSpec] = field(default_factory=list)
-    view: dict = field(default_factory=dict)
+    events = SignalGroupDescriptor()
 
-    def save(self, path) -> None:
-        from app.session.store import save_session
+    columns: int = COLUMNS.default  # panes per row in the grid
+    column_group: str | None = None  # columns mode: this group side by side (None: the grid)
 
-        save_session(self, path)
 
-    @classmethod
-    def load(cls, path) -> Session:
-        from app.session.store import load_session
+@dataclass
+class SessionModel:
+    """Every pane in order, the view settings, and the next pane number (numbers are never reused).
+    `app.session.Session` adds the file methods; this base is what lower modules (store, export) take."""
 
-        return load_session(path)
+    events = SignalGroupDescriptor(connect_child_events=True)
 
-    def to_markdown(self) -> str:
-        from app.session.export import to_markdown
+    panes: EventedList = field(default_factory=EventedList)
+    view: ViewSettings = field(default_factory=ViewSettings)
+    next_number: int = 1
 
-        return to_markdown(self)
+    def __post_init__(self) -> None:
+        if not isinstance(self.panes, EventedList):
+            self.panes = EventedList(self.panes)
+        if isinstance(self.view, dict):  # Session(view={"columns": 3}) as a convenience
+            self.view = ViewSettings(**self.view)
+        for pane in self.panes:
+            self._number(pane)
+
+    def _number(self, pane: PaneSpec) -> None:
+        if pane.number is None:
+            pane.number = self.next_number
+        self.next_number = max(self.next_number, pane.number + 1)
+
+    def adopt(self, pane: PaneSpec, index: int | None = None) -> PaneSpec:
+        """Insert a pane (at the end by default), numbering it if it has no number yet."""
+        self._number(pane)
+        self.panes.insert(len(self.panes) if index is None else index, pane)
+        return pane
+
+    def pane_by_id(self, pane_id: str) -> PaneSpec | None:
+        return next((p for p in self.panes if p.id == pane_id), None)
+
+    def group(self, group: str | None) -> list[PaneSpec]:
+        """The panes of a group, in order (none for no group)."""
+        return [p for p in self.panes if group is not None and p.group == group]
+
+
+RESULT = "result"
+
+
+def pane_change(info) -> tuple[int, str] | None:
+    """For an event from `session.events.all`: (index of the pane, name of its field that changed — "result"
+    for anything inside its result), or None for an event that is not about one pane's fields."""
+    path = info.path
+    if len(path) >= 3 and path[0].attr == "panes" and path[1].index is not None and path[2].attr is not None:
+        return int(path[1].index), path[2].attr
+    return None

@@ -87,6 +87,15 @@ class OutputFormat:
             return f"✗ {exc}"
         return "✓ valid JSON, matches the schema"
 
+    @classmethod
+    def of_request(cls, grammar: str | None, json_schema: dict | None) -> OutputFormat:
+        """The format a request's fields ask for (the inverse of `request_fields`)."""
+        if grammar is not None:
+            return cls("grammar", grammar)
+        if json_schema is None:
+            return cls()
+        return cls("json") if json_schema == {} else cls("schema", json.dumps(json_schema))
+
     def to_dict(self) -> dict:
         return {"kind": self.kind, "text": self.text}
 

@@ -1,97 +1,214 @@
-"""SessionRunner: submits panes to a backend and applies its step events to the panes' results.
+"""SessionRunner: the one place runs are submitted and their step events folded into results.
 
-The one place run state and timings are computed: live figures from the engine's step times (the clock of
-`RequestHandle.t_submit`), final ones from the Completion. The window and the CLI both drive it; it never
-touches a widget. Not thread-safe: call it from one thread (the GUI's, or the CLI's main thread).
+The window, `run` and `eval` all drive it. Backends call `feed(event)` from their own threads (engine, HTTP
+workers); the owning thread calls `pump()` to apply what arrived — the GUI thread a few times a second, the CLI
+whenever `wait()` returns — so results, which are evented model objects, only ever change on one thread. Live
+figures come from step times (the clock of `RequestHandle.t_submit`), final ones from the Completion. The
+runner never touches a widget and keeps no copy of streamed text: that lives in each run's PaneResult.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
-from app.engine import GenerationRequest, RequestHandle, StepEvent
+from psygnal import Signal, SignalGroup
+
+from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.session.conversation import commit_run, plan_run, record_reply
-from app.session.model import PaneResult, PaneSpec, RunState, Session
+from app.session.model import PaneResult, PaneSpec, RunState
 
 
 class AlreadyRunning(ValueError):
     """The pane's previous run has not ended."""
 
 
-class SessionRunner:
-    def __init__(self, session: Session, submit: Callable[[GenerationRequest, str], RequestHandle]):
-        """`submit(request, backend)` sends a request to the backend a pane names (`PaneSpec.backend`)."""
-        self.session = session
-        self._submit = submit
-        self.runs: dict[int, tuple[RequestHandle, PaneSpec]] = {}
+class Submitter(Protocol):
+    """Where requests go: a backend by the name a pane stores (app.session.backends.BackendRegistry)."""
 
+    def submit(self, request: GenerationRequest, backend: str) -> RequestHandle: ...
+
+
+@dataclass
+class _Run:
+    handle: RequestHandle
+    result: PaneResult
+    pane: PaneSpec | None
+    on_finish: Callable[[PaneResult, Completion], None] | None
+
+
+class _Update:
+    """What several steps changed for one request, merged, then applied to its result in one go."""
+
+    def __init__(self):
+        self.last_state = None
+        self.started_at: float | None = None  # when it first left the queue
+        self.deltas: list[str] = []
+        self.first_delta_at: float | None = None
+        self.last_delta_at: float | None = None
+        self.tokens: int | None = None
+        self.logprobs: list = []
+
+    def state(self, state, time: float) -> None:
+        self.last_state = state
+        if state.value != "queued" and self.started_at is None:
+            self.started_at = time
+
+    def text(self, delta: str, time: float) -> None:
+        self.deltas.append(delta)
+        self.first_delta_at = self.first_delta_at if self.first_delta_at is not None else time
+        self.last_delta_at = time
+
+    def apply_to(self, result: PaneResult, final: bool) -> None:
+        """Live figures; a run that ended in these steps keeps its text and counts for `finish` to set."""
+        if self.last_state is not None and not final:
+            result.state = RunState(self.last_state.value)
+        if self.started_at is not None and result.queue_wait_s is None and result.t_submit is not None:
+            result.queue_wait_s = self.started_at - result.t_submit
+        if self.deltas:
+            if result.t_first is None:
+                result.t_first = self.first_delta_at
+                result.ttft_s = self.first_delta_at - result.t_submit if result.t_submit is not None else None
+            result.t_last = self.last_delta_at
+            result.text += "".join(self.deltas)
+        if self.tokens is not None:
+            if self.tokens > 1 and result.t_first is not None and result.t_last > result.t_first:
+                result.decode_tps = (self.tokens - 1) / (result.t_last - result.t_first)
+            result.generated_tokens = self.tokens
+        if self.logprobs and result.token_logprobs is not None:
+            result.token_logprobs = [*result.token_logprobs, *self.logprobs]
+
+
+class RunnerEvents(SignalGroup):
+    started = Signal(object, object)
+    """A run was submitted: (pane or None, its PaneResult)."""
+    ended = Signal(object, object)
+    """A run ended (its result holds the final figures): (pane or None, PaneResult)."""
+    idle = Signal()
+    """The last running request ended: nothing is queued or generating any more."""
+
+
+class SessionRunner:
+    def __init__(self, backends: Submitter, notify: Callable[[], None] | None = None):
+        """`notify()` is called (from a backend thread) when events arrive while none were waiting: the owner
+        then calls `pump()` on its own thread (the GUI wakes a timer; the CLI uses `wait()` instead)."""
+        self.backends = backends
+        self.events = RunnerEvents()
+        self._notify = notify
+        self._runs: dict[int, _Run] = {}
+        self._inbox: deque[StepEvent] = deque()
+        self._arrived = threading.Condition()
+
+    # --- submitting (owning thread) --------------------------------------------------------------------------
     def run(self, pane: PaneSpec, use_draft: bool = True) -> RequestHandle:
         """Submit the pane's next turn (`use_draft=False`: regenerate the last reply, keep the draft).
         Raises ValueError/RuntimeError with a message; the pane is unchanged then."""
-        if pane.result.busy:
+        if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
-        handle = self._submit(request, pane.backend)
+        handle = self.backends.submit(request, pane.backend)
         prefix = commit_run(pane, turns, use_draft)
         pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=prefix, reply_prefix=prefix,
                                  token_logprobs=[] if request.logprobs else None)
-        self.runs[handle.id] = (handle, pane)
+        self._track(handle, pane.result, pane, None)
         return handle
 
+    def submit(self, request: GenerationRequest, backend: str, result: PaneResult,
+               on_finish: Callable[[PaneResult, Completion], None] | None = None) -> RequestHandle:
+        """Submit any request (an evaluation cell, a judge, a JSONL line); `result` is filled live and
+        `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit."""
+        handle = self.backends.submit(request, backend)
+        result.state, result.t_submit = RunState.QUEUED, handle.t_submit
+        result.token_logprobs = [] if request.logprobs else None
+        self._track(handle, result, None, on_finish)
+        return handle
+
+    def _track(self, handle: RequestHandle, result: PaneResult, pane: PaneSpec | None, on_finish) -> None:
+        self._runs[handle.id] = _Run(handle, result, pane, on_finish)
+        self.events.started.emit(pane, result)
+
+    def busy(self, pane: PaneSpec) -> bool:
+        return any(run.pane is pane for run in self._runs.values())
+
     def cancel(self, pane: PaneSpec) -> None:
-        for handle, running in list(self.runs.values()):
-            if running is pane:
-                handle.cancel()
+        for run in list(self._runs.values()):
+            if run.pane is pane:
+                run.handle.cancel()
 
     def cancel_all(self) -> None:
-        for handle, _pane in list(self.runs.values()):
-            handle.cancel()
+        for run in list(self._runs.values()):
+            run.handle.cancel()
 
     def forget(self, pane: PaneSpec) -> None:
         """A pane is going away: cancel its run and never report on it again."""
-        for request_id, (handle, running) in list(self.runs.items()):
-            if running is pane:
-                handle.cancel()
-                del self.runs[request_id]
-
-    def apply(self, event: StepEvent) -> list[PaneSpec]:
-        """Fold one step into the results; returns the panes whose run ended in it."""
-        ended = []
-        done = {c.request_id for c in event.finished}
-        for request_id, state in event.states.items():
-            if request_id in self.runs and request_id not in done:
-                result = self.runs[request_id][1].result
-                result.state = RunState(state.value)
-                if state.value != "queued" and result.queue_wait_s is None and result.t_submit is not None:
-                    result.queue_wait_s = event.time - result.t_submit
-        for request_id, delta in event.deltas.items():
-            if request_id in self.runs:
-                result = self.runs[request_id][1].result
-                result.text += delta
-                if result.t_first is None:
-                    result.t_first = event.time
-                    result.ttft_s = event.time - result.t_submit if result.t_submit is not None else None
-                result.t_last = event.time
-        for request_id, count in event.tokens.items():
-            if request_id in self.runs:
-                result = self.runs[request_id][1].result
-                result.generated_tokens = count
-                if count > 1 and result.t_first is not None and result.t_last > result.t_first:
-                    result.decode_tps = (count - 1) / (result.t_last - result.t_first)
-        for request_id, entries in event.logprobs.items():
-            if request_id in self.runs and self.runs[request_id][1].result.token_logprobs is not None:
-                self.runs[request_id][1].result.token_logprobs.extend(entries)
-        for completion in event.finished:
-            run = self.runs.pop(completion.request_id, None)
-            if run:
-                pane = run[1]
-                pane.result.finish(completion)
-                if completion.finish_reason != "error":
-                    pane.result.format_note = pane.output_format.check_output(pane.result.text)
-                record_reply(pane)
-                ended.append(pane)
-        return ended
+        for request_id, run in list(self._runs.items()):
+            if run.pane is pane:
+                run.handle.cancel()
+                del self._runs[request_id]
 
     @property
     def active(self) -> int:
-        return len(self.runs)
+        return len(self._runs)
+
+    # --- events in (any thread) and applied (owning thread) ---------------------------------------------------
+    def feed(self, event: StepEvent) -> None:
+        """Safe from any thread: queue a backend's step event for the next `pump()`."""
+        with self._arrived:
+            first = not self._inbox
+            self._inbox.append(event)
+            self._arrived.notify_all()
+        if first and self._notify is not None:
+            self._notify()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until events are waiting to be pumped (True) or the timeout passes (False)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: bool(self._inbox), timeout)
+
+    def pump(self) -> list[PaneResult]:
+        """Apply every queued event, merged: each run's result changes once per pump however many steps
+        arrived (the window pumps a few times a second). Returns the results whose run ended."""
+        with self._arrived:
+            events, self._inbox = list(self._inbox), deque()
+        return self.apply(*events) if events else []
+
+    def apply(self, *events: StepEvent) -> list[PaneResult]:
+        """Fold steps into the results (owning thread); returns the results whose run ended in them."""
+        updates: dict[int, _Update] = {}
+        finished: list[Completion] = []
+        for event in events:  # a request gets no events after the one that finishes it
+            for request_id, state in event.states.items():
+                updates.setdefault(request_id, _Update()).state(state, event.time)
+            for request_id, delta in event.deltas.items():
+                updates.setdefault(request_id, _Update()).text(delta, event.time)
+            for request_id, count in event.tokens.items():
+                updates.setdefault(request_id, _Update()).tokens = count
+            for request_id, entries in event.logprobs.items():
+                updates.setdefault(request_id, _Update()).logprobs += entries
+            finished += event.finished
+        done = {c.request_id for c in finished}
+        for request_id, update in updates.items():
+            if run := self._runs.get(request_id):
+                update.apply_to(run.result, final=request_id in done)
+        ended = [self._end(c) for c in finished if c.request_id in self._runs]
+        if ended and not self._runs:
+            self.events.idle.emit()
+        return ended
+
+    def _end(self, completion: Completion) -> PaneResult:
+        run = self._runs.pop(completion.request_id)
+        pane, result = run.pane, run.result
+        if pane is not None:
+            if completion.finish_reason != "error":
+                result.format_note = pane.output_format.check_output(result.reply_prefix + completion.text)
+            result.finish(completion)
+            record_reply(pane)
+        else:
+            result.finish(completion)
+        if run.on_finish is not None:
+            run.on_finish(result, completion)
+        self.events.ended.emit(pane, result)
+        return result

@@ -1,139 +1,206 @@
-"""Sessions on disk: one versioned JSON format, written crash-safely, read defensively.
+"""Sessions on disk: the schema's format (app/session/schema.py), written crash-safely, read defensively.
 
-A write goes to a temporary file in the same folder, is fsynced, then renamed over the target (and the folder
-fsynced), so a crash at any moment leaves the old file or the new one, never a mix. A file that cannot be read
-raises SessionFileError with a sentence a user can act on, and nothing in memory changes; the autosave's
-reader moves such a file aside (never deletes it).
+A write goes to a temporary file in the same folder (created with the user's umask, like any editor's file),
+is fsynced, then renamed over the target (and the folder fsynced), so a crash at any moment leaves the old
+file or the new one, never a mix. A file that cannot be read raises SessionFileError with a sentence a user
+can act on — naming the field for a wrong value — and nothing in memory changes; the autosave's reader moves
+such a file aside (never deletes it).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-import tempfile
+import re
+import secrets
 import time
 from pathlib import Path
 
-from app.engine import SamplingParams, limits
-from app.engine.logprobs import TokenLogprob
-from app.session.model import BUSY_STATES, PaneResult, PaneSpec, RunState, Session
-from app.session.output_format import OutputFormat
+import msgspec
 
-FORMAT = "chorus-session"
-VERSION = 1
-SUFFIX = ".chorus.json"
-_RESULT_FIELDS = ("text", "token_ids", "finish_reason", "error", "error_kind", "prompt_tokens", "generated_tokens",
-                  "cached_tokens", "queue_wait_s", "ttft_s", "decode_tps", "reply_prefix", "format_note",
-                  "backend_note")
+from app.session import schema
+from app.session.model import SessionModel
+
+FORMAT, VERSION, SUFFIX = schema.FORMAT, schema.VERSION, schema.SUFFIX
 
 
 class SessionFileError(ValueError):
     """The file is not a session this version can read; the message says why."""
 
 
-# --- to and from plain data ----------------------------------------------------------------------------------
-def pane_to_dict(pane: PaneSpec) -> dict:
-    result = {"state": pane.result.state.value, **{k: getattr(pane.result, k) for k in _RESULT_FIELDS}}
-    if pane.result.token_logprobs is not None:
-        result["token_logprobs"] = [entry.to_dict() for entry in pane.result.token_logprobs]
-    return {"id": pane.id, "title": pane.title, "system": pane.system, "turns": pane.turns, "draft": pane.draft,
-            "editing": pane.editing, "sampling": dataclasses.asdict(pane.sampling), "max_tokens": pane.max_tokens,
-            "stop": list(pane.stop), "backend": pane.backend, "show_probabilities": pane.show_probabilities,
-            "output_format": pane.output_format.to_dict(), "reply_prefix": pane.reply_prefix, "group": pane.group,
-            "rating": pane.rating, "note": pane.note, "result": result}
+# --- decoding -------------------------------------------------------------------------------------------------
+def _where(path: str) -> str:
+    """`$.panes[0].sampling` → "pane 1, sampling" (what a user can find in the window)."""
+    words = []
+    for part in path.removeprefix("$").replace("]", "").split("."):
+        for i, piece in enumerate(part.split("[")):
+            if not piece:
+                continue
+            if i and piece.isdigit():
+                words[-1] = f"{words[-1].rstrip('s')} {int(piece) + 1}"
+            else:
+                words.append(piece)
+    return ", ".join(words) or "the file"
 
 
-def session_to_dict(session: Session) -> dict:
-    return {"format": FORMAT, "version": VERSION, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "view": session.view, "panes": [pane_to_dict(p) for p in session.panes]}
+_KINDS = {"str": "text", "int": "a whole number", "float": "a number", "bool": "true or false", "null": "null",
+          "array": "a list", "object": "an object"}
 
 
-def pane_from_dict(data: dict) -> PaneSpec:
-    raw = dict(data.get("result") or {})
-    state = RunState(raw.pop("state", "idle"))
-    if state in BUSY_STATES:  # it was running when the app stopped: keep what had arrived
-        state = RunState.INTERRUPTED
-    result = PaneResult(state=state, **{k: raw[k] for k in _RESULT_FIELDS if k in raw})
-    if raw.get("token_logprobs") is not None:
-        result.token_logprobs = [TokenLogprob.from_dict(entry) for entry in raw["token_logprobs"]]
-    pane = PaneSpec(title=data.get("title", ""), system=data.get("system", ""),
-                    turns=[dict(t) for t in data.get("turns", [])],
-                    sampling=SamplingParams(**data.get("sampling", {})),
-                    max_tokens=data.get("max_tokens", limits.MAX_TOKENS.default),
-                    stop=tuple(data.get("stop", ())), backend=data.get("backend", "local"),
-                    draft=data.get("draft", ""), editing=data.get("editing"), result=result,
-                    show_probabilities=bool(data.get("show_probabilities", False)),
-                    output_format=OutputFormat.from_dict(data.get("output_format")),
-                    reply_prefix=str(data.get("reply_prefix", "")), group=data.get("group"),
-                    rating=data.get("rating"), note=str(data.get("note", "")))
-    if data.get("id"):
-        pane.id = str(data["id"])
-    return pane
+def _kinds(names: str) -> str:
+    return " or ".join(_KINDS.get(name.strip(), name.strip()) for name in names.split("|"))
 
 
-def session_from_dict(data) -> Session:
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise SessionFileError("this is not a Chorus session file")
-    version = data.get("version")
-    if not isinstance(version, int) or version > VERSION:
-        raise SessionFileError(f"it was saved by a newer Chorus (session format {version}); this version reads "
-                               f"format {VERSION} — update Chorus to open it")
-    panes = []
-    for i, item in enumerate(data.get("panes", [])):
+def _validation_message(exc: msgspec.ValidationError) -> str:
+    """msgspec's "Expected `str`, got `int` - at `$.panes[0].system`" as "pane 1, system: must be text, not a
+    whole number"."""
+    what, _, path = str(exc).rpartition(" - at `")
+    if not what:
+        return str(exc)
+    match = re.fullmatch(r"Expected `([^`]+)`, got `([^`]+)`", what)
+    if match:
+        what = f"must be {_kinds(match[1])}, not {_kinds(match[2])}"
+    elif what.startswith("Invalid enum value "):
+        what = f"{what.removeprefix('Invalid enum value ')} is not one of the allowed values"
+    return f"{_where(path.rstrip('`'))}: {what}"
+
+
+def _surrogate_path(value, path: str = "$") -> str | None:
+    """Where the first string that cannot be UTF-8 encoded (a lone surrogate escape) sits in plain data."""
+    if isinstance(value, str):
         try:
-            panes.append(pane_from_dict(item))
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            raise SessionFileError(f"pane {i + 1} is not valid: {exc}") from exc
-    view = data.get("view")
-    return Session(panes=panes, view=view if isinstance(view, dict) else {})
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        here = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}"
+        if isinstance(key, str) and _surrogate_path(key):
+            return here
+        found = _surrogate_path(item, here)
+        if found:
+            return found
+    return None
 
 
-# --- files -------------------------------------------------------------------------------------------------
-def write_atomic(path: str | Path, text: str) -> None:
-    """Replace `path` with `text` so that a crash leaves either the old or the new content."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def decode(text: str) -> dict:
+    """The Session fields (panes, view, next_number) a file's text holds, plus its `autosave` record; raises
+    SessionFileError saying why (without the file name)."""
+    raw = text.encode("utf-8", "surrogatepass")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+        header = msgspec.json.decode(raw, type=schema.Header)
+    except msgspec.ValidationError as exc:
+        raise SessionFileError("this is not a Chorus session file") from exc
+    except msgspec.DecodeError as exc:
+        raise SessionFileError(_syntax_problem(text, exc)) from exc
+    if header.format != FORMAT:
+        raise SessionFileError("this is not a Chorus session file")
+    if not isinstance(header.version, int) or isinstance(header.version, bool) or header.version < 1:
+        raise SessionFileError(f"its format version {header.version!r} is not a version Chorus writes")
+    if header.version > VERSION:
+        raise SessionFileError(f"it was saved by a newer Chorus (session format {header.version}); this version "
+                               f"reads format {VERSION} — update Chorus to open it")
     try:
-        os.fsync(dir_fd)  # the rename itself survives a power cut
-    finally:
-        os.close(dir_fd)
+        data = msgspec.json.decode(raw, type=schema.SessionFile)
+    except msgspec.ValidationError as exc:
+        raise SessionFileError(_validation_message(exc)) from exc
+    panes = []
+    for i, pane in enumerate(data.panes if data.panes is not msgspec.UNSET else []):
+        try:
+            panes.append(schema.pane_from_file(pane))
+        except (TypeError, ValueError) as exc:
+            raise SessionFileError(f"pane {i + 1}: {exc}") from exc
+    if data.version < 2:  # version 1 had no pane numbers: number them in order
+        for number, pane in enumerate(panes, start=1):
+            pane.number = number
+    numbers = [p.number for p in panes if p.number is not None]
+    if len(set(numbers)) != len(numbers) or any(n < 1 for n in numbers):
+        raise SessionFileError("pane numbers are not unique positive whole numbers")
+    fields = {"panes": panes, "view": schema.view_from_file(data.view)}
+    if data.next_number is not msgspec.UNSET:
+        fields["next_number"] = max(data.next_number, 1)
+    return {**fields, "autosave": schema.autosave_from_file(data)}
 
 
-def save_session(session: Session, path: str | Path) -> None:
-    write_atomic(path, json.dumps(session_to_dict(session), ensure_ascii=False, indent=1))
+def _syntax_problem(text: str, exc: msgspec.DecodeError) -> str:
+    """Why the text is not JSON, in words: truncated, a lone surrogate (named by field), or where it breaks."""
+    try:
+        plain = json.loads(text)
+    except json.JSONDecodeError as err:
+        # The text stops inside a value: at its very end, or in a string that never closes (the error then
+        # points at the string's start).
+        cut = err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string")
+        return "it ends early (truncated?)" if cut else f"it is not valid JSON (line {err.lineno})"
+    where = _surrogate_path(plain)
+    if where:
+        return f"{_where(where)}: holds text that cannot be encoded (a lone surrogate escape)"
+    return f"it is not valid JSON ({exc})"
 
 
-def load_session(path: str | Path) -> Session:
-    """Read a session file; raises SessionFileError (or OSError for an unreadable file)."""
+def read_session(path: str | Path) -> dict:
+    """The Session fields in a file (`Session(**read_session(path))`); raises SessionFileError (or OSError for
+    an unreadable file). The autosave record is dropped: see `read_autosave`."""
+    fields = read_autosave(path)
+    fields.pop("autosave")
+    return fields
+
+
+def read_autosave(path: str | Path) -> dict:
+    """Like read_session, plus "autosave": the file the session belongs to and whether it had unsaved changes."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise SessionFileError(f"{path.name} is not a Chorus session file (not text)") from exc
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # The text stops inside a value: at its very end, or in a string that never closes (the error then
-        # points at the string's start).
-        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-        why = "it ends early (truncated?)" if cut else f"it is not valid JSON (line {exc.lineno})"
-        raise SessionFileError(f"{path.name} cannot be opened: {why}") from exc
-    try:
-        return session_from_dict(data)
+        return decode(text)
     except SessionFileError as exc:
         raise SessionFileError(f"{path.name} cannot be opened: {exc}") from exc
+
+
+# --- encoding and files ---------------------------------------------------------------------------------------
+def encode(session: SessionModel, autosave: schema.Autosave | None = None) -> str:
+    """The file's text. Raises SessionFileError if a text in the session cannot be encoded."""
+    data = schema.session_to_file(session, time.strftime("%Y-%m-%dT%H:%M:%S%z"), autosave)
+    try:
+        return msgspec.json.format(msgspec.json.encode(data), indent=1).decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError, msgspec.EncodeError) as exc:
+        raise SessionFileError(f"the session holds text that cannot be saved: {exc}") from exc
+
+
+def save_session(session: SessionModel, path: str | Path, autosave: schema.Autosave | None = None) -> None:
+    write_atomic(path, encode(session, autosave))
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Replace `path` with `text` so that a crash leaves either the old or the new content. The new file gets
+    the mode an editor's would: the old file's, else 0666 less the umask."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for any new file
+    try:
+        if path.exists():
+            os.fchmod(fd, path.stat().st_mode & 0o7777)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)  # the rename itself survives a power cut
+    finally:
+        os.close(dir_fd)
 
 
 def remove_stale_temps(path: str | Path) -> int:

@@ -1,8 +1,8 @@
 """Variants of one pane: the cartesian product of values over any of its settings.
 
 `expand(base, {"temperature": [0, 0.7], "seed": [1, 2, 3]})` gives 6 new panes, each a copy of `base` with one
-combination, all in one group (the base's, or a new one). Every value is checked as the pane's own form would
-check it, and a bad one raises ValueError naming the axis and the value.
+combination; `SessionController.add_variants` puts them in one group with their source. Every value is checked
+as the pane's own form would check it, and a bad one raises ValueError naming the axis and the value.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 
 from app.engine import limits
-from app.session.model import PaneSpec, new_id
+from app.session.model import PaneSpec
 from app.session.output_format import OutputFormat
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
@@ -53,10 +53,9 @@ def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
             raise ValueError(f"cannot sweep {axis!r}: choose from {', '.join(AXES)}")
         if not values:
             raise ValueError(f"{axis}: give at least one value")
-    group = base.group or new_id()
     panes = []
     for combination in itertools.product(*axes.values()):
-        pane = base.copy(group=group, title="")
+        pane = base.copy(group=None, title="")
         for axis, value in zip(axes, combination, strict=True):
             try:
                 pane = _apply(pane, axis, value)

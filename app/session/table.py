@@ -12,14 +12,13 @@ from app.session.model import PaneSpec
 COLUMNS = ("pane", "title", "differs", "finish", "tokens", "TTFT s", "tok/s", "cached", "similarity", "rating")
 
 
-def rows(panes: list[PaneSpec], reference: PaneSpec | None = None, numbers: list[int] | None = None) -> list[dict]:
+def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]:
     """Values are numbers where they are numbers (None when unknown), so sorting is numeric."""
     diffs = compare.differences_in_groups(panes)
-    numbers = numbers or list(range(1, len(panes) + 1))
     out = []
-    for number, pane, difference in zip(numbers, panes, diffs, strict=True):
+    for pane, difference in zip(panes, diffs, strict=True):
         r = pane.result
-        out.append({"pane": number, "title": pane.title or f"Pane {number}", "differs": compare.label(difference),
+        out.append({"pane": pane.number, "title": pane.label, "differs": compare.label(difference),
                     "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens, "TTFT s": r.ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
                     "similarity": None if reference is None else diff.similarity(reference.result.text, r.text),

@@ -66,7 +66,12 @@ def test_a_branch_run_starts_its_reply_with_the_prefix_and_records_the_whole_rep
     class Handle:
         id, t_submit = 7, 0.0
 
-    runner = SessionRunner(Session([branched]), lambda request, _backend: submitted.append(request) or Handle())
+    class Recorder:
+        def submit(self, request, _backend):
+            submitted.append(request)
+            return Handle()
+
+    runner = SessionRunner(Recorder())
     runner.run(branched)
     assert submitted[0].logprobs > 0 and branched.reply_prefix == "" and branched.result.text == "It is Lyon"
     from app.engine import StepEvent

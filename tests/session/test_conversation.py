@@ -1,12 +1,12 @@
 """A pane's conversation: what Run sends, the edits, and a real two-turn exchange through the runner."""
 
-import queue
 
 import pytest
 
 from app.engine import SamplingParams
 from app.session import PaneSpec, RunState, Session, SessionRunner, conversation
 from app.session.conversation import NothingToRun
+from tests.conftest import EngineSubmitter, drive
 
 GREEDY = SamplingParams(temperature=0)
 
@@ -70,20 +70,15 @@ def test_drop_oldest_exchange_clear_and_record_reply():
     assert pane.turns == [] and pane.result.state == RunState.IDLE
 
 
-def run_to_end(runner: SessionRunner, events: queue.Queue) -> None:
-    while runner.active:
-        runner.apply(events.get(timeout=60))
-
-
 def test_two_turns_on_the_real_engine_carry_the_first_exchange(make_engine):
     engine = make_engine(n_slots=2, n_ctx_per_slot=1024)
-    events = queue.Queue()
-    engine.subscribe(events.put)
     first = "My name is Alice and I love astronomy. Please remember that."
     pane = PaneSpec(draft=first, sampling=GREEDY, max_tokens=40)
-    runner = SessionRunner(Session(panes=[pane]), lambda request, _backend: engine.submit(request))
+    session = Session(panes=[pane])
+    runner = SessionRunner(EngineSubmitter(engine))
+    engine.subscribe(runner.feed)
     runner.run(pane)
-    run_to_end(runner, events)
+    drive(runner)
     reply_one = pane.result.text
     assert pane.result.state == RunState.DONE and reply_one and pane.turns == [user(first), assistant(reply_one)]
     assert pane.result.ttft_s > 0 and pane.result.queue_wait_s >= 0  # the engine's own final figures
@@ -91,30 +86,30 @@ def test_two_turns_on_the_real_engine_carry_the_first_exchange(make_engine):
     pane.draft = "What is my name?"
     runner.run(pane)
     assert pane.result.state == RunState.QUEUED and pane.turns[-1] == user("What is my name?")
-    run_to_end(runner, events)
+    drive(runner)
     second_prompt = engine._renderer.render(conversation.messages(pane)[:-1])
     # The second request's prompt is the whole conversation in the GGUF's own template.
     assert (f"<|im_start|>user\n{first}<|im_end|>\n<|im_start|>assistant\n{reply_one}<|im_end|>\n"
             "<|im_start|>user\nWhat is my name?<|im_end|>\n<|im_start|>assistant\n") in second_prompt
     assert pane.result.prompt_tokens > pane.result.generated_tokens + len(first.split())
     cold = PaneSpec(draft="What is my name?", sampling=GREEDY, max_tokens=40)
-    runner.session.panes.append(cold)
+    session.adopt(cold)
     runner.run(cold)
-    run_to_end(runner, events)
+    drive(runner)
     assert pane.turns[-1]["content"] != cold.result.text  # the first exchange shaped the second reply
     assert len(pane.turns) == 4
 
 
 def test_runner_live_figures_share_the_engine_clock(make_engine):
     engine = make_engine(n_slots=1, n_ctx_per_slot=512)
-    events = queue.Queue()
-    engine.subscribe(events.put)
     pane = PaneSpec(draft="Write a short poem.", sampling=GREEDY, max_tokens=24)
-    runner = SessionRunner(Session(panes=[pane]), lambda request, _backend: engine.submit(request))
+    runner = SessionRunner(EngineSubmitter(engine))
+    engine.subscribe(runner.feed)
     handle = runner.run(pane)
     live = {}
     while runner.active:
-        runner.apply(events.get(timeout=60))
+        runner.wait(60)
+        runner.pump()
         if pane.result.busy and pane.result.ttft_s is not None:
             live.setdefault("ttft", pane.result.ttft_s)
     final = handle.result(timeout=10)

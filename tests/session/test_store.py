@@ -47,7 +47,7 @@ def test_markdown_and_jsonl_exports_carry_every_prompt_and_output():
     for pane in session.panes:
         for turn in pane.turns:
             assert turn["content"].splitlines()[0] in md
-    assert "Now this." not in md or "Hello!" in md
+    assert "Now this." in md and "Hello!" in md  # the last reply (not yet a turn) and an earlier one
     assert "Be brief." in md and "TTFT 0.20 s" in md and "12 cached" in md
     assert "T 0.7" in md and "T 0" in md  # the setting that differs is named per pane
     lines = [json.loads(line) for line in export.to_jsonl(session).splitlines()]
@@ -62,9 +62,9 @@ def test_markdown_and_jsonl_exports_carry_every_prompt_and_output():
     (b"[1, 2, 3]", "not a Chorus session file"),
     (b'{"format": "chorus-session", "version": 99, "panes": []}', "saved by a newer Chorus (session format 99)"),
     (b'{"format": "chorus-session", "version": 1, "panes": [{"sampling": {"temperature": 9}}]}',
-     "pane 1 is not valid: temperature must be in [0, 2], got 9"),
+     "pane 1, sampling: temperature must be in [0, 2], got 9"),
     (b'{"format": "chorus-session", "version": 1, "panes": [{"turns": [{"role": "robot"}]}]}',
-     "pane 1 is not valid: turn 1 must be"),
+     "pane 1, turn 1, role: 'robot' is not one of the allowed values"),
     (b"not json at all", "not valid JSON (line 1)"),
 ])
 def test_bad_files_raise_a_clear_error_and_are_left_as_they_were(tmp_path, content, message):
@@ -81,16 +81,17 @@ def test_bad_files_raise_a_clear_error_and_are_left_as_they_were(tmp_path, conte
 
 def test_unreadable_autosave_is_moved_aside_never_deleted(tmp_path):
     path = tmp_path / autosave.AUTOSAVE_NAME
-    assert autosave.restore(path) == (None, None)  # first launch: nothing to restore, nothing to say
+    assert autosave.restore(path) == autosave.Restored()  # first launch: nothing to restore, nothing to say
     path.write_bytes(b'{"format": "chorus-session", "version": 1, "panes": [')
-    session, message = autosave.restore(path)
+    restored = autosave.restore(path)
+    session, message = restored.session, restored.message
     kept = list(tmp_path.glob(f"{autosave.AUTOSAVE_NAME}.unreadable-*"))
     assert session is None and len(kept) == 1 and not path.exists()
     assert kept[0].read_bytes() == b'{"format": "chorus-session", "version": 1, "panes": ['
     assert "could not be restored" in message and kept[0].name in message
     good = sample_session()
     good.save(path)
-    assert autosave.restore(path) == (good, None)
+    assert autosave.restore(path) == autosave.Restored(session=good)
 
 
 def test_autosave_folder_follows_the_environment_override(tmp_path, monkeypatch):
@@ -98,3 +99,63 @@ def test_autosave_folder_follows_the_environment_override(tmp_path, monkeypatch)
     assert autosave.autosave_path() == tmp_path / "data" / autosave.AUTOSAVE_NAME
     monkeypatch.delenv(autosave.DATA_DIR_ENV)
     assert autosave.autosave_path().parent.name == "Chorus"
+
+
+def test_saved_files_honour_the_umask_and_keep_an_existing_mode(tmp_path):
+    """Before the fix every save and export was created 0600 (mkstemp's mode), whatever the umask."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "a.chorus.json"
+        sample_session().save(path)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        os.chmod(path, 0o600)
+        sample_session().save(path)  # an existing file keeps the mode its owner gave it
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        os.umask(0o002)
+        store.write_atomic(tmp_path / "export.md", "# hi\n")
+        assert stat.S_IMODE((tmp_path / "export.md").stat().st_mode) == 0o664
+    finally:
+        os.umask(old)
+
+
+V1_FILE = {  # as Chorus wrote it before pane numbers (format version 1)
+    "format": "chorus-session", "version": 1, "saved_at": "2026-11-01T10:00:00+0000",
+    "view": {"columns": 3, "file": "/home/u/work.chorus.json", "unsaved": True},
+    "panes": [
+        {"id": "aaa", "title": "", "system": "Be brief.", "turns": [{"role": "user", "content": "Hi"}],
+         "draft": "", "editing": None,
+         "sampling": {"temperature": 0.7, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0,
+                      "frequency_penalty": 0.0, "presence_penalty": 0.0, "penalty_last_n": 64, "seed": 3},
+         "max_tokens": 64, "stop": ["END"], "backend": "local", "show_probabilities": True,
+         "output_format": {"kind": "text", "text": ""}, "reply_prefix": "", "group": "g1", "rating": 4, "note": "ok",
+         "result": {"state": "generating", "text": "Hel", "token_ids": [1, 2], "finish_reason": None, "error": None,
+                    "error_kind": None, "prompt_tokens": 9, "generated_tokens": 2, "cached_tokens": 0,
+                    "queue_wait_s": 0.0, "ttft_s": 0.1, "decode_tps": None, "reply_prefix": "", "format_note": "",
+                    "backend_note": "",
+                    "token_logprobs": [{"token_id": 1, "text": "He", "logprob": -0.1, "top": [[1, "He", -0.1]]},
+                                       {"token_id": 2, "text": "l", "logprob": -0.5, "top": []}]}},
+        {"id": "bbb", "title": "Second", "system": "", "turns": [], "draft": "Next", "editing": None,
+         "sampling": {"temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0,
+                      "frequency_penalty": 0.0, "presence_penalty": 0.0, "penalty_last_n": 64, "seed": None},
+         "max_tokens": 256, "stop": [], "backend": "local", "show_probabilities": False,
+         "output_format": {"kind": "json", "text": ""}, "reply_prefix": "", "group": "g1", "rating": None,
+         "note": "", "result": {"state": "idle", "text": ""}}]}
+
+
+def test_version_1_files_still_load_migrated(tmp_path):
+    path = tmp_path / "old.chorus.json"
+    path.write_text(json.dumps(V1_FILE), encoding="utf-8")
+    session = Session.load(path)
+    assert [p.number for p in session.panes] == [1, 2] and session.next_number == 3
+    assert [p.label for p in session.panes] == ["Pane 1", "Second"] and session.view.columns == 3
+    first = session.panes[0]
+    assert first.result.state == RunState.INTERRUPTED and first.result.text == "Hel"
+    assert [e.text for e in first.result.token_logprobs] == ["He", "l"] and first.result.token_logprobs[0].top
+    assert first.sampling.seed == 3 and first.stop == ("END",) and first.rating == 4
+    record = store.read_autosave(path)["autosave"]
+    assert (record.file, record.unsaved) == ("/home/u/work.chorus.json", True)
+    session.save(path)
+    assert json.loads(path.read_text())["version"] == store.VERSION and Session.load(path) == session

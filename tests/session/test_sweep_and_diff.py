@@ -3,10 +3,18 @@
 import pytest
 
 from app.engine import SamplingParams
-from app.session import PaneSpec, Session, compare, diff, sweep
+from app.session import PaneSpec, Session, SessionController, SessionRunner, compare, diff, sweep
 from app.session.output_format import OutputFormat
 
 BASE = PaneSpec(title="Base", draft="Tell me a joke.", sampling=SamplingParams(temperature=0.5, seed=1))
+
+
+def grouped(panes: list[PaneSpec]) -> list[PaneSpec]:
+    """The variants as the window adds them: after a copy of BASE in one group (SessionController.add_variants,
+    the one place groups are set), numbered 2, 3, ..."""
+    session = Session([BASE.copy()])
+    SessionController(session, SessionRunner(backends=None)).add_variants(session.panes[0], panes, run=False)
+    return panes
 
 
 def test_expand_is_the_cartesian_product_in_one_group():
@@ -14,7 +22,10 @@ def test_expand_is_the_cartesian_product_in_one_group():
     assert len(panes) == 6 == sweep.count({"temperature": [0, 0.7], "seed": [1, 2, 3]})
     assert [(p.sampling.temperature, p.sampling.seed) for p in panes] == [
         (0, 1), (0, 2), (0, 3), (0.7, 1), (0.7, 2), (0.7, 3)]
+    assert {p.group for p in panes} == {None}  # expand makes panes; the controller groups them
+    grouped(panes)
     assert len({p.group for p in panes}) == 1 and panes[0].group is not None
+    assert [p.number for p in panes] == [2, 3, 4, 5, 6, 7]
     assert len({p.id for p in panes}) == 6 and all(p.draft == "Tell me a joke." for p in panes)
     assert BASE.sampling.temperature == 0.5  # the base is untouched
 
@@ -43,13 +54,13 @@ def test_invalid_sweeps_name_the_field(axes, words):
 
 
 def test_headers_say_what_differs_within_each_group():
-    group = sweep.expand(BASE, {"temperature": [0.7], "seed": [1, 2, 3]})
+    group = grouped(sweep.expand(BASE, {"temperature": [0.7], "seed": [1, 2, 3]}))
     loner = PaneSpec(draft="Unrelated", sampling=SamplingParams(temperature=1.2))
     other = PaneSpec(draft="Unrelated too", sampling=SamplingParams(temperature=0.2))
     labels = [compare.label(d) for d in compare.differences_in_groups([*group, loner, other])]
     assert labels[:3] == ["seed 1", "seed 2", "seed 3"]
     assert labels[3:] == ["T 1.2", "T 0.2"]
-    grid = sweep.expand(BASE, {"temperature": [0.2, 0.7], "seed": [3, 4]})
+    grid = grouped(sweep.expand(BASE, {"temperature": [0.2, 0.7], "seed": [3, 4]}))
     assert [compare.label(d) for d in compare.differences_in_groups(grid)] == [
         "T 0.2 · seed 3", "T 0.2 · seed 4", "T 0.7 · seed 3", "T 0.7 · seed 4"]
 
@@ -102,7 +113,7 @@ def test_typed_axis_values_are_parsed_or_named():
 def test_comparison_table_sorts_numerically_and_exports_csv():
     from app.session import table
 
-    panes = sweep.seeds(BASE, 3)
+    panes = grouped(sweep.seeds(BASE, 3))
     for pane, (tokens, ttft, text) in zip(panes, [(12, 0.3, "a b c"), (3, None, "a b d"), (40, 0.1, "x y z")],
                                           strict=True):
         pane.result.generated_tokens, pane.result.ttft_s, pane.result.text = tokens, ttft, text
@@ -111,6 +122,6 @@ def test_comparison_table_sorts_numerically_and_exports_csv():
     assert [r["differs"] for r in rows] == ["seed 1", "seed 2", "seed 3"]
     assert rows[0]["similarity"] == 1.0 and rows[2]["similarity"] == 0.0 and 0 < rows[1]["similarity"] < 1
     assert [r["tokens"] for r in table.sort(rows, "tokens")] == [3, 12, 40]
-    assert [r["pane"] for r in table.sort(rows, "TTFT s", descending=True)] == [1, 3, 2]  # unknown last
+    assert [r["pane"] for r in table.sort(rows, "TTFT s", descending=True)] == [2, 4, 3]  # unknown last
     csv_text = table.to_csv(rows)
     assert csv_text.splitlines()[0].startswith("pane,title,differs") and '"best, by far"' in csv_text

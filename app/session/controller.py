@@ -1,0 +1,157 @@
+"""SessionController: the one API that changes a session — its panes, their conversations, groups, view — and
+runs it. The window's widgets, `run` and `eval` call it; none of them edits `session.panes` itself.
+
+Every change lands on the evented model, so views and autosave hear of it through `session.events`. A pane
+joins the session through `add_pane` (which numbers it; numbers are never reused), and a group is assigned in
+one place only, `add_variants`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.engine import RequestHandle
+from app.session import conversation
+from app.session.model import PaneSpec, SessionModel, new_id
+from app.session.runner import SessionRunner
+
+
+@dataclass(frozen=True)
+class RunAll:
+    """What Run all did: how many panes started, how many were skipped (empty or already running), and the
+    panes that could not start with the reason (no model, a backend not connected, an invalid setting)."""
+
+    started: int
+    skipped: int
+    problems: tuple[tuple[PaneSpec, str], ...] = ()
+
+    @property
+    def note(self) -> str:
+        skipped = f"; {self.skipped} skipped (empty or already running)" if self.skipped else ""
+        return f"Started {self.started} pane(s){skipped}"
+
+
+class SessionController:
+    def __init__(self, session: SessionModel, runner: SessionRunner):
+        self.session = session
+        self.runner = runner
+
+    # --- structure ------------------------------------------------------------------------------------------
+    def add_pane(self, spec: PaneSpec | None = None, after: PaneSpec | None = None) -> PaneSpec:
+        """Add a pane (a blank one by default) after `after`, else at the end; returns it, numbered."""
+        panes = self.session.panes
+        index = panes.index(after) + 1 if after in panes else len(panes)
+        return self.session.adopt(spec or PaneSpec(), index)
+
+    def duplicate(self, pane: PaneSpec) -> PaneSpec:
+        """A copy with the same conversation and settings (not the result), next to the original."""
+        return self.add_pane(pane.copy(title=""), after=pane)
+
+    def remove(self, pane: PaneSpec) -> None:
+        """Stop the pane's run (never reported again) and take it out of the session."""
+        if pane in self.session.panes:
+            self.runner.forget(pane)
+            self.session.panes.remove(pane)
+            if not self.session.group(self.session.view.column_group):
+                self.session.view.column_group = None
+
+    def replace(self, other: SessionModel) -> None:
+        """Show another session's content in this one (New, Open): runs stop, panes go, the new ones come."""
+        self.stop_all()
+        for pane in list(self.session.panes):
+            self.runner.forget(pane)
+        self.session.panes.clear()
+        self.session.next_number = 1
+        self.session.view.column_group = None
+        self.session.view.columns = other.view.columns
+        for pane in list(other.panes):
+            self.session.adopt(pane)
+        self.session.next_number = max(self.session.next_number, other.next_number)
+
+    def set_columns(self, columns: int) -> None:
+        self.session.view.columns = columns
+
+    def show_group_in_columns(self, group: str | None) -> None:
+        """Columns mode for one group (None, or a group no pane has: back to the grid)."""
+        self.session.view.column_group = group if self.session.group(group) else None
+
+    def add_variants(self, source: PaneSpec, specs: list[PaneSpec], run: bool = True) -> list[PaneSpec]:
+        """Put `specs` after `source` in one group with it (the source's, or a new one); run the group."""
+        if not specs:
+            return []
+        group = source.group or new_id()
+        source.group = group
+        added, after = [], source
+        for spec in specs:
+            spec.group = group
+            after = self.add_pane(spec, after=after)
+            added.append(after)
+        if run:
+            self.run_group(source)
+        return added
+
+    def branch(self, pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
+        """A new pane after `pane`, in its group, continuing its last reply from another token; run at once.
+        Raises ValueError (e.g. the reply has no probabilities)."""
+        spec = conversation.branch(pane, token_index, token_text)
+        added = self.add_variants(pane, [spec], run=False)[0]
+        self.run(added)
+        return added
+
+    # --- conversation edits ---------------------------------------------------------------------------------
+    def start_edit(self, pane: PaneSpec, index: int) -> None:
+        conversation.start_edit(pane, index)
+
+    def cancel_edit(self, pane: PaneSpec, draft: str = "") -> None:
+        """Stop rewriting a message; `draft` is what the editor held before the edit began."""
+        conversation.cancel_edit(pane)
+        pane.draft = draft
+
+    def drop_oldest(self, pane: PaneSpec) -> int:
+        return conversation.drop_oldest_exchange(pane)
+
+    def clear(self, pane: PaneSpec) -> None:
+        conversation.clear(pane)
+
+    def rate(self, pane: PaneSpec, rating: int | None, note: str) -> None:
+        if rating is not None and not 1 <= rating <= 5:
+            raise ValueError(f"rating must be 1 to 5 (or none), got {rating!r}")
+        pane.rating, pane.note = rating, note
+
+    # --- runs ---------------------------------------------------------------------------------------------------
+    def run(self, pane: PaneSpec, use_draft: bool = True) -> RequestHandle:
+        """Submit the pane's next turn; raises ValueError/RuntimeError with a message (nothing changes then)."""
+        return self.runner.run(pane, use_draft)
+
+    def rerun(self, pane: PaneSpec) -> RequestHandle:
+        """Regenerate the last reply, leaving any draft alone."""
+        return self.runner.run(pane, use_draft=False)
+
+    def stop(self, pane: PaneSpec) -> None:
+        self.runner.cancel(pane)
+
+    def stop_all(self) -> None:
+        self.runner.cancel_all()
+
+    def busy(self, pane: PaneSpec) -> bool:
+        return self.runner.busy(pane)
+
+    def run_many(self, panes: list[PaneSpec]) -> RunAll:
+        """Run every pane that has something to run and is not running; one that cannot start is listed with
+        its reason in `problems` and left as it was."""
+        ready = [p for p in panes if not self.busy(p) and conversation.can_run(p)]
+        started, problems = 0, []
+        for pane in ready:
+            try:
+                self.run(pane)
+                started += 1
+            except (ValueError, RuntimeError) as exc:
+                problems.append((pane, str(exc)))
+        return RunAll(started, len(panes) - started, tuple(problems))
+
+    def run_all(self) -> RunAll:
+        return self.run_many(list(self.session.panes))
+
+    def run_group(self, pane: PaneSpec) -> RunAll:
+        """Run the pane's group (just the pane if it has none)."""
+        return self.run_many(self.session.group(pane.group) or [pane])
