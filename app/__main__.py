@@ -1,7 +1,8 @@
 """Command line: the window by default, `run` for headless runs, `bench` for the benchmark, `--self-test` for
 an offscreen check.
 
-Imports are lazy so `bench` never loads Qt and the window never loads the benchmark.
+Imports are lazy so `bench` never loads Qt (unless --gui or --png asks for the window's parts, which only this
+module, above every layer, hands it) and the window never loads the benchmark.
 """
 
 from __future__ import annotations
@@ -68,7 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from app.bench.cli import run_bench
 
-        return run_bench(args)
+        gui, png = None, None
+        if args.gui:  # the window's parts, only when asked for: the benchmark itself never imports Qt
+            from app.ui.bench_window import measure_gui as gui
+        if args.scale and args.png:
+            from app.ui.scaling_plot import write_png as png
+        return run_bench(args, measure_gui=gui, write_png=png)
     if args.self_test:
         from app.ui.self_test import run_self_test
 

@@ -57,7 +57,7 @@ async def shoot_runs(window: MainWindow, out: Path) -> None:
         pane.sampling.temperature.setValue(temperature)
         pane.sampling.max_tokens.setValue(160)
     window.columns_box.setValue(3)
-    window.runs.run_all()
+    window.run_all()
     await asyncio.sleep(2.5)
     window.grab().save(str(out / "screenshot.png"))
     while any(p.busy for p in window.grid.panes):
@@ -82,7 +82,7 @@ async def shoot_conversation(window: MainWindow, out: Path) -> None:
     for message in CONVERSATION:
         for pane in window.grid.panes:
             pane.prompt.setPlainText(message)
-        window.runs.run_all()
+        window.run_all()
         while any(p.busy for p in window.grid.panes):
             await asyncio.sleep(0.1)
     window.grid.panes[0].prompt.setPlainText("And a slogan for its charging station?")
@@ -112,11 +112,11 @@ async def shoot_probabilities(window: MainWindow, out: Path) -> None:
     schema.options.editor.setPlainText('{"type": "object", "properties": {"name": {"type": "string"}, '
                                        '"field": {"enum": ["physics", "chemistry", "biology"]}, '
                                        '"born": {"type": "integer"}}, "required": ["name", "field", "born"]}')
-    window.runs.run_all()
+    window.run_all()
     await finish_all(window)
     entries = source.spec.result.token_logprobs
     index = min(range(1, len(entries)), key=lambda i: entries[i].logprob)  # the least sure token
-    window.runs.branch(source, index, entries[index].top[1][1])
+    source.branch(index, entries[index].top[1][1])
     await finish_all(window)
     await asyncio.sleep(0.5)
     view = source.output
@@ -183,7 +183,7 @@ async def shoot_backends(window: MainWindow, out: Path) -> None:
             pane.spec.backend = backend
     window.grid.set_backend_names(window.bridge.backend_names())
     window.stats_panel.backend_box.setCurrentText(window.backends.last_added)
-    window.runs.run_all()
+    window.run_all()
     await asyncio.sleep(4.0)
     window.grab().save(str(out / "screenshot-backends.png"))
     dialog = window.open_backends()

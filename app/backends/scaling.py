@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from app.bench.scenarios import Timeline
-from app.bench.workloads import fixed_length_request, median, prompt_of_length
+from app.backends.workload import Timeline, fixed_length_request, median, prompt_of_length
 from app.engine import Engine, EngineConfig
 from app.engine.native import LlamaModel
 

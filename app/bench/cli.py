@@ -210,8 +210,8 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
     }
 
 
-def run_scale(args, threads: int) -> int:
-    from app.bench.scaling import describe, find_knee, run_scaling, table, to_json
+def run_scale(args, threads: int, write_png=None) -> int:
+    from app.backends.scaling import describe, find_knee, run_scaling, table, to_json
 
     levels = run_scaling(default_model_path(), limits.SLOTS.clamp(args.max), threads,
                          on_level=lambda lv: print(f"  {lv.concurrent} concurrent: {lv.aggregate_tps:.1f} t/s "
@@ -219,9 +219,7 @@ def run_scale(args, threads: int) -> int:
     knee = find_knee(levels)
     print(table(levels))
     print(describe(knee, levels))
-    if args.png:
-        from app.bench.scaling_plot import write_png
-
+    if args.png and write_png is not None:
         write_png(levels, knee, args.png, f"Scaling test, {threads} threads")
         print(f"wrote {args.png}")
     if args.json:
@@ -231,18 +229,18 @@ def run_scale(args, threads: int) -> int:
     return 0
 
 
-def run_bench(args) -> int:
+def run_bench(args, measure_gui=None, write_png=None) -> int:
+    """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
+    --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
     threads = args.threads or default_threads()
     if getattr(args, "scale", False):
-        return run_scale(args, threads)
+        return run_scale(args, threads, write_png)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 
         return run_server_bench(args, threads, Progress)
     result = measure(QUICK if args.quick else FULL, threads)
-    if args.gui:
-        from app.bench.gui import measure_gui
-
+    if args.gui and measure_gui is not None:
         result["gui"] = measure_gui(threads, repetitions=1 if args.quick else 5)
     print(format_table(result))
     if args.json:

@@ -6,43 +6,10 @@ include the engine's bookkeeping, text decoding and event delivery.
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
 
-from app.bench.workloads import fixed_length_request, median, percentile
-from app.engine import Engine, EngineConfig, RequestState, StepEvent
-
-
-@dataclass
-class Timeline:
-    """Per-request times at which the engine produced a token, from the step events."""
-
-    token_times: dict[int, list[float]] = field(default_factory=dict)
-    generated: dict[int, int] = field(default_factory=dict)
-    all_generating_at: float | None = None
-    tokens_when_all_generating: int = 0
-    first_finish_at: float | None = None
-    tokens_at_first_finish: int = 0
-    expected: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def on_step(self, event: StepEvent) -> None:
-        now = time.perf_counter()
-        with self.lock:
-            for request_id, count in event.tokens.items():
-                self.token_times.setdefault(request_id, []).append(now)
-                self.generated[request_id] = count
-            if self.all_generating_at is None and self.expected and len(self.generated) >= self.expected:
-                self.all_generating_at = now
-                self.tokens_when_all_generating = sum(self.generated.values())
-            if event.finished and self.first_finish_at is None and self.all_generating_at is not None:
-                self.first_finish_at = now
-                self.tokens_at_first_finish = sum(self.generated.values())
-
-    def gaps(self, request_id: int, start: float, end: float) -> list[float]:
-        times = self.token_times.get(request_id, [])
-        return [b - a for a, b in zip(times, times[1:], strict=False) if start < b <= end]
+from app.backends.workload import Timeline, fixed_length_request, median, percentile
+from app.engine import Engine, EngineConfig, RequestState
 
 
 def _engine(model_path, threads: int, n_slots: int, n_ctx: int, **overrides) -> Engine:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams
-from app.session import Session, SessionFileError, compare, conversation
+from app.session import MAIN, Session, SessionFileError, compare, conversation
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar")
 
@@ -33,15 +33,8 @@ class RunItem:
 
 
 def request_settings(request: GenerationRequest) -> dict[str, str]:
-    """The same labels a pane's settings get (app.session.compare), read from a request."""
-    system = next((m["content"] for m in request.messages or [] if m.get("role") == "system"), "")
-    s = request.sampling
-    fmt = "GBNF grammar" if request.grammar else ("JSON schema" if request.json_schema else "Free text")
-    return {"system": compare.short(system) if system.strip() else "none", "T": f"{s.temperature:g}",
-            "top-k": str(s.top_k), "top-p": f"{s.top_p:g}", "min-p": f"{s.min_p:g}",
-            "rep": f"{s.repeat_penalty:g}", "seed": "random" if s.seed is None else str(s.seed),
-            "max": str(request.max_tokens), "stop": ", ".join(repr(x) for x in request.stop) or "none",
-            "format": fmt}
+    """The same labels a pane's settings get, read from a request (app.session.compare.FIELDS)."""
+    return compare.labels(compare.setup_of_request(request, MAIN))
 
 
 def parse_line(text: str, line: int) -> RunItem:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import sys
 import time
@@ -22,28 +21,31 @@ from tqdm import tqdm
 from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
 from app.cli.inputs import InputError, RunItem, open_input
 from app.cli.report import write_report
-from app.engine import Completion, EngineConfig, limits
+from app.engine import EngineConfig, limits
 from app.models import default_model_path
-from app.session import PaneResult, conversation
+from app.session import MAIN, PaneResult, SessionRunner
 
 IN_FLIGHT_PER_SLOT = 2  # requests submitted ahead of free slots: keeps every slot busy, bounds memory
 EXIT_UNUSABLE, EXIT_INTERRUPTED = 2, 130
 
 
-def result_record(item: RunItem, completion: Completion | None) -> dict:
-    if completion is None:
+def result_record(item: RunItem, result: PaneResult | None) -> dict:
+    """One output line: the run's result as the session holds it (the reply — with a branch's chosen start,
+    `reply_prefix` — its figures, and the notes on its format and on settings the backend did not apply)."""
+    if result is None:
         return {"id": item.id, "line": item.line, "text": "", "finish_reason": "error", "error": item.error,
                 "prompt_tokens": 0, "cached_tokens": 0, "generated_tokens": 0, "queue_wait_s": None,
                 "ttft_s": None, "decode_tps": None}
-    record = {"id": item.id, "line": item.line, "text": completion.text, "finish_reason": completion.finish_reason,
-              "error": completion.error, "prompt_tokens": completion.prompt_tokens,
-              "cached_tokens": completion.cached_tokens, "generated_tokens": completion.generated_tokens,
-              "queue_wait_s": completion.queue_wait_s, "ttft_s": completion.ttft_s,
-              "decode_tps": completion.decode_tps}
-    if completion.note:  # settings the server did not apply
-        record["note"] = completion.note
-    if completion.token_logprobs is not None:
-        record["token_logprobs"] = [entry.to_dict() for entry in completion.token_logprobs]
+    record = {"id": item.id, "line": item.line, "text": result.text, "finish_reason": result.finish_reason,
+              "error": result.error, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
+              "generated_tokens": result.generated_tokens, "queue_wait_s": result.queue_wait_s,
+              "ttft_s": result.ttft_s, "decode_tps": result.decode_tps}
+    for key, value in (("reply_prefix", result.reply_prefix), ("format_note", result.format_note),
+                       ("note", result.backend_note)):
+        if value:
+            record[key] = value
+    if result.token_logprobs is not None:
+        record["token_logprobs"] = [entry.to_dict() for entry in result.token_logprobs]
     return record
 
 
@@ -89,18 +91,32 @@ def run_command(args) -> int:
         return Run(backend, items, total, session, out, args.slots, keep=bool(args.report)).execute(args.report)
 
 
+class OneBackend:
+    """The runner's Submitter over the single backend a headless run uses (every name means it)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def submit(self, request, _name: str = MAIN):
+        return self.backend.submit(request)
+
+
 class Run:
+    """Feeds the inputs to the SessionRunner as slots free up and writes each result as its run ends. A session
+    input's panes run as panes (`runner.run`), so the session after the run is what the window would hold."""
+
     def __init__(self, backend, items, total: int, session, out, slots: int, keep: bool):
         self.backend, self.items, self.session, self.out, self.keep = backend, iter(items), session, out, keep
         self.limit = slots * IN_FLIGHT_PER_SLOT
-        self.finished: queue.Queue[Completion] = queue.Queue()
-        self.in_flight: dict[int, RunItem] = {}
+        self.runner = SessionRunner(OneBackend(backend))
+        self.runner.events.ended.connect(self._ended)
+        self.in_flight: dict[int, RunItem] = {}  # id() of a run's PaneResult -> its item
         self.records: list[tuple[RunItem, dict]] = []
         self.exhausted = False
         self.started = time.perf_counter()
         self.progress = tqdm(total=total, unit="req", file=sys.stderr, disable=not sys.stderr.isatty(),
                              dynamic_ncols=True)
-        backend.subscribe(lambda event: [self.finished.put(c) for c in event.finished])
+        backend.subscribe(self.runner.feed)
 
     def execute(self, report_path: str | None) -> int:
         interrupted = False
@@ -110,7 +126,7 @@ class Run:
             self._loop()
         except KeyboardInterrupt:
             interrupted = True
-            self.backend.cancel_all()
+            self.runner.cancel_all()
             self._drain()
         finally:
             signal.signal(signal.SIGINT, previous)
@@ -124,17 +140,16 @@ class Run:
             self._top_up()
             if not self.in_flight and self.exhausted:
                 return
-            try:
-                completion = self.finished.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self._write(self.in_flight.pop(completion.request_id), completion)
+            self.runner.wait(timeout=0.2)
+            self.runner.pump()
 
-    def _drain(self) -> None:
-        """After Ctrl+C: every submitted request ends (cancelled) and is written; nothing new is submitted."""
-        while self.in_flight:
-            completion = self.finished.get(timeout=60)
-            self._write(self.in_flight.pop(completion.request_id), completion)
+    def _drain(self, timeout_s: float = 60.0) -> None:
+        """After Ctrl+C: every submitted request ends (cancelled) and is written; nothing new is submitted. A
+        backend that never answers the cancel leaves its requests unwritten after `timeout_s`, never a hang."""
+        deadline = time.monotonic() + timeout_s
+        while self.in_flight and time.monotonic() < deadline:
+            self.runner.wait(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+            self.runner.pump()
 
     def _top_up(self) -> None:
         while not self.exhausted and len(self.in_flight) < self.limit:
@@ -144,27 +159,27 @@ class Run:
             elif item.request is None:
                 print(f"chorus run: {item.error}", file=sys.stderr)
                 self._write(item, None)
+            elif self.session is not None:
+                pane = self.session.panes[item.line - 1]
+                self.runner.run(pane)
+                self.in_flight[id(pane.result)] = item
             else:
-                handle = self.backend.submit(item.request)
-                self.in_flight[handle.id] = item
+                result = PaneResult()
+                self.runner.submit(item.request, MAIN, result)
+                self.in_flight[id(result)] = item
 
-    def _write(self, item: RunItem, completion: Completion | None) -> None:
-        record = result_record(item, completion)
+    def _ended(self, _pane, result: PaneResult) -> None:
+        item = self.in_flight.pop(id(result), None)
+        if item is not None:
+            self._write(item, result)
+
+    def _write(self, item: RunItem, result: PaneResult | None) -> None:
+        record = result_record(item, result)
         self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.out.flush()
-        if self.session is not None and completion is not None:
-            self._apply_to_pane(item, completion)
         if self.keep:
             self.records.append((item, record))
         stats = self.backend.stats()
         self.progress.set_postfix(running=len(self.in_flight),
                                   tok_s=f"{stats.decode_tps:.0f}" if stats.decode_tps else "–", refresh=False)
         self.progress.update(1)
-
-    def _apply_to_pane(self, item: RunItem, completion: Completion) -> None:
-        """A session input's pane gets its result and reply, as a run in the window would give it."""
-        pane = self.session.panes[item.line - 1]
-        conversation.commit_run(pane, item.turns)
-        pane.result = PaneResult()
-        pane.result.finish(completion)
-        conversation.record_reply(pane)

@@ -50,8 +50,8 @@ def create_app() -> QApplication:
 
 
 def pane_summary(spec) -> dict:
-    return {"title": spec.title, "system": spec.system, "turns": spec.turns, "draft": spec.draft,
-            "state": spec.result.state.value, "text": spec.result.text}
+    return {"number": spec.number, "label": spec.label, "title": spec.title, "system": spec.system,
+            "turns": spec.turns, "draft": spec.draft, "state": spec.result.state.value, "text": spec.result.text}
 
 
 def run_gui(model: str | None = None, session_file: str | None = None, run_all: bool = False,
@@ -63,20 +63,21 @@ def run_gui(model: str | None = None, session_file: str | None = None, run_all: 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in a terminal ends the app
-    session, problem = autosave.restore()
-    window = MainWindow(EngineBridge(), Settings(), session=session, autosave_path=autosave.autosave_path())
+    restored = autosave.restore()
+    window = MainWindow(EngineBridge(), Settings(), autosave_path=autosave.autosave_path(), restored=restored)
     window.show()
+    problem = restored.message
     if problem:
         window.show_message("Session not restored", problem, QMessageBox.Warning)
     if session_file:
         window.files.open(session_file)
     if print_restored:
-        print(json.dumps({"message": problem, "panes": [pane_summary(p.spec) for p in window.grid.panes]}))
+        print(json.dumps({"message": problem, "panes": [pane_summary(p) for p in window.session.panes]}))
         window.close()
         return 0
     loading = window.start_initial_load(model)
     if run_all and loading is not None:
-        loading.add_done_callback(lambda task: task.result() is not None and window.runs.run_all())
+        loading.add_done_callback(lambda task: task.result() is not None and window.run_all())
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
     with loop:

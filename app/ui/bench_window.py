@@ -1,5 +1,6 @@
-"""`bench --gui`: what the window costs. 16 panes stream through the real MainWindow (offscreen) and the same
-requests run headless on an identical engine; also the GUI event loop's lag and the stats panel's update time.
+"""`bench --gui` (app/__main__.py hands it to the benchmark): what the window costs. 16 panes stream through the
+real MainWindow (offscreen) and the same requests run headless on an identical engine; also the GUI event loop's
+lag and the stats panel's update time.
 
 Greedy requests make both runs do exactly the same work, so throughput is comparable token for token. Both runs
 time the engine the same way, from the first submit to the step that finished the last request (a FinishClock
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from app.bench.workloads import median, percentile
+from app.backends.workload import median, percentile
 from app.engine import Engine, EngineConfig
 from app.session.conversation import plan_run
 
@@ -100,11 +101,11 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     panel.timer.timeout.connect(timed_update)
     probe.start()
     all_done = asyncio.Event()  # a signal, not polling: a polling loop would add GUI work of its own
-    window.runs.sig_all_finished.connect(all_done.set)
+    window.runner.events.idle.connect(all_done.set)
     clock = FinishClock(PANES)
     unsubscribe: Callable[[], None] = window.bridge.engine.subscribe(clock)
     started, cpu_started = time.perf_counter(), time.thread_time()  # this coroutine runs on the GUI thread
-    window.runs.run_all()
+    window.run_all()
     await all_done.wait()
     shown = time.perf_counter()
     gui_cpu = time.thread_time() - cpu_started

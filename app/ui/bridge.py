@@ -1,8 +1,9 @@
-"""EngineBridge: the one object through which the UI reaches the engine and every other backend.
+"""EngineBridge: the window's backends — the main local model and every other one — opened off the GUI thread.
 
-It owns the main local Engine (the pane backend `MAIN`, "local") and a BackendRegistry of the others (more
-local models, servers), opens them off the GUI thread (asyncio on qasync's loop), and turns their per-step
-callbacks — which run on engine and HTTP threads — into one queued Qt signal delivered on the GUI thread.
+Every backend, the main model included, is a `Backend` in one `BackendRegistry` (`self.backends`), which is
+also what the session runner submits to. The bridge loads models and opens backends on worker threads (asyncio
+on qasync's loop) and hands every backend's step events to its step listeners (the runner's thread-safe
+`feed`), from whichever thread the backend publishes on.
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.engine import Engine, EngineConfig, GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot, limits
+from app.backends import LocalBackend
+from app.engine import EngineConfig, ModelInfo, StatsSnapshot, StepEvent, limits
 from app.session.backends import MAIN, BackendRegistry, BackendSpec
 
 log = logging.getLogger("chorus.ui.bridge")
@@ -25,8 +28,6 @@ class ModelLoadError(RuntimeError):
 
 
 class EngineBridge(QObject):
-    sig_step = Signal(object)
-    """One StepEvent per engine step (text deltas, states, completions), delivered on the GUI thread."""
     sig_loading = Signal(str)
     """A model started loading (its path)."""
     sig_model_loaded = Signal(object)
@@ -38,21 +39,37 @@ class EngineBridge(QObject):
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._engine: Engine | None = None
-        self._unsubscribers: dict[int, object] = {}
+        self._listeners: tuple[Callable[[StepEvent], None], ...] = ()
         self.loading = False
         self._lock = threading.Lock()  # guards _closed and _just_loaded between the loader thread and close()
         self._closed = False
-        self._just_loaded: Engine | None = None  # built by the loader thread, not yet swapped in
-        self.backends = BackendRegistry(self.sig_step.emit)  # every backend but MAIN
+        self._just_loaded: LocalBackend | None = None  # built by the loader thread, not yet swapped in
+        self.backends = BackendRegistry(self._on_step)
+
+    def add_step_listener(self, fn: Callable[[StepEvent], None]) -> None:
+        """`fn(event)` gets every backend's step events, on the backend's own thread (so: thread-safe)."""
+        self._listeners = (*self._listeners, fn)
+
+    def remove_step_listener(self, fn: Callable[[StepEvent], None]) -> None:
+        self._listeners = tuple(f for f in self._listeners if f is not fn)
+
+    def _on_step(self, event: StepEvent) -> None:
+        for fn in self._listeners:
+            fn(event)
+
+    # --- the main model ---------------------------------------------------------------------------------------
+    @property
+    def main(self) -> LocalBackend | None:
+        return self.backends.main
 
     @property
-    def engine(self) -> Engine | None:
-        return self._engine
+    def engine(self):
+        """The main model's engine (None while none is loaded)."""
+        return getattr(self.main, "engine", None)
 
     @property
     def model_info(self) -> ModelInfo | None:
-        return self._engine.model_info if self._engine else None
+        return self.engine.model_info if self.engine is not None else None
 
     @property
     def closed(self) -> bool:
@@ -60,13 +77,12 @@ class EngineBridge(QObject):
 
     @property
     def ready(self) -> bool:
-        return self._engine is not None and not self.loading
+        return self.main is not None and not self.loading
 
     async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int,
                          chat_format: str = "auto", reproducible: bool = limits.REPRODUCIBLE_DEFAULT) -> ModelInfo:
-        """Build a new engine in a worker thread; swap it in only if it loads. Raises ModelLoadError.
-
-        If the bridge is closed while the model loads, the new engine is closed as soon as it exists."""
+        """Build the new main model in a worker thread; swap it in only if it loads. Raises ModelLoadError.
+        The old one is closed after the swap, off the GUI thread; its last requests' ends are still heard."""
         if self.loading:
             raise ModelLoadError("a model is already loading")
         if self._closed:
@@ -76,9 +92,9 @@ class EngineBridge(QObject):
         try:
             config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
                                   n_threads=n_threads, chat_format=chat_format, reproducible=reproducible)
-            engine = await asyncio.to_thread(self._build, config)
+            backend = await asyncio.to_thread(self._build, config)
             with self._lock:
-                claimed, self._just_loaded = self._just_loaded is engine, None
+                claimed, self._just_loaded = self._just_loaded is backend, None
             if not claimed:  # close() took it while this coroutine waited to resume
                 raise ModelLoadError("the window closed while the model was loading")
         except Exception as exc:
@@ -88,46 +104,32 @@ class EngineBridge(QObject):
             raise ModelLoadError(message) from exc
         finally:
             self.loading = False
-        old = self._swap(engine)
+        old = self.backends.set_main(backend)
         if old is not None:
-            await asyncio.to_thread(self._retire, old)
-        self.sig_model_loaded.emit(engine.model_info)
-        return engine.model_info
+            await asyncio.to_thread(old.close)
+        self.sig_model_loaded.emit(backend.engine.model_info)
+        return backend.engine.model_info
 
-    def _build(self, config: EngineConfig) -> Engine:
-        """Loader thread: make the engine, or close it at once if the bridge closed meanwhile."""
-        engine = Engine(config)
+    def _build(self, config: EngineConfig) -> LocalBackend:
+        """Loader thread: make the backend, or close it at once if the bridge closed meanwhile."""
+        backend = LocalBackend(config)
         with self._lock:
             if not self._closed:
-                self._just_loaded = engine
-                return engine
-        engine.close()
+                self._just_loaded = backend
+                return backend
+        backend.close()
         raise ModelLoadError("the window closed while the model was loading")
 
-    def _take_just_loaded(self) -> Engine | None:
-        with self._lock:
-            self._closed = True
-            engine, self._just_loaded = self._just_loaded, None
-        return engine
+    async def unload(self) -> None:
+        """Stop and free the main model (its runs end "cancelled"); the bridge stays open for a later load."""
+        old = self.backends.set_main(None)
+        if old is not None:
+            await asyncio.to_thread(old.close)
 
-    def _swap(self, engine: Engine | None) -> Engine | None:
-        old, self._engine = self._engine, engine
-        if engine is not None:
-            # Runs on the engine thread; emitting from there makes Qt queue it to the GUI thread.
-            self._unsubscribers[id(engine)] = engine.subscribe(self.sig_step.emit)
-        return old
-
-    def _retire(self, engine: Engine) -> None:
-        """Close an engine that was swapped out; it stays subscribed until then, so its requests' final
-        "cancelled" events still reach their panes."""
-        engine.close()
-        unsubscribe = self._unsubscribers.pop(id(engine), None)
-        if unsubscribe:
-            unsubscribe()
-
+    # --- other backends -----------------------------------------------------------------------------------------
     def backend_names(self) -> list[str]:
         """What a pane can choose: MAIN first, then every added backend."""
-        return [MAIN, *self.backends.names()]
+        return self.backends.offered()
 
     async def add_backend(self, spec: BackendSpec, api_key: str | None = None,
                           engine: dict | None = None) -> BackendSpec:
@@ -146,60 +148,41 @@ class EngineBridge(QObject):
         await asyncio.to_thread(self.backends.close, name)
         self.sig_backends_changed.emit()
 
-    def submit(self, request: GenerationRequest, backend: str = MAIN) -> RequestHandle:
-        """Send a request to the named backend; raises RuntimeError saying what is missing."""
-        if backend != MAIN:
-            other = self.backends.get(backend)
-            if other is None:
-                raise RuntimeError(f"{backend} is not connected: add it in Model → Backends…, or pick another "
-                                   "backend in the pane's header.")
-            return other.submit(request)
-        if not self.ready:
-            raise RuntimeError("No model is loaded yet." if not self.loading else "The model is still loading.")
-        return self._engine.submit(request)
-
-    def cancel(self, handle: RequestHandle) -> None:
-        handle.cancel()
-
-    def cancel_all(self) -> None:
-        if self._engine:
-            self._engine.cancel_all()
-        self.backends.cancel_all()
-
+    # --- figures and checks ---------------------------------------------------------------------------------------
     def stats(self, backend: str = MAIN) -> StatsSnapshot | None:
-        if backend != MAIN:
-            other = self.backends.get(backend)
-            return other.stats() if other is not None else None
-        return self._engine.stats() if self._engine else None
+        found = self.backends.get(backend)
+        return found.stats() if found is not None else None
 
     def reset_stats(self, backend: str = MAIN) -> None:
-        target = self._engine if backend == MAIN else getattr(self.backends.get(backend), "engine", None)
-        if target is not None:
-            target.reset_stats()
+        engine = getattr(self.backends.get(backend), "engine", None)
+        if engine is not None:
+            engine.reset_stats()
 
     def busy(self) -> bool:
         """Whether the main model generates (what reloading it would interrupt)."""
         snap = self.stats()
         return bool(snap and (snap.active or snap.queued))
 
-    def _detach_all(self) -> list[Engine]:
-        """Mark the bridge closed and take every engine it has: the one still loading and the current one."""
-        return [e for e in (self._take_just_loaded(), self._swap(None)) if e is not None]
+    def check_grammar(self, grammar: str | None, json_schema: dict | None) -> str | None:
+        """The main model's grammar parser (none loaded: the schema converter's checks only)."""
+        engine = self.engine
+        return engine.check_grammar(grammar, json_schema) if engine is not None else None
+
+    # --- closing ----------------------------------------------------------------------------------------------------
+    def _detach_all(self) -> list[LocalBackend]:
+        """Mark the bridge closed and take the main model and one still loading."""
+        with self._lock:
+            self._closed = True
+            loading, self._just_loaded = self._just_loaded, None
+        return [b for b in (loading, self.backends.set_main(None)) if b is not None]
 
     def close(self) -> None:
-        """Stop the engine, one still loading and every other backend (cancels everything; waits at most ~2 s
-        per engine)."""
-        for engine in self._detach_all():
-            self._retire(engine)
+        """Stop every backend (cancels everything; waits at most ~2 s per engine). On quit."""
+        for backend in self._detach_all():
+            backend.close()
         self.backends.close_all()
 
-    async def unload(self) -> None:
-        """Stop and free the current engine (its runs end "cancelled"); the bridge stays open for a later load."""
-        engine = self._swap(None)
-        if engine is not None:
-            await asyncio.to_thread(self._retire, engine)
-
     async def aclose(self) -> None:
-        for engine in self._detach_all():
-            await asyncio.to_thread(self._retire, engine)
+        for backend in self._detach_all():
+            await asyncio.to_thread(backend.close)
         await asyncio.to_thread(self.backends.close_all)

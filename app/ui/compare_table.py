@@ -1,11 +1,16 @@
 """The comparison table: one row per pane (of a group or the whole session), sortable by any column; a row
-selected scrolls the grid to its pane; CSV export. Rows come from `app.session.table`."""
+selected scrolls the grid to its pane; CSV export.
+
+A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
+the table re-reads them whenever the session announces a change (at most every REFRESH_MS while replies
+stream), so it never goes stale while a sweep runs.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -19,59 +24,46 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session import table
+from app.session import PaneSpec, Session, table
 from app.session.store import write_atomic
 
+REFRESH_MS = 250
 
-class _Item(QTableWidgetItem):
-    """Sorts by the row's value (numbers as numbers, unknown last), shows it formatted."""
 
-    def __init__(self, value, column: str = ""):
-        if value is None:
-            text = "–"
-        elif column == "similarity":
-            text = f"{value * 100:.0f} %"
-        elif column == "tok/s":
-            text = f"{value:.1f}"
-        else:
-            text = f"{value:.2f}" if isinstance(value, float) else str(value)
-        super().__init__(text)
-        self.value = value
-        self.setFlags(self.flags() & ~Qt.ItemIsEditable)
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        a, b = self.value, getattr(other, "value", None)
-        if a is None or b is None:  # unknown values go last whichever the direction
-            table = self.tableWidget()
-            descending = table is not None and table.horizontalHeader().sortIndicatorOrder() == Qt.DescendingOrder
-            return (a is None and b is not None) if descending else (b is None and a is not None)
-        if isinstance(a, str) != isinstance(b, str):
-            return isinstance(b, str)
-        return a < b
+def cell_text(value, column: str) -> str:
+    if value is None:
+        return "–"
+    if column == "similarity":
+        return f"{value * 100:.0f} %"
+    if column == "tok/s":
+        return f"{value:.1f}"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 class CompareTable(QDialog):
     sig_pane_selected = Signal(object)
-    """A row was selected: the pane view to show."""
+    """A row was selected: its PaneSpec."""
 
-    def __init__(self, panes, focus=None, parent: QWidget | None = None):
-        """`panes()` returns the grid's pane views; `focus` (a view) preselects its group."""
+    def __init__(self, session: Session, focus: PaneSpec | None = None, parent: QWidget | None = None):
+        """`focus` preselects its group (and is the first reference)."""
         super().__init__(parent)
         self.setWindowTitle("Comparison table")
         self.resize(980, 420)
-        self._panes = panes
+        self.session = session
+        self.sort_column, self.descending = "pane", False
         self.scope = QComboBox()
         self.scope.addItem("Whole session", None)
-        if focus is not None and focus.spec.group:
-            self.scope.addItem("This pane's group", focus.spec.group)
+        if focus is not None and focus.group:
+            self.scope.addItem("This pane's group", focus.group)
             self.scope.setCurrentIndex(1)
         self.reference = QComboBox()
         self.table = QTableWidget(0, len(table.COLUMNS))
         self.table.setHorizontalHeaderLabels(table.COLUMNS)
-        self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QTableWidget.SelectRows)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSortIndicator(0, Qt.AscendingOrder)  # pane order until a header is clicked
+        header = self.table.horizontalHeader()
+        header.setSortIndicatorShown(True)
+        header.setSectionsClickable(True)
         self.export_button = QPushButton("Export CSV…")
         top = QHBoxLayout()
         for widget in (QLabel("Rows"), self.scope, QLabel("Similarity to"), self.reference):
@@ -81,52 +73,78 @@ class CompareTable(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.table)
+        self._timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
         self.refresh_references(focus)
         self.scope.currentIndexChanged.connect(lambda: (self.refresh_references(None), self.refresh()))
         self.reference.currentIndexChanged.connect(self.refresh)
+        header.sectionClicked.connect(self.sort_by)
         self.table.itemSelectionChanged.connect(self._selected)
         self.export_button.clicked.connect(self.export)
+        session.events.all.connect(self._changed)
+        self.finished.connect(lambda _r: session.events.all.disconnect(self._changed))
         self.refresh()
 
-    def views(self) -> list:
-        group = self.scope.currentData()
-        return [p for p in self._panes() if group is None or p.spec.group == group]
+    def _changed(self, _info) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
 
-    def refresh_references(self, focus) -> None:
+    def specs(self) -> list[PaneSpec]:
+        group = self.scope.currentData()
+        return [p for p in self.session.panes if group is None or p.group == group]
+
+    def refresh_references(self, focus: PaneSpec | None) -> None:
         self.reference.blockSignals(True)
         self.reference.clear()
-        for view in self.views():
-            self.reference.addItem(view.spec.title or f"Pane {view.number}", view.spec.id)  # views can go
-        if focus in self.views():
-            self.reference.setCurrentIndex(self.views().index(focus))
+        specs = self.specs()
+        for spec in specs:
+            self.reference.addItem(spec.label, spec.id)
+        if focus in specs:
+            self.reference.setCurrentIndex(specs.index(focus))
         self.reference.blockSignals(False)
 
     def rows(self) -> list[dict]:
-        views = self.views()
-        reference = next((v.spec for v in views if v.spec.id == self.reference.currentData()), None)
-        return table.rows([v.spec for v in views], reference, [v.number for v in views])
+        """The rows as shown: from the session, sorted by the chosen column."""
+        specs = self.specs()
+        reference = next((s for s in specs if s.id == self.reference.currentData()), None)
+        return table.sort(table.rows(specs, reference), self.sort_column, self.descending)
+
+    def sort_by(self, section: int) -> None:
+        column = table.COLUMNS[section]
+        self.descending = not self.descending if column == self.sort_column else False
+        self.sort_column = column
+        self.refresh()
 
     def refresh(self) -> None:
+        self._timer.stop()
         rows = self.rows()
-        self.table.setSortingEnabled(False)
+        selected = self._selected_id()
+        self.table.blockSignals(True)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, column in enumerate(table.COLUMNS):
-                item = _Item(row[column], column)
+                item = self.table.item(r, c)
+                if item is None:
+                    item = QTableWidgetItem()
+                    item.setFlags(item.flags() & ~Qt.ItemIsEditable)
+                    self.table.setItem(r, c, item)
+                item.setText(cell_text(row[column], column))
                 item.setData(Qt.UserRole, row["id"])
-                self.table.setItem(r, c, item)
-        self.table.setSortingEnabled(True)
-        header = self.table.horizontalHeader()
-        self.table.sortByColumn(max(header.sortIndicatorSection(), 0), header.sortIndicatorOrder())
+            if row["id"] == selected:
+                self.table.selectRow(r)
+        self.table.blockSignals(False)
+        order = Qt.DescendingOrder if self.descending else Qt.AscendingOrder
+        self.table.horizontalHeader().setSortIndicator(table.COLUMNS.index(self.sort_column), order)
         self.table.resizeColumnsToContents()
 
-    def _selected(self) -> None:
+    def _selected_id(self) -> str | None:
         items = self.table.selectedItems()
-        if items:
-            pane_id = items[0].data(Qt.UserRole)
-            view = next((v for v in self._panes() if v.spec.id == pane_id), None)
-            if view is not None:
-                self.sig_pane_selected.emit(view)
+        return items[0].data(Qt.UserRole) if items else None
+
+    def _selected(self) -> None:
+        spec = self.session.pane_by_id(self._selected_id() or "")
+        if spec is not None:
+            self.sig_pane_selected.emit(spec)
 
     def export(self, path: str | None = None) -> Path | None:
         if path is None:

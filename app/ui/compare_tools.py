@@ -1,32 +1,47 @@
 """The compare workbench's actions: variants and sweeps, the diff view, the comparison table, a group in
 columns, running a group. Reached from the Compare menu (for the current pane) and each pane's Compare button.
 
-Qt-free work (the panes a sweep makes, diffs, table rows) is in app.session; this wires it to the window.
+Qt-free work (the panes a sweep makes, groups, diffs, table rows) is in app.session; this wires dialogs to the
+controller. It is given what it needs — the controller, the grid, the backend names, the current pane — and
+reaches into nothing else.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QWidget
 
-from app.session import PaneSpec
+from app.session import PaneSpec, SessionController
 from app.ui.compare_table import CompareTable
 from app.ui.diff_view import DiffDialog
+from app.ui.pane_grid import PaneGrid
+from app.ui.prompt_pane import PromptPane
 from app.ui.variants_dialog import VariantsDialog
 
 
-class CompareTools(QObject):
-    def __init__(self, window):
-        super().__init__(window)
-        self.window, self.grid, self.runs = window, window.grid, window.runs
-        self.dialogs: list[QDialog] = []  # open non-modal views (tests and the monkey read them)
-        self.grid.sig_pane_added.connect(self._connect_pane)
-        for pane in self.grid.panes:
-            self._connect_pane(pane)
+def _spec(pane: PaneSpec | PromptPane | None) -> PaneSpec | None:
+    """A pane given as its spec or as its view."""
+    return pane.spec if isinstance(pane, PromptPane) else pane
 
-    def _connect_pane(self, pane) -> None:
-        pane.sig_compare_action.connect(self.on_pane_action)
+
+class CompareTools(QObject):
+    def __init__(self, controller: SessionController, grid: PaneGrid, backend_names: Callable[[], list[str]],
+                 current_pane: Callable[[], PromptPane | None], parent: QWidget):
+        super().__init__(parent)
+        self.controller, self.grid = controller, grid
+        self.session = controller.session
+        self._backend_names, self._current = backend_names, current_pane
+        self.parent_widget = parent
+        self.dialogs: list[QDialog] = []  # open non-modal views (tests and the monkey read them)
+        grid.sig_pane_added.connect(self._connect_pane)
+        for view in grid.panes:
+            self._connect_pane(view)
+
+    def _connect_pane(self, view: PromptPane) -> None:
+        view.sig_compare_action.connect(self.on_pane_action)
 
     def build_menu(self, menu) -> None:
         for text, keys, key in (("Variants and sweeps…", "Ctrl+Shift+V", "variants"),
@@ -34,78 +49,71 @@ class CompareTools(QObject):
                                 ("Comparison table…", "Ctrl+Shift+T", "table"),
                                 ("Show group in columns", "Ctrl+Shift+C", "columns"),
                                 ("Run group", "Ctrl+Shift+R", "run_group")):
-            action = QAction(text, self.window, shortcut=QKeySequence(keys))
+            action = QAction(text, self.parent_widget, shortcut=QKeySequence(keys))
             action.triggered.connect(lambda _=False, k=key: self._on_current(k))
             menu.addAction(action)
-        back = QAction("Back to the grid", self.window, shortcut=QKeySequence("Ctrl+Shift+G"))
-        back.triggered.connect(lambda: self.grid.show_group_in_columns(None))
+        back = QAction("Back to the grid", self.parent_widget, shortcut=QKeySequence("Ctrl+Shift+G"))
+        back.triggered.connect(lambda: self.controller.show_group_in_columns(None))
         menu.addAction(back)
 
     def _on_current(self, key: str) -> None:
-        if pane := self.window.current_pane():
-            self.on_pane_action(pane, key)
+        if view := self._current():
+            self.on_pane_action(view, key)
 
-    def on_pane_action(self, pane, key: str) -> None:
+    def on_pane_action(self, view: PromptPane, key: str) -> None:
         if key == "variants":
-            self.variants_dialog(pane)
+            self.variants_dialog(view)
         elif key == "compare":
-            others = [p for p in self.grid.panes if p is not pane]
-            self.open_diff(pane, others[0] if others else pane)
+            others = [p for p in self.session.panes if p is not view.spec]
+            self.open_diff(view.spec, others[0] if others else view.spec)
         elif key == "table":
-            self.open_table(pane)
+            self.open_table(view.spec)
         elif key == "columns":
-            self.show_columns(pane)
+            self.show_columns(view)
         elif key == "run_group":
-            self.run_group(pane)
+            self.run_group(view)
 
     # --- actions -----------------------------------------------------------------------------------------
-    def variants_dialog(self, pane) -> list | None:
+    def variants_dialog(self, view: PromptPane) -> list | None:
         try:
-            pane.commit_form()
+            view.commit_form()
         except ValueError as exc:
-            pane.show_error(str(exc))
+            view.show_error(str(exc))
             return None
-        dialog = VariantsDialog(pane.spec, self.window, self.window.bridge.backend_names())
+        dialog = VariantsDialog(view.spec, self.parent_widget, self._backend_names())
         if dialog.exec() != QDialog.Accepted:
             return None
-        return self.add_variants(pane, dialog.panes())
+        return self.add_variants(view, dialog.panes())
 
-    def add_variants(self, pane, specs: list[PaneSpec], run: bool = True) -> list:
-        """Put the variants after `pane` in one group with it; run the whole group."""
-        if not specs:
-            return []
-        pane.spec.group = specs[0].group
-        views, after = [], pane
-        for spec in specs:
-            after = self.grid.add_pane(spec, after=after)
-            views.append(after)
-        self.grid.refresh_titles()
-        self.window.files.changed()
+    def add_variants(self, view: PromptPane, specs: list[PaneSpec], run: bool = True) -> list[PromptPane]:
+        """Put the variants after the pane in one group with it; run the whole group. Returns their views."""
+        added = self.controller.add_variants(view.spec, specs, run=False)
         if run:
-            self.run_group(pane)
-        return views
+            self.run_group(view)
+        return [self.grid.view_of(spec) for spec in added]
 
-    def group_views(self, pane) -> list:
-        group = pane.spec.group
-        return [p for p in self.grid.panes if group is not None and p.spec.group == group] or [pane]
+    def run_group(self, view: PromptPane) -> int:
+        """Run the pane's group; a pane that cannot start shows why."""
+        report = self.controller.run_group(view.spec)
+        for spec, message in report.problems:
+            if problem_view := self.grid.view_of(spec):
+                problem_view.show_error(message)
+        return report.started
 
-    def run_group(self, pane) -> int:
-        return sum(self.runs.run_pane(view) for view in self.group_views(pane) if not view.busy)
-
-    def show_columns(self, pane) -> None:
-        if pane.spec.group is None:
-            pane.show_error("This pane is in no group: make variants or a sweep first (Compare → Variants).")
+    def show_columns(self, view: PromptPane) -> None:
+        if view.spec.group is None:
+            view.show_error("This pane is in no group: make variants or a sweep first (Compare → Variants).")
             return
-        self.grid.show_group_in_columns(pane.spec.group)
+        self.controller.show_group_in_columns(view.spec.group)
 
-    def open_diff(self, left, right) -> DiffDialog:
-        dialog = DiffDialog(lambda: self.grid.panes, left, right, self.window)
+    def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane) -> DiffDialog:
+        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget)
         self._show(dialog)
         return dialog
 
-    def open_table(self, focus=None) -> CompareTable:
-        dialog = CompareTable(lambda: self.grid.panes, focus, self.window)
-        dialog.sig_pane_selected.connect(self.grid.ensureWidgetVisible)
+    def open_table(self, focus: PaneSpec | PromptPane | None = None) -> CompareTable:
+        dialog = CompareTable(self.session, _spec(focus), self.parent_widget)
+        dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
         self._show(dialog)
         return dialog
 

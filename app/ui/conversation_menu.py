@@ -23,7 +23,7 @@ class ConversationMenu(QMenu):
         self.clear()
         idle = not pane.busy
         answered = bool(spec.turns) and spec.turns[-1]["role"] == "assistant"
-        self.addAction("Rerun last reply", lambda: pane.sig_rerun_requested.emit(pane)).setEnabled(idle and answered)
+        self.addAction("Rerun last reply", lambda: pane.run(use_draft=False)).setEnabled(idle and answered)
         edit = self.addMenu("Edit message")
         for i, turn in enumerate(spec.turns):
             if turn["role"] == "user":

@@ -1,8 +1,10 @@
 """A pane's conversation: user and assistant turns told apart, the reply streaming in at the end.
 
-Streaming only appends at the end (one insert per flush); the whole conversation is re-rendered only when its
-turns change. Text arriving while the view is scrolled out of sight is collected and inserted once it is seen
-or the run ends: with 16 panes streaming, laying out text nobody can see cost the model CPU time.
+The view renders its pane's spec and keeps no text of its own: while a reply streams it remembers only how much
+of `result.text` it has shown, and `sync` inserts the rest at the end (one insert per pump); the whole
+conversation is re-rendered only when its turns change. While the view is scrolled out of sight nothing is
+inserted — the next sync once it is seen, or the end of the run, catches up: with 16 panes streaming, laying
+out text nobody can see cost the model CPU time.
 """
 
 from __future__ import annotations
@@ -47,11 +49,12 @@ class ConversationView(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self._plain = QTextCharFormat()
         self._headers = {role: _header_format(role) for role in ROLE_LABELS}
-        self._backlog: list[str] = []
+        self._streaming: object | None = None  # the result whose text ends the document, while it streams
+        self._shown = 0  # how many characters of that result's text the document holds
 
     def render(self, spec: PaneSpec) -> None:
         """Show every turn, then the reply in progress (or one that never became a turn)."""
-        self._backlog.clear()
+        self._streaming, self._shown = None, 0
         self.clear()
         cursor = QTextCursor(self.document())
         first = True
@@ -68,6 +71,8 @@ class ConversationView(QPlainTextEdit):
         elif result.busy or (result.text and not answered) or (result.state == RunState.INTERRUPTED and not answered):
             note = "" if result.busy else f" ({result.state.value})"
             self._block(cursor, "assistant", result.text, first, note)
+            if result.busy:
+                self._streaming, self._shown = result, len(result.text)
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
 
     def _tinted_block(self, cursor: QTextCursor, spec: PaneSpec, first: bool) -> None:
@@ -126,21 +131,20 @@ class ConversationView(QPlainTextEdit):
         cursor.insertText(ROLE_LABELS[role] + note, self._headers[role])
         cursor.insertText("\n" + text, self._plain)
 
-    def append(self, delta: str) -> None:
-        self._backlog.append(delta)
-        if not self.visibleRegion().isEmpty():
-            self.catch_up()
-
-    def catch_up(self) -> None:
-        """Insert the collected text at the end, following it unless the user scrolled up."""
-        if not self._backlog:
+    def sync(self, spec: PaneSpec) -> None:
+        """The result changed: append what streamed in since the last look, or re-render when it is not a
+        continuation (a new run, a run that ended)."""
+        result = spec.result
+        if self._streaming is not result or not result.busy or len(result.text) < self._shown:
+            self.render(spec)
             return
-        text = "".join(self._backlog)
-        self._backlog.clear()
+        if len(result.text) == self._shown or self.visibleRegion().isEmpty():
+            return  # nothing new, or nobody can see it: the next sync (or the end of the run) catches up
         bar = self.verticalScrollBar()
         follow = bar.value() >= bar.maximum() - 4
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.End)
-        cursor.insertText(text, self._plain)
+        cursor.insertText(result.text[self._shown:], self._plain)
+        self._shown = len(result.text)
         if follow:
             bar.setValue(bar.maximum())

@@ -2,7 +2,7 @@
 
 Words only in the left reply are struck through in red, words only in the right one are green; the first token
 where the two diverge is marked, with both panes' probabilities there when they were asked for. The figures
-come from `app.session.diff`.
+come from `app.session.diff`; the dialog re-reads the two panes whenever the session announces a change.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import math
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
-from app.session import diff
+from app.session import PaneSpec, Session, compare, diff
 from app.ui.token_tint import shown
 
 DELETED = "background:#fecaca;text-decoration:line-through"
 INSERTED = "background:#bbf7d0"
-REFRESH_MS = 250  # while either pane streams
+REFRESH_MS = 250  # at most this often while replies stream
 
 
 def _span(text: str, style: str | None) -> str:
@@ -36,9 +36,9 @@ def side_by_side(a: str, b: str) -> tuple[str, str]:
     return wrap.format("".join(left)), wrap.format("".join(right))
 
 
-def divergence_note(pane_a, pane_b) -> str:
+def divergence_note(pane_a: PaneSpec, pane_b: PaneSpec) -> str:
     """Where the token sequences first differ, with each pane's probability of its own token there."""
-    ra, rb = pane_a.spec.result, pane_b.spec.result
+    ra, rb = pane_a.result, pane_b.result
     if ra.reply_prefix or rb.reply_prefix:
         return "First divergent token: not comparable (a reply was branched from a chosen token)"
     index = diff.first_divergence(ra.token_ids, rb.token_ids)
@@ -54,13 +54,14 @@ def divergence_note(pane_a, pane_b) -> str:
 
 
 class DiffDialog(QDialog):
-    """Non-modal; `panes` is a callable returning the grid's current pane views."""
+    """Non-modal; shows two panes of `session` (chosen by id, so a pane removed since is noticed)."""
 
-    def __init__(self, panes, left=None, right=None, parent: QWidget | None = None):
+    def __init__(self, session: Session, left: PaneSpec | None = None, right: PaneSpec | None = None,
+                 parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Compare two replies")
         self.resize(1000, 640)
-        self._panes = panes
+        self.session = session
         self._last = None
         self.left_box, self.right_box = QComboBox(), QComboBox()
         self.left_view, self.right_view = QTextBrowser(), QTextBrowser()
@@ -76,35 +77,40 @@ class DiffDialog(QDialog):
         self.fill_choices(left, right)
         self.left_box.currentIndexChanged.connect(self.refresh)
         self.right_box.currentIndexChanged.connect(self.refresh)
-        self.timer = QTimer(self, interval=REFRESH_MS)
+        self.timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
-        self.timer.start()
+        session.events.all.connect(self._changed)
+        self.finished.connect(lambda _r: session.events.all.disconnect(self._changed))
         self.refresh()
 
-    def fill_choices(self, left=None, right=None) -> None:
-        panes = self._panes()
+    def _changed(self, _info) -> None:
+        if not self.timer.isActive():
+            self.timer.start()
+
+    def fill_choices(self, left: PaneSpec | None = None, right: PaneSpec | None = None) -> None:
+        panes = list(self.session.panes)
+        diffs = compare.differences_in_groups(panes)
         for box, chosen, fallback in ((self.left_box, left, 0), (self.right_box, right, 1)):
             box.blockSignals(True)
             box.clear()
-            for pane in panes:
-                title = pane.spec.title or f"Pane {pane.number}"
-                box.addItem(f"{title}  {pane.title.toolTip()}".strip(), pane.spec.id)  # an id: views can go
+            for pane, difference in zip(panes, diffs, strict=True):
+                box.addItem(f"{pane.label}  {compare.label(difference)}".strip(), pane.id)
             index = panes.index(chosen) if chosen in panes else min(fallback, len(panes) - 1)
             box.setCurrentIndex(index)
             box.blockSignals(False)
 
-    def chosen(self):
-        """The two pane views chosen (None for one that was removed since)."""
-        views = {pane.spec.id: pane for pane in self._panes()}
-        return views.get(self.left_box.currentData()), views.get(self.right_box.currentData())
+    def chosen(self) -> tuple[PaneSpec | None, PaneSpec | None]:
+        """The two panes chosen (None for one that was removed since)."""
+        return (self.session.pane_by_id(self.left_box.currentData() or ""),
+                self.session.pane_by_id(self.right_box.currentData() or ""))
 
     def refresh(self) -> None:
         a, b = self.chosen()
         if a is None or b is None:
             self.similarity.setText("Choose two panes")
             return
-        ta, tb = a.spec.result.text, b.spec.result.text
-        key = (id(a), id(b), ta, tb, a.busy, b.busy)
+        ta, tb = a.result.text, b.result.text
+        key = (a.id, b.id, ta, tb, a.result.busy, b.result.busy)
         if key == self._last:
             return  # nothing changed since the last look
         self._last = key
@@ -114,5 +120,5 @@ class DiffDialog(QDialog):
                 view.setHtml(content)
                 view.setProperty("shown", content)
         self.similarity.setText(f"Similarity {diff.similarity(ta, tb) * 100:.0f} %"
-                                + (" · streaming…" if a.busy or b.busy else ""))
+                                + (" · streaming…" if a.result.busy or b.result.busy else ""))
         self.divergence.setText(divergence_note(a, b))

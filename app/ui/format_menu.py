@@ -15,10 +15,13 @@ from app.engine import chat_format
 
 
 class PromptFormatMenu:
-    def __init__(self, window, parent_menu: QMenu):
-        self.window = window
+    def __init__(self, settings, bridge, load_model, confirm_interrupt, parent_menu: QMenu, owner):
+        """`load_model(path)` (a coroutine) reloads with the stored settings; `confirm_interrupt(what)` asks
+        before stopping runs; `owner` (a QObject) owns the action group."""
+        self.settings, self.bridge = settings, bridge
+        self._load_model, self._confirm = load_model, confirm_interrupt
         menu = parent_menu.addMenu("Prompt format")
-        self.actions = QActionGroup(window)
+        self.actions = QActionGroup(owner)
         self.actions.setExclusive(True)
         choices = [(chat_format.AUTO, "Auto (the GGUF's template, else detected)"),
                    (chat_format.GGUF, "Template from the GGUF"), (chat_format.RAW, "Raw: no template")]
@@ -32,18 +35,17 @@ class PromptFormatMenu:
 
     def choose(self, name: str) -> None:
         """Remember the format for the loaded model and reload it with that format."""
-        window = self.window
-        info = window.bridge.model_info
-        if info is None or name == window.settings.chat_format(info.path):
+        info = self.bridge.model_info
+        if info is None or name == self.settings.chat_format(info.path):
             return
-        if not window.bridge.loading and window.confirm_interrupt("Changing the prompt format"):
-            window.settings.set_chat_format(info.path, name)
-            asyncio.ensure_future(window.load_model(info.path))
+        if not self.bridge.loading and self._confirm("Changing the prompt format"):
+            self.settings.set_chat_format(info.path, name)
+            asyncio.ensure_future(self._load_model(info.path))
         else:
             self.check(info.path)
 
     def check(self, model_path: str) -> None:
         """Tick the format stored for this model file."""
-        current = self.window.settings.chat_format(model_path)
+        current = self.settings.chat_format(model_path)
         for action in self.actions.actions():
             action.setChecked(action.data() == current)

@@ -1,7 +1,9 @@
 """MainWindow: toolbar and menus, the pane grid, the stats dock, and model loading with visible progress.
 
 The window takes its bridge and settings from the caller (app/__main__.py wires them), so tests can give it
-a temporary QSettings and drive it like a user would.
+a temporary QSettings and drive it like a user would. It owns the one session model, the runner that drives it
+(fed by every backend through the bridge, pumped on the GUI thread by RunPump) and the controller every view
+calls; each component is handed the pieces it needs, never the window.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from PySide6.QtWidgets import (
 from app.backends import KeyStore
 from app.engine import ModelInfo
 from app.models import ModelNotFoundError, default_model_path
-from app.session import PaneSpec, Session
+from app.session import PaneSpec, Session, SessionController, SessionRunner
+from app.session.autosave import Restored
 from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
 from app.ui.backends_dialog import BackendsDialog
@@ -37,7 +40,7 @@ from app.ui.model_status import ModelStatus
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
-from app.ui.runs import RunCoordinator
+from app.ui.run_pump import RunPump
 from app.ui.scaling_dialog import ScalingDialog
 from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
@@ -57,17 +60,27 @@ class MainWindow(QMainWindow):
 
     def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
                  autosave_path: Path | None = None, key_store: KeyStore | None = None,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, restored: Restored | None = None):
+        """`restored`: what the autosave brought back (its session, the file it belongs to, unsaved or not)."""
         super().__init__(parent)
         self.bridge, self.settings = bridge, settings
+        restored = restored or Restored()
+        session = session or restored.session
         if session is None:
-            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS])
-        self.files = SessionFiles(self, settings, session, autosave_path)
+            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS],
+                              view={"columns": settings.get(keys.COLUMNS)})
+        self.session = session
+        self.pump = RunPump(self)
+        self.runner = SessionRunner(bridge.backends, notify=self.pump.notify)
+        self.pump.attach(self.runner)
+        bridge.add_step_listener(self.runner.feed)
+        self.controller = SessionController(session, self.runner)
+        self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
+                                  restored.unsaved)
         self.setWindowTitle(self.files.title)
         self.setWindowIcon(app_icon())
-        self.grid = PaneGrid(session, columns=session.view.get("columns", settings.get(keys.COLUMNS)))
+        self.grid = PaneGrid(session, self.controller, bridge.check_grammar)
         self.setCentralWidget(self.grid)
-        self.runs = RunCoordinator(bridge, self.grid, self)
         self.stats_panel = StatsPanel(lambda: bridge.stats(self.stats_panel.backend),
                                       lambda: bridge.reset_stats(self.stats_panel.backend))
         self.stats_dock = QDockWidget("Batch statistics", self)
@@ -78,7 +91,7 @@ class MainWindow(QMainWindow):
         self._last_pane: PromptPane | None = None
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
-        self.compare = CompareTools(self)
+        self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self)
         self._build_actions()
         self.model_status = ModelStatus(bridge, self.statusBar())
         self.model_label = self.model_status.label
@@ -86,13 +99,11 @@ class MainWindow(QMainWindow):
         bridge.sig_model_loaded.connect(self._on_model_loaded)
         bridge.sig_backends_changed.connect(self._backends_changed)
         self.backends.sig_status.connect(lambda text: self.statusBar().showMessage(text, 6000))
-        self.runs.sig_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
-        self.runs.sig_all_finished.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
+        self.runner.events.idle.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
         QApplication.instance().focusChanged.connect(self._track_focus)
-        self.grid.sig_changed.connect(self.files.changed)
-        self.runs.sig_session_changed.connect(self.files.changed)
-        self.files.sig_replaced.connect(self._show_session)
         self.files.sig_status.connect(self._on_files_status)
+        self.files.sig_message.connect(lambda title, text: self.show_message(title, text, QMessageBox.Warning))
+        session.view.events.columns.connect(self._columns_changed)
         self._restore_geometry()
 
     # --- actions -------------------------------------------------------------------------------------------
@@ -107,11 +118,11 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.act_add = self._action("Add pane", ["Ctrl+N"], lambda: self.grid.add_pane(), "Add a prompt pane")
-        self.act_run_all = self._action("Run all", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.runs.run_all)
-        self.act_stop_all = self._action("Stop all", ["Ctrl+Shift+Escape"], self.runs.stop_all)
+        self.act_run_all = self._action("Run all", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.run_all)
+        self.act_stop_all = self._action("Stop all", ["Ctrl+Shift+Escape"], self.controller.stop_all)
         self.act_run = self._action("Run pane", ["Ctrl+Return", "Ctrl+Enter"],
-                                    lambda: self._on_current_pane(self.runs.run_pane))
-        self.act_stop = self._action("Stop pane", ["Escape"], lambda: self._on_current_pane(self.runs.stop_pane))
+                                    lambda: self._on_current_pane(lambda view: view.run()))
+        self.act_stop = self._action("Stop pane", ["Escape"], lambda: self._on_current_pane(lambda view: view.stop()))
         self.act_duplicate = self._action("Duplicate pane", ["Ctrl+D"],
                                           lambda: self._on_current_pane(self.grid.duplicate_pane))
         self.act_remove = self._action("Remove pane", ["Ctrl+W"],
@@ -132,7 +143,7 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(QLabel(" Columns "))
         low, high = keys.COLUMNS.range
         self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
-        self.columns_box.valueChanged.connect(self._set_columns)
+        self.columns_box.valueChanged.connect(self.controller.set_columns)
         toolbar.addWidget(self.columns_box)
         toolbar.addSeparator()
         toolbar.addAction(self.act_open)
@@ -151,17 +162,28 @@ class MainWindow(QMainWindow):
             if title == "&Compare":
                 self.compare.build_menu(menu)
             if title == "&Model":
-                self.format_menu = PromptFormatMenu(self, menu)
+                self.format_menu = PromptFormatMenu(self.settings, self.bridge, self.load_model,
+                                                    self.confirm_interrupt, menu, self)
             if title == "&File":
-                self.files.build_menu(menu, self._action, [None, self.act_open, self.act_settings, None,
-                                                           self.act_quit])
+                acts = self.files.build_menu(menu, self._action, [None, self.act_open, self.act_settings, None,
+                                                                  self.act_quit])
+                self.act_new, self.act_open_session, self.act_save = acts["new"], acts["open"], acts["save"]
+                self.act_save_as, self.act_export_md = acts["save_as"], acts["export_md"]
+                self.act_export_jsonl = acts["export_jsonl"]
 
-    def _show_session(self, session: Session) -> None:
-        """Another session replaces this one: its runs stop, its views go, the new one's come."""
-        self.runs.stop_all()
-        self.runs.use_session(session)
-        self.grid.set_session(session)
-        self.columns_box.setValue(session.view.get("columns", self.grid.columns))
+    def run_all(self) -> int:
+        """Run every pane that can run; the status bar says how many started, each one that could not says why."""
+        report = self.controller.run_all()
+        for spec, message in report.problems:
+            if view := self.grid.view_of(spec):
+                view.show_error(message)
+        self.statusBar().showMessage(report.note, 5000)
+        return report.started
+
+    def _columns_changed(self, columns: int) -> None:
+        if self.columns_box.value() != columns:
+            self.columns_box.setValue(columns)
+        self.settings.set(keys.COLUMNS, columns)
 
     def _on_files_status(self, text: str) -> None:
         self.setWindowTitle(self.files.title)
@@ -184,13 +206,6 @@ class MainWindow(QMainWindow):
     def _on_current_pane(self, action) -> None:
         if pane := self.current_pane():
             action(pane)
-
-    def _set_columns(self, columns: int) -> None:
-        self.grid.set_columns(columns)
-        self.settings.set(keys.COLUMNS, columns)
-        if self.grid.session.view.get("columns") != columns:
-            self.grid.session.view["columns"] = columns
-            self.files.changed()
 
     # --- models ----------------------------------------------------------------------------------------------
     def start_initial_load(self, model: str | None = None) -> asyncio.Task | None:
@@ -244,7 +259,8 @@ class MainWindow(QMainWindow):
         return None
 
     def open_scaling(self) -> ScalingDialog:
-        self.scaling_dialog = ScalingDialog(self)
+        self.scaling_dialog = ScalingDialog(self.bridge, self.settings, self.controller.stop_all, self.load_model,
+                                            self.confirm_interrupt, self.apply_engine_settings, self)
         self.scaling_dialog.show()
         return self.scaling_dialog
 
@@ -253,7 +269,7 @@ class MainWindow(QMainWindow):
         if not self.bridge.busy():
             return True
         answer = QMessageBox.question(self, "Generations are running",
-                                      f"{what} stops {self.runs.active_runs} running generation(s). Continue?")
+                                      f"{what} stops {self.runner.active} running generation(s). Continue?")
         return answer == QMessageBox.Yes
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
@@ -293,5 +309,5 @@ class MainWindow(QMainWindow):
         self.settings.set(keys.WINDOW_STATE, self.saveState())
         self.settings.sync()
         self.stats_panel.timer.stop()
-        self.bridge.close()  # cancels running generations; the engine thread ends within ~2 s
+        self.bridge.close()  # cancels running generations; each engine thread ends within ~2 s
         event.accept()

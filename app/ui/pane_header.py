@@ -25,15 +25,16 @@ COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare 
 
 class PaneHeader(QWidget):
     sig_backend_chosen = Signal(str)
-    """The user picked another backend for this pane (its name)."""
+    """The user picked another backend for this pane (its name); the pane writes it into its spec."""
     sig_compare_action = Signal(str)
     """A compare action: "variants" | "compare" | "columns" | "run_group" | "table"."""
 
-    def __init__(self, pane, number: int, parent: QWidget | None = None):
+    def __init__(self, pane, parent: QWidget | None = None):
         super().__init__(parent)
-        self.number = number
-        self.spec = pane.spec
-        self.title = QLabel(self.spec.title or f"Pane {number}", textFormat=Qt.RichText)
+        self.pane = pane
+        self._names = [MAIN]
+        self._diff: dict[str, str] = {}
+        self.title = QLabel(pane.spec.label, textFormat=Qt.RichText)
         self.title.setObjectName("paneTitle")
         self.title.setWordWrap(True)  # narrow columns: "Pane 5 / T 0.7 · seed 3" on two lines, not cut
         self.backend = QComboBox(toolTip="Where this pane runs: the main local model, another local model or a "
@@ -62,8 +63,18 @@ class PaneHeader(QWidget):
         self.set_backends([MAIN])
         self.backend.activated.connect(self._chosen)
 
+    @property
+    def spec(self):
+        return self.pane.spec
+
+    def show_spec(self) -> None:
+        """The spec changed (its backend, title, number): show it."""
+        self.set_backends(self._names)
+        self.set_differences(self._diff)
+
     def set_backends(self, names: list[str]) -> None:
         """Offer these backends; the pane's own stays selected (marked if it is not among them)."""
+        self._names = list(names)
         current = self.spec.backend
         entries = list(names) + ([] if current in names else [current])
         self.backend.blockSignals(True)
@@ -78,16 +89,16 @@ class PaneHeader(QWidget):
     def _chosen(self, index: int) -> None:
         name = self.backend.itemData(index)
         if name and name != self.spec.backend:
-            self.spec.backend = name
             self.sig_backend_chosen.emit(name)
 
     def set_differences(self, diff: dict[str, str]) -> None:
         """Show how this pane differs from the others next to its title (all of it in the tooltip; the backend
         only in the tooltip while the chooser beside the title shows it)."""
+        self._diff = dict(diff)
         self.title.setToolTip(label(diff))
         shown = {k: v for k, v in diff.items() if not (k == "backend" and self.backend.isVisibleTo(self))}
         text = label(shown)
-        title = self.spec.title or f"Pane {self.number}"
+        title = self.spec.label
         self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
                            f"{html.escape(text)}</span>" if text else html.escape(title))
         bold = self.title.font()

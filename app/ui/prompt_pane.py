@@ -1,15 +1,17 @@
 """One prompt pane: a view of its PaneSpec — the conversation, the next message, the sampling settings — and
 its run streaming in with its latency figures.
 
-The pane edits its spec (app.session) and renders its result; it knows nothing about the engine. It asks for a
-run through `sig_run_requested` and is told by the run coordinator when the spec's result changed.
+The pane renders its spec and writes the user's edits into it; structural actions and runs go through the
+SessionController. It listens to the spec's events and refreshes at most once per event-loop turn, so a pump
+of many steps repaints it once. It keeps no copy of the run's state: text, state and figures are read from
+`spec.result` each time.
 """
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -22,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session import PaneSpec, RunState, conversation
+from app.session import PaneSpec, RunState, SessionController
 from app.ui.collapsible import collapsible
 from app.ui.conversation_view import ConversationView
 from app.ui.output_options import OutputOptions
@@ -32,35 +34,26 @@ from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
 
+_EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
+                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group"})
+
 
 class PromptPane(StripedFrame):
-    sig_run_requested = Signal(object)
-    """The user asked to run this pane (the pane is the argument)."""
-    sig_rerun_requested = Signal(object)
-    """Regenerate the last reply, leaving any draft in the editor alone."""
-    sig_stop_requested = Signal(object)
-    """The user asked to stop this pane's generation."""
-    sig_duplicate_requested = Signal(object)
-    """Make a copy of this pane (conversation and settings, not the result)."""
-    sig_remove_requested = Signal(object)
-    """Close this pane."""
-    sig_changed = Signal(object)
-    """The user edited the pane's message, system prompt, settings or conversation (the session changed)."""
     sig_compare_action = Signal(object, str)
     """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
-    sig_branch_requested = Signal(object, int, str)
-    """Branch from another token of the last reply: (pane, token index, the alternative's text)."""
 
-    def __init__(self, spec: PaneSpec, number: int, parent: QWidget | None = None):
+    def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("promptPane")
         self.setFrameShape(QFrame.StyledPanel)
-        self.spec, self.number = spec, number
-        self.request_id: int | None = None
+        self.spec, self.controller = spec, controller
         self._draft_before_edit = ""
         self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
+        self._refresh = QTimer(self, singleShot=True, interval=0)  # one refresh per event-loop turn
+        self._refresh.timeout.connect(self._render)
+        self._dirty: set[str] = set()
 
-        self.header = PaneHeader(self, number)
+        self.header = PaneHeader(self)
         h = self.header
         self.title, self.conversation_button, self.conversation_menu = h.title, h.conversation_button, \
             h.conversation_menu
@@ -70,7 +63,6 @@ class PromptPane(StripedFrame):
         self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)")
         self.system_prompt.setFixedHeight(54)
         system_toggle, _ = collapsible("System prompt", self.system_prompt, expanded=False)
-        self._system_toggle = system_toggle
         self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
         self.cancel_edit_button = QPushButton("Cancel edit")
         banner = QHBoxLayout()
@@ -105,80 +97,109 @@ class PromptPane(StripedFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
-        layout.addWidget(self.header)
-        layout.addWidget(system_toggle)
-        layout.addWidget(self.system_prompt)
+        for widget in (self.header, system_toggle, self.system_prompt):
+            layout.addWidget(widget)
         layout.addLayout(banner)
         for widget in (self.prompt, sampling_toggle, self.sampling, options_toggle, self.options):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         layout.addWidget(self.output, 1)
-        layout.addWidget(self.options.legend)
-        layout.addWidget(self.rating)
-        layout.addWidget(self.status)
+        for widget in (self.options.legend, self.rating, self.status):
+            layout.addWidget(widget)
         self.setMinimumWidth(180)
         self.load_spec()
 
-        self.run_button.clicked.connect(lambda: self.sig_run_requested.emit(self))
-        self.stop_button.clicked.connect(lambda: self.sig_stop_requested.emit(self))
-        self.duplicate_button.clicked.connect(lambda: self.sig_duplicate_requested.emit(self))
-        self.remove_button.clicked.connect(lambda: self.sig_remove_requested.emit(self))
+        self.run_button.clicked.connect(lambda: self.run())
+        self.stop_button.clicked.connect(self.stop)
+        self.duplicate_button.clicked.connect(lambda: controller.duplicate(self.spec))
+        self.remove_button.clicked.connect(lambda: controller.remove(self.spec))
         self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.reply_text()))
         self.drop_button.clicked.connect(self.drop_oldest_and_retry)
         self.cancel_edit_button.clicked.connect(self.cancel_edit)
-        self.prompt.textChanged.connect(self._draft_edited)
-        self.system_prompt.textChanged.connect(self._system_edited)
-        self.sampling.sig_changed.connect(self._sampling_edited)
-        self.options.sig_changed.connect(self._sampling_edited)
-        self.rating.sig_changed.connect(self._rating_edited)
-        self.output.sig_branch_requested.connect(lambda index, text: self.sig_branch_requested.emit(self, index, text))
+        self.prompt.textChanged.connect(lambda: setattr(self.spec, "draft", self.prompt.toPlainText()))
+        self.system_prompt.textChanged.connect(lambda: setattr(self.spec, "system", self.system_prompt.toPlainText()))
+        self.sampling.sig_changed.connect(self._form_edited)
+        self.options.sig_changed.connect(self._form_edited)
+        self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
+        self.output.sig_branch_requested.connect(self.branch)
         self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
-        self.header.sig_backend_chosen.connect(lambda _name: self.sig_changed.emit(self))
+        self.header.sig_backend_chosen.connect(lambda name: setattr(self.spec, "backend", name))
+        spec.events.all.connect(self._on_spec_event)
 
-    # --- spec <-> editors -------------------------------------------------------------------------------------
+    def detach(self) -> None:
+        """The pane leaves the session: stop listening to its spec (the widget is about to be deleted)."""
+        self.spec.events.all.disconnect(self._on_spec_event)
+        self._refresh.stop()
+
+    # --- spec -> widgets --------------------------------------------------------------------------------------
+    def _on_spec_event(self, info) -> None:
+        """A change the user made (or an action: run, edit, clear) shows at once; streamed results are
+        coalesced into one refresh per event-loop turn."""
+        field = info.path[0].attr if info.path and info.path[0].attr else "result"
+        if field == "result" and len(info.path) == 1:
+            field = "new result"  # a run started or the conversation was cleared: not a streamed change
+        self._dirty.add(field)
+        if self._dirty - {"result"}:
+            self._render()
+        elif not self._refresh.isActive():
+            self._refresh.start()
+
+    def _render(self) -> None:
+        self._refresh.stop()
+        dirty, self._dirty = self._dirty, set()
+        if dirty & _EDITOR_FIELDS:
+            self.load_editors(dirty)
+        if dirty & {"turns", "show_probabilities", "editing", "new result"}:
+            self.output.render(self.spec)
+        elif "result" in dirty:
+            self.output.sync(self.spec)
+        if dirty & {"result", "new result", "turns"}:
+            self.show_state()
+
     def load_spec(self) -> None:
         """Show everything the spec holds (after a restore, a duplicate or a run)."""
+        self.load_editors()
+        self.output.render(self.spec)
+        self.show_state()
+
+    def load_editors(self, fields=_EDITOR_FIELDS) -> None:
+        """Show the spec's values in the editors for `fields` (an editor already showing them is untouched,
+        so typing is never disturbed by the echo of its own edit)."""
         spec = self.spec
         for editor, text in ((self.system_prompt, spec.system), (self.prompt, spec.draft)):
             if editor.toPlainText() != text:
                 editor.blockSignals(True)
                 editor.setPlainText(text)
                 editor.blockSignals(False)
-        self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
-        self.options.load(spec.show_probabilities, spec.output_format)
-        self.rating.load(spec.rating, spec.note)
-        self._show_edit_banner()
-        self.output.render(spec)
-        self.show_state()
+        if fields & {"sampling", "max_tokens", "stop"}:
+            self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+        if fields & {"show_probabilities", "output_format"}:
+            self.options.load(spec.show_probabilities, spec.output_format)
+        if fields & {"rating", "note"}:
+            self.rating.load(spec.rating, spec.note)
+        self.header.show_spec()
+        editing = spec.editing is not None
+        if editing:
+            self.edit_banner.setText(f"Editing message {spec.editing // 2 + 1}: Run replaces it and everything "
+                                     "after it.")
+        self.edit_banner.setVisible(editing)
+        self.cancel_edit_button.setVisible(editing)
 
     def commit_form(self) -> None:
-        """Copy the sampling form into the spec; raises ValueError with a message if a value is invalid."""
-        params, max_tokens, stops = self.sampling.read()
+        """Copy the sampling and output forms into the spec; raises ValueError with a message if a value is
+        invalid (the spec keeps its last valid values then)."""
+        params, max_tokens, stops = self.sampling.read(self.spec.sampling)
         output_format = self.options.read()
-        self.spec.sampling, self.spec.max_tokens, self.spec.stop = params, max_tokens, tuple(stops)
-        self.spec.output_format = output_format
-        if self.spec.show_probabilities != self.options.probabilities.isChecked():
-            self.spec.show_probabilities = self.options.probabilities.isChecked()
-            self.output.render(self.spec)
+        spec = self.spec
+        spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
+        spec.output_format = output_format
+        spec.show_probabilities = self.options.probabilities.isChecked()
 
-    def _draft_edited(self) -> None:
-        self.spec.draft = self.prompt.toPlainText()
-        self.sig_changed.emit(self)
-
-    def _system_edited(self) -> None:
-        self.spec.system = self.system_prompt.toPlainText()
-        self.sig_changed.emit(self)
-
-    def _sampling_edited(self) -> None:
+    def _form_edited(self) -> None:
         try:
             self.commit_form()
         except ValueError:
-            return  # shown when the user runs the pane; the spec keeps its last valid values
-        self.sig_changed.emit(self)
-
-    def _rating_edited(self) -> None:
-        self.spec.rating, self.spec.note = self.rating.rating, self.rating.note.text()
-        self.sig_changed.emit(self)
+            return  # shown when the user runs the pane
 
     def set_compact(self, compact: bool) -> None:
         """Columns mode: editors folded away (their sections closed) so the outputs get the height."""
@@ -187,43 +208,52 @@ class PromptPane(StripedFrame):
                 widget.setChecked(False)  # closes its section
             widget.setVisible(not compact)
 
-    # --- conversation actions ---------------------------------------------------------------------------------
+    # --- actions (through the controller) ---------------------------------------------------------------------
+    def run(self, use_draft: bool = True) -> bool:
+        """Run this pane (a message, or regenerate the last reply); a problem is shown, never raised."""
+        if self.busy:
+            return False
+        try:
+            self.commit_form()
+            self.controller.run(self.spec, use_draft=use_draft)
+        except (ValueError, RuntimeError) as exc:
+            self.show_error(str(exc))
+            return False
+        return True
+
+    def stop(self) -> None:
+        self.controller.stop(self.spec)
+
+    def branch(self, token_index: int, token_text: str) -> PaneSpec | None:
+        try:
+            return self.controller.branch(self.spec, token_index, token_text)
+        except (ValueError, RuntimeError) as exc:
+            self.show_error(str(exc))
+            return None
+
     def start_edit(self, index: int) -> None:
         self._draft_before_edit = self.spec.draft
-        conversation.start_edit(self.spec, index)
-        self.load_spec()
+        self.controller.start_edit(self.spec, index)
         self.prompt.setFocus()
-        self.sig_changed.emit(self)
 
     def cancel_edit(self) -> None:
-        conversation.cancel_edit(self.spec)
-        self.spec.draft = self._draft_before_edit
-        self.load_spec()
-        self.sig_changed.emit(self)
-
-    def _show_edit_banner(self) -> None:
-        editing = self.spec.editing is not None
-        if editing:
-            self.edit_banner.setText(f"Editing message {self.spec.editing // 2 + 1}: Run replaces it and "
-                                     "everything after it.")
-        self.edit_banner.setVisible(editing)
-        self.cancel_edit_button.setVisible(editing)
+        self.controller.cancel_edit(self.spec, self._draft_before_edit)
 
     def drop_oldest(self) -> None:
-        conversation.drop_oldest_exchange(self.spec)
-        self.load_spec()
-        self.sig_changed.emit(self)
+        self.controller.drop_oldest(self.spec)
 
     def drop_oldest_and_retry(self) -> None:
         self.drop_oldest()
-        self.sig_run_requested.emit(self)
+        self.run()
 
     def clear_conversation(self) -> None:
-        conversation.clear(self.spec)
-        self.load_spec()
-        self.sig_changed.emit(self)
+        self.controller.clear(self.spec)
 
-    # --- what the run coordinator calls -----------------------------------------------------------------------
+    # --- state ----------------------------------------------------------------------------------------------------
+    @property
+    def number(self) -> int | None:
+        return self.spec.number
+
     @property
     def state(self) -> RunState:
         return self.spec.result.state
@@ -238,22 +268,7 @@ class PromptPane(StripedFrame):
 
     def reply_text(self) -> str:
         """The last reply (streaming or finished)."""
-        self.output.catch_up()
         return self.spec.result.text
-
-    def started(self, request_id: int) -> None:
-        """A run was submitted: the draft became a turn, and the reply starts empty."""
-        self.request_id = request_id
-        self.load_spec()
-
-    def append_text(self, delta: str) -> None:
-        self.output.append(delta)
-
-    def finished(self) -> None:
-        self.request_id = None
-        self.output.catch_up()
-        self.output.render(self.spec)
-        self.show_state()
 
     def show_state(self) -> None:
         self._notice = False

@@ -6,6 +6,8 @@ be wrong (a stop list, a seed) is reported by `read()` as a message, and nothing
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import QRegularExpression, Signal
 from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
@@ -93,12 +95,14 @@ class SamplingForm(QWidget):
             changed = widget.textChanged if isinstance(widget, QLineEdit) else widget.valueChanged
             changed.connect(self.sig_changed)
 
-    def read(self) -> tuple[SamplingParams, int, list[str]]:
+    def read(self, base: SamplingParams | None = None) -> tuple[SamplingParams, int, list[str]]:
+        """The form's values over `base` (settings the form does not show, e.g. a frequency penalty from a
+        file, are kept); raises ValueError naming a bad value."""
         seed_text = self.seed.text().strip()
         seed = int(seed_text) if seed_text else None
-        params = SamplingParams(
-            temperature=self.temperature.value(), top_k=self.top_k.value(), top_p=self.top_p.value(),
-            min_p=self.min_p.value(), repeat_penalty=self.repeat_penalty.value(), seed=seed)
+        params = dataclasses.replace(
+            base or SamplingParams(), temperature=self.temperature.value(), top_k=self.top_k.value(),
+            top_p=self.top_p.value(), min_p=self.min_p.value(), repeat_penalty=self.repeat_penalty.value(), seed=seed)
         return params, self.max_tokens.value(), parse_stops(self.stop.text())
 
     def load(self, params: SamplingParams, max_tokens: int, stops) -> None:
@@ -108,7 +112,10 @@ class SamplingForm(QWidget):
             for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty"):
                 getattr(self, name).setValue(getattr(params, name))
             self.max_tokens.setValue(max_tokens)
-            self.seed.setText("" if params.seed is None else str(params.seed))
-            self.stop.setText(format_stops(stops))
+            seed = "" if params.seed is None else str(params.seed)
+            if self.seed.text().strip() != seed:  # untouched while the user types an equal value
+                self.seed.setText(seed)
+            if parse_stops(self.stop.text()) != list(stops):
+                self.stop.setText(format_stops(stops))
         finally:
             self.blockSignals(False)

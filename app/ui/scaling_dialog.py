@@ -3,7 +3,8 @@ knee and offer to apply it as the slot count.
 
 The measurement needs the machine to itself (ggml's threads spin; two engines decoding at once collapse each
 other), so the window's engine is stopped for the test and the model reloaded after it. The work is
-`app.bench.scaling`, the same as `python -m app bench --scale`.
+`app.backends.scaling`, the same as `python -m app bench --scale`. A failure is the dialog's last word: it is
+never replaced by the summary of levels that were not measured.
 """
 
 from __future__ import annotations
@@ -14,19 +15,26 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from app.bench.scaling import Level, describe, find_knee, run_scaling, table
-from app.bench.scaling_plot import draw
+from app.backends.scaling import Level, describe, find_knee, run_scaling, table
 from app.engine import limits
 from app.ui import settings as keys
+from app.ui.bridge import EngineBridge
+from app.ui.scaling_plot import draw
+from app.ui.settings import Settings
 
 
 class ScalingDialog(QDialog):
     sig_level = Signal(object)
     """A level was measured (emitted from the measuring thread; Qt queues it to the GUI thread)."""
 
-    def __init__(self, window, parent: QWidget | None = None):
-        super().__init__(parent or window)
-        self.window = window
+    def __init__(self, bridge: EngineBridge, settings: Settings, stop_all, load_model, confirm_interrupt,
+                 apply_settings, parent: QWidget | None = None):
+        """`stop_all()` stops the panes; `load_model(path)` (a coroutine) reloads the window's model with its
+        settings; `confirm_interrupt(what)` asks before stopping runs; `apply_settings()` reloads with new ones."""
+        super().__init__(parent)
+        self.bridge, self.settings = bridge, settings
+        self._stop_all, self._load_model = stop_all, load_model
+        self._confirm, self._apply_settings = confirm_interrupt, apply_settings
         self.setWindowTitle("Scaling test")
         self.resize(760, 560)
         self.max_box = QSpinBox(minimum=2, maximum=int(limits.SLOTS.high), value=16,
@@ -60,11 +68,11 @@ class ScalingDialog(QDialog):
         self.sig_level.connect(self._add_level)
 
     def start(self) -> asyncio.Future | None:
-        model = self.window.bridge.model_info
+        model = self.bridge.model_info
         if model is None:
             self.summary.setText("Load a model first.")
             return None
-        if not self.window.confirm_interrupt("The scaling test"):
+        if not self._confirm("The scaling test"):
             return None
         self.task = asyncio.ensure_future(self._run(model.path, self.max_box.value()))
         return self.task
@@ -75,19 +83,25 @@ class ScalingDialog(QDialog):
         self.stop_button.setEnabled(True)
         self.apply_button.setEnabled(False)
         self.summary.setText("Measuring…")
+        failure = None
         try:
-            self.window.runs.stop_all()
-            await self.window.bridge.unload()
-            threads = self.window.settings.get(keys.THREADS)
+            self._stop_all()
+            await self.bridge.unload()
+            threads = self.settings.get(keys.THREADS)
             await asyncio.to_thread(run_scaling, model_path, max_concurrent, threads, self.sig_level.emit,
                                     lambda: self._stop)
         except Exception as exc:  # a model that fails to load, memory: say it, keep the window usable
-            self.summary.setText(f"The scaling test failed: {exc}")
+            failure = f"The scaling test failed: {exc}"
         finally:
             self.start_button.setEnabled(True)
             self.stop_button.setEnabled(False)
-            await self.window.load_model(model_path)  # the window's engine again, with its settings
+            await self._load_model(model_path)  # the window's engine again, with its settings
         self.knee = find_knee(self.levels)
+        if failure is not None:
+            self.summary.setText(failure + (f" (measured before it: {describe(self.knee, self.levels)})"
+                                            if self.levels else ""))
+            self.apply_button.setEnabled(False)
+            return
         self.summary.setText(describe(self.knee, self.levels))
         self.apply_button.setEnabled(self.knee is not None)
         if self.knee is not None:
@@ -103,5 +117,5 @@ class ScalingDialog(QDialog):
         self.summary.setText("Stopping after this level…")
 
     def apply(self):
-        self.window.settings.set(keys.SLOTS, self.knee.concurrent)
-        return self.window.apply_engine_settings()
+        self.settings.set(keys.SLOTS, self.knee.concurrent)
+        return self._apply_settings()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 
-from app.bench.scaling import Knee, Level
+from app.backends.scaling import Knee, Level
 
 AGGREGATE, PER_REQUEST, KNEE = "#2563eb", "#f59e0b", "#10b981"
 

@@ -38,7 +38,7 @@ async def exercise(window, model: str | None, timeout: float) -> dict:
         pane.sampling.temperature.setValue(0.0)
         pane.sampling.max_tokens.setValue(48)
         panes.append(pane)
-    started = window.runs.run_all()
+    started = window.run_all()
     deadline = time.monotonic() + timeout
     while any(p.busy for p in panes) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)

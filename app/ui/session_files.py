@@ -1,9 +1,10 @@
 """The File menu's work: new/open/save/save as/recent/export, and the autosave that keeps the session safe.
 
-The session is autosaved (crash-safe write, `app.session.store`) at most AUTOSAVE_MS after a change and on quit,
-to the app-data folder, together with the name of the file it belongs to and whether it has changes that file
-lacks; the next launch restores it. So quitting never loses anything and never asks. New and Open replace the
-session, so they ask first when it has changes saved nowhere but the autosave.
+The session is autosaved (crash-safe write, `app.session.store`) at most AUTOSAVE_MS after any change it
+announces (`session.events`) and on quit, to the app-data folder, together with the name of the file it belongs
+to and whether it has changes that file lacks; the next launch restores it. So quitting never loses anything
+and never asks. New and Open replace the session's content (through the controller), so they ask first when
+it has changes saved nowhere but the autosave.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from app.session import Session, SessionFileError, export, store
+from app.session import Session, SessionController, SessionFileError, export, store
+from app.session import autosave as autosaves
 from app.ui.settings import Settings
 
 log = logging.getLogger("chorus.ui.files")
@@ -23,21 +25,25 @@ FILTER = f"Chorus sessions (*{store.SUFFIX});;JSON (*.json);;All files (*)"
 
 
 class SessionFiles(QObject):
-    sig_replaced = Signal(object)
-    """Another session takes the window's place (New, Open, a recent one); the argument is the Session."""
     sig_status = Signal(str)
     """The title or a short note changed (the window shows them)."""
+    sig_message = Signal(str, str)
+    """Something the user must read (title, text): a file that could not be opened, saved or exported."""
 
-    def __init__(self, window: QWidget, settings: Settings, session: Session, autosave_path: Path | None):
-        super().__init__(window)
-        self.window, self.settings = window, settings
-        self.session = session
+    def __init__(self, session: Session, controller: SessionController, settings: Settings,
+                 autosave_path: Path | None, dialog_parent: QWidget, file: str | None = None, unsaved: bool = False):
+        """`file`/`unsaved`: what the restored autosave said (the file this session belongs to, and whether it
+        had changes that file lacks); `dialog_parent` owns the file dialogs and questions."""
+        super().__init__(dialog_parent)
+        self.session, self.controller, self.settings = session, controller, settings
+        self.parent_widget = dialog_parent
         self.autosave_path = autosave_path
-        self.path: Path | None = Path(session.view["file"]) if session.view.get("file") else None
-        self.unsaved = bool(session.view.get("unsaved", False))
+        self.path: Path | None = Path(file) if file else None
+        self.unsaved = unsaved
         self.failed: str | None = None  # the last autosave error, if the latest write failed
         self._timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS)
         self._timer.timeout.connect(self.autosave)
+        session.events.all.connect(self.changed)
 
     # --- state ------------------------------------------------------------------------------------------------
     @property
@@ -45,7 +51,7 @@ class SessionFiles(QObject):
         name = self.path.name if self.path else "Untitled session"
         return f"{name}{' •' if self.unsaved else ''} — Chorus"
 
-    def changed(self) -> None:
+    def changed(self, *_info) -> None:
         """Something in the session changed: it is unsaved, and autosaved within AUTOSAVE_MS."""
         if not self.unsaved:
             self.unsaved = True
@@ -57,10 +63,9 @@ class SessionFiles(QObject):
         self._timer.stop()
         if not self.autosave_path:
             return False
-        self.session.view.update(file=str(self.path) if self.path else None, unsaved=self.unsaved)
         try:
-            store.save_session(self.session, self.autosave_path)
-        except OSError as exc:
+            autosaves.write(self.session, self.autosave_path, str(self.path) if self.path else None, self.unsaved)
+        except (OSError, SessionFileError) as exc:
             if self.failed is None:
                 log.warning("autosave to %s failed: %s", self.autosave_path, exc)
                 self.sig_status.emit(f"Autosave failed: {exc}")
@@ -78,14 +83,13 @@ class SessionFiles(QObject):
 
     def open(self, path: str | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self.window, "Open a session", self._start(), FILTER)
+            path, _ = QFileDialog.getOpenFileName(self.parent_widget, "Open a session", self._start(), FILTER)
             if not path:
                 return False
         try:
-            session = store.load_session(path)
+            session = Session.load(path)
         except (SessionFileError, OSError) as exc:
-            self.window.show_message("Could not open the session", f"{exc}\n\nThe current session is unchanged.",
-                                     QMessageBox.Warning)
+            self.sig_message.emit("Could not open the session", f"{exc}\n\nThe current session is unchanged.")
             return False
         if not self._may_replace("Opening another session"):
             return False
@@ -98,19 +102,17 @@ class SessionFiles(QObject):
 
     def save_as(self, path: str | Path | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self.window, "Save the session",
+            path, _ = QFileDialog.getSaveFileName(self.parent_widget, "Save the session",
                                                   self._start(f"session{store.SUFFIX}"), FILTER)
             if not path:
                 return False
             if not str(path).endswith(".json"):
                 path = f"{path}{store.SUFFIX}"
         path = Path(path)
-        self.session.view.pop("file", None)
-        self.session.view.pop("unsaved", None)
         try:
-            store.save_session(self.session, path)
-        except OSError as exc:
-            self.window.show_message("Could not save the session", str(exc), QMessageBox.Warning)
+            self.session.save(path)
+        except (OSError, SessionFileError) as exc:
+            self.sig_message.emit("Could not save the session", str(exc))
             return False
         self.path, self.unsaved = path, False
         self.settings.add_recent_session(str(path.resolve()))
@@ -122,14 +124,14 @@ class SessionFiles(QObject):
         """kind "markdown" or "jsonl"."""
         suffix, text = (".md", export.to_markdown) if kind == "markdown" else (".jsonl", export.to_jsonl)
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self.window, f"Export as {kind}",
+            path, _ = QFileDialog.getSaveFileName(self.parent_widget, f"Export as {kind}",
                                                   self._start(f"{self._stem()}{suffix}"), f"*{suffix};;All files (*)")
             if not path:
                 return False
         try:
             store.write_atomic(path, text(self.session))
         except OSError as exc:
-            self.window.show_message("Could not export", str(exc), QMessageBox.Warning)
+            self.sig_message.emit("Could not export", str(exc))
             return False
         self.sig_status.emit(f"Exported to {Path(path).name}")
         return True
@@ -141,21 +143,22 @@ class SessionFiles(QObject):
         return self._may_replace("Quitting")
 
     # --- the menu ---------------------------------------------------------------------------------------------
-    def build_menu(self, menu: QMenu, make_action, tail: list) -> None:
-        """Fill the File menu; `make_action(text, shortcuts, slot)` makes a window action, `tail` follows."""
-        w = self.window
-        w.act_new = make_action("New session", ["Ctrl+Shift+N"], self.new)
-        w.act_open_session = make_action("Open session…", ["Ctrl+O"], lambda: self.open())
-        w.act_save = make_action("Save session", ["Ctrl+S"], self.save)
-        w.act_save_as = make_action("Save session as…", ["Ctrl+Shift+S"], lambda: self.save_as())
-        w.act_export_md = make_action("Export Markdown…", [], lambda: self.export("markdown"))
-        w.act_export_jsonl = make_action("Export results (JSONL)…", [], lambda: self.export("jsonl"))
-        menu.addAction(w.act_new)
-        menu.addAction(w.act_open_session)
+    def build_menu(self, menu: QMenu, make_action, tail: list) -> dict:
+        """Fill the File menu; `make_action(text, shortcuts, slot)` makes a window action, `tail` follows.
+        Returns the actions by name (new, open, save, save_as, export_md, export_jsonl)."""
+        acts = {"new": make_action("New session", ["Ctrl+Shift+N"], self.new),
+                "open": make_action("Open session…", ["Ctrl+O"], lambda: self.open()),
+                "save": make_action("Save session", ["Ctrl+S"], self.save),
+                "save_as": make_action("Save session as…", ["Ctrl+Shift+S"], lambda: self.save_as()),
+                "export_md": make_action("Export Markdown…", [], lambda: self.export("markdown")),
+                "export_jsonl": make_action("Export results (JSONL)…", [], lambda: self.export("jsonl"))}
+        menu.addAction(acts["new"])
+        menu.addAction(acts["open"])
         self.recent_menu = menu.addMenu("Open recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
-        for action in [None, w.act_save, w.act_save_as, None, w.act_export_md, w.act_export_jsonl, *tail]:
+        for action in [None, acts["save"], acts["save_as"], None, acts["export_md"], acts["export_jsonl"], *tail]:
             menu.addSeparator() if action is None else menu.addAction(action)
+        return acts
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -178,14 +181,14 @@ class SessionFiles(QObject):
         if not self.unsaved or not any(p.turns or p.draft.strip() for p in self.session.panes):
             return True
         answer = QMessageBox.question(
-            self.window, "Unsaved changes", f"{what} replaces this session. Save its changes first?",
+            self.parent_widget, "Unsaved changes", f"{what} replaces this session. Save its changes first?",
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
         if answer == QMessageBox.Save:
             return self.save()
         return answer == QMessageBox.Discard
 
     def _replace(self, session: Session, path: Path | None) -> None:
-        self.session, self.path, self.unsaved = session, path, False
-        self.sig_replaced.emit(session)
+        self.controller.replace(session)
+        self.path, self.unsaved = path, False
         self.autosave()
         self.sig_status.emit(self.title)

@@ -14,6 +14,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from app.engine import limits
 from app.engine.limits import Limit
 from app.session.backends import BackendSpec
+from app.session.model import COLUMNS as COLUMNS_RANGE
 
 ORGANIZATION = "Chorus"
 APPLICATION = "Chorus"
@@ -31,7 +32,7 @@ class Setting:
         return int(self.limit.low), int(self.limit.high)
 
 
-COLUMNS_LIMIT = Limit(1, 4, 2)  # panes per row in the grid
+COLUMNS_LIMIT = COLUMNS_RANGE  # panes per row in the grid (declared with the session's view settings)
 
 SLOTS = Setting("engine/slots", limits.SLOTS.default, int, limits.SLOTS)
 CONTEXT_PER_SLOT = Setting("engine/context_per_slot", limits.CONTEXT_PER_SLOT.default, int, limits.CONTEXT_PER_SLOT)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout, 
 
 from app.engine import StatsSnapshot
 from app.session import MAIN
-from app.ui.runs import FEW_RUNS
+from app.ui.run_pump import FEW_RUNS
 from app.ui.server_stats import ServerStats
 from app.ui.stats_readouts import Readouts
 

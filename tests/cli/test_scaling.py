@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from app.bench.scaling import Level, describe, find_knee, levels_up_to
+from app.backends.scaling import Level, describe, find_knee, levels_up_to
 
 
 def level(n, aggregate, each):

@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
 from app.ui.settings import Settings
+from tests.conftest import TEST_THREADS
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +41,7 @@ def loaded_window(window, loop, model_path, settings):
 
     settings.set(keys.SLOTS, 4)
     settings.set(keys.CONTEXT_PER_SLOT, 512)
-    settings.set(keys.THREADS, 2)
+    settings.set(keys.THREADS, TEST_THREADS)
     assert loop.run_until_complete(window.load_model(str(model_path))) is not None
     return window
 

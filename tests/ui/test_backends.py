@@ -30,7 +30,7 @@ def test_panes_run_on_two_local_models_at_once(loaded_window, loop, model_path, 
     views[1].header.backend.activated.emit(1)  # what a user's pick sends
     assert views[1].spec.backend == second and views[0].spec.backend == MAIN
     assert views[1].title.toolTip() == f"backend {second}"  # the header says what differs
-    assert loaded_window.runs.run_all() == 2
+    assert loaded_window.run_all() == 2
     wait_until(loop, lambda: all(v.state == RunState.DONE for v in views), timeout=120)
     other = loaded_window.bridge.backends.get(second)
     assert other.stats().generated_tokens_total == views[1].tokens > 0  # that pane ran on the second engine
@@ -62,7 +62,7 @@ def test_a_pane_on_a_backend_that_is_not_connected_says_what_to_do(loaded_window
     view.spec.backend = "10.1.2.3:8000 · big-model"
     loaded_window.grid.set_backend_names(loaded_window.bridge.backend_names())
     assert view.header.backend.currentText() == "10.1.2.3:8000 · big-model" + NOT_CONNECTED
-    assert not loaded_window.runs.run_pane(view)
+    assert not view.run()
     assert "not connected" in view.status.text() and "Backends" in view.status.text()
     assert view.spec.backend == "10.1.2.3:8000 · big-model"  # nothing changed behind the user's back
 

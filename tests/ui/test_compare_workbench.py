@@ -68,11 +68,15 @@ def test_the_table_sorts_selects_and_exports(loaded_window, loop, tmp_path):
     selected = []
     table.sig_pane_selected.connect(selected.append)
     column = COLUMNS.index("rating")
-    table.table.sortByColumn(column, Qt.DescendingOrder)
+    header = table.table.horizontalHeader()
+    header.sectionClicked.emit(column)  # a click on the header sorts by it, a second one descending
+    header.sectionClicked.emit(column)
+    assert (table.sort_column, table.descending) == ("rating", True)
+    assert header.sortIndicatorSection() == column and header.sortIndicatorOrder() == Qt.DescendingOrder
     assert table.table.item(0, column).text() == "4"  # rated first, the unrated after it
     assert table.table.item(6, column).text() == "–"
     table.table.selectRow(0)
-    assert selected == [views[1]]
+    assert selected == [views[1].spec]
     out = table.export(str(tmp_path / "c.csv"))
     lines = out.read_text().splitlines()
     assert len(lines) == 8 and lines[0].startswith("pane,title,differs") and "best" in out.read_text()

@@ -21,9 +21,12 @@ def prepare(window, prompts, max_tokens=40, temperature=0.0):
 def test_four_panes_generate_at_once(loaded_window, loop):
     panes = prepare(loaded_window, ["Name a fruit.", "Name a country.", "Name a color.", "Name an animal."])
     all_finished = []
-    loaded_window.runs.sig_all_finished.connect(lambda: all_finished.append([p.busy for p in panes]))
-    assert loaded_window.runs.run_all() == 4
+    loaded_window.runner.events.idle.connect(lambda: all_finished.append([p.busy for p in panes]))
+    together = []  # per engine step: how many requests got a token in that one llama_decode
+    loaded_window.bridge.add_step_listener(lambda event: together.append(len(event.tokens)))
+    assert loaded_window.run_all() == 4
     wait_until(loop, lambda: not any(p.busy for p in panes))
+    assert max(together) == 4  # all four decoded in the same steps: concurrent, not one after another
     assert all_finished == [[False] * 4]  # once, when the last pane finished
     assert "All panes finished" in loaded_window.statusBar().currentMessage()
     assert all(p.state == RequestState.DONE for p in panes)
@@ -36,7 +39,7 @@ def test_stopping_one_pane_keeps_its_text_while_others_finish(loaded_window, loo
     panes = prepare(loaded_window, ["Write a long story about a ship.", "Name a color.", "Name a fruit."],
                     max_tokens=300)
     panes[0].sampling.max_tokens.setValue(2000)
-    loaded_window.runs.run_all()
+    loaded_window.run_all()
     wait_until(loop, lambda: panes[0].tokens >= 5)
     panes[0].prompt.setFocus()
     qtbot.keyClick(panes[0].prompt, Qt.Key_Escape)  # Esc stops the focused pane
@@ -63,7 +66,7 @@ def test_bad_model_shows_a_message_and_keeps_the_old_one(loaded_window, loop, tm
     assert "not a GGUF model" in loaded_window.messages[-1] and "still loaded" in loaded_window.messages[-1]
     assert loaded_window.bridge.engine is before
     pane = prepare(loaded_window, ["Name a planet."], max_tokens=8)[0]
-    loaded_window.runs.run_pane(pane)
+    pane.run()
     wait_until(loop, lambda: not pane.busy)
     assert pane.state == RequestState.DONE
 
@@ -117,7 +120,7 @@ def test_reproducible_outputs_setting_reloads_the_engine_and_the_stats_panel_say
 
 def test_close_mid_generation_stops_the_engine(loaded_window, loop):
     panes = prepare(loaded_window, ["Write a long essay about rivers."] * 4, max_tokens=2000)
-    loaded_window.runs.run_all()
+    loaded_window.run_all()
     wait_until(loop, lambda: all(p.tokens > 0 for p in panes))
     thread = loaded_window.bridge.engine._thread
     loaded_window.close()  # waits for the engine thread at most its close timeout

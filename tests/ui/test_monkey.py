@@ -32,16 +32,15 @@ class Monkey:
         self.bad_file.write_text("these are my notes, not a model\n" * 50)
         self.bad_session = folder / "cut.chorus.json"
         self.bad_session.write_text('{"format": "chorus-session", "version": 1, "panes": [{"tur', encoding="utf-8")
-        self.saved: set = set()
+        self.saved: dict = {}  # path -> the pane ids and drafts it held when last saved
         self.counts: dict[str, int] = {}
         self.finished: dict[str, int] = {}  # completions by finish reason
         self.loads = 0
-        window.bridge.sig_step.connect(self._count)
+        window.runner.events.ended.connect(self._count)
         window.bridge.sig_model_loaded.connect(self._loaded)
 
-    def _count(self, event):
-        for completion in event.finished:
-            self.finished[completion.finish_reason] = self.finished.get(completion.finish_reason, 0) + 1
+    def _count(self, _pane, result):
+        self.finished[result.finish_reason] = self.finished.get(result.finish_reason, 0) + 1
 
     def _loaded(self, _info):
         self.loads += 1
@@ -118,7 +117,7 @@ class Monkey:
     def save_session(self):
         path = self.folder / f"monkey-{self.rng.randint(0, 3)}.chorus.json"
         if self.window.files.save_as(path):
-            self.saved.add(path)
+            self.saved[path] = [(p.id, p.draft) for p in self.window.session.panes]
 
     def open_session(self):
         choices = sorted(self.saved) + [self.bad_file, self.bad_session]
@@ -134,7 +133,7 @@ class Monkey:
         self.rng.choice([
             pane.clear_conversation,
             pane.drop_oldest,
-            lambda: pane.sig_rerun_requested.emit(pane),
+            lambda: pane.run(use_draft=False),
             lambda: users and pane.start_edit(self.rng.choice(users)),
             lambda: pane.spec.editing is not None and pane.cancel_edit(),
         ])()
@@ -170,11 +169,11 @@ class Monkey:
     async def let_it_work(self):
         """Give the engine 1-10 steps (events, not sleeps), or until it has nothing left to do."""
         wanted, steps = self.rng.randint(1, 10), []
-        self.window.bridge.sig_step.connect(steps.append)
+        self.window.bridge.add_step_listener(steps.append)  # called on the engine thread: append is atomic
         try:
             await until(lambda: len(steps) >= wanted or not self.window.bridge.busy())
         finally:
-            self.window.bridge.sig_step.disconnect(steps.append)
+            self.window.bridge.remove_step_listener(steps.append)
 
     WEIGHTS = {"add": 8, "duplicate": 5, "remove": 5, "type_prompt": 12, "type_system": 3, "run": 14, "stop": 7,
                "run_all": 5, "stop_all": 3, "columns": 3, "sampling": 14, "open_bad_file": 1, "change_settings": 1,
@@ -220,7 +219,7 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
         assert engine is not None and engine.wait_idle(30)
         assert_kv_accounted(engine)
         assert engine.stats().active == 0 and engine.stats().queued == 0
-        assert window.runs.active_runs == 0
+        assert window.runner.active == 0
         # After all that, the window still does its job: a fresh pane runs to the end.
         final = window.grid.add_pane()
         final.sampling.temperature.setValue(0.0)
@@ -231,9 +230,11 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
         assert final.state == "done" and final.reply_text(), final.status.text()
         assert any(m.startswith("Could not load the model") for m in window.messages) or \
             not monkey.counts.get("open_bad_file")
-        assert [p.spec for p in window.grid.panes] == window.grid.session.panes  # views and model agree
-        for path in monkey.saved:
-            assert Session.load(path).panes is not None  # every file the monkey saved opens again
+        assert [p.spec for p in window.grid.panes] == list(window.session.panes)  # views and model agree
+        numbers = [p.number for p in window.session.panes]  # unique, never reused: below the next one
+        assert len(set(numbers)) == len(numbers) and all(n < window.session.next_number for n in numbers)
+        for path, panes in monkey.saved.items():  # every file the monkey saved opens again, as it was saved
+            assert [(p.id, p.draft) for p in Session.load(path).panes] == panes
     finally:
         loop.set_exception_handler(None)
     assert escaped == [], escaped

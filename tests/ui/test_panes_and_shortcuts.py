@@ -1,6 +1,7 @@
 """Pane management and keyboard shortcuts (no model needed: these are pure widget behaviour)."""
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from app.engine import Completion
 from app.session import PaneResult, RunState, conversation
@@ -66,7 +67,7 @@ def test_run_shortcut_without_a_model_explains_instead_of_crashing(window, qtbot
 def test_empty_prompt_is_refused_with_a_message(window):
     pane = window.grid.panes[0]
     pane.prompt.clear()
-    window.runs.run_pane(pane)
+    pane.run()
     assert "Type a message first" in pane.status.text()
 
 
@@ -86,29 +87,31 @@ def test_pane_out_of_view_holds_its_text_until_seen_or_finished(window, qtbot):
     bar.setValue(0)
     top, bottom = panes[0], panes[-1]
     qtbot.waitUntil(lambda: bottom.output.visibleRegion().isEmpty() and not top.output.visibleRegion().isEmpty())
-    for number, pane in enumerate((top, bottom), start=100):
+    # The runner's part is played by hand (the model adds nothing here): results change, views follow.
+    for pane in (top, bottom):
         pane.spec.turns = [{"role": "user", "content": "Say something."}]
         pane.spec.result = PaneResult(state=RunState.GENERATING)
-        pane.started(number)
-        pane.append_text("first ")
     shown = "You\nSay something.\n\nAssistant\n"
-    assert top.output.toPlainText() == shown + "first "
+    qtbot.waitUntil(lambda: top.output.toPlainText() == shown and bottom.output.toPlainText() == shown)
+    for pane in (top, bottom):
+        pane.spec.result.text += "first "
+    qtbot.waitUntil(lambda: top.output.toPlainText() == shown + "first ")
     assert bottom.output.toPlainText() == shown  # nothing laid out or painted while nobody can see it
-    bottom.append_text("second ")
+    bottom.spec.result.text += "second "
 
     bar.setValue(bar.maximum())
     qtbot.waitUntil(lambda: not bottom.output.visibleRegion().isEmpty())
-    bottom.append_text("third")  # the next streamed text brings the backlog with it
-    assert bottom.output.toPlainText() == shown + "first second third"
+    bottom.spec.result.text += "third"  # the next streamed text brings what was held back with it
+    qtbot.waitUntil(lambda: bottom.output.toPlainText() == shown + "first second third")
 
-    top.append_text("later")  # now out of view; finishing shows all of it
+    top.spec.result.text += "later"  # now out of view; finishing shows all of it
+    QApplication.processEvents()  # the view's refresh runs (it is queued, once per event-loop turn)
     assert top.output.toPlainText() == shown + "first "
     top.spec.result.finish(Completion(request_id=100, text="first later", token_ids=[1, 2], finish_reason="stop",
                                       error=None, prompt_tokens=5, generated_tokens=2, queue_wait_s=0.0, ttft_s=0.1,
                                       decode_tps=10.0))
     conversation.record_reply(top.spec)
-    top.finished()
-    assert top.output.toPlainText() == shown + "first later"
+    qtbot.waitUntil(lambda: top.output.toPlainText() == shown + "first later")
     assert top.state == RunState.DONE and top.spec.turns[-1] == {"role": "assistant", "content": "first later"}
 
 

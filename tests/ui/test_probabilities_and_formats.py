@@ -16,7 +16,7 @@ from tests.ui.test_end_to_end import prepare
 def run_with_probabilities(window, loop, prompt="Name a fruit.", max_tokens=12):
     pane = prepare(window, [prompt], max_tokens=max_tokens)[0]
     pane.options.probabilities.setChecked(True)
-    assert window.runs.run_pane(pane)
+    assert pane.run()
     wait_until(loop, lambda: not pane.busy)
     return pane
 
@@ -74,7 +74,7 @@ def test_a_broken_schema_is_the_panes_error_and_a_valid_one_is_checked(loaded_wi
     options.kind.setCurrentIndex(options.kind.findData("schema"))
     options.editor.setPlainText('{"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}')
     assert "not JSON" in options.check()
-    assert not loaded_window.runs.run_pane(pane)
+    assert not pane.run()
     assert "Output format" in pane.status.text() and pane.state == RunState.IDLE
     options.kind.setCurrentIndex(options.kind.findData("grammar"))
     options.editor.setPlainText('root ::= "yes" | (')
@@ -83,7 +83,7 @@ def test_a_broken_schema_is_the_panes_error_and_a_valid_one_is_checked(loaded_wi
     options.editor.setPlainText('{"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, '
                                 '"required": ["answer"]}')
     assert options.check() is None
-    assert loaded_window.runs.run_pane(pane)
+    assert pane.run()
     wait_until(loop, lambda: not pane.busy)
     assert pane.spec.result.text.replace(" ", "") in ('{"answer":"yes"}', '{"answer":"no"}')
     assert "✓ valid JSON, matches the schema" in pane.status.text()

@@ -21,7 +21,7 @@ def run_on(window, loop, spec, prompts, on_server, max_tokens=24, api_key=None):
         index = view.header.backend.findData(name if remote else MAIN)
         view.header.backend.setCurrentIndex(index)
         view.header.backend.activated.emit(index)
-    assert all(window.runs.run_pane(view) for view in views)
+    assert all(view.run() for view in views)
     return views, name
 
 

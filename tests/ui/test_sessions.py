@@ -5,6 +5,7 @@ import json
 from PySide6.QtWidgets import QMessageBox
 
 from app.session import PaneResult, PaneSpec, RunState, Session
+from app.session.autosave import restore
 from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
 from tests.ui.conftest import wait_until
@@ -19,12 +20,12 @@ def test_a_pane_holds_a_conversation(loaded_window, loop):
     pane = loaded_window.grid.panes[0]
     greedy(pane)
     pane.prompt.setPlainText("Name a planet.")
-    assert loaded_window.runs.run_pane(pane)
+    assert pane.run()
     assert pane.prompt.toPlainText() == ""  # the message moved into the conversation
     wait_until(loop, lambda: not pane.busy)
     first_reply = pane.spec.turns[1]["content"]
     pane.prompt.setPlainText("Why is it interesting?")
-    loaded_window.runs.run_pane(pane)
+    pane.run()
     wait_until(loop, lambda: not pane.busy)
     shown = pane.output.toPlainText()
     assert [t["role"] for t in pane.spec.turns] == ["user", "assistant", "user", "assistant"]
@@ -32,7 +33,7 @@ def test_a_pane_holds_a_conversation(loaded_window, loop):
     assert "You\nWhy is it interesting?\n\nAssistant\n" + pane.spec.turns[3]["content"] in shown
     assert pane.state == RunState.DONE and "finish:" in pane.status.text()
     # Rerun last reply keeps the first exchange and regenerates only the last answer.
-    pane.sig_rerun_requested.emit(pane)
+    pane.run(use_draft=False)  # Conversation → Rerun last reply
     wait_until(loop, lambda: not pane.busy)
     assert len(pane.spec.turns) == 4 and pane.spec.turns[1]["content"] == first_reply
     pane.clear_conversation()
@@ -48,7 +49,7 @@ def test_edit_an_earlier_message_and_rerun_from_there(loaded_window, loop):
     pane.start_edit(0)
     assert pane.prompt.toPlainText() == "Name a fruit." and pane.edit_banner.isVisible()
     pane.prompt.setPlainText("Name a vegetable.")
-    loaded_window.runs.run_pane(pane)
+    pane.run()
     wait_until(loop, lambda: not pane.busy)
     assert [t["content"] for t in pane.spec.turns][:1] == ["Name a vegetable."] and len(pane.spec.turns) == 2
     assert not pane.edit_banner.isVisible()
@@ -80,8 +81,8 @@ def test_changes_are_autosaved_and_restored(window, qtbot, tmp_path, settings):
     window.grid.panes[1].prompt.setPlainText("Autosave me")
     qtbot.waitUntil(lambda: autosave.exists() and "Autosave me" in autosave.read_text(encoding="utf-8"))
     data = json.loads(autosave.read_text(encoding="utf-8"))
-    assert data["view"]["unsaved"] is True and data["view"]["file"] is None
-    restored = MainWindow(EngineBridge(), settings, session=Session.load(autosave), autosave_path=autosave)
+    assert data["autosave"]["unsaved"] is True and data["autosave"]["file"] is None
+    restored = MainWindow(EngineBridge(), settings, autosave_path=autosave, restored=restore(autosave))
     qtbot.addWidget(restored)
     assert [p.spec.draft for p in restored.grid.panes] == [p.spec.draft for p in window.grid.panes]
     assert restored.windowTitle() == "Untitled session • — Chorus"
@@ -94,7 +95,7 @@ def test_an_interrupted_reply_comes_back_and_can_be_regenerated(loaded_window, l
     loaded_window.grid.add_pane(spec)
     pane = loaded_window.grid.panes[-1]
     assert "Assistant (interrupted)\nBlu" in pane.output.toPlainText() and "interrupted" in pane.status.text()
-    loaded_window.runs.run_pane(pane)  # no draft: answer the unanswered message again
+    pane.run()  # no draft: answer the unanswered message again
     wait_until(loop, lambda: not pane.busy)
     assert pane.state == RunState.DONE and pane.spec.turns[-1]["role"] == "assistant"
 
@@ -123,7 +124,7 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
     pane = loaded_window.grid.panes[0]
     greedy(pane, 1000)
     pane.prompt.setPlainText("Write a very long story about a lighthouse keeper and his cat.")
-    loaded_window.runs.run_pane(pane)
+    pane.run()
     seen = []  # text lengths of successive autosaves taken while the run streamed
 
     def two_saves_mid_run() -> bool:
@@ -135,5 +136,5 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
 
     wait_until(loop, two_saves_mid_run)
     assert len(seen) >= 2, f"only {seen} saved before the run ended"  # saves kept coming while text streamed
-    loaded_window.runs.stop_all()
+    loaded_window.controller.stop_all()
     wait_until(loop, lambda: not pane.busy)

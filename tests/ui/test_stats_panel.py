@@ -19,7 +19,7 @@ def test_active_slots_reach_four_and_decode_rate_is_positive(loaded_window, loop
     panes = prepare(loaded_window, [f"Write a paragraph about the number {i}." for i in range(4)], max_tokens=120)
     for pane in panes:
         pane.sampling.max_tokens.setValue(120)
-    loaded_window.runs.run_all()
+    loaded_window.run_all()
     wait_until(loop, lambda: not any(p.busy for p in panes), timeout=120)
     panel.update_once()  # the timer's last tick may predate the final step
     assert np.nanmax(panel.active) == 4
@@ -36,7 +36,7 @@ def test_pause_stops_updates_and_resume_restarts_them(loaded_window, loop):
     assert panel.paused and panel.pause_button.text() == "Resume"
     frozen = panel.updates
     pane = prepare(loaded_window, ["Name a bird."], max_tokens=8)[0]
-    loaded_window.runs.run_pane(pane)  # the engine works and the loop runs while the panel is paused
+    pane.run()  # the engine works and the loop runs while the panel is paused
     wait_until(loop, lambda: not pane.busy)
     assert panel.updates == frozen and not panel.timer.isActive()
     panel.pause_button.setChecked(False)
@@ -46,7 +46,7 @@ def test_pause_stops_updates_and_resume_restarts_them(loaded_window, loop):
 def test_reset_clears_plots_and_engine_counters(loaded_window, loop):
     panel = loaded_window.stats_panel
     pane = prepare(loaded_window, ["Name a bird."], max_tokens=8)[0]
-    loaded_window.runs.run_pane(pane)
+    pane.run()
     wait_until(loop, lambda: not pane.busy)
     panel.update_once()
     assert panel.readouts["prefill"].text() != "N/A"
@@ -81,7 +81,7 @@ def test_a_rerun_reuses_the_prompt_and_the_pane_and_panel_say_so(loaded_window, 
     panel = loaded_window.stats_panel
     pane = prepare(loaded_window, ["Name a bird."], max_tokens=8)[0]
     for _ in range(2):
-        loaded_window.runs.run_pane(pane)
+        pane.run()
         wait_until(loop, lambda: not pane.busy)
     result = pane.spec.result
     assert result.cached_tokens == result.prompt_tokens > 0  # the whole prompt came from the slot's cache

@@ -1,0 +1,121 @@
+"""The window renders one evented session: the runner alone drives what it shows, the table never goes stale,
+pane numbers are stable, a damaged autosave never stops a launch, a slow engine close loses no run's end."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from app.engine import SamplingParams
+from app.session import PaneSpec, Session, sweep
+from app.session.autosave import AUTOSAVE_NAME, DATA_DIR_ENV
+from tests.ui.conftest import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+GREEDY = SamplingParams(temperature=0)
+
+
+def test_the_runner_alone_updates_the_panes_the_table_and_the_stats(loaded_window, loop):
+    """No widget is touched: specs are added through the controller and run through the runner."""
+    window = loaded_window
+    controller, runner = window.controller, window.runner
+    specs = [controller.add_pane(PaneSpec(draft=f"Name a {thing}.", sampling=GREEDY, max_tokens=16))
+             for thing in ("fruit", "river", "planet")]
+    table = window.compare.open_table()
+    assert [row["finish"] for row in table.rows()][-3:] == ["idle"] * 3
+    for spec in specs:
+        runner.run(spec)
+    wait_until(loop, lambda: runner.active == 0)
+    views = [window.grid.view_of(spec) for spec in specs]
+    assert all(v is not None and v.output.toPlainText().strip().endswith(s.result.text.strip())
+               for v, s in zip(views, specs, strict=True))
+    assert all("finish:" in v.status.text() for v in views)
+    wait_until(loop, lambda: [table.table.item(r, 3).text() for r in range(table.table.rowCount())][-3:]
+               == [s.result.finish_reason for s in specs], timeout=10)
+    wait_until(loop, lambda: window.stats_panel.readouts["generated_total"].text() not in ("–", "0"), timeout=10)
+
+
+def test_the_comparison_table_follows_a_running_sweep(loaded_window, loop):
+    """Before the redesign, rows of panes that had finished still read "generating" until it was reopened."""
+    window = loaded_window
+    base = window.grid.panes[0]
+    base.prompt.setPlainText("Write one sentence about the sea.")
+    base.sampling.temperature.setValue(0.7)
+    base.sampling.max_tokens.setValue(24)
+    variants = window.compare.add_variants(base, sweep.seeds(base.spec, 3), run=False)
+    table = window.compare.open_table(base.spec)
+    assert window.compare.run_group(base) == 4
+    wait_until(loop, lambda: any(r["finish"] == "generating" for r in table.rows()), timeout=60)
+    wait_until(loop, lambda: not any(v.busy for v in [base, *variants]))
+    wait_until(loop, lambda: all(table.table.item(r, 3).text() in ("stop", "length")
+                                 for r in range(table.table.rowCount())), timeout=10)
+    assert table.table.rowCount() == 4
+
+
+def test_pane_numbers_survive_removal_save_and_restore(window, tmp_path):
+    first, second = window.grid.panes[:2]
+    window.grid.remove_pane(first)
+    third = window.grid.add_pane()
+    assert [v.spec.number for v in window.grid.panes] == [2, 3]
+    assert third.header.title.text().startswith("Pane 3")
+    path = tmp_path / "numbers.chorus.json"
+    window.files.save_as(path)
+    back = Session.load(path)
+    assert [p.number for p in back.panes] == [2, 3] and back.next_number == 4
+    window.files.open(str(path))
+    assert [v.header.title.text().split("  ")[0] for v in window.grid.panes] == ["Pane 2", "Pane 3"]
+    assert window.grid.add_pane().spec.number == 4  # never reused
+
+
+def _launch_with_autosave(tmp_path, content: str) -> tuple[subprocess.CompletedProcess, Path]:
+    data = tmp_path / "data"
+    data.mkdir(parents=True)
+    (data / AUTOSAVE_NAME).write_text(content, encoding="utf-8")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    env[DATA_DIR_ENV] = str(data)
+    run = subprocess.run([sys.executable, "-m", "app", "--print-restored"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    return run, data
+
+
+def test_a_damaged_autosave_never_stops_a_launch(tmp_path):
+    """Before the fix `view.columns: null` or a string made every launch exit with a TypeError (and the file
+    stayed, so the next launch crashed again)."""
+    head = '{"format": "chorus-session", "version": 1, "view": {"columns": '
+    pane = '"panes": [{"title": "Kept", "draft": "hello"}]}'
+    run, data = _launch_with_autosave(tmp_path / "null", f"{head}null}}, {pane}")
+    assert run.returncode == 0, run.stderr[-2000:]
+    restored = json.loads(run.stdout.strip().splitlines()[-1])
+    assert restored["message"] is None and [p["title"] for p in restored["panes"]] == ["Kept"]  # columns: default
+    run, data = _launch_with_autosave(tmp_path / "text", f'{head}"three"}}, {pane}')
+    assert run.returncode == 0, run.stderr[-2000:]
+    restored = json.loads(run.stdout.strip().splitlines()[-1])
+    assert "could not be restored" in restored["message"] and "view, columns" in restored["message"]
+    assert list(data.glob(f"{AUTOSAVE_NAME}.unreadable-*"))  # kept, never deleted
+    assert not (data / AUTOSAVE_NAME).exists() or json.loads((data / AUTOSAVE_NAME).read_text())["version"] == 2
+
+
+def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop, model_path, settings):
+    """Before the fix the bridge unsubscribed when Engine.close() gave up after 2 s: the cancelled runs' ends were
+    never heard and their panes stayed "running" (Run then refused them)."""
+    import time
+
+    window = loaded_window
+    engine = window.bridge.engine
+    real_decode = engine._decode
+
+    def slow_decode(*args, **kwargs):  # one step takes longer than close() waits (a big model prefilling)
+        time.sleep(3)
+        return real_decode(*args, **kwargs)
+
+    view = window.grid.panes[0]
+    view.prompt.setPlainText("Write a long story about a lighthouse.")
+    view.sampling.max_tokens.setValue(400)
+    assert view.run()
+    wait_until(loop, lambda: view.tokens >= 2)
+    engine._decode = slow_decode
+    loop.run_until_complete(window.load_model(str(model_path)))  # a reload retires the engine mid-step
+    wait_until(loop, lambda: not view.busy, timeout=60)
+    assert view.state.value == "cancelled" and view.spec.result.text
+    assert view.run(use_draft=False)  # the pane runs again
