@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="--server: keep --api-key in the system keyring for this URL")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    arena = sub.add_parser("arena-report", help="the arena's leaderboard from a session file's votes")
+    arena.add_argument("session", help="a session file (*.chorus.json) with a top-level \"votes\" list")
+    arena.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report with the plot")
+    arena.add_argument("--seed", type=int, default=limits.ARENA_SEED, help="bootstrap seed (default %(default)s)")
+    arena.add_argument("--rounds", type=int, default=limits.BOOTSTRAP_ROUNDS.default,
+                       help="bootstrap rounds behind the 95 %% intervals (default %(default)s)")
     return parser
 
 
@@ -69,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.bench.cli import run_bench
 
         return run_bench(args)
+    if args.command == "arena-report":
+        from app.cli.arena_report import arena_report_command
+
+        return arena_report_command(args)
     if args.self_test:
         from app.ui.self_test import run_self_test
 
