@@ -48,7 +48,8 @@ def test_a_vote_round_trips_through_json_with_utc_time():
 ])
 def test_invalid_fields_are_refused_naming_the_field(change, field):
     data = {"a": "k1", "b": "k2", "winner": "a", **change}
-    with pytest.raises(VoteError, match=rf"votes\[3\]: .*{field.replace('$', '[$]')}"):
+    name = field.removeprefix("$.")
+    with pytest.raises(VoteError, match=rf"votes\[3\]: (.*`\$\.{name}`|field `{name}`: )"):
         vote_from_builtins(data, "votes[3]")
 
 
@@ -142,3 +143,16 @@ def test_votes_of_a_session_file(tmp_path):
         votes_from_session({"votes": [msgspec.to_builtins(votes[0]), {"a": "k1", "winner": "a"}]})
     with pytest.raises(VoteError, match="holds a JSON object, this one holds an array"):
         votes_from_session([])
+
+
+def test_a_session_schema_embeds_votes_and_names_the_vote_and_field():
+    class SessionFile(msgspec.Struct):
+        votes: list[Vote] = []
+
+    votes = [Vote("k1", "k2", "a"), Vote("k2", "k3", "tie", source="judge", judge="J")]
+    assert msgspec.json.decode(msgspec.json.encode(SessionFile(votes)), type=SessionFile).votes == votes
+    bad = b'{"votes": [{"a": "k1", "b": "k2", "winner": "a"}, {"a": "k1", "b": "k1", "winner": "a"}]}'
+    with pytest.raises(msgspec.ValidationError, match=r"field `b`: .* - at `\$.votes\[1\]`"):
+        msgspec.json.decode(bad, type=SessionFile)
+    with pytest.raises(msgspec.ValidationError, match=r"at `\$.votes\[0\].winner`"):
+        msgspec.json.decode(b'{"votes": [{"a": "k1", "b": "k2", "winner": "A"}]}', type=SessionFile)

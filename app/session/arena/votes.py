@@ -1,4 +1,5 @@
 """One blind pairwise vote, declared once (msgspec): the session file embeds it and the CSV/JSONL files carry it.
+Errors name the field: msgspec's own as "- at `$.winner`", the checks below as "field `b`: ...".
 
 Invariants a `Vote` keeps (checked on construction and on every decode, errors name the field):
 - `a` and `b` are two different variants' stable keys (`variant_key` of their settings), in the order shown:
@@ -64,17 +65,17 @@ class Vote(msgspec.Struct, frozen=True, omit_defaults=False):
                 try:
                     value.encode("utf-8")
                 except UnicodeEncodeError:
-                    raise ValueError(f"text that cannot be encoded (a lone surrogate) - at `$.{name}`") from None
+                    raise ValueError(f"field `{name}`: text that cannot be encoded (a lone surrogate)") from None
         if self.winner not in WINNERS:
-            raise ValueError(f"Invalid enum value {self.winner!r} - at `$.winner`")
+            raise ValueError(f"field `winner`: {self.winner!r} is not one of {', '.join(WINNERS)}")
         if self.source not in ("human", "judge"):
-            raise ValueError(f"Invalid enum value {self.source!r} - at `$.source`")
+            raise ValueError(f"field `source`: {self.source!r} is not human or judge")
         if self.a == self.b:
-            raise ValueError(f"a vote needs two different variants, got {self.a!r} twice - at `$.b`")
+            raise ValueError(f"field `b`: a vote needs two different variants, got {self.a!r} twice")
         if self.source == "judge" and not self.judge.strip():
-            raise ValueError("a judge's vote needs the judge's name - at `$.judge`")
+            raise ValueError("field `judge`: a judge's vote needs the judge's name")
         if self.source == "human" and self.judge:
-            raise ValueError("a human vote has no judge name - at `$.judge`")
+            raise ValueError("field `judge`: a human vote has no judge name")
         if self.time.utcoffset() != dt.timedelta(0):
             msgspec.structs.force_setattr(self, "time", self.time.astimezone(dt.timezone.utc))
 
