@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="--server: keep --api-key in the system keyring for this URL")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    arena = sub.add_parser("arena-report", help="the arena's leaderboard from a session file's votes")
+    arena.add_argument("session", help="a session file (*.chorus.json) with a top-level \"votes\" list")
+    arena.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report with the plot")
+    arena.add_argument("--seed", type=int, default=limits.ARENA_SEED, help="bootstrap seed (default %(default)s)")
+    arena.add_argument("--rounds", type=int, default=limits.BOOTSTRAP_ROUNDS.default,
+                       help="bootstrap rounds behind the 95 %% intervals (default %(default)s)")
     return parser
 
 
@@ -75,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.scale and args.png:
             from app.ui.scaling_plot import write_png as png
         return run_bench(args, measure_gui=gui, write_png=png)
+    if args.command == "arena-report":
+        from app.cli.arena_report import arena_report_command
+
+        return arena_report_command(args)
     if args.self_test:
         from app.ui.self_test import run_self_test
 

@@ -63,3 +63,7 @@ SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one OpenAI-compatible server ba
 # stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.
 REPRODUCIBLE_DEFAULT = True
 PREFILL_CHUNK = 48
+
+# Arena leaderboard (app.session.arena): bootstrap rounds behind its 95 % intervals, and their seed.
+BOOTSTRAP_ROUNDS = Limit(20, 10000, 200)
+ARENA_SEED = 0
