@@ -92,9 +92,8 @@ def load_rubric_prompt(value, base: Path | None = None) -> str | None:
 
 
 def render_chat(prompt: str, context: dict) -> list[dict]:
-    """promptfoo's renderLlmRubricPrompt: JSON prompts render leaf by leaf; text becomes one user message."""
-    context = {k: (json.dumps(v, ensure_ascii=False, separators=(",", ":")) if isinstance(v, (dict, list))
-                   else v) for k, v in context.items()}
+    """promptfoo's renderLlmRubricPrompt: JSON prompts render leaf by leaf; text becomes one user message.
+    Objects in the context print as compact JSON (templates.js_string)."""
     try:
         parsed = json.loads(prompt)
     except ValueError:

@@ -9,7 +9,7 @@ a cell whose status is not final after a crash is run again on resume, the other
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -48,6 +48,7 @@ class Assertion(_Model):
 
 
 class TestOptions(_Model):
+    __test__: ClassVar[bool] = False
     prefix: str = ""
     suffix: str = ""
     provider: Any = None  # the judge for this test's model-graded assertions
@@ -61,6 +62,8 @@ class TestOptions(_Model):
 
 class TestCase(_Model):
     """One row of the matrix: the vars a prompt is rendered with and the checks its outputs must pass."""
+
+    __test__: ClassVar[bool] = False  # not a pytest class
 
     description: str = ""
     vars: dict[str, Any] = Field(default_factory=dict)
