@@ -152,7 +152,8 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
         where = f"providers[{index}]"
         if isinstance(raw, str):
             raw = {"id": raw}
-        elif isinstance(raw, dict) and "id" not in raw and len(raw) == 1:  # {id: {config…}}
+        elif (isinstance(raw, dict) and len(raw) == 1 and next(iter(raw)) not in ProviderEntry.model_fields
+              and isinstance(next(iter(raw.values())), (dict, type(None)))):  # {id: {config…}}
             (pid, options), = raw.items()
             raw = {"id": pid, **(options or {})}
         entry = validate(ProviderEntry, raw, where, problems)

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 
 from app.session.evaluate import stats
 from app.session.evaluate.model import CellResult, Evaluation
+from app.session.evaluate.templates import js_fixed
 
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
 _NUMERIC = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -61,8 +62,8 @@ def to_csv(evaluation: Evaluation) -> str:
                 continue
             named = cell.grading.named_scores if cell.grading else {}
             values += [cell.output if cell.status != "error" else (cell.error or cell.output), status_word(cell),
-                       f"{cell.score:.2f}", json.dumps({k: round(v, 2) for k, v in named.items()}) if named else "",
-                       *(f"{named[m]:.2f}" if m in named else "" for m in metrics[i]),
+                       js_fixed(cell.score), json.dumps({k: float(js_fixed(v)) for k, v in named.items()}) if named
+                       else "", *(js_fixed(named[m]) if m in named else "" for m in metrics[i]),
                        cell.grading.reason if cell.grading else (cell.error or ""), ""]
         lines.append(values)
     out = io.StringIO()

@@ -19,7 +19,7 @@ from app.engine import GenerationRequest
 from app.session.evaluate import graders
 from app.session.evaluate.checks import CHECKS, CheckError, Output, run_check
 from app.session.evaluate.model import Assertion, GradingResult, JudgeExchange, TestCase
-from app.session.evaluate.templates import render_value
+from app.session.evaluate.templates import js_fixed, js_string, render_value
 
 
 class ScoreSum:
@@ -53,7 +53,8 @@ class ScoreSum:
         passed, reason = self.failed_reason is None, self.failed_reason or "All assertions passed"
         if self.threshold is not None:
             passed = score >= self.threshold
-            reason = f"Aggregate score {score:.2f} {'≥' if passed else '<'} {self.threshold:g} threshold"
+            reason = (f"Aggregate score {js_fixed(score)} {'≥' if passed else '<'} {js_string(self.threshold)} "
+                      "threshold")
         flat = []
         for index in sorted(self.components):
             component = self.components[index]

@@ -41,6 +41,13 @@ def js_string(value) -> str:
     return str(value)
 
 
+def js_fixed(value: float, digits: int = 2) -> str:
+    """JavaScript's `value.toFixed(digits)`: the exact binary value rounded half up (0.625 → "0.63")."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
 def _finalize(value):
     return "" if isinstance(value, ChainableUndefined) else js_string(value)
 
