@@ -130,6 +130,31 @@ def merge_default(test: TestCase, default: TestCase | None) -> TestCase:
         "description": test.description or default.description})
 
 
+def load_file_vars(test: TestCase, where: str, base: Path, problems: Problems) -> TestCase:
+    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
+    loaded = {}
+    for key, value in test.vars.items():
+        items = value if isinstance(value, list) else [value]
+        if not any(isinstance(v, str) and v.startswith("file://") for v in items):
+            continue
+        out = []
+        for item in items:
+            if not (isinstance(item, str) and item.startswith("file://")):
+                out.append(item)
+                continue
+            path = base / item[7:]
+            if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
+                problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
+            elif not path.is_file():
+                problems.add(f"{where}.vars.{key}", f"no such file: {path}")
+            elif path.suffix.lower() in (".json", ".yaml", ".yml"):
+                out.append(yaml.safe_load(path.read_text(encoding="utf-8")))
+            else:
+                out.append(path.read_text(encoding="utf-8"))
+        loaded[key] = out if isinstance(value, list) else (out[0] if out else value)
+    return test.model_copy(update={"vars": {**test.vars, **loaded}}) if loaded else test
+
+
 def expand_vars(test: TestCase) -> list[TestCase]:
     """One test per combination of list-valued vars whose first item is a string."""
     if test.options.disable_var_expansion:
@@ -199,7 +224,7 @@ def read_config(data, base: Path, source: str = "") -> Suite:
     for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
         test = _test(raw, where, problems, base, len(variants))
         if test is not None:
-            cases += expand_vars(merge_default(test, default))
+            cases += expand_vars(load_file_vars(merge_default(test, default), where, base, problems))
     problems.raise_if_any(source)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)

@@ -82,7 +82,8 @@ class PromptTemplate(_Model):
 class BackendTarget(_Model):
     """Where a variant's requests go. `api_key_env` names an environment variable; a key is never stored."""
 
-    kind: Literal["local", "server", "echo"]
+    kind: Literal["local", "server", "echo", "named"]
+    backend: str = ""  # named: a backend of the session's registry by the name panes store ("local" = main model)
     path: str = ""  # local: the GGUF file ("" = the main model)
     url: str = ""  # server: base URL of its OpenAI-compatible API, e.g. http://localhost:11434/v1
     model: str | None = None
@@ -91,8 +92,8 @@ class BackendTarget(_Model):
 
     @property
     def name(self) -> str:
-        if self.kind == "echo":
-            return "echo"
+        if self.kind in ("echo", "named"):
+            return self.backend or self.kind
         if self.kind == "local":
             return f"local · {self.path.rsplit('/', 1)[-1] or 'main model'}"
         return f"{self.url} · {self.model or 'default model'}"

@@ -266,3 +266,19 @@ def test_plain_vars_files(tmp_path):
     assert read_vars_file(jsonl) == [{"vars": {"name": "Ada"}}, {"vars": {"name": "Alan"}, "assert": []}]
     with pytest.raises(ConfigError, match="not JSON"):
         read_vars_file(write(tmp_path, "bad.jsonl", "{oops\n"))
+
+
+def test_file_vars_are_loaded(tmp_path):
+    write(tmp_path, "doc.txt", "Some long document.\n")
+    write(tmp_path, "data.json", '{"k": [1, 2]}')
+    suite = config(tmp_path, {"prompts": ["{{doc}} {{ data.k }}"], "providers": ["echo"],
+                              "tests": [{"vars": {"doc": "file://doc.txt", "data": "file://data.json",
+                                                  "many": ["file://doc.txt", "x"]}}]})
+    first, second = suite.cases  # a list var whose first item is a string expands, after loading
+    assert first.vars["doc"] == "Some long document.\n" and first.vars["data"] == {"k": [1, 2]}
+    assert (first.vars["many"], second.vars["many"]) == ("Some long document.\n", "x")
+    evaluation = suite.evaluation()
+    assert cells.prepare(evaluation, evaluation.cell(0, 0)).given_output == "Some long document. [1,2]"
+    found = problems(tmp_path, {"prompts": ["{{a}}"], "providers": ["echo"],
+                                "tests": [{"vars": {"a": "file://gen.py", "b": "file://nope.txt"}}]})
+    assert any("a var computed by gen.py" in p for p in found) and any("no such file" in p for p in found)
