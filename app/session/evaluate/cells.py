@@ -1,6 +1,8 @@
 """One cell's life as pure steps, shared by whatever runs cells (the window, `python -m app eval`):
 `prepare` renders its prompt and builds its request (or gives its output directly: `echo`, `providerOutput`);
 `record` takes the generation's Completion; `grader` starts its grading; `conclude` sets the final status.
+A row with a `select-best` assertion gets one more judge call once all its cells are final
+(`select_best_call`, then `apply_select_best`).
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ import json
 from dataclasses import dataclass
 
 from app.engine import Completion, GenerationRequest
+from app.session.evaluate import graders
 from app.session.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
-from app.session.evaluate.model import Assertion, CellResult, Evaluation, GradingResult
-from app.session.evaluate.scoring import CellGrader
-from app.session.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt
+from app.session.evaluate.model import Assertion, CellResult, Evaluation, GradingResult, JudgeExchange
+from app.session.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
+from app.session.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
 
 
 @dataclass(frozen=True)
@@ -86,3 +89,46 @@ def conclude(cell: CellResult, graded: CellGrader) -> None:
 
 def fail_prepare(cell: CellResult, problem: TemplateProblem) -> None:
     cell.status, cell.error = "error", js_string(str(problem))
+
+
+def select_best_assertion(evaluation: Evaluation, case: int) -> Assertion | None:
+    return next((a for a in evaluation.cases[case].assertions if a.base_type == "select-best"), None)
+
+
+def select_best_call(evaluation: Evaluation, case: int, repeat: int = 0) -> JudgeCall | None:
+    """The judge call comparing a finished row's outputs (promptfoo runs it after the row), or None when the row
+    has no select-best or is not finished."""
+    assertion = select_best_assertion(evaluation, case)
+    row = evaluation.row(case, repeat)
+    if assertion is None or not all(cell.finished for cell in row) or any(
+            cell.status == "error" and (cell.error or "").startswith("select-best") or cell.grading and any(
+                c.assertion and c.assertion.base_type == "select-best" for c in cell.grading.component_results)
+            for cell in row):
+        return None  # not finished yet, or already judged (a resumed run asks again only when it was not)
+    test = evaluation.cases[case]
+    criteria = render_value(assertion.value, test.vars)
+    rubric = graders.load_rubric_prompt(assertion.rubric_prompt or test.options.rubric_prompt)
+    request = graders.select_best_request(js_string(criteria), [cell.output for cell in row], test.vars, rubric)
+    return JudgeCall(("select-best", case, repeat), request, assertion.provider or test.options.provider)
+
+
+def apply_select_best(evaluation: Evaluation, case: int, repeat: int, text: str, error: str | None = None) -> None:
+    """Merge the judge's choice into every graded cell of the row; a judge failure makes them ERRORs."""
+    assertion = select_best_assertion(evaluation, case)
+    row = evaluation.row(case, repeat)
+    criteria = js_string(render_value(assertion.value, evaluation.cases[case].vars))
+    verdicts = graders.parse_select_best(text, len(row), criteria, assertion)
+    for cell, verdict in zip(row, verdicts, strict=True):
+        if cell.grading is None:
+            continue  # an ERROR cell stays one
+        if error:
+            cell.status, cell.error = "error", f"select-best judge failed: {error}"
+            continue
+        verdict.judge = [JudgeExchange(asked=evaluation_request_text(evaluation, case, repeat), reply=text)]
+        cell.grading = merge_select_best(cell.grading, verdict)
+        cell.status = "pass" if cell.grading.passed else "fail"
+
+
+def evaluation_request_text(evaluation: Evaluation, case: int, repeat: int) -> str:
+    call = select_best_call(evaluation, case, repeat)
+    return call.request.messages[-1]["content"] if call else ""

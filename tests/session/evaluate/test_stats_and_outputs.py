@@ -185,3 +185,25 @@ def test_grade_helper_matches_cell_steps(evaluation):
     case = evaluation.cases[0]
     from app.session.evaluate.checks import Output
     assert grade(case, Output(text=cell.output), cell.prompt).passed
+
+
+def test_select_best_after_the_row(tmp_path):
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump({"prompts": ["Hi {{n}}", "Hello {{n}}!"], "providers": ["echo"], "tests": [
+        {"vars": {"n": "Al"}, "assert": [{"type": "contains", "value": "H"}, {"type": "select-best",
+                                                                              "value": "most {{tone}}"}]},
+        {"vars": {"n": "Bo", "tone": "warm"}, "assert": [{"type": "select-best", "value": "most {{tone}}"}]}]}))
+    evaluation = load_config(path).evaluation()
+    assert cells.select_best_call(evaluation, 0) is None  # the row has not run
+    run_echo(evaluation)
+    assert statuses(evaluation) == [["pass", "pass"], ["pass", "pass"]]  # select-best waits for the row
+    call = cells.select_best_call(evaluation, 1)
+    text = call.request.messages[0]["content"]
+    assert "criteria: most warm" in text and '<Text index="1">\nHello Bo!\n</Text>' in text
+    cells.apply_select_best(evaluation, 1, 0, "1")
+    assert statuses(evaluation)[1] == ["fail", "pass"]
+    assert cells.select_best_call(evaluation, 1) is None  # judged once: a resume does not ask again
+    loser = evaluation.cell(1, 0).grading
+    assert loser.reason == "Output not selected: most warm" and loser.score == 0.0
+    cells.apply_select_best(evaluation, 0, 0, "", error="judge down")
+    assert statuses(evaluation)[0] == ["error", "error"] and "judge down" in evaluation.cell(0, 0).error
