@@ -3,7 +3,8 @@
 Declared once with pydantic: the same classes validate a config's tests and assertions (unknown keys are
 errors) and are the persisted shape (`Evaluation.to_dict()` / `Evaluation.from_dict()`, JSON with promptfoo's
 key names: `assert`, `pass`, `namedScores`, `componentResults`…). A cell is keyed by (case, variant, repeat);
-a cell whose status is not final after a crash is run again on resume, the others are kept.
+a cell whose status is not final after a crash is run again on resume, the others are kept. Cells and the
+evaluation are psygnal EventedModels: a view connects to `cell.events` and never keeps a copy of their state.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, Literal
 
+from psygnal import EventedModel
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from app.engine import GenerationRequest, SamplingParams
@@ -22,6 +24,12 @@ FINAL_STATUSES = frozenset({"pass", "fail", "error"})
 
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=False)
+
+
+class _Evented(EventedModel):
+    """Assigning a field emits `obj.events.<field>(new, old)` (psygnal), so a view renders cells as they stream."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
 
 class Assertion(_Model):
@@ -153,7 +161,7 @@ class GradingResult(_Model):
     judge: list[JudgeExchange] = Field(default_factory=list)
 
 
-class CellResult(_Model):
+class CellResult(_Evented):
     """One case × variant (× repeat). `latency_ms` is None when nothing was generated now (a cached or given
     output); status: pending → running → grading → pass | fail | error."""
 
@@ -189,7 +197,7 @@ class CellResult(_Model):
         return {"pass": 0, "fail": 1}.get(self.status, 2)
 
 
-class Evaluation(_Model):
+class Evaluation(_Evented):
     """Cases × variants and their cells; `judge` names the default judge ("local", a GGUF path or a URL)."""
 
     format: Literal["chorus-evaluation"] = FORMAT
@@ -210,6 +218,10 @@ class Evaluation(_Model):
             self.cells = [CellResult(case=c, variant=v, repeat=r) for r in range(self.repeat)
                           for c in range(len(self.cases)) for v in range(len(self.variants))]
         self._index = {(cell.case, cell.variant, cell.repeat): cell for cell in self.cells}
+        expected = {(c, v, r) for r in range(self.repeat) for c in range(len(self.cases))
+                    for v in range(len(self.variants))}
+        if set(self._index) != expected or len(self.cells) != len(expected):
+            raise ValueError("the cells do not cover cases × variants × repeats exactly once")
 
     def cell(self, case: int, variant: int, repeat: int = 0) -> CellResult:
         return self._index[(case, variant, repeat)]

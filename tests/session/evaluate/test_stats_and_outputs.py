@@ -207,3 +207,18 @@ def test_select_best_after_the_row(tmp_path):
     assert loser.reason == "Output not selected: most warm" and loser.score == 0.0
     cells.apply_select_best(evaluation, 0, 0, "", error="judge down")
     assert statuses(evaluation)[0] == ["error", "error"] and "judge down" in evaluation.cell(0, 0).error
+
+
+def test_cells_are_evented_and_a_broken_file_is_refused(evaluation):
+    cell = evaluation.cell(0, 0)
+    seen = []
+    cell.events.status.connect(lambda new, old=None: seen.append(new))
+    prepared = cells.prepare(evaluation, cell)
+    cells.start(cell, prepared)
+    graded = cells.grader(evaluation, cell)
+    graded.start()
+    cells.conclude(cell, graded)
+    assert seen == ["running", "grading", "pass"]  # echo: the output is known at once
+    data = evaluation.to_dict()
+    with pytest.raises(ValueError, match="cover cases"):
+        Evaluation.from_dict({**data, "cells": data["cells"][:-1]})
