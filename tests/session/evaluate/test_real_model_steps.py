@@ -1,5 +1,6 @@
 """A promptfoo config with CSV tests and llm-rubric, through the pure cell steps on the real local model (the
-real engine: generation, log-probabilities for perplexity, the judge's constrained verdict), then its outputs.
+real engine: generation, log-probabilities for perplexity, the judges' constrained verdicts, which even a 135M
+model writes as JSON that parses), then its outputs.
 The executor that will drive these steps concurrently is phase 2; this drives them the simplest way."""
 
 import json
@@ -13,9 +14,10 @@ from app.session.evaluate import cells, load_config, stats, write_outputs
 @pytest.mark.slow
 def test_csv_config_with_llm_rubric_on_the_real_model(make_engine, model_path, tmp_path):
     (tmp_path / "tests.csv").write_text(
-        "question,__expected1,__expected2,__expected3\n"
-        "What is the capital of France?,icontains:paris,llm-rubric:The answer names a city,perplexity-score(0.01)\n"
-        "Name a colour.,latency(600000),finish-reason:stop,\n")
+        "question,__expected1,__expected2,__expected3,__expected4\n"
+        "What is the capital of France?,icontains:paris,llm-rubric:The answer names a city,perplexity-score(0.01),"
+        "factuality:The capital of France is Paris.\n"
+        "Name a colour.,latency(600000),finish-reason:stop,,\n")
     (tmp_path / "promptfooconfig.yaml").write_text(
         "description: real model\n"
         "prompts: ['Answer in one short sentence: {{question}}']\n"
@@ -44,8 +46,10 @@ def test_csv_config_with_llm_rubric_on_the_real_model(make_engine, model_path, t
     assert not [c.error for c in evaluation.cells if c.status == "error"]
     capital = evaluation.cell(0, 0)
     assert capital.output and capital.logprobs and len(capital.logprobs) == capital.generated_tokens
-    rubric = capital.grading.component_results[1]
+    rubric, factuality = capital.grading.component_results[1], capital.grading.component_results[3]
     assert rubric.assertion.type == "llm-rubric" and rubric.judge and not rubric.reason.startswith("Could not")
+    assert factuality.assertion.type == "factuality" and factuality.score in (0.0, 1.0)
+    assert not factuality.reason.startswith(("Invalid category", "Factuality checker"))  # the schema held
     colour = evaluation.cell(1, 1)
     assert [c.passed for c in colour.grading.component_results] == [True, colour.finish_reason == "stop"]
     write_outputs(evaluation, [tmp_path / "results.json", tmp_path / "junit.xml"])
