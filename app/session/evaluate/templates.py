@@ -1,0 +1,157 @@
+"""Prompt templates as promptfoo renders them (Nunjucks), with Jinja2's sandbox.
+
+Rules kept (promptfoo src/util/templates.ts, src/evaluatorHelpers.ts):
+- `{{var}}` syntax; autoescape off; an undefined variable (or a member of one) renders as "".
+- Filters `load` (= JSON.parse) and `dump` (= JSON.stringify); the global `env` (the process environment).
+- A string var loses one trailing "\\n"; a var that mentions `{{other}}` vars is resolved first (at most 5 passes).
+- A prompt that parses as JSON (a chat prompt: a list of {role, content}) is rendered string leaf by string leaf
+  and re-serialised with 2-space indentation, so a var holding quotes cannot break the JSON.
+Values print as JavaScript prints them (true, false, 1 for 1.0, "" for null); objects and lists print as JSON
+(Nunjucks would print "[object Object]": a deliberate difference).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+
+from jinja2 import ChainableUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+MAX_VAR_PASSES = 5
+_VAR_REFERENCE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+def js_string(value) -> str:
+    """`String(value)` as JavaScript gives it, for the values YAML, JSON and CSV produce."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return str(int(value)) if value.is_integer() and abs(value) < 1e21 else repr(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # JSON.stringify(value)
+    return str(value)
+
+
+def js_fixed(value: float, digits: int = 2) -> str:
+    """JavaScript's `value.toFixed(digits)`: the exact binary value rounded half up (0.625 → "0.63")."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def _finalize(value):
+    return "" if isinstance(value, ChainableUndefined) else js_string(value)
+
+
+def _dump(value, indent=None) -> str:
+    separators = (",", ":") if indent is None else None  # JSON.stringify(value) has no spaces
+    return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+
+
+_ENV = SandboxedEnvironment(autoescape=False, undefined=ChainableUndefined, keep_trailing_newline=True,
+                            finalize=_finalize)
+_ENV.filters["load"] = json.loads
+_ENV.filters["dump"] = _dump
+
+
+class TemplateProblem(ValueError):
+    """A template that does not parse or render; the message names the template's start and the cause."""
+
+
+def check(template: str) -> str | None:
+    """Why the template cannot be parsed, or None when it can."""
+    try:
+        _ENV.parse(template)
+    except TemplateError as exc:
+        return f"template error: {exc}"
+    return None
+
+
+def render(template: str, variables: dict) -> str:
+    """Render one template string with the given variables (see the module rules)."""
+    if "{" not in template:
+        return template
+    try:
+        return _ENV.from_string(template).render({"env": dict(os.environ), **variables})
+    except TemplateError as exc:
+        start = template[:40].replace("\n", " ")
+        raise TemplateProblem(f"template {start!r}…: {exc}") from exc
+
+
+def prepare_vars(variables: dict) -> dict:
+    """The variables a prompt sees: one trailing newline off each string, `{{other}}` references resolved."""
+    prepared = {k: (v[:-1] if isinstance(v, str) and v.endswith("\n") else v) for k, v in variables.items()}
+    for _ in range(MAX_VAR_PASSES):
+        changed = False
+        for key, value in prepared.items():
+            if not isinstance(value, str) or "{{" not in value:
+                continue
+
+            def substitute(match, key=key):
+                name = match.group(1)
+                if name != key and name in prepared and isinstance(prepared[name], str):
+                    return prepared[name]
+                return match.group(0)
+
+            resolved = _VAR_REFERENCE.sub(substitute, value)
+            if resolved != value:
+                prepared[key] = resolved
+                changed = True
+        if not changed:
+            break
+    return prepared
+
+
+def _render_leaves(node, variables: dict):
+    if isinstance(node, str):
+        return render(node, variables)
+    if isinstance(node, list):
+        return [_render_leaves(item, variables) for item in node]
+    if isinstance(node, dict):
+        return {key: _render_leaves(value, variables) for key, value in node.items()}
+    return node
+
+
+def render_prompt(raw: str, variables: dict) -> str:
+    """The prompt text a provider receives for these test variables."""
+    prepared = prepare_vars(variables)
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, (list, dict)):
+        return json.dumps(_render_leaves(parsed, prepared), ensure_ascii=False, indent=2)
+    return render(raw, prepared)
+
+
+def render_value(value, variables: dict):
+    """An assertion's value (or metric name) rendered with the test vars: strings, and strings inside lists."""
+    if isinstance(value, str):
+        return render(value, variables)
+    if isinstance(value, list):
+        return [render(item, variables) if isinstance(item, str) else item for item in value]
+    return value
+
+
+def chat_messages(prompt: str) -> list[dict] | None:
+    """The messages of a chat prompt (a JSON list of {role, content}), or None for a plain-text prompt."""
+    stripped = prompt.lstrip()
+    if not stripped.startswith("["):
+        return None
+    try:
+        parsed = json.loads(stripped)
+    except ValueError:
+        return None
+    if parsed and isinstance(parsed, list) and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in parsed):
+        return [{"role": m["role"], "content": js_string(m["content"])} for m in parsed]
+    return None
