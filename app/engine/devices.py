@@ -130,3 +130,14 @@ def resolve_gpu_layers(config: EngineConfig) -> Offload:
         return Offload(int(asked), n_layer, device, "set to none" if asked == 0 else "as set")
     layers = fit.gpu_layers_that_fit(estimate, device.free)
     return Offload(layers, n_layer, device, fit.describe_auto(layers, n_layer, device.free))
+
+
+def fit_check(config: EngineConfig) -> fit.FitCheck:
+    """Whether loading `config` fits the free RAM (and the GPU's free memory for the layers it would get).
+    Raises ValueError for a file whose header cannot be read."""
+    estimate = estimate_memory(config.model_path, config.n_slots, config.n_ctx_per_slot, config.kv_type,
+                               n_ubatch=config.batch_capacity)
+    offload = resolve_gpu_layers(config)
+    device = offload.device if offload.on_gpu else None
+    return fit.check(estimate, fit.available_ram(), device.free if device else None, offload.layers,
+                     (device.description or device.name) if device else "GPU")

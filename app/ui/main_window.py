@@ -32,6 +32,7 @@ from app.ui.backend_manager import BackendManager
 from app.ui.backends_dialog import BackendsDialog
 from app.ui.bridge import EngineBridge, ModelLoadError
 from app.ui.compare_tools import CompareTools
+from app.ui.fit_prompt import confirm_fit
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
 from app.ui.pane_grid import PaneGrid
@@ -228,11 +229,12 @@ class MainWindow(QMainWindow):
     def choose_model(self) -> None:
         start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
         path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)")
-        if path and self.confirm_interrupt("Loading another model"):
+        if path and confirm_fit(self, path, self.settings.engine_fields()) \
+                and self.confirm_interrupt("Loading another model"):
             asyncio.ensure_future(self.load_model(path))
 
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.settings, self)
+        dialog = SettingsDialog(self.settings, self, self.bridge.model_info.path if self.bridge.model_info else None)
         if dialog.exec() and dialog.engine_changed:
             self.apply_engine_settings()
 
