@@ -50,7 +50,7 @@ def roots(home: Path, env: dict, platform: str = sys.platform, folders=()) -> li
     """Every folder worth scanning that exists, in source order; a folder reached twice is listed once."""
     found, seen = [], set()
     candidates = (_lmstudio(home, env) + _ollama(home, env, platform) + _gpt4all(home, env, platform)
-                  + [Root("huggingface", _hf_cache(home, env), "hf")] + _llamacpp(home, env, platform)
+                  + [Root("huggingface", hf_cache_dir(home, env), "hf")] + _llamacpp(home, env, platform)
                   + _jan(home, env, platform) + [Root("folder", Path(f).expanduser(), "tree") for f in folders])
     for root in candidates:
         key = (root.source, os.path.realpath(root.path))
@@ -120,7 +120,7 @@ def gpt4all_model_path(ini: Path) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def _hf_cache(home: Path, env: dict) -> Path:
+def hf_cache_dir(home: Path, env: dict) -> Path:
     for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         if env.get(name):
             return Path(env[name]).expanduser()
