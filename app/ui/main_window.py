@@ -27,6 +27,7 @@ from app.backends import KeyStore
 from app.engine import ModelInfo
 from app.models import ModelNotFoundError, default_model_path
 from app.session import PaneSpec, Session
+from app.session.backends import BackendSpec
 from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
 from app.ui.backends_dialog import BackendsDialog
@@ -35,6 +36,7 @@ from app.ui.compare_tools import CompareTools
 from app.ui.fit_prompt import confirm_fit
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
+from app.ui.models_dialog import ModelsDialog
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
@@ -121,6 +123,7 @@ class MainWindow(QMainWindow):
         self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
         self.act_backends = self._action("Backends…", [], self.open_backends,
                                          "Other local models and servers panes can run on")
+        self.act_models = self._action("Models on this computer…", [], self.open_models, "Models other apps downloaded")
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
         self.act_scaling = self._action("Scaling test…", [], self.open_scaling,
                                         "How many concurrent requests this machine takes before each gets slow")
@@ -139,7 +142,7 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.act_open)
         toolbar.addAction(self.act_settings)
         menus = {"&File": [],
-                 "&Model": [self.act_open, self.act_backends],
+                 "&Model": [self.act_open, self.act_models, self.act_backends],
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
@@ -229,9 +232,21 @@ class MainWindow(QMainWindow):
     def choose_model(self) -> None:
         start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
         path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)")
-        if path and confirm_fit(self, path, self.settings.engine_fields()) \
-                and self.confirm_interrupt("Loading another model"):
+        if path:
+            self.load_asked(path)
+
+    def load_asked(self, path: str) -> None:
+        """Load after asking about memory (when it will not fit) and about running generations."""
+        if confirm_fit(self, path, self.settings.engine_fields()) and self.confirm_interrupt("Loading another model"):
             asyncio.ensure_future(self.load_model(path))
+
+    def open_models(self) -> ModelsDialog:
+        self.models_dialog = ModelsDialog(self.settings, self)
+        self.models_dialog.sig_load.connect(self.load_asked)
+        self.models_dialog.sig_add_backend.connect(
+            lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
+        self.models_dialog.show()
+        return self.models_dialog
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self.settings, self, self.bridge.model_info.path if self.bridge.model_info else None)
