@@ -24,7 +24,9 @@ def available_ram() -> int:
 
 
 def size_label(n: int) -> str:
-    return f"{n / GIB:.1f} GiB" if n >= GIB else f"{n / MIB:,.0f} MiB"
+    if n >= GIB:
+        return f"{n / GIB:.1f} GiB"
+    return f"{n / MIB:,.0f} MiB" if n >= MIB else f"{n / 1024:,.0f} KiB"
 
 
 def _gpu_budget(free: int) -> int:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -119,7 +119,10 @@ class ModelsDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.ElideMiddle)  # long paths keep their start and their file name
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.AscendingOrder)  # the scan's order until a click
         self.table.doubleClicked.connect(lambda _: self.load_selected())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         layout.addWidget(self.table, 1)
@@ -162,7 +165,7 @@ class ModelsDialog(QDialog):
         self.rescan_button.setEnabled(True)
         self.progress.hide()
         broken = sum(1 for e in entries if e.broken)
-        note = f" ({broken} cannot load: see Prompt format)" if broken else ""
+        note = f" ({broken} cannot load: the Prompt format column says why)" if broken else ""
         self.show_entries(entries, f"{len(entries)} models found{note}.")
         self.sig_scanned.emit(len(entries))
 
@@ -176,11 +179,11 @@ class ModelsDialog(QDialog):
         self.entries = entries
         sort = self.table.horizontalHeader().sortIndicatorSection(), self.table.horizontalHeader().sortIndicatorOrder()
         build_model(entries, self.settings.engine_fields(), self.model)
-        if sort[0] >= 0:
-            self.table.sortByColumn(*sort)
+        self.proxy.sort(*sort)  # section -1: the scan's order (by source, then name)
         header = self.table.horizontalHeader()
         header.resizeSections(QHeaderView.ResizeToContents)
-        header.resizeSection(0, min(header.sectionSize(0), 320))
+        for section in range(header.count() - 1):
+            header.resizeSection(section, min(header.sectionSize(section), 260))
         self.status.setText(status)
         self._update_buttons()
 

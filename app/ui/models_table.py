@@ -24,7 +24,9 @@ BROKEN = QColor("#9e9e9e")
 def params_label(n: int) -> str:
     if not n:
         return ""
-    return f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+    if n >= 1e9:
+        return f"{n / 1e9:.1f}B"
+    return f"{n / 1e6:.0f}M" if n >= 1e6 else f"{n / 1e3:.0f}K"
 
 
 def _item(text: str, sort=None, tip: str = "") -> QStandardItem:
@@ -51,10 +53,10 @@ def row_items(entry: ModelEntry, engine_fields: dict) -> list[QStandardItem]:
     source_tip = f"The same file is also listed under {same}" if same else ""
     name_tip = "\n".join(x for x in (entry.repo, "also: " + ", ".join(entry.aliases) if entry.aliases else "",
                                      f"{entry.shards} shards" if entry.shards > 1 else "") if x)
-    prompt = "broken: " + entry.broken if entry.broken else (facts.prompt_label if facts else "")
+    prompt = "cannot load: " + entry.broken.split(":")[0] if entry.broken else (facts.prompt_label if facts else "")
     items = [
         _item(entry.name, tip=name_tip),
-        _item(entry.source_label + (" ⧉" if same else ""), tip=source_tip),
+        _item(entry.source_label + (f" (also {same})" if same else ""), tip=source_tip),
         _item(entry.architecture),
         _item(params_label(entry.n_params), entry.n_params),
         _item(entry.quantization),
@@ -62,7 +64,7 @@ def row_items(entry: ModelEntry, engine_fields: dict) -> list[QStandardItem]:
         _item(f"{entry.n_ctx_train:,}" if entry.n_ctx_train else "", entry.n_ctx_train),
         _item(prompt, tip=entry.broken or ""),
         _item(need, need_sort, need_tip),
-        _item(entry.path, tip=entry.real_path if entry.real_path != entry.path else ""),
+        _item(entry.path, tip=entry.path + (f"\n→ {entry.real_path}" if entry.real_path != entry.path else "")),
     ]
     items[0].setData(entry, ENTRY_ROLE)
     if entry.broken:
