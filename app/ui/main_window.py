@@ -244,7 +244,8 @@ class MainWindow(QMainWindow):
         self.models_dialog = ModelsDialog(self.settings, self)
         self.models_dialog.sig_load.connect(self.load_asked)
         self.models_dialog.sig_add_backend.connect(
-            lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
+            lambda path: confirm_fit(self, path, self.settings.engine_fields())
+            and asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
         self.models_dialog.show()
         return self.models_dialog
 
