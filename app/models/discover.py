@@ -17,7 +17,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import yaml
@@ -68,10 +68,12 @@ class ModelEntry:
 
     @classmethod
     def from_dict(cls, data: dict) -> ModelEntry:
-        data = dict(data)
-        facts = data.pop("facts", None)
-        data["aliases"], data["same_file_as"] = tuple(data.get("aliases", ())), tuple(data.get("same_file_as", ()))
-        return cls(**data, facts=ModelFacts.from_dict(facts) if facts else None)
+        """Raises (KeyError, TypeError, ValueError) for data that is not an entry; unknown keys are ignored."""
+        names = {f.name for f in fields(cls)} - {"facts"}
+        known = {k: v for k, v in data.items() if k in names}
+        known["aliases"], known["same_file_as"] = tuple(known.get("aliases", ())), tuple(known.get("same_file_as", ()))
+        facts = data.get("facts")
+        return cls(**known, facts=ModelFacts.from_dict(facts) if isinstance(facts, dict) else None)
 
 
 @dataclass

@@ -87,7 +87,11 @@ class ModelsDialog(QDialog):
         self.entries: list[ModelEntry] = []
         self.job: ScanJob | None = None
         self._build()
-        cached = [ModelEntry.from_dict(d) for d in self.cache.last_entries]
+        try:
+            cached = [ModelEntry.from_dict(d) for d in self.cache.last_entries]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a cache from another version
+            log.info("last scan not shown: %s", exc)
+            cached = []
         if cached:
             self.show_entries(cached, "From the last scan; rescanning…")
         self.rescan()
