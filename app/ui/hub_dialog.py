@@ -87,7 +87,7 @@ class HubDialog(QDialog):
         panes.addWidget(self.table, 3)
         layout.addLayout(panes, 1)
         bottom = QHBoxLayout()
-        self.progress = QProgressBar(textVisible=True, maximumWidth=260)
+        self.progress = QProgressBar(textVisible=True, minimumWidth=220, maximumWidth=260)
         self.progress.hide()
         self.status = QLabel(objectName="hubStatus", wordWrap=True)
         self.download_button = QPushButton("Download", clicked=self.download)

@@ -131,7 +131,7 @@ class ModelsDialog(QDialog):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         layout.addWidget(self.table, 1)
         bottom = QHBoxLayout()
-        self.progress = QProgressBar(maximumWidth=240, textVisible=True)
+        self.progress = QProgressBar(minimumWidth=160, maximumWidth=240, textVisible=True)
         self.status = QLabel(objectName="scanStatus")
         self.load_button = QPushButton("Load", clicked=self.load_selected, default=True)
         self.backend_button = QPushButton("Add as another backend", clicked=self.add_selected)
