@@ -200,6 +200,8 @@ class ModelsDialog(QDialog):
     def open_hub(self) -> None:
         dialog = self._hub_dialog(self)
         dialog.finished.connect(lambda _: self.rescan())
+        if hasattr(dialog, "sig_downloaded"):  # a finished download shows up without closing the dialog
+            dialog.sig_downloaded.connect(lambda _: self.rescan())
         dialog.show()
 
     # --- actions -----------------------------------------------------------------------------------------------
