@@ -145,7 +145,7 @@ def measure(plan: Plan, threads: int) -> dict:
             samples["reproducible", n].append(progress.run(
                 f"{tag} N={n} mixed prompts end to end, reproducible on / off", reproducible_pairs, model_path,
                 mixed[n], plan.max_tokens, threads))
-    samples["kv_agreement"].append(progress.run("greedy agreement of q8_0 and q4_0 KV caches with f16, N=8",
+    samples["kv_agreement"].append(progress.run("greedy agreement of q8_0 and q4_0 KV caches with f16",
                                                 kv_agreement, *feature_args))
     return summarize(plan, threads, model_name, samples)
 
@@ -206,6 +206,8 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "two_engines_tps": {k: median([r[k] for r in samples["two_engines"]]) for k in ("one", "together")},
             "kv_type_tps": {kv: median([r[kv] for r in samples["kv_types"]]) for kv in ("f16", *KV_COMPARED)},
             "kv_type_identical_requests": {kv: samples["kv_agreement"][-1][f"{kv}_identical"] for kv in KV_COMPARED},
+            "kv_type_greedy_agreement_raw_prompts": {kv: samples["kv_agreement"][-1][f"{kv}_raw"]
+                                                     for kv in KV_COMPARED},
             "reproducible_workload_tps": {str(n): {k: median([p[k] for p in samples["reproducible", n]])
                                                    for k in ("on", "off")} for n in (4, 8)},
         },
