@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="diagnostics: print the session the window restores as one JSON line, then exit")
     parser.add_argument("--self-test", action="store_true",
                         help="offscreen end-to-end check: 4 panes on the real engine, prints one JSON line")
+    parser.add_argument("--expect-gpu-offload", action="store_true",
+                        help="--self-test: also fail unless this build offloads layers to a GPU (release CI, "
+                             "macOS arm64 with Metal)")
     parser.add_argument("--log-level", default="WARNING", help="Python log level (DEBUG shows llama.cpp's log)")
     sub = parser.add_subparsers(dest="command")
     bench = sub.add_parser("bench", help="measure the engine against a bare loop and naive alternatives")
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.self_test:
         from app.ui.self_test import run_self_test
 
-        return run_self_test(model=args.model)
+        return run_self_test(model=args.model, expect_gpu_offload=args.expect_gpu_offload)
     from app.ui.application import run_gui
 
     return run_gui(model=args.model, session_file=args.session, run_all=args.run_all,

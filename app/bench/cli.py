@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from app.bench.engines import several_engines_tps
+from app.bench.kv_types import KV_COMPARED, kv_agreement, kv_throughput
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
 from app.bench.raw_loop import raw_loop_decode_tps
 from app.bench.reproducible import mixed_prompts, reproducible_pairs
@@ -97,8 +98,8 @@ def measure(plan: Plan, threads: int) -> dict:
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 13 + plan.uncached_reference
-    progress = Progress(per_rep * plan.repetitions)
+    per_rep = 2 * len(plan.sizes) + 14 + plan.uncached_reference
+    progress = Progress(per_rep * plan.repetitions + 1)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
         tag = f"rep {rep}/{plan.repetitions}"
@@ -138,10 +139,14 @@ def measure(plan: Plan, threads: int) -> dict:
         samples["two_engines"].append(progress.run(f"{tag} two local models generating at once vs one",
                                                    several_engines_tps, model_path, prompts[:4], plan.max_tokens,
                                                    threads))
+        samples["kv_types"].append(progress.run(f"{tag} N=8 decode t/s with an f16, q8_0, q4_0 KV cache",
+                                                kv_throughput, *feature_args))
         for n in (4, 8):
             samples["reproducible", n].append(progress.run(
                 f"{tag} N={n} mixed prompts end to end, reproducible on / off", reproducible_pairs, model_path,
                 mixed[n], plan.max_tokens, threads))
+    samples["kv_agreement"].append(progress.run("greedy agreement of q8_0 and q4_0 KV caches with f16",
+                                                kv_agreement, *feature_args))
     return summarize(plan, threads, model_name, samples)
 
 
@@ -183,6 +188,9 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "grammar_throughput_ratio": median(samples["grammar", 8]) / engine["8"],
             "reproducible_throughput_ratio": repro,
             "two_engines_vs_one": median([r["together"] / r["one"] for r in samples["two_engines"]]),
+            "kv_type_throughput_ratio": {kv: median([r[kv] / r["f16"] for r in samples["kv_types"]])
+                                         for kv in KV_COMPARED},
+            "kv_type_greedy_agreement": {kv: samples["kv_agreement"][-1][kv] for kv in KV_COMPARED},
         },
         "details": {
             "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
@@ -196,6 +204,10 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "followup_prefill_vs_new_turn_reproducible": follow_repro["prefilled"] / follow_repro["new_turn_tokens"],
             "coalesced_decode_tokens": coalesced,
             "two_engines_tps": {k: median([r[k] for r in samples["two_engines"]]) for k in ("one", "together")},
+            "kv_type_tps": {kv: median([r[kv] for r in samples["kv_types"]]) for kv in ("f16", *KV_COMPARED)},
+            "kv_type_identical_requests": {kv: samples["kv_agreement"][-1][f"{kv}_identical"] for kv in KV_COMPARED},
+            "kv_type_greedy_agreement_raw_prompts": {kv: samples["kv_agreement"][-1][f"{kv}_raw"]
+                                                     for kv in KV_COMPARED},
             "reproducible_workload_tps": {str(n): {k: median([p[k] for p in samples["reproducible", n]])
                                                    for k in ("on", "off")} for n in (4, 8)},
         },

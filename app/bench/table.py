@@ -44,6 +44,12 @@ def format_table(result: dict) -> str:
     two = d["two_engines_tps"]
     lines += [f"Two local models generating at once: {two['together']:.1f} t/s together vs {two['one']:.1f} t/s one "
               f"alone -> {ratios['two_engines_vs_one']:.2f}x"]
+    kv, raw = d["kv_type_tps"], d["kv_type_greedy_agreement_raw_prompts"]
+    lines += ["KV cache type at N=8: " + ", ".join(
+        f"{t} {kv[t]:.1f} t/s ({ratios['kv_type_throughput_ratio'][t]:.3f}x of f16), greedy agreement with f16 on "
+        f"chat questions {ratios['kv_type_greedy_agreement'][t]:.1%} of tokens "
+        f"({d['kv_type_identical_requests'][t]:.0%} of replies identical; {raw[t]:.1%} on the raw prompts)"
+        for t in ratios["kv_type_throughput_ratio"])]
     if "gui" in result:
         g = result["gui"]
         lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "

@@ -13,12 +13,9 @@ import numpy as np
 
 from app.engine.native import LlamaModel
 from app.engine.types import EngineConfig
+from app.models.memory import KV_TYPES, kv_cells
 
 _I32P = ctypes.POINTER(ctypes.c_int32)
-
-
-def _pad256(n: int) -> int:
-    return (n + 255) // 256 * 256
 
 
 class TokenBatch:
@@ -68,7 +65,7 @@ class LlamaContext:
 
     def __init__(self, model: LlamaModel, config: EngineConfig):
         params = llama_cpp.llama_context_default_params()
-        params.n_ctx = _pad256(config.n_ctx_per_slot) * config.n_slots
+        params.n_ctx = kv_cells(config.n_ctx_per_slot) * config.n_slots
         params.n_seq_max = config.n_slots
         params.n_batch = params.n_ubatch = config.batch_capacity  # one graph per step where possible
         params.n_threads = config.n_threads
@@ -78,11 +75,13 @@ class LlamaContext:
         params.kv_unified = False
         params.no_perf = True
         params.embeddings = False
+        self._set_kv_type(params, model, config.kv_type)
         self.ptr = llama_cpp.llama_init_from_model(model.ptr, params)
         if not self.ptr:
             raise MemoryError(
                 f"llama.cpp could not create a context for {config.n_slots} slots x {config.n_ctx_per_slot} "
-                "tokens: not enough memory? Try fewer slots or a smaller context per slot."
+                f"tokens ({config.kv_type} KV cache): not enough memory? Try fewer slots, a smaller context per "
+                "slot or a quantized KV cache (see the log for llama.cpp's reason)."
             )
         self.memory = llama_cpp.llama_get_memory(self.ptr)
         # Read back what llama.cpp actually made: exceeding n_batch in one decode aborts the process.
@@ -91,6 +90,19 @@ class LlamaContext:
         self.batch = TokenBatch(self.n_batch)
         self.n_vocab = model.n_vocab
         self._state_buffer = (ctypes.c_uint8 * 0)()  # reused by copy_prefix, grown on demand
+
+    @staticmethod
+    def _set_kv_type(params, model: LlamaModel, kv_type: str) -> None:
+        """K and V cache element types. A quantized V cache works only with flash attention (llama.cpp refuses
+        it otherwise), so it is turned on; both need head sizes that are whole blocks of the type."""
+        ggml_type, block, _ = KV_TYPES[kv_type]
+        params.type_k = params.type_v = ggml_type
+        if block > 1:
+            params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            dims = model.head_dims()
+            if any(d % block for d in dims):
+                raise ValueError(f"a {kv_type} KV cache needs head sizes that are multiples of {block}; this "
+                                 f"model's are {dims[0]} (K) and {dims[1]} (V): use f16")
 
     def share_threads(self, ways: int) -> None:
         """Decode with 1/ways of the configured threads (at least one) from the next llama_decode on."""

@@ -6,6 +6,11 @@ it is not; a busy engine decodes with `max(1, n_threads // busy engines)` thread
 threads again at its next decode. Measured on 2 cores (docs/engine.md, "Several local models"): this kept the
 aggregate of two engines at or above one engine's throughput, where taking turns at llama_decode lost up to
 16% at one stream each.
+
+With layers offloaded to a GPU (EngineConfig.n_gpu_layers) the division still applies, but only to the work
+left on the CPU (layers kept there, the sampling and the batch assembly); the GPU's own queue and memory are
+shared by whatever runs on it, and nothing here divides them. The measurements above, and the two-engine
+figures in docs/benchmarks.md, are CPU-only: with offload they are not measured.
 """
 
 from __future__ import annotations

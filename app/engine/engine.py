@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
+from app.engine.devices import resolve_gpu_layers
 from app.engine.events import EventBuilder
 from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
@@ -42,7 +43,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
 
     def __init__(self, config: EngineConfig):
         self.config = config
-        self._model = LlamaModel(config.model_path)  # raises a readable error for a bad file
+        self.offload = resolve_gpu_layers(config)  # what a CPU build or "auto" makes of n_gpu_layers
+        self._model = LlamaModel(config.model_path, self.offload.layers)  # a readable error for a bad file
         try:
             self._ctx = LlamaContext(self._model, config)
             self._renderer = PromptRenderer(self._model, config.chat_format)
@@ -52,7 +54,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
             self._model.close()
             raise
         self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label,
-                                              chat_format_note=self._renderer.note)
+                                              chat_format_note=self._renderer.note, offload=self.offload.label(),
+                                              kv_type=config.kv_type)
         limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)
@@ -115,7 +118,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
         with self._cond:
             queued = len(self._waiting)
             active = len(self._live) - queued
-        return dataclasses.replace(snap, queued=queued, active=active, reproducible=self.config.reproducible)
+        return dataclasses.replace(snap, queued=queued, active=active, reproducible=self.config.reproducible,
+                                   gpu_layers=self.offload.layers if self.offload.on_gpu else 0)
 
     def kv_positions(self) -> list[int]:
         """Next KV position per slot (0 = empty), as llama.cpp reported it to the engine thread at the end of

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from app.models.memory import KV_TYPES as _KV_TYPES
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -57,6 +59,15 @@ ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 SLOTS = Limit(1, 64, 4)
 CONTEXT_PER_SLOT = Limit(64, 131072, 2048, step=256)
 THREADS = Limit(1, 128, default_threads())
+# KV cache element type (EngineConfig.kv_type): f16 is llama.cpp's default; q8_0 and q4_0 take ~53% and ~28% of its
+# memory. A quantized V cache needs flash attention, which the engine then turns on (docs/engine.md, "KV cache").
+KV_TYPES = tuple(_KV_TYPES)
+KV_TYPE_DEFAULT = "f16"
+# Layers offloaded to a GPU (EngineConfig.n_gpu_layers): "auto" (as many as fit the GPU's free memory), -1 all,
+# 0 none, or N. A CPU build ignores it. GPU_LAYERS bounds an explicit N.
+GPU_LAYERS_AUTO = "auto"
+GPU_LAYERS_DEFAULT = GPU_LAYERS_AUTO
+GPU_LAYERS = Limit(-1, 999, -1)
 SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one OpenAI-compatible server backend streams at a time
 # Reproducible outputs (docs/engine.md, "Reproducible outputs"): a prompt advances in pieces of at most
 # PREFILL_CHUNK tokens, each its own llama_decode, below ggml's CPU flash-attention tile (64 query tokens of one

@@ -83,11 +83,13 @@ def init_backend() -> None:
             _backend_ready = True
 
 
-def model_params():
-    """llama.cpp's defaults, minus the AMX weight buffers where this build has them: on Sapphire Rapids-class
-    CPUs they segfault in `ggml_backend_amx_mul_mat` at the first decode (ggml-org/llama.cpp#20824, unfixed
-    upstream). A `-march=native` build on such a CPU compiles them in; portable builds do not."""
+def model_params(n_gpu_layers: int = -1):
+    """llama.cpp's defaults with `n_gpu_layers` (-1 all; ignored by a CPU build), minus the AMX weight buffers
+    where this build has them: on Sapphire Rapids-class CPUs they segfault in `ggml_backend_amx_mul_mat` at the
+    first decode (ggml-org/llama.cpp#20824, unfixed upstream). A `-march=native` build on such a CPU compiles
+    them in; portable builds do not."""
     params = llama_cpp.llama_model_default_params()
+    params.n_gpu_layers = n_gpu_layers
     if "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode("utf-8", "replace"):
         log.info("AMX build: weights stay in plain CPU buffers (llama.cpp#20824)")
         params.use_extra_bufts = False
@@ -108,6 +110,8 @@ class ModelInfo:
     has_chat_template: bool
     chat_format: str = ""  # how chat messages become a prompt, in a few words (set by the engine)
     chat_format_note: str = ""  # why, when it was chosen without a template in the GGUF
+    offload: str = ""  # where the layers run, e.g. "CPU (CPU build)", "Apple M2: 30/30 layers" (set by the engine)
+    kv_type: str = "f16"  # the KV cache's element type (set by the engine)
 
     @property
     def quantization(self) -> str:
@@ -122,10 +126,10 @@ class ModelInfo:
 class LlamaModel:
     """A loaded GGUF model: vocabulary, tokenizer, token pieces and metadata. Free with `close()`."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, n_gpu_layers: int = -1):
         path = validate_gguf(path)
         init_backend()
-        self.ptr = llama_cpp.llama_model_load_from_file(str(path).encode(), model_params())
+        self.ptr = llama_cpp.llama_model_load_from_file(str(path).encode(), model_params(n_gpu_layers))
         if not self.ptr:
             raise InvalidModelError(
                 f"llama.cpp could not load {path.name}: the file is truncated, damaged, or uses an "
@@ -190,6 +194,14 @@ class LlamaModel:
         buf = ctypes.create_string_buffer(512)
         n = llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, 512)
         return buf.value.decode("utf-8", "replace") if n >= 0 else ""
+
+    def head_dims(self) -> tuple[int, int]:
+        """(K, V) head size, as llama.cpp reads them: key_length / value_length, else n_embd / n_head."""
+        arch = self.meta("general.architecture")
+        n_head = max(1, llama_cpp.llama_model_n_head(self.ptr))
+        fallback = llama_cpp.llama_model_n_embd(self.ptr) // n_head
+        k, v = self.meta(f"{arch}.attention.key_length"), self.meta(f"{arch}.attention.value_length")
+        return int(k) if k.isdigit() else fallback, int(v) if v.isdigit() else fallback
 
     def chat_template(self) -> str | None:
         raw = llama_cpp.llama_model_chat_template(self.ptr, None)

@@ -127,11 +127,22 @@ class EngineConfig:
     # placeholder neighbour, so every token meets the same attention kernel.
     reproducible: bool = limits.REPRODUCIBLE_DEFAULT
     prefill_chunk: int = limits.PREFILL_CHUNK
+    kv_type: str = limits.KV_TYPE_DEFAULT  # KV cache elements: f16, q8_0 or q4_0 (quantized V: flash attention)
+    # Layers on the GPU: "auto" (as many as fit its free memory), -1 all, 0 none, N; None = llama.cpp's default
+    # (all). A CPU build offloads nothing whatever this says (app/engine/devices.py).
+    n_gpu_layers: int | str | None = limits.GPU_LAYERS_DEFAULT
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
         limits.CONTEXT_PER_SLOT.check("n_ctx_per_slot", self.n_ctx_per_slot)
         limits.THREADS.check("n_threads", self.n_threads)
+        if self.kv_type not in limits.KV_TYPES:
+            raise ValueError(f"kv_type must be one of {', '.join(limits.KV_TYPES)}, got {self.kv_type!r}")
+        layers = self.n_gpu_layers
+        if layers is not None and layers != limits.GPU_LAYERS_AUTO:
+            if isinstance(layers, bool) or not isinstance(layers, int):
+                raise ValueError(f"n_gpu_layers must be 'auto', None or a number of layers, got {layers!r}")
+            limits.GPU_LAYERS.check("n_gpu_layers", layers)
         checks = [
             (self.step_budget >= 1, f"step_budget must be >= 1, got {self.step_budget}"),
             (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
@@ -209,6 +220,7 @@ class StatsSnapshot:
     coalesced: int = 0  # requests served by another identical request's decode
     server: dict | None = None  # a remote backend's own figures from its /metrics (None: not a server)
     reproducible: bool | None = None  # outputs repeat whatever else runs (None: unknown, e.g. a server)
+    gpu_layers: int = 0  # layers on a GPU (-1 all): the reproducible guarantee was measured on CPU kernels only
 
     @property
     def cache_hit_rate(self) -> float | None:

@@ -8,7 +8,6 @@ calls; each component is handed the pieces it needs, never the window.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -26,14 +24,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.backends import KeyStore
-from app.engine import ModelInfo
-from app.models import ModelNotFoundError, default_model_path
 from app.session import PaneSpec, Session, SessionController, SessionRunner
 from app.session.autosave import Restored
 from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
-from app.ui.backends_dialog import BackendsDialog
-from app.ui.bridge import EngineBridge, ModelLoadError
+from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
@@ -41,11 +36,10 @@ from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
-from app.ui.scaling_dialog import ScalingDialog
 from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
-from app.ui.settings_dialog import SettingsDialog
 from app.ui.stats_panel import StatsPanel
+from app.ui.window_models import ModelActions
 
 log = logging.getLogger("chorus.ui")
 STARTER_PROMPTS = [
@@ -54,7 +48,7 @@ STARTER_PROMPTS = [
 ]
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ModelActions, QMainWindow):
     """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path`
     None turns autosave off (tests, the self-test)."""
 
@@ -131,6 +125,7 @@ class MainWindow(QMainWindow):
         self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
         self.act_backends = self._action("Backends…", [], self.open_backends,
                                          "Other local models and servers panes can run on")
+        self.act_models = self._action("Models on this computer…", [], self.open_models, "Models other apps downloaded")
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
         self.act_scaling = self._action("Scaling test…", [], self.open_scaling,
                                         "How many concurrent requests this machine takes before each gets slow")
@@ -149,7 +144,7 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.act_open)
         toolbar.addAction(self.act_settings)
         menus = {"&File": [],
-                 "&Model": [self.act_open, self.act_backends],
+                 "&Model": [self.act_open, self.act_models, self.act_backends],
                  "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
@@ -206,86 +201,6 @@ class MainWindow(QMainWindow):
     def _on_current_pane(self, action) -> None:
         if pane := self.current_pane():
             action(pane)
-
-    # --- models ----------------------------------------------------------------------------------------------
-    def start_initial_load(self, model: str | None = None) -> asyncio.Task | None:
-        """Load the model given on the command line, else the last one used, else the embedded default."""
-        candidates = [model] if model else [self.settings.get(keys.LAST_MODEL) or None]
-        try:
-            candidates.append(str(default_model_path()))
-        except ModelNotFoundError as exc:
-            self.show_message("No default model", str(exc), QMessageBox.Warning)
-        candidates = [c for c in dict.fromkeys(candidates) if c]
-        self._restoring = asyncio.ensure_future(self.backends.restore())  # saved servers and models, meanwhile
-        return asyncio.ensure_future(self._load_first_working(candidates)) if candidates else None
-
-    async def _load_first_working(self, paths: list[str]) -> ModelInfo | None:
-        for path in paths:
-            info = await self.load_model(path)
-            if info is not None:
-                return info
-        return None
-
-    async def load_model(self, path: str) -> ModelInfo | None:
-        """Load a model; on failure say why and keep the current one. Returns its info, or None."""
-        try:
-            return await self.bridge.load_model(path, **self.settings.engine_fields(),
-                                                chat_format=self.settings.chat_format(str(Path(path).resolve())))
-        except ModelLoadError as exc:
-            if self._closing:
-                return None
-            still = f"\n\n{self.bridge.model_info.name} is still loaded." if self.bridge.model_info else ""
-            self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
-            return None
-        finally:
-            self.model_status.progress.hide()
-
-    def choose_model(self) -> None:
-        start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
-        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)")
-        if path and self.confirm_interrupt("Loading another model"):
-            asyncio.ensure_future(self.load_model(path))
-
-    def open_settings(self) -> None:
-        dialog = SettingsDialog(self.settings, self)
-        if dialog.exec() and dialog.engine_changed:
-            self.apply_engine_settings()
-
-    def apply_engine_settings(self) -> asyncio.Future | None:
-        """Reload the current model with the stored engine settings (asks first if generations run)."""
-        if self.bridge.model_info and not self.bridge.loading \
-                and self.confirm_interrupt("Applying the new engine settings"):
-            return asyncio.ensure_future(self.load_model(self.bridge.model_info.path))
-        return None
-
-    def open_scaling(self) -> ScalingDialog:
-        self.scaling_dialog = ScalingDialog(self.bridge, self.settings, self.controller.stop_all, self.load_model,
-                                            self.confirm_interrupt, self.apply_engine_settings, self)
-        self.scaling_dialog.show()
-        return self.scaling_dialog
-
-    def confirm_interrupt(self, what: str) -> bool:
-        """Ask before an action that stops running generations; True when nothing runs."""
-        if not self.bridge.busy():
-            return True
-        answer = QMessageBox.question(self, "Generations are running",
-                                      f"{what} stops {self.runner.active} running generation(s). Continue?")
-        return answer == QMessageBox.Yes
-
-    def _on_model_loaded(self, info: ModelInfo) -> None:
-        self.settings.set(keys.LAST_MODEL, info.path)
-        self.model_status.loaded(info)
-        self.format_menu.check(info.path)
-
-    def _backends_changed(self) -> None:
-        names = self.bridge.backend_names()
-        self.grid.set_backend_names(names)
-        self.stats_panel.set_backends(names)
-
-    def open_backends(self) -> BackendsDialog:
-        self.backends_dialog = BackendsDialog(self.backends, self)
-        self.backends_dialog.show()
-        return self.backends_dialog
 
     def show_message(self, title: str, text: str, icon=QMessageBox.Information) -> None:
         """Non-blocking message box, so a failure never stalls the event loop (or a test)."""

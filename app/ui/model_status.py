@@ -34,7 +34,7 @@ class ModelStatus:
         self.label.setText(
             f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
             f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot} · "
-            f"prompt: {info.chat_format}")
+            f"prompt: {info.chat_format} · KV {info.kv_type} · {info.offload}")
         note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
         self.label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"
                               "(Model → Prompt format changes it for this model file)")

@@ -22,6 +22,17 @@ SELF_TEST_PROMPTS = [
 ]
 
 
+def offload_report(window) -> dict:
+    """Whether this build offloads to a GPU, the device, and where the loaded model's layers went."""
+    from app.engine.devices import gpu, gpu_offload_supported
+
+    device = gpu()
+    engine = window.bridge.engine
+    return {"gpu_offload": gpu_offload_supported(), "device": device.description or device.name if device else None,
+            "offload": engine.model_info.offload if engine else None,
+            "layers_on_gpu": bool(engine and engine.offload.on_gpu)}
+
+
 async def exercise(window, model: str | None, timeout: float) -> dict:
     from app.models import default_model_path
 
@@ -52,7 +63,9 @@ async def exercise(window, model: str | None, timeout: float) -> dict:
     return result
 
 
-def run_self_test(model: str | None = None, timeout: float = 180.0) -> int:
+def run_self_test(model: str | None = None, timeout: float = 180.0, expect_gpu_offload: bool = False) -> int:
+    """`expect_gpu_offload`: also require a GPU backend with the model's layers on it (the release workflow
+    passes it on macOS arm64, whose build compiles Metal)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
     from PySide6.QtCore import QSettings
@@ -72,6 +85,11 @@ def run_self_test(model: str | None = None, timeout: float = 180.0) -> int:
         with loop:  # closing the loop also stops its worker threads
             try:
                 result = loop.run_until_complete(exercise(window, model, timeout))
+                result.update(offload_report(window))
+                if expect_gpu_offload and not (result["gpu_offload"] and result["layers_on_gpu"]):
+                    result["ok"] = False
+                    result["reason"] = (f"GPU offload expected, but llama_supports_gpu_offload() is "
+                                        f"{result['gpu_offload']} and the model runs on: {result['offload']}")
             except Exception as exc:  # report, never traceback: CI reads the JSON line
                 result = {"ok": False, "reason": f"{type(exc).__name__}: {exc}"}
             finally:

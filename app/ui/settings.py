@@ -46,9 +46,25 @@ COLUMNS = Setting("window/columns", COLUMNS_LIMIT.default, int, COLUMNS_LIMIT)
 RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
 RECENT_LIMIT = 8
 BACKENDS = Setting("backends/list", "[]", str)  # JSON list of BackendSpec dicts (never an API key)
+# --- models and memory (issue #29) ---
+KV_TYPE = Setting("engine/kv_type", limits.KV_TYPE_DEFAULT, str)  # one of limits.KV_TYPES
+GPU_LAYERS = Setting("engine/gpu_layers", str(limits.GPU_LAYERS_DEFAULT), str)  # "auto", "all", "none" or N
+MODEL_FOLDERS = Setting("models/folders", "[]", str)  # JSON list of folders the Models dialog also scans
 
 ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS, RECENT_SESSIONS,
-       BACKENDS)
+       BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS)
+
+
+def gpu_layers_value(text: str):
+    """The stored GPU-layers choice as EngineConfig.n_gpu_layers: "auto", -1 (all), 0 (none) or N layers."""
+    text = str(text).strip().lower()
+    if text in ("all", "-1"):
+        return -1
+    if text == "none":
+        return 0
+    if text.isdigit():
+        return int(limits.GPU_LAYERS.clamp(int(text)))
+    return limits.GPU_LAYERS_AUTO
 
 
 class Settings:
@@ -101,8 +117,22 @@ class Settings:
 
     def engine_fields(self) -> dict:
         """EngineConfig fields every local model is loaded with (Settings dialog)."""
+        kv_type = self.get(KV_TYPE)
         return {"n_slots": self.get(SLOTS), "n_ctx_per_slot": self.get(CONTEXT_PER_SLOT),
-                "n_threads": self.get(THREADS), "reproducible": self.get(REPRODUCIBLE)}
+                "n_threads": self.get(THREADS), "reproducible": self.get(REPRODUCIBLE),
+                "kv_type": kv_type if kv_type in limits.KV_TYPES else limits.KV_TYPE_DEFAULT,
+                "n_gpu_layers": gpu_layers_value(self.get(GPU_LAYERS))}
+
+    def model_folders(self) -> list[str]:
+        """Folders the user added to the Models dialog's scan."""
+        try:
+            folders = json.loads(self.get(MODEL_FOLDERS))
+        except ValueError:
+            return []
+        return [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
+
+    def set_model_folders(self, folders: list[str]) -> None:
+        self.set(MODEL_FOLDERS, json.dumps(list(dict.fromkeys(folders))))
 
     def backend_specs(self) -> list[BackendSpec]:
         """The added backends, in order; an entry this version cannot read is skipped."""

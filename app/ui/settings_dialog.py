@@ -1,4 +1,5 @@
-"""Engine settings: slots, context per slot, threads, reproducible outputs. Changing them reloads the engine."""
+"""Engine settings: slots, context per slot, threads, reproducible outputs, KV cache type and GPU layers (with the
+memory they need). Changing them reloads the engine; settings that will not fit free memory ask first."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import os
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QSpinBox, QWidget
 
 from app.ui import settings as keys
+from app.ui.fit_prompt import confirm_fit
+from app.ui.memory_settings import MemoryRows
 from app.ui.settings import Settings
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent: QWidget | None = None):
+    def __init__(self, settings: Settings, parent: QWidget | None = None, model_path: str | None = None):
         super().__init__(parent)
         self.setWindowTitle("Chorus settings")
         self.settings = settings
@@ -33,6 +36,10 @@ class SettingsDialog(QDialog):
             "file, build, CPU type and threads).\nThroughput stays within 5-10%; long prompts reach their first token "
             "later (~1.7x at 1,500 tokens). Details: docs/engine.md")
         form.addRow("Reproducible outputs", self.reproducible)
+        # Memory (issue #29): KV cache type, GPU layers, the live estimate for `model_path`.
+        self.model_path = model_path
+        self.memory = MemoryRows(form, settings, model_path, self.boxes[keys.SLOTS.key],
+                                 self.boxes[keys.CONTEXT_PER_SLOT.key])
         note = QLabel("Changing these reloads the model; running generations are stopped (you are asked first).")
         note.setWordWrap(True)
         form.addRow(note)
@@ -42,6 +49,8 @@ class SettingsDialog(QDialog):
         form.addRow(buttons)
 
     def accept(self) -> None:
+        if self.model_path and not confirm_fit(self, self.model_path, self.memory.fields(), "Apply"):
+            return  # the dialog stays open to change them
         for setting in (keys.SLOTS, keys.CONTEXT_PER_SLOT, keys.THREADS):
             value = self.boxes[setting.key].value()
             if value != self.settings.get(setting):
@@ -50,4 +59,5 @@ class SettingsDialog(QDialog):
         if self.reproducible.isChecked() != self.settings.get(keys.REPRODUCIBLE):
             self.settings.set(keys.REPRODUCIBLE, self.reproducible.isChecked())
             self.engine_changed = True
+        self.engine_changed |= self.memory.apply()
         super().accept()

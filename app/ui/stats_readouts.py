@@ -21,7 +21,15 @@ TIPS = {"cached_total": "Prompt tokens whose KV came from the prompt cache or an
         "hit_rate": "Reused prompt tokens ÷ all prompt tokens",
         "coalesced": "Requests identical to a running one: decoded once, streamed to each",
         "reproducible": "yes: a request's tokens do not depend on what else runs or on the cache "
-                        "(Settings > Reproducible outputs); unknown for a server"}
+                        "(Settings > Reproducible outputs); unknown for a server. Measured on CPU kernels only: "
+                        "with layers on a GPU it says \"not measured\""}
+
+
+def reproducible_label(snap: StatsSnapshot) -> str:
+    """The guarantee per device: it was measured on CPU kernels, so with layers on a GPU it is not claimed."""
+    if snap.reproducible and snap.gpu_layers:
+        return "not measured"
+    return {True: "yes", False: "no", None: "unknown"}[snap.reproducible]
 
 
 class Readouts(QWidget):
@@ -59,7 +67,7 @@ class Readouts(QWidget):
             "coalesced": f"{snap.coalesced:,}",
             "generated_total": f"{snap.generated_tokens_total:,}",
             "steps": f"{snap.steps:,}",
-            "reproducible": {True: "yes", False: "no", None: "unknown"}[snap.reproducible],
+            "reproducible": reproducible_label(snap),
         }
         for key, text in values.items():
             label = self.labels[key]

@@ -13,7 +13,7 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--gui", "--json", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "engine/raw" in run.stdout and "[ 19/19]" in run.stderr  # the table and the progress lines
+    assert "engine/raw" in run.stdout and "[ 21/21]" in run.stderr  # the table and the progress lines
     result = json.loads(out.read_text())
     assert result["model"] and result["threads"] >= 1
     tp, ratios = result["throughput"], result["ratios"]
@@ -27,6 +27,10 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
                 "two_engines_vs_one"):
         assert ratios[key] > 0, key
     assert set(ratios["reproducible_throughput_ratio"]) == {"4", "8"}
+    assert set(ratios["kv_type_throughput_ratio"]) == {"q8_0", "q4_0"}  # KV cache types vs f16 at N=8
+    assert all(v > 0 for v in ratios["kv_type_throughput_ratio"].values())
+    assert all(0 <= v <= 1 for v in ratios["kv_type_greedy_agreement"].values())
+    assert "KV cache type at N=8" in run.stdout
     assert all(v > 0 for v in ratios["reproducible_throughput_ratio"].values())
     # Counted, not timed: identical requests decode once; a third chat turn prefills only about its new turn.
     assert ratios["coalesced_decode_tokens_ratio"] <= 1.1

@@ -32,6 +32,21 @@ def test_self_test_fails_with_a_reason_for_a_bad_model(tmp_path):
     assert result["ok"] is False and "not a GGUF model" in result["reason"]
 
 
+def test_self_test_can_require_gpu_offload_and_a_cpu_build_fails_it():
+    """The release workflow passes --expect-gpu-offload on macOS arm64 (Metal); here, a CPU build, it must fail
+    and say why, after the panes themselves ran fine."""
+    import llama_cpp
+    import pytest
+
+    if llama_cpp.llama_supports_gpu_offload():
+        pytest.skip("a GPU build: the refusal is for CPU builds")
+    run = run_app("--self-test", "--expect-gpu-offload")
+    assert run.returncode == 1, run.stdout + run.stderr
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["ok"] is False and result["gpu_offload"] is False and result["offload"] == "CPU (CPU build)"
+    assert "GPU offload expected" in result["reason"] and len(result["panes"]) == 4
+
+
 def test_help_lists_the_commands():
     run = run_app("--help", timeout=60)
     assert run.returncode == 0 and "--self-test" in run.stdout and "bench" in run.stdout

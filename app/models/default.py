@@ -1,4 +1,4 @@
-"""Where models come from: the embedded default, a user's GGUF file, and a cheap validity check.
+"""The embedded default model and a cheap validity check of a user's GGUF file.
 
 The check runs before llama.cpp sees a file, so a wrong or damaged file becomes a readable message instead of
 whatever the C loader does with it.

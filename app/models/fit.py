@@ -1,0 +1,112 @@
+"""Will it fit? Memory checks before a load, the layers "auto" offloads, and sweeps planned in batches.
+
+Qt-free and device-free: callers pass the free memory they measured (RAM from `available_ram()`, a GPU's from
+app.engine.devices). Numbers come from app.models.memory's estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from app.models.memory import MIB, MemoryEstimate, estimate_memory
+
+GIB = 1024 * MIB
+HEADROOM = 256 * MIB  # "auto" offload leaves at least this (or 5%) of a GPU free for the driver and others
+
+
+def available_ram() -> int:
+    """Bytes of RAM the system could give a new process without swapping (psutil's `available`)."""
+    return int(psutil.virtual_memory().available)
+
+
+def size_label(n: int) -> str:
+    if n >= GIB:
+        return f"{n / GIB:.1f} GiB"
+    return f"{n / MIB:,.0f} MiB" if n >= MIB else f"{n / 1024:,.0f} KiB"
+
+
+def _gpu_budget(free: int) -> int:
+    return max(0, free - max(HEADROOM, free // 20))
+
+
+def gpu_layers_that_fit(estimate: MemoryEstimate, gpu_free: int) -> int:
+    """-1 (all, output included) when the whole model fits the GPU's free memory, else how many layers do:
+    llama.cpp offloads the last N layers, each bringing its weights and its KV cache, and the compute buffer
+    goes to the GPU as soon as one layer does."""
+    budget = _gpu_budget(gpu_free)
+    if estimate.total <= budget:
+        return -1
+    room, layers = budget - estimate.compute, 0
+    for layer in reversed(estimate.per_layer):
+        if layer > room:
+            break
+        room -= layer
+        layers += 1
+    return layers
+
+
+def describe_auto(layers: int, n_layer: int, gpu_free: int) -> str:
+    if layers < 0:
+        return f"auto: every layer fits in {size_label(gpu_free)} free"
+    if layers == 0:
+        return f"auto: not one layer fits in {size_label(gpu_free)} free, so none is offloaded"
+    return f"auto: {layers} of {n_layer} layers fit in {size_label(gpu_free)} free"
+
+
+@dataclass(frozen=True)
+class FitCheck:
+    """Whether a load fits; `message` says what is needed where, with the numbers, when it does not."""
+
+    fits: bool
+    ram_needed: int
+    ram_free: int
+    gpu_needed: int = 0
+    gpu_free: int = 0
+    message: str = ""
+
+
+def check(estimate: MemoryEstimate, ram_free: int, gpu_free: int | None = None, gpu_layers: int = 0,
+          gpu_name: str = "GPU") -> FitCheck:
+    """Split the estimate between RAM and the GPU as `gpu_layers` (-1 all, 0 none, N last layers) puts it, and
+    compare each side with what is free."""
+    n_layer = len(estimate.per_layer)
+    on_gpu = n_layer if gpu_layers < 0 else min(gpu_layers, n_layer)
+    gpu_needed = 0
+    if gpu_free is not None and on_gpu > 0:
+        gpu_needed = sum(estimate.per_layer[n_layer - on_gpu:]) + estimate.compute
+    ram_needed = estimate.total - (gpu_needed - estimate.compute if gpu_needed else 0)
+    problems = []
+    if ram_needed > ram_free:
+        problems.append(f"{size_label(ram_needed)} of RAM, but {size_label(ram_free)} is free")
+    if gpu_needed > (gpu_free or 0):
+        problems.append(f"{size_label(gpu_needed)} on the {gpu_name}, but {size_label(gpu_free or 0)} is free")
+    message = ""
+    if problems:
+        message = ("This model at these settings needs " + " and ".join(problems) + f".\nEstimate: "
+                   f"{estimate.describe()}.\nIt may swap (everything slows down) or fail to load. Fewer slots, a "
+                   "smaller context per slot, a quantized KV cache or fewer GPU layers need less.")
+    return FitCheck(not problems, ram_needed, ram_free, gpu_needed, gpu_free or 0, message)
+
+
+def plan_batches(paths: Sequence[str | Path], settings: Mapping, memory_limit: int,
+                 estimator: Callable[..., MemoryEstimate] = estimate_memory) -> list[list[str]]:
+    """Group model files into batches whose models fit in `memory_limit` bytes together, keeping their order:
+    a sweep loads one batch, runs its panes, unloads it, then the next. A model too big even alone gets a batch
+    of its own (the caller warns, as for any load that does not fit). `settings` holds the EngineConfig fields
+    n_slots, n_ctx_per_slot and kv_type every model is loaded with."""
+    batches: list[list[str]] = []
+    used = 0
+    for path in dict.fromkeys(str(p) for p in paths):
+        need = estimator(path, settings["n_slots"], settings["n_ctx_per_slot"],
+                         settings.get("kv_type", "f16")).total
+        if batches and used + need <= memory_limit:
+            batches[-1].append(path)
+            used += need
+        else:
+            batches.append([path])
+            used = need
+    return batches
