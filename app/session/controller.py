@@ -67,6 +67,8 @@ class SessionController:
         for pane in list(other.panes):
             self.session.adopt(pane)
         self.session.next_number = max(self.session.next_number, other.next_number)
+        self.session.votes = list(other.votes)
+        self.session.evaluation = other.evaluation
 
     def set_columns(self, columns: int) -> None:
         self.session.view.columns = columns

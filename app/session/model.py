@@ -166,14 +166,16 @@ class ViewSettings:
 
 @dataclass
 class SessionModel:
-    """Every pane in order, the view settings, and the next pane number (numbers are never reused).
-    `app.session.Session` adds the file methods; this base is what lower modules (store, export) take."""
+    """Every pane in order, the view settings, the next pane number (numbers are never reused), the arena's
+    votes and an evaluation. `app.session.Session` adds the file methods; lower modules (store, export) take this."""
 
     events = SignalGroupDescriptor(connect_child_events=True)
 
     panes: EventedList = field(default_factory=EventedList)
     view: ViewSettings = field(default_factory=ViewSettings)
     next_number: int = 1
+    votes: list = field(default_factory=list)  # arena votes (app.session.arena.Vote), oldest first
+    evaluation: object | None = None  # the evaluation (app.session.evaluate.Evaluation) this session holds, if any
 
     def __post_init__(self) -> None:
         if not isinstance(self.panes, EventedList):

@@ -16,6 +16,8 @@ from msgspec import UNSET, UnsetType
 
 from app.engine import SamplingParams, limits
 from app.engine.logprobs import TokenLogprob
+from app.session.arena.votes import Vote
+from app.session.evaluate.model import Evaluation
 from app.session.model import BUSY_STATES, COLUMNS, PaneResult, PaneSpec, RunState, ViewSettings
 from app.session.output_format import OutputFormat
 
@@ -106,6 +108,8 @@ class SessionFile(msgspec.Struct):
     panes: list[Pane] | UnsetType = UNSET
     next_number: int | UnsetType = UNSET
     autosave: Autosave | None | UnsetType = UNSET
+    votes: list[Vote] | UnsetType = UNSET  # the arena's votes (their own declaration: app/session/arena/votes.py)
+    evaluation: dict | None | UnsetType = UNSET  # checked by its own declaration (app/session/evaluate/model.py)
 
 
 def _set(struct: msgspec.Struct) -> dict:
@@ -153,6 +157,11 @@ def view_from_file(raw: View | UnsetType) -> ViewSettings:
     return ViewSettings(**fields)
 
 
+def evaluation_from_file(raw: dict | None | UnsetType) -> Evaluation | None:
+    """Raises ValueError (pydantic's) for an evaluation this version did not write."""
+    return None if raw is UNSET or raw is None else Evaluation.from_dict(raw)
+
+
 def autosave_from_file(data: SessionFile) -> Autosave:
     if isinstance(data.autosave, Autosave):
         return data.autosave
@@ -183,7 +192,9 @@ def pane_to_file(pane: PaneSpec) -> Pane:
 
 def session_to_file(session, saved_at: str, autosave: Autosave | None = None) -> SessionFile:
     """`session`: a SessionModel (anything with panes, view and next_number)."""
+    evaluation = session.evaluation.to_dict() if session.evaluation is not None else None
     return SessionFile(format=FORMAT, version=VERSION, saved_at=saved_at,
                        view=View(columns=session.view.columns, column_group=session.view.column_group),
                        panes=[pane_to_file(p) for p in session.panes], next_number=session.next_number,
-                       autosave=autosave if autosave is not None else UNSET)
+                       autosave=autosave if autosave is not None else UNSET, votes=list(session.votes),
+                       evaluation=evaluation)

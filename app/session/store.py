@@ -10,16 +10,18 @@ such a file aside (never deletes it).
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import time
 from pathlib import Path
 
 import msgspec
 
 from app.session import schema
+from app.session.atomic import move_aside, remove_stale_temps, write_atomic
 from app.session.model import SessionModel
+
+__all__ = ["FORMAT", "SUFFIX", "VERSION", "SessionFileError", "decode", "encode", "move_aside", "read_autosave",
+           "read_session", "remove_stale_temps", "save_session", "write_atomic"]
 
 FORMAT, VERSION, SUFFIX = schema.FORMAT, schema.VERSION, schema.SUFFIX
 
@@ -125,6 +127,12 @@ def decode(text: str) -> dict:
     fields = {"panes": panes, "view": schema.view_from_file(data.view)}
     if data.next_number is not msgspec.UNSET:
         fields["next_number"] = max(data.next_number, 1)
+    if data.votes is not msgspec.UNSET:
+        fields["votes"] = list(data.votes)
+    try:
+        fields["evaluation"] = schema.evaluation_from_file(data.evaluation)
+    except ValueError as exc:
+        raise SessionFileError(f"evaluation: {str(exc).splitlines()[0]}") from exc
     return {**fields, "autosave": schema.autosave_from_file(data)}
 
 
@@ -176,49 +184,3 @@ def encode(session: SessionModel, autosave: schema.Autosave | None = None) -> st
 
 def save_session(session: SessionModel, path: str | Path, autosave: schema.Autosave | None = None) -> None:
     write_atomic(path, encode(session, autosave))
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Replace `path` with `text` so that a crash leaves either the old or the new content. The new file gets
-    the mode an editor's would: the old file's, else 0666 less the umask."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for any new file
-    try:
-        if path.exists():
-            os.fchmod(fd, path.stat().st_mode & 0o7777)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)  # the rename itself survives a power cut
-    finally:
-        os.close(dir_fd)
-
-
-def remove_stale_temps(path: str | Path) -> int:
-    """Delete temporary files an interrupted `write_atomic` of `path` left behind (never the file itself)."""
-    path = Path(path)
-    stale = list(path.parent.glob(f".{path.name}.*.tmp"))
-    for tmp in stale:
-        tmp.unlink(missing_ok=True)
-    return len(stale)
-
-
-def move_aside(path: str | Path) -> Path:
-    """Rename a bad file out of the way (next to it, timestamped) so it is kept, never deleted."""
-    path = Path(path)
-    target = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
-    n = 1
-    while target.exists():
-        target = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-        n += 1
-    os.replace(path, target)
-    return target

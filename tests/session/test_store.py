@@ -159,3 +159,34 @@ def test_version_1_files_still_load_migrated(tmp_path):
     assert (record.file, record.unsaved) == ("/home/u/work.chorus.json", True)
     session.save(path)
     assert json.loads(path.read_text())["version"] == store.VERSION and Session.load(path) == session
+
+
+def test_votes_and_an_evaluation_travel_in_the_session_file(tmp_path):
+    import yaml
+
+    from app.session.arena import Vote
+    from app.session.evaluate import load_config
+
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(yaml.safe_dump({"prompts": ["Say {{word}}"], "providers": ["echo"],
+                                      "tests": [{"vars": {"word": "hi"}, "assert": [{"type": "contains",
+                                                                                     "value": "hi"}]}]}))
+    session = sample_session()
+    session.evaluation = load_config(config).evaluation()
+    session.votes = [Vote(a="k1", b="k2", winner="a", case_id="q1", note="clearer"),
+                     Vote(a="k2", b="k3", winner="tie", source="judge", judge="SmolLM2")]
+    path = tmp_path / "s.chorus.json"
+    session.save(path)
+    back = Session.load(path)
+    assert back.votes == session.votes and back.evaluation.to_dict() == session.evaluation.to_dict()
+    data = json.loads(path.read_text())
+    data["votes"][1]["winner"] = "maybe"
+    path.write_text(json.dumps(data))
+    with pytest.raises(SessionFileError, match="vote 2"):
+        Session.load(path)
+    data = json.loads(path.read_text())
+    data["votes"][1]["winner"] = "tie"
+    data["evaluation"]["cells"][0]["status"] = "weird"  # not a status an evaluation cell can have
+    path.write_text(json.dumps(data))
+    with pytest.raises(SessionFileError, match="evaluation: "):
+        Session.load(path)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
+from app.session.atomic import write_atomic
 from app.session.evaluate import reports, results_json
 from app.session.evaluate.model import Evaluation
-from app.session.store import write_atomic
 
 WRITERS = {".json": results_json.to_json, ".jsonl": results_json.to_jsonl, ".csv": reports.to_csv,
            ".html": reports.to_html, ".htm": reports.to_html, ".xml": reports.to_junit,
