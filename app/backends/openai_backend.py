@@ -90,6 +90,18 @@ class OpenAIBackend:
             self.server_kind = getattr(models[0], "owned_by", None)
         return [m.id for m in models]
 
+    @classmethod
+    def open(cls, base_url: str, model: str | None = None, api_key: str | None = None,
+             max_concurrency: int = limits.SERVER_CONCURRENCY.default) -> OpenAIBackend:
+        """A backend already connected (`connect`); raises ConnectionError naming the cause, having closed it."""
+        backend = cls(base_url, model=model, api_key=api_key, max_concurrency=max_concurrency)
+        try:
+            backend.connect()
+        except ConnectionError:
+            backend.close()
+            raise
+        return backend
+
     def connect(self) -> list[str]:
         """Check the server now (GET /v1/models) and, when no model was named, ask for the first one it lists
         (vLLM refuses any other name); returns its models. Raises ConnectionError like list_models."""

@@ -66,13 +66,7 @@ def open_backend(args):
         if warning:
             print(f"chorus run: warning: {warning}", file=sys.stderr)
         key = server_key(args)
-        backend = OpenAIBackend(args.server, model=args.server_model, max_concurrency=args.slots, api_key=key)
-        try:
-            backend.connect()
-        except ConnectionError:
-            backend.close()
-            raise
-        return backend
+        return OpenAIBackend.open(args.server, model=args.server_model, max_concurrency=args.slots, api_key=key)
     model = Path(args.model) if args.model else default_model_path()
     return LocalBackend(EngineConfig(model_path=model, n_slots=args.slots))
 

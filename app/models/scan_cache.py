@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 from pathlib import Path
 
 import platformdirs
 
+from app.files import write_atomic
 from app.models.gguf_header import GGUFError, read_header
 from app.models.info import ModelFacts, facts_from_headers
 
@@ -27,21 +27,6 @@ VERSION = 1
 
 def default_cache_path() -> Path:
     return Path(platformdirs.user_cache_dir("chorus", appauthor=False)) / "model-scan.json"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write text so a crash leaves either the old file or the new one, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class ScanCache:

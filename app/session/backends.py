@@ -143,13 +143,7 @@ class BackendRegistry:
     @staticmethod
     def _open_server(spec: BackendSpec, api_key: str | None) -> OpenAIBackend:
         """Ask the server for its models now (a failure names the cause before any pane runs)."""
-        backend = OpenAIBackend(spec.url, model=spec.model, api_key=api_key, max_concurrency=spec.max_concurrency)
-        try:
-            backend.connect()
-        except ConnectionError:
-            backend.close()
-            raise
-        return backend
+        return OpenAIBackend.open(spec.url, model=spec.model, api_key=api_key, max_concurrency=spec.max_concurrency)
 
     def get(self, name: str) -> Backend | None:
         with self._lock:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import msgspec
 
+from app.files import move_aside, remove_stale_temps, write_atomic
 from app.session import schema
-from app.session.atomic import move_aside, remove_stale_temps, write_atomic
 from app.session.model import SessionModel
 
 __all__ = ["FORMAT", "SUFFIX", "VERSION", "SessionFileError", "decode", "encode", "move_aside", "read_autosave",

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import msgspec
 
+from app.files import write_atomic
 from app.session.arena.votes import Vote, VoteError, json_kind, vote_from_builtins, vote_to_builtins
-from app.session.atomic import write_atomic
 
 FIELDS: tuple[str, ...] = Vote.__struct_fields__
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from app.session.atomic import write_atomic
+from app.files import write_atomic
 from app.session.evaluate import reports, results_json
 from app.session.evaluate.model import Evaluation
 

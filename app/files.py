@@ -1,5 +1,6 @@
-"""Crash-safe files: a write that leaves the old content or the new, never a mix; stale temporaries of an
-interrupted write cleared; a bad file moved aside, never deleted. Used for sessions, exports, reports, votes."""
+"""Crash-safe files, for every layer: a write that leaves the old content or the new, never a mix; stale
+temporaries of an interrupted write cleared; a bad file moved aside, never deleted. Sessions, exports, reports,
+votes and the model scan cache are all written with it."""
 
 from __future__ import annotations
 
