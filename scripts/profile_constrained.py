@@ -1,0 +1,92 @@
+"""Where a constrained decode step's time goes: llama_decode vs sampling (grammar or schema, chain, text, events).
+
+Runs the bench's fixed-length greedy workload (the bench prompts, end-of-generation banned) at N = 1, 8, 16 as
+free text, under the bench grammar and under the bench JSON schema, with the engine's `_timed_decode` and
+`_advance` wrapped in timers, and prints per steady decode step (medians): llama_decode ms, sampling ms (wall),
+the engine thread's CPU ms while sampling (robust to a busy host) and that per sequence. Kinds run interleaved
+(free, grammar, schema, free, ...) so a busy spell on the host hits all alike. Seeded sampling (temperature 0.8,
+top-k 40) with `--sampled`; the path before issue 26 beside today's with `--reference`.
+
+    PYTHONPATH=. python scripts/profile_constrained.py [--sizes 1 8 16] [--tokens 64] [--reps 1] [--sampled]
+        [--reference]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections import defaultdict
+
+from app.bench.constrained import BENCH_SCHEMA, FREE_GRAMMAR
+from app.bench.scenarios import engine_decode_tps
+from app.bench.workloads import prompt_of_length
+from app.engine import SamplingParams, sampling, step
+from app.engine.native import LlamaModel
+from app.models import default_model_path
+
+TIMES: dict[str, list[float]] = defaultdict(list)
+_decode, _advance = step.StepExecution._timed_decode, step.StepExecution._advance
+
+
+def timed_decode(self):
+    rc, elapsed = _decode(self)
+    TIMES["decode"].append(elapsed)
+    return rc, elapsed
+
+
+def timed_advance(self, plan, outputs, events):
+    started, cpu = time.perf_counter(), time.thread_time()
+    _advance(self, plan, outputs, events)
+    if plan.decode and not plan.prefill:  # steady decode steps only
+        TIMES["sample"].append(time.perf_counter() - started)
+        TIMES["sample_cpu"].append(time.thread_time() - cpu)  # the engine thread's own CPU: robust to host load
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 8, 16])
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--sampled", action="store_true")
+    parser.add_argument("--reference", action="store_true", help="also the path before issue 26")
+    args = parser.parse_args()
+    step.StepExecution._timed_decode, step.StepExecution._advance = timed_decode, timed_advance
+    path = default_model_path()
+    model = LlamaModel(path)
+    prompts = [prompt_of_length(model, 64, i) for i in range(max(args.sizes))]
+    model.close()
+    kinds = {"free": {}, "grammar": {"grammar": FREE_GRAMMAR}, "schema": {"json_schema": BENCH_SCHEMA}}
+    if args.reference:  # the same requests on the path before issue 26 (grammar sampler first in the chain)
+        kinds.update({"grammar-ref": kinds["grammar"], "schema-ref": kinds["schema"]})
+    if args.sampled:
+        params = SamplingParams(temperature=0.8, seed=7)
+        kinds = {k: {**v, "sampling": params} for k, v in kinds.items()}
+    rows = defaultdict(list)
+    loads = []
+    for _ in range(args.reps):
+        for n in args.sizes:
+            for kind, fields in kinds.items():
+                TIMES.clear()
+                sampling.GRAMMAR_FIRST = kind.endswith("-ref")
+                loads.append(os.getloadavg()[0])
+                tps = engine_decode_tps(path, prompts[:n], args.tokens, os.cpu_count() or 2, args.tokens + 128,
+                                        request_fields=fields)
+                steps = len(TIMES["sample"])
+                decode_ms = 1000 * statistics.median(TIMES["decode"][-steps:])
+                sample_ms = 1000 * statistics.median(TIMES["sample"])
+                cpu_ms = 1000 * statistics.median(TIMES["sample_cpu"])
+                rows[n, kind].append((tps, decode_ms, sample_ms, cpu_ms, cpu_ms / n))
+    print(f"host load (1-min average) during the runs: {min(loads):.1f}-{max(loads):.1f}\n"
+          f"{'N':>3} {'kind':>11} {'t/s':>7} {'decode ms':>10} {'sample ms':>10} {'sample CPU ms':>14} "
+          f"{'CPU/seq ms':>11} {'vs free':>8}")
+    for (n, kind), values in rows.items():
+        tps, decode_ms, sample_ms, cpu_ms, per_seq = (statistics.median(v) for v in zip(*values, strict=True))
+        free = statistics.median(v[0] for v in rows[n, "free"])
+        print(f"{n:>3} {kind:>11} {tps:>7.1f} {decode_ms:>10.2f} {sample_ms:>10.2f} {cpu_ms:>14.2f} {per_seq:>11.3f} "
+              f"{tps / free:>8.3f}")
+
+
+if __name__ == "__main__":
+    main()
