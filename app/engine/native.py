@@ -173,10 +173,27 @@ class LlamaModel:
         safe from any thread. End-of-generation tokens are its EOS tokens."""
         with self._guidance_lock:
             if self._guidance is None:
-                from llguidance.llamacpp import lltokenizer_from_vocab
-
-                self._guidance = lltokenizer_from_vocab(self.vocab, eos_token=list(self.eog_ids))
+                self._guidance = self._build_guidance_tokenizer()
             return self._guidance
+
+    def _build_guidance_tokenizer(self):
+        """llguidance.llamacpp.lltokenizer_from_vocab, with the vocabulary calls this llama.cpp does not warn
+        about: every token's bytes (control tokens marked with a 0xff prefix, llguidance's convention for special
+        tokens) and llama.cpp's own tokenizer for text."""
+        from llguidance import LLTokenizer
+
+        special = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
+        buf = ctypes.create_string_buffer(1024)
+        tokens = []
+        for token in range(self.n_vocab):
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+            piece = buf.raw[:n] if n >= 0 else b""
+            attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
+            looks_special = attr & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED and piece[:1] == b"<" and piece[-1:] == b">"
+            tokens.append(b"\xff" + piece if attr & special or looks_special else piece)
+        tokenize = ctypes.cast(llama_cpp.llama_cpp._lib.llama_tokenize, ctypes.c_void_p).value
+        return LLTokenizer.from_llamacpp(tokens=tokens, vocab_ptr=self.vocab, tokenize_fptr=tokenize,
+                                         eos_token=list(self.eog_ids), slices=None)
 
     def is_eog(self, token: int) -> bool:
         return token in self._eog
