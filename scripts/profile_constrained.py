@@ -22,7 +22,7 @@ from collections import defaultdict
 from app.bench.constrained import BENCH_SCHEMA, FREE_GRAMMAR
 from app.bench.scenarios import engine_decode_tps
 from app.bench.workloads import prompt_of_length
-from app.engine import SamplingParams, sampling, step
+from app.engine import SamplingParams, masks, sampling, step
 from app.engine.native import LlamaModel
 from app.models import default_model_path
 
@@ -31,8 +31,10 @@ _decode, _advance = step.StepExecution._timed_decode, step.StepExecution._advanc
 
 
 def timed_decode(self, outputs=()):
+    started = time.perf_counter()
     rc, elapsed = _decode(self, outputs)
     TIMES["decode"].append(elapsed)
+    TIMES["mask_wait"].append(time.perf_counter() - started - elapsed)  # masks not ready when the decode ended
     return rc, elapsed
 
 
@@ -51,8 +53,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--sampled", action="store_true")
     parser.add_argument("--reference", action="store_true", help="also the path before issue 26")
+    parser.add_argument("--no-overlap", action="store_true", help="masks after the decode, not during it")
     args = parser.parse_args()
     step.StepExecution._timed_decode, step.StepExecution._advance = timed_decode, timed_advance
+    masks.OVERLAP = not args.no_overlap
     path = default_model_path()
     model = LlamaModel(path)
     prompts = [prompt_of_length(model, 64, i) for i in range(max(args.sizes))]
@@ -75,17 +79,18 @@ def main() -> None:
                                         request_fields=fields)
                 steps = len(TIMES["sample"])
                 decode_ms = 1000 * statistics.median(TIMES["decode"][-steps:])
+                wait_ms = 1000 * statistics.median(TIMES["mask_wait"][-steps:])
                 sample_ms = 1000 * statistics.median(TIMES["sample"])
                 cpu_ms = 1000 * statistics.median(TIMES["sample_cpu"])
-                rows[n, kind].append((tps, decode_ms, sample_ms, cpu_ms, cpu_ms / n))
+                rows[n, kind].append((tps, decode_ms, wait_ms, sample_ms, cpu_ms, cpu_ms / n))
     print(f"host load (1-min average) during the runs: {min(loads):.1f}-{max(loads):.1f}\n"
-          f"{'N':>3} {'kind':>11} {'t/s':>7} {'decode ms':>10} {'sample ms':>10} {'sample CPU ms':>14} "
-          f"{'CPU/seq ms':>11} {'vs free':>8}")
+          f"{'N':>3} {'kind':>11} {'t/s':>7} {'decode ms':>10} {'mask wait':>10} {'sample ms':>10} "
+          f"{'sample CPU ms':>14} {'CPU/seq ms':>11} {'vs free':>8}")
     for (n, kind), values in rows.items():
-        tps, decode_ms, sample_ms, cpu_ms, per_seq = (statistics.median(v) for v in zip(*values, strict=True))
+        tps, decode_ms, wait_ms, sample_ms, cpu_ms, per_seq = (statistics.median(v) for v in zip(*values, strict=True))
         free = statistics.median(v[0] for v in rows[n, "free"])
-        print(f"{n:>3} {kind:>11} {tps:>7.1f} {decode_ms:>10.2f} {sample_ms:>10.2f} {cpu_ms:>14.2f} {per_seq:>11.3f} "
-              f"{tps / free:>8.3f}")
+        print(f"{n:>3} {kind:>11} {tps:>7.1f} {decode_ms:>10.2f} {wait_ms:>10.2f} {sample_ms:>10.2f} {cpu_ms:>14.2f} "
+              f"{per_seq:>11.3f} {tps / free:>8.3f}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+# False: compute the masks after the decode on the engine thread instead (how the overlap is measured:
+# scripts/profile_constrained.py --sampled --no-overlap).
+OVERLAP = True
+
 
 class MaskBatch:
     def __init__(self, n_slots: int, n_vocab: int):
@@ -36,7 +40,12 @@ class MaskBatch:
         from llguidance.numpy import fill_next_token_bitmask_par
 
         matchers = [(constraint.matcher, slot) for constraint, slot in self._pending]
-        self._future = self._pool.submit(fill_next_token_bitmask_par, self._executor, matchers, self._buffer)
+        if OVERLAP:
+            self._future = self._pool.submit(fill_next_token_bitmask_par, self._executor, matchers, self._buffer)
+        else:
+            self._future = Future()
+            self._future.set_result(None)
+            self._inline = (fill_next_token_bitmask_par, matchers)
 
     def finish(self) -> None:
         """Wait for the masks begun by `start` and hand each to its constraint."""
@@ -44,6 +53,9 @@ class MaskBatch:
             return
         future, self._future = self._future, None
         future.result()
+        if not OVERLAP:
+            fill, matchers = self._inline
+            fill(self._executor, matchers, self._buffer)
         for constraint, slot in self._pending:
             constraint.set_mask(self._buffer[slot])
         self._pending = []
