@@ -2,7 +2,8 @@
 
 Runs the bench's fixed-length greedy workload (the bench prompts, end-of-generation banned) at N = 1, 8, 16 as
 free text, under the bench grammar and under the bench JSON schema, with the engine's `_timed_decode` and
-`_advance` wrapped in timers, and prints per steady decode step (medians): llama_decode ms, sampling ms (wall),
+`_advance` wrapped in timers, and prints per steady decode step (decode tokens only, no prompt; medians):
+t/s (N over the step's wall time, end to end), llama_decode ms, mask wait, sampling ms (wall),
 the engine thread's CPU ms while sampling (robust to a busy host) and that per sequence. Kinds run interleaved
 (free, grammar, schema, free, ...) so a busy spell on the host hits all alike. Seeded sampling (temperature 0.8,
 top-k 40) with `--sampled`; the path before issue 26 beside today's with `--reference`.
@@ -16,13 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from collections import defaultdict
 
 from app.bench.constrained import BENCH_SCHEMA, FREE_GRAMMAR
-from app.bench.scenarios import engine_decode_tps
-from app.bench.workloads import prompt_of_length
-from app.engine import SamplingParams, masks, sampling, step
+from app.bench.workloads import GREEDY, prompt_of_length
+from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, masks, sampling, step
 from app.engine.native import LlamaModel
 from app.models import default_model_path
 
@@ -41,9 +42,26 @@ def timed_decode(self, outputs=()):
 def timed_advance(self, plan, outputs, events):
     started, cpu = time.perf_counter(), time.thread_time()
     _advance(self, plan, outputs, events)
-    if plan.decode and not plan.prefill:  # steady decode steps only
-        TIMES["sample"].append(time.perf_counter() - started)
+    ended = time.perf_counter()
+    steady = bool(plan.decode) and not plan.prefill
+    if steady:  # decode tokens only, no prompt in the step (at large N use enough tokens that all overlap)
+        TIMES["sample"].append(ended - started)
         TIMES["sample_cpu"].append(time.thread_time() - cpu)  # the engine thread's own CPU: robust to host load
+        if TIMES["last_end"] and TIMES["last_steady"][-1]:
+            TIMES["step"].append(ended - TIMES["last_end"][-1])  # one whole steady step, end to end
+    TIMES["last_end"].append(ended)
+    TIMES["last_steady"].append(steady)
+
+
+def run(path, prompts, max_tokens: int, fields: dict) -> None:
+    config = EngineConfig(model_path=path, n_slots=len(prompts), n_ctx_per_slot=max_tokens + 128,
+                          n_threads=os.cpu_count() or 2)
+    with Engine(config) as engine:
+        handles = [engine.submit(GenerationRequest(prompt=p, max_tokens=max_tokens, ignore_eos=True,
+                                                   **{"sampling": GREEDY, **fields})) for p in prompts]
+        failed = [r.error for r in (h.result(timeout=3600) for h in handles) if r.finish_reason == "error"]
+        if failed:
+            raise RuntimeError(failed[0])
 
 
 def main() -> None:
@@ -75,14 +93,17 @@ def main() -> None:
                 TIMES.clear()
                 sampling.GRAMMAR_FIRST = kind.endswith("-ref")
                 loads.append(os.getloadavg()[0])
-                tps = engine_decode_tps(path, prompts[:n], args.tokens, os.cpu_count() or 2, args.tokens + 128,
-                                        request_fields=fields)
+                run(path, prompts[:n], args.tokens, fields)
                 steps = len(TIMES["sample"])
+                step_s = (statistics.median(TIMES["step"]) if TIMES["step"]  # else: decode + sampling
+                          else statistics.median(TIMES["decode"]) + statistics.median(TIMES["sample"]))
+                tps = n / step_s
                 decode_ms = 1000 * statistics.median(TIMES["decode"][-steps:])
                 wait_ms = 1000 * statistics.median(TIMES["mask_wait"][-steps:])
                 sample_ms = 1000 * statistics.median(TIMES["sample"])
                 cpu_ms = 1000 * statistics.median(TIMES["sample_cpu"])
                 rows[n, kind].append((tps, decode_ms, wait_ms, sample_ms, cpu_ms, cpu_ms / n))
+                print(f"  {n} {kind}: {rows[n, kind][-1]} load {loads[-1]:.1f}", file=sys.stderr, flush=True)
     print(f"host load (1-min average) during the runs: {min(loads):.1f}-{max(loads):.1f}\n"
           f"{'N':>3} {'kind':>11} {'t/s':>7} {'decode ms':>10} {'mask wait':>10} {'sample ms':>10} "
           f"{'sample CPU ms':>14} {'CPU/seq ms':>11} {'vs free':>8}")
