@@ -22,6 +22,7 @@ from app.engine.devices import resolve_gpu_layers
 from app.engine.events import EventBuilder
 from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
+from app.engine.masks import MaskBatch
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
 from app.engine.prompt_cache import PromptCache
@@ -72,6 +73,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
         self._kv_positions = [0] * config.n_slots  # written by the engine thread after every iteration
         self._kv_expected = [0] * config.n_slots  # what the engine's own records say those positions are
         self._cache = PromptCache(config.n_slots)
+        self._masks = MaskBatch(config.n_slots, self._model.n_vocab)
         self._leaders: dict[str, Sequence] = {}  # coalescing: request key -> the sequence decoding it
         self._clear_cache = False
         self._idle = threading.Event()  # set after an iteration that left nothing waiting or running
@@ -134,7 +136,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
     def check_grammar(self, grammar: str | None = None, json_schema: dict | None = None) -> str | None:
         """None if the grammar or JSON schema compiles for this model, else llama.cpp's (or the converter's)
         message. Safe from any thread: it reads only the vocabulary."""
-        return grammar_check(self._model.vocab, grammar, json_schema)
+        return grammar_check(self._model, grammar, json_schema)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until every submitted request has ended and the engine thread has settled (KV snapshot and
@@ -230,6 +232,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
 
     def _release_native(self) -> None:
         CORES.idle(id(self))
+        self._masks.close()
         for seq in list(self._running):
             if seq.sampler is not None:
                 seq.sampler.free()

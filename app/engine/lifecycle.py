@@ -6,13 +6,18 @@ being admitted, running, or following an identical request. The failure semantic
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import time
 
 import numpy as np
+from llama_cpp.llama_grammar import json_schema_to_gbnf
 
+from app.engine import sampling
+from app.engine.constraint import GrammarConstraint
 from app.engine.events import EventBuilder
-from app.engine.grammar import GrammarError, grammar_sampler, request_gbnf
+from app.engine.grammar import GrammarError, make_constraint
 from app.engine.prompt import ContextOverflow, PromptError
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
@@ -76,15 +81,30 @@ class RequestLifecycle:
                                   "(prompt plus reply): shorten it or raise the context per slot")
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
-        gbnf = request_gbnf(seq.request.grammar, seq.request.json_schema)
-        grammar = grammar_sampler(self._model.vocab, gbnf) if gbnf is not None else None
-        seq.sampler = SamplerChain(seq.request.sampling, self._model.n_vocab, banned, grammar)
+        seq.sampler = self._sampler_chain(seq.request, banned)
         seq.sampler.accept_prompt(prompt)
         seq.t_admit = time.perf_counter()
         seq.state = RequestState.PREFILLING
         events.state(seq.id, RequestState.PREFILLING)
         self._running.append(seq)
         self._register_leader(seq)
+
+    def _sampler_chain(self, request, banned) -> SamplerChain:
+        """The request's sampler chain with its constraint. When `sampling.GRAMMAR_FIRST` (the reference path,
+        as before issue 26): llama.cpp's grammar sampler first in the chain, a schema converted to GBNF."""
+        if sampling.GRAMMAR_FIRST and request.json_schema is not None:
+            request = dataclasses.replace(request, json_schema=None,
+                                          grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
+        constraint = make_constraint(self._model, request.grammar, request.json_schema)
+        try:
+            if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
+                grammar, constraint.ptr = constraint.ptr, None
+                return SamplerChain(request.sampling, self._model.n_vocab, banned, grammar=grammar)
+            return SamplerChain(request.sampling, self._model.n_vocab, banned, constraint=constraint)
+        except BaseException:
+            if constraint is not None:
+                constraint.free()
+            raise
 
     def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
                 kind: str = "internal") -> None:

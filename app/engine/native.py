@@ -9,9 +9,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
-import os
-import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +24,7 @@ _LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNI
 _last_level = logging.DEBUG
 
 
-_capture = threading.local()  # .lines: a list while capture_errors() is active on this thread
-_stderr_lock = threading.Lock()
+_capture = threading.local()  # .lines: a list while capture_log() is active on this thread
 
 
 def _route_llama_log(level: int, text: bytes, _user_data) -> None:
@@ -45,26 +41,15 @@ def _route_llama_log(level: int, text: bytes, _user_data) -> None:
 
 
 @contextlib.contextmanager
-def capture_errors():
-    """Collect what llama.cpp says during the block: the warning and error lines it logs on this thread, then
-    whatever it printed straight to stderr (its grammar parser reports there with fprintf, then returns NULL).
-    Keep the block to one short native call: fd 2 is redirected for its duration (under a lock)."""
+def capture_log():
+    """Collect the warning and error lines llama.cpp logs on this thread during the block (through the log
+    callback: other threads' lines and stderr are untouched)."""
     lines: list[str] = []
     _capture.lines = lines
-    with _stderr_lock, tempfile.TemporaryFile() as sink:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield lines
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            _capture.lines = None
-            sink.seek(0)
-            printed = sink.read().decode("utf-8", "replace").strip()
-            if printed:
-                lines[:0] = [printed]
+    try:
+        yield lines
+    finally:
+        _capture.lines = None
 
 
 # Module-level reference: if the callback were garbage-collected, llama.cpp's next log line would crash.
@@ -143,6 +128,8 @@ class LlamaModel:
         self.bos_id = llama_cpp.llama_vocab_bos(self.vocab)  # -1 when the model has none
         self.eos_id = llama_cpp.llama_vocab_eos(self.vocab)
         self._pieces: dict[int, bytes] = {}
+        self._guidance = None
+        self._guidance_lock = threading.Lock()
         self.eog_ids = [t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self.vocab, t)]
         self._eog = frozenset(self.eog_ids)
 
@@ -180,6 +167,33 @@ class LlamaModel:
                 n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, -n, 0, False)
             cached = self._pieces[token] = buf.raw[:n]
         return cached
+
+    def guidance_tokenizer(self):
+        """This vocabulary as llguidance sees it (JSON schemas), built on first use (about a second) and kept;
+        safe from any thread. End-of-generation tokens are its EOS tokens."""
+        with self._guidance_lock:
+            if self._guidance is None:
+                self._guidance = self._build_guidance_tokenizer()
+            return self._guidance
+
+    def _build_guidance_tokenizer(self):
+        """llguidance.llamacpp.lltokenizer_from_vocab, with the vocabulary calls this llama.cpp does not warn
+        about: every token's bytes (control tokens marked with a 0xff prefix, llguidance's convention for special
+        tokens) and llama.cpp's own tokenizer for text."""
+        from llguidance import LLTokenizer
+
+        special = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL
+        buf = ctypes.create_string_buffer(1024)
+        tokens = []
+        for token in range(self.n_vocab):
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+            piece = buf.raw[:n] if n >= 0 else b""
+            attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
+            looks_special = attr & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED and piece[:1] == b"<" and piece[-1:] == b">"
+            tokens.append(b"\xff" + piece if attr & special or looks_special else piece)
+        tokenize = ctypes.cast(llama_cpp.llama_cpp._lib.llama_tokenize, ctypes.c_void_p).value
+        return LLTokenizer.from_llamacpp(tokens=tokens, vocab_ptr=self.vocab, tokenize_fptr=tokenize,
+                                         eos_token=list(self.eog_ids), slices=None)
 
     def is_eog(self, token: int) -> bool:
         return token in self._eog

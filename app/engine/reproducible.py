@@ -50,7 +50,7 @@ class ReproducibleStep:
         the placeholders' KV; returns the decode's code, the group's outputs and its seconds."""
         pads = self._placeholders(tokens)
         outputs = self._fill_batch(group, pads)
-        rc, elapsed = self._timed_decode()
+        rc, elapsed = self._timed_decode(outputs)
         for slot, position, _ in pads:
             self._ctx.trim(slot, position)
         return rc, outputs, elapsed

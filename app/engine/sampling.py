@@ -1,7 +1,21 @@
-"""Per-sequence sampler chains built from SamplingParams.
+"""Per-sequence sampler chains built from SamplingParams, with or without a constraint (grammar, JSON schema).
 
-Each sequence owns its chain (RNG state, penalty history), so one pane's settings never leak into another's,
-and greedy output is the same whether a request runs alone or in a batch.
+Each sequence owns its chain (RNG state, penalty history, constraint state), so one pane's settings never leak
+into another's, and greedy output is the same whether a request runs alone or in a batch.
+
+Free text runs llama.cpp's chain as is: penalties -> top-k -> top-p -> min-p -> temperature -> draw (greedy at
+temperature 0). A constrained request gets the distribution of that chain with the constraint applied first (what
+llama.cpp does with its grammar sampler first in the chain), without asking the constraint about the whole
+vocabulary when it need not (docs/engine.md, "Constrained output" has the proof of each path):
+
+- **top-k** (greedy is top-1): the chain after the constraint only ever sees the k most likely allowed tokens.
+  They are found by asking the constraint about the most likely tokens, best first, in growing prefixes (1, then
+  2k, x8 ...) until k are allowed; the rest of the chain then runs on those k exactly as it would have. Same
+  tokens as the grammar-first chain, seed for seed.
+- **no truncation** (top-k 0, top-p 1, min-p 0): check first. Draw from the whole chain; keep the token if the
+  constraint allows it, else draw again with the constraint applied to every candidate (llama.cpp's
+  `common_sampler_sample`). Same distribution; a seeded text may differ, as the second draw uses the RNG again.
+- **otherwise** (top-p or min-p without top-k): the constraint is asked about every token first.
 """
 
 from __future__ import annotations
@@ -12,51 +26,94 @@ import random
 import llama_cpp
 import numpy as np
 
+from app.engine.constraint import TOKEN_DATA, token_array
 from app.engine.types import SamplingParams
 
-# llama_token_data {int32 id; float logit; float p}: a numpy record array with the same layout.
-_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
-assert _TOKEN_DATA.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
+_TOKEN_DATA = TOKEN_DATA  # the record layout, for callers that build candidates themselves
+# The old path, kept as the reference tests and scripts/profile_constrained.py compare against: a GBNF grammar's
+# llama.cpp sampler first in the chain, over the whole vocabulary every token. Read when a chain is built.
+GRAMMAR_FIRST = False
 
 
 class SamplerChain:
     """A llama.cpp sampler chain; `sample()` also accepts the token (never accept it twice)."""
 
-    def __init__(self, params: SamplingParams, n_vocab: int, banned_tokens: list[int] = (), grammar=None):
-        """`grammar`: a llama.cpp grammar sampler (see grammar.py); the chain takes ownership of it."""
+    def __init__(self, params: SamplingParams, n_vocab: int, banned_tokens: list[int] = (), grammar=None,
+                 constraint=None):
+        """`grammar`: a raw llama.cpp grammar sampler put first in the chain (the reference path; the chain takes
+        ownership). `constraint`: a Constraint (constraint.py) sampled as the module docstring says (owned too)."""
+        self.params = params
+        self.constraint = constraint
+        self.n_vocab = n_vocab
+        self._banned = np.asarray(banned_tokens, dtype=np.int64) if len(banned_tokens) else None
+        self._penalties = None
+        self.ptr = self._new_chain()
+        if constraint is None:
+            if grammar is not None:  # first: what it forbids is gone before any other sampler looks
+                self._add(self.ptr, grammar)
+            if self._banned is not None:  # ignore_eos: end-of-generation tokens can never be picked
+                self._add(self.ptr, self._logit_bias(banned_tokens))
+            self._add_penalties(self.ptr)
+            self._add_selection(self.ptr, top_k=True)
+            return
+        # Constrained: `ptr` holds the penalties (elementwise, so their place before the constraint is no matter);
+        # `_tail` what comes after the truncation the sampler does itself.
+        self._add_penalties(self.ptr)
+        self.top_k = 1 if params.greedy else (params.top_k if params.top_k > 0 else 0)
+        truncates = params.top_p < 1.0 or params.min_p > 0.0
+        self.mode = "top-k" if self.top_k else ("mask" if truncates else "check")
+        self._tail = None
+        if not params.greedy:
+            self._tail = self._new_chain()
+            self._add_selection(self._tail, top_k=False)
+
+    @property
+    def wants_mask(self) -> bool:
+        """Whether this sample will read the constraint's whole token mask (so it is worth computing ahead,
+        masks.py): truncated sampling under a constraint that has masks to compute (a JSON schema)."""
+        return (hasattr(self.constraint, "set_mask") and self.constraint.mask is None
+                and (self.mode == "mask" or self.top_k > 1))
+
+    # --- building ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _new_chain():
         chain_params = llama_cpp.llama_sampler_chain_default_params()
         chain_params.no_perf = True
-        self.ptr = llama_cpp.llama_sampler_chain_init(chain_params)
-        self._n = 0
-        self._penalties = None
-        add = self._add
-        if grammar is not None:  # first: what it forbids is gone before any other sampler looks
-            add(grammar)
-        if banned_tokens:  # ignore_eos: end-of-generation tokens can never be picked
-            biases = (llama_cpp.llama_logit_bias * len(banned_tokens))()
-            for entry, token in zip(biases, banned_tokens, strict=True):
-                entry.token, entry.bias = token, float("-inf")
-            add(llama_cpp.llama_sampler_init_logit_bias(n_vocab, len(banned_tokens), biases))
+        return llama_cpp.llama_sampler_chain_init(chain_params)
+
+    @staticmethod
+    def _add(chain, sampler) -> None:
+        llama_cpp.llama_sampler_chain_add(chain, sampler)  # the chain takes ownership
+
+    def _logit_bias(self, tokens):
+        biases = (llama_cpp.llama_logit_bias * len(tokens))()
+        for entry, token in zip(biases, tokens, strict=True):
+            entry.token, entry.bias = token, float("-inf")
+        return llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(tokens), biases)
+
+    def _add_penalties(self, chain) -> None:
+        params = self.params
         if params.uses_penalties:
-            add(llama_cpp.llama_sampler_init_penalties(
-                n_vocab, params.penalty_last_n, params.repeat_penalty,
+            self._add(chain, llama_cpp.llama_sampler_init_penalties(
+                self.n_vocab, params.penalty_last_n, params.repeat_penalty,
                 params.frequency_penalty, params.presence_penalty))
-            self._penalties = llama_cpp.llama_sampler_chain_get(self.ptr, self._n - 1)
+            self._penalties = llama_cpp.llama_sampler_chain_get(chain, llama_cpp.llama_sampler_chain_n(chain) - 1)
+
+    def _add_selection(self, chain, top_k: bool) -> None:
+        params = self.params
         if params.greedy:
-            add(llama_cpp.llama_sampler_init_greedy())
-        else:
-            # llama.cpp's common order: top-k -> top-p -> min-p -> temperature -> draw.
-            add(llama_cpp.llama_sampler_init_top_k(params.top_k))
-            add(llama_cpp.llama_sampler_init_top_p(params.top_p, 1))
-            add(llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
-            add(llama_cpp.llama_sampler_init_temp(params.temperature))
-            seed = params.seed if params.seed is not None else random.getrandbits(32)
-            add(llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+            self._add(chain, llama_cpp.llama_sampler_init_greedy())
+            return
+        # llama.cpp's common order: top-k -> top-p -> min-p -> temperature -> draw.
+        if top_k:
+            self._add(chain, llama_cpp.llama_sampler_init_top_k(params.top_k))
+        self._add(chain, llama_cpp.llama_sampler_init_top_p(params.top_p, 1))
+        self._add(chain, llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
+        self._add(chain, llama_cpp.llama_sampler_init_temp(params.temperature))
+        seed = params.seed if params.seed is not None else random.getrandbits(32)
+        self._add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
 
-    def _add(self, sampler) -> None:
-        llama_cpp.llama_sampler_chain_add(self.ptr, sampler)  # the chain takes ownership
-        self._n += 1
-
+    # --- sampling ------------------------------------------------------------------------------------------
     def accept_prompt(self, tokens) -> None:
         """Let repetition penalties see the prompt, as llama.cpp's server does."""
         if self._penalties is not None:  # only the penalties: a grammar must not consume the prompt
@@ -65,18 +122,18 @@ class SamplerChain:
 
     def sample(self, ctx_ptr, batch_index: int) -> int:
         """Only call with an index marked as an output in the batch just decoded: anything else aborts."""
-        return llama_cpp.llama_sampler_sample(self.ptr, ctx_ptr, batch_index)
+        if self.constraint is None:
+            return llama_cpp.llama_sampler_sample(self.ptr, ctx_ptr, batch_index)
+        pointer = llama_cpp.llama_get_logits_ith(ctx_ptr, batch_index)
+        return self._sample_constrained(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)))
 
     def sample_logits(self, logits: np.ndarray) -> int:
         """Sample from saved logits (a prompt cache hit has no fresh decode to point at); the same steps as
-        `llama_sampler_sample` (candidates in id order, apply the chain, accept), so the same token."""
-        candidates = np.empty(len(logits), _TOKEN_DATA)
-        candidates["id"] = np.arange(len(logits), dtype=np.int32)
-        candidates["logit"] = logits
-        candidates["p"] = 0.0
-        array = llama_cpp.llama_token_data_array(
-            data=candidates.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)),
-            size=len(logits), selected=-1, sorted=False)
+        `sample` (for free text: candidates in id order, apply the chain, accept), so the same token."""
+        if self.constraint is not None:
+            return self._sample_constrained(logits)
+        candidates = self._candidates(logits)
+        array = token_array(candidates)
         llama_cpp.llama_sampler_apply(self.ptr, ctypes.byref(array))
         if not 0 <= array.selected < array.size:
             raise RuntimeError(f"the sampler chain selected no token (index {array.selected})")
@@ -84,7 +141,91 @@ class SamplerChain:
         llama_cpp.llama_sampler_accept(self.ptr, token)
         return token
 
+    def _candidates(self, logits: np.ndarray) -> np.ndarray:
+        candidates = np.empty(len(logits), TOKEN_DATA)
+        candidates["id"] = np.arange(len(logits), dtype=np.int32)
+        candidates["logit"] = logits
+        candidates["p"] = 0.0
+        return candidates
+
+    def _sample_constrained(self, raw: np.ndarray) -> int:
+        logits = self._adjusted(raw)
+        if self.mode == "top-k":
+            token = self._from_top_k(logits)
+        elif self.mode == "check":
+            token = self._draw(self._candidates(logits), is_sorted=False)
+            if not self.constraint.allowed(np.array([token]))[0]:
+                token = self._draw(self._masked(logits), is_sorted=False)
+        else:
+            token = self._draw(self._masked(logits), is_sorted=False)
+        llama_cpp.llama_sampler_accept(self.ptr, token)  # the penalties' history
+        if self._tail is not None:
+            llama_cpp.llama_sampler_accept(self._tail, token)
+        self.constraint.accept(token)
+        return token
+
+    def _adjusted(self, raw: np.ndarray) -> np.ndarray:
+        """The logits after the elementwise samplers: banned tokens at -inf, repetition penalties."""
+        if self._penalties is not None:
+            candidates = self._candidates(raw)
+            if self._banned is not None:
+                candidates["logit"][self._banned] = -np.inf
+            llama_cpp.llama_sampler_apply(self.ptr, ctypes.byref(token_array(candidates)))
+            return candidates["logit"]  # penalties keep the id order
+        if self._banned is not None:
+            logits = np.array(raw, dtype=np.float32)
+            logits[self._banned] = -np.inf
+            return logits
+        return raw
+
+    def _masked(self, logits: np.ndarray) -> np.ndarray:
+        candidates = self._candidates(logits)
+        candidates["logit"][~self.constraint.allowed(candidates["id"])] = -np.inf
+        return candidates
+
+    def _from_top_k(self, logits: np.ndarray) -> int:
+        """The grammar-first chain's pick when the chain keeps the top k: find the k most likely allowed tokens
+        (best first; equal logits by id, as llama.cpp's greedy takes the first), run the rest of the chain."""
+        k, n = self.top_k, len(logits)
+        size = 1 if k == 1 else min(n, 2 * k)
+        while True:
+            if size == 1:
+                order = np.array([int(np.argmax(logits))])  # the lowest id of the highest logit
+            else:
+                part = np.argpartition(logits, n - size)[n - size:] if size < n else np.arange(n)
+                order = part[np.lexsort((part, -logits[part]))]
+            found = order[self.constraint.allowed(order)]
+            if len(found) >= k or size >= n:
+                break
+            size = min(n, size * 8)
+        if not len(found):  # nothing is allowed: end the text (llama.cpp's chain would pick a -inf token)
+            return self.constraint.end_token
+        best = logits[found[0]]
+        if self._tail is None or not np.isfinite(best):  # greedy (or only banned tokens left: the first of them)
+            if size == 1:
+                return int(found[0])
+            ties = np.flatnonzero(logits == best)  # one outside the prefix may have a lower id
+            return int(ties[self.constraint.allowed(ties)][0]) if len(ties) > 1 else int(found[0])
+        keep = found[:k]
+        candidates = np.empty(len(keep), TOKEN_DATA)
+        candidates["id"], candidates["logit"], candidates["p"] = keep, logits[keep], 0.0
+        return self._draw(candidates, is_sorted=True)
+
+    def _draw(self, candidates: np.ndarray, is_sorted: bool) -> int:
+        """Run top-p -> min-p -> temperature -> draw on the candidates (sampled chains only)."""
+        array = token_array(candidates, is_sorted)
+        llama_cpp.llama_sampler_apply(self._tail, ctypes.byref(array))
+        if not 0 <= array.selected < array.size:
+            raise RuntimeError(f"the sampler chain selected no token (index {array.selected})")
+        return int(array.data[array.selected].id)
+
     def free(self) -> None:
         if self.ptr:
             llama_cpp.llama_sampler_free(self.ptr)  # frees the members too
             self.ptr = None
+        if getattr(self, "_tail", None):
+            llama_cpp.llama_sampler_free(self._tail)
+            self._tail = None
+        if self.constraint is not None:
+            self.constraint.free()
+            self.constraint = None

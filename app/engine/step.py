@@ -39,7 +39,7 @@ class StepExecution:
                 self._step_reproducible(plan, events)
                 return
             outputs = self._fill_batch(plan)
-            rc, elapsed = self._timed_decode()
+            rc, elapsed = self._timed_decode(outputs)
             if rc == 0:
                 break
             if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
@@ -62,13 +62,17 @@ class StepExecution:
         self._advance(plan, outputs, events)
         self._end_step(plan, elapsed)
 
-    def _timed_decode(self) -> tuple[int, float]:
-        """llama_decode the batch with this engine's share of the cores (core_share.py); returns its code and
-        its seconds."""
+    def _timed_decode(self, outputs=()) -> tuple[int, float]:
+        """llama_decode the batch with this engine's share of the cores (core_share.py), while the token masks of
+        the (sequence, index) `outputs` that want one are computed (masks.py); returns its code and its seconds."""
         self._ctx.share_threads(CORES.busy(id(self)))
+        self._masks.start([seq for seq, _ in outputs])
         started = time.perf_counter()
-        rc = self._decode()
-        return rc, time.perf_counter() - started
+        try:
+            rc = self._decode()
+            return rc, time.perf_counter() - started
+        finally:
+            self._masks.finish()
 
     def _end_step(self, plan: StepPlan, elapsed: float) -> None:
         """Stats, pacing and slot occupancy for a step that decoded `plan` in `elapsed` seconds."""

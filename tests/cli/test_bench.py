@@ -20,11 +20,12 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     for group in ("engine", "raw_loop"):
         assert {"1", "4", "8"} <= set(tp[group]) and all(v > 0 for v in tp[group].values())
     assert tp["llama_threads"]["4"] > 0 and tp["llama_sequential"]["4"] > 0
+    assert tp["engine_grammar"]["8"] > 0 and tp["engine_json_schema"]["8"] > 0
     assert {"1", "4", "8"} <= set(ratios["engine_vs_raw"]) and all(v > 0 for v in ratios["engine_vs_raw"].values())
     for key in ("engine_vs_best_naive_4", "ttft_loaded_vs_idle", "itl_p99_long_prompt_vs_steady",
                 "fanout_ttft_vs_single", "rerun_ttft_vs_cold", "followup_prefill_vs_new_turn",
                 "coalesced_decode_tokens_ratio", "logprobs_throughput_ratio", "grammar_throughput_ratio",
-                "two_engines_vs_one"):
+                "json_schema_throughput_ratio", "two_engines_vs_one"):
         assert ratios[key] > 0, key
     assert set(ratios["reproducible_throughput_ratio"]) == {"4", "8"}
     assert set(ratios["kv_type_throughput_ratio"]) == {"q8_0", "q4_0"}  # KV cache types vs f16 at N=8

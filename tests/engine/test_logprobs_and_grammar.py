@@ -94,7 +94,7 @@ def test_a_broken_grammar_errors_that_request_only(make_engine):
     fine = engine.submit(ask("Answer.", max_tokens=8, sampling=GREEDY))
     failed = broken.result(timeout=60)
     assert failed.finish_reason == "error" and failed.error_kind == "grammar"
-    assert "expecting ')'" in failed.error  # llama.cpp's parser's own words
+    assert "Expected ')'" in failed.error  # the GBNF parser's own words (test_grammar_messages.py has more)
     bad_schema = schema.result(timeout=60)
     assert bad_schema.finish_reason == "error" and "nonsense" in bad_schema.error
     assert fine.result(timeout=60).finish_reason in ("stop", "length")
