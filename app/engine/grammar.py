@@ -58,13 +58,6 @@ def check_request(grammar: str | None, json_schema: dict | None) -> None:
         schema_grammar(json_schema)
 
 
-def request_gbnf(grammar: str | None, json_schema: dict | None) -> str | None:
-    """Compatibility name of `check_request`: raises GrammarError as it does; returns the GBNF of a grammar
-    (a schema is no longer converted to GBNF: llguidance matches it)."""
-    check_request(grammar, json_schema)
-    return grammar
-
-
 def make_constraint(model, grammar: str | None, json_schema: dict | None):
     """The request's Constraint (None: free text). The caller owns it (`free()`)."""
     check_request(grammar, json_schema)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import jsonschema
 
-from app.engine.grammar import GrammarError, request_gbnf
+from app.engine.grammar import GrammarError, check_request
 
 KINDS = {"text": "Free text", "json": "JSON", "schema": "JSON schema", "grammar": "GBNF grammar"}
 
@@ -62,7 +62,7 @@ class OutputFormat:
         parser, `Engine.check_grammar`) also catches GBNF syntax errors."""
         try:
             fields = self.request_fields()
-            request_gbnf(fields.get("grammar"), fields.get("json_schema"))
+            check_request(fields.get("grammar"), fields.get("json_schema"))
         except (ValueError, GrammarError) as exc:
             return str(exc)
         if compile_grammar is not None and fields:
