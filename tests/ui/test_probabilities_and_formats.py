@@ -78,7 +78,7 @@ def test_a_broken_schema_is_the_panes_error_and_a_valid_one_is_checked(loaded_wi
     assert "Output format" in pane.status.text() and pane.state == RunState.IDLE
     options.kind.setCurrentIndex(options.kind.findData("grammar"))
     options.editor.setPlainText('root ::= "yes" | (')
-    assert "expecting ')'" in options.check()  # the loaded model's own parser
+    assert "Expected ')'" in options.check()  # the loaded model's own parser
     options.kind.setCurrentIndex(options.kind.findData("schema"))
     options.editor.setPlainText('{"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, '
                                 '"required": ["answer"]}')
