@@ -9,7 +9,7 @@ tools/server/server-common.cpp and server-schema.cpp in llama.cpp, vLLM's "Struc
 - vLLM: chat `response_format`; raw prompt `structured_outputs.json` (>= 0.12) and `guided_json` (before);
   grammar `structured_outputs.grammar` and `guided_grammar`.
 - llama-cpp-python's server: chat `response_format: {type: json_object, schema}` (it takes no other type); raw
-  prompt `grammar`, the schema as GBNF from the converter the engine uses; grammar `grammar`.
+  prompt `grammar`, the schema as GBNF from its own converter (llama_grammar); grammar `grammar`.
 - any other server: OpenAI's `response_format` on chat, every spelling above otherwise.
 
 A server ignores fields it does not know, so `unapplied_keys` names the settings in use that the server's kind is
@@ -20,8 +20,12 @@ raw prompt's are always reported as not applied.
 
 from __future__ import annotations
 
+import json
+
+from llama_cpp.llama_grammar import json_schema_to_gbnf
+
 from app.engine import GenerationRequest
-from app.engine.grammar import request_gbnf
+from app.engine.grammar import GrammarError
 
 FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
 # owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies
@@ -79,12 +83,20 @@ def _format_fields(request: GenerationRequest, chat: bool, kind: str | None, ext
             return {"response_format": {"type": "json_object", "schema": schema}}
         return {"response_format": {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}}
     if python:
-        extra["grammar"] = request_gbnf(None, schema)
+        extra["grammar"] = _python_server_gbnf(schema)
     if llama:
         extra["json_schema"] = schema
     if vllm:
         extra.update(structured_outputs={"json": schema}, guided_json=schema)
     return {}
+
+
+def _python_server_gbnf(schema: dict) -> str:
+    """The schema as GBNF by llama-cpp-python's own converter, the one its server applies to chat schemas."""
+    try:
+        return json_schema_to_gbnf(json.dumps(schema))
+    except (AssertionError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        raise GrammarError(f"llama-cpp-python's server cannot take this JSON schema as a grammar: {exc}") from exc
 
 
 def in_use(request: GenerationRequest) -> dict[str, str]:
