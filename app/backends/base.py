@@ -32,6 +32,7 @@ class BackendInfo:
 class Backend(Protocol):
     name: str  # a short label for panes and reports
     model_info: BackendInfo  # what is loaded or served
+    failure: str | None  # why it stopped taking requests on its own (a dead engine thread), else None
 
     def submit(self, request: GenerationRequest) -> RequestHandle: ...
 
@@ -41,4 +42,4 @@ class Backend(Protocol):
 
     def cancel_all(self) -> None: ...
 
-    def close(self) -> None: ...
+    def close(self) -> bool: ...  # whether it stopped within its own bound (it never blocks longer)

@@ -41,8 +41,8 @@ class LocalBackend:
     def wait_idle(self, timeout: float | None = None) -> bool:
         return self.engine.wait_idle(timeout)
 
-    def close(self) -> None:
-        self.engine.close()
+    def close(self) -> bool:
+        return self.engine.close()
 
     def __enter__(self) -> LocalBackend:
         return self

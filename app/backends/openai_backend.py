@@ -22,13 +22,13 @@ from urllib.parse import urlparse
 import openai
 
 from app.backends.base import BackendInfo
+from app.backends.client_stats import ClientStats
 from app.backends.security import plain_http_warning
 from app.backends.server_errors import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, describe_error
 from app.backends.server_metrics import MetricsPoller
 from app.backends.server_params import create_arguments, unapplied, unapplied_keys
 from app.backends.stream_run import StreamRun
 from app.engine import GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
-from app.engine.rates import WindowRate
 from app.engine.types import EngineStopped
 
 _ids = itertools.count(1_000_000_001)  # apart from the local engine's ids, so one runner can hold both
@@ -52,8 +52,8 @@ class OpenAIBackend:
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
         self._live: dict[int, RequestHandle] = {}
         self._closing = False
-        self._running = self._generating = self._step = 0
-        self._reset_counters()
+        self._running = self._step = 0
+        self._figures = ClientStats()
         self._loop = asyncio.new_event_loop()
         self._slots = asyncio.Semaphore(max_concurrency)
         self._tasks: dict[int, asyncio.Task] = {}  # loop thread only
@@ -69,6 +69,13 @@ class OpenAIBackend:
     def model_info(self) -> BackendInfo:
         return BackendInfo(kind="server", name=self.name, model=self._model, url=self.base_url,
                            server_kind=self.server_kind)
+
+    @property
+    def failure(self) -> str | None:
+        """Why the backend stopped taking requests without being closed, else None."""
+        if self._thread.is_alive() or self._closing:
+            return None
+        return f"the connection thread for {self.base_url} stopped"
 
     def list_models(self) -> list[str]:
         """The server's models (GET /v1/models); raises with describe_error's sentence. Also learns what kind
@@ -127,22 +134,12 @@ class OpenAIBackend:
         """What the client measured (docs/engine.md, "Statistics"), plus the server's own figures from its
         /metrics in `server` (polled from the first call on; None until the first poll)."""
         self.metrics.start()
-        now = time.perf_counter()
         with self._lock:
-            busy = self._busy_s + (now - self._busy_since if self._generating else 0.0)
-            tokens, recent = self._tokens_total, self._recent.rate(now)
-            active, queued = self._running, len(self._live) - self._running
-            prompt, completed, steps = self._prompt_total, self._completed, self._step
-        return StatsSnapshot(n_slots=self.max_concurrency, active=active, queued=queued,
-                             decode_tps=tokens / busy if busy > 0 and tokens else None, prefill_tps=None,
-                             avg_concurrent=None, steps=steps, decode_tokens=tokens, decode_time_s=busy,
-                             prefill_tokens=0, prefill_time_s=0.0, prompt_tokens_total=prompt,
-                             generated_tokens_total=tokens, completed=completed, slot_context_used=[],
-                             n_ctx_per_slot=0, server=self.metrics.latest(), recent_decode_tps=recent)
+            active, queued, steps = self._running, len(self._live) - self._running, self._step
+        return self._figures.snapshot(self.max_concurrency, active, queued, steps, self.metrics.latest())
 
     def reset_stats(self) -> None:
-        with self._lock:
-            self._reset_counters()
+        self._figures.reset()
 
     def cancel_all(self) -> None:
         with self._lock:
@@ -175,11 +172,6 @@ class OpenAIBackend:
             self._loop.call_soon_threadsafe(fn, *args)
         except RuntimeError:  # the loop closed: close() has ended every request already
             pass
-
-    def _reset_counters(self) -> None:
-        self._tokens_total = self._prompt_total = self._completed = 0
-        self._busy_s, self._busy_since = 0.0, time.perf_counter()
-        self._recent = WindowRate(clock=time.perf_counter)
 
     def _cancel(self, request_id: int) -> None:
         with self._lock:
@@ -246,13 +238,7 @@ class OpenAIBackend:
         first = run.t_first is None
         text, entries, counted = run.take(chunk, now)
         if counted:
-            with self._lock:
-                self._tokens_total += counted
-                self._recent.add(counted, now)
-                if first:
-                    self._generating += 1
-                    if self._generating == 1:
-                        self._busy_since = now
+            self._figures.tokens(run, counted, first, now)
             self._emit(run, delta=text, entries=entries)
 
     def _emit(self, run: StreamRun, delta: str = "", entries=(), state: RequestState | None = None,
@@ -290,17 +276,10 @@ class OpenAIBackend:
         completion = run.completion(reason, error, unapplied(request, self.server_kind),
                                     unapplied_keys(request, self.server_kind))
         handle._complete(completion)
-        now = time.perf_counter()
+        self._figures.ended(run, time.perf_counter())
         with self._lock:
             self._live.pop(handle.id, None)
             self._running -= 1 if run.t_start is not None else 0
-            self._prompt_total += completion.prompt_tokens
-            self._tokens_total += run.tokens - run.chunk_tokens  # the server's usage count replaces the live one
-            self._completed += 1
-            if run.t_first is not None:
-                self._generating -= 1
-                if self._generating == 0:
-                    self._busy_s += now - self._busy_since
         self._emit(run, finished=completion)
 
 
