@@ -63,10 +63,10 @@ def test_fault_between_slot_assignment_and_running_frees_the_slot(make_engine, m
     counts = finished_counter(engine)
 
     class FailingChain(SamplerChain):
-        def __init__(self, params, *args):
+        def __init__(self, params, *args, **kwargs):
             if params.seed == MARK_SEED:
                 raise RuntimeError("injected fault building a sampler")
-            super().__init__(params, *args)
+            super().__init__(params, *args, **kwargs)
 
     monkeypatch.setattr(lifecycle_module, "SamplerChain", FailingChain)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
@@ -102,8 +102,8 @@ def test_sampling_fault_ends_only_that_request(make_engine, monkeypatch):
     counts = finished_counter(engine)
 
     class FailingSample(SamplerChain):
-        def __init__(self, params, *args):
-            super().__init__(params, *args)
+        def __init__(self, params, *args, **kwargs):
+            super().__init__(params, *args, **kwargs)
             self.fail = params.seed == MARK_SEED
 
         def sample(self, ctx_ptr, batch_index):
