@@ -1,22 +1,38 @@
-"""What the session and the CLI need from anything that generates: the Backend protocol.
+"""What the session and the CLI need from anything that generates: the Backend protocol, and BackendInfo.
 
 A backend takes GenerationRequests and gives back RequestHandles, publishes one StepEvent per step to its
 subscribers and reports StatsSnapshots, so nothing above this layer knows whether tokens come from the local
-engine or a server.
+engine or a server. `model_info` is a BackendInfo for every backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
 
-from app.engine import GenerationRequest, RequestHandle, StatsSnapshot, StepEvent
+from app.engine import GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot, StepEvent
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What a backend runs, the same shape for every kind. A snapshot: a server's `model` and `server_kind` are
+    learnt when it is first asked for its models (`OpenAIBackend.connect`), so read `model_info` again then."""
+
+    kind: Literal["local", "server"]
+    name: str  # the backend's label (Backend.name)
+    model: str | None  # local: the model's name (GGUF metadata, else the file stem); server: the model asked for
+    path: str = ""  # local: the GGUF file
+    url: str = ""  # server: its base URL (…/v1)
+    server_kind: str | None = None  # server: `owned_by` of its models ("llamacpp", "vllm", …); None = not known
+    local: ModelInfo | None = None  # local: everything the GGUF says (architecture, size, chat format…)
 
 
 @runtime_checkable
 class Backend(Protocol):
     name: str  # a short label for panes and reports
-    model_info: object  # what is loaded or served (ModelInfo for the local engine)
+    model_info: BackendInfo  # what is loaded or served
+    failure: str | None  # why it stopped taking requests on its own (a dead engine thread), else None
 
     def submit(self, request: GenerationRequest) -> RequestHandle: ...
 
@@ -26,4 +42,4 @@ class Backend(Protocol):
 
     def cancel_all(self) -> None: ...
 
-    def close(self) -> None: ...
+    def close(self) -> bool: ...  # whether it stopped within its own bound (it never blocks longer)

@@ -5,14 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from app.backends.base import BackendInfo
 from app.engine import Engine, EngineConfig, GenerationRequest, RequestHandle, StatsSnapshot, StepEvent
 
 
 class LocalBackend:
     def __init__(self, config: EngineConfig):
         self.engine = Engine(config)  # raises a readable error for a bad model file
-        self.model_info = self.engine.model_info
-        self.name = f"local · {Path(self.model_info.path).stem}"
+        info = self.engine.model_info
+        self.name = f"local · {Path(info.path).stem}"
+        self.model_info = BackendInfo(kind="local", name=self.name, model=info.name or Path(info.path).stem,
+                                      path=str(info.path), local=info)
+
+    @property
+    def failure(self) -> str | None:
+        """Why the engine thread died, or None (Engine.failure); `submit()` then raises EngineStopped."""
+        return self.engine.failure
+
+    @property
+    def alive(self) -> bool:
+        return self.engine.alive
 
     def submit(self, request: GenerationRequest) -> RequestHandle:
         return self.engine.submit(request)
@@ -29,8 +41,8 @@ class LocalBackend:
     def wait_idle(self, timeout: float | None = None) -> bool:
         return self.engine.wait_idle(timeout)
 
-    def close(self) -> None:
-        self.engine.close()
+    def close(self) -> bool:
+        return self.engine.close()
 
     def __enter__(self) -> LocalBackend:
         return self

@@ -1,51 +1,37 @@
 """OpenAIBackend: panes on any OpenAI-compatible server (llama-server, vLLM, Ollama, llama-cpp-python's own).
 
-Requests stream through the official `openai` client (it parses the SSE), at most `max_concurrency` at a time
-on worker threads; each chunk becomes a StepEvent and text on the request's handle, so nothing above this layer
-can tell a server from the local engine. TTFT and decode rates are measured here, prompt tokens come from the
-usage chunk. Cancelling closes the HTTP stream, which makes the server stop generating. Any failure (server
-down, DNS, 401/403/404/429/5xx, a stream killed or stalled, malformed chunks) ends that request "error" with
-a message naming the URL and the cause; nothing retries silently, nothing hangs.
+Requests stream through the official `openai` client's async API, each a task on the backend's own event-loop
+thread (`chorus-http`), at most `max_concurrency` at a time; each chunk becomes a StepEvent and text on the
+request's handle, so nothing above this layer can tell a server from the local engine. Subscribers are called on
+that thread, never on a caller's. Cancelling, from any thread, cancels the request's task, which closes its HTTP
+response at once whether the server is sending, stalled or has not answered yet (and makes it stop generating);
+`close()` does that to every live request and never waits on a server. Any failure (server down, DNS,
+401/403/404/429/5xx, a stream killed or stalled, malformed chunks) ends that request "error" with a message
+naming the URL and the cause; nothing retries silently, nothing hangs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
 import openai
 
+from app.backends.base import BackendInfo
+from app.backends.client_stats import ClientStats
 from app.backends.security import plain_http_warning
+from app.backends.server_errors import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, describe_error
 from app.backends.server_metrics import MetricsPoller
-from app.backends.server_params import create_arguments, unapplied
-from app.engine import Completion, GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
-from app.engine.logprobs import TokenLogprob
+from app.backends.server_params import create_arguments, unapplied, unapplied_keys
+from app.backends.stream_run import StreamRun
+from app.engine import GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
+from app.engine.types import EngineStopped
 
-CONNECT_TIMEOUT_S, READ_TIMEOUT_S = 5.0, 60.0
-FINISH = {"stop": "stop", "length": "length"}  # anything else a server says (tool_calls, content_filter): "stop"
 _ids = itertools.count(1_000_000_001)  # apart from the local engine's ids, so one runner can hold both
-
-
-def describe_error(url: str, exc: Exception) -> str:
-    """One sentence naming the server and what went wrong."""
-    if isinstance(exc, openai.APITimeoutError):
-        return f"{url} stopped answering (no data for {READ_TIMEOUT_S:.0f} s)"
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__ or exc
-        return f"cannot reach {url}: {cause}"
-    if isinstance(exc, openai.APIStatusError):
-        what = {401: "refused the API key", 403: "refused access (forbidden)", 404: "has no such path or model",
-                429: "is rate limiting (too many requests)", 503: "is unavailable or overloaded"}
-        reason = what.get(exc.status_code, "answered with an error")
-        detail = getattr(exc, "message", "") or str(exc)
-        return f"{url} {reason} (HTTP {exc.status_code}): {detail}"
-    if isinstance(exc, openai.APIResponseValidationError | ValueError | KeyError | TypeError):
-        return f"{url} sent a response that is not valid OpenAI streaming data: {exc}"
-    return f"{url}: {type(exc).__name__}: {exc}"
 
 
 class OpenAIBackend:
@@ -53,22 +39,26 @@ class OpenAIBackend:
                  max_concurrency: int = limits.SERVER_CONCURRENCY.default,
                  read_timeout_s: float = READ_TIMEOUT_S):
         self.base_url = base_url.rstrip("/")
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=api_key or "none", max_retries=0,
-                                    timeout=openai.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S))
+        options = {"base_url": self.base_url, "api_key": api_key or "none", "max_retries": 0,
+                   "timeout": openai.Timeout(read_timeout_s, connect=CONNECT_TIMEOUT_S)}
+        self.client = openai.OpenAI(**options)  # list_models, on the caller's thread
+        self._aclient = openai.AsyncOpenAI(**options)  # streams, on the loop thread only
         self._model = model
         self.max_concurrency = max_concurrency
         self.warning = plain_http_warning(self.base_url)  # None, or a sentence for the user (unencrypted)
-        self._pool = ThreadPoolExecutor(max_concurrency, thread_name_prefix="chorus-http")
-        self._lock = threading.Lock()
-        self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
-        self._cancelled: set[int] = set()
-        self._live: dict[int, RequestHandle] = {}
-        self._running = 0
-        self._step = 0
-        self._tokens_total = self._prompt_total = self._completed = 0
-        self._token_times: list[float] = []
         self.metrics = MetricsPoller(self.base_url)
         self.server_kind: str | None = None  # owned_by of its models: "llamacpp", "vllm", ... (list_models)
+        self._lock = threading.Lock()  # everything below that other threads read: subscribers, counts, _closing
+        self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()
+        self._live: dict[int, RequestHandle] = {}
+        self._closing = False
+        self._running = self._step = 0
+        self._figures = ClientStats()
+        self._loop = asyncio.new_event_loop()
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._tasks: dict[int, asyncio.Task] = {}  # loop thread only
+        self._thread = threading.Thread(target=self._run_loop, name="chorus-http", daemon=True)
+        self._thread.start()
 
     # --- Backend protocol ------------------------------------------------------------------------------------
     @property
@@ -76,8 +66,16 @@ class OpenAIBackend:
         return f"{urlparse(self.base_url).netloc} · {self._model or 'default model'}"
 
     @property
-    def model_info(self) -> dict:
-        return {"url": self.base_url, "model": self._model, "kind": "server"}
+    def model_info(self) -> BackendInfo:
+        return BackendInfo(kind="server", name=self.name, model=self._model, url=self.base_url,
+                           server_kind=self.server_kind)
+
+    @property
+    def failure(self) -> str | None:
+        """Why the backend stopped taking requests without being closed, else None."""
+        if self._thread.is_alive() or self._closing:
+            return None
+        return f"the connection thread for {self.base_url} stopped"
 
     def list_models(self) -> list[str]:
         """The server's models (GET /v1/models); raises with describe_error's sentence. Also learns what kind
@@ -111,13 +109,17 @@ class OpenAIBackend:
         return models
 
     def submit(self, request: GenerationRequest) -> RequestHandle:
+        """Queue a request (never blocks); raises EngineStopped after close()."""
         handle = RequestHandle(next(_ids), request, self._cancel)
-        with self._lock:
+        with self._lock:  # scheduled under the lock, so close() cannot slip in between
+            if self._closing:
+                raise EngineStopped(f"the connection to {self.base_url} is closed")
             self._live[handle.id] = handle
-        self._pool.submit(self._serve, handle)
+            self._call(self._start, handle)
         return handle
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
+        """`fn(event)` is called on the backend's loop thread. Starts polling the server's /metrics."""
         with self._lock:
             self._subscribers = (*self._subscribers, fn)
         self.metrics.start()
@@ -129,87 +131,118 @@ class OpenAIBackend:
         return unsubscribe
 
     def stats(self) -> StatsSnapshot:
-        now = time.perf_counter()
+        """What the client measured (docs/engine.md, "Statistics"), plus the server's own figures from its
+        /metrics in `server` (polled from the first call on; None until the first poll)."""
+        self.metrics.start()
         with self._lock:
-            self._token_times = [t for t in self._token_times if now - t < 5.0]
-            recent = len(self._token_times)
-            active, queued = self._running, len(self._live) - self._running
-            totals = (self._prompt_total, self._tokens_total, self._completed)
-        return StatsSnapshot(n_slots=self.max_concurrency, active=active, queued=queued,
-                             decode_tps=recent / 5.0 if recent else None, prefill_tps=None, avg_concurrent=None,
-                             steps=self._step, decode_tokens=totals[1], decode_time_s=0.0, prefill_tokens=0,
-                             prefill_time_s=0.0, prompt_tokens_total=totals[0], generated_tokens_total=totals[1],
-                             completed=totals[2], slot_context_used=[], n_ctx_per_slot=0,
-                             server=self.metrics.latest())
+            active, queued, steps = self._running, len(self._live) - self._running, self._step
+        return self._figures.snapshot(self.max_concurrency, active, queued, steps, self.metrics.latest())
+
+    def reset_stats(self) -> None:
+        self._figures.reset()
 
     def cancel_all(self) -> None:
         with self._lock:
-            self._cancelled.update(self._live)
+            for request_id in self._live:
+                self._call(self._cancel_task, request_id)
 
-    def close(self) -> None:
-        self.cancel_all()
-        self._pool.shutdown(wait=True, cancel_futures=False)
+    def close(self, timeout: float | None = 2.0) -> bool:
+        """Cancel every live request (each ends "cancelled", its response closed) and stop the loop thread, waiting
+        at most `timeout` seconds for that; a stalled server cannot hold it up. Returns whether the thread ended."""
+        with self._lock:
+            if not self._closing:
+                self._closing = True
+                self._call(self._shut_down)
         self.metrics.stop()
         self.client.close()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
 
-    # --- one request, on a worker thread -------------------------------------------------------------------
+    # --- the loop thread -------------------------------------------------------------------------------------
+    def _run_loop(self) -> None:
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+
+    def _call(self, fn, *args) -> None:
+        """Run `fn(*args)` on the loop thread, soon (any thread; nothing happens once the loop has closed)."""
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop closed: close() has ended every request already
+            pass
+
     def _cancel(self, request_id: int) -> None:
         with self._lock:
-            self._cancelled.add(request_id)
+            if request_id in self._live:
+                self._call(self._cancel_task, request_id)
 
-    def _is_cancelled(self, request_id: int) -> bool:
-        with self._lock:
-            return request_id in self._cancelled
+    def _cancel_task(self, request_id: int) -> None:
+        task = self._tasks.get(request_id)
+        if task is not None:
+            task.cancel()  # at its next await: the HTTP read, the wait for a slot, or before it starts
 
-    def _serve(self, handle: RequestHandle) -> None:
-        run = _Run(handle)
+    def _start(self, handle: RequestHandle) -> None:
+        run = StreamRun(handle)
+        task = self._loop.create_task(self._serve(run))
+        self._tasks[handle.id] = task
+        task.add_done_callback(lambda t: self._settle(run, t))
+
+    def _settle(self, run: StreamRun, task: asyncio.Task) -> None:
+        """Every task ends its request, even one cancelled before it ran a line."""
+        self._tasks.pop(run.handle.id, None)
+        if not run.ended:
+            error = None if task.cancelled() else f"{self.base_url}: internal error: {task.exception()!r}"
+            self._end(run, "error" if error else "cancelled", error)
+
+    def _shut_down(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        self._loop.create_task(self._stop_loop(tasks))
+
+    async def _stop_loop(self, tasks: list[asyncio.Task]) -> None:
+        if tasks:
+            await asyncio.wait(tasks, timeout=1.0)
         try:
-            if self._is_cancelled(handle.id):  # cancelled while queued: never sent
-                return self._end(run, "cancelled")
-            with self._lock:
-                self._running += 1
-            run.t_start = time.perf_counter()
-            self._emit(run, state=RequestState.PREFILLING)
-            stream = self._open(handle.request)
-            try:
-                for chunk in stream:
-                    if self._is_cancelled(handle.id):
-                        return self._end(run, "cancelled")
-                    self._take(run, chunk)
-            finally:
-                stream.close()  # also what tells the server to stop generating
-            self._end(run, run.finish or "stop")
-        except openai.OpenAIError as exc:
-            self._end(run, "error", describe_error(self.base_url, exc))
-        except Exception as exc:  # malformed data the client let through, a bug: end this request only
-            self._end(run, "error", describe_error(self.base_url, exc))
+            await asyncio.wait_for(self._aclient.close(), 1.0)
+        except Exception:  # nothing left to tell anyone: every request has ended
+            pass
+        self._loop.stop()
 
-    def _open(self, request: GenerationRequest):
-        endpoint, arguments = create_arguments(request, self._model)
-        api = self.client.chat.completions if endpoint == "chat" else self.client.completions
-        return api.create(**arguments)
-
-    def _take(self, run: _Run, chunk) -> None:
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            run.prompt_tokens = usage.prompt_tokens or run.prompt_tokens
-            details = getattr(usage, "prompt_tokens_details", None)
-            run.cached = getattr(details, "cached_tokens", None) or run.cached
-        for choice in chunk.choices or []:
-            delta = getattr(choice, "delta", None)
-            text = (getattr(delta, "content", None) if delta is not None else getattr(choice, "text", None)) or ""
-            entries = _logprobs(getattr(choice, "logprobs", None))
-            if text or entries:
-                run.add(text, entries, time.perf_counter())
+    async def _serve(self, run: StreamRun) -> None:
+        request = run.handle.request
+        try:
+            async with self._slots:
                 with self._lock:
-                    self._tokens_total += max(1, len(entries))
-                    self._token_times.append(run.t_last)
-                self._emit(run, delta=text, entries=entries)
-            if choice.finish_reason:
-                run.finish = FINISH.get(choice.finish_reason, "stop")
+                    self._running += 1
+                run.t_start = time.perf_counter()
+                self._emit(run, state=RequestState.PREFILLING)
+                endpoint, arguments = create_arguments(request, self._model, self.server_kind)
+                api = self._aclient.chat.completions if endpoint == "chat" else self._aclient.completions
+                stream = await api.create(**arguments)
+                try:
+                    async for chunk in stream:
+                        self._take(run, chunk)
+                finally:
+                    await _close(stream)  # also what tells the server to stop generating
+            self._end(run, run.finish or "stop")
+        except asyncio.CancelledError:
+            self._end(run, "cancelled")
+        except Exception as exc:  # the server, the client, malformed data, a bug: end this request only
+            self._end(run, "error", describe_error(self.base_url, exc))
 
-    def _emit(self, run: _Run, delta: str = "", entries=(), state: RequestState | None = None,
-              finished: Completion | None = None) -> None:
+    def _take(self, run: StreamRun, chunk) -> None:
+        now = time.perf_counter()
+        first = run.t_first is None
+        text, entries, counted = run.take(chunk, now)
+        if counted:
+            self._figures.tokens(run, counted, first, now)
+            self._emit(run, delta=text, entries=entries)
+
+    def _emit(self, run: StreamRun, delta: str = "", entries=(), state: RequestState | None = None,
+              finished=None) -> None:
         handle = run.handle
         states = {}
         if state is not None:
@@ -233,51 +266,26 @@ class OpenAIBackend:
             except Exception:  # a subscriber's bug must not end the request
                 pass
 
-    def _end(self, run: _Run, reason: str, error: str | None = None) -> None:
+    def _end(self, run: StreamRun, reason: str, error: str | None = None) -> None:
+        """End a request exactly once (loop thread): its completion, the counts, one finished event."""
+        if run.ended:
+            return
+        run.ended = True
         handle = run.handle
-        completion = run.completion(reason, error, unapplied(handle.request, self.server_kind))
+        request = handle.request
+        completion = run.completion(reason, error, unapplied(request, self.server_kind),
+                                    unapplied_keys(request, self.server_kind))
         handle._complete(completion)
+        self._figures.ended(run, time.perf_counter())
         with self._lock:
             self._live.pop(handle.id, None)
-            self._cancelled.discard(handle.id)
             self._running -= 1 if run.t_start is not None else 0
-            self._prompt_total += completion.prompt_tokens
-            self._completed += 1
         self._emit(run, finished=completion)
 
 
-class _Run:
-    """What one streamed request has received so far (client-side timings on time.perf_counter)."""
-
-    def __init__(self, handle: RequestHandle):
-        self.handle = handle
-        self.text, self.tokens, self.prompt_tokens, self.cached = "", 0, 0, 0
-        self.entries: list[TokenLogprob] = []
-        self.finish: str | None = None
-        self.t_start = self.t_first = self.t_last = None
-
-    def add(self, text: str, entries: list, now: float) -> None:
-        self.text += text
-        self.entries += entries
-        self.tokens += max(1, len(entries))  # a server sends a token per chunk unless it reports several
-        self.t_first = self.t_first or now
-        self.t_last = now
-
-    def completion(self, reason: str, error: str | None, note: str = "") -> Completion:
-        h = self.handle
-        tps = ((self.tokens - 1) / (self.t_last - self.t_first)
-               if self.t_first and self.t_last and self.t_last > self.t_first and self.tokens > 1 else None)
-        return Completion(request_id=h.id, text=self.text, token_ids=[], finish_reason=reason, error=error,
-                          prompt_tokens=self.prompt_tokens, generated_tokens=self.tokens,
-                          queue_wait_s=None if self.t_start is None else self.t_start - h.t_submit,
-                          ttft_s=None if self.t_first is None else self.t_first - h.t_submit, decode_tps=tps,
-                          error_kind="server" if error else None, cached_tokens=self.cached,
-                          token_logprobs=list(self.entries) if h.request.logprobs else None, note=note)
-
-
-def _logprobs(data) -> list[TokenLogprob]:
-    """OpenAI chat logprobs (`content`: token, logprob, top_logprobs) as TokenLogprobs; servers send no ids."""
-    content = getattr(data, "content", None) if data is not None else None
-    return [TokenLogprob(-1, item.token, float(item.logprob),
-                         tuple((-1, alt.token, float(alt.logprob)) for alt in (item.top_logprobs or [])))
-            for item in content or []]
+async def _close(stream) -> None:
+    """Close a response without waiting on its server (httpx drops a connection whose reply is unread)."""
+    try:
+        await asyncio.wait_for(stream.close(), 1.0)
+    except Exception:
+        pass

@@ -46,11 +46,14 @@ class MetricsPoller:
         self._previous: tuple[float, float] | None = None  # (time, generated tokens) for the rate
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="chorus-metrics", daemon=True)
-            self._thread.start()
+        """Start polling (idempotent, any thread; the first stats() or subscribe() call does it)."""
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="chorus-metrics", daemon=True)
+                self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()

@@ -1,47 +1,59 @@
 """What a GenerationRequest becomes on an OpenAI-compatible server, and what a server will not apply.
 
 Standard OpenAI fields go as themselves; llama.cpp's extras (top_k, min_p, repeat_penalty, repeat_last_n,
-grammar, json_schema, ignore_eos, cache_prompt) go in the body, with vLLM's names beside them where they differ
-(repetition_penalty, guided_grammar, guided_json, continue_final_message). A server ignores fields it does not
-know, so `unapplied` names the settings in use that the server's kind (read from `owned_by` in GET /v1/models)
-is not known to apply; the result says so instead of dropping them silently. Token probabilities are asked for
-on chat requests only (servers' raw-completion logprobs come in another shape), so a raw prompt's are always
-reported as not applied.
+ignore_eos, cache_prompt) go in the body, with vLLM's names beside them where they differ (repetition_penalty,
+continue_final_message). An output format goes the way the server's kind takes it (`owned_by` in GET /v1/models;
+tools/server/server-common.cpp and server-schema.cpp in llama.cpp, vLLM's "Structured Outputs" page):
+
+- llama-server: chat `response_format: {type: json_schema}`; raw prompt `json_schema`; grammar `grammar`.
+- vLLM: chat `response_format`; raw prompt `structured_outputs.json` (>= 0.12) and `guided_json` (before);
+  grammar `structured_outputs.grammar` and `guided_grammar`.
+- llama-cpp-python's server: chat `response_format: {type: json_object, schema}` (it takes no other type); raw
+  prompt `grammar`, the schema as GBNF from its own converter (llama_grammar); grammar `grammar`.
+- any other server: OpenAI's `response_format` on chat, every spelling above otherwise.
+
+A server ignores fields it does not know, so `unapplied_keys` names the settings in use that the server's kind is
+not known to apply, and the Completion says so (`note`, `unapplied`) instead of dropping them silently. Token
+probabilities are asked for on chat requests only (servers' raw-completion logprobs come in another shape), so a
+raw prompt's are always reported as not applied.
 """
 
 from __future__ import annotations
 
-from app.engine import GenerationRequest
+import json
 
-# owned_by in GET /v1/models -> the extension settings that server applies
-APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n"},  # llama-server
-           "vllm": {"top_k", "min_p", "repeat_penalty"},
-           "me": {"top_k", "min_p", "repeat_penalty", "penalty_last_n"}}  # llama-cpp-python's server
+from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+from app.engine import GenerationRequest
+from app.engine.grammar import GrammarError
+
+FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
+# owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies
+APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS},  # llama-server
+           "vllm": {"top_k", "min_p", "repeat_penalty", *FORMAT_KEYS},
+           "me": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS}}  # llama-cpp-python's server
 KNOWN = {"llamacpp": "llama-server", "vllm": "vLLM", "me": "llama-cpp-python's server"}
 
 
-def create_arguments(request: GenerationRequest, model: str | None) -> tuple[str, dict]:
-    """("chat" | "completions", keyword arguments for the openai client's create())."""
+def create_arguments(request: GenerationRequest, model: str | None,
+                     server_kind: str | None = None) -> tuple[str, dict]:
+    """("chat" | "completions", keyword arguments for the openai client's create()). Raises GrammarError when a
+    schema must become GBNF here (llama-cpp-python's server, raw prompt) and cannot."""
     s = request.sampling
     extra = {"top_k": s.top_k, "min_p": s.min_p, "repeat_penalty": s.repeat_penalty,
              "repetition_penalty": s.repeat_penalty, "repeat_last_n": s.penalty_last_n, "cache_prompt": True}
     if request.ignore_eos:
         extra["ignore_eos"] = True
-    if request.grammar:
-        extra.update(grammar=request.grammar, guided_grammar=request.grammar)
     common = {"model": model or "default", "stream": True, "max_tokens": request.max_tokens,
               "temperature": s.temperature, "top_p": s.top_p, "frequency_penalty": s.frequency_penalty,
               "presence_penalty": s.presence_penalty, "stop": list(request.stop) or None,
               "stream_options": {"include_usage": True}, "extra_body": extra}
     if s.seed is not None:
         common["seed"] = s.seed
-    if request.messages is None:
-        if request.json_schema is not None:
-            extra.update(json_schema=request.json_schema, guided_json=request.json_schema)
+    chat = request.messages is not None
+    common.update(_format_fields(request, chat, server_kind, extra))
+    if not chat:
         return "completions", {"prompt": request.prompt + request.reply_prefix, **common}
-    if request.json_schema is not None:
-        common["response_format"] = {"type": "json_schema",
-                                     "json_schema": {"name": "output", "schema": request.json_schema}}
     if request.logprobs:
         common.update(logprobs=True, top_logprobs=request.logprobs)
     messages = list(request.messages)
@@ -49,6 +61,42 @@ def create_arguments(request: GenerationRequest, model: str | None) -> tuple[str
         messages.append({"role": "assistant", "content": request.reply_prefix})
         extra.update(continue_final_message=True, add_generation_prompt=False)
     return "chat", {"messages": messages, **common}
+
+
+def _format_fields(request: GenerationRequest, chat: bool, kind: str | None, extra: dict) -> dict:
+    """The request's grammar or JSON schema as this kind of server takes it: top-level create() arguments are
+    returned, body fields are added to `extra`."""
+    grammar, schema = request.grammar, request.json_schema
+    if grammar is None and schema is None:
+        return {}
+    python = kind == "me"
+    llama = kind == "llamacpp" or kind not in KNOWN  # an unknown server gets every known spelling
+    vllm = kind == "vllm" or kind not in KNOWN
+    if grammar is not None:
+        if llama or python:
+            extra["grammar"] = grammar
+        if vllm:
+            extra.update(structured_outputs={"grammar": grammar}, guided_grammar=grammar)
+        return {}
+    if chat:
+        if python:  # its response_format takes "text" or "json_object" (with a schema), nothing else
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}}
+    if python:
+        extra["grammar"] = _python_server_gbnf(schema)
+    if llama:
+        extra["json_schema"] = schema
+    if vllm:
+        extra.update(structured_outputs={"json": schema}, guided_json=schema)
+    return {}
+
+
+def _python_server_gbnf(schema: dict) -> str:
+    """The schema as GBNF by llama-cpp-python's own converter, the one its server applies to chat schemas."""
+    try:
+        return json_schema_to_gbnf(json.dumps(schema))
+    except (AssertionError, KeyError, TypeError, ValueError, RecursionError) as exc:
+        raise GrammarError(f"llama-cpp-python's server cannot take this JSON schema as a grammar: {exc}") from exc
 
 
 def in_use(request: GenerationRequest) -> dict[str, str]:
@@ -62,15 +110,25 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
     if s.repeat_penalty != 1.0:
         used["repeat_penalty"] = f"repeat penalty {s.repeat_penalty:g}"
         used["penalty_last_n"] = f"penalty window {s.penalty_last_n}"
+    if request.grammar is not None:
+        used["grammar"] = "the GBNF grammar"
+    if request.json_schema is not None:
+        used["json_schema"] = "the JSON schema"
     if request.logprobs and request.messages is None:
         used["raw logprobs"] = "token probabilities on a raw prompt (asked of servers for chat requests only)"
     return used
 
 
+def unapplied_keys(request: GenerationRequest, server_kind: str | None) -> tuple[str, ...]:
+    """The keys of `in_use` that this kind of server is not known to apply."""
+    applied = APPLIED.get(server_kind or "", set())
+    return tuple(key for key in in_use(request) if key not in applied)
+
+
 def unapplied(request: GenerationRequest, server_kind: str | None) -> str:
     """A sentence naming the settings this server is not known to apply ("" when it applies them all)."""
     used = in_use(request)
-    missing = [text for key, text in used.items() if key not in APPLIED.get(server_kind or "", set())]
+    missing = [used[key] for key in unapplied_keys(request, server_kind)]
     if not missing:
         return ""
     if server_kind in KNOWN:

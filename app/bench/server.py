@@ -51,7 +51,7 @@ def run_server_bench(args, threads: int, progress_cls, max_tokens: int = 96, rep
         return 2
     finally:
         probe.close()
-    server_model = probe.model_info["model"]
+    server_model = probe.model_info.model
     progress = progress_cls(2 * len(SIZES) * repetitions)
     samples: dict[tuple[str, int], list[float]] = {}
     for rep in range(1, repetitions + 1):

@@ -7,6 +7,7 @@ from app.engine.request import RequestHandle
 from app.engine.types import (
     Completion,
     EngineConfig,
+    EngineStopped,
     GenerationRequest,
     RequestState,
     SamplingParams,
@@ -22,6 +23,7 @@ __all__ = [
     "Completion",
     "Engine",
     "EngineConfig",
+    "EngineStopped",
     "GenerationRequest",
     "ModelInfo",
     "RequestHandle",

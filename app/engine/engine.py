@@ -32,7 +32,7 @@ from app.engine.scheduler import PrefillPacer
 from app.engine.sharing import PrefixSharing
 from app.engine.stats import StatsRecorder
 from app.engine.step import StepExecution
-from app.engine.types import EngineConfig, GenerationRequest, StatsSnapshot, StepEvent
+from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, StatsSnapshot, StepEvent
 
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
@@ -66,6 +66,9 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
         self._live: dict[int, Sequence] = {}
         self._cancel_ids: set[int] = set()
         self._closing = False
+        self._failure: str | None = None  # why the engine thread died (docs/engine.md, "Failures")
+        self._native_lock = threading.Lock()  # check_grammar (any thread) vs freeing the model (engine thread)
+        self._released = False
         self._admitting: Sequence | None = None
         self._running: list[Sequence] = []
         self._free_slots = set(range(config.n_slots))
@@ -86,9 +89,12 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
 
     # --- public API (any thread) -----------------------------------------------------------------------
     def submit(self, request: GenerationRequest) -> RequestHandle:
+        """Queue a request; raises EngineStopped once the engine is closed or its thread has died."""
         with self._cond:
+            if self._failure is not None:
+                raise EngineStopped(f"the engine stopped: {self._failure}. Reload the model to go on.")
             if self._closing:
-                raise RuntimeError("the engine is closed")
+                raise EngineStopped("the engine is closed")
             handle = RequestHandle(next(_request_ids), request, self._request_cancel)
             seq = Sequence(handle)
             self._idle.clear()
@@ -135,8 +141,13 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
 
     def check_grammar(self, grammar: str | None = None, json_schema: dict | None = None) -> str | None:
         """None if the grammar or JSON schema compiles for this model, else llama.cpp's (or the converter's)
-        message. Safe from any thread: it reads only the vocabulary."""
-        return grammar_check(self._model, grammar, json_schema)
+        message. Safe from any thread: it reads only the model, and once the engine is closing, closed or dead
+        it says so instead of reading a model that is (or is about to be) freed."""
+        with self._native_lock:
+            if self._released or self._closing:
+                reason = f"the engine stopped: {self._failure}" if self._failure else "the engine is closed"
+                return f"cannot check the format: {reason}"
+            return grammar_check(self._model, grammar, json_schema)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until every submitted request has ended and the engine thread has settled (KV snapshot and
@@ -149,6 +160,16 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
     @property
     def closed(self) -> bool:
         return self._closing and not self._thread.is_alive()
+
+    @property
+    def failure(self) -> str | None:
+        """Why the engine thread died (its exception, in one line), or None while it has not."""
+        return self._failure
+
+    @property
+    def alive(self) -> bool:
+        """Whether the engine takes requests: its thread runs, it is not closing and has not failed."""
+        return self._failure is None and not self._closing and self._thread.is_alive()
 
     def close(self, timeout: float | None = 2.0) -> bool:
         """Cancel everything and stop the thread, waiting at most `timeout` seconds (None: until it ends).
@@ -178,38 +199,41 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
     # --- engine thread -----------------------------------------------------------------------------------
     def _run(self) -> None:
         try:
-            while True:
-                with self._cond:
-                    self._cond.wait_for(lambda: self._closing or self._waiting or self._running
-                                        or self._cancel_ids or self._clear_cache)
-                    closing = self._closing
-                    cancels = set(self._live) if closing else self._cancel_ids
-                    self._cancel_ids = set()
-                events = EventBuilder(self._steps)
-                try:
-                    self._apply_cancels(cancels, events)
-                    if self._clear_cache:
-                        self._apply_cache_clear()
-                    if not closing:
-                        self._admit(events)
-                        if self._running:
-                            self._step(events)
-                except Exception as exc:  # a bug must not kill the thread: end what the step touched
-                    log.exception("engine step failed")
-                    self._fail_running(events, f"internal engine error: {exc!r}")
-                self._publish(events)
-                self._snapshot_kv()
-                with self._cond:
-                    if not (self._waiting or self._running or self._admitting):
-                        CORES.idle(id(self))  # other engines may use every thread again
-                        self._idle.set()
-                if closing:
-                    return
-        except BaseException:
+            self._loop()
+        except BaseException as exc:  # outside a step's own try: the thread cannot go on
             log.exception("engine thread failed")
-            raise
+            self._die(f"{type(exc).__name__}: {exc}" if str(exc) else repr(exc))
         finally:
             self._release_native()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._closing or self._waiting or self._running
+                                    or self._cancel_ids or self._clear_cache)
+                closing = self._closing
+                cancels = set(self._live) if closing else self._cancel_ids
+                self._cancel_ids = set()
+            events = EventBuilder(self._steps)
+            try:
+                self._apply_cancels(cancels, events)
+                if self._clear_cache:
+                    self._apply_cache_clear()
+                if not closing:
+                    self._admit(events)
+                    if self._running:
+                        self._step(events)
+            except Exception as exc:  # a bug must not kill the thread: end what the step touched
+                log.exception("engine step failed")
+                self._fail_running(events, f"internal engine error: {exc!r}")
+            self._publish(events)
+            self._snapshot_kv()
+            with self._cond:
+                if not (self._waiting or self._running or self._admitting):
+                    CORES.idle(id(self))  # other engines may use every thread again
+                    self._idle.set()
+            if closing:
+                return
 
     def _snapshot_kv(self) -> None:
         expected = [self._cache.cached_length(slot) for slot in range(self.config.n_slots)]
@@ -232,10 +256,12 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
 
     def _release_native(self) -> None:
         CORES.idle(id(self))
-        self._masks.close()
-        for seq in list(self._running):
-            if seq.sampler is not None:
-                seq.sampler.free()
-        self._running.clear()
-        self._ctx.close()
-        self._model.close()
+        with self._native_lock:
+            self._released = True
+            self._masks.close()
+            for seq in list(self._running):
+                if seq.sampler is not None:
+                    seq.sampler.free()
+            self._running.clear()
+            self._ctx.close()
+            self._model.close()

@@ -27,6 +27,28 @@ log = logging.getLogger("chorus.engine")
 
 
 class RequestLifecycle:
+    def _die(self, cause: str) -> None:
+        """The engine thread is ending on an exception outside a step's try: record why (`Engine.failure`; from
+        now on `submit()` raises EngineStopped) and end every live request, queued ones included, "error" with
+        a message naming the cause. Still on the engine thread, before the model is freed."""
+        message = f"the engine stopped after an internal error ({cause}); reload the model"
+        with self._cond:
+            self._failure = cause
+            self._closing = True
+            doomed = list(self._live.values())
+        events = EventBuilder(self._steps)
+        for seq in doomed:
+            try:
+                self._finish(seq, "error", events, message)
+            except Exception:  # _finish completes the handle even when its cleanup raises
+                log.exception("could not end request %s cleanly", seq.id)
+        try:
+            self._publish(events)
+        except Exception:
+            log.exception("could not publish the end of the engine's requests")
+        self._admitting = None
+        self._idle.set()
+
     def _fail_running(self, events: EventBuilder, message: str) -> None:
         """End every admitted request (queued ones stay queued and are served next)."""
         for seq in list(self._running) + ([self._admitting] if self._admitting else []):

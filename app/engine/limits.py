@@ -69,6 +69,9 @@ GPU_LAYERS_AUTO = "auto"
 GPU_LAYERS_DEFAULT = GPU_LAYERS_AUTO
 GPU_LAYERS = Limit(-1, 999, -1)
 SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one OpenAI-compatible server backend streams at a time
+# Every "recent" throughput (StatsSnapshot.recent_decode_tps / recent_prefill_tps, engine and servers alike, and
+# what the stats panel plots) counts the tokens of this many trailing seconds of wall clock (app/engine/rates.py).
+RATE_WINDOW_S = 1.0
 # Reproducible outputs (docs/engine.md, "Reproducible outputs"): a prompt advances in pieces of at most
 # PREFILL_CHUNK tokens, each its own llama_decode, below ggml's CPU flash-attention tile (64 query tokens of one
 # stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.

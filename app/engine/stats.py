@@ -1,23 +1,30 @@
 """Throughput counters measured by the scheduler around each llama_decode.
 
 llama.cpp's own perf counters file a batched decode step as "prompt eval", so they cannot tell decode from
-prefill; the scheduler knows what each step carried and times it itself.
+prefill; the scheduler knows what each step carried and times it itself. Two kinds of rate (docs/engine.md,
+"Statistics"): means since the last reset over llama_decode time (`decode_tps`, `prefill_tps`), and tokens in
+the trailing window of wall clock (`recent_decode_tps`, `recent_prefill_tps`, app/engine/rates.py).
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
+from app.engine.rates import WindowRate
 from app.engine.types import StatsSnapshot
 
 
 class StatsRecorder:
     """Written by the engine thread once per step; `snapshot()` is safe from any thread."""
 
-    def __init__(self, n_slots: int, n_ctx_per_slot: int):
+    def __init__(self, n_slots: int, n_ctx_per_slot: int, clock: Callable[[], float] = time.monotonic):
         self._lock = threading.Lock()
         self.n_slots = n_slots
         self.n_ctx_per_slot = n_ctx_per_slot
+        self._recent_generated = WindowRate(clock=clock)  # tokens that became output
+        self._recent_prompt = WindowRate(clock=clock)  # prompt tokens prefilled
         self.reset()
 
     def reset(self) -> None:
@@ -36,11 +43,14 @@ class StatsRecorder:
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
+            self._recent_generated.clear()
+            self._recent_prompt.clear()
 
     def record_step(self, n_decode: int, n_prefill: int, seconds: float) -> None:
         with self._lock:
             self.steps += 1
             self.prompt_tokens_total += n_prefill
+            self._recent_prompt.add(n_prefill)
             if n_decode:  # pure-decode and mixed steps feed the decode rate
                 self.decode_steps += 1
                 self.decode_tokens += n_decode
@@ -52,6 +62,7 @@ class StatsRecorder:
     def record_tokens(self, generated: int, completed: int) -> None:
         with self._lock:
             self.generated_total += generated
+            self._recent_generated.add(generated)
             self.completed += completed
 
     def record_reuse(self, cached_tokens: int, coalesced: int = 0) -> None:
@@ -84,4 +95,6 @@ class StatsRecorder:
                 n_ctx_per_slot=self.n_ctx_per_slot,
                 prompt_tokens_cached=self.prompt_tokens_cached,
                 coalesced=self.coalesced,
+                recent_decode_tps=self._recent_generated.rate(),
+                recent_prefill_tps=self._recent_prompt.rate(),
             )

@@ -28,6 +28,10 @@ class RequestState(str, enum.Enum):
 FINISH_REASONS = ("stop", "length", "cancelled", "error")
 
 
+class EngineStopped(RuntimeError):
+    """The engine (or backend) takes no more requests: it was closed, or its thread died (the message says why)."""
+
+
 def final_state(finish_reason: str) -> RequestState:
     """The state a request ends in, given why it ended."""
     return {"cancelled": RequestState.CANCELLED, "error": RequestState.ERROR}.get(finish_reason, RequestState.DONE)
@@ -179,6 +183,7 @@ class Completion:
     cached_tokens: int = 0  # prompt tokens not prefilled: their KV came from the prompt cache or another slot
     token_logprobs: list | None = None  # one TokenLogprob per generated token when the request asked for them
     note: str = ""  # settings the backend could not apply (a server that ignores some), for the user
+    unapplied: tuple[str, ...] = ()  # their keys ("top_k", "grammar", "json_schema"...; server_params.in_use)
 
 
 @dataclass(frozen=True)
@@ -198,7 +203,12 @@ class StepEvent:
 
 @dataclass(frozen=True)
 class StatsSnapshot:
-    """Scheduler-measured counters. Rates are tokens / seconds of llama_decode wall time (see docs/engine.md)."""
+    """What a backend is doing and has done (docs/engine.md, "Statistics", defines every figure).
+
+    Two kinds of rate, each with one meaning for every backend: `decode_tps` / `prefill_tps` are means since
+    the last reset over the time spent on that work (the engine: llama_decode time; a server: time with a reply
+    streaming), `recent_decode_tps` / `recent_prefill_tps` are tokens in the trailing `limits.RATE_WINDOW_S` of
+    wall clock per second (app/engine/rates.py), what a live plot shows. None = not measured."""
 
     n_slots: int
     active: int
@@ -221,6 +231,8 @@ class StatsSnapshot:
     server: dict | None = None  # a remote backend's own figures from its /metrics (None: not a server)
     reproducible: bool | None = None  # outputs repeat whatever else runs (None: unknown, e.g. a server)
     gpu_layers: int = 0  # layers on a GPU (-1 all): the reproducible guarantee was measured on CPU kernels only
+    recent_decode_tps: float | None = None  # generated tokens in the trailing window of wall clock, per second
+    recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
 
     @property
     def cache_hit_rate(self) -> float | None:

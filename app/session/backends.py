@@ -119,7 +119,7 @@ class BackendRegistry:
             backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
         else:
             backend = self._open_server(spec, api_key)
-            spec = dataclasses.replace(spec, model=backend.model_info["model"])
+            spec = dataclasses.replace(spec, model=backend.model_info.model)
             try:
                 self._check_new(spec)
             except ValueError:

@@ -2,7 +2,8 @@
 
 The format becomes request fields (the engine constrains decoding with llama.cpp's grammar sampler), is checked
 before a run (so a broken schema is the pane's error, never a request's), and the finished output is checked
-against it (parsed, and validated against the schema) for the pane's status line.
+against it for the pane's status line: parsed and validated against the schema (JSON, always), said to be cut
+off when it did not finish, and never claimed to match a grammar that nobody re-checked.
 """
 
 from __future__ import annotations
@@ -13,9 +14,20 @@ from dataclasses import dataclass
 
 import jsonschema
 
+from app.backends.server_params import FORMAT_KEYS
+from app.engine import Completion
 from app.engine.grammar import GrammarError, check_request
 
 KINDS = {"text": "Free text", "json": "JSON", "schema": "JSON schema", "grammar": "GBNF grammar"}
+
+
+def format_applied(completion: Completion) -> bool:
+    """Whether the backend applied the request's output format (a server may ignore it)."""
+    return not set(FORMAT_KEYS) & set(completion.unapplied)
+
+
+def _not_json(constant: str):
+    raise ValueError(f"{constant} is not a JSON value")
 
 
 @dataclass(frozen=True)
@@ -69,23 +81,43 @@ class OutputFormat:
             return compile_grammar(fields.get("grammar"), fields.get("json_schema"))
         return None
 
-    def check_output(self, text: str) -> str:
-        """A short verdict on a finished output ("" for free text)."""
-        if self.kind in ("text", "grammar"):
-            return "" if self.kind == "text" else "matches the grammar (constrained)"
+    def check_output(self, text: str, finish_reason: str = "stop", applied: bool = True) -> str:
+        """An honest verdict on a finished output ("" for free text): JSON is parsed and validated against the
+        schema whatever the backend did; a reply cut off (finish "length" or "cancelled") is said to be
+        incomplete; a GBNF match is never claimed, only that the backend constrained a reply that finished
+        "stop". `applied`: whether the backend applied the format (False when a server ignores it,
+        `format_applied(completion)`)."""
+        if self.kind == "text":
+            return ""
+        if finish_reason == "error":
+            return "not checked: the run failed"
+        cut = f"cut off (finish: {finish_reason}): not complete" if finish_reason in ("length", "cancelled") else ""
+        ignored = "" if applied else f"; the backend did not apply the {self.label.lower()}"
+        if self.kind == "grammar":
+            if cut:
+                return f"✗ {cut}{ignored}"
+            return ("constrained by the grammar; not re-checked" if applied
+                    else "✗ not constrained: the backend did not apply the grammar; not checked")
+        ok, verdict = self._check_json(text)
+        if not ok and cut:
+            return f"✗ {cut} ({verdict}){ignored}"
+        return f"{'✓' if ok else '✗'} {verdict}{ignored}"
+
+    def _check_json(self, text: str) -> tuple[bool, str]:
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            return f"✗ not valid JSON ({exc.msg} at character {exc.pos})"
+            value = json.loads(text, parse_constant=_not_json)
+        except (json.JSONDecodeError, ValueError) as exc:
+            where = f" ({exc.msg} at character {exc.pos})" if isinstance(exc, json.JSONDecodeError) else f" ({exc})"
+            return False, f"not valid JSON{where}"
         if self.kind == "json":
-            return "✓ valid JSON"
+            return True, "valid JSON"
         try:
             jsonschema.validate(value, self.schema())
         except jsonschema.ValidationError as exc:
-            return f"✗ JSON, but not valid against the schema: {exc.message}"
+            return False, f"JSON, but not valid against the schema: {exc.message}"
         except ValueError as exc:
-            return f"✗ {exc}"
-        return "✓ valid JSON, matches the schema"
+            return False, str(exc)
+        return True, "valid JSON, matches the schema"
 
     @classmethod
     def of_request(cls, grammar: str | None, json_schema: dict | None) -> OutputFormat:

@@ -20,6 +20,7 @@ from psygnal import Signal, SignalGroup
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.model import PaneResult, PaneSpec, RunState
+from app.session.output_format import format_applied
 
 
 class AlreadyRunning(ValueError):
@@ -203,7 +204,8 @@ class SessionRunner:
         pane, result = run.pane, run.result
         if pane is not None:
             if completion.finish_reason != "error":
-                result.format_note = pane.output_format.check_output(result.reply_prefix + completion.text)
+                result.format_note = pane.output_format.check_output(
+                    result.reply_prefix + completion.text, completion.finish_reason, format_applied(completion))
             result.finish(completion)
             record_reply(pane)
         else:

@@ -1,8 +1,9 @@
 """Live plots of what the batch is doing: slots and queue, decode and prefill rates, over a rolling window.
 
 Fed by a QTimer polling `engine.stats()` snapshots (never by per-token signals), so its cost is fixed per tick
-whatever the number of panes. Rates come from the cumulative counters' change over the last second, so a burst
-shows as a burst instead of vanishing into a lifetime mean, without per-tick jitter.
+whatever the number of panes. The rates plotted are the snapshot's recent ones (`recent_decode_tps`,
+`recent_prefill_tps`: tokens in the trailing `limits.RATE_WINDOW_S` of wall clock, app/engine/rates.py), so a
+burst shows as a burst instead of vanishing into a lifetime mean, without per-tick jitter.
 
 The panel shares two cores with the model, so each tick repaints as little as it can: the y range moves in
 "nice" steps and only when it must (a new range makes pyqtgraph re-lay out the axis), and the grid is a few
@@ -96,9 +97,6 @@ class StatsPanel(QWidget):
         self.queued = np.full(n, np.nan)
         self.decode_rate = np.full(n, np.nan)
         self.prefill_rate = np.full(n, np.nan)
-        self.generated = np.full(n, np.nan)  # cumulative counters, for the trailing-second rates
-        self.prompt = np.full(n, np.nan)
-        self._rate_span = max(1, int(hz))  # samples in one second
         self.updates = 0
         self.last_update_ms = 0.0
 
@@ -218,8 +216,7 @@ class StatsPanel(QWidget):
 
     def clear(self) -> None:
         """Forget the samples (another backend, or a reset)."""
-        for series in (self.t, self.active, self.queued, self.decode_rate, self.prefill_rate, self.generated,
-                       self.prompt):
+        for series in (self.t, self.active, self.queued, self.decode_rate, self.prefill_rate):
             series.fill(np.nan)
         self.server.clear()
         self._redraw(time.monotonic())
@@ -235,15 +232,10 @@ class StatsPanel(QWidget):
         now = time.monotonic()
         if snap is not None:
             for series, value in ((self.t, now), (self.active, snap.active), (self.queued, snap.queued),
-                                  (self.generated, snap.generated_tokens_total),
-                                  (self.prompt, snap.prompt_tokens_total)):
+                                  (self.decode_rate, snap.recent_decode_tps),  # None (not measured): a gap
+                                  (self.prefill_rate, snap.recent_prefill_tps)):
                 series[:-1] = series[1:]
-                series[-1] = value
-            for rate, counter in ((self.decode_rate, self.generated), (self.prefill_rate, self.prompt)):
-                rate[:-1] = rate[1:]
-                rate[-1] = self._trailing_rate(counter)
-            if snap.server is not None:  # a server's prompt tokens arrive with each finished reply: no rate
-                self.prefill_rate[-1] = np.nan
+                series[-1] = np.nan if value is None else value
             self.server.push(snap.server)
             self.readout_grid.show_snapshot(snap)
             self.slots_line.setValue(snap.n_slots)  # a no-op (no repaint) when unchanged
@@ -253,16 +245,6 @@ class StatsPanel(QWidget):
         if self.isVisible() and not (busy and self.updates % 2):  # hidden: sample only; busy: plot at half rate
             self._redraw(now)
         self.last_update_ms = (time.perf_counter() - started) * 1000
-
-    def _trailing_rate(self, counter: np.ndarray) -> float:
-        """Tokens per second over the last second of samples (NaN until there are two, or across a reset)."""
-        k = self._rate_span
-        t0, t1, c0, c1 = self.t[-1 - k], self.t[-1], counter[-1 - k], counter[-1]
-        if np.isnan(t0) or np.isnan(c0) or t1 <= t0 or c1 < c0:
-            t0, c0 = self.t[-2], counter[-2]  # fewer than k samples so far: use the last interval
-            if np.isnan(t0) or np.isnan(c0) or t1 <= t0 or c1 < c0:
-                return np.nan
-        return (c1 - c0) / (t1 - t0)
 
     def _redraw(self, now: float) -> None:
         peak = np.nanmax([np.nanmax(series, initial=0)

@@ -1,6 +1,6 @@
 """What a request becomes on an OpenAI-compatible server, and which settings a server's kind does not apply."""
 
-from app.backends.server_params import create_arguments, unapplied
+from app.backends.server_params import create_arguments, unapplied, unapplied_keys
 from app.engine import GenerationRequest, SamplingParams
 
 
@@ -41,3 +41,51 @@ def test_unapplied_settings_are_named_per_server_kind():
     ollama = unapplied(request, "library")
     assert "may ignore" in ollama and "top-k 40" in ollama and "min-p 0.05" in ollama
     assert unapplied(chat(top_k=0, min_p=0.0), None) == ""  # nothing beyond OpenAI's own fields in use
+
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+GRAMMAR = 'root ::= "yes" | "no"'
+
+
+def formatted(chat: bool, **fields) -> GenerationRequest:
+    where = {"messages": [{"role": "user", "content": "Hi"}]} if chat else {"prompt": "Hi"}
+    return GenerationRequest(**where, sampling=SamplingParams(top_k=0, min_p=0.0), **fields)
+
+
+def test_an_output_format_goes_the_way_each_kind_of_server_takes_it():
+    def body(kind, chat, **fields):
+        _, args = create_arguments(formatted(chat, **fields), "m", kind)
+        return args.get("response_format"), args["extra_body"]
+
+    wanted = {"type": "json_schema", "json_schema": {"name": "output", "schema": SCHEMA}}
+    for kind in ("llamacpp", "vllm", None, "library"):  # OpenAI's own field on chat
+        fmt, extra = body(kind, True, json_schema=SCHEMA)
+        assert fmt == wanted and not {"json_schema", "guided_json", "structured_outputs", "grammar"} & set(extra)
+    fmt, extra = body("me", True, json_schema=SCHEMA)  # llama-cpp-python takes only text / json_object
+    assert fmt == {"type": "json_object", "schema": SCHEMA} and "grammar" not in extra
+    _, extra = body("llamacpp", False, json_schema=SCHEMA)
+    assert extra["json_schema"] == SCHEMA and not {"guided_json", "structured_outputs"} & set(extra)
+    _, extra = body("vllm", False, json_schema=SCHEMA)
+    assert extra["structured_outputs"] == {"json": SCHEMA} and extra["guided_json"] == SCHEMA
+    assert "json_schema" not in extra
+    _, extra = body("me", False, json_schema=SCHEMA)
+    assert extra["grammar"].count("::=") > 1 and "json_schema" not in extra  # the schema as GBNF
+    _, extra = body(None, False, json_schema=SCHEMA)  # unknown: every spelling
+    assert extra["json_schema"] == extra["guided_json"] == extra["structured_outputs"]["json"] == SCHEMA
+    for chat in (True, False):
+        assert body("llamacpp", chat, grammar=GRAMMAR)[1]["grammar"] == GRAMMAR
+        assert body("me", chat, grammar=GRAMMAR)[1]["grammar"] == GRAMMAR
+        _, extra = body("vllm", chat, grammar=GRAMMAR)
+        assert extra["structured_outputs"] == {"grammar": GRAMMAR} and extra["guided_grammar"] == GRAMMAR
+        assert "grammar" not in extra
+
+
+def test_a_format_a_server_may_ignore_is_flagged_as_not_applied():
+    for fields, words in (({"grammar": GRAMMAR}, "the GBNF grammar"), ({"json_schema": SCHEMA}, "the JSON schema")):
+        for chat in (True, False):
+            request = formatted(chat, **fields)
+            for kind in ("llamacpp", "vllm", "me"):
+                assert unapplied(request, kind) == "" and unapplied_keys(request, kind) == ()
+            for kind in (None, "library", "openai"):
+                assert words in unapplied(request, kind) and "may ignore" in unapplied(request, kind)
+                assert unapplied_keys(request, kind) == tuple(fields)

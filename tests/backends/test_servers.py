@@ -8,6 +8,7 @@ import threading
 import time
 
 import httpx
+import jsonschema
 import pytest
 
 from app.backends import OpenAIBackend
@@ -169,3 +170,44 @@ def test_bench_server_reports_an_unreachable_server():
     run = subprocess.run([sys.executable, "-m", "app", "bench", "--server", url], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 2 and f"cannot reach {url}" in run.stderr
+
+
+ANIMAL = {"type": "object", "additionalProperties": False, "required": ["name", "legs", "kind"],
+          "properties": {"name": {"type": "string", "maxLength": 20}, "legs": {"type": "integer"},
+                         "kind": {"enum": ["mammal", "bird", "insect"]}}}
+YES_NO = 'root ::= "yes" | "no"'
+
+
+def constrained(chat_request: bool, **fields) -> GenerationRequest:
+    where = ({"messages": [{"role": "user", "content": "Describe an animal as JSON."}]} if chat_request
+             else {"prompt": "An animal, as JSON:"})
+    return GenerationRequest(**where, sampling=GREEDY, max_tokens=80, **fields)
+
+
+def assert_formats_applied(backend) -> None:
+    for chat_request in (True, False):
+        result = backend.submit(constrained(chat_request, json_schema=ANIMAL)).result(timeout=120)
+        assert result.finish_reason == "stop" and result.error is None, result
+        jsonschema.validate(json.loads(result.text), ANIMAL)
+        assert result.note == "" and result.unapplied == ()
+        answer = backend.submit(constrained(chat_request, grammar=YES_NO)).result(timeout=120)
+        assert answer.finish_reason == "stop" and answer.text in ("yes", "no") and answer.unapplied == ()
+
+
+def test_llama_server_applies_schemas_and_grammars_and_reports_usage_counts(start_llama_server):
+    backend = OpenAIBackend(start_llama_server().url)
+    backend.connect()
+    assert backend.model_info.server_kind == "llamacpp"
+    assert_formats_applied(backend)
+    exact = backend.submit(GenerationRequest(prompt="Once upon a time", sampling=GREEDY, max_tokens=12,
+                                             ignore_eos=True)).result(timeout=120)
+    assert exact.finish_reason == "length" and exact.generated_tokens == 12  # usage.completion_tokens
+    assert backend.close()
+
+
+def test_llama_cpp_python_server_applies_schemas_and_grammars(python_server):
+    backend = OpenAIBackend(python_server.url)
+    backend.connect()
+    assert backend.model_info.server_kind == "me"
+    assert_formats_applied(backend)  # its chat takes response_format json_object + schema, not json_schema
+    assert backend.close()

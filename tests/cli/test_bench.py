@@ -4,6 +4,7 @@ No timing assertions here (the machine may be busy); the figures themselves live
 """
 
 import json
+import math
 import subprocess
 import sys
 
@@ -40,5 +41,10 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     assert gui["panes"] == 16 and len(gui["samples"]["gui_tps"]) == 1
     for key in ("gui_tps", "headless_tps", "gui_vs_headless", "gui_thread_cpu_share", "panel_update_median_ms"):
         assert gui[key] > 0, key
-    assert gui["lag_p99_ms"] >= 0 and gui["ui_done_lag_ms"] >= 0
+    for key in ("lag_p99_ms", "lag_max_ms", "ui_done_lag_ms"):
+        assert isinstance(gui[key], float) and math.isfinite(gui[key]), key
+    # The probe ran (an empty probe reads 0) and saw the event loop busy at least once in a 16-pane run; the
+    # window shows the last pane done after the engine ended it, never before.
+    assert 0 <= gui["lag_p99_ms"] <= gui["lag_max_ms"] and gui["lag_max_ms"] > 0
+    assert gui["ui_done_lag_ms"] > 0
     assert "Window with 16 panes streaming" in run.stdout

@@ -1,12 +1,14 @@
 """Faults injected at each point of a step: every request ends exactly once and the engine keeps serving."""
 
+import threading
 from collections import Counter
 
 import pytest
 
 import app.engine.lifecycle as lifecycle_module
 import app.engine.request as request_module
-from app.engine import SamplingParams
+from app.backends import LocalBackend
+from app.engine import EngineConfig, EngineStopped, SamplingParams
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
 from tests.conftest import ask, assert_kv_accounted
@@ -61,10 +63,10 @@ def test_fault_between_slot_assignment_and_running_frees_the_slot(make_engine, m
     counts = finished_counter(engine)
 
     class FailingChain(SamplerChain):
-        def __init__(self, params, *args):
+        def __init__(self, params, *args, **kwargs):
             if params.seed == MARK_SEED:
                 raise RuntimeError("injected fault building a sampler")
-            super().__init__(params, *args)
+            super().__init__(params, *args, **kwargs)
 
     monkeypatch.setattr(lifecycle_module, "SamplerChain", FailingChain)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
@@ -100,8 +102,8 @@ def test_sampling_fault_ends_only_that_request(make_engine, monkeypatch):
     counts = finished_counter(engine)
 
     class FailingSample(SamplerChain):
-        def __init__(self, params, *args):
-            super().__init__(params, *args)
+        def __init__(self, params, *args, **kwargs):
+            super().__init__(params, *args, **kwargs)
             self.fail = params.seed == MARK_SEED
 
         def sample(self, ctx_ptr, batch_index):
@@ -187,3 +189,52 @@ def test_active_count_is_live_after_cancels_between_steps(make_engine):
         h.result(timeout=60)
     snap = engine.stats()  # no step ran after the cancels: the figure must not be the last step's
     assert snap.active == 0 and snap.queued == 0
+
+
+def inject_snapshot_fault(engine) -> threading.Event:
+    """Once armed, the engine thread's next KV snapshot (outside any step's try) raises, once."""
+    real_snapshot, armed = engine._snapshot_kv, threading.Event()
+
+    def snapshot_kv():
+        if armed.is_set():
+            armed.clear()
+            raise RuntimeError("injected fault in the KV snapshot")
+        real_snapshot()
+
+    engine._snapshot_kv = snapshot_kv
+    return armed
+
+
+def test_a_dead_engine_thread_ends_every_request_and_refuses_new_ones(make_engine):
+    engine = make_engine(n_slots=1, n_ctx_per_slot=256)
+    counts = finished_counter(engine)
+    armed = inject_snapshot_fault(engine)
+    running = engine.submit(ask("Write a long story.", max_tokens=200, ignore_eos=True))
+    next(running.stream(timeout=60))  # generating: it holds the one slot
+    queued = [engine.submit(ask(f"Name a number above {n}.", max_tokens=6)) for n in (10, 20)]
+    armed.set()
+    handles = [running, *queued]
+    results = [h.result(timeout=60) for h in handles]
+    assert all(r.finish_reason == "error" and "injected fault in the KV snapshot" in r.error for r in results)
+    assert engine.wait_idle(10)  # the thread published those ends before it stopped
+    assert all(counts[h.id] == 1 for h in handles)
+    assert "injected fault in the KV snapshot" in engine.failure and not engine.alive
+    with pytest.raises(EngineStopped, match="stopped.*injected fault in the KV snapshot"):
+        engine.submit(ask("Anyone there?"))
+    # The model is freed: the format check refuses instead of reading the vocabulary.
+    assert "engine stopped" in engine.check_grammar('root ::= "a"')
+    assert engine.close(timeout=10)
+
+
+def test_a_local_backend_reports_its_dead_engine(model_path):
+    backend = LocalBackend(EngineConfig(model_path=model_path, n_slots=1, n_ctx_per_slot=256, n_threads=2))
+    try:
+        assert backend.alive and backend.failure is None
+        inject_snapshot_fault(backend.engine).set()
+        result = backend.submit(ask("Hi.", max_tokens=4)).result(timeout=60)
+        assert result.finish_reason == "error" and "KV snapshot" in result.error
+        assert "KV snapshot" in backend.failure and not backend.alive
+        with pytest.raises(EngineStopped):
+            backend.submit(ask("Again."))
+    finally:
+        backend.close()

@@ -5,7 +5,7 @@ import pytest
 from app.engine import Completion
 from app.engine.logprobs import TokenLogprob
 from app.session import PaneSpec, Session, conversation
-from app.session.output_format import OutputFormat
+from app.session.output_format import OutputFormat, format_applied
 from app.session.runner import SessionRunner
 
 SCHEMA = '{"type": "object", "properties": {"a": {"enum": ["x", "y"]}}, "required": ["a"]}'
@@ -33,6 +33,40 @@ def test_formats_become_request_fields_and_check_outputs():
     assert OutputFormat("json").check_output("{nope").startswith("✗ not valid JSON")
     assert OutputFormat("schema", SCHEMA).check_output('{"a": "x"}') == "✓ valid JSON, matches the schema"
     assert "not valid against the schema" in OutputFormat("schema", SCHEMA).check_output('{"a": "z"}')
+
+
+GRAMMAR = OutputFormat("grammar", 'root ::= "yes" | "no"')
+
+
+def test_every_verdict_is_honest_about_what_was_checked():
+    # A grammar is never said to match: only that the backend constrained a reply that finished.
+    assert GRAMMAR.check_output("yes", "stop") == "constrained by the grammar; not re-checked"
+    assert "match" not in GRAMMAR.check_output("yes", "stop")
+    assert GRAMMAR.check_output("ye", "length") == "✗ cut off (finish: length): not complete"
+    assert GRAMMAR.check_output("", "cancelled") == "✗ cut off (finish: cancelled): not complete"
+    ignored = GRAMMAR.check_output("maybe", "stop", applied=False)
+    assert ignored.startswith("✗ not constrained") and "did not apply the grammar" in ignored
+    # JSON is checked whatever happened; a cut-off reply that does not parse says why it is incomplete.
+    schema = OutputFormat("schema", SCHEMA)
+    cut = schema.check_output('{"a": "x', "length")
+    assert cut.startswith("✗ cut off (finish: length): not complete (not valid JSON")
+    assert schema.check_output('{"a": "x"}', "length") == "✓ valid JSON, matches the schema"  # complete anyway
+    unapplied = schema.check_output('{"a": "z"}', "stop", applied=False)
+    assert "not valid against the schema" in unapplied and "did not apply the json schema" in unapplied
+    assert OutputFormat("json").check_output("NaN").startswith("✗ not valid JSON")  # Python's json says yes
+    assert OutputFormat("json").check_output("{}", "error") == "not checked: the run failed"
+    assert OutputFormat().check_output("anything", "length") == ""
+
+
+def test_the_backend_saying_it_ignored_the_format_reaches_the_verdict():
+    def completion(unapplied):
+        return Completion(request_id=1, text="maybe", token_ids=[], finish_reason="stop", error=None,
+                          prompt_tokens=3, generated_tokens=1, queue_wait_s=0.0, ttft_s=0.1, decode_tps=None,
+                          unapplied=unapplied)
+
+    assert format_applied(completion(())) and format_applied(completion(("top_k",)))
+    assert not format_applied(completion(("top_k", "grammar")))
+    assert not format_applied(completion(("json_schema",)))
 
 
 @pytest.mark.parametrize("fmt, words", [

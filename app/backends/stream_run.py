@@ -1,0 +1,80 @@
+"""What one streamed server reply has received so far, and how an OpenAI chunk adds to it.
+
+Token counts: while a reply streams, each chunk with text counts as a token (or as many as it reports logprobs
+for), the only live figure a client has; when the server reports `usage.completion_tokens` (llama-server and
+vLLM do in the last chunk, asked with `stream_options.include_usage`), that is the reply's count.
+"""
+
+from __future__ import annotations
+
+from app.engine import Completion, RequestHandle
+from app.engine.logprobs import TokenLogprob
+
+FINISH = {"stop": "stop", "length": "length"}  # anything else a server says (tool_calls, content_filter): "stop"
+
+
+class StreamRun:
+    """Client-side timings are on time.perf_counter, the clock of RequestHandle.t_submit."""
+
+    def __init__(self, handle: RequestHandle):
+        self.handle = handle
+        self.text, self.chunk_tokens, self.prompt_tokens, self.cached = "", 0, 0, 0
+        self.usage_tokens: int | None = None  # usage.completion_tokens, once the server sends it
+        self.entries: list[TokenLogprob] = []
+        self.finish: str | None = None
+        self.t_start = self.t_first = self.t_last = None
+        self.ended = False
+
+    @property
+    def tokens(self) -> int:
+        """The reply's token count: the server's own once it said, else the chunks counted so far."""
+        return self.usage_tokens if self.usage_tokens is not None else self.chunk_tokens
+
+    def take(self, chunk, now: float) -> tuple[str, list[TokenLogprob], int]:
+        """Add one chunk; returns (its text, its logprob entries, the tokens it counts for live)."""
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.prompt_tokens = usage.prompt_tokens or self.prompt_tokens
+            details = getattr(usage, "prompt_tokens_details", None)
+            self.cached = getattr(details, "cached_tokens", None) or self.cached
+            if getattr(usage, "completion_tokens", None) is not None:
+                self.usage_tokens = usage.completion_tokens
+        text, entries, counted = "", [], 0
+        for choice in chunk.choices or []:
+            delta = getattr(choice, "delta", None)
+            piece = (getattr(delta, "content", None) if delta is not None else getattr(choice, "text", None)) or ""
+            found = chunk_logprobs(getattr(choice, "logprobs", None))
+            if piece or found:
+                text += piece
+                entries += found
+                counted += max(1, len(found))  # a server sends a token per chunk unless it reports several
+            if choice.finish_reason:
+                self.finish = FINISH.get(choice.finish_reason, "stop")
+        if counted:
+            self.text += text
+            self.entries += entries
+            self.chunk_tokens += counted
+            self.t_first = self.t_first or now
+            self.t_last = now
+        return text, entries, counted
+
+    def completion(self, reason: str, error: str | None, note: str = "",
+                   unapplied: tuple[str, ...] = ()) -> Completion:
+        h, n = self.handle, self.tokens
+        tps = ((n - 1) / (self.t_last - self.t_first)
+               if self.t_first and self.t_last and self.t_last > self.t_first and n > 1 else None)
+        return Completion(request_id=h.id, text=self.text, token_ids=[], finish_reason=reason, error=error,
+                          prompt_tokens=self.prompt_tokens, generated_tokens=n,
+                          queue_wait_s=None if self.t_start is None else self.t_start - h.t_submit,
+                          ttft_s=None if self.t_first is None else self.t_first - h.t_submit, decode_tps=tps,
+                          error_kind="server" if error else None, cached_tokens=self.cached,
+                          token_logprobs=list(self.entries) if h.request.logprobs else None, note=note,
+                          unapplied=unapplied)
+
+
+def chunk_logprobs(data) -> list[TokenLogprob]:
+    """OpenAI chat logprobs (`content`: token, logprob, top_logprobs) as TokenLogprobs; servers send no ids."""
+    content = getattr(data, "content", None) if data is not None else None
+    return [TokenLogprob(-1, item.token, float(item.logprob),
+                         tuple((-1, alt.token, float(alt.logprob)) for alt in (item.top_logprobs or [])))
+            for item in content or []]
