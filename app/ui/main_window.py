@@ -94,6 +94,8 @@ class MainWindow(ModelActions, QMainWindow):
         bridge.sig_backends_changed.connect(self._backends_changed)
         self.backends.sig_status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.runner.events.idle.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
+        self._reported_dead = None  # the main backend whose dead engine was already reported
+        self.runner.events.ended.connect(lambda _pane, _result: self._watch_main_model())
         QApplication.instance().focusChanged.connect(self._track_focus)
         self.files.sig_status.connect(self._on_files_status)
         self.files.sig_message.connect(lambda title, text: self.show_message(title, text, QMessageBox.Warning))

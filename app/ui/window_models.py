@@ -1,5 +1,6 @@
 """The window's model and backend actions: the first load, Open model…, Models on this computer…, Settings,
-the scaling test, Backends…, and the question before anything that stops running generations.
+the scaling test, Backends…, the question before anything that stops running generations, and the notice (with
+a reload) when the main model's engine has died.
 
 A mixin of MainWindow (it uses the window's bridge, settings, controller, runner and status widgets), kept apart
 so the window's layout and its model handling each stay one concern.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.engine import ModelInfo
@@ -25,6 +27,23 @@ from app.ui.settings_dialog import SettingsDialog
 
 
 class ModelActions:
+    def _watch_main_model(self) -> None:
+        """A run ended: if the main model's engine has died (Engine.failure), say so once and offer a reload."""
+        main = self.bridge.main
+        if main is None or main.failure is None or main is self._reported_dead:
+            return
+        self._reported_dead = main
+        path = main.engine.model_info.path
+        text = (f"The model stopped: {main.failure}.\n\nIts running panes ended with an error; nothing else was "
+                "lost. Reload it to go on.")
+        self.messages.append(f"The model stopped: {text}")
+        self.model_status.label.setText(f"{Path(path).name} stopped — Model → reload")
+        box = QMessageBox(QMessageBox.Critical, "The model stopped", text, QMessageBox.Close, self)
+        self.reload_button = box.addButton("Reload the model", QMessageBox.AcceptRole)
+        self.reload_button.clicked.connect(lambda: asyncio.ensure_future(self.load_model(path)))
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+
     def start_initial_load(self, model: str | None = None) -> asyncio.Task | None:
         """Load the model given on the command line, else the last one used, else the embedded default."""
         candidates = [model] if model else [self.settings.get(keys.LAST_MODEL) or None]

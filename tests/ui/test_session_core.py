@@ -119,3 +119,25 @@ def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop,
     wait_until(loop, lambda: not view.busy, timeout=60)
     assert view.state.value == "cancelled" and view.spec.result.text
     assert view.run(use_draft=False)  # the pane runs again
+
+
+def test_a_dead_engine_is_reported_with_a_reload_that_works(loaded_window, loop, model_path):
+    """Before: an engine thread that died left requests that never ran and a window that said nothing."""
+    from tests.engine.test_faults import inject_snapshot_fault
+
+    window = loaded_window
+    view = window.grid.panes[0]
+    view.prompt.setPlainText("Write a long story about a ship.")
+    view.sampling.max_tokens.setValue(200)
+    assert view.run()
+    wait_until(loop, lambda: view.tokens >= 1)
+    inject_snapshot_fault(window.bridge.engine).set()
+    wait_until(loop, lambda: not view.busy)
+    assert view.state.value == "error" and "reload the model" in view.spec.result.error
+    wait_until(loop, lambda: any(m.startswith("The model stopped") for m in window.messages), timeout=10)
+    assert not view.run(use_draft=False) and "stopped" in view.status.text()  # refused with the reason
+    window.reload_button.click()
+    wait_until(loop, lambda: window.bridge.main is not None and window.bridge.main.alive and not window.bridge.loading)
+    assert view.run(use_draft=False)
+    wait_until(loop, lambda: not view.busy)
+    assert view.state.value == "done"
