@@ -2,8 +2,10 @@
 
 import json
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from app.cli.inputs import parse_line
@@ -109,3 +111,52 @@ def test_parse_line_names_the_problem():
     assert "give either messages or prompt" in parse_line('{"id": "a"}', 5).error
     assert parse_line('[1, 2]', 7).error == "line 7: expected a JSON object"
     assert "max_tokens" in parse_line('{"prompt": "x", "max_tokens": 0}', 1).error
+
+
+def stalling_server():
+    """A real OpenAI-style server on 127.0.0.1 that lists one model, then streams one token of every chat reply
+    and goes silent (a server that hangs mid-reply). Returns (its URL, an Event set once a reply streams, the
+    listening socket)."""
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    streaming = threading.Event()
+    models = json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "x"}]}).encode()
+    chunk = json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                        "choices": [{"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}]})
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            request = conn.recv(65536)
+            if request.startswith(b"GET"):
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                             + str(len(models)).encode() + b"\r\n\r\n" + models)
+                conn.close()
+            else:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                             + f"data: {chunk}\n\n".encode())
+                streaming.set()  # and never another byte: the connection stays open, silent
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", streaming, listener
+
+
+def test_ctrl_c_against_a_stalled_server_writes_the_cancelled_run_and_exits_130(tmp_path):
+    """Before the fix the drain waited on the silent stream and then raised queue.Empty (a traceback, exit 1)."""
+    url, streaming, listener = stalling_server()
+    source = write_jsonl(tmp_path / "in.jsonl", [request_line(1, max_tokens=50)])
+    with subprocess.Popen([sys.executable, "-m", "app", "run", str(source), "--server", url], cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert streaming.wait(120), "the run never reached the server"
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=50)  # well inside the 60 s read timeout a stalled stream would otherwise wait
+        lines = [json.loads(line) for line in proc.stdout.read().splitlines()]
+        stderr = proc.stderr.read()
+    listener.close()
+    assert code == 130 and "Traceback" not in stderr, stderr
+    assert [r["finish_reason"] for r in lines] == ["cancelled"]  # written, with whatever text had arrived
