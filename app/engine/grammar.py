@@ -10,6 +10,9 @@
   `additionalProperties`... that llama-cpp-python's GBNF converter rejects or mishandles) and matched by an
   llguidance matcher over this model's vocabulary (built once per model, `native.LlamaModel.guidance_tokenizer`).
   `{}` means any JSON value. Whitespace is what the old converter allowed: at most one space between items.
+  An object schema that lists `properties` and says nothing of `additionalProperties` is closed, as llama.cpp's
+  converter (and so llama-server's `json_schema`) closes it: without that, a small model pads the object with
+  invented keys until it runs out of tokens (`closed_objects`).
 
 Either failure is a `GrammarError` that names the problem: the engine ends that request "error", and the window
 checks a pane's format before running it (`check`).
@@ -38,10 +41,39 @@ class GrammarError(PromptError):
     """The request's grammar or JSON schema cannot be used; the message says why."""
 
 
+# Keys whose value is one schema, a list of schemas, or a map of names to schemas (JSON Schema 2020-12 and draft 7).
+_ONE = ("items", "additionalItems", "contains", "not", "if", "then", "else", "additionalProperties",
+        "propertyNames", "unevaluatedItems", "unevaluatedProperties")
+_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def closed_objects(schema, in_all_of: bool = False):
+    """A copy of `schema` where every object schema with `properties` and no word on other keys
+    (`additionalProperties`, `patternProperties`, `unevaluatedProperties`) forbids other keys, as llama.cpp's
+    json-schema-to-grammar does. Members of an `allOf` stay open: closing them would forbid each other's keys."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _ONE:
+        if isinstance(out.get(key), dict):
+            out[key] = closed_objects(out[key])
+    for key in _LIST:
+        if isinstance(out.get(key), list):
+            out[key] = [closed_objects(item, in_all_of=key == "allOf") for item in out[key]]
+    for key in _MAP:
+        if isinstance(out.get(key), dict):
+            out[key] = {name: closed_objects(item) for name, item in out[key].items()}
+    said = any(key in out for key in ("additionalProperties", "patternProperties", "unevaluatedProperties"))
+    if isinstance(out.get("properties"), dict) and not said and not in_all_of:
+        out["additionalProperties"] = False
+    return out
+
+
 def schema_grammar(json_schema: dict) -> str:
     """The llguidance grammar of a JSON schema; raises GrammarError with llguidance's reason if it refuses it."""
     try:
-        grammar = LLMatcher.grammar_from_json_schema(json_schema, defaults=JSON_OPTIONS)
+        grammar = LLMatcher.grammar_from_json_schema(closed_objects(json_schema), defaults=JSON_OPTIONS)
     except (ValueError, TypeError) as exc:
         raise GrammarError(f"invalid JSON schema: {exc}") from exc
     problem = LLMatcher.validate_grammar(grammar)

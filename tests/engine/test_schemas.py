@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from app.engine import SamplingParams
-from app.engine.grammar import GrammarError, check_request
+from app.engine.grammar import GrammarError, check_request, closed_objects
 from tests.conftest import ask
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 16},
@@ -99,3 +99,23 @@ def test_what_cannot_be_enforced_is_refused_up_front_with_the_reason(make_engine
         assert message and words in message, name
         result = engine.submit(ask("JSON please.", max_tokens=8, json_schema=schema)).result(timeout=120)
         assert result.finish_reason == "error" and result.error_kind == "grammar" and result.error == message
+
+
+def test_objects_that_say_nothing_of_other_keys_are_closed_as_llama_cpp_closes_them(make_engine):
+    """CI caught the open reading: greedy, the model answered {"answer": "no", "description": ..., "description": ...}
+    until max_tokens. llama.cpp's converter (and llama-server's json_schema) forbids unlisted keys unless
+    additionalProperties says otherwise; allOf members stay open so they don't forbid each other's keys."""
+    schema = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "required": ["answer"]}
+    closed = closed_objects(schema)
+    assert closed["additionalProperties"] is False and "additionalProperties" not in schema
+    assert closed_objects({**schema, "additionalProperties": True})["additionalProperties"] is True
+    merged = closed_objects({"allOf": [{"properties": {"a": {"type": "object", "properties": {"x": True}}}},
+                                       {"properties": {"b": True}}]})
+    assert all("additionalProperties" not in member for member in merged["allOf"])
+    assert merged["allOf"][0]["properties"]["a"]["additionalProperties"] is False
+    named = closed_objects({"type": "object", "properties": {"properties": {"type": "string"}}})
+    assert named["properties"] == {"properties": {"type": "string"}}  # a key named "properties" is not a schema
+    engine = make_engine(n_slots=1, n_ctx_per_slot=256)
+    result = engine.submit(ask("Is the sky blue? Answer as JSON.", max_tokens=60, json_schema=schema)).result(600)
+    assert result.finish_reason == "stop", result.text
+    assert set(json.loads(result.text)) == {"answer"}
