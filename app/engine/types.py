@@ -87,6 +87,8 @@ class GenerationRequest:
     grammar: str | None = None  # GBNF (root rule "root") the output must match
     json_schema: dict | None = None  # or a JSON schema it must match ({} = any JSON value)
     reply_prefix: str = ""  # text the reply starts with (a branch from a chosen token): generation continues it
+    thinking: bool | None = None  # a reasoning model thinks (True) or not (False); None = llama-server's default
+    chat_template_kwargs: dict = field(default_factory=dict)  # extra variables for the chat template, as llama-server's
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -101,6 +103,11 @@ class GenerationRequest:
             raise ValueError("give a grammar or a JSON schema, not both")
         if self.json_schema is not None and not isinstance(self.json_schema, dict):
             raise ValueError("json_schema must be a JSON object (a dict)")
+        if self.thinking not in (None, True, False):
+            raise ValueError("thinking must be True, False or None (the template's default)")
+        if not isinstance(self.chat_template_kwargs, dict) or not all(
+                isinstance(k, str) for k in self.chat_template_kwargs):
+            raise ValueError("chat_template_kwargs must be a dict with string keys")
         object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
 
 
