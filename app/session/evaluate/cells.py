@@ -118,13 +118,14 @@ def apply_select_best(evaluation: Evaluation, case: int, repeat: int, text: str,
     row = evaluation.row(case, repeat)
     criteria = js_string(render_value(assertion.value, evaluation.cases[case].vars))
     verdicts = graders.parse_select_best(text, len(row), criteria, assertion)
+    asked = evaluation_request_text(evaluation, case, repeat)  # before the first merge marks the row judged
     for cell, verdict in zip(row, verdicts, strict=True):
         if cell.grading is None:
             continue  # an ERROR cell stays one
         if error:
             cell.status, cell.error = "error", f"select-best judge failed: {error}"
             continue
-        verdict.judge = [JudgeExchange(asked=evaluation_request_text(evaluation, case, repeat), reply=text)]
+        verdict.judge = [JudgeExchange(asked=asked, reply=text)]
         cell.grading = merge_select_best(cell.grading, verdict)
         cell.status = "pass" if cell.grading.passed else "fail"
 
