@@ -1,5 +1,5 @@
-"""Command line: the window by default, `run` for headless runs, `bench` for the benchmark, `--self-test` for
-an offscreen check.
+"""Command line: the window by default, `run` for headless runs, `eval` for evaluations, `bench` for the
+benchmark, `--self-test` for an offscreen check.
 
 Imports are lazy so `bench` never loads Qt (unless --gui or --png asks for the window's parts, which only this
 module, above every layer, hands it) and the window never loads the benchmark.
@@ -56,6 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="--server: keep --api-key in the system keyring for this URL")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    evaluate = sub.add_parser("eval", help="run a promptfoo config (promptfooconfig.yaml): test cases × variants, "
+                              "graded; exit 0 all passed, 100 some failed, 2 unusable config")
+    evaluate.add_argument("config", help="the config file (promptfoo's YAML or JSON format)")
+    evaluate.add_argument("-o", "--output", action="append", metavar="PATH",
+                          help="write results: .json (promptfoo v3), .jsonl, .yaml, .csv, .html or .xml (JUnit); "
+                          "repeatable (default: the config's outputPath)")
+    target = evaluate.add_mutually_exclusive_group()
+    target.add_argument("--model", help="run every provider on this GGUF file (each keeps its label and settings)")
+    target.add_argument("--server", metavar="URL", help="run every provider on this OpenAI-compatible server")
+    evaluate.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
+    evaluate.add_argument("--judge", metavar="local|PATH.gguf|URL",
+                          help="the default judge of model-graded assertions (default: local, the main model)")
+    evaluate.add_argument("--repeat", type=int, help="run every test case N times (default: the config's, else 1)")
+    evaluate.add_argument("--max-concurrency", type=int, metavar="N",
+                          help="requests in flight at once, judges included (default: the config's, else all)")
+    evaluate.add_argument("--slots", type=int, default=limits.SLOTS.default,
+                          help=f"sequences each local engine decodes at once (default {limits.SLOTS.default})")
+    evaluate.add_argument("--no-cache", action="store_true",
+                          help="no prompt-KV reuse in local engines (cold latencies); no result is ever cached")
     arena = sub.add_parser("arena-report", help="the arena's leaderboard from a session file's votes")
     arena.add_argument("session", help="a session file (*.chorus.json) with a top-level \"votes\" list")
     arena.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report with the plot")
@@ -75,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.cli.run import run_command
 
         return run_command(args)
+    if args.command == "eval":
+        from app.cli.eval import eval_command
+
+        return eval_command(args)
     if args.command == "bench":
         from app.bench.cli import run_bench
 

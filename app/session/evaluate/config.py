@@ -241,13 +241,15 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
     if isinstance(items, list):
         raw = {k: v for k, v in raw.items() if k != "assert"}
     test = validate(TestCase, raw, where, problems)
-    if test is None:
-        return None
-    if isinstance(items, list):
+    checked = []
+    if isinstance(items, list):  # checked even when the test itself is not valid: every problem at once
         checked = [validate(Assertion, item, f"{where}.assert[{i}]", problems) for i, item in enumerate(items)]
         for i, assertion in enumerate(checked):
             if assertion is not None:
                 check_assertion(assertion, f"{where}.assert[{i}]", problems, n_variants, base)
+    if test is None:
+        return None
+    if isinstance(items, list):
         test.assertions = [a for a in checked if a is not None]
     if test.options.transform is not None:
         problems.unsupported(f"{where}.options", "a test `transform`", "it runs JavaScript")

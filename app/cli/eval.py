@@ -1,0 +1,226 @@
+"""`python -m app eval CONFIG`: a promptfoo config's test cases × variants, generated and judged headless.
+
+Every backend the run needs (the variants', the judges') is opened before anything runs, each once: a local GGUF
+is one engine whoever uses it, so `--judge local` shares the variants' engine. Progress goes to stderr, a summary
+table to stdout, `-o` files (or the config's `outputPath`) are written at the end, also after Ctrl+C (which cancels
+what runs; unfinished cells are written as not run). Exit codes: 0 every cell passed (or the pass rate reached
+$PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config, output path or backend (one message on
+stderr, nothing run), 1 outputs that could not be written, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from tqdm import tqdm
+
+from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
+from app.engine import EngineConfig, limits
+from app.models import default_model_path
+from app.session import SessionRunner
+from app.session.eval_runner import EvaluationRunner, default_judge, needed_targets
+from app.session.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
+from app.session.evaluate.model import BackendTarget
+from app.session.evaluate.variants import retarget
+
+EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
+DRAIN_TIMEOUT_S = 60.0  # after Ctrl+C: a backend that never answers the cancel leaves its cells unwritten
+
+
+class Unusable(ValueError):
+    """Something given on the command line cannot be used; the message says what."""
+
+
+class Backends:
+    """The runner's Submitter: one open backend per distinct target, by the name `key(target)` gives it."""
+
+    def __init__(self, main_model: Path, engine: dict, server_concurrency: int):
+        self.main_model, self.engine, self.server_concurrency = main_model, engine, server_concurrency
+        self.feed = None  # the SessionRunner's feed, set before anything opens
+        self.backends: dict[str, object] = {}
+
+    def key(self, target: BackendTarget) -> str:
+        if target.kind == "local":
+            return f"local:{Path(target.path).resolve() if target.path else self.main_model.resolve()}"
+        if target.kind == "server":
+            return f"server:{target.url.rstrip('/')} {target.model or ''}"
+        return f"{target.kind}:{target.backend}"
+
+    def open(self, target: BackendTarget) -> None:
+        """Open the target's backend unless open; raises Unusable (or the engine's/server's own error)."""
+        key = self.key(target)
+        if key in self.backends:
+            return
+        if target.kind == "local":
+            path = Path(target.path) if target.path else self.main_model
+            if not path.is_file():
+                raise Unusable(f"model file not found: {path}")
+            backend = LocalBackend(EngineConfig(model_path=path, **self.engine))
+        elif target.kind == "server":
+            warning = plain_http_warning(target.url)
+            if warning:
+                print(f"chorus eval: warning: {warning}", file=sys.stderr)
+            api_key = (os.environ.get(target.api_key_env) if target.api_key_env else None) or KeyStore().get(
+                target.url)
+            backend = OpenAIBackend.open(target.url, model=target.model, api_key=api_key,
+                                         max_concurrency=self.server_concurrency)
+        else:
+            raise Unusable(f"{target.name} is not a backend `eval` can open")
+        backend.subscribe(self.feed)
+        self.backends[key] = backend
+
+    def submit(self, request, name: str):
+        backend = self.backends.get(name)
+        if backend is None:
+            raise RuntimeError(f"no backend is open for {name}")
+        return backend.submit(request)
+
+    def close(self) -> None:
+        for backend in self.backends.values():
+            backend.close()
+
+
+def command_target(args) -> BackendTarget | None:
+    """--model PATH / --server URL: the one backend every variant runs on; None: each where its config says."""
+    if args.model:
+        return BackendTarget(kind="local", path=str(Path(args.model)))
+    if args.server:
+        return BackendTarget(kind="server", url=args.server.rstrip("/"), model=args.server_model,
+                             api_key_env="CHORUS_API_KEY")
+    return None
+
+
+def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
+    """The evaluation to run, its base directory, the output paths and the concurrency bound; raises
+    ConfigError or Unusable before anything runs."""
+    suite = load_config(args.config)
+    outputs = args.output or suite.output_paths
+    problems = check_paths(outputs) + [f"-o {p}: no such directory: {Path(p).parent}" for p in outputs
+                                       if not Path(p).resolve().parent.is_dir()]
+    if not limits.SLOTS.low <= args.slots <= limits.SLOTS.high:
+        problems.append(f"--slots must be {limits.SLOTS.low:g} to {limits.SLOTS.high:g}, got {args.slots}")
+    if args.repeat is not None and args.repeat < 1:
+        problems.append(f"--repeat must be at least 1, got {args.repeat}")
+    concurrency = args.max_concurrency if args.max_concurrency is not None else suite.max_concurrency
+    if concurrency is not None and concurrency < 1:
+        problems.append(f"--max-concurrency must be at least 1, got {concurrency}")
+    if problems:
+        raise Unusable("\n".join(problems))
+    target = command_target(args)
+    if target is not None:
+        suite.variants = retarget(suite.variants, target)
+    judge = args.judge or "local"
+    if default_judge(judge).kind == "local" and judge != "local":
+        judge = str(Path(judge).resolve())
+    return suite.evaluation(repeat=args.repeat, judge=judge), suite.base_dir, outputs, concurrency
+
+
+def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backends, SessionRunner]:
+    """Every backend the evaluation needs, open and publishing to a new SessionRunner; raises like `prepare`,
+    or the engine's / server's error, having closed what it opened."""
+    engine = {"n_slots": args.slots, **({"prompt_cache": False} if args.no_cache else {})}
+    server_concurrency = max(limits.SERVER_CONCURRENCY.low, min(args.slots, limits.SERVER_CONCURRENCY.high))
+    targets = needed_targets(evaluation, base_dir)
+    main_model = Path(args.model) if args.model else None
+    if main_model is None and any(t.kind == "local" and not t.path for t in targets):
+        main_model = default_model_path()
+    backends = Backends(main_model or Path(), engine, server_concurrency)
+    runner = SessionRunner(backends)
+    backends.feed = runner.feed
+    try:
+        for target in targets:
+            backends.open(target)
+    except BaseException:
+        backends.close()
+        raise
+    return backends, runner
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary(evaluation: Evaluation) -> str:
+    """A table of each variant's pass / fail / error counts and pass rate, then the totals."""
+    columns = stats.matrix(evaluation).columns
+    head = ("Variant", "Pass", "Fail", "Error", "Not run", "Pass rate (95% CI)")
+    rows = []
+    for column in columns:
+        s = column.stats
+        rate = f"{s.pass_rate:.0%} ({s.ci[0]:.0%}–{s.ci[1]:.0%})" if s.pass_rate is not None else "–"
+        rows.append((column.variant.title, str(s.passed), str(s.failed), str(s.errors), str(s.pending), rate))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    line = "  ".join
+    text = [line(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+            for r in [head, *rows]]
+    text.insert(1, line("-" * w for w in widths))
+    total = stats.totals(evaluation)
+    text.append(f"\n{total.successes} passed, {total.failures} failed, {total.errors} errors"
+                + (f", {total.pending} not run" if total.pending else "") + f" · pass rate {total.pass_rate:.1f}%")
+    return "\n".join(text)
+
+
+def run(evaluation: Evaluation, runner: SessionRunner, backends: Backends, base_dir: Path,
+        concurrency: int | None) -> bool:
+    """Run the evaluation to the end, or until Ctrl+C (then cancel and drain); True when interrupted."""
+    stop = threading.Event()
+    evaluation_runner = EvaluationRunner(evaluation, runner, backends.key, base_dir, concurrency)
+    todo = {id(cell) for cell in evaluation.unfinished()}
+    total = len(todo)
+    progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
+                    dynamic_ncols=True)
+
+    def changed(cell) -> None:
+        if cell.finished and id(cell) in todo:
+            todo.discard(id(cell))
+            progress.update(1)
+
+    evaluation_runner.events.cell_changed.connect(changed)
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # checked between pumps, never mid-update
+    try:
+        evaluation_runner.start()
+        sizes = [plural(len(evaluation.variants), "variant"), plural(len(evaluation.cases), "test case")]
+        sizes += [plural(evaluation.repeat, "repeat")] if evaluation.repeat > 1 else []
+        print(f"chorus eval: {' × '.join(sizes)}: {plural(total, 'cell')} started", file=sys.stderr, flush=True)
+        while not evaluation_runner.done and not stop.is_set():
+            runner.wait(0.2)
+            runner.pump()
+        if stop.is_set():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            evaluation_runner.cancel()
+            try:
+                evaluation_runner.drive(timeout=DRAIN_TIMEOUT_S)
+            except KeyboardInterrupt:
+                pass  # a second Ctrl+C: write what finished now
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        progress.close()
+    return stop.is_set()
+
+
+def eval_command(args) -> int:
+    try:
+        evaluation, base_dir, outputs, concurrency = prepare(args)
+        backends, runner = open_backends(args, evaluation, base_dir)
+    except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
+        print(f"chorus eval: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
+    try:
+        interrupted = run(evaluation, runner, backends, base_dir, concurrency)
+    finally:
+        backends.close()
+    print(summary(evaluation))
+    try:
+        write_outputs(evaluation, outputs)
+    except OSError as exc:
+        print(f"chorus eval: cannot write the outputs: {exc}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
+    for path in outputs:
+        print(f"Wrote {path}", file=sys.stderr)
+    return EXIT_INTERRUPTED if interrupted else stats.exit_code(evaluation)
