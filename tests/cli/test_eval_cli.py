@@ -131,6 +131,16 @@ def test_unsupported_assertion_and_bad_key_exit_2_naming_them_before_anything_ru
     assert missing.returncode == 2 and "nope.yaml" in missing.stderr and "Traceback" not in missing.stderr
 
 
+def test_a_backend_or_judge_that_cannot_open_exits_2_before_anything_runs(model_path, tmp_path):
+    config = write_config(tmp_path, "prompts: ['Hi {{x}}']\nproviders: [openai:chat:m]\ntests:\n  - vars: {x: 1}\n"
+                                    "    assert: [{type: llm-rubric, value: ok}]\n")
+    down = chorus_eval(config, "--server", "http://127.0.0.1:9/v1", "-o", tmp_path / "r.json")
+    assert down.returncode == 2 and "cannot reach http://127.0.0.1:9/v1" in down.stderr, down.stderr
+    no_judge = chorus_eval(config, "--model", model_path, "--judge", tmp_path / "judge.gguf", "-o", tmp_path / "r.json")
+    assert no_judge.returncode == 2 and f"model file not found: {tmp_path / 'judge.gguf'}" in no_judge.stderr
+    assert not (tmp_path / "r.json").exists() and "Traceback" not in down.stderr + no_judge.stderr
+
+
 @pytest.mark.slow
 def test_llm_rubric_and_select_best_judged_by_the_local_model(model_path, tmp_path):
     config = write_config(tmp_path, (
