@@ -68,10 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
     evaluate.add_argument("--judge", metavar="local|PATH.gguf|URL",
                           help="the default judge of model-graded assertions (default: local, the main model)")
-    evaluate.add_argument("--repeat", type=int, help="run every test case N times (default: the config's, else 1)")
+    evaluate.add_argument("--repeat", type=int, metavar="N",
+                          help="run every test case N times (default: the config's, else 1)")
     evaluate.add_argument("--max-concurrency", type=int, metavar="N",
                           help="requests in flight at once, judges included (default: the config's, else all)")
-    evaluate.add_argument("--slots", type=int, default=limits.SLOTS.default,
+    evaluate.add_argument("--slots", type=int, default=limits.SLOTS.default, metavar="N",
                           help=f"sequences each local engine decodes at once (default {limits.SLOTS.default})")
     evaluate.add_argument("--no-cache", action="store_true",
                           help="no prompt-KV reuse in local engines (cold latencies); no result is ever cached")
