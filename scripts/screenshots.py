@@ -5,8 +5,10 @@ OUT_DIR/screenshot-done.png, OUT_DIR/screenshot-conversation.png (two panes, eac
 differing in temperature), OUT_DIR/screenshot-probabilities.png (a tinted reply, its alternatives popup, a branch
 and a JSON-schema pane), OUT_DIR/screenshot-columns.png, -diff.png, -table.png (an 8-variant group in columns,
 the diff view, the comparison table), OUT_DIR/screenshot-backends.png (panes on the local model and on a server,
-the server's /metrics in the stats panel) and -backends-dialog.png. NAME limits it to some of: runs,
-conversation, probabilities, compare, backends. `backends` needs a server running the same model:
+the server's /metrics in the stats panel) and -backends-dialog.png; with NAME `reasoning` only,
+OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thinking on with its section opened,
+on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
+backends, reasoning. `backends` needs a server running the same model:
 CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
@@ -47,6 +49,34 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_compare(window, out)
     if "backends" in names:
         await shoot_backends(window, out)
+    if "reasoning" in names:
+        await shoot_reasoning(window, out)
+
+
+async def shoot_reasoning(window: MainWindow, out: Path) -> None:
+    from tests.engine.test_reasoning import THINKING_TEMPLATE
+    from tests.gguf_variants import write_variant
+
+    with tempfile.TemporaryDirectory() as tmp:
+        variant = write_variant(default_model_path(), Path(tmp) / "SmolLM2-thinking.gguf", THINKING_TEMPLATE)
+        await window.load_model(str(variant))
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.columns_box.setValue(3)
+    for title, thinking, budget in (("Thinking on, budget 24", 0, 24), ("Thinking on, budget 8", 0, 8),
+                                    ("Thinking off", 2, -1)):
+        pane = window.grid.add_pane()
+        pane.spec.title = title
+        pane.prompt.setPlainText("Why is the sky blue? Answer in one sentence.")
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(90)
+        pane.sampling.thinking.mode.setCurrentIndex(1 if thinking == 0 else 2)
+        pane.sampling.thinking.budget.setValue(budget)
+    window.run_all()
+    await finish_all(window)
+    window.grid.panes[0].thinking_view.toggle.click()  # open the first pane's thinking again
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-reasoning.png"))
 
 
 async def shoot_runs(window: MainWindow, out: Path) -> None:
@@ -196,6 +226,8 @@ async def shoot_backends(window: MainWindow, out: Path) -> None:
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities", "compare", "backends"}
+    if "reasoning" in names and len(names) > 1:
+        sys.exit("take `reasoning` alone: it loads another model")
     out.mkdir(parents=True, exist_ok=True)
     app = create_app()
     loop = qasync.QEventLoop(app)

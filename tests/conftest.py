@@ -36,7 +36,7 @@ def make_engine(model_path):
 
     def make(**overrides):
         overrides.setdefault("n_threads", TEST_THREADS)
-        engine = Engine(EngineConfig(model_path=model_path, **overrides))
+        engine = Engine(EngineConfig(**{"model_path": model_path, **overrides}))
         engines.append(engine)
         return engine
 

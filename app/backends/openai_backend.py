@@ -239,16 +239,16 @@ class OpenAIBackend:
         text, entries, counted = run.take(chunk, now)
         if counted:
             self._figures.tokens(run, counted, first, now)
-            self._emit(run, delta=text, entries=entries)
+            self._emit(run, delta=text, entries=entries, thought=run.thought)
 
     def _emit(self, run: StreamRun, delta: str = "", entries=(), state: RequestState | None = None,
-              finished=None) -> None:
+              finished=None, thought: str = "") -> None:
         handle = run.handle
         states = {}
         if state is not None:
             handle.state = state
             states[handle.id] = state
-        elif delta and handle.state != RequestState.GENERATING:
+        elif (delta or thought) and handle.state != RequestState.GENERATING:
             handle.state = RequestState.GENERATING
             states[handle.id] = RequestState.GENERATING
         if delta:
@@ -259,7 +259,8 @@ class OpenAIBackend:
         event = StepEvent(step=step, deltas={handle.id: delta} if delta else {}, states=states,
                           finished=[finished] if finished else [],
                           tokens={handle.id: run.tokens} if delta or entries else {}, time=time.perf_counter(),
-                          logprobs={handle.id: list(entries)} if entries else {})
+                          logprobs={handle.id: list(entries)} if entries else {},
+                          reasoning={handle.id: thought} if thought else {})
         for fn in subscribers:
             try:
                 fn(event)
@@ -270,8 +271,11 @@ class OpenAIBackend:
         """End a request exactly once (loop thread): its completion, the counts, one finished event."""
         if run.ended:
             return
-        run.ended = True
         handle = run.handle
+        tail = run.finish_split()  # text the thinking splitter held back
+        if tail:
+            self._emit(run, delta=tail)
+        run.ended = True
         request = handle.request
         completion = run.completion(reason, error, unapplied(request, self.server_kind),
                                     unapplied_keys(request, self.server_kind))

@@ -27,10 +27,12 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 from app.engine import GenerationRequest
 from app.engine.grammar import GrammarError
 
+TEMPLATE_KEYS = ("thinking", "chat_template_kwargs")  # sent as chat_template_kwargs, which both servers pass on
 FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
 # owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies
-APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS},  # llama-server
-           "vllm": {"top_k", "min_p", "repeat_penalty", *FORMAT_KEYS},
+APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *TEMPLATE_KEYS,  # llama-server
+                        *FORMAT_KEYS},
+           "vllm": {"top_k", "min_p", "repeat_penalty", *TEMPLATE_KEYS, *FORMAT_KEYS},
            "me": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS}}  # llama-cpp-python's server
 KNOWN = {"llamacpp": "llama-server", "vllm": "vLLM", "me": "llama-cpp-python's server"}
 
@@ -44,6 +46,11 @@ def create_arguments(request: GenerationRequest, model: str | None,
              "repetition_penalty": s.repeat_penalty, "repeat_last_n": s.penalty_last_n, "cache_prompt": True}
     if request.ignore_eos:
         extra["ignore_eos"] = True
+    kwargs = dict(request.chat_template_kwargs)
+    if request.thinking is not None:  # llama-server and vLLM both pass these to the chat template
+        kwargs["enable_thinking"] = request.thinking
+    if kwargs:
+        extra["chat_template_kwargs"] = kwargs
     common = {"model": model or "default", "stream": True, "max_tokens": request.max_tokens,
               "temperature": s.temperature, "top_p": s.top_p, "frequency_penalty": s.frequency_penalty,
               "presence_penalty": s.presence_penalty, "stop": list(request.stop) or None,
@@ -110,6 +117,12 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
     if s.repeat_penalty != 1.0:
         used["repeat_penalty"] = f"repeat penalty {s.repeat_penalty:g}"
         used["penalty_last_n"] = f"penalty window {s.penalty_last_n}"
+    if request.thinking is not None:
+        used["thinking"] = f"thinking {'on' if request.thinking else 'off'}"
+    if request.chat_template_kwargs:
+        used["chat_template_kwargs"] = "chat template variables"
+    if request.thinking_budget is not None:
+        used["thinking_budget"] = f"a thinking budget of {request.thinking_budget} tokens"
     if request.grammar is not None:
         used["grammar"] = "the GBNF grammar"
     if request.json_schema is not None:

@@ -1,5 +1,9 @@
 """What one streamed server reply has received so far, and how an OpenAI chunk adds to it.
 
+Thinking: a server that splits it (llama-server's `reasoning_content`, vLLM's `reasoning`) is taken as it
+comes; text that still carries `<think>…</think>` (a server run with `--reasoning-format none`) is split here
+as the engine splits it, so every backend's `text` is the answer alone.
+
 Token counts: while a reply streams, each chunk with text counts as a token (or as many as it reports logprobs
 for), the only live figure a client has; when the server reports `usage.completion_tokens` (llama-server and
 vLLM do in the last chunk, asked with `stream_options.include_usage`), that is the reply's count.
@@ -9,6 +13,7 @@ from __future__ import annotations
 
 from app.engine import Completion, RequestHandle
 from app.engine.logprobs import TokenLogprob
+from app.engine.reasoning import ReasoningSplit
 
 FINISH = {"stop": "stop", "length": "length"}  # anything else a server says (tool_calls, content_filter): "stop"
 
@@ -23,6 +28,11 @@ class StreamRun:
         self.entries: list[TokenLogprob] = []
         self.finish: str | None = None
         self.t_start = self.t_first = self.t_last = None
+        self.t_answer: float | None = None  # when the answer's first text arrived
+        self.split = ReasoningSplit()
+        self.reasoning = ""  # what the server itself reported as thinking
+        self.reasoning_chunks = 0  # chunks of it (the live count of thinking tokens)
+        self.thought = ""  # this chunk's thinking delta, after `take`
         self.ended = False
 
     @property
@@ -39,24 +49,44 @@ class StreamRun:
             self.cached = getattr(details, "cached_tokens", None) or self.cached
             if getattr(usage, "completion_tokens", None) is not None:
                 self.usage_tokens = usage.completion_tokens
-        text, entries, counted = "", [], 0
+        text, entries, counted, thought = "", [], 0, ""
         for choice in chunk.choices or []:
             delta = getattr(choice, "delta", None)
             piece = (getattr(delta, "content", None) if delta is not None else getattr(choice, "text", None)) or ""
+            reasoned = (getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                        if delta is not None else None) or ""
             found = chunk_logprobs(getattr(choice, "logprobs", None))
+            if reasoned:
+                thought += reasoned
+                self.reasoning_chunks += 1
             if piece or found:
-                text += piece
+                answer, inline = self.split.feed(piece)
+                text += answer
+                thought += inline
                 entries += found
                 counted += max(1, len(found))  # a server sends a token per chunk unless it reports several
+            elif reasoned:
+                counted += 1
             if choice.finish_reason:
                 self.finish = FINISH.get(choice.finish_reason, "stop")
+        self.thought = thought
+        self.reasoning += thought
         if counted:
+            if text and self.t_answer is None:
+                self.t_answer = now
             self.text += text
             self.entries += entries
             self.chunk_tokens += counted
             self.t_first = self.t_first or now
             self.t_last = now
         return text, entries, counted
+
+    def finish_split(self) -> str:
+        """The reply ended: release text the splitter held back; returns the answer part of it."""
+        answer, thought = self.split.finish()
+        self.text += answer
+        self.reasoning += thought
+        return answer
 
     def completion(self, reason: str, error: str | None, note: str = "",
                    unapplied: tuple[str, ...] = ()) -> Completion:
@@ -69,7 +99,9 @@ class StreamRun:
                           ttft_s=None if self.t_first is None else self.t_first - h.t_submit, decode_tps=tps,
                           error_kind="server" if error else None, cached_tokens=self.cached,
                           token_logprobs=list(self.entries) if h.request.logprobs else None, note=note,
-                          unapplied=unapplied)
+                          unapplied=unapplied, reasoning_text=self.reasoning.strip(),
+                          reasoning_tokens=self.reasoning_chunks + self.split.tokens,
+                          answer_ttft_s=None if self.t_answer is None else self.t_answer - h.t_submit)
 
 
 def chunk_logprobs(data) -> list[TokenLogprob]:

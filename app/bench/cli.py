@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from app.bench.constrained import constrained_tps
+from app.bench.reasoning import reasoning_tps
 from app.bench.engines import several_engines_tps
 from app.bench.kv_types import KV_COMPARED, kv_agreement, kv_throughput
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
@@ -96,7 +97,7 @@ def measure(plan: Plan, threads: int) -> dict:
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 14 + plan.uncached_reference
+    per_rep = 2 * len(plan.sizes) + 15 + plan.uncached_reference
     progress = Progress(per_rep * plan.repetitions + 1)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
@@ -132,6 +133,8 @@ def measure(plan: Plan, threads: int) -> dict:
                                                    *feature_args, request_fields={"logprobs": 5}))
         samples["constrained", 8].append(progress.run(f"{tag} engine N=8 free text, under a grammar, under a JSON "
                                                       "schema", constrained_tps, *feature_args))
+        samples["reasoning", 8].append(progress.run(f"{tag} engine N=8 thinking, splitter on / off",
+                                                    reasoning_tps, *feature_args, off_first=rep % 2 == 0))
         samples["coalesced"].append(progress.run(f"{tag} 4 identical greedy requests: tokens decoded",
                                                  coalesced_decode, model_path, prompts[0], threads))
         samples["two_engines"].append(progress.run(f"{tag} two local models generating at once vs one",
@@ -188,6 +191,7 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             # Each constrained run over the free-text run beside it (not engine["8"], minutes earlier).
             "grammar_throughput_ratio": median([r["grammar"] / r["free"] for r in constrained]),
             "json_schema_throughput_ratio": median([r["json_schema"] / r["free"] for r in constrained]),
+            "reasoning_parsing_ratio": median([r["on"] / r["off"] for r in samples["reasoning", 8]]),
             "reproducible_throughput_ratio": repro,
             "two_engines_vs_one": median([r["together"] / r["one"] for r in samples["two_engines"]]),
             "kv_type_throughput_ratio": {kv: median([r[kv] / r["f16"] for r in samples["kv_types"]])
@@ -206,6 +210,7 @@ def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
             "followup_prefill_vs_new_turn_reproducible": follow_repro["prefilled"] / follow_repro["new_turn_tokens"],
             "coalesced_decode_tokens": coalesced,
             "two_engines_tps": {k: median([r[k] for r in samples["two_engines"]]) for k in ("one", "together")},
+            "reasoning_tps": {k: median([r[k] for r in samples["reasoning", 8]]) for k in ("on", "off")},
             "kv_type_tps": {kv: median([r[kv] for r in samples["kv_types"]]) for kv in ("f16", *KV_COMPARED)},
             "kv_type_identical_requests": {kv: samples["kv_agreement"][-1][f"{kv}_identical"] for kv in KV_COMPARED},
             "kv_type_greedy_agreement_raw_prompts": {kv: samples["kv_agreement"][-1][f"{kv}_raw"]

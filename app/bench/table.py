@@ -38,7 +38,9 @@ def format_table(result: dict) -> str:
               f"{ratios['logprobs_throughput_ratio']:.3f}x of plain; under a grammar: "
               f"{tp['engine_grammar']['8']:.1f} t/s -> {ratios['grammar_throughput_ratio']:.3f}x; under a JSON schema: "
               f"{tp['engine_json_schema']['8']:.1f} t/s -> {ratios['json_schema_throughput_ratio']:.3f}x "
-              "(each over free text run beside it)"]
+              "(each over free text run beside it)",
+              f"N=8 thinking, reasoning split on / off: {d['reasoning_tps']['on']:.1f} / "
+              f"{d['reasoning_tps']['off']:.1f} t/s -> {ratios['reasoning_parsing_ratio']:.3f}x (interleaved)"]
     repro = d["reproducible_workload_tps"]
     lines += ["Mixed prompts end to end, reproducible on / off: " + ", ".join(
         f"N={n} {repro[n]['on']:.1f} / {repro[n]['off']:.1f} t/s -> {ratios['reproducible_throughput_ratio'][n]:.3f}x"

@@ -41,7 +41,8 @@ def result_record(item: RunItem, result: PaneResult | None) -> dict:
               "generated_tokens": result.generated_tokens, "queue_wait_s": result.queue_wait_s,
               "ttft_s": result.ttft_s, "decode_tps": result.decode_tps}
     for key, value in (("reply_prefix", result.reply_prefix), ("format_note", result.format_note),
-                       ("note", result.backend_note)):
+                       ("note", result.backend_note), ("reasoning", result.reasoning),
+                       ("reasoning_tokens", result.reasoning_tokens), ("answer_ttft_s", result.answer_ttft_s)):
         if value:
             record[key] = value
     if result.token_logprobs is not None:

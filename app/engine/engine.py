@@ -26,6 +26,7 @@ from app.engine.masks import MaskBatch
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
 from app.engine.prompt_cache import PromptCache
+from app.engine.reasoning import CLOSING_TEXT
 from app.engine.reproducible import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence
 from app.engine.scheduler import PrefillPacer
@@ -60,6 +61,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
         limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)
+        self._closing_tokens = self._model.tokenize(CLOSING_TEXT, add_special=False)  # a spent thinking budget
         self._decode = self._ctx.decode  # one seam, so tests can inject llama_decode failures
         self._cond = threading.Condition()
         self._waiting: deque[Sequence] = deque()
@@ -102,6 +104,11 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
             self._live[seq.id] = seq
             self._cond.notify()
         return handle
+
+    def render_prompt(self, request: GenerationRequest) -> str:
+        """The exact text the request becomes before tokenization: its messages through the chat template (or
+        its raw prompt), then its reply prefix. Safe from any thread; raises PromptError as a submit would end."""
+        return self._renderer.text(request) + request.reply_prefix
 
     def cancel_all(self) -> None:
         with self._cond:

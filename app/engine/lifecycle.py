@@ -19,6 +19,7 @@ from app.engine.constraint import GrammarConstraint
 from app.engine.events import EventBuilder
 from app.engine.grammar import GrammarError, make_constraint
 from app.engine.prompt import ContextOverflow, PromptError
+from app.engine.reasoning import ReasoningSplit, opens_thinking
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.types import RequestState
@@ -96,8 +97,11 @@ class RequestLifecycle:
             self._admitting = None
 
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
-        prompt = self._renderer.tokens(seq.request)
+        text = self._renderer.text(seq.request)
+        prompt = self._renderer.tokens(seq.request, text)
         seq.prompt = np.asarray(prompt, dtype=np.int32)
+        seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
+                                   opened=opens_thinking(text, seq.request.reply_prefix))
         if len(prompt) >= self.n_ctx_per_slot:
             raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
                                   "(prompt plus reply): shorten it or raise the context per slot")
@@ -105,6 +109,8 @@ class RequestLifecycle:
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
         seq.sampler = self._sampler_chain(seq.request, banned)
         seq.sampler.accept_prompt(prompt)
+        if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
+            seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()
         seq.state = RequestState.PREFILLING
         events.state(seq.id, RequestState.PREFILLING)
@@ -154,7 +160,7 @@ class RequestLifecycle:
                 if seq.sampler is not None:
                     seq.sampler.free()
                     seq.sampler = None
-                self._emit(seq, seq.text.finish(), events)
+                self._emit(seq, seq.text.finish(), events, final=True)
         finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
             completion = seq.completion(reason, error, kind)
             seq.handle._complete(completion)

@@ -86,7 +86,9 @@ class PromptRenderer:
     def _is_single_token(self, text: str) -> bool:
         return len(self._model.tokenize(text, add_special=False)) == 1
 
-    def render(self, messages: list[dict]) -> str:
+    def render(self, messages: list[dict], thinking: bool | None = None, extra: dict | None = None) -> str:
+        """The messages as the model's prompt format writes them. `thinking` sets the template's
+        `enable_thinking` (None: the template's default); `extra` adds variables (chat_template_kwargs)."""
         if self.mode == chat_format.RAW:
             return chat_format.raw_text(messages)
         if self.mode == BUILTIN:
@@ -97,12 +99,22 @@ class PromptRenderer:
         if self._jinja is None:
             raise PromptError(self._jinja_error or "no chat template")
         try:
-            return self._jinja(messages=messages).prompt
+            variables = dict(extra or {})
+            if thinking is not None:
+                variables["enable_thinking"] = thinking
+            return self._jinja(messages=messages, **variables).prompt
         except Exception as exc:  # the template's raise_exception() or a Jinja runtime error
             raise PromptError(f"the chat template from the GGUF rejected these messages: {exc}") from exc
 
-    def tokens(self, request: GenerationRequest) -> list[int]:
-        text = self.render(request.messages) if request.messages is not None else request.prompt
+    def text(self, request: GenerationRequest) -> str:
+        """The request's prompt text before its reply prefix: the rendered messages, or the raw prompt."""
+        if request.messages is None:
+            return request.prompt
+        return self.render(request.messages, thinking=request.thinking, extra=request.chat_template_kwargs)
+
+    def tokens(self, request: GenerationRequest, text: str | None = None) -> list[int]:
+        """The prompt's tokens; `text` is `self.text(request)` when the caller has it already."""
+        text = self.text(request) if text is None else text
         tokens = self._model.tokenize(text, add_special=True)
         bos = self._model.bos_id
         if len(tokens) > 1 and tokens[0] == tokens[1] == bos:  # the template wrote BOS and so did we

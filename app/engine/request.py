@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from app.engine.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
 from app.engine.types import Completion, GenerationRequest, RequestState, SamplingParams, final_state
@@ -99,6 +100,8 @@ class Sequence:
         self.generated: list[int] = []
         self.sampler: SamplerChain | None = None
         self.text = TextStream(tuple(self.request.stop))
+        self.split = ReasoningSplit(enabled=False)  # replaced at admission, when the prompt is known
+        self.forced: list[int] = []  # tokens to emit instead of sampling (a spent thinking budget closes the block)
         # Prefix sharing (engine thread only; docs/engine.md "Slots as a prompt cache"):
         self.cached_tokens = 0  # prompt tokens whose KV was reused or copied instead of prefilled
         self.prompt_logits = None  # logits after the whole prompt, kept for the prompt cache
@@ -113,6 +116,7 @@ class Sequence:
         self.t_admit: float | None = None
         self.t_first: float | None = None
         self.t_last: float | None = None
+        self.t_answer: float | None = None  # when the answer's first text was published
 
     @property
     def state(self) -> RequestState:
@@ -156,7 +160,7 @@ class Sequence:
             decode_tps = (n - 1) / (self.t_last - self.t_first)
         return Completion(
             request_id=self.id,
-            text=self.text.text,
+            text=self.split.answer,
             token_ids=list(self.generated),
             finish_reason=reason,
             error=error,
@@ -168,4 +172,7 @@ class Sequence:
             error_kind=error_kind if error else None,
             cached_tokens=self.cached_tokens,
             token_logprobs=None if self.token_logprobs is None else list(self.token_logprobs),
+            reasoning_text=self.split.reasoning_text,
+            reasoning_tokens=self.split.tokens,
+            answer_ttft_s=None if self.t_answer is None else self.t_answer - self.t_submit,
         )

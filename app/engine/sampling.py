@@ -120,6 +120,15 @@ class SamplerChain:
             for token in tokens:
                 llama_cpp.llama_sampler_accept(self._penalties, int(token))
 
+    def accept(self, token: int) -> None:
+        """A token chosen without sampling (a forced one): the penalties' history and the constraint see it, as
+        if it had been sampled. The caller keeps grammars away (a grammar sampler aborts on a token it rejects)."""
+        llama_cpp.llama_sampler_accept(self.ptr, int(token))
+        if self.constraint is not None:
+            if self._tail is not None:
+                llama_cpp.llama_sampler_accept(self._tail, int(token))
+            self.constraint.accept(int(token))
+
     def sample(self, ctx_ptr, batch_index: int) -> int:
         """Only call with an index marked as an output in the batch just decoded: anything else aborts."""
         if self.constraint is None:

@@ -60,7 +60,9 @@ class PrefixSharing:
                 self._copy_from_donor(seq)
             if seq.ready_logits is not None and not seq.finished:
                 logits, seq.ready_logits = seq.ready_logits, None
-                token = seq.sampler.sample_logits(logits)
+                token = self._forced(seq)
+                if token is None:
+                    token = seq.sampler.sample_logits(logits)
                 generated = self._accept_token(seq, token, time.perf_counter(), events, logits)
                 self._stats.record_tokens(generated=int(generated), completed=0)
 
@@ -132,6 +134,7 @@ class PrefixSharing:
         seq.leader = leader
         leader.followers.append(seq)
         seq.prompt, seq.generated, seq.text = leader.prompt, leader.generated, leader.text  # shared, read-only
+        seq.split = leader.split
         seq.token_logprobs = leader.token_logprobs
         seq.cached_tokens = len(leader.prompt)
         seq.t_admit = now
@@ -140,9 +143,12 @@ class PrefixSharing:
             seq.t_first = seq.t_last = now
         seq.state = leader.state
         events.state(seq.id, leader.state)
-        if leader.text.text:  # replay what the leader already produced
-            seq.handle._publish(leader.text.text)
-            events.delta(seq.id, leader.text.text)
+        if leader.split.answer:  # replay what the leader already produced
+            seq.t_answer = now
+            seq.handle._publish(leader.split.answer)
+            events.delta(seq.id, leader.split.answer)
+        if leader.split.reasoning:
+            events.reasoning(seq.id, leader.split.reasoning)
         if leader.generated:
             events.tokens(seq.id, len(leader.generated))
         if leader.token_logprobs:
@@ -152,7 +158,7 @@ class PrefixSharing:
         """A cancelled leader hands its slot, KV, sampler and followers to its first follower."""
         heir = leader.followers.pop(0)
         for name in ("slot", "n_prompt_done", "n_past", "pending_token", "sampler", "prompt_logits",
-                     "ready_logits", "donor", "share"):
+                     "ready_logits", "donor", "share", "forced"):
             setattr(heir, name, getattr(leader, name))
         heir.leader, heir.followers = None, leader.followers
         for follower in heir.followers:
@@ -167,12 +173,15 @@ class PrefixSharing:
         leader.followers, leader.leader = [], heir  # from here on it ends like a follower
 
     def _mirror(self, seq: Sequence, events: EventBuilder, delta: str = "", state: RequestState | None = None,
-                now: float | None = None, logprobs: list | None = None) -> None:
+                now: float | None = None, logprobs: list | None = None, reasoning: str = "") -> None:
         """What happened to a leader happens to its followers."""
         for follower in seq.followers:
             if delta:
+                follower.t_answer = follower.t_answer or time.perf_counter()
                 follower.handle._publish(delta)
                 events.delta(follower.id, delta)
+            if reasoning:
+                events.reasoning(follower.id, reasoning)
             if state is not None:
                 follower.state = state
                 events.state(follower.id, state)

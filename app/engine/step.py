@@ -114,7 +114,9 @@ class StepExecution:
             try:
                 if seq.prompt_logits is None and self.config.prompt_cache:  # its prompt just completed
                     seq.prompt_logits = self._ctx.output_logits(index)
-                token = seq.sampler.sample(self._ctx.ptr, index)
+                token = self._forced(seq)
+                if token is None:
+                    token = seq.sampler.sample(self._ctx.ptr, index)
                 logits = self._ctx.output_logits(index, copy=False) if seq.request.logprobs else None
                 generated += self._accept_token(seq, token, now, events, logits)
             except Exception as exc:  # this request's sampler or text: end it alone
@@ -142,7 +144,10 @@ class StepExecution:
             seq.token_logprobs.extend(entries)
             events.logprobs(seq.id, entries)
         self._mirror(seq, events, now=now, logprobs=entries)
-        self._emit(seq, seq.text.feed(self._model.piece(token)), events)
+        self._emit(seq, seq.text.feed(self._model.piece(token)), events, token=True)
+        budget = seq.request.thinking_budget
+        if budget is not None and seq.split.thinking and not seq.forced and seq.split.tokens >= budget:
+            seq.forced = list(self._closing_tokens)  # the budget is spent: close the block, the answer follows
         if seq.text.stopped:
             self._finish(seq, "stop", events)
         elif len(seq.generated) >= seq.request.max_tokens or seq.n_past + 1 >= self.n_ctx_per_slot:
@@ -151,9 +156,29 @@ class StepExecution:
             seq.pending_token = token
         return True
 
-    def _emit(self, seq: Sequence, delta: str, events: EventBuilder) -> None:
-        if delta:
-            seq.handle._publish(delta)
-            events.delta(seq.id, delta)
-            self._mirror(seq, events, delta=delta)
+    def _forced(self, seq: Sequence) -> int | None:
+        """The next forced token (accepted by the sampler chain as if sampled), or None: sample as usual."""
+        if not seq.forced:
+            return None
+        token = seq.forced.pop(0)
+        seq.sampler.accept(token)
+        return token
+
+    def _emit(self, seq: Sequence, released: str, events: EventBuilder, token: bool = False,
+              final: bool = False) -> None:
+        """Publish released text, the answer to the stream and the thinking apart (reasoning.py); `token`: it
+        came from one generated token, `final`: the reply ended, nothing is held back any more."""
+        answer, thought = seq.split.feed(released, token) if released or token else ("", "")
+        if final:
+            more_answer, more_thought = seq.split.finish()
+            answer, thought = answer + more_answer, thought + more_thought
+        if thought:
+            events.reasoning(seq.id, thought)
+        if answer:
+            if seq.t_answer is None:
+                seq.t_answer = time.perf_counter()
+            seq.handle._publish(answer)
+            events.delta(seq.id, answer)
+        if answer or thought:
+            self._mirror(seq, events, delta=answer, reasoning=thought)
 

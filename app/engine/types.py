@@ -89,6 +89,7 @@ class GenerationRequest:
     reply_prefix: str = ""  # text the reply starts with (a branch from a chosen token): generation continues it
     thinking: bool | None = None  # a reasoning model thinks (True) or not (False); None = llama-server's default
     chat_template_kwargs: dict = field(default_factory=dict)  # extra variables for the chat template, as llama-server's
+    thinking_budget: int | None = None  # most thinking tokens; then the block is closed and the answer follows
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -108,6 +109,11 @@ class GenerationRequest:
         if not isinstance(self.chat_template_kwargs, dict) or not all(
                 isinstance(k, str) for k in self.chat_template_kwargs):
             raise ValueError("chat_template_kwargs must be a dict with string keys")
+        if self.thinking_budget is not None:
+            limits.THINKING_BUDGET.check("thinking_budget", self.thinking_budget)
+            if self.grammar is not None or self.json_schema is not None:
+                raise ValueError("a thinking budget cannot be combined with a grammar or JSON schema: the forced "
+                                 "end of the thinking block would break the constraint")
         object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
 
 
@@ -142,11 +148,17 @@ class EngineConfig:
     # Layers on the GPU: "auto" (as many as fit its free memory), -1 all, 0 none, N; None = llama.cpp's default
     # (all). A CPU build offloads nothing whatever this says (app/engine/devices.py).
     n_gpu_layers: int | str | None = limits.GPU_LAYERS_DEFAULT
+    # How a reasoning model's thinking is reported: "deepseek" splits `<think>…</think>` from the answer
+    # (Completion.reasoning_text), "none" leaves it in the text (llama-server's --reasoning-format).
+    reasoning_format: str = limits.REASONING_FORMAT_DEFAULT
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
         limits.CONTEXT_PER_SLOT.check("n_ctx_per_slot", self.n_ctx_per_slot)
         limits.THREADS.check("n_threads", self.n_threads)
+        if self.reasoning_format not in limits.REASONING_FORMATS:
+            raise ValueError(f"reasoning_format must be one of {', '.join(limits.REASONING_FORMATS)}, "
+                             f"got {self.reasoning_format!r}")
         if self.kv_type not in limits.KV_TYPES:
             raise ValueError(f"kv_type must be one of {', '.join(limits.KV_TYPES)}, got {self.kv_type!r}")
         layers = self.n_gpu_layers
@@ -191,6 +203,9 @@ class Completion:
     token_logprobs: list | None = None  # one TokenLogprob per generated token when the request asked for them
     note: str = ""  # settings the backend could not apply (a server that ignores some), for the user
     unapplied: tuple[str, ...] = ()  # their keys ("top_k", "grammar", "json_schema"...; server_params.in_use)
+    reasoning_text: str = ""  # a reasoning model's thinking, apart from the answer (`text` is the answer)
+    reasoning_tokens: int = 0  # generated tokens that were thinking (the <think> tags included)
+    answer_ttft_s: float | None = None  # submit -> first text of the answer, after any thinking
 
 
 @dataclass(frozen=True)
@@ -206,6 +221,7 @@ class StepEvent:
     tokens: dict[int, int] = field(default_factory=dict)
     time: float = 0.0  # time.perf_counter() when the step ended (the clock of RequestHandle.t_submit)
     logprobs: dict[int, list] = field(default_factory=dict)  # new TokenLogprob entries per request (if asked)
+    reasoning: dict[int, str] = field(default_factory=dict)  # thinking text per request (`deltas` is the answer)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ class Setup:
     stop: tuple[str, ...]
     format: str
     backend: str
+    thinking: bool | None = None
 
 
 # (label, how to read it from a Setup), in the order they are shown.
@@ -39,19 +40,21 @@ FIELDS = (
     ("stop", lambda s: ", ".join(repr(x) for x in s.stop) or "none"),
     ("format", lambda s: s.format),
     ("backend", lambda s: s.backend),
+    ("thinking", lambda s: THINKING_LABELS[s.thinking]),
 )
+THINKING_LABELS = {None: "default", True: "on", False: "off"}
 
 
 def setup_of(pane: PaneSpec) -> Setup:
     return Setup(pane.system, pane.sampling, pane.max_tokens, tuple(pane.stop), pane.output_format.label,
-                 pane.backend)
+                 pane.backend, pane.thinking)
 
 
 def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
     system = next((m["content"] for m in request.messages or [] if m.get("role") == "system"), "")
     fmt = OutputFormat.of_request(request.grammar, request.json_schema)
     return Setup(system if isinstance(system, str) else "", request.sampling, request.max_tokens,
-                 tuple(request.stop), fmt.label, backend)
+                 tuple(request.stop), fmt.label, backend, request.thinking)
 
 
 def short(text: str, width: int = 24) -> str:

@@ -44,7 +44,8 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
     prefix = pane.reply_prefix if turns == pane.turns else ""  # a branch continues its chosen start
     request = GenerationRequest(messages=system + turns, sampling=pane.sampling, max_tokens=pane.max_tokens,
-                                stop=pane.stop, reply_prefix=prefix,
+                                stop=pane.stop, reply_prefix=prefix, thinking=pane.thinking,
+                                thinking_budget=pane.thinking_budget,
                                 logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields())
     return request, turns

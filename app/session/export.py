@@ -70,6 +70,7 @@ def result_lines(session: SessionModel):
             "finish_reason": r.finish_reason, "error": r.error, "prompt_tokens": r.prompt_tokens,
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
             "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
+            "reasoning": r.reasoning, "reasoning_tokens": r.reasoning_tokens, "answer_ttft_s": r.answer_ttft_s,
             "group": pane.group, "rating": pane.rating, "note": pane.note,
         }, ensure_ascii=False)
 

@@ -20,6 +20,7 @@ from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
 from app.engine import Completion, RequestState, SamplingParams, final_state, limits
+from app.engine.reasoning import split_prefix
 from app.session.output_format import OutputFormat
 
 # What a pane's last run is doing; the window shows these words. The engine's request states, plus "idle" (never
@@ -59,6 +60,9 @@ class PaneResult:
     token_logprobs: list | None = None  # TokenLogprob per generated token, when the run asked for them
     format_note: str = ""  # how the output checked against the pane's output format
     backend_note: str = ""  # settings the backend did not apply (Completion.note)
+    reasoning: str = ""  # a reasoning model's thinking, apart from the answer in `text` (streamed live too)
+    reasoning_tokens: int = 0
+    answer_ttft_s: float | None = None  # submit -> first text of the answer, after any thinking
     # Engine clock (time.perf_counter) marks of a live run; not saved.
     t_submit: float | None = field(default=None, repr=False, compare=False)
     t_first: float | None = field(default=None, repr=False, compare=False)
@@ -92,7 +96,10 @@ class PaneResult:
 
     def finish(self, completion: Completion) -> None:
         """Take the backend's own final figures (they replace the live ones)."""
-        self.text = self.reply_prefix + completion.text
+        prefix_answer, prefix_thought = split_prefix(self.reply_prefix)
+        self.text = prefix_answer + completion.text
+        self.reasoning = "\n".join(t for t in (prefix_thought.strip(), completion.reasoning_text) if t)
+        self.reasoning_tokens, self.answer_ttft_s = completion.reasoning_tokens, completion.answer_ttft_s
         self.token_logprobs = completion.token_logprobs
         self.token_ids = list(completion.token_ids)
         self.finish_reason = completion.finish_reason
@@ -126,6 +133,8 @@ class PaneSpec:
     show_probabilities: bool = False  # ask for token log-probabilities and tint the reply by them
     output_format: OutputFormat = field(default_factory=OutputFormat)
     reply_prefix: str = ""  # a branch's chosen start of the next reply; the next run continues it
+    thinking: bool | None = None  # a reasoning model thinks (True) or answers at once (False); None = its default
+    thinking_budget: int | None = None  # most thinking tokens before the block is closed (None = no cap)
     group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
     rating: int | None = None  # the user's rating of the last reply, 1..5
     note: str = ""  # the user's note on it
@@ -136,6 +145,10 @@ class PaneSpec:
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
+        if self.thinking not in (None, True, False):
+            raise ValueError(f"thinking must be on, off or the model's default, got {self.thinking!r}")
+        if self.thinking_budget is not None:
+            limits.THINKING_BUDGET.check("thinking budget", self.thinking_budget)
         if self.rating is not None and not (isinstance(self.rating, int) and 1 <= self.rating <= 5):
             raise ValueError(f"rating must be 1 to 5 (or none), got {self.rating!r}")
         for i, turn in enumerate(self.turns):

@@ -18,6 +18,7 @@ from typing import Protocol
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
+from app.engine.reasoning import split_prefix
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.model import PaneResult, PaneSpec, RunState
 from app.session.output_format import format_applied
@@ -52,6 +53,7 @@ class _Update:
         self.last_delta_at: float | None = None
         self.tokens: int | None = None
         self.logprobs: list = []
+        self.reasoning: list[str] = []
 
     def state(self, state, time: float) -> None:
         self.last_state = state
@@ -79,6 +81,8 @@ class _Update:
             if self.tokens > 1 and result.t_first is not None and result.t_last > result.t_first:
                 result.decode_tps = (self.tokens - 1) / (result.t_last - result.t_first)
             result.generated_tokens = self.tokens
+        if self.reasoning:
+            result.reasoning += "".join(self.reasoning)
         if self.logprobs and result.token_logprobs is not None:
             result.token_logprobs = [*result.token_logprobs, *self.logprobs]
 
@@ -112,8 +116,9 @@ class SessionRunner:
         request, turns = plan_run(pane, use_draft)
         handle = self.backends.submit(request, pane.backend)
         prefix = commit_run(pane, turns, use_draft)
-        pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=prefix, reply_prefix=prefix,
-                                 token_logprobs=[] if request.logprobs else None)
+        answer, thought = split_prefix(prefix)  # a prefix that opens <think> starts the thinking, not the answer
+        pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=answer, reasoning=thought,
+                                 reply_prefix=prefix, token_logprobs=[] if request.logprobs else None)
         self._track(handle, pane.result, pane, None)
         return handle
 
@@ -185,6 +190,8 @@ class SessionRunner:
                 updates.setdefault(request_id, _Update()).state(state, event.time)
             for request_id, delta in event.deltas.items():
                 updates.setdefault(request_id, _Update()).text(delta, event.time)
+            for request_id, thought in event.reasoning.items():
+                updates.setdefault(request_id, _Update()).reasoning.append(thought)
             for request_id, count in event.tokens.items():
                 updates.setdefault(request_id, _Update()).tokens = count
             for request_id, entries in event.logprobs.items():

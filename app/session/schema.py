@@ -63,6 +63,9 @@ class Result(msgspec.Struct):
     token_logprobs: list[Logprob] | None | UnsetType = UNSET
     format_note: str | UnsetType = UNSET
     backend_note: str | UnsetType = UNSET
+    reasoning: str | UnsetType = UNSET
+    reasoning_tokens: int | UnsetType = UNSET
+    answer_ttft_s: float | None | UnsetType = UNSET
 
 
 class Pane(msgspec.Struct):
@@ -78,6 +81,8 @@ class Pane(msgspec.Struct):
     stop: list[str] | UnsetType = UNSET
     backend: str | UnsetType = UNSET
     show_probabilities: bool | UnsetType = UNSET
+    thinking: bool | None | UnsetType = UNSET
+    thinking_budget: int | None | UnsetType = UNSET
     output_format: OutputFormat | UnsetType = UNSET
     reply_prefix: str | UnsetType = UNSET
     group: str | None | UnsetType = UNSET
@@ -178,7 +183,9 @@ def result_to_file(result: PaneResult) -> Result:
                   prompt_tokens=result.prompt_tokens, generated_tokens=result.generated_tokens,
                   cached_tokens=result.cached_tokens, queue_wait_s=result.queue_wait_s, ttft_s=result.ttft_s,
                   decode_tps=result.decode_tps, reply_prefix=result.reply_prefix, token_logprobs=logprobs,
-                  format_note=result.format_note, backend_note=result.backend_note)
+                  format_note=result.format_note, backend_note=result.backend_note,
+                  reasoning=result.reasoning or UNSET, reasoning_tokens=result.reasoning_tokens or UNSET,
+                  answer_ttft_s=UNSET if result.answer_ttft_s is None else result.answer_ttft_s)
 
 
 def pane_to_file(pane: PaneSpec) -> Pane:
@@ -186,6 +193,7 @@ def pane_to_file(pane: PaneSpec) -> Pane:
                 turns=[Turn(t["role"], t["content"]) for t in pane.turns], draft=pane.draft, editing=pane.editing,
                 sampling=pane.sampling, max_tokens=pane.max_tokens, stop=list(pane.stop), backend=pane.backend,
                 show_probabilities=pane.show_probabilities, output_format=pane.output_format,
+                thinking=pane.thinking, thinking_budget=pane.thinking_budget,
                 reply_prefix=pane.reply_prefix, group=pane.group, rating=pane.rating, note=pane.note,
                 result=result_to_file(pane.result))
 

@@ -15,7 +15,8 @@ from app.session.model import PaneSpec
 from app.session.output_format import OutputFormat
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
-AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend")
+AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking")
+THINKING_VALUES = {"on": True, "off": False, "default": None, True: True, False: False, None: None}
 CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
 
 
@@ -43,6 +44,10 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
         if problem:
             raise ValueError(problem)
         return dataclasses.replace(pane, output_format=fmt)
+    if axis == "thinking":
+        if value not in THINKING_VALUES:
+            raise ValueError("choose on, off or default")
+        return dataclasses.replace(pane, thinking=THINKING_VALUES[value])
     return dataclasses.replace(pane, backend=str(value))
 
 

@@ -9,7 +9,8 @@ import io
 from app.session import compare, diff
 from app.session.model import PaneSpec
 
-COLUMNS = ("pane", "title", "differs", "finish", "tokens", "TTFT s", "tok/s", "cached", "similarity", "rating")
+COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
+           "similarity", "rating")
 
 
 def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]:
@@ -19,7 +20,8 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]
     for pane, difference in zip(panes, diffs, strict=True):
         r = pane.result
         out.append({"pane": pane.number, "title": pane.label, "differs": compare.label(difference),
-                    "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens, "TTFT s": r.ttft_s,
+                    "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens,
+                    "thinking tok": r.reasoning_tokens, "TTFT s": r.ttft_s, "answer s": r.answer_ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
                     "similarity": None if reference is None else diff.similarity(reference.result.text, r.text),
                     "rating": pane.rating, "note": pane.note, "id": pane.id})

@@ -20,7 +20,8 @@ MIN_COLUMN_WIDTH = 180  # columns mode: 8 variants fit side by side on a 1600 px
 PANE_MIN_WIDTH = 300
 QWIDGETSIZE_MAX = (1 << 24) - 1
 TICK_MS = 500  # live wait/TTFT/tok/s figures in busy panes, 2 Hz
-_TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_format", "backend", "group", "title"})
+_TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_format", "backend", "group", "title",
+                           "thinking"})
 
 
 class PaneGrid(QScrollArea):

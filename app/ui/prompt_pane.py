@@ -33,9 +33,11 @@ from app.ui.rating_bar import RatingBar
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
+from app.ui.thinking_view import ThinkingView
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
-                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group"})
+                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
+                            "thinking", "thinking_budget"})
 
 
 class PromptPane(StripedFrame):
@@ -90,6 +92,7 @@ class PromptPane(StripedFrame):
         buttons.addStretch(1)
 
         self.output = ConversationView()
+        self.thinking_view = ThinkingView()
         self.rating = RatingBar()
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
@@ -103,6 +106,7 @@ class PromptPane(StripedFrame):
         for widget in (self.prompt, sampling_toggle, self.sampling, options_toggle, self.options):
             layout.addWidget(widget)
         layout.addLayout(buttons)
+        layout.addWidget(self.thinking_view)
         layout.addWidget(self.output, 1)
         for widget in (self.options.legend, self.rating, self.status):
             layout.addWidget(widget)
@@ -154,12 +158,14 @@ class PromptPane(StripedFrame):
         elif "result" in dirty:
             self.output.sync(self.spec)
         if dirty & {"result", "new result", "turns"}:
+            self.thinking_view.sync(self.spec)
             self.show_state()
 
     def load_spec(self) -> None:
         """Show everything the spec holds (after a restore, a duplicate or a run)."""
         self.load_editors()
         self.output.render(self.spec)
+        self.thinking_view.sync(self.spec)
         self.show_state()
 
     def load_editors(self, fields=_EDITOR_FIELDS) -> None:
@@ -173,6 +179,8 @@ class PromptPane(StripedFrame):
                 editor.blockSignals(False)
         if fields & {"sampling", "max_tokens", "stop"}:
             self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+        if fields & {"thinking", "thinking_budget"}:
+            self.sampling.thinking.load(spec.thinking, spec.thinking_budget)
         if fields & {"show_probabilities", "output_format"}:
             self.options.load(spec.show_probabilities, spec.output_format)
         if fields & {"rating", "note"}:
@@ -192,6 +200,7 @@ class PromptPane(StripedFrame):
         output_format = self.options.read()
         spec = self.spec
         spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
+        spec.thinking, spec.thinking_budget = self.sampling.thinking.read()
         spec.output_format = output_format
         spec.show_probabilities = self.options.probabilities.isChecked()
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QS
 
 from app.engine import SamplingParams, limits
 from app.engine.limits import Limit
+from app.ui.thinking_view import ThinkingSettings
 
 
 def _double(limit: Limit) -> QDoubleSpinBox:
@@ -94,6 +95,9 @@ class SamplingForm(QWidget):
             grid.addWidget(widget, row, col * 2 + 1)
             changed = widget.textChanged if isinstance(widget, QLineEdit) else widget.valueChanged
             changed.connect(self.sig_changed)
+        self.thinking = ThinkingSettings()  # a reasoning model's switch and budget (PaneSpec.thinking*)
+        grid.addWidget(self.thinking, len(fields) // 2 + 1, 0, 1, 4)
+        self.thinking.sig_changed.connect(self.sig_changed)
 
     def read(self, base: SamplingParams | None = None) -> tuple[SamplingParams, int, list[str]]:
         """The form's values over `base` (settings the form does not show, e.g. a frequency penalty from a

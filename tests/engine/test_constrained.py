@@ -2,8 +2,10 @@
 
 The reference is the path Chorus had before (llama.cpp's grammar sampler first in each request's chain, over the
 whole vocabulary every token), kept behind `sampling.GRAMMAR_FIRST`: every comparison here runs both in the same
-process, and tests/engine/data/constrained_reference.json holds what that path generated when it was the only
-one (scripts/capture_constrained_reference.py), which today's engine must still generate.
+process. tests/engine/data/constrained_reference.json holds the recorded cases (scripts/capture_constrained_
+reference.py) and what that path generated on the recording's machine; those tokens are not compared across
+machines: greedy and seeded draws near a tie flip with the CPU's float rounding (on an AMD EPYC the unconstrained
+canary matched the Xeon's recording while 'letters/penalised' differed at token 30, under both paths alike).
 """
 
 import json
@@ -15,7 +17,7 @@ import pytest
 from scipy.stats import chi2_contingency
 
 from app.engine import GenerationRequest, SamplingParams, sampling
-from scripts.capture_constrained_reference import CANARY, request
+from scripts.capture_constrained_reference import request
 from tests.conftest import ask
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "constrained_reference.json").read_text())
@@ -26,18 +28,6 @@ def run_all(engine, requests, timeout=600):
     results = [h.result(timeout=timeout) for h in handles]
     assert all(r.finish_reason in ("stop", "length") for r in results), [r.error for r in results if r.error]
     return results
-
-
-def test_outputs_recorded_before_the_fast_paths_are_unchanged(make_engine):
-    """Greedy, seeded top-k and penalised requests under eight GBNF grammars: the same tokens as recorded."""
-    engine = make_engine(n_slots=4, n_ctx_per_slot=512)
-    canary = engine.submit(CANARY).result(timeout=120)
-    if canary.token_ids != REFERENCE["canary"]["token_ids"]:
-        pytest.skip("this build's numerics differ from the recording's (unconstrained canary differs)")
-    cases = REFERENCE["cases"]
-    results = run_all(engine, [request(case) for case in cases])
-    for case, result in zip(cases, results, strict=True):
-        assert result.token_ids == case["token_ids"], case["name"]
 
 
 def test_same_tokens_as_the_grammar_first_chain_in_this_process(make_engine, monkeypatch):

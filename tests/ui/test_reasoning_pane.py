@@ -1,0 +1,76 @@
+"""A reasoning pane on the real engine: its thinking streams apart from the answer, then folds; the thinking
+switch and budget are pane settings, saved with the session, and a sweep axis.
+
+The model is a GGUF variant of the embedded one whose template opens `<think>` (tests/engine/test_reasoning.py).
+"""
+
+import pytest
+
+from app.engine import RequestState
+from app.session import sweep
+from app.ui import settings as keys
+from tests.conftest import TEST_THREADS
+from tests.engine.test_reasoning import THINKING_TEMPLATE
+from tests.gguf_variants import write_variant
+from tests.ui.conftest import wait_until
+
+
+@pytest.fixture
+def thinking_window(window, loop, model_path, settings, tmp_path):
+    settings.set(keys.SLOTS, 4)
+    settings.set(keys.CONTEXT_PER_SLOT, 512)
+    settings.set(keys.THREADS, TEST_THREADS)
+    variant = write_variant(model_path, tmp_path / "smollm2-think.gguf", THINKING_TEMPLATE)
+    assert loop.run_until_complete(window.load_model(str(variant))) is not None
+    return window
+
+
+def test_thinking_streams_apart_then_folds(thinking_window, loop):
+    pane = thinking_window.grid.panes[0]
+    pane.prompt.setPlainText("Name a fruit.")
+    pane.sampling.temperature.setValue(0.0)
+    pane.sampling.max_tokens.setValue(80)
+    pane.sampling.thinking.budget.setValue(8)
+    assert pane.spec.thinking_budget == 8  # the form wrote the setting into the pane
+    seen = []
+    original = pane.thinking_view.sync
+
+    def recording_sync(spec):
+        original(spec)
+        view = pane.thinking_view
+        seen.append((view.isVisibleTo(pane), view.toggle.text(), view.text.isVisibleTo(pane),
+                     view.text.toPlainText(), spec.result.text))
+
+    pane.thinking_view.sync = recording_sync
+    assert pane.run()
+    wait_until(loop, lambda: not pane.busy, timeout=120)
+    assert pane.state == RequestState.DONE
+    live = [s for s in seen if s[1] == "Thinking…"]
+    assert live and all(visible and expanded and thought and not answer.strip()
+                        for visible, _, expanded, thought, answer in live)  # open, streaming, no answer yet
+    result = pane.spec.result
+    assert result.reasoning and result.text.strip() and 8 <= result.reasoning_tokens
+    visible, caption, expanded, thought, _ = seen[-1]
+    assert visible and not expanded and f"{result.reasoning_tokens} tok" in caption and "answer after" in caption
+    assert thought == result.reasoning
+    shown = pane.output.toPlainText()
+    assert shown.rstrip().endswith("Assistant\n" + result.text.strip())  # the answer alone, thinking apart
+
+
+def test_thinking_off_shows_no_section_and_is_a_sweep_axis(thinking_window, loop):
+    base = thinking_window.grid.panes[0]
+    base.prompt.setPlainText("Name a fruit.")
+    base.sampling.temperature.setValue(0.0)
+    base.sampling.max_tokens.setValue(16)
+    base.commit_form()
+    on, off = sweep.expand(base.spec, {"thinking": ["on", "off"]})
+    assert (on.thinking, off.thinking) == (True, False)
+    assert on.draft == "Name a fruit."
+    thinking_window.controller.add_variants(base.spec, [on, off], run=True)
+    panes = [p for p in thinking_window.grid.panes if p.spec is on or p.spec is off]
+    assert len(panes) == 2
+    wait_until(loop, lambda: not any(p.busy for p in panes), timeout=120)
+    by_spec = {p.spec.thinking: p for p in panes}
+    assert by_spec[True].spec.result.reasoning and by_spec[True].thinking_view.isVisibleTo(by_spec[True])
+    assert not by_spec[False].spec.result.reasoning and not by_spec[False].thinking_view.isVisibleTo(by_spec[False])
+    assert by_spec[False].spec.result.text.strip()
