@@ -67,6 +67,8 @@ class VariantsDialog(QDialog):
         form.addRow("System prompts", self.systems)
         self.formats = {kind: QCheckBox(label) for kind, label in KINDS.items() if kind in ("text", "json")}
         form.addRow("Output formats", _column(self.formats.values()))
+        self.thinking = {"on": QCheckBox("on"), "off": QCheckBox("off")}  # a reasoning model with and without
+        form.addRow("Thinking", _column(self.thinking.values()))
         self.backends = {name: QCheckBox(name) for name in backends} if len(backends) > 1 else {}
         if self.backends:
             form.addRow("Backends (models)", _column(self.backends.values()))
@@ -84,7 +86,7 @@ class VariantsDialog(QDialog):
         for widget in (self.n_seeds, self.first_seed):
             widget.valueChanged.connect(self.update_summary)
         self.systems.textChanged.connect(self.update_summary)
-        for box in (*self.formats.values(), *self.backends.values()):
+        for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
         self.tabs.currentChanged.connect(self.update_summary)
         self.update_summary()
@@ -105,6 +107,9 @@ class VariantsDialog(QDialog):
         formats = [OutputFormat(kind) for kind, box in self.formats.items() if box.isChecked()]
         if formats:
             axes["output_format"] = formats
+        thinking = [value for value, box in self.thinking.items() if box.isChecked()]
+        if thinking:
+            axes["thinking"] = thinking
         chosen = [name for name, box in self.backends.items() if box.isChecked()]
         if chosen:
             axes["backend"] = chosen
