@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="PATH", help="write the results as JSON")
     bench.add_argument("--gui", action="store_true", help="also measure 16 streaming panes in the window")
     bench.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, <= 8)")
+    bench.add_argument("--eval", action="store_true",
+                       help="the evaluation suite instead: 48 cases x 2 variants with an llm-rubric judge, wall time "
+                       "on Chorus and on the llama-server `make llama-server` built")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")

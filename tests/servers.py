@@ -99,3 +99,17 @@ def python_server(model_path):
                      "--n_threads", "2"], "/v1/models")
     yield server.start()
     server.kill()
+
+
+def llama_cpp_templates() -> dict[str, str]:
+    """name -> source of the chat templates llama.cpp ships (models/templates in the vendored source), read from
+    the sdist `make llama-server` keeps in the cache; {} when it is not there."""
+    import tarfile
+    from pathlib import PurePosixPath
+
+    sdist = CACHE / "src" / f"llama_cpp_python-{llama_cpp.__version__}.tar.gz"
+    if not sdist.is_file():
+        return {}
+    with tarfile.open(sdist) as tar:
+        return {PurePosixPath(m.name).stem: tar.extractfile(m).read().decode() for m in tar.getmembers()
+                if m.isfile() and "/models/templates/" in m.name and m.name.endswith(".jinja")}

@@ -16,11 +16,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from app.bench.constrained import constrained_tps
-from app.bench.reasoning import reasoning_tps
 from app.bench.engines import several_engines_tps
 from app.bench.kv_types import KV_COMPARED, kv_agreement, kv_throughput
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
 from app.bench.raw_loop import raw_loop_decode_tps
+from app.bench.reasoning import reasoning_tps
 from app.bench.reproducible import mixed_prompts, reproducible_pairs
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
@@ -248,12 +248,35 @@ def run_scale(args, threads: int, write_png=None) -> int:
     return 0
 
 
+def run_eval_bench(args, threads: int) -> int:
+    from app.bench.eval_suite import CASES, eval_bench
+
+    print(f"Evaluation suite: {CASES} cases x 2 variants with an llm-rubric judge, on Chorus and on llama-server…",
+          file=sys.stderr, flush=True)
+    result = {"eval": eval_bench(threads)}
+    r = result["eval"]
+    chorus, server = r["chorus"], r["llama_server"]
+    print(f"Chorus: {chorus['wall_s']:.1f} s for {chorus['cells']} cells ({chorus['passed']} passed)")
+    if server is None:
+        print(r["note"])
+    else:
+        print(f"llama-server -np 8: {server['wall_s']:.1f} s for {server['cells']} cells ({server['passed']} passed)")
+        print(f"Chorus / llama-server wall time: {r['ratio']:.3f}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+        print(f"\nwrote {args.json}")
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
     threads = args.threads or default_threads()
     if getattr(args, "scale", False):
         return run_scale(args, threads, write_png)
+    if getattr(args, "eval", False):
+        return run_eval_bench(args, threads)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 
