@@ -9,8 +9,8 @@ is a finding, never an error.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 Render = Callable[[dict], str]
 
@@ -256,8 +256,8 @@ def autoparser_thinks(render: Render, src: str, tool_calls: bool) -> bool:
     if a is not None and b is not None and _gen_prompt_differs(a, b):
         return True
     if tool_calls:
-        call = {"id": "call00001", "type": "function",
-                "function": {"name": "FFF_FIRST_FUN_F", "arguments": {"AA_ARG_FST_AA": "VVVV", "BB_ARG_SND_BB": "XXXX"}}}
+        args = {"AA_ARG_FST_AA": "VVVV", "BB_ARG_SND_BB": "XXXX"}
+        call = {"id": "call00001", "type": "function", "function": {"name": "FFF_FIRST_FUN_F", "arguments": args}}
         schema = {"type": "object", "properties": {
             name: {"type": "string", "description": f"{which} argument"}
             for name, which in (("AA_ARG_FST_AA", "First"), ("BB_ARG_SND_BB", "Second"))}, "required": []}

@@ -114,7 +114,7 @@ def _deepseek_v4_tool_order(messages: list[dict]) -> list[dict]:
         slots = [k for k in range(i, end) if out[k].get("role") == "tool"]
         if len(slots) > 1 and order:
             ranked = sorted((out[k] for k in slots), key=lambda m: order.get(m.get("tool_call_id", ""), 0))
-            for k, msg in zip(slots, ranked):
+            for k, msg in zip(slots, ranked, strict=True):
                 out[k] = msg
         i = end
     return out

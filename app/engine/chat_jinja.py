@@ -109,7 +109,7 @@ def to_json(value, ensure_ascii=False, indent=None, separators=None, sort_keys=F
         if isinstance(v, int):
             return str(v)
         if isinstance(v, float):
-            return "%g" % v
+            return f"{v:g}"
         if isinstance(v, str):
             return _json_string(v, ensure_ascii)
         if isinstance(v, Namespace):
