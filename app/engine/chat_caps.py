@@ -8,13 +8,16 @@ is a finding, never an error.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 Render = Callable[[dict], str]
 
 _MARKER = "STRING_MARKER"
+_ARRAY_USE = {"array_access", "selectattr"}  # what makes llama.cpp read content as typed parts
 USER, USER_TWO = "U_USER_MSG Hello END_U", "V_USER_MSG Hello END_V"
 ASSISTANT, THINKING = "A_ASST_MSG I can help END_A", "REASON_PART I am thinking END_R"
 _C_SPACE = " \t\n\v\f\r"
@@ -44,13 +47,22 @@ class Watched(dict):
         return super().values()
 
 
+def _looped() -> bool:
+    """Whether the iteration under way is a template's own `for` loop (llama.cpp notes those as array access,
+    not a filter's walk over the value)."""
+    caller = sys._getframe(2).f_code.co_filename
+    return caller == "<template>" or caller.endswith(os.path.join("jinja2", "runtime.py"))
+
+
 class WatchedText(str):
-    """Message content that notes being tested as a string or used as an array (llama.cpp fails the latter)."""
+    """Message content that notes being tested as a string or looped over (llama.cpp cannot iterate a string:
+    any iteration fails, as a loop over it does in llama.cpp)."""
 
     ops: set
 
     def __iter__(self):
-        self.ops.add("array_access")
+        if _looped():
+            self.ops.add("array_access")
         raise TypeError("Expected iterable or object type in for loop: got String")
 
     def __getitem__(self, key):
@@ -65,13 +77,25 @@ class WatchedList(list):
     ops: set
 
     def __iter__(self):
-        self.ops.add("array_access")
+        if _looped():
+            self.ops.add("array_access")
         return list.__iter__(self)
 
     def __getitem__(self, key):
         if isinstance(key, int):
             self.ops.add("array_access")
         return list.__getitem__(self, key)
+
+
+def noting_selectattr(jinja_filter):
+    """The selectattr filter, noting its use on watched content (llama.cpp reads that as typed content)."""
+    def selectattr(context, value, *args, **kwargs):
+        if isinstance(value, (WatchedText, WatchedList)):
+            value.ops.add("selectattr")
+        return jinja_filter(context, value, *args, **kwargs)
+
+    selectattr.jinja_pass_arg = jinja_filter.jinja_pass_arg  # type: ignore[attr-defined]
+    return selectattr
 
 
 def note_string_test(value) -> bool:
@@ -124,13 +148,13 @@ _PROBE_TOOLS = [{"name": "tool", "type": "function", "function": {
 def probe_caps(render: Render) -> Caps:
     content = _watched_text(_MARKER)
     out = _try(render, [{"role": "user", "content": content}])
-    as_array = "array_access" in content.ops
+    as_array = bool(_ARRAY_USE & content.ops)
     typed = as_array
     string = out is not None and not (as_array and _MARKER not in out)
     if "test_is_string" in content.ops:
         parts = WatchedList()
         parts.ops = set()
-        if _try(render, [{"role": "user", "content": parts}]) is not None and "array_access" in parts.ops:
+        if _try(render, [{"role": "user", "content": parts}]) is not None and _ARRAY_USE & parts.ops:
             typed = True
 
     system = Watched(role="system", content="System message")

@@ -7,6 +7,8 @@ The output parsers, grammars and continuation of a final assistant message are n
 
 from __future__ import annotations
 
+import json
+
 # Source patches common_chat_templates_init applies before compiling (templates that would raise otherwise).
 _PATCHES = (
     ("<|channel|>", "in message.content or",
@@ -79,7 +81,43 @@ def adjust_messages(fmt: str | None, src: str, messages: list[dict]) -> list[dic
         return [_ministral_blocks(m) if m.get("role") in ("system", "assistant") else m for m in messages]
     if fmt == "deepseek-v3.2" and "function_calls" not in src:
         return _deepseek_v4_tool_order(messages)
+    if fmt == "gemma4" and "{#- OpenAI Chat Completions:" not in src:
+        return _gemma4_model_turns(messages)
     return messages
+
+
+def _gemma4_model_turns(messages: list[dict]) -> list[dict]:
+    """Older Gemma 4 templates: an assistant's tool calls, the tool results and the assistant's answer become one
+    model turn with `tool_responses` (llama.cpp's convert_tool_responses_gemma4)."""
+    out, i = [], 0
+    while i < len(messages):
+        msg = messages[i]
+        if msg.get("role") != "assistant" or not msg.get("tool_calls"):
+            out.append(msg)
+            i += 1
+            continue
+        calls, responses, i = list(msg["tool_calls"]), [], i + 1
+        while i < len(messages) and messages[i].get("role") == "tool":
+            result = messages[i].get("content")
+            if isinstance(result, str):
+                try:
+                    result = json.loads(result)
+                except ValueError:
+                    pass
+            name = calls[len(responses)].get("function", {}).get("name", "") if len(responses) < len(calls) else ""
+            responses.append({"name": name or messages[i].get("tool_call_id", ""), "response": result})
+            i += 1
+        turn = {"role": "assistant", "tool_calls": calls}
+        if responses:
+            turn["tool_responses"] = responses
+        if i < len(messages) and messages[i].get("role") == "assistant" and not messages[i].get("tool_calls") \
+                and messages[i].get("content"):
+            turn["content"] = messages[i]["content"]
+            i += 1
+        if isinstance(msg.get("reasoning_content"), str):
+            turn["reasoning_content"] = msg["reasoning_content"]
+        out.append(turn)
+    return out
 
 
 def _ministral_blocks(msg: dict) -> dict:

@@ -20,6 +20,7 @@ import re
 from datetime import datetime
 
 from jinja2 import ChainableUndefined, nodes
+from jinja2.compiler import CodeGenerator
 from jinja2.ext import Extension
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace
@@ -59,6 +60,17 @@ def text_of(value) -> str:
     return str(value)
 
 
+def joined(left, right) -> str:
+    """`+` or `~` with a string on one side: None or undefined on the other counts as "" (llama.cpp's
+    workaround), anything else as its text."""
+    nullish = (type(None), ChainableUndefined)
+    if isinstance(left, nullish) and isinstance(right, str):
+        return right
+    if isinstance(right, nullish) and isinstance(left, str):
+        return left
+    return text_of(left) + text_of(right)
+
+
 def printed(value) -> str:
     """What `{{ value }}` writes: strings and numbers, arrays item by item, nothing for None/undefined/maps."""
     if isinstance(value, str):
@@ -71,7 +83,7 @@ def printed(value) -> str:
 
 
 def _json_string(s: str, ensure_ascii: bool) -> str:
-    out = ['"']
+    s, out = str(s), ['"']
     for ch in s:
         code = ord(ch)
         if ch in '"\\':
@@ -115,7 +127,7 @@ def to_json(value, ensure_ascii=False, indent=None, separators=None, sort_keys=F
         if isinstance(v, Namespace):
             v = dict(v._Namespace__attrs)  # type: ignore[attr-defined]
         if isinstance(v, (list, tuple, dict)):
-            pairs = [(None, x) for x in v] if not isinstance(v, dict) else list(v.items())
+            pairs = list(v.items()) if isinstance(v, dict) else [(None, x) for x in list(v[:])]
             if not pairs:
                 return "[]" if not isinstance(v, dict) else "{}"
             pad, inner = " " * (level * step) if step > 0 else "", " " * step if step > 0 else ""
@@ -158,6 +170,18 @@ _STRING_METHODS = {  # the string methods llama.cpp implements, with its semanti
 }
 
 
+def _listing(jinja_filter):
+    """A Jinja2 filter that returns an iterator, returning a list instead (so `|length`, `|tojson` work)."""
+    def listed(*args, **kwargs):
+        out = jinja_filter(*args, **kwargs)
+        return out if isinstance(out, str) else list(out)
+
+    for attr in ("jinja_pass_arg",):  # keep pass_context / pass_environment
+        if hasattr(jinja_filter, attr):
+            setattr(listed, attr, getattr(jinja_filter, attr))
+    return listed
+
+
 class LlamaUndefined(ChainableUndefined):
     """Undefined as llama.cpp has it: prints as "", chains, and its few builtins return empty values."""
 
@@ -181,8 +205,18 @@ class _Generation(Extension):
         return nodes.Scope(body)
 
 
+class _CodeGenerator(CodeGenerator):
+    def visit_Concat(self, node, frame) -> None:  # `~` goes through LlamaEnvironment.tilde
+        self.write("environment.tilde((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
 class LlamaEnvironment(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset(["+"])
+    code_generator_class = _CodeGenerator
 
     def __init__(self):
         super().__init__(trim_blocks=True, lstrip_blocks=True, autoescape=False, undefined=LlamaUndefined,
@@ -193,14 +227,21 @@ class LlamaEnvironment(ImmutableSandboxedEnvironment):
                             dict=dict, namespace=Namespace, tojson=to_json)
         self.filters.update(tojson=to_json, default=_default, d=_default,
                             trim=lambda s, chars=None: text_of(s).strip(_C_SPACE if chars is None else chars))
+        for name in ("map", "select", "reject", "selectattr", "rejectattr", "reverse", "unique", "items"):
+            self.filters[name] = _listing(self.filters[name])  # llama.cpp's filters give arrays, not generators
 
     def call_binop(self, context, operator, left, right):
-        nullish = (type(None), ChainableUndefined)
         if isinstance(left, str) or isinstance(right, str):
-            if isinstance(left, nullish) or isinstance(right, nullish):  # llama.cpp: null + "s" == "s"
-                return ("" if isinstance(left, nullish) else left) + ("" if isinstance(right, nullish) else right)
-            return text_of(left) + text_of(right)
+            return joined(left, right)
         return super().call_binop(context, operator, left, right)
+
+    @staticmethod
+    def tilde(values) -> str:
+        """`a ~ b ~ c`, left to right as llama.cpp evaluates it."""
+        out = values[0]
+        for value in values[1:]:
+            out = joined(out, value)
+        return text_of(out)
 
     def is_safe_attribute(self, obj, attr, value) -> bool:
         if isinstance(obj, list) and attr in ("append", "pop"):  # llama.cpp's arrays have both

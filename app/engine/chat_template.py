@@ -125,6 +125,7 @@ class ChatTemplate:
         self.add_bos, self.add_eos = add_bos, add_eos
         env = LlamaEnvironment()
         env.tests["string"] = chat_caps.note_string_test
+        env.filters["selectattr"] = chat_caps.noting_selectattr(env.filters["selectattr"])
         try:
             self._template = env.from_string(self.source)
         except jinja2.TemplateSyntaxError as exc:
