@@ -25,6 +25,7 @@ def render(source: str, messages=TALK, **kwargs) -> str:
     "{% include '/etc/passwd' %}",
     "{% import 'os' as os %}",
     "{{ messages.clear() }}",
+    "{{ messages.pop() }}{{ messages[0].update({'role': 'x'}) }}",
 ])
 def test_a_template_cannot_reach_python_objects_files_or_its_callers_data(escape):
     messages = [dict(m) for m in TALK]
