@@ -58,7 +58,10 @@ class WatchedText(str):
     """Message content that notes being tested as a string or looped over (llama.cpp cannot iterate a string:
     any iteration fails, as a loop over it does in llama.cpp)."""
 
-    ops: set
+    def __new__(cls, text: str):
+        self = super().__new__(cls, text)
+        self.ops = set()
+        return self
 
     def __iter__(self):
         if _looped():
@@ -74,7 +77,9 @@ class WatchedText(str):
 class WatchedList(list):
     """Empty typed content that notes being iterated or indexed."""
 
-    ops: set
+    def __init__(self):
+        super().__init__()
+        self.ops: set = set()
 
     def __iter__(self):
         if _looped():
@@ -107,6 +112,8 @@ def note_string_test(value) -> bool:
 
 @dataclass(frozen=True)
 class Caps:
+    """jinja::caps, the part that changes prompts (defaults as llama.cpp's before any probe)."""
+
     system_role: bool = True
     string_content: bool = True
     typed_content: bool = False
@@ -120,12 +127,6 @@ def _try(render: Render, messages: list, tools: list | None = None) -> str | Non
                        "add_generation_prompt": True})
     except Exception:  # a failing probe is a finding: the template refused this shape
         return None
-
-
-def _watched_text(text: str) -> WatchedText:
-    value = WatchedText(text)
-    value.ops = set()
-    return value
 
 
 def _tool_probe(arguments) -> tuple[list, Watched, Watched]:
@@ -146,14 +147,13 @@ _PROBE_TOOLS = [{"name": "tool", "type": "function", "function": {
 
 
 def probe_caps(render: Render) -> Caps:
-    content = _watched_text(_MARKER)
+    content = WatchedText(_MARKER)
     out = _try(render, [{"role": "user", "content": content}])
     as_array = bool(_ARRAY_USE & content.ops)
     typed = as_array
     string = out is not None and not (as_array and _MARKER not in out)
     if "test_is_string" in content.ops:
         parts = WatchedList()
-        parts.ops = set()
         if _try(render, [{"role": "user", "content": parts}]) is not None and _ARRAY_USE & parts.ops:
             typed = True
 

@@ -10,7 +10,8 @@ nothing for None, undefined and mappings; strings offering only the methods llam
 that the template can append to or pop from (they are this render's own copies).
 
 The sandbox holds: no loader, no filesystem or network access, no attribute starting with an underscore, and
-no mutation of anything but the lists and namespaces handed to, or made by, one render.
+no mutation of dicts or sets; lists can be appended to and popped (ChatTemplate hands each render its own
+copies).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _UNDEFINED_METHODS = {  # llama.cpp's builtins on an undefined value: each retur
                      "unique"), ()),
     **dict.fromkeys(("length", "sum", "wordcount"), 0),
 }
+_NONE_METHODS = frozenset(("items", "map", "reject", "rejectattr", "select", "selectattr", "unique"))
 
 
 class TemplateRaised(Exception):
@@ -223,8 +225,7 @@ class LlamaEnvironment(ImmutableSandboxedEnvironment):
                          finalize=printed, extensions=["jinja2.ext.loopcontrols", _Generation])
         self.globals.clear()
         self.globals.update(raise_exception=_raise, strftime_now=lambda fmt: c_strftime(datetime.now(), fmt),
-                            range=range,
-                            dict=dict, namespace=Namespace, tojson=to_json)
+                            range=range, dict=dict, namespace=Namespace, tojson=to_json)
         self.filters.update(tojson=to_json, default=_default, d=_default,
                             trim=lambda s, chars=None: text_of(s).strip(_C_SPACE if chars is None else chars))
         for name in ("map", "select", "reject", "selectattr", "rejectattr", "reverse", "unique", "items"):
@@ -245,7 +246,7 @@ class LlamaEnvironment(ImmutableSandboxedEnvironment):
 
     def is_safe_attribute(self, obj, attr, value) -> bool:
         if isinstance(obj, list) and attr in ("append", "pop"):  # llama.cpp's arrays have both
-            return not attr.startswith("_")
+            return True
         return super().is_safe_attribute(obj, attr, value)
 
     def getattr(self, obj, attribute):
@@ -256,9 +257,7 @@ class LlamaEnvironment(ImmutableSandboxedEnvironment):
             if method is None:
                 return super().getattr(obj, attribute)  # format: the sandbox's own safe str.format
             return lambda *args, **kwargs: method(obj, *args, **kwargs)
-        if obj is None and attribute in _UNDEFINED_METHODS and attribute in ("items", "map", "reject",
-                                                                             "rejectattr", "select", "selectattr",
-                                                                             "unique"):
+        if obj is None and attribute in _NONE_METHODS:  # llama.cpp's none.items() and friends are empty
             return lambda *args, **kwargs: []
         return super().getattr(obj, attribute)
 

@@ -156,9 +156,9 @@ class ChatTemplate:
         kwargs = {"preserve_reasoning": True, **(extra or {})}
         if enable_thinking is not None:
             kwargs["enable_thinking"] = enable_thinking
-        thinking = kwargs.get("enable_thinking")
+        thinking = kwargs.get("enable_thinking", self.supports_thinking)
         if not isinstance(thinking, bool):
-            thinking = self.supports_thinking
+            raise TemplateError(f"enable_thinking must be true or false, not {thinking!r}")
         context: dict = {}
         if isinstance(kwargs["preserve_reasoning"], bool):
             keep = kwargs["preserve_reasoning"]
@@ -169,7 +169,7 @@ class ChatTemplate:
         context.update(messages=copy.deepcopy(msgs), bos_token=self.bos_token, eos_token=self.eos_token,
                        enable_thinking=thinking)
         if tools:
-            context["tools"] = _parse_tools(tools)
+            context["tools"] = copy.deepcopy(_parse_tools(tools))
         context.update(datetime=c_strftime(now, "%b %d %Y"), date_string=c_strftime(now, "%d %b %Y"))
         context.update(copy.deepcopy(kwargs))
         if add_generation_prompt:
