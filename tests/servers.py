@@ -103,10 +103,14 @@ def python_server(model_path):
 
 def llama_cpp_templates() -> dict[str, str]:
     """name -> source of the chat templates llama.cpp ships (models/templates in the vendored source), read from
-    the sdist `make llama-server` keeps in the cache; {} when it is not there."""
+    the sdist `make llama-server` keeps in the cache (or a llama.cpp tree named by CHORUS_LLAMA_CPP_SOURCE); {}
+    when neither is there."""
     import tarfile
     from pathlib import PurePosixPath
 
+    tree = os.environ.get("CHORUS_LLAMA_CPP_SOURCE")
+    if tree:
+        return {p.stem: p.read_text() for p in sorted(Path(tree, "models", "templates").glob("*.jinja"))}
     sdist = CACHE / "src" / f"llama_cpp_python-{llama_cpp.__version__}.tar.gz"
     if not sdist.is_file():
         return {}

@@ -125,6 +125,7 @@ class LlamaModel:
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
         self.n_ctx_train = llama_cpp.llama_model_n_ctx_train(self.ptr)
         self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self.vocab))
+        self.add_eos = bool(llama_cpp.llama_vocab_get_add_eos(self.vocab))
         self.bos_id = llama_cpp.llama_vocab_bos(self.vocab)  # -1 when the model has none
         self.eos_id = llama_cpp.llama_vocab_eos(self.vocab)
         self._pieces: dict[int, bytes] = {}
@@ -155,6 +156,14 @@ class LlamaModel:
     def piece_text(self, token: int) -> str:
         """A token's piece as text (a piece ending inside a UTF-8 character shows U+FFFD)."""
         return self.piece(token).decode("utf-8", "replace")
+
+    def special_piece(self, token: int) -> str:
+        """A token as llama-server hands BOS/EOS to chat templates (special tokens spelled out); "" for -1."""
+        if token < 0:
+            return ""
+        buf = ctypes.create_string_buffer(256)
+        n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+        return buf.raw[:max(n, 0)].decode("utf-8", "replace")
 
     def piece(self, token: int) -> bytes:
         """A token's bytes (control tokens render empty). Cached: the vocabulary never changes."""

@@ -10,9 +10,8 @@ loaded.
 
 from __future__ import annotations
 
-from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
 from app.engine import chat_format
+from app.engine.chat_template import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
 from app.engine.types import GenerationRequest
 
@@ -33,7 +32,7 @@ class PromptRenderer:
 
     def __init__(self, model: LlamaModel, requested: str = chat_format.AUTO):
         self._model = model
-        self._jinja: Jinja2ChatFormatter | None = None
+        self._jinja: ChatTemplate | None = None
         self._jinja_error: str | None = None
         self.builtin: str | None = None
         self.note = ""
@@ -70,17 +69,15 @@ class PromptRenderer:
 
     def _compile(self, template: str) -> None:
         model = self._model
-        try:
-            self._jinja = Jinja2ChatFormatter(
-                template=template,
-                eos_token=model.token_text(model.eos_id) if model.eos_id >= 0 else "",
-                bos_token=model.token_text(model.bos_id) if model.bos_id >= 0 else "",
-                add_generation_prompt=True,
-            )
-        except Exception as exc:  # jinja2.TemplateSyntaxError and friends
-            line = getattr(exc, "lineno", None)
-            where = f" (line {line})" if line else ""
-            self._jinja_error = (f"the chat template from the GGUF does not compile{where}: {exc}. "
+        try:  # rendered as llama-server --jinja renders it (chat_template.py), BOS/EOS as it passes them
+            self._jinja = ChatTemplate(template, model.special_piece(model.bos_id), model.special_piece(model.eos_id),
+                                       add_bos=model.add_bos, add_eos=model.add_eos)
+        except TemplateError as exc:
+            detail = str(exc).removeprefix("the chat template ")
+            self._jinja_error = (f"the chat template from the GGUF {detail}. "
+                                 "Choose a built-in format or raw for this model.")
+        except Exception as exc:  # a probe render that failed in a way the template module did not foresee
+            self._jinja_error = (f"the chat template from the GGUF cannot be used ({exc}). "
                                  "Choose a built-in format or raw for this model.")
 
     def _is_single_token(self, text: str) -> bool:
@@ -99,11 +96,8 @@ class PromptRenderer:
         if self._jinja is None:
             raise PromptError(self._jinja_error or "no chat template")
         try:
-            variables = dict(extra or {})
-            if thinking is not None:
-                variables["enable_thinking"] = thinking
-            return self._jinja(messages=messages, **variables).prompt
-        except Exception as exc:  # the template's raise_exception() or a Jinja runtime error
+            return self._jinja.render(messages, enable_thinking=thinking, extra=extra)
+        except Exception as exc:  # TemplateError: raise_exception(), a Jinja runtime error, a sandbox refusal
             raise PromptError(f"the chat template from the GGUF rejected these messages: {exc}") from exc
 
     def text(self, request: GenerationRequest) -> str:

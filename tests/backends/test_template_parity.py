@@ -8,38 +8,19 @@ both questions. Where the server is provably wrong, the template is named in SER
 asserts the difference is still there (a fixed bug fails it, so the entry gets removed).
 """
 
-import ctypes
-import os
-import tarfile
 from datetime import datetime
-from pathlib import Path, PurePosixPath
 
 import httpx
-import llama_cpp
 import pytest
 
 from app.engine.chat_template import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
-from tests.servers import CACHE
+from tests.servers import llama_cpp_templates
 
 pytestmark = pytest.mark.servers
 
 
-def _templates() -> dict[str, str]:
-    """name -> source of llama.cpp's models/templates, from the sdist `make llama-server` keeps in the cache (or
-    a llama.cpp source tree named by CHORUS_LLAMA_CPP_SOURCE)."""
-    tree = os.environ.get("CHORUS_LLAMA_CPP_SOURCE")
-    if tree:
-        return {p.stem: p.read_text() for p in sorted(Path(tree, "models", "templates").glob("*.jinja"))}
-    sdist = CACHE / "src" / f"llama_cpp_python-{llama_cpp.__version__}.tar.gz"
-    if not sdist.exists():
-        return {}
-    with tarfile.open(sdist) as tar:
-        return {PurePosixPath(m.name).stem: tar.extractfile(m).read().decode() for m in tar.getmembers()
-                if m.isfile() and "/models/templates/" in m.name and m.name.endswith(".jinja")}
-
-
-TEMPLATES = _templates()
+TEMPLATES = llama_cpp_templates()
 CONVERSATION = [
     {"role": "system", "content": "You are a helpful assistant."},
     {"role": "user", "content": "Hello"},
@@ -96,15 +77,8 @@ def vocab(model_path):
     the vocabulary adds them itself."""
     model = LlamaModel(model_path)
     try:
-        def piece(token: int) -> str:
-            if token < 0:
-                return ""
-            buf = ctypes.create_string_buffer(256)
-            n = llama_cpp.llama_token_to_piece(model.vocab, token, buf, len(buf), 0, True)
-            return buf.raw[:n].decode("utf-8", "replace")
-
-        return dict(bos_token=piece(model.bos_id), eos_token=piece(model.eos_id), add_bos=model.add_bos,
-                    add_eos=bool(llama_cpp.llama_vocab_get_add_eos(model.vocab)))
+        return dict(bos_token=model.special_piece(model.bos_id), eos_token=model.special_piece(model.eos_id),
+                    add_bos=model.add_bos, add_eos=model.add_eos)
     finally:
         model.close()
 

@@ -65,9 +65,11 @@ def thinking_model(model_path, tmp_path_factory):
 
 def test_thinking_switch_renders_and_splits(make_engine, thinking_model):
     engine = make_engine(model_path=thinking_model, n_slots=2)
-    on, off = ask("What is 2+2?", 24), ask("What is 2+2?", 24, thinking=False)
+    default, on, off = (ask("What is 2+2?", 24, thinking=value) for value in (None, True, False))
     assert engine.render_prompt(on).endswith("assistant\n<think>\n")
     assert engine.render_prompt(off).endswith("<think>\n\n</think>\n\n")
+    # llama-server's default for a template that does not say it supports thinking (its own probe): off
+    assert engine.render_prompt(default) == engine.render_prompt(off)
     thought, plain = engine.submit(on).result(120), engine.submit(off).result(120)
     assert thought.reasoning_text and thought.reasoning_tokens == thought.generated_tokens  # never closed
     assert thought.text == "" and thought.answer_ttft_s is None
@@ -81,7 +83,7 @@ def test_budget_closes_the_block_and_the_answer_follows(make_engine, thinking_mo
     closing = len(engine._closing_tokens)
     events = []
     engine.subscribe(events.append)
-    done = engine.submit(ask("Name a fruit.", 40, thinking_budget=budget)).result(120)
+    done = engine.submit(ask("Name a fruit.", 40, thinking=True, thinking_budget=budget)).result(120)
     assert budget <= done.reasoning_tokens <= budget + closing
     assert done.text.strip() and not done.text.startswith((OPEN, CLOSE, "\n"))  # the block closed before it
     assert CLOSE not in done.reasoning_text and OPEN not in done.reasoning_text

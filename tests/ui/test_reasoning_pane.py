@@ -30,8 +30,9 @@ def test_thinking_streams_apart_then_folds(thinking_window, loop):
     pane.prompt.setPlainText("Name a fruit.")
     pane.sampling.temperature.setValue(0.0)
     pane.sampling.max_tokens.setValue(80)
+    pane.sampling.thinking.mode.setCurrentIndex(1)  # On
     pane.sampling.thinking.budget.setValue(8)
-    assert pane.spec.thinking_budget == 8  # the form wrote the setting into the pane
+    assert (pane.spec.thinking, pane.spec.thinking_budget) == (True, 8)  # the form wrote the settings
     seen = []
     original = pane.thinking_view.sync
 
