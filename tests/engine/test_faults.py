@@ -82,14 +82,14 @@ def test_fault_between_slot_assignment_and_running_frees_the_slot(make_engine, m
 def test_rendering_fault_ends_only_that_request(make_engine, monkeypatch):
     engine = make_engine(n_slots=2, n_ctx_per_slot=256)
     counts = finished_counter(engine)
-    real_tokens = engine._renderer.tokens
+    real_text = engine._renderer.text
 
-    def tokens(request):
+    def text(request):
         if request.sampling.seed == MARK_SEED:
             raise KeyError("injected fault while rendering")
-        return real_tokens(request)
+        return real_text(request)
 
-    monkeypatch.setattr(engine._renderer, "tokens", tokens)
+    monkeypatch.setattr(engine._renderer, "text", text)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
     bad, good = (h.result(timeout=60) for h in handles)
     assert bad.finish_reason == "error" and "while rendering" in bad.error
