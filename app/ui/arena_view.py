@@ -16,6 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QFrame,
@@ -30,8 +31,9 @@ from PySide6.QtWidgets import (
 
 from app.engine import limits
 from app.engine.reasoning import split_prefix
-from app.session import PaneResult, PaneSpec, SessionModel, SessionRunner
-from app.session.arena import Matchup, Vote, next_pair
+from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
+from app.session.arena import JudgeTask, Matchup, Vote, next_pair
+from app.session.arena.ask import ask_judge
 from app.session.arena.roster import Arena, build
 
 VOTES = (("a", "A is better", "1"), ("b", "B is better", "2"), ("tie", "Tie", "3"), ("both_bad", "Both bad", "4"))
@@ -84,6 +86,8 @@ class ArenaView(QDialog):
         self.matchup: Matchup | None = None
         self.results: dict[str, PaneResult] = {}  # "a"/"b" -> the runner's result of this matchup
         self.handles: list = []
+        self.judge_handles: list = []
+        self._open = True
         self.voted: Vote | None = None
         self.sets = sets
         self.chooser = QComboBox(toolTip="The panes whose settings compete: each pane is one variant")
@@ -105,11 +109,14 @@ class ArenaView(QDialog):
                                        autoDefault=False)
         self.next_button.clicked.connect(self.next_pair)
         QShortcut(QKeySequence("N"), self, activated=self.next_pair)
+        self.judge_box = QCheckBox("Ask the judge too", toolTip="After each of your votes, the main model judges "
+                                   "the same pair in both orders; its votes are counted apart from yours")
         self.board_button = QPushButton("Leaderboard…", autoDefault=False)
         self.board_button.setEnabled(open_leaderboard is not None)
         if open_leaderboard is not None:
             self.board_button.clicked.connect(lambda: open_leaderboard())
         buttons.addStretch(1)
+        buttons.addWidget(self.judge_box)
         buttons.addWidget(self.next_button)
         buttons.addWidget(self.board_button)
         top = QHBoxLayout()
@@ -213,10 +220,31 @@ class ArenaView(QDialog):
             self.sides[name].show_variant(f"<b>{name.upper()} was:</b> {_escape(contender.label)}<br>"
                                           f"<span style='color:gray'>{_escape(self.results[name].summary())}</span>",
                                           outcome)
+        if self.judge_box.isChecked():
+            self._ask_judge(vote)
         said = {"a": "A is better", "b": "B is better", "tie": "a tie", "both_bad": "both bad"}[winner]
         self._render()
         self._say(f"Saved: {said}. A was {a.label}; B was {b.label}. Press N for the next pair.")
         return vote
+
+    def _ask_judge(self, vote: Vote) -> None:
+        """The main model votes on the same pair, both orders, through the runner; its votes join the session."""
+        task = JudgeTask(vote.a, vote.b, self.results["a"].text, self.results["b"].text, vote.case_id,
+                         vote.case_text, vote.a_label, vote.b_label)
+        session = self.session
+
+        def counted(judged: Vote) -> None:
+            session.votes = [*session.votes, judged]
+
+        def problem(text: str) -> None:
+            if self._open:
+                self._say(text)
+
+        try:
+            self.judge_handles += ask_judge(self.runner, MAIN, task, (self.model_of or str)(MAIN) or MAIN, counted,
+                                            problem)
+        except (RuntimeError, ValueError) as exc:
+            self._say(f"The judge could not run: {exc}")
 
     # --- housekeeping --------------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -230,7 +258,10 @@ class ArenaView(QDialog):
         self.handles, self.results, self.matchup = [], {}, None
 
     def done(self, code: int) -> None:
+        self._open = False
         self._cancel()
+        for handle in self.judge_handles:
+            handle.cancel()
         super().done(code)
 
     def keyPressEvent(self, event) -> None:

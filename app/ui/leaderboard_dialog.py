@@ -12,12 +12,13 @@ import math
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QComboBox,
     QDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QSplitter,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -57,7 +58,8 @@ class LeaderboardDialog(QDialog):
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.Stretch)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.Stretch)
-        self.matrix = QTableWidget(0, 0, editTriggers=QTableWidget.NoEditTriggers)
+        self.matrix = QTableWidget(0, 0, editTriggers=QTableWidget.NoEditTriggers,
+                                   sizeAdjustPolicy=QAbstractScrollArea.AdjustToContents)
         self.matrix.setToolTip("Win rate of the row's variant over the column's (a tie or both bad counts as half; "
                                "– where they never met)")
         self.plot = ArenaPlot()
@@ -65,23 +67,20 @@ class LeaderboardDialog(QDialog):
         top.addWidget(QLabel("Fitted on:"))
         top.addWidget(self.scope)
         top.addWidget(self.summary, 1)
-        lower = QSplitter(Qt.Horizontal)
-        matrix_box = QWidget()
-        matrix_layout = QVBoxLayout(matrix_box)
-        matrix_layout.setContentsMargins(0, 0, 0, 0)
-        matrix_layout.addWidget(QLabel("<b>Win rate</b> of the row over the column"))
-        matrix_layout.addWidget(self.matrix)
-        lower.addWidget(self.plot)
-        lower.addWidget(matrix_box)
-        lower.setSizes([600, 500])
-        splitter = QSplitter(Qt.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(lower)
-        splitter.setSizes([260, 420])
+        self.matrix.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Maximum)
+        lower = QHBoxLayout()
+        matrix_box = QVBoxLayout()
+        matrix_box.addWidget(QLabel("<b>Win rate</b> of the row over the column"))
+        matrix_box.addWidget(self.matrix)
+        matrix_box.addWidget(self.sources)
+        matrix_box.addStretch(1)
+        lower.addWidget(self.plot, 3)
+        lower.addLayout(matrix_box, 2)
+        self.sources.setMaximumWidth(460)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(splitter, 1)
-        layout.addWidget(self.sources)
+        layout.addWidget(self.table)
+        layout.addLayout(lower, 1)
         session.events.votes.connect(self.refresh)
         self.refresh()
 
@@ -107,6 +106,7 @@ class LeaderboardDialog(QDialog):
                 if column == len(COLUMNS) - 1 and apart:
                     item.setToolTip("Their 95 % intervals overlap: these votes cannot order them.")
                 self.table.setItem(row, column, item)
+        self._fit_table()
         self._fill_matrix([names[s.variant] for s in standings])
         self.plot.set_standings(standings, names)
         self.sources.setText(self._sources_text())
@@ -115,12 +115,19 @@ class LeaderboardDialog(QDialog):
         self.session.events.votes.disconnect(self.refresh)
         super().done(code)
 
+    def _fit_table(self) -> None:
+        """As tall as its rows (up to ten; it scrolls beyond), so the plot gets the rest."""
+        rows = min(self.table.rowCount(), 10)
+        height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + 2
+        self.table.setFixedHeight(height + sum(self.table.rowHeight(r) for r in range(rows))
+                                  + (0 if rows else self.table.verticalHeader().defaultSectionSize()))
+
     def _summary(self, total: int) -> str:
         if not total:
             return "No votes yet: vote in the arena (Compare → Arena…)."
         shown = sum(s.votes for s in self.board.standings) // 2
-        return (f"{shown} votes · Bradley–Terry scores on an Elo-like scale (mean 1000) with bootstrap 95 % "
-                f"intervals. A rank range such as 2–3 means the votes cannot order those variants.")
+        return (f"{shown} votes · Bradley–Terry scores (Elo-like scale, mean 1000), 95 % bootstrap intervals · "
+                f"a rank range such as 2–3: the votes cannot order those variants")
 
     def _fill_matrix(self, names: list[str]) -> None:
         rates = self.board.win_rates()
@@ -148,8 +155,8 @@ class LeaderboardDialog(QDialog):
         judges = ", ".join(f"{name} {n}" for name, n in s.judges.items())
         parts = [f"<b>Votes:</b> {s.human} human, {s.judge} judge" + (f" ({judges})" if judges else "") + "."]
         if s.agreement is None:
-            parts.append("Agreement of judge and human votes: – (no pair and case voted on by both).")
+            parts.append("<b>Agreement</b> of judge and human: – (no pair and case voted on by both).")
         else:
-            parts.append(f"Judge and human votes agree on {s.agreed} of {s.compared} comparisons of the same pair "
-                         f"and case ({s.agreement * 100:.0f} %).")
-        return " ".join(parts)
+            parts.append(f"<b>Agreement</b> of judge and human: {s.agreement * 100:.0f} % ({s.agreed} of "
+                         f"{s.compared} comparisons of the same pair and case).")
+        return "<br>".join(parts)

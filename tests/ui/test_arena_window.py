@@ -112,17 +112,24 @@ def test_keys_1_to_4_cast_the_right_votes_and_n_draws_the_next_pair(loaded_windo
         assert len(loaded_window.session.votes) == len(pairs)
         QTest.keyClick(view, Qt.Key_N)
         assert view.voted is None and view.matchup is not None
-    assert len(set(pairs[:3])) == 3  # the three unvoted pairs come first: the most uncertain
+    assert pairs[1] != pairs[0]  # a pair with a vote is less uncertain than one with none
     view.close()
 
 
-def test_a_three_variant_arena_gives_a_three_row_leaderboard(loaded_window, loop):
+def test_a_three_variant_arena_gives_a_three_row_leaderboard_with_judge_votes_apart(loaded_window, loop):
     panes = three_variants(loaded_window)
     view = open_arena(loaded_window, loop, panes)
-    for winner in ("a", "b", "tie", "a"):
+    for i, winner in enumerate(("a", "b", "tie", "a")):
+        view.judge_box.setChecked(i == 0)  # the judge (the main model) votes on the first pair, in both orders
         wait_ready(loop, view)
         assert view.vote(winner) is not None
         view.next_pair()
+    session = loaded_window.session
+    wait_until(loop, lambda: sum(v.source == "judge" for v in session.votes) == 2, timeout=180)
+    judged = [v for v in session.votes if v.source == "judge"]
+    first = session.votes[0]
+    assert {(v.a, v.b) for v in judged} == {(first.a, first.b), (first.b, first.a)}  # both orders
+    assert all(v.case_id == first.case_id and v.judge for v in judged)
     view.close()
     compare_menu = next(a.menu() for a in loaded_window.menuBar().actions() if a.text() == "&Compare")
     entry = next(a for a in compare_menu.actions() if a.text() == "Arena leaderboard…")
@@ -133,14 +140,15 @@ def test_a_three_variant_arena_gives_a_three_row_leaderboard(loaded_window, loop
     assert len(dialog.plot.row_labels) == 3
     labels = {dialog.table.item(r, 1).text() for r in range(3)}
     assert labels == {c.label for c in view.arena.contenders}
-    assert "4 human, 0 judge" in dialog.sources.text()
-    # the board follows the session's votes: a judge's vote appears at once, counted apart
-    a, b = view.arena.keys[:2]
-    loaded_window.session.votes = [*loaded_window.session.votes,
-                                   Vote(a=a, b=b, winner="a", source="judge", judge="SmolLM2")]
-    assert "4 human, 1 judge (SmolLM2 1)" in dialog.sources.text()
+    text = dialog.sources.text()
+    assert "4 human, 2 judge" in text and "of 2 comparisons of the same pair and case" in text
     dialog.scope.setCurrentIndex(2)  # judge votes only: the third variant has none
     assert dialog.table.rowCount() == 2
+    # the board follows the session's votes
+    dialog.scope.setCurrentIndex(1)
+    a, b = view.arena.keys[:2]
+    session.votes = [*session.votes, Vote(a=a, b=b, winner="a")]
+    assert sum(int(dialog.table.item(r, 4).text()) for r in range(3)) == 2 * 5
     dialog.close()
 
 
