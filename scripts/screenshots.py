@@ -228,7 +228,8 @@ async def shoot_backends(window: MainWindow, out: Path) -> None:
 
 async def shoot_arena(window: MainWindow, out: Path) -> None:
     """A 3-variant arena (three temperatures) after a few votes, a pair waiting for its vote, and the leaderboard.
-    The votes follow a fixed rule (the cooler variant wins, every third pair is a tie), standing in for a person."""
+    The votes follow a fixed rule (the cooler variant wins, every third pair is a tie), standing in for a person;
+    the embedded model judges the first three pairs too."""
     from app.engine import SamplingParams
     from app.session import PaneSpec
 
@@ -241,17 +242,21 @@ async def shoot_arena(window: MainWindow, out: Path) -> None:
     window.controller.add_variants(source, panes[1:], run=False)
     window._last_pane = window.grid.view_of(source)
     view = window.arena.open_arena()
-    view.resize(1200, 620)
+    view.resize(1200, 440)
     temperature = {c.key: c.pane.sampling.temperature for c in view.arena.contenders}
     for i in range(9):
         while not view.ready():
             await asyncio.sleep(0.05)
         m = view.matchup
+        view.judge_box.setChecked(i < 3)  # the main model judges the first three pairs too (both orders)
         view.vote("tie" if i % 3 == 2 else "a" if temperature[m.a] < temperature[m.b] else "b")
         view.next_pair()
     while not view.ready():
         await asyncio.sleep(0.05)
-    view.note.setText("B invents a word")
+    view.judge_box.setChecked(False)
+    while window.runner.active > 2:  # the judge's last requests (the pair on screen is the other two)
+        await asyncio.sleep(0.05)
+    view.note.setText("A answers in one sentence, as asked")
     await asyncio.sleep(0.5)
     view.grab().save(str(out / "screenshot-arena.png"))
     board = window.arena.open_leaderboard()

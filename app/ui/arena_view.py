@@ -45,7 +45,7 @@ class ArenaSide(QFrame):
 
     def __init__(self, name: str):
         super().__init__(objectName=f"arenaSide{name}", frameShape=QFrame.StyledPanel)
-        self.heading = QLabel(f"<b>{name}</b>")
+        self.heading = QLabel(f"<span style='font-size:15pt; font-weight:600'>{name}</span>")
         self.text = QPlainTextEdit(readOnly=True)
         self.reveal = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
         self.reveal.hide()
@@ -83,6 +83,7 @@ class ArenaView(QDialog):
         self.resize(1200, 760)
         self.session, self.runner, self.model_of, self.seed = session, runner, model_of, seed
         self.arena: Arena | None = None
+        self.current = 0  # the pane set in play
         self.matchup: Matchup | None = None
         self.results: dict[str, PaneResult] = {}  # "a"/"b" -> the runner's result of this matchup
         self.handles: list = []
@@ -142,13 +143,19 @@ class ArenaView(QDialog):
     def choose(self, index: int) -> None:
         """Run the arena over the `index`th pane set."""
         self._cancel()
-        try:
-            self.arena = build(self.sets[index][1], self.model_of)
-        except ValueError as exc:
-            self.arena = None
-            self._say(str(exc))
-            return
+        self.current = index
+        self.voted = None
         self.next_pair()
+
+    def _build(self) -> Arena | None:
+        """The chosen set's variants as their panes are now (settings may have changed since the last pair; a
+        removed pane is left out), or None with the reason shown."""
+        panes = [p for p in self.sets[self.current][1] if any(p is q for q in self.session.panes)]
+        try:
+            return build(panes, self.model_of)
+        except ValueError as exc:
+            self._say(str(exc))
+            return None
 
     def votes(self) -> list[Vote]:
         """This arena's votes (both variants in it), from the session."""
@@ -157,9 +164,12 @@ class ArenaView(QDialog):
 
     def next_pair(self) -> Matchup | None:
         """Draw the next pair and generate both outputs; ignored until the current pair has its vote."""
-        if self.arena is None or (self.matchup is not None and self.voted is None):
+        if not self.sets or (self.matchup is not None and self.voted is None):
             return None
         self._cancel()
+        self.arena = self._build()
+        if self.arena is None:
+            return None
         self.voted = None
         self.note.clear()
         for side in self.sides.values():
@@ -177,6 +187,7 @@ class ArenaView(QDialog):
             except (RuntimeError, ValueError) as exc:
                 self._cancel()
                 self._say(f"Could not generate: {exc}")
+                self.next_button.setEnabled(True)  # to try again
                 return None
             result.events.text.connect(self._render)
             self.results[name] = result
@@ -198,10 +209,12 @@ class ArenaView(QDialog):
             self.sides[name].show_text(text)
         for button in self.vote_buttons.values():
             button.setEnabled(self.ready() and self.voted is None)
-        self.next_button.setEnabled(self.voted is not None)
+        self.next_button.setEnabled(self.voted is not None or self.matchup is None)
         if self.voted is None:
-            n = len(self.arena.keys) if self.arena else 0
-            self._say(f"{n} variants · {len(self.votes())} votes. "
+            votes = self.votes()
+            judged = sum(v.source == "judge" for v in votes)
+            self._say(f"{len(self.arena.keys) if self.arena else 0} variants · {len(votes) - judged} votes"
+                      + (f" (and {judged} by the judge)" if judged else "") + ". "
                       + ("Which is better? 1: A · 2: B · 3: tie · 4: both bad" if self.ready()
                          else "Generating both outputs…"))
 

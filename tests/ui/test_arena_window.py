@@ -34,7 +34,9 @@ def three_variants(window, max_tokens=16) -> list[PaneSpec]:
 
 def open_arena(window, loop, panes):
     window._last_pane = window.grid.view_of(panes[0])  # the current pane: the arena starts on its group
-    view = window.arena.open_arena()
+    compare_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Compare")
+    next(a for a in compare_menu.actions() if a.text() == "Arena…").trigger()
+    view = window.arena.arena
     view.activateWindow()
     assert {c.pane.id for c in view.arena.contenders} == {p.id for p in panes}
     return view
@@ -93,6 +95,11 @@ def test_nothing_names_a_variant_before_the_vote_and_the_vote_reveals_the_pair(l
         assert "tok" in side.reveal.text()  # the timings are shown now
     assert view.vote("b") is None  # one vote per pair
     assert not any(b.isEnabled() for b in view.vote_buttons.values())
+    # a pane's settings changed between pairs: the next pair plays the variant it is now, under its own key
+    before = set(view.arena.keys)
+    panes[2].sampling = SamplingParams(temperature=0.5, seed=3)
+    assert view.next_pair() is not None
+    assert len(set(view.arena.keys) - before) == 1 and len(view.arena.keys) == 3
     view.close()
 
 
