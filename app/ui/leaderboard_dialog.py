@@ -152,7 +152,7 @@ class LeaderboardDialog(QDialog):
 
     def _sources_text(self) -> str:
         s = self.board.sources
-        judges = ", ".join(f"{name} {n}" for name, n in s.judges.items())
+        judges = ", ".join(f"{n} by {name}" for name, n in s.judges.items())
         parts = [f"<b>Votes:</b> {s.human} human, {s.judge} judge" + (f" ({judges})" if judges else "") + "."]
         if s.agreement is None:
             parts.append("<b>Agreement</b> of judge and human: – (no pair and case voted on by both).")
