@@ -8,7 +8,8 @@ the diff view, the comparison table), OUT_DIR/screenshot-backends.png (panes on 
 the server's /metrics in the stats panel) and -backends-dialog.png; with NAME `reasoning` only,
 OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thinking on with its section opened,
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
-backends, reasoning. `backends` needs a server running the same model:
+backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
+votes, and its leaderboard). `backends` needs a server running the same model:
 CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
@@ -51,6 +52,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_backends(window, out)
     if "reasoning" in names:
         await shoot_reasoning(window, out)
+    if "arena" in names:
+        await shoot_arena(window, out)
 
 
 async def shoot_reasoning(window: MainWindow, out: Path) -> None:
@@ -221,6 +224,45 @@ async def shoot_backends(window: MainWindow, out: Path) -> None:
     dialog.grab().save(str(out / "screenshot-backends-dialog.png"))
     dialog.close()
     await finish_all(window)
+
+
+async def shoot_arena(window: MainWindow, out: Path) -> None:
+    """A 3-variant arena (three temperatures) after a few votes, a pair waiting for its vote, and the leaderboard.
+    The votes follow a fixed rule (the cooler variant wins, every third pair is a tie), standing in for a person;
+    the embedded model judges the first three pairs too."""
+    from app.engine import SamplingParams
+    from app.session import PaneSpec
+
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    prompt = "Suggest a name for a small bakery and explain it in one sentence."
+    panes = [PaneSpec(draft=prompt, sampling=SamplingParams(temperature=t, seed=7), max_tokens=60)
+             for t in (0.2, 0.9, 1.6)]
+    source = window.controller.add_pane(panes[0])
+    window.controller.add_variants(source, panes[1:], run=False)
+    window._last_pane = window.grid.view_of(source)
+    view = window.arena.open_arena()
+    view.resize(1200, 440)
+    temperature = {c.key: c.pane.sampling.temperature for c in view.arena.contenders}
+    for i in range(9):
+        while not view.ready():
+            await asyncio.sleep(0.05)
+        m = view.matchup
+        view.judge_box.setChecked(i < 3)  # the main model judges the first three pairs too (both orders)
+        view.vote("tie" if i % 3 == 2 else "a" if temperature[m.a] < temperature[m.b] else "b")
+        view.next_pair()
+    while not view.ready():
+        await asyncio.sleep(0.05)
+    view.judge_box.setChecked(False)
+    while window.runner.active > 2:  # the judge's last requests (the pair on screen is the other two)
+        await asyncio.sleep(0.05)
+    view.note.setText("A answers in one sentence, as asked")
+    await asyncio.sleep(0.5)
+    view.grab().save(str(out / "screenshot-arena.png"))
+    board = window.arena.open_leaderboard()
+    board.resize(1100, 640)
+    await asyncio.sleep(1.0)
+    board.grab().save(str(out / "screenshot-leaderboard.png"))
 
 
 def main() -> None:

@@ -72,7 +72,8 @@ def run_gui(model: str | None = None, session_file: str | None = None, run_all: 
     if session_file:
         window.files.open(session_file)
     if print_restored:
-        print(json.dumps({"message": problem, "panes": [pane_summary(p) for p in window.session.panes]}))
+        print(json.dumps({"message": problem, "panes": [pane_summary(p) for p in window.session.panes],
+                          "votes": [v.id for v in window.session.votes]}))
         window.close()
         return 0
     loading = window.start_initial_load(model)

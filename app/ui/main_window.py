@@ -27,6 +27,7 @@ from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionController, SessionRunner
 from app.session.autosave import Restored
 from app.ui import settings as keys
+from app.ui.arena_tools import ArenaTools
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
@@ -158,6 +159,8 @@ class MainWindow(ModelActions, QMainWindow):
                 menu.addSeparator() if action is None else menu.addAction(action)
             if title == "&Compare":
                 self.compare.build_menu(menu)
+                self.arena = ArenaTools(self.session, self.runner, self.current_pane, self.bridge, self)
+                self.arena.build_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, self.bridge, self.load_model,
                                                     self.confirm_interrupt, menu, self)

@@ -1,0 +1,58 @@
+"""Drives the real window in a process of its own, for the crash test: opens SESSION, loads the embedded model,
+opens the arena on the session's first group and casts N votes with the keys 1, 2, 3, ... (waiting for each
+pair's outputs), then keeps running until it is killed. The autosave is the only thing it leaves.
+
+    python -m tests.ui.arena_driver SESSION.chorus.json N
+"""
+
+import asyncio
+import sys
+
+import qasync
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from app.models import default_model_path
+from app.session import autosave
+from app.ui import settings as keys
+from app.ui.application import create_app
+from app.ui.bridge import EngineBridge
+from app.ui.main_window import MainWindow
+from app.ui.settings import Settings
+from tests.conftest import TEST_THREADS
+
+VOTE_KEYS = (Qt.Key_1, Qt.Key_2, Qt.Key_3, Qt.Key_4)
+
+
+async def drive(window: MainWindow, votes: int) -> None:
+    await window.load_model(str(default_model_path()))
+    view = window.arena.open_arena()
+    view.activateWindow()
+    for i in range(votes):
+        while not view.ready():
+            await asyncio.sleep(0.02)
+        QTest.keyClick(view, VOTE_KEYS[i % 4])
+        assert view.voted is not None, "the key cast no vote"
+        QTest.keyClick(view, Qt.Key_N)
+    print(f"cast {votes} votes", flush=True)
+    await asyncio.Event().wait()  # until SIGKILL
+
+
+def main() -> int:
+    session_file, votes = sys.argv[1], int(sys.argv[2])
+    app = create_app()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    settings = Settings()
+    settings.set(keys.THREADS, TEST_THREADS)
+    settings.set(keys.SLOTS, 4)
+    window = MainWindow(EngineBridge(), settings, autosave_path=autosave.autosave_path(), restored=autosave.restore())
+    window.show()
+    assert window.files.open(session_file)
+    with loop:
+        loop.run_until_complete(drive(window, votes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
