@@ -1,0 +1,337 @@
+"""Local models that do not fit in memory together, run one after another: load, run its panes, unload, next.
+
+`plan_for(panes, registry)` measures what the panes' local models need (app.models' estimate at each model's
+engine settings) against the free RAM (`available_ram()`, which `$CHORUS_MEMORY_LIMIT` caps) plus what the
+loaded ones among them would give back, and `plan` decides, without loading anything:
+- nothing to load (every model the panes use is loaded, or they run on servers): the panes just run;
+- the models on standby fit beside the loaded ones: one turn loads them, runs their panes, unloads them;
+- they do not fit together: turns. The first runs the models already loaded (plus any standby model that fits
+  beside them), each later one loads a group of models that fit together; each turn unloads its models when
+  its panes end, and the models that were loaded before are loaded again at the end (`restore`);
+- a model that cannot fit even alone is not loaded: its panes end with an error that says the numbers.
+Panes on servers, or on loaded models the plan does not use, run at once as usual.
+
+`InTurnRun(plan, controller, registry).run()` carries a plan out on an asyncio loop (the window's qasync loop,
+or a script's), loading and unloading on worker threads and starting panes through the controller on the loop's
+thread, which must be the runner's owning thread. It reports `Progress` (turn, panes done, ETA from the time
+each pane took so far); `cancel()` stops the current turn's panes and runs no further turn. A model that fails
+to load marks its panes with the reason and the next turn goes on. Qt-free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from psygnal import Signal, SignalGroup
+
+from app.models import estimate_memory
+from app.models.fit import MEMORY_LIMIT_ENV, available_ram, memory_limit, size_label
+from app.session import conversation
+from app.session.backends import BackendRegistry
+from app.session.controller import SessionController
+from app.session.model import PaneSpec
+
+WAKE_S = 1.0  # a turn re-checks that its panes and models are idle at least this often (a pane removed mid-run)
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """A local model some panes run on."""
+
+    name: str  # the backend name the panes store
+    label: str  # what to call it: the model file's stem
+    need: int  # bytes at its engine settings (0: unknown; loading it then says what is wrong)
+    loaded: bool
+
+
+@dataclass(frozen=True)
+class Turn:
+    models: tuple[str, ...]  # the local models this turn runs on; each is unloaded when the turn ends
+    panes: tuple[PaneSpec, ...]
+    load: tuple[str, ...]  # those among them not loaded yet
+
+
+@dataclass(frozen=True)
+class Plan:
+    now: tuple[PaneSpec, ...] = ()  # panes that run at once, as usual
+    turns: tuple[Turn, ...] = ()
+    refused: tuple[tuple[PaneSpec, str], ...] = ()  # panes whose model cannot fit even alone, with the reason
+    restore: tuple[str, ...] = ()  # models loaded before that the plan unloads: loaded again at the end
+    labels: Mapping[str, str] = field(default_factory=dict)
+    free: int = 0
+
+    @property
+    def needed(self) -> bool:
+        """Whether running the panes takes more than starting them: a model to load, or a pane refused."""
+        return bool(self.turns or self.refused)
+
+    @property
+    def in_turn(self) -> bool:
+        """Whether the models take turns because they do not fit in memory together."""
+        return len(self.turns) > 1
+
+    def describe(self) -> str:
+        """One sentence for a status bar."""
+        order = " → ".join("+".join(self.labels.get(n, n) for n in turn.models) for turn in self.turns)
+        if self.in_turn:
+            return f"These models do not fit in {size_label(self.free)} together: running them in turn, {order}."
+        if self.turns:
+            return f"Loading {order} for its panes (unloaded when they end)."
+        return "Everything fits." if not self.refused else f"{len(self.refused)} pane(s) cannot run: too big."
+
+
+def too_big(model: ModelUse, free: int, limit: int | None = None) -> str:
+    capped = f" ({MEMORY_LIMIT_ENV} caps it at {size_label(limit)})" if limit is not None else ""
+    return (f"{model.label} needs about {size_label(model.need)} of memory at these settings, but only "
+            f"{size_label(free)} can be made free{capped}, so it was not loaded. Fewer slots, a smaller context "
+            "per slot or a quantized KV cache (Settings) need less.")
+
+
+def plan(panes: Sequence[PaneSpec], models: Mapping[str, ModelUse], free: int,
+         limit: int | None = None) -> Plan:
+    """Decide how `panes` run, given the local models among their backends and `free`: the bytes the plan's
+    models may use at once (free RAM plus what the loaded ones among them take). `limit` only words the
+    refusal. Panes on other backends (servers, names not in `models`) run at once."""
+    labels = {name: m.label for name, m in models.items()}
+    used = [name for name in dict.fromkeys(p.backend for p in panes) if name in models]
+    loaded = [name for name in used if models[name].loaded]
+    standby = [name for name in used if not models[name].loaded]
+    if not standby:
+        return Plan(now=tuple(panes), labels=labels, free=free)
+    big = {name for name in standby if models[name].need > free}
+    refused = tuple((p, too_big(models[p.backend], free, limit)) for p in panes if p.backend in big)
+    fitting = [name for name in standby if name not in big]
+
+    def panes_of(names) -> tuple[PaneSpec, ...]:
+        return tuple(p for p in panes if p.backend in names)
+
+    def others_and(names) -> tuple[PaneSpec, ...]:  # in the panes' order
+        return tuple(p for p in panes if p.backend not in models or p.backend in names)
+
+    if sum(models[name].need for name in loaded + fitting) <= free:  # all at once (or nothing can load)
+        turns = (Turn(tuple(fitting), panes_of(fitting), tuple(fitting)),) if fitting else ()
+        return Plan(now=others_and(loaded), turns=turns, refused=refused, labels=labels, free=free)
+    groups, room = [list(loaded)], [free - sum(models[name].need for name in loaded)]
+    for name in fitting:  # first fit, in the panes' order: as few turns as the sizes allow
+        need = models[name].need
+        slot = next((i for i, left in enumerate(room) if need <= left), None)
+        if slot is None:
+            groups.append([])
+            room.append(free)
+            slot = len(groups) - 1
+        groups[slot].append(name)
+        room[slot] -= need
+    turns = tuple(Turn(tuple(g), panes_of(g), tuple(n for n in g if not models[n].loaded)) for g in groups if g)
+    return Plan(now=others_and(()), turns=turns, refused=refused, restore=tuple(loaded), labels=labels, free=free)
+
+
+def plan_for(panes: Sequence[PaneSpec], registry: BackendRegistry,
+             runnable: Callable[[PaneSpec], bool] = conversation.can_run, free_ram: int | None = None,
+             estimator: Callable = estimate_memory) -> Plan:
+    """`plan` for the panes that can run (`runnable`), their local models measured from the registry: each at
+    the engine settings it runs, or will run, with. `free_ram` defaults to `available_ram()`. The whole
+    estimate is counted against RAM, also for layers a GPU would hold (so a plan errs towards more turns)."""
+    panes = [p for p in panes if runnable(p)]
+    models = {}
+    for name in dict.fromkeys(p.backend for p in panes):
+        config = registry.config(name)
+        if config is None:
+            continue
+        try:
+            need = estimator(config.model_path, config.n_slots, config.n_ctx_per_slot, config.kv_type).total
+        except (ValueError, OSError):
+            need = 0  # a broken file: loading it says what is wrong, on its panes
+        models[name] = ModelUse(name, Path(config.model_path).stem, need, registry.get(name) is not None)
+    free = (available_ram() if free_ram is None else free_ram) + sum(m.need for m in models.values() if m.loaded)
+    return plan(panes, models, free, memory_limit())
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a plan is: `turn` of `turns` (1-based; 0 before the first), its models, the stage ("loading",
+    "running", "unloading", "restoring", "done", "cancelled"), panes done of the plan's turns, and the ETA."""
+
+    turn: int
+    turns: int
+    models: tuple[str, ...]
+    stage: str
+    panes_done: int
+    panes_total: int
+    eta_s: float | None = None
+    in_turn: bool = True
+    failed: tuple[str, ...] = ()  # why a model did not load
+
+    @property
+    def finished(self) -> bool:
+        return self.stage in ("done", "cancelled")
+
+    def describe(self) -> str:
+        """E.g. "Running models in turn: 1 of 2 (SmolLM2), 3 of 8 panes, ETA 40 s"."""
+        names = ", ".join(self.models)
+        if self.stage == "done":
+            failed = f"; {len(self.failed)} model(s) did not load" if self.failed else ""
+            return f"Ran {self.turns} model turn(s): {self.panes_done} of {self.panes_total} panes{failed}"
+        if self.stage == "cancelled":
+            return f"Stopped after {self.panes_done} of {self.panes_total} panes"
+        if self.stage == "restoring":
+            return f"Loading {names} again"
+        head = f"Running models in turn: {self.turn} of {self.turns} ({names})" if self.in_turn \
+            else f"Running on {names}"
+        doing = {"loading": ", loading…", "unloading": ", unloading…"}.get(self.stage, "")
+        eta = f", ETA {duration(self.eta_s)}" if self.eta_s is not None else ""
+        return f"{head}{doing}, {self.panes_done} of {self.panes_total} panes{eta}"
+
+
+class InTurnEvents(SignalGroup):
+    progress = Signal(object)
+    """The plan moved on, or a pane ended (a Progress)."""
+    problems = Signal(object)
+    """Panes that could not start, with why: a tuple of (PaneSpec, message), as RunAll.problems."""
+    finished = Signal(object)
+    """The plan is over (its last Progress, "done" or "cancelled"); the models it unloaded are back."""
+
+
+class InTurnRun:
+    def __init__(self, plan: Plan, controller: SessionController, registry: BackendRegistry,
+                 clock: Callable[[], float] = time.monotonic):
+        self.plan, self.controller, self.registry = plan, controller, registry
+        self.runner = controller.runner
+        self.events = InTurnEvents()
+        self.cancelled = False
+        self.failed: list[str] = []
+        self._clock = clock
+        self._started = clock()
+        self._done: set[str] = set()  # ids of the turns' panes that ended (or never started)
+        self._turn_panes = {p.id for turn in plan.turns for p in turn.panes}
+        self._current: tuple[PaneSpec, ...] = ()
+        self._wake: asyncio.Event | None = None
+        self.progress = self._progress(0, (), "loading")
+
+    # --- control ------------------------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the current turn's panes and run no further turn (the models unloaded are still restored)."""
+        self.cancelled = True
+        for pane in self._current:
+            self.controller.stop(pane)
+        self._poke()
+
+    async def run(self) -> Progress:
+        """Carry the plan out; returns the last Progress. Never raises for a model that fails to load."""
+        self._wake = asyncio.Event()
+        self.runner.events.ended.connect(self._on_ended)
+        try:
+            for pane, why in self.plan.refused:
+                self.runner.fail(pane, why)
+            self._start(self.plan.now)
+            for index, turn in enumerate(self.plan.turns, 1):
+                if self.cancelled:
+                    break
+                await self._run_turn(index, turn)
+            for name in self.plan.restore:
+                if self.registry.on_standby(name):
+                    self._report(len(self.plan.turns), (self._label(name),), "restoring")
+                    await self._load(name, again=True)
+        finally:
+            self.runner.events.ended.disconnect(self._on_ended)
+            self._current = ()
+            last = self._progress(len(self.plan.turns), (), "cancelled" if self.cancelled else "done")
+            self.progress = last
+            self.events.finished.emit(last)
+        return last
+
+    # --- one turn -----------------------------------------------------------------------------------------
+    async def _run_turn(self, index: int, turn: Turn) -> None:
+        labels = tuple(self._label(name) for name in turn.models)
+        self._report(index, labels, "loading")
+        for name in turn.load:
+            if self.cancelled:
+                break
+            if not await self._load(name):
+                for pane in turn.panes:
+                    if pane.backend == name:
+                        self.runner.fail(pane, self.failed[-1])
+        ready = [name for name in turn.models if self.registry.get(name) is not None]
+        if not self.cancelled:
+            self._current = tuple(p for p in turn.panes if p.backend in ready)
+            self._start(self._current)
+            self._report(index, labels, "running")
+            await self._until_idle(self._current, ready)
+        self._current = ()
+        self._done |= {p.id for p in turn.panes}
+        self._report(index, labels, "unloading")
+        for name in ready:
+            await asyncio.to_thread(self.registry.unload, name)
+
+    async def _load(self, name: str, again: bool = False) -> bool:
+        try:
+            await asyncio.to_thread(self.registry.load, name)
+            return True
+        except Exception as exc:  # the engine's own message (a broken file, out of memory): on the panes
+            self.failed.append(f"Could not load {self._label(name)}{' again' if again else ''}: {exc}")
+            return False
+
+    def _start(self, panes: Sequence[PaneSpec]) -> None:
+        if not panes:
+            return
+        report = self.controller.run_many(list(panes))
+        started = {p.id for p in panes if self.runner.busy(p)}
+        self._done |= {p.id for p in panes if p.id not in started and p.id in self._turn_panes}
+        if report.problems:
+            self.events.problems.emit(report.problems)
+
+    async def _until_idle(self, panes: Sequence[PaneSpec], models: Sequence[str]) -> None:
+        """Until the turn's panes have ended and its models run nothing else either (then unloading cancels
+        nothing), or the plan is cancelled."""
+        def busy() -> bool:
+            if any(self.runner.busy(p) for p in panes):
+                return True
+            for name in models:
+                stats = (backend := self.registry.get(name)) and backend.stats()
+                if stats and (stats.active or stats.queued):
+                    return True
+            return False
+
+        while not self.cancelled and busy():
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), WAKE_S)
+            except TimeoutError:
+                pass
+
+    # --- progress -----------------------------------------------------------------------------------------
+    def _on_ended(self, pane, _result) -> None:
+        if pane is not None and pane.id in self._turn_panes and pane.id not in self._done:
+            self._done.add(pane.id)
+            self._report(self.progress.turn, self.progress.models, self.progress.stage)
+        self._poke()
+
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _label(self, name: str) -> str:
+        return self.plan.labels.get(name, name)
+
+    def _progress(self, turn: int, models: tuple[str, ...], stage: str) -> Progress:
+        done, total = len(self._done), len(self._turn_panes)
+        eta = None
+        if 0 < done < total:  # the time each pane took so far, loads included, times the panes left
+            eta = (self._clock() - self._started) / done * (total - done)
+        return Progress(turn, len(self.plan.turns), models, stage, done, total, eta, self.plan.in_turn,
+                        tuple(self.failed))
+
+    def _report(self, turn: int, models: tuple[str, ...], stage: str) -> None:
+        self.progress = self._progress(turn, models, stage)
+        self.events.progress.emit(self.progress)
+
+
+__all__ = ["InTurnRun", "ModelUse", "Plan", "Progress", "Turn", "plan", "plan_for"]
