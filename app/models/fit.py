@@ -19,7 +19,7 @@ from app.models.memory import MIB, MemoryEstimate, estimate_memory
 
 GIB = 1024 * MIB
 HEADROOM = 256 * MIB  # "auto" offload leaves at least this (or 5%) of a GPU free for the driver and others
-MEMORY_LIMIT_ENV = "CHORUS_MEMORY_LIMIT"  # e.g. "2G", "900M", "1500000000": free RAM Chorus counts on, at most
+MEMORY_LIMIT_ENV = "CHORUS_MEMORY_LIMIT"  # e.g. "2G": the most RAM the models Chorus loads may take together
 _UNITS = {"": 1, "k": 1024, "m": MIB, "g": GIB, "t": 1024 * GIB}
 log = logging.getLogger("chorus.models")
 
@@ -34,8 +34,8 @@ def parse_size(text: str) -> int:
 
 
 def memory_limit(env: dict | None = None) -> int | None:
-    """The cap `$CHORUS_MEMORY_LIMIT` puts on the free RAM Chorus counts on (None: no cap). A value that is not
-    a size is logged and ignored."""
+    """`$CHORUS_MEMORY_LIMIT` in bytes: the most RAM the models Chorus loads may take together (None: no limit
+    but the machine's). A value that is not a size is logged and ignored."""
     text = (os.environ if env is None else env).get(MEMORY_LIMIT_ENV, "").strip()
     if not text:
         return None
@@ -46,13 +46,14 @@ def memory_limit(env: dict | None = None) -> int | None:
         return None
 
 
-def available_ram() -> int:
-    """Bytes of RAM the system could give a new process without swapping (psutil's `available`), capped by
-    `$CHORUS_MEMORY_LIMIT` when that is set. Every fit check, the sweep planner and the hub's "fits best" read
-    free RAM here, so the cap makes all of them act as on a smaller machine."""
+def available_ram(in_use: int = 0) -> int:
+    """Bytes of RAM one more model can take without swapping: psutil's `available`, and with
+    `$CHORUS_MEMORY_LIMIT` set, at most the limit less `in_use` (what the models already loaded, and staying
+    loaded, take by their estimates). Every fit check, the hub's "fits best" and the sweep planner read free RAM
+    here, so the limit makes all of them act as on a smaller machine."""
     free = int(psutil.virtual_memory().available)
     limit = memory_limit()
-    return free if limit is None else min(free, limit)
+    return free if limit is None else max(0, min(free, limit - in_use))
 
 
 def size_label(n: int) -> str:

@@ -190,6 +190,17 @@ class BackendRegistry:
         with self._lock:
             return [spec for name, (spec, _) in self._standby.items() if name != MAIN]
 
+    def loaded_local(self) -> list[str]:
+        """The local models loaded now: MAIN (when a model is), then the added ones."""
+        with self._lock:
+            main = [MAIN] if getattr(self._main, "engine", None) is not None else []
+            return main + [name for name, (spec, _, _) in self._open.items() if spec.kind == "local"]
+
+    @property
+    def closed(self) -> bool:
+        """After `close_all`: nothing loads any more."""
+        return self._closed
+
     def config(self, name: str) -> EngineConfig | None:
         """The engine settings a local model runs, or will run, with; None for a server or an unknown name."""
         with self._lock:

@@ -32,7 +32,7 @@ from app.models import estimate_memory
 from app.models.fit import MEMORY_LIMIT_ENV, available_ram, memory_limit, size_label
 from app.session import conversation
 from app.session.backends import BackendRegistry
-from app.session.controller import SessionController
+from app.session.controller import RunAll, SessionController
 from app.session.model import PaneSpec
 
 WAKE_S = 1.0  # a turn re-checks that its panes and models are idle at least this often (a pane removed mid-run)
@@ -129,25 +129,44 @@ def plan(panes: Sequence[PaneSpec], models: Mapping[str, ModelUse], free: int,
     return Plan(now=others_and(()), turns=turns, refused=refused, restore=tuple(loaded), labels=labels, free=free)
 
 
+def _need(config, estimator: Callable) -> int:
+    try:
+        return estimator(config.model_path, config.n_slots, config.n_ctx_per_slot, config.kv_type).total
+    except (ValueError, OSError):
+        return 0  # a broken file: loading it says what is wrong
+
+
 def plan_for(panes: Sequence[PaneSpec], registry: BackendRegistry,
              runnable: Callable[[PaneSpec], bool] = conversation.can_run, free_ram: int | None = None,
              estimator: Callable = estimate_memory) -> Plan:
-    """`plan` for the panes that can run (`runnable`), their local models measured from the registry: each at
-    the engine settings it runs, or will run, with. `free_ram` defaults to `available_ram()`. The whole
-    estimate is counted against RAM, also for layers a GPU would hold (so a plan errs towards more turns)."""
+    """`plan` for the panes that can run (`runnable`), their local models measured from the registry, each at
+    the engine settings it runs, or will run, with. The room is `available_ram()` (less, under a memory limit,
+    what the loaded models the plan leaves alone take) plus what the loaded ones it uses take; `free_ram`
+    replaces `available_ram()`. The whole estimate counts against RAM, also for layers a GPU would hold (a
+    plan errs towards more turns). Nothing is measured when no pane's model is on standby."""
     panes = [p for p in panes if runnable(p)]
+    if not any(registry.on_standby(p.backend) for p in panes):
+        return Plan(now=tuple(panes))
     models = {}
     for name in dict.fromkeys(p.backend for p in panes):
-        config = registry.config(name)
-        if config is None:
-            continue
-        try:
-            need = estimator(config.model_path, config.n_slots, config.n_ctx_per_slot, config.kv_type).total
-        except (ValueError, OSError):
-            need = 0  # a broken file: loading it says what is wrong, on its panes
-        models[name] = ModelUse(name, Path(config.model_path).stem, need, registry.get(name) is not None)
-    free = (available_ram() if free_ram is None else free_ram) + sum(m.need for m in models.values() if m.loaded)
-    return plan(panes, models, free, memory_limit())
+        if (config := registry.config(name)) is not None:
+            models[name] = ModelUse(name, Path(config.model_path).stem, _need(config, estimator),
+                                    not registry.on_standby(name))
+    used = sum(m.need for m in models.values() if m.loaded)
+    resident = sum(_need(registry.config(name), estimator) for name in registry.loaded_local() if name not in models)
+    free = available_ram(in_use=resident + used) if free_ram is None else free_ram
+    return plan(panes, models, free + used, memory_limit())
+
+
+def room_for(registry: BackendRegistry, config, estimator: Callable = estimate_memory) -> str | None:
+    """None when a local model at `config` fits in memory beside the local models loaded now; else why not,
+    with the numbers (the caller then keeps it on standby, to run in turn)."""
+    need = _need(config, estimator)
+    in_use = sum(_need(registry.config(name), estimator) for name in registry.loaded_local())
+    free = available_ram(in_use=in_use)
+    if need <= free:
+        return None
+    return f"it needs about {size_label(need)} and {size_label(free)} is free beside the models loaded"
 
 
 def duration(seconds: float) -> str:
@@ -192,6 +211,8 @@ class Progress:
 
 
 class InTurnEvents(SignalGroup):
+    started = Signal(object)
+    """A plan starts (its Plan)."""
     progress = Signal(object)
     """The plan moved on, or a pane ended (a Progress)."""
     problems = Signal(object)
@@ -202,8 +223,10 @@ class InTurnEvents(SignalGroup):
 
 class InTurnRun:
     def __init__(self, plan: Plan, controller: SessionController, registry: BackendRegistry,
-                 clock: Callable[[], float] = time.monotonic):
+                 use_draft: bool = True, clock: Callable[[], float] = time.monotonic):
+        """`use_draft=False`: regenerate the panes' last replies (as SessionController.rerun) instead."""
         self.plan, self.controller, self.registry = plan, controller, registry
+        self.use_draft = use_draft
         self.runner = controller.runner
         self.events = InTurnEvents()
         self.cancelled = False
@@ -214,6 +237,7 @@ class InTurnRun:
         self._turn_panes = {p.id for turn in plan.turns for p in turn.panes}
         self._current: tuple[PaneSpec, ...] = ()
         self._wake: asyncio.Event | None = None
+        self._begun: RunAll | None = None
         self.progress = self._progress(0, (), "loading")
 
     # --- control ------------------------------------------------------------------------------------------
@@ -224,14 +248,22 @@ class InTurnRun:
             self.controller.stop(pane)
         self._poke()
 
+    def begin(self) -> RunAll:
+        """Start what needs no model loaded (the panes on servers and loaded models; the refused panes get
+        their error) at once, on the caller's thread; `run` does it first if nobody did. Returns what started
+        and what could not."""
+        if self._begun is None:
+            for pane, why in self.plan.refused:
+                self.runner.fail(pane, why)
+            self._begun = self._start(self.plan.now)
+        return self._begun
+
     async def run(self) -> Progress:
         """Carry the plan out; returns the last Progress. Never raises for a model that fails to load."""
         self._wake = asyncio.Event()
         self.runner.events.ended.connect(self._on_ended)
         try:
-            for pane, why in self.plan.refused:
-                self.runner.fail(pane, why)
-            self._start(self.plan.now)
+            self.begin()
             for index, turn in enumerate(self.plan.turns, 1):
                 if self.cancelled:
                     break
@@ -253,7 +285,7 @@ class InTurnRun:
         labels = tuple(self._label(name) for name in turn.models)
         self._report(index, labels, "loading")
         for name in turn.load:
-            if self.cancelled:
+            if self.cancelled or self.registry.closed:
                 break
             if not await self._load(name):
                 for pane in turn.panes:
@@ -279,14 +311,17 @@ class InTurnRun:
             self.failed.append(f"Could not load {self._label(name)}{' again' if again else ''}: {exc}")
             return False
 
-    def _start(self, panes: Sequence[PaneSpec]) -> None:
+    def _start(self, panes: Sequence[PaneSpec]) -> RunAll:
+        present = {p.id for p in self.controller.session.panes}
+        panes = [p for p in panes if p.id in present]  # a pane removed while it waited for its model
         if not panes:
-            return
-        report = self.controller.run_many(list(panes))
+            return RunAll(0, 0)
+        report = self.controller.run_many(list(panes), use_draft=self.use_draft)
         started = {p.id for p in panes if self.runner.busy(p)}
         self._done |= {p.id for p in panes if p.id not in started and p.id in self._turn_panes}
         if report.problems:
             self.events.problems.emit(report.problems)
+        return report
 
     async def _until_idle(self, panes: Sequence[PaneSpec], models: Sequence[str]) -> None:
         """Until the turn's panes have ended and its models run nothing else either (then unloading cancels
@@ -300,7 +335,7 @@ class InTurnRun:
                     return True
             return False
 
-        while not self.cancelled and busy():
+        while not self.cancelled and not self.registry.closed and busy():
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), WAKE_S)
@@ -334,4 +369,59 @@ class InTurnRun:
         self.events.progress.emit(self.progress)
 
 
-__all__ = ["InTurnRun", "ModelUse", "Plan", "Progress", "Turn", "plan", "plan_for"]
+class ModelTurns:
+    """Where a front end's runs go when a pane's model is on standby: SessionController hands such panes here
+    (`takes`, `start`; constructing this sets `controller.loader`), and the plan runs as a task on the running
+    asyncio loop. One plan at a time; `events` forwards the current plan's."""
+
+    BUSY = "Other models are running in turn: run this pane again when they have finished (or Stop all)."
+
+    def __init__(self, controller: SessionController, registry: BackendRegistry):
+        self.controller, self.registry = controller, registry
+        self.events = InTurnEvents()
+        self.current: InTurnRun | None = None
+        self.task: asyncio.Future | None = None
+        controller.loader = self
+
+    def takes(self, panes: Sequence[PaneSpec]) -> bool:
+        """Whether any of the panes that can run needs a model on standby."""
+        return any(self.registry.on_standby(p.backend) and conversation.can_run(p) for p in panes)
+
+    def start(self, panes: Sequence[PaneSpec], use_draft: bool = True) -> RunAll:
+        """Plan and start: the panes that need no load start now, the rest when their model is loaded. While
+        a plan runs, panes whose model is on standby are listed as problems and the others start as usual."""
+        if self.current is not None:
+            waiting = [p for p in panes if self.registry.on_standby(p.backend)]
+            ids = {p.id for p in waiting}
+            report = self.controller.run_many([p for p in panes if p.id not in ids], use_draft)
+            return RunAll(report.started, report.skipped + len(waiting),
+                          report.problems + tuple((p, self.BUSY) for p in waiting))
+        runner = self.controller.runner
+        planned = plan_for(panes, self.registry, runnable=lambda p: conversation.can_run(p) and not runner.busy(p))
+        driver = InTurnRun(planned, self.controller, self.registry, use_draft)
+        for name in ("progress", "problems", "finished"):  # relayed through a function (psygnal 0.16 calls a
+            relay = getattr(self.events, name)  # connected `emit` of another signal once as it connects it)
+            getattr(driver.events, name).connect(lambda value, relay=relay: relay.emit(value))
+        self.current = driver
+        self.events.started.emit(planned)
+        try:
+            begun = driver.begin()
+            self.task = asyncio.ensure_future(self._drive(driver))
+        except BaseException:
+            self.current = None
+            raise
+        started = begun.started + sum(len(t.panes) for t in planned.turns)
+        return RunAll(started, max(0, len(panes) - started - len(planned.refused)), begun.problems)
+
+    async def _drive(self, driver: InTurnRun) -> None:
+        try:
+            await driver.run()
+        finally:
+            self.current, self.task = None, None
+
+    def cancel(self) -> None:
+        if self.current is not None:
+            self.current.cancel()
+
+
+__all__ = ["ModelTurns", "InTurnRun", "ModelUse", "Plan", "Progress", "Turn", "plan", "plan_for"]

@@ -23,7 +23,7 @@ from app.session import (
     SessionRunner,
     sweep,
 )
-from app.session.in_turn import InTurnRun, ModelUse, plan, plan_for
+from app.session.in_turn import InTurnRun, ModelTurns, ModelUse, plan, plan_for
 from app.session.model import RunState
 from tests.conftest import GREEDY, TEST_THREADS
 
@@ -164,6 +164,20 @@ class Harness:
         last = self.loop.run_until_complete(asyncio.wait_for(driver.run(), 300))
         return result, last, progress
 
+    def run_group(self, pane: PaneSpec):
+        """Run the group as Run group does: the controller hands the plan to ModelTurns."""
+        turns = ModelTurns(self.controller, self.registry)
+        progress, finished = [], []
+        turns.events.progress.connect(progress.append)
+        turns.events.finished.connect(finished.append)
+
+        async def run_group():  # on the loop, as a click is on the window's
+            report = self.controller.run_group(pane)
+            await asyncio.wait_for(turns.task, 300)
+            return report
+
+        return self.loop.run_until_complete(run_group()), finished[-1], progress
+
     def close(self):
         self.registry.close_all()
         self.loop.close()
@@ -184,8 +198,10 @@ def test_two_models_with_room_for_one_run_in_turn(harness, model_path, gemma, tm
     monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(max(needs) + MIB))  # room for either, not both
     assert sum(needs) > max(needs) + MIB
     panes = harness.sweep([names[0], names[1], names[0], names[1]])
-    result, last, progress = harness.run(panes)
+    result = plan_for(panes, harness.registry)
     assert result.in_turn and [t.models for t in result.turns] == [(names[0],), (names[1],)]
+    report, last, progress = harness.run_group(panes[0])
+    assert report.started == 4 and not report.problems
     assert harness.log == [f"+{names[0]}", f"-{names[0]}", f"+{names[1]}", f"-{names[1]}"]
     assert harness.most_at_once == 1
     for pane in panes:
@@ -202,8 +218,8 @@ def test_the_main_model_makes_room_and_comes_back(harness, model_path, gemma, mo
     gemma_name = harness.registry.add_standby(BackendSpec(kind="local", path=str(gemma)), engine=ENGINE).name
     harness.registry.set_main(LocalBackend(EngineConfig(model_path=model_path, **ENGINE)))
     harness.loaded = {MAIN}
-    need = estimate_memory(gemma, 2, 256).total
-    monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(need - MIB))  # Gemma fits only once SmolLM2 is unloaded
+    needs = [estimate_memory(p, 2, 256).total for p in (model_path, gemma)]
+    monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(max(needs) + MIB))  # Gemma fits once SmolLM2 is unloaded
     panes = harness.sweep([MAIN, gemma_name])
     result, last, _ = harness.run(panes)
     assert [t.models for t in result.turns] == [(MAIN,), (gemma_name,)] and result.restore == (MAIN,)
