@@ -35,6 +35,7 @@ from app.session.backends import BackendRegistry
 from app.session.controller import RunAll, SessionController
 from app.session.model import PaneSpec
 
+CANCEL_WAIT_S = 5.0  # after a cancel, how long a turn waits to hear its panes end before it unloads anyway
 WAKE_S = 1.0  # a turn re-checks that its panes and models are idle at least this often (a pane removed mid-run)
 
 
@@ -296,7 +297,7 @@ class InTurnRun:
             self._current = tuple(p for p in turn.panes if p.backend in ready)
             self._start(self._current)
             self._report(index, labels, "running")
-            await self._until_idle(self._current, ready)
+        await self._until_idle(self._current, ready)
         self._current = ()
         self._done |= {p.id for p in turn.panes}
         self._report(index, labels, "unloading")
@@ -330,12 +331,17 @@ class InTurnRun:
             if any(self.runner.busy(p) for p in panes):
                 return True
             for name in models:
-                stats = (backend := self.registry.get(name)) and backend.stats()
+                stats = None if self.cancelled else (backend := self.registry.get(name)) and backend.stats()
                 if stats and (stats.active or stats.queued):
                     return True
             return False
 
-        while not self.cancelled and not self.registry.closed and busy():
+        cancelled_at = None
+        while not self.registry.closed and busy():
+            if self.cancelled:  # the panes were told to stop: their ends are heard in a moment, else unloading
+                cancelled_at = cancelled_at or self._clock()  # ends them
+                if self._clock() - cancelled_at > CANCEL_WAIT_S:
+                    return
             self._wake.clear()
             try:
                 await asyncio.wait_for(self._wake.wait(), WAKE_S)
