@@ -189,6 +189,7 @@ class Progress:
     eta_s: float | None = None
     in_turn: bool = True
     failed: tuple[str, ...] = ()  # why a model did not load
+    elapsed_s: float = 0.0
 
     @property
     def finished(self) -> bool:
@@ -197,11 +198,12 @@ class Progress:
     def describe(self) -> str:
         """E.g. "Running models in turn: 1 of 2 (SmolLM2), 3 of 8 panes, ETA 40 s"."""
         names = ", ".join(self.models)
+        head = "Models in turn" if self.in_turn else "Models on standby"
         if self.stage == "done":
             failed = f"; {len(self.failed)} model(s) did not load" if self.failed else ""
-            return f"Ran {self.turns} model turn(s): {self.panes_done} of {self.panes_total} panes{failed}"
+            return f"{head}: done, {self.panes_total} panes in {duration(self.elapsed_s)}{failed}"
         if self.stage == "cancelled":
-            return f"Stopped after {self.panes_done} of {self.panes_total} panes"
+            return f"{head}: stopped after {self.panes_done} of {self.panes_total} panes"
         if self.stage == "restoring":
             return f"Loading {names} again"
         head = f"Running models in turn: {self.turn} of {self.turns} ({names})" if self.in_turn \
@@ -368,7 +370,7 @@ class InTurnRun:
         if 0 < done < total:  # the time each pane took so far, loads included, times the panes left
             eta = (self._clock() - self._started) / done * (total - done)
         return Progress(turn, len(self.plan.turns), models, stage, done, total, eta, self.plan.in_turn,
-                        tuple(self.failed))
+                        tuple(self.failed), self._clock() - self._started)
 
     def _report(self, turn: int, models: tuple[str, ...], stage: str) -> None:
         self.progress = self._progress(turn, models, stage)

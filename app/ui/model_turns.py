@@ -34,7 +34,7 @@ class TurnsStatus(QWidget):
         self.label = QLabel(objectName="turnsLabel")
         self.bar = QProgressBar(maximumWidth=140, textVisible=False)
         self.stop_button = QPushButton("Stop", toolTip="Stop these panes and load no further model")
-        self.stop_button.clicked.connect(self.turns.cancel)
+        self.stop_button.clicked.connect(lambda: (self.turns.cancel(), self.stop_button.setEnabled(False)))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.label, self.bar, self.stop_button):
@@ -62,6 +62,8 @@ class TurnsStatus(QWidget):
 
     def _progress(self, progress: Progress) -> None:
         self.last = progress
+        if progress.stage in ("loading", "unloading", "restoring"):
+            self.status_bar.clearMessage()  # e.g. "All panes finished" from the turn before: not yet
         self.label.setText(progress.describe())
         self.bar.setMaximum(max(1, progress.panes_total))
         self.bar.setValue(progress.panes_done)
