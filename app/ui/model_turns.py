@@ -16,7 +16,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from app.session import MAIN, SessionController
-from app.session.in_turn import ModelTurns, Plan, Progress
+from app.session.in_turn import Plan
+from app.session.in_turn_run import ModelTurns, Progress
 from app.ui.bridge import EngineBridge
 from app.ui.model_status import ModelStatus
 

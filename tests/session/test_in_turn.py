@@ -23,7 +23,8 @@ from app.session import (
     SessionRunner,
     sweep,
 )
-from app.session.in_turn import InTurnRun, ModelTurns, ModelUse, plan, plan_for
+from app.session.in_turn import ModelUse, plan, plan_for
+from app.session.in_turn_run import InTurnRun, ModelTurns
 from app.session.model import RunState
 from tests.conftest import GREEDY, TEST_THREADS
 
