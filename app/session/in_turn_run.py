@@ -59,7 +59,8 @@ class Progress:
         head = "Models in turn" if self.in_turn else "Models on standby"
         if self.stage == "done":
             failed = f"; {len(self.failed)} model(s) did not load" if self.failed else ""
-            return f"{head}: done, {self.panes_total} panes in {duration(self.elapsed_s)}{failed}"
+            panes = f"{self.panes_total} pane{'' if self.panes_total == 1 else 's'}"
+            return f"{head}: done, {panes} in {duration(self.elapsed_s)}{failed}"
         if self.stage == "cancelled":
             return f"{head}: stopped after {self.panes_done} of {self.panes_total} panes"
         if self.stage == "restoring":

@@ -259,3 +259,25 @@ def test_cancel_stops_the_rest_of_the_plan(harness, model_path, gemma, tmp_path,
     assert panes[0].result.state == RunState.CANCELLED
     assert panes[1].result.state == RunState.IDLE and panes[1].draft  # never started
     assert harness.log == [f"+{names[0]}", f"-{names[0]}"] and not harness.loaded
+
+
+def test_a_pane_s_own_run_loads_its_model_for_it_and_one_plan_runs_at_a_time(harness, model_path):
+    name = harness.registry.add_standby(BackendSpec(kind="local", path=str(model_path)), engine=ENGINE).name
+    turns = ModelTurns(harness.controller, harness.registry)
+    finished = []
+    turns.events.finished.connect(finished.append)
+    first, second = (harness.controller.add_pane(PaneSpec(draft=f"Say {w}.", sampling=GREEDY, max_tokens=8,
+                                                          backend=name)) for w in ("yes", "no"))
+
+    async def run_both():
+        assert harness.controller.run(first) is None  # it runs once its model has loaded
+        assert turns.current is not None and turns.current.progress.in_turn is False
+        with pytest.raises(RuntimeError, match="Other models are running in turn"):
+            harness.controller.run(second)
+        await asyncio.wait_for(turns.task, 300)
+
+    harness.loop.run_until_complete(run_both())
+    assert first.result.state == RunState.DONE and first.result.text
+    assert second.result.state == RunState.IDLE and second.draft == "Say no."  # refused, nothing changed
+    assert finished[-1].describe().startswith("Models on standby: done, 1 pane in")
+    assert harness.log == [f"+{name}", f"-{name}"] and harness.registry.on_standby(name)
