@@ -6,6 +6,9 @@ app.engine.devices). Numbers come from app.models.memory's estimate.
 
 from __future__ import annotations
 
+import logging
+import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +19,41 @@ from app.models.memory import MIB, MemoryEstimate, estimate_memory
 
 GIB = 1024 * MIB
 HEADROOM = 256 * MIB  # "auto" offload leaves at least this (or 5%) of a GPU free for the driver and others
+MEMORY_LIMIT_ENV = "CHORUS_MEMORY_LIMIT"  # e.g. "2G": the most RAM the models Chorus loads may take together
+_UNITS = {"": 1, "k": 1024, "m": MIB, "g": GIB, "t": 1024 * GIB}
+log = logging.getLogger("chorus.models")
 
 
-def available_ram() -> int:
-    """Bytes of RAM the system could give a new process without swapping (psutil's `available`)."""
-    return int(psutil.virtual_memory().available)
+def parse_size(text: str) -> int:
+    """Bytes from "2G", "1.5GiB", "900 MB", "512m" or a plain number of bytes (binary units: 1K = 1024).
+    Raises ValueError saying what it expected."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if not match:
+        raise ValueError(f"{text!r} is not a size: give bytes or a number with K, M, G or T, e.g. 2G")
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def memory_limit(env: dict | None = None) -> int | None:
+    """`$CHORUS_MEMORY_LIMIT` in bytes: the most RAM the models Chorus loads may take together (None: no limit
+    but the machine's). A value that is not a size is logged and ignored."""
+    text = (os.environ if env is None else env).get(MEMORY_LIMIT_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        log.warning("%s ignored: %s", MEMORY_LIMIT_ENV, exc)
+        return None
+
+
+def available_ram(in_use: int = 0) -> int:
+    """Bytes of RAM one more model can take without swapping: psutil's `available`, and with
+    `$CHORUS_MEMORY_LIMIT` set, at most the limit less `in_use` (what the models already loaded, and staying
+    loaded, take by their estimates). Every fit check, the hub's "fits best" and the sweep planner read free RAM
+    here, so the limit makes all of them act as on a smaller machine."""
+    free = int(psutil.virtual_memory().available)
+    limit = memory_limit()
+    return free if limit is None else max(0, min(free, limit - in_use))
 
 
 def size_label(n: int) -> str:

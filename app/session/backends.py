@@ -6,6 +6,11 @@ share the cores, app/engine/core_share.py) and OpenAI-compatible servers. A Back
 the app's settings; never an API key, which goes to app.backends.KeyStore); `BackendRegistry.open` builds the
 Backend. Every backend publishes its StepEvents to `on_step` until it is garbage: a backend that is closed stays
 subscribed, so the "cancelled" ends of its last requests are always heard, however long its close takes.
+
+A local model can also be on standby: known by name and offered to panes, but not loaded (`add_standby`, or
+`unload` of a loaded one, the main model included). `load` brings it in with the engine settings it was given;
+app.session.in_turn does that for models that do not fit in memory together, one after another. `events` says
+when a local model has loaded and when one has been closed (its memory freed), on the thread that did it.
 Qt-free; thread-safe.
 """
 
@@ -17,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
+
+from psygnal import Signal, SignalGroup
 
 from app.backends import Backend, LocalBackend, OpenAIBackend
 from app.engine import EngineConfig, StepEvent, limits
@@ -72,15 +79,26 @@ class BackendSpec:
         return cls(**known)
 
 
+class RegistryEvents(SignalGroup):
+    loaded = Signal(str)
+    """A local model finished loading through `open` or `load` (its backend name; MAIN for the main model)."""
+    unloaded = Signal(str)
+    """A local model was closed through `close`, `unload` or `close_all`: its memory is free again."""
+
+
 class BackendRegistry:
-    """Open backends by name, MAIN first. Every one publishes its StepEvents to `on_step` (request ids never
-    collide: engines share one counter, servers count from 10^9)."""
+    """Open backends by name, MAIN first, and local models on standby. Every open one publishes its StepEvents
+    to `on_step` (request ids never collide: engines share one counter, servers count from 10^9)."""
 
     def __init__(self, on_step: Callable[[StepEvent], None]):
         self._on_step = on_step
         self._lock = threading.Lock()
         self._main: Backend | None = None
         self._open: dict[str, tuple[BackendSpec, Backend, Callable[[], None]]] = {}
+        self._standby: dict[str, tuple[BackendSpec, EngineConfig]] = {}  # local models known but not loaded
+        self._loading: set[str] = set()
+        self._closed = False
+        self.events = RegistryEvents()
 
     def set_main(self, backend: Backend | None) -> Backend | None:
         """Make `backend` the main model (None: none loaded); returns the previous one, for the caller to
@@ -89,6 +107,8 @@ class BackendRegistry:
             backend.subscribe(self._on_step)
         with self._lock:
             old, self._main = self._main, backend
+            if backend is not None:
+                self._standby.pop(MAIN, None)  # a new main model replaces one a plan had unloaded
         return old
 
     @property
@@ -100,6 +120,9 @@ class BackendRegistry:
         """Send a request to the named backend; raises RuntimeError saying what is missing."""
         backend = self.get(name)
         if backend is None:
+            if self.on_standby(name):
+                raise RuntimeError(f"{name} is not loaded: it loads when Run all or Run group runs its panes "
+                                   "(one model at a time when they do not fit in memory together).")
             if name == MAIN:
                 raise RuntimeError("No model is loaded yet.")
             raise RuntimeError(f"{name} is not connected: add it in Model → Backends…, or pick another backend "
@@ -125,20 +148,120 @@ class BackendRegistry:
             except ValueError:
                 backend.close()
                 raise
-        unsubscribe = backend.subscribe(self._on_step)
-        with self._lock:
-            duplicate = spec.name in self._open  # the same one opened twice at once (a double click)
-            if not duplicate:
-                self._open[spec.name] = (spec, backend, unsubscribe)
-        if duplicate:
-            backend.close()
-            unsubscribe()
-            raise ValueError(f"{spec.name} is already connected")
+        self._register(spec, backend)
         return spec
 
+    def _register(self, spec: BackendSpec, backend: Backend) -> None:
+        unsubscribe = backend.subscribe(self._on_step)
+        with self._lock:
+            refused = "is already connected" if spec.name in self._open else None  # opened twice at once
+            refused = "could not be added: the backends are closed" if self._closed else refused
+            if not refused:
+                self._open[spec.name] = (spec, backend, unsubscribe)
+        if refused:
+            backend.close()
+            unsubscribe()
+            raise ValueError(f"{spec.name} {refused}")
+        if spec.kind == "local":
+            self.events.loaded.emit(spec.name)
+
     def _check_new(self, spec: BackendSpec) -> None:
-        if spec.name == MAIN or spec.name in self.names():
+        if spec.name == MAIN or spec.name in self.names() or self.on_standby(spec.name):
             raise ValueError(f"{spec.name} is already connected")
+
+    # --- local models on standby ------------------------------------------------------------------------------
+    def add_standby(self, spec: BackendSpec, *, engine: dict | None = None) -> BackendSpec:
+        """Offer a local model to panes without loading it: it loads when its panes run (`load`), with these
+        EngineConfig fields. Raises ValueError (not a local model, a missing file, a name already taken)."""
+        problem = spec.problem() or (None if spec.kind == "local" else "only a local model can wait on standby")
+        if problem:
+            raise ValueError(problem)
+        self._check_new(spec)
+        with self._lock:
+            self._standby[spec.name] = (spec, EngineConfig(model_path=spec.path, **(engine or {})))
+        return spec
+
+    def on_standby(self, name: str) -> bool:
+        with self._lock:
+            return name in self._standby
+
+    def standby_specs(self) -> list[BackendSpec]:
+        """The added local models on standby (the main model, when a plan unloaded it, is not listed)."""
+        with self._lock:
+            return [spec for name, (spec, _) in self._standby.items() if name != MAIN]
+
+    def loaded_local(self) -> list[str]:
+        """The local models loaded now: MAIN (when a model is), then the added ones."""
+        with self._lock:
+            main = [MAIN] if getattr(self._main, "engine", None) is not None else []
+            return main + [name for name, (spec, _, _) in self._open.items() if spec.kind == "local"]
+
+    @property
+    def closed(self) -> bool:
+        """After `close_all`: nothing loads any more."""
+        return self._closed
+
+    def config(self, name: str) -> EngineConfig | None:
+        """The engine settings a local model runs, or will run, with; None for a server or an unknown name."""
+        with self._lock:
+            if name in self._standby:
+                return self._standby[name][1]
+        return getattr(getattr(self.get(name), "engine", None), "config", None)
+
+    def load(self, name: str) -> None:
+        """Load a local model on standby (blocking). On failure it stays on standby and the engine's error is
+        raised; ValueError if `name` is not on standby (or is being loaded)."""
+        with self._lock:
+            if name not in self._standby or name in self._loading:
+                raise ValueError(f"{name} is not a local model on standby")
+            self._loading.add(name)
+            spec, config = self._standby[name]
+        try:
+            backend = LocalBackend(config)
+            if name != MAIN:
+                with self._lock:
+                    self._standby.pop(name, None)
+                self._register(spec, backend)
+                return
+            backend.subscribe(self._on_step)
+            with self._lock:
+                taken = self._closed or self._main is not None or MAIN not in self._standby
+                if not taken:
+                    self._main = backend
+                    self._standby.pop(MAIN, None)
+            if taken:  # closed meanwhile, or another main model was loaded meanwhile: that one stays
+                backend.close()
+                raise RuntimeError("the main model was not loaded again: the backends are closed or another "
+                                   "model became the main one meanwhile")
+            self.events.loaded.emit(MAIN)
+        finally:
+            with self._lock:
+                self._loading.discard(name)
+
+    def unload(self, name: str) -> None:
+        """Close a loaded local model (its runs end "cancelled") and keep it on standby with the same settings,
+        to `load` again later. The main model too: until it loads again no model is the main one."""
+        if name == MAIN:
+            backend = self.set_main(None)
+            if backend is None:
+                return
+            spec = BackendSpec(kind="local", path=str(backend.engine.config.model_path))
+        else:
+            with self._lock:
+                entry = self._open.get(name)
+            if entry is None:
+                return
+            spec, backend = entry[0], entry[1]
+            if spec.kind != "local":
+                raise ValueError(f"{name} is a server: only a local model can be unloaded")
+            with self._lock:
+                self._open.pop(name, None)
+        config = backend.engine.config
+        with self._lock:
+            if not self._closed:
+                self._standby[name] = (spec, config)
+        backend.close()
+        self.events.unloaded.emit(name)
 
     @staticmethod
     def _open_server(spec: BackendSpec, api_key: str | None) -> OpenAIBackend:
@@ -158,8 +281,8 @@ class BackendRegistry:
             return list(self._open)
 
     def offered(self) -> list[str]:
-        """What a pane can choose: MAIN, then every added backend."""
-        return [MAIN, *self.names()]
+        """What a pane can choose: MAIN, then every added backend, then the local models on standby."""
+        return [MAIN, *self.names(), *(spec.name for spec in self.standby_specs())]
 
     def specs(self) -> list[BackendSpec]:
         with self._lock:
@@ -172,14 +295,22 @@ class BackendRegistry:
             backend.cancel_all()
 
     def close(self, name: str) -> None:
-        """Stop an added backend (its runs end "cancelled", still reported) and forget it."""
+        """Stop an added backend (its runs end "cancelled", still reported) and forget it, or forget a local
+        model on standby."""
         with self._lock:
             entry = self._open.pop(name, None)
+            if name != MAIN:
+                self._standby.pop(name, None)
         if entry:
             entry[1].close()
+            if entry[0].kind == "local":
+                self.events.unloaded.emit(name)
 
     def close_all(self) -> None:
-        """Close every backend, the main one included (on quit)."""
+        """Close every backend, the main one included (on quit); nothing can be loaded afterwards."""
+        with self._lock:
+            self._closed = True
+            self._standby.clear()
         for name in self.names():
             self.close(name)
         old = self.set_main(None)

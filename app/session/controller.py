@@ -35,6 +35,9 @@ class SessionController:
     def __init__(self, session: SessionModel, runner: SessionRunner):
         self.session = session
         self.runner = runner
+        # Runs panes whose local model is on standby (app.session.in_turn.ModelTurns sets itself here; without
+        # one, such a pane cannot start and says why).
+        self.loader = None
 
     # --- structure ------------------------------------------------------------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PaneSpec | None = None) -> PaneSpec:
@@ -121,31 +124,43 @@ class SessionController:
         pane.rating, pane.note = rating, note
 
     # --- runs ---------------------------------------------------------------------------------------------------
-    def run(self, pane: PaneSpec, use_draft: bool = True) -> RequestHandle:
-        """Submit the pane's next turn; raises ValueError/RuntimeError with a message (nothing changes then)."""
+    def run(self, pane: PaneSpec, use_draft: bool = True) -> RequestHandle | None:
+        """Submit the pane's next turn; raises ValueError/RuntimeError with a message (nothing changes then).
+        None when its model is on standby: the pane runs once the `loader` has loaded it."""
+        if self.loader is not None and self.loader.takes([pane]):
+            report = self.loader.start([pane], use_draft)
+            if report.problems:
+                raise RuntimeError(report.problems[0][1])
+            return None
         return self.runner.run(pane, use_draft)
 
-    def rerun(self, pane: PaneSpec) -> RequestHandle:
+    def rerun(self, pane: PaneSpec) -> RequestHandle | None:
         """Regenerate the last reply, leaving any draft alone."""
-        return self.runner.run(pane, use_draft=False)
+        return self.run(pane, use_draft=False)
 
     def stop(self, pane: PaneSpec) -> None:
         self.runner.cancel(pane)
 
     def stop_all(self) -> None:
+        """Stop every run, and the rest of a plan running models in turn."""
+        if self.loader is not None:
+            self.loader.cancel()
         self.runner.cancel_all()
 
     def busy(self, pane: PaneSpec) -> bool:
         return self.runner.busy(pane)
 
-    def run_many(self, panes: list[PaneSpec]) -> RunAll:
+    def run_many(self, panes: list[PaneSpec], use_draft: bool = True) -> RunAll:
         """Run every pane that has something to run and is not running; one that cannot start is listed with
-        its reason in `problems` and left as it was."""
+        its reason in `problems` and left as it was. Panes whose model is on standby go to the `loader`, which
+        runs the models in turn when they do not fit in memory together."""
         ready = [p for p in panes if not self.busy(p) and conversation.can_run(p)]
+        if self.loader is not None and self.loader.takes(ready):
+            return self.loader.start(ready, use_draft)
         started, problems = 0, []
         for pane in ready:
             try:
-                self.run(pane)
+                self.run(pane, use_draft)
                 started += 1
             except (ValueError, RuntimeError) as exc:
                 problems.append((pane, str(exc)))

@@ -136,6 +136,12 @@ class SessionRunner:
         self._runs[handle.id] = _Run(handle, result, pane, on_finish)
         self.events.started.emit(pane, result)
 
+    def fail(self, pane: PaneSpec, message: str) -> None:
+        """A run that could not start (its model did not load, or cannot fit in memory): the pane's result
+        becomes an error saying `message`; its conversation and draft stay as they were, for a later run."""
+        pane.result = PaneResult(state=RunState.ERROR, finish_reason="error", error=message)
+        self.events.ended.emit(pane, pane.result)
+
     def busy(self, pane: PaneSpec) -> bool:
         return any(run.pane is pane for run in self._runs.values())
 

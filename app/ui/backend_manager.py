@@ -12,7 +12,9 @@ import logging
 from PySide6.QtCore import QObject, Signal
 
 from app.backends import KeyStore
+from app.engine import EngineConfig
 from app.session.backends import BackendSpec
+from app.session.in_turn import room_for
 from app.ui.bridge import EngineBridge
 from app.ui.settings import Settings
 
@@ -34,7 +36,8 @@ class BackendManager(QObject):
         self.last_added: str | None = None
 
     def saved(self) -> list[BackendSpec]:
-        return self.bridge.backends.specs() + [spec for spec, _ in self.unavailable.values()]
+        registry = self.bridge.backends
+        return registry.specs() + registry.standby_specs() + [spec for spec, _ in self.unavailable.values()]
 
     def _save(self) -> None:
         self.settings.set_backend_specs(self.saved())
@@ -43,7 +46,16 @@ class BackendManager(QObject):
     async def add(self, spec: BackendSpec, api_key: str | None = None, remember: bool = False) -> str | None:
         """Open a backend and remember it; returns None, or why it could not be opened (nothing else changes,
         except that a saved backend that fails again keeps its place as "not connected"). `self.last_added`
-        is the name it got (a server's default model resolved)."""
+        is the name it got (a server's default model resolved). A local model that does not fit in memory
+        beside the models loaded waits on standby instead: it loads when its panes run, in turn with others."""
+        if spec.kind == "local" and not spec.problem() and spec.name not in self.bridge.backend_names():
+            try:
+                why = room_for(self.bridge.backends, EngineConfig(model_path=spec.path,
+                                                                  **self.settings.engine_fields()))
+            except (ValueError, OSError):  # settings the engine refuses: opening it says so
+                why = None
+            if why:
+                return self._add_standby(spec, why)
         if api_key and spec.kind == "server":
             self.keys.set(spec.url, api_key, remember)
         key = api_key or (self.keys.get(spec.url) if spec.kind == "server" else None)
@@ -61,6 +73,19 @@ class BackendManager(QObject):
         self.last_added = opened.name
         self._save()
         self.sig_status.emit(f"Connected {opened.name}")
+        return None
+
+    def _add_standby(self, spec: BackendSpec, why: str) -> str | None:
+        try:
+            self.bridge.add_standby(spec, engine=self.settings.engine_fields())
+        except ValueError as exc:
+            self.sig_status.emit(f"Could not add {spec.name}: {exc}")
+            return str(exc)
+        self.unavailable.pop(spec.name, None)
+        self.last_added = spec.name
+        self._save()
+        self.sig_status.emit(f"{spec.name} is on standby ({why}): it loads when its panes run, one model at a "
+                             "time when they do not fit together")
         return None
 
     async def remove(self, name: str) -> None:

@@ -77,8 +77,14 @@ class BackendsDialog(QDialog):
         bridge = self.manager.bridge
         info = bridge.model_info
         rows = [(MAIN, "main local model", info.path if info else "–", "loaded" if info else "no model loaded")]
+        if info is None and bridge.backends.on_standby(MAIN):
+            rows[0] = (MAIN, "main local model", "–", "unloaded while other models run in turn")
         for spec in bridge.backends.specs():
-            rows.append((spec.name, spec.kind, spec.path or spec.url, "connected"))
+            status = "loaded" if spec.kind == "local" else "connected"
+            rows.append((spec.name, spec.kind, spec.path or spec.url, status))
+        for spec in bridge.backends.standby_specs():
+            rows.append((spec.name, spec.kind, spec.path, "standby: loads when its panes run (in turn when "
+                                                          "models do not fit in memory together)"))
         for spec, reason in self.manager.unavailable.values():
             rows.append((spec.name, spec.kind, spec.path or spec.url, f"not connected: {reason}"))
         return rows

@@ -35,7 +35,10 @@ class EngineBridge(QObject):
     sig_error = Signal(str)
     """Something failed that the user should read (e.g. a bad model file); the app carries on."""
     sig_backends_changed = Signal()
-    """A backend was added or removed: pane headers and the stats panel list the new set."""
+    """A backend was added or removed, or a local model loaded or unloaded: pane headers, the stats panel and
+    the Backends dialog list the new set."""
+    _sig_registry = Signal()
+    """A local model loaded or unloaded on a worker thread (the registry's events); queued to the GUI thread."""
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -45,6 +48,9 @@ class EngineBridge(QObject):
         self._closed = False
         self._just_loaded: LocalBackend | None = None  # built by the loader thread, not yet swapped in
         self.backends = BackendRegistry(self._on_step)
+        self._sig_registry.connect(self.sig_backends_changed)
+        self.backends.events.loaded.connect(lambda _name: self._sig_registry.emit())
+        self.backends.events.unloaded.connect(lambda _name: self._sig_registry.emit())
 
     def add_step_listener(self, fn: Callable[[StepEvent], None]) -> None:
         """`fn(event)` gets every backend's step events, on the backend's own thread (so: thread-safe)."""
@@ -146,6 +152,12 @@ class EngineBridge(QObject):
             raise RuntimeError("the window closed while the backend was opening")
         self.sig_backends_changed.emit()
         return opened
+
+    def add_standby(self, spec: BackendSpec, engine: dict | None = None) -> BackendSpec:
+        """Offer a local model to panes without loading it (it loads when its panes run); raises ValueError."""
+        added = self.backends.add_standby(spec, engine=engine)
+        self.sig_backends_changed.emit()
+        return added
 
     async def remove_backend(self, name: str) -> None:
         await asyncio.to_thread(self.backends.close, name)

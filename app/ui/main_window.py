@@ -33,6 +33,7 @@ from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
+from app.ui.model_turns import TurnsStatus
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
@@ -90,6 +91,8 @@ class MainWindow(ModelActions, QMainWindow):
         self._build_actions()
         self.model_status = ModelStatus(bridge, self.statusBar())
         self.model_label = self.model_status.label
+        self.turns = TurnsStatus(self.controller, bridge, self.statusBar(), self.model_status,
+                                 lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text), self)
         self.backends = BackendManager(bridge, settings, key_store, self)
         bridge.sig_model_loaded.connect(self._on_model_loaded)
         bridge.sig_backends_changed.connect(self._backends_changed)

