@@ -14,7 +14,7 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--gui", "--json", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "engine/raw" in run.stdout and "[ 21/21]" in run.stderr  # the table and the progress lines
+    assert "engine/raw" in run.stdout and "[ 22/22]" in run.stderr  # the table and the progress lines
     result = json.loads(out.read_text())
     assert result["model"] and result["threads"] >= 1
     tp, ratios = result["throughput"], result["ratios"]

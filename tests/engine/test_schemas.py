@@ -58,6 +58,10 @@ CONSTRAINED = {
     "any-json": {},
 }
 
+# Any JSON: asked for "an example", greedy SmolLM2 may write an object with one key repeated forever, and
+# whether it does depends on the CPU's rounding (it stopped on the Xeons, ran to the limit on an AMD EPYC).
+PROMPTS = {"any-json": "Give a small JSON array of three numbers."}
+
 REFUSED = {  # schema, words the reason must contain
     "not": ({"type": "object", "properties": {"x": {"not": {"type": "string"}}}}, "not"),
     "if-then": ({"type": "object", "properties": {"a": {"type": "integer"}}, "if": {"required": ["a"]},
@@ -70,7 +74,8 @@ REFUSED = {  # schema, words the reason must contain
 
 def test_every_schema_of_the_set_constrains_the_output(make_engine):
     engine = make_engine(n_slots=4, n_ctx_per_slot=512)
-    handles = {name: engine.submit(ask(f"Give an example ({name}) as JSON.", max_tokens=200, json_schema=schema))
+    handles = {name: engine.submit(ask(PROMPTS.get(name, f"Give an example ({name}) as JSON."), max_tokens=200,
+                                       json_schema=schema))
                for name, schema in CONSTRAINED.items() if name != "recursive-$ref"}
     for name, handle in handles.items():
         result = handle.result(timeout=600)
