@@ -30,6 +30,7 @@ from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
+from app.ui.eval_tools import EvalTools
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
 from app.ui.pane_grid import PaneGrid
@@ -86,6 +87,8 @@ class MainWindow(ModelActions, QMainWindow):
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self)
+        self.evals = EvalTools(self.controller, self.runner, bridge, settings, lambda: self.backends.keys, self.grid,
+                               self.show_message, self.files.changed, self)
         self._build_actions()
         self.model_status = ModelStatus(bridge, self.statusBar())
         self.model_label = self.model_status.label
@@ -101,6 +104,9 @@ class MainWindow(ModelActions, QMainWindow):
         self.files.sig_message.connect(lambda title, text: self.show_message(title, text, QMessageBox.Warning))
         session.view.events.columns.connect(self._columns_changed)
         self._restore_geometry()
+        self.evals.show_if_any()
+        self.evals.sig_status.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.act_stop_all.triggered.connect(self.evals.stop)
 
     # --- actions -------------------------------------------------------------------------------------------
     def _action(self, text: str, shortcuts, slot, tip: str = "") -> QAction:
@@ -158,6 +164,7 @@ class MainWindow(ModelActions, QMainWindow):
                 menu.addSeparator() if action is None else menu.addAction(action)
             if title == "&Compare":
                 self.compare.build_menu(menu)
+                self.evals.build_compare_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, self.bridge, self.load_model,
                                                     self.confirm_interrupt, menu, self)
@@ -167,6 +174,7 @@ class MainWindow(ModelActions, QMainWindow):
                 self.act_new, self.act_open_session, self.act_save = acts["new"], acts["open"], acts["save"]
                 self.act_save_as, self.act_export_md = acts["save_as"], acts["export_md"]
                 self.act_export_jsonl = acts["export_jsonl"]
+                self.evals.build_file_menu(menu, acts["save"])
 
     def run_all(self) -> int:
         """Run every pane that can run; the status bar says how many started, each one that could not says why."""
