@@ -9,11 +9,14 @@ few times a second, so a streaming run costs the GUI thread one repaint per flus
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
 
 from app.session.evaluate import CellResult, Evaluation, stats
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
+NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
 FLUSH_MS = 150
 PREVIEW_CHARS = 240
 FILTERS = {"All": None, "Failures": "failures", "Disagreements": "disagreements"}
@@ -26,9 +29,11 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def case_label(evaluation: Evaluation, case: int, repeat: int) -> str:
+    """"#N", its description (unless it is a CSV row's "Row #N"), then its vars, one a line."""
     test = evaluation.cases[case]
+    described = test.description and not re.fullmatch(r"Row #\d+", test.description)
     lines = [f"#{case + 1}" + (f" · repeat {repeat + 1}" if evaluation.repeat > 1 else "")
-             + (f" {test.description}" if test.description else "")]
+             + (f" {test.description}" if described else "")]
     lines += [f"{name}: {preview(str(value), 80)}" for name, value in test.vars.items()]
     return "\n".join(lines)
 
@@ -54,6 +59,23 @@ def header_lines(column: stats.Column) -> list[str]:
     if s.pending:
         lines.append(f"{s.pending} to run")
     return lines
+
+
+def verdict_note(cell: CellResult) -> str:
+    """Why the cell has its verdict, in one line: the first failed check's reason (a fail), else the judge's
+    (a pass graded by a model); "" when there is nothing to add."""
+    if cell.status == "error":
+        return cell.error or ""
+    if cell.grading is None or not cell.finished:
+        return ""
+    components = cell.grading.component_results or [cell.grading]
+    failed = [c for c in components if not c.passed]
+    judged = [c for c in components if c.judge]
+    shown = (failed or judged or [None])[0]
+    if shown is None:
+        return ""
+    kind = shown.assertion.type if shown.assertion else "result"
+    return f"{kind}: {preview(shown.reason, 200)}"
 
 
 def cell_tooltip(cell: CellResult) -> str:
@@ -151,6 +173,8 @@ class EvalTableModel(QAbstractTableModel):
         cell = row.cells[index.column() - 1]
         if role == CELL_ROLE:
             return cell
+        if role == NOTE_ROLE:
+            return verdict_note(cell)
         if role == Qt.DisplayRole:
             return preview(cell.output) if cell.output else (cell.error or "")
         if role == Qt.ToolTipRole:

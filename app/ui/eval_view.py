@@ -25,12 +25,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.session.evaluate import CellResult, stats
-from app.ui.eval_model import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
+from app.ui.eval_model import CELL_ROLE, FILTERS, NOTE_ROLE, EvalFilter, EvalTableModel
 
 # verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
           "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575")}
-ROW_HEIGHT = 84
+ROW_HEIGHT = 96
 
 
 def eta_seconds(done: int, total: int, elapsed_s: float) -> float | None:
@@ -88,7 +88,23 @@ class CellDelegate(QStyledItemDelegate):
             right.append(f"{cell.latency_ms / 1000:.1f} s")
         head = QRectF(badge.right() + 8, badge.top(), rect.right() - badge.right() - 8, badge.height())
         painter.drawText(head, Qt.AlignVCenter | Qt.AlignLeft, "  ·  ".join(right))
-        body = QRectF(rect.left(), badge.bottom() + 4, rect.width(), rect.bottom() - badge.bottom() - 4)
+        bottom = rect.bottom()
+        note = index.data(NOTE_ROLE) if cell.output else ""
+        if note:  # the verdict's reason on the last line, small and muted
+            note_font = QFont(option.font)
+            note_font.setItalic(True)
+            note_font.setPointSizeF(option.font.pointSizeF() * 0.9)
+            note_metrics = QFontMetrics(note_font)
+            bottom -= note_metrics.lineSpacing()
+            painter.setFont(note_font)
+            muted = QColor(colour) if cell.status != "pass" else option.palette.placeholderText().color()
+            painter.setPen(muted)
+            painter.drawText(QRectF(rect.left(), bottom + 1, rect.width(), note_metrics.lineSpacing()),
+                             Qt.AlignLeft | Qt.AlignVCenter,
+                             note_metrics.elidedText(note, Qt.ElideRight, int(rect.width())))
+            painter.setFont(option.font)
+        painter.setPen(option.palette.text().color())
+        body = QRectF(rect.left(), badge.bottom() + 4, rect.width(), bottom - badge.bottom() - 4)
         shown = index.data(Qt.DisplayRole) or ""
         if not cell.output and cell.error:
             painter.setPen(QColor(BADGES["error"][1]))

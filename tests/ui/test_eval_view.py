@@ -3,6 +3,7 @@ headers carry 95 % Wilson intervals; the failures and disagreements filters; a d
 pane; a resume after a kill re-runs only the missing cells; judge requests decode in the same engine steps as
 generations. On the real engine where a model runs (echo cells need none)."""
 
+import dataclasses
 import threading
 
 import yaml
@@ -98,11 +99,11 @@ def test_filters_show_failures_and_disagreements(window, loop, tmp_path):
 
 
 # --- the real engine -----------------------------------------------------------------------------------------------
-def local_config(model_path, max_tokens=(8, 40), rubric=True):
+def local_config(model_path, max_tokens=(8, 40), rubric=True, prompt="Write one sentence about {{topic}}."):
     asserts = [{"type": "icontains", "value": "e"}]
     if rubric:
         asserts.append({"type": "llm-rubric", "value": "The reply is about the topic {{topic}}"})
-    return {"description": "topics", "prompts": [{"raw": "Write one sentence about {{topic}}."}],
+    return {"description": "topics", "prompts": [{"raw": prompt}],
             "providers": [{"id": f"file://{model_path}", "label": f"max {n}",
                            "config": {"temperature": 0, "max_tokens": n}} for n in max_tokens],
             "tests": "file://tests.csv", "defaultTest": {"assert": asserts}}
@@ -141,11 +142,17 @@ def test_a_double_clicked_cell_opens_as_a_pane_with_its_output_and_probabilities
 
 def test_resume_after_a_kill_reruns_only_the_missing_cells(loaded_window, loop, tmp_path, model_path):
     window = loaded_window
-    config = local_config(model_path, max_tokens=(6, 200), rubric=False)
+    config = local_config(model_path, max_tokens=(6, 48), rubric=False, prompt="Write a long story about {{topic}}.")
     assert window.evals.open_config(write_config(tmp_path, config, TOPICS))
     evaluation = window.session.evaluation
-    wait_until(loop, lambda: sum(c.finished for c in evaluation.cells) >= 4, timeout=180)
-    assert window.evals.running
+    streamed = []  # a cell seen running with part of its output: cells stream
+
+    def progressed() -> bool:
+        streamed.extend(c.output for c in evaluation.cells if c.status == "running" and c.output)
+        return sum(c.finished for c in evaluation.cells) >= 4
+
+    wait_until(loop, progressed, timeout=180)
+    assert window.evals.running and streamed
     window.files.autosave()  # what the disk holds when the app is killed now
     saved = autosave.restore(window.files.autosave_path).session.evaluation
     window.evals.stop()
@@ -197,3 +204,21 @@ def test_judge_requests_decode_in_the_same_steps_as_generations(loaded_window, l
     assert shared, "no engine step decoded a judge request together with a generation"
     rubric = evaluation.cells[0].grading.component_results[1]
     assert rubric.assertion.type == "llm-rubric" and rubric.judge and rubric.judge[0].reply
+
+
+def test_a_new_evaluation_from_panes_has_a_variant_per_pane_and_a_case_per_vars_row(loaded_window, loop, tmp_path):
+    window = loaded_window
+    for pane, temperature in zip(window.session.panes, (0.0, 0.8), strict=True):
+        pane.draft, pane.max_tokens = "Name a {{thing}} in one word.", 6
+        pane.sampling = dataclasses.replace(pane.sampling, temperature=temperature, seed=4)
+    (tmp_path / "vars.csv").write_text("thing,__expected\nfruit,icontains:a\ncolour,\n", encoding="utf-8")
+    evaluation = window.evals.new_from_panes(tmp_path / "vars.csv")
+    assert evaluation is window.session.evaluation and window.evals.dock.isVisible()
+    assert [v.label for v in evaluation.variants] == ["Pane 1", "Pane 2"]
+    assert [v.sampling["temperature"] for v in evaluation.variants] == [0.0, 0.8]
+    assert [c.vars for c in evaluation.cases] == [{"thing": "fruit"}, {"thing": "colour"}]
+    wait_until(loop, lambda: finished(window), timeout=180)
+    assert all(c.output and c.generated_tokens <= 6 for c in evaluation.cells)
+    assert [c.status for c in evaluation.row(1)] == ["pass", "pass"]  # no checks: it passes
+    assert window.evals.new_from_panes(tmp_path / "missing.csv") is None  # explained; the evaluation stays
+    assert window.session.evaluation is evaluation and "missing.csv" in window.messages[-1]
