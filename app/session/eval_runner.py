@@ -6,7 +6,8 @@ new cells so cells finish as the run goes. Cells, their grading and the evaluati
 `cancel` and the SessionRunner's `pump` (its `on_finish` callbacks), i.e. on the thread that owns the runner.
 A cell ends pass, fail or error, except after `cancel`: a cell whose generation or judging was cut short is
 "pending" again, so a resume runs it. A select-best row is judged once, after all its cells are final (also
-when `start` finds such a row already final, from an earlier run). Qt-free.
+when `start` finds such a row already final, from an earlier run). A running cell's `output` and
+`generated_tokens` follow its generation as the runner's pump applies it (cells stream). Qt-free.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]
 
 class EvaluationEvents(SignalGroup):
     cell_changed = Signal(object)
-    """A cell's status or results changed (the CellResult); its own `cell.events` say which field."""
+    """A cell's status or results changed (the CellResult), also its output while it streams (once per pump);
+    its own `cell.events` say which field."""
     finished = Signal()
     """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
 
