@@ -26,7 +26,7 @@ from app.models import default_model_path
 from app.ui.application import create_app
 from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
-from app.ui.settings import SLOTS, Settings
+from app.ui.settings import SLOTS, THREADS, Settings
 
 PROMPTS = [
     ("Write a haiku about autumn rain.", 0.7),
@@ -282,6 +282,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat))
         settings.set(SLOTS, 4)
+        if os.environ.get("CHORUS_SCREENSHOT_THREADS"):  # a machine busy with other work: 1 is often faster
+            settings.set(THREADS, int(os.environ["CHORUS_SCREENSHOT_THREADS"]))
         window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
         window.resize(1560, 940)
         window.show()

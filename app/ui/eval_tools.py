@@ -247,8 +247,9 @@ class EvalTools(QObject):
         totals = stats.totals(evaluation)
         how = "stopped" if runner.cancelled else "finished"
         self.view.set_eta(f"{how} after {duration(time.monotonic() - self._started_at)}")
-        self.sig_status.emit(f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, "
-                             f"{totals.errors} errors" + (f", {totals.pending} not run" if totals.pending else ""))
+        note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
+                + (f", {totals.pending} not run" if totals.pending else ""))
+        QTimer.singleShot(0, lambda: self.sig_status.emit(note))  # after the runner's own "finished" note
         self.on_changed()
 
     def _detach(self) -> EvaluationRunner | None:
