@@ -1,34 +1,38 @@
-"""The window's evaluations: File → Open evaluation…, Compare → New evaluation from panes…, the evaluation dock,
-and the run behind it (an EvaluationRunner over the window's SessionRunner, so generations and judges join the
-same batches as the panes' runs).
+"""The window's evaluations: File → Open evaluation…, Compare → New evaluation from panes…, the Evaluation dock
+(EvalView), Export…, and a cell opened as a pane; the run itself is EvalRun's (app/ui/eval_run.py).
 
 The evaluation is the session's (`session.evaluation`), so it is autosaved with it and comes back after a
-restart or a crash; its cells that had not finished are "not run" then, and Resume runs only those. Backends a
-config names that are not open yet (another GGUF, a server) are opened first; the main model serves "local",
-a `file://` GGUF that is the main model's file, the default judge, and panes on "local".
+restart or a crash; its cells that had not finished are "not run" then, and Resume runs only those. The session
+holds one evaluation: opening or making another replaces it (after asking, when the current one has results).
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 
-from app.engine import limits
-from app.session import MAIN, PaneSpec, SessionController, SessionRunner
-from app.session.eval_routes import Routes, api_key
-from app.session.eval_runner import EvaluationRunner, needed_targets
-from app.session.evaluate import CellResult, ConfigError, Evaluation, load_config, stats
+from app.session import PaneSpec, SessionController, SessionRunner
+from app.session.evaluate import (
+    CellResult,
+    ConfigError,
+    Evaluation,
+    check_paths,
+    load_config,
+    write_outputs,
+)
 from app.session.evaluate.panes import cell_pane, evaluation_from_panes
 from app.session.evaluate.templates import TemplateProblem
-from app.ui.eval_view import EvalView, duration, eta_seconds
+from app.ui.eval_run import EvalRun
+from app.ui.eval_view import EvalView
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
 VARS_FILTER = "Test cases (*.csv *.jsonl);;All files (*)"
+EXPORT_FILTER = ("promptfoo results (*.json);;Table (*.csv);;Report (*.html);;JUnit XML (*.xml);;"
+                 "JSON lines (*.jsonl);;YAML (*.yaml)")
 
 
 class EvalTools(QObject):
@@ -40,16 +44,8 @@ class EvalTools(QObject):
         """`keys()` is the API key store; `show_message(title, text, icon)` shows a non-blocking message;
         `on_changed()` tells autosave that the evaluation changed (its cells are not session events)."""
         super().__init__(window)
-        self.controller, self.session, self.runner = controller, controller.session, runner
-        self.bridge, self.settings, self.keys, self.grid = bridge, settings, keys, grid
-        self.show_message, self.on_changed, self.window = show_message, on_changed, window
-        self.routes = Routes(lambda: self.bridge.model_info.path if self.bridge.model_info else "",
-                             self.bridge.backends.specs)
-        self.eval_runner: EvaluationRunner | None = None
-        self.results: dict = {}  # (case, variant, repeat) -> the generation's PaneResult, from runs of this window
-        self.max_concurrency: int | None = None
-        self._starting = False
-        self._started_at, self._todo = 0.0, 0
+        self.controller, self.session, self.grid = controller, controller.session, grid
+        self.show_message, self.window = show_message, window
         self.view = EvalView()
         self.dock = QDockWidget("Evaluation", window)
         self.dock.setObjectName("evalDock")
@@ -60,8 +56,9 @@ class EvalTools(QObject):
         self.view.sig_stop.connect(self.stop)
         self.view.sig_resume.connect(self.run)
         self.view.sig_open_cell.connect(self.open_cell)
-        self.eta_timer = QTimer(self, interval=1000)
-        self.eta_timer.timeout.connect(self._tick)
+        self.view.sig_export.connect(lambda: self.export())
+        self.run_control = EvalRun(runner, bridge, settings, keys, self.view, show_message, on_changed, self)
+        self.run_control.sig_status.connect(self.sig_status)
         self.session.events.evaluation.connect(self._replaced)
         self.view.model.set_evaluation(self.session.evaluation)
         self.view.set_running(False)
@@ -107,7 +104,7 @@ class EvalTools(QObject):
             return False
         if not self._may_replace():
             return False
-        self.max_concurrency = suite.max_concurrency
+        self.run_control.max_concurrency = suite.max_concurrency
         self._set(suite.evaluation(judge="local"))
         self.sig_status.emit(f"Opened {path.name}: {len(suite.cases)} test cases × {len(suite.variants)} variants")
         if run:
@@ -137,7 +134,7 @@ class EvalTools(QObject):
             return None
         if not self._may_replace():
             return None
-        self.max_concurrency = None
+        self.run_control.max_concurrency = None
         self._set(evaluation)
         if run:
             self.run()
@@ -159,12 +156,9 @@ class EvalTools(QObject):
 
     def _replaced(self, evaluation, *_old) -> None:
         """The session's evaluation changed (opened, made, or a whole session opened): show it."""
-        if self.eval_runner is not None:
-            self._detach()
-        self.results = {}
+        self.run_control.reset()
         self.view.model.set_evaluation(evaluation)
         self.view.set_running(False)
-        self.view.set_eta("")
         self.show_if_any()
         if evaluation is not None:
             self.window.resizeDocks([self.dock], [int(self.window.height() * 0.62)], Qt.Vertical)
@@ -172,7 +166,7 @@ class EvalTools(QObject):
     # --- running ------------------------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self.eval_runner is not None or self._starting
+        return self.run_control.running
 
     @property
     def base_dir(self) -> Path:
@@ -182,99 +176,39 @@ class EvalTools(QObject):
     def run(self) -> asyncio.Future | None:
         """Run the cells that have not finished (all of a new evaluation); backends it needs open first."""
         evaluation = self.session.evaluation
-        if evaluation is None or self.running or not evaluation.unfinished():
-            return None
-        self._starting = True
-        self.view.set_running(True)
-        return asyncio.ensure_future(self._open_and_start(evaluation))
-
-    async def _open_and_start(self, evaluation: Evaluation) -> bool:
-        try:
-            targets = needed_targets(evaluation, self.base_dir)
-            for target, spec in self.routes.missing(targets):
-                self.sig_status.emit(f"Evaluation: connecting {spec.name}…")
-                key = api_key(target, self.keys()) if spec.kind == "server" else None
-                opened = await self.bridge.add_backend(spec, api_key=key, engine=self.settings.engine_fields())
-                self.routes.opened(target, opened.name)
-            if self.bridge.main is None and any(self.routes.find(t) == MAIN for t in targets):
-                raise RuntimeError("No model is loaded yet: wait for it to load (or open one), then Resume.")
-        except Exception as exc:  # noqa: BLE001 - a backend's own message, shown; nothing has run
-            self._starting = False
-            self.view.set_running(False)
-            if self.session.evaluation is evaluation:
-                self.show_message("Cannot run the evaluation", str(exc) or type(exc).__name__, QMessageBox.Warning)
-            return False
-        self._starting = False
-        if self.session.evaluation is not evaluation or self.eval_runner is not None:
-            return False  # replaced while backends opened
-        self._start(evaluation)
-        return True
-
-    def _start(self, evaluation: Evaluation) -> None:
-        runner = EvaluationRunner(evaluation, self.runner, self.routes.name, self.base_dir, self.max_concurrency,
-                                  alternatives=limits.ALTERNATIVES_SHOWN)
-        runner.events.cell_changed.connect(self._cell_changed)
-        runner.events.finished.connect(self._finished)
-        self.eval_runner = runner
-        self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
-        self.view.set_running(True)
-        self.view.set_eta("estimating…")
-        self.eta_timer.start()
-        runner.start()
+        return self.run_control.run(evaluation, self.base_dir) if evaluation is not None else None
 
     def stop(self) -> None:
-        """Stop the run: nothing more starts, what runs is cancelled; cut-short cells stay "not run"."""
-        if self.eval_runner is not None:
-            self.eval_runner.cancel()
+        self.run_control.stop()
 
-    def _cell_changed(self, cell: CellResult) -> None:
-        self.view.model.cell_changed(cell)
-        self.on_changed()
-
-    def _tick(self) -> None:
+    def export(self, path: str | Path | None = None) -> bool:
+        """Write the results (promptfoo's results.json, .jsonl, .yaml, .csv, .html or JUnit .xml, by extension)."""
         evaluation = self.session.evaluation
-        if evaluation is None or self.eval_runner is None:
-            return
-        done = self._todo - len(evaluation.unfinished())
-        eta = eta_seconds(done, self._todo, time.monotonic() - self._started_at)
-        self.view.set_eta("estimating…" if eta is None else f"ETA {duration(eta)}")
-
-    def _finished(self) -> None:
-        runner = self._detach()
-        if runner is None:
-            return
-        evaluation = runner.evaluation
-        totals = stats.totals(evaluation)
-        how = "stopped" if runner.cancelled else "finished"
-        self.view.set_eta(f"{how} after {duration(time.monotonic() - self._started_at)}")
-        note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
-                + (f", {totals.pending} not run" if totals.pending else ""))
-        QTimer.singleShot(0, lambda: self.sig_status.emit(note))  # after the runner's own "finished" note
-        self.on_changed()
-
-    def _detach(self) -> EvaluationRunner | None:
-        runner, self.eval_runner = self.eval_runner, None
-        if runner is None:
-            return None
-        runner.events.cell_changed.disconnect(self._cell_changed)
-        runner.events.finished.disconnect(self._finished)
-        if not runner.done:
-            runner.cancel()
-        self.results.update(runner.results)
-        self.eta_timer.stop()
-        self.view.model.flush()
-        self.view.set_running(False)
-        return runner
+        if evaluation is None:
+            return False
+        if path is None:
+            start = str(self.base_dir / "results.json")
+            path, _ = QFileDialog.getSaveFileName(self.window, "Export the evaluation's results", start, EXPORT_FILTER)
+            if not path:
+                return False
+        problems = check_paths([path])
+        try:
+            if problems:
+                raise OSError(problems[0].removeprefix("-o "))
+            write_outputs(evaluation, [path])
+        except OSError as exc:
+            self.show_message("Could not export the results", str(exc), QMessageBox.Warning)
+            return False
+        self.sig_status.emit(f"Exported the evaluation to {Path(path).name}")
+        return True
 
     # --- a cell as a pane ---------------------------------------------------------------------------------------
     def open_cell(self, cell: CellResult) -> PaneSpec | None:
         """Open the cell as a new pane (its conversation and output), on the backend it ran on."""
         evaluation = self.session.evaluation
-        key = (cell.case, cell.variant, cell.repeat)
-        result = self.results.get(key) or (self.eval_runner.results.get(key) if self.eval_runner else None)
-        backend = self.routes.find(evaluation.variants[cell.variant].target) or MAIN
+        backend = self.run_control.backend_of(evaluation.variants[cell.variant].target)
         try:
-            spec = cell_pane(evaluation, cell, backend, result)
+            spec = cell_pane(evaluation, cell, backend, self.run_control.result_of(cell))
         except TemplateProblem as exc:
             self.show_message("Cannot open the cell", str(exc), QMessageBox.Warning)
             return None

@@ -8,13 +8,23 @@ Resume and a double-clicked cell are signals for EvalTools, which owns the run.
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QTextLayout, QTextOption
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QGuiApplication,
+    QPainter,
+    QPainterPath,
+    QTextLayout,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QProgressBar,
     QPushButton,
     QStyle,
@@ -149,7 +159,8 @@ class EvalView(QWidget):
     sig_stop = Signal()
     sig_resume = Signal()
     sig_open_cell = Signal(object)
-    """A cell was double-clicked (its CellResult)."""
+    """A cell was double-clicked or Enter pressed on it, or "Open as a pane" chosen (its CellResult)."""
+    sig_export = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -176,8 +187,11 @@ class EvalView(QWidget):
         self.resume_button = QPushButton("Resume", toolTip="Run only the cells that have not finished")
         self.stop_button.clicked.connect(self.sig_stop)
         self.resume_button.clicked.connect(self.sig_resume)
+        self.export_button = QPushButton("Export…", toolTip="Write results.json, .csv, .html (one file) or JUnit .xml")
+        self.export_button.clicked.connect(self.sig_export)
         bar.addWidget(self.stop_button)
         bar.addWidget(self.resume_button)
+        bar.addWidget(self.export_button)
         self.progress = QProgressBar(textVisible=True)
         self.progress.setFormat("%v / %m cells")
         self.eta = QLabel()
@@ -200,7 +214,9 @@ class EvalView(QWidget):
         header = self.table.horizontalHeader()
         header.setDefaultAlignment(Qt.AlignLeft | Qt.AlignVCenter)
         header.setMinimumSectionSize(120)
-        self.table.doubleClicked.connect(self._double_clicked)
+        self.table.activated.connect(self._activated)  # double-click, or Enter
+        self.table.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._context_menu)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(bar)
@@ -221,6 +237,7 @@ class EvalView(QWidget):
         evaluation = self.model.evaluation
         left = len(evaluation.unfinished()) if evaluation is not None else 0
         self.stop_button.setEnabled(running)
+        self.export_button.setEnabled(evaluation is not None and left < len(evaluation.cells))
         self.resume_button.setEnabled(not running and left > 0)
         self.resume_button.setText(f"Resume ({left} cells)" if left and not running and left < len(
             evaluation.cells) else "Run" if left and not running else "Resume")
@@ -262,10 +279,20 @@ class EvalView(QWidget):
             header.setSectionResizeMode(column, QHeaderView.Stretch)
         self.refresh()
 
-    def _double_clicked(self, index) -> None:
+    def _activated(self, index) -> None:
         cell = self.proxy.data(index, CELL_ROLE)
         if cell is not None:
             self.sig_open_cell.emit(cell)
+
+    def _context_menu(self, point) -> None:
+        cell = self.proxy.data(self.table.indexAt(point), CELL_ROLE)
+        if cell is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Open as a pane", lambda: self.sig_open_cell.emit(cell))
+        menu.addAction("Copy output", lambda: QGuiApplication.clipboard().setText(cell.output)).setEnabled(
+            bool(cell.output))
+        menu.popup(self.table.viewport().mapToGlobal(point))
 
     def visible_cases(self) -> list[int]:
         """The case numbers the filter shows (tests read them)."""

@@ -4,15 +4,18 @@ pane; a resume after a kill re-runs only the missing cells; judge requests decod
 generations. On the real engine where a model runs (echo cells need none)."""
 
 import dataclasses
+import json
 import threading
 
 import yaml
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from app.session import autosave
-from app.session.evaluate import stats
+from app.session import Session, autosave
+from app.session.evaluate import read_config, stats
+from app.ui.bridge import EngineBridge
 from app.ui.eval_model import CELL_ROLE
+from app.ui.main_window import MainWindow
 from tests.ui.conftest import wait_until
 
 
@@ -98,6 +101,33 @@ def test_filters_show_failures_and_disagreements(window, loop, tmp_path):
     assert view.summary.text().startswith("5 passed · 3 failed · 0 errors")
 
 
+def test_a_restored_session_shows_its_evaluation_ready_to_resume_and_exports(qtbot, settings, loop, tmp_path):
+    config = {**ECHO, "tests": [{"vars": {"word": w}} for w in ("a", "b")]}
+    evaluation = read_config(config, tmp_path).evaluation()
+    evaluation.cells[0].status, evaluation.cells[0].output = "pass", "Say a"
+    evaluation.cells[1].status, evaluation.cells[1].output = "running", "Sh"  # the app was killed here
+    Session(evaluation=evaluation).save(tmp_path / "s.chorus.json")
+    session = Session.load(tmp_path / "s.chorus.json")
+    window = MainWindow(EngineBridge(), settings, session=session)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        view = window.evals.view
+        assert window.evals.dock.isVisible() and view.model.rowCount() == 2 and view.model.columnCount() == 3
+        assert [c.status for c in session.evaluation.cells] == ["pass", "pending", "pending", "pending"]
+        assert view.resume_button.text() == "Resume (3 cells)" and view.progress.value() == 1
+        assert view.model.index(0, 1).data(CELL_ROLE) is session.evaluation.cells[0]
+        view.resume_button.click()  # echo needs no model
+        wait_until(loop, lambda: finished(window), timeout=30)
+        assert session.evaluation.cells[0].output == "Say a" and session.evaluation.cells[1].output == "Shout a"
+        assert window.evals.export(tmp_path / "results.json") and window.evals.export(tmp_path / "report.html")
+        document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+        assert len(document["results"]["results"]) == 4
+        assert not window.evals.export(tmp_path / "results.txt") and "unknown output type" in window.messages[-1]
+    finally:
+        window.close()
+
+
 # --- the real engine -----------------------------------------------------------------------------------------------
 def local_config(model_path, max_tokens=(8, 40), rubric=True, prompt="Write one sentence about {{topic}}."):
     asserts = [{"type": "icontains", "value": "e"}]
@@ -155,7 +185,8 @@ def test_resume_after_a_kill_reruns_only_the_missing_cells(loaded_window, loop, 
     assert window.evals.running and streamed
     window.files.autosave()  # what the disk holds when the app is killed now
     saved = autosave.restore(window.files.autosave_path).session.evaluation
-    window.evals.stop()
+    assert window.evals.view.stop_button.isEnabled() and not window.evals.view.resume_button.isEnabled()
+    window.evals.view.stop_button.click()
     wait_until(loop, lambda: not window.evals.running, timeout=60)
     done = {(c.case, c.variant): (c.status, c.output) for c in saved.cells if c.finished}
     missing = [(c.case, c.variant) for c in saved.cells if not c.finished]
