@@ -94,6 +94,9 @@ async def shoot_eval(window: MainWindow, out: Path) -> None:
         window.stats_dock.show()
         if not window.evals.open_config(config):
             raise SystemExit(f"eval: {window.messages[-1]}")
+        if os.environ.get("CHORUS_SCREENSHOT_MIDRUN"):  # a look at the streaming view (not in the README)
+            await asyncio.sleep(float(os.environ["CHORUS_SCREENSHOT_MIDRUN"]))
+            window.grab().save(str(out / "screenshot-eval-running.png"))
         while window.evals.running:
             await asyncio.sleep(0.1)
     await asyncio.sleep(1.0)

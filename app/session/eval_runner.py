@@ -99,6 +99,7 @@ class EvaluationRunner:
         self.evaluation, self.runner, self.route = evaluation, runner, route
         self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
         self.results: dict[tuple[int, int, int], PaneResult] = {}  # (case, variant, repeat) -> its generation
+        self._live: dict[tuple[int, int, int], PaneResult] = {}  # generations in flight, by cell
         self.events = EvaluationEvents()
         self.cancelled = False
         self._cells: deque[CellResult] = deque()
@@ -190,7 +191,13 @@ class EvaluationRunner:
         except (RuntimeError, ValueError, OSError, ConnectionError) as exc:
             cell.status, cell.error = "error", str(exc)
             return self._concluded(cell)
+        self._live[(cell.case, cell.variant, cell.repeat)] = result
         result.events.text.connect(lambda text: self._streamed(cell, result))
+        result.events.state.connect(lambda state: self._changed(cell) if cell.status == "running" else None)
+
+    def live(self, cell: CellResult) -> PaneResult | None:
+        """The cell's generation while it is in flight (its state says queued, prefilling or generating)."""
+        return self._live.get((cell.case, cell.variant, cell.repeat))
 
     def _streamed(self, cell: CellResult, result: PaneResult) -> None:
         """The generation's text grew (applied by the runner's pump): show it in the cell while it runs."""
@@ -203,6 +210,8 @@ class EvaluationRunner:
         end = result.t_last if result.t_last is not None else time.perf_counter()
         latency_ms = (end - result.t_submit) * 1000 if result.t_submit is not None else None
         result.events.text.disconnect()
+        result.events.state.disconnect()
+        self._live.pop((cell.case, cell.variant, cell.repeat), None)
         cells.record(cell, completion, latency_ms)
         if not keep_logprobs:
             cell.logprobs = None  # asked only for `results`: no check reads them

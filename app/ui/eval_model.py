@@ -17,6 +17,7 @@ from app.session.evaluate import CellResult, Evaluation, stats
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
 NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
+STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, or its generation's state while it runs
 FLUSH_MS = 150
 PREVIEW_CHARS = 240
 FILTERS = {"All": None, "Failures": "failures", "Disagreements": "disagreements"}
@@ -109,6 +110,7 @@ class EvalTableModel(QAbstractTableModel):
         self._rows: list[stats.Row] = []
         self._columns: list[stats.Column] | None = None  # header figures, recomputed after changes
         self._dirty: set[tuple[int, int]] = set()
+        self.live = lambda cell: None  # a running cell's generation (EvaluationRunner.live), for its state
         self._timer = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._timer.timeout.connect(self.flush)
 
@@ -175,6 +177,10 @@ class EvalTableModel(QAbstractTableModel):
             return cell
         if role == NOTE_ROLE:
             return verdict_note(cell)
+        if role == STATE_ROLE:
+            live = self.live(cell) if cell.status == "running" else None
+            return live.state.value if live is not None and live.state.value in ("queued", "prefilling") else (
+                cell.status)
         if role == Qt.DisplayRole:
             return preview(cell.output) if cell.output else (cell.error or "")
         if role == Qt.ToolTipRole:

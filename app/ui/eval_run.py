@@ -105,6 +105,7 @@ class EvalRun(QObject):
         runner.events.cell_changed.connect(self._cell_changed)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner
+        self.view.model.live = runner.live
         self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
         self.view.set_running(True)
         self.view.set_eta("estimating…")

@@ -35,11 +35,12 @@ from PySide6.QtWidgets import (
 )
 
 from app.session.evaluate import CellResult, stats
-from app.ui.eval_model import CELL_ROLE, FILTERS, NOTE_ROLE, EvalFilter, EvalTableModel
+from app.ui.eval_model import CELL_ROLE, FILTERS, NOTE_ROLE, STATE_ROLE, EvalFilter, EvalTableModel
 
 # verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
-          "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575")}
+          "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575"),
+          "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f")}
 ROW_HEIGHT = 96
 
 
@@ -67,7 +68,7 @@ class CellDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.Antialiasing)
         widget = option.widget
         style = widget.style() if widget else None
-        text, colour = BADGES[cell.status]
+        text, colour = BADGES[index.data(STATE_ROLE) or cell.status]
         tint = QColor(colour)
         tint.setAlpha(28 if cell.finished else 14)
         painter.fillRect(option.rect, tint)

@@ -108,7 +108,7 @@ def test_a_restored_session_shows_its_evaluation_ready_to_resume_and_exports(qtb
     evaluation.cells[1].status, evaluation.cells[1].output = "running", "Sh"  # the app was killed here
     Session(evaluation=evaluation).save(tmp_path / "s.chorus.json")
     session = Session.load(tmp_path / "s.chorus.json")
-    window = MainWindow(EngineBridge(), settings, session=session)
+    window = MainWindow(EngineBridge(), settings, session=session, autosave_path=tmp_path / "autosave.chorus.json")
     qtbot.addWidget(window)
     window.show()
     try:
