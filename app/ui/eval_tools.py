@@ -78,7 +78,6 @@ class EvalTools(QObject):
                                statusTip="Each pane becomes a variant; test cases from a CSV or JSONL of vars")
         self.act_new.triggered.connect(self.new_from_panes_asked)
         menu.addAction(self.act_new)
-        menu.addAction(self.dock.toggleViewAction())
         return self.act_new
 
     def show_if_any(self) -> None:

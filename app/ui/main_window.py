@@ -157,7 +157,7 @@ class MainWindow(ModelActions, QMainWindow):
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
                  "&Tools": [self.act_scaling],
-                 "&View": [self.stats_dock.toggleViewAction()]}
+                 "&View": [self.stats_dock.toggleViewAction(), self.evals.dock.toggleViewAction()]}
         for title, actions in menus.items():
             menu = self.menuBar().addMenu(title)
             for action in actions:
