@@ -9,7 +9,8 @@ the server's /metrics in the stats panel) and -backends-dialog.png; with NAME `r
 OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thinking on with its section opened,
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
-votes, and its leaderboard). `backends` needs a server running the same model:
+votes, and its leaderboard), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
+llm-rubric judge, run in the evaluation view). `backends` needs a server running the same model:
 CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
@@ -26,7 +27,7 @@ from app.models import default_model_path
 from app.ui.application import create_app
 from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
-from app.ui.settings import SLOTS, Settings
+from app.ui.settings import SLOTS, THREADS, Settings
 
 PROMPTS = [
     ("Write a haiku about autumn rain.", 0.7),
@@ -54,6 +55,55 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_reasoning(window, out)
     if "arena" in names:
         await shoot_arena(window, out)
+    if "eval" in names:
+        await shoot_eval(window, out)
+
+
+EVAL_CONFIG = """description: Quiz
+prompts:
+  - raw: 'Answer in one short sentence: {{question}}'
+providers:
+  - id: file://MODEL
+    label: greedy
+    config: {temperature: 0, max_tokens: 40}
+  - id: file://MODEL
+    label: warm
+    config: {temperature: 0.9, seed: 3, max_tokens: 40}
+tests: file://tests.csv
+defaultTest:
+  assert:
+    - type: llm-rubric
+      value: The answer is correct
+      metric: correct
+"""
+EVAL_TESTS = """question,__expected
+What is the capital of France?,icontains:paris
+Which planet is known as the Red Planet?,icontains:mars
+Who wrote Romeo and Juliet?,icontains:shakespeare
+What is the boiling point of water in Celsius?,contains:100
+How many legs does a spider have?,"icontains-any:eight,8"
+What do bees make?,icontains:honey
+What is the largest ocean on Earth?,icontains:pacific
+What colour is the sky on a clear day?,icontains:blue
+"""
+
+
+async def shoot_eval(window: MainWindow, out: Path) -> None:
+    """A promptfoo config with CSV tests and an llm-rubric judge, run in the window's evaluation view."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "promptfooconfig.yaml"
+        config.write_text(EVAL_CONFIG.replace("MODEL", str(default_model_path())), encoding="utf-8")
+        (Path(tmp) / "tests.csv").write_text(EVAL_TESTS, encoding="utf-8")
+        window.stats_dock.show()
+        if not window.evals.open_config(config):
+            raise SystemExit(f"eval: {window.messages[-1]}")
+        if os.environ.get("CHORUS_SCREENSHOT_MIDRUN"):  # a look at the streaming view (not in the README)
+            await asyncio.sleep(float(os.environ["CHORUS_SCREENSHOT_MIDRUN"]))
+            window.grab().save(str(out / "screenshot-eval-running.png"))
+        while window.evals.running:
+            await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-eval.png"))
 
 
 async def shoot_reasoning(window: MainWindow, out: Path) -> None:
@@ -267,7 +317,7 @@ async def shoot_arena(window: MainWindow, out: Path) -> None:
 
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
-    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities", "compare", "backends"}
+    names = set(sys.argv[2:]) or {"runs", "conversation", "probabilities", "compare", "backends", "eval"}
     if "reasoning" in names and len(names) > 1:
         sys.exit("take `reasoning` alone: it loads another model")
     out.mkdir(parents=True, exist_ok=True)
@@ -277,6 +327,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat))
         settings.set(SLOTS, 4)
+        if os.environ.get("CHORUS_SCREENSHOT_THREADS"):  # a machine busy with other work: 1 is often faster
+            settings.set(THREADS, int(os.environ["CHORUS_SCREENSHOT_THREADS"]))
         window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
         window.resize(1560, 940)
         window.show()

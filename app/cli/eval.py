@@ -10,7 +10,6 @@ stderr, nothing run), 1 outputs that could not be written, 130 interrupted.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -21,7 +20,7 @@ from tqdm import tqdm
 from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
 from app.engine import EngineConfig, limits
 from app.models import default_model_path
-from app.session import SessionRunner
+from app.session import SessionRunner, eval_routes
 from app.session.eval_runner import EvaluationRunner, default_judge, needed_targets
 from app.session.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.session.evaluate.model import BackendTarget
@@ -64,8 +63,7 @@ class Backends:
             warning = plain_http_warning(target.url)
             if warning:
                 print(f"chorus eval: warning: {warning}", file=sys.stderr)
-            api_key = (os.environ.get(target.api_key_env) if target.api_key_env else None) or KeyStore().get(
-                target.url)
+            api_key = eval_routes.api_key(target, KeyStore())
             backend = OpenAIBackend.open(target.url, model=target.model, api_key=api_key,
                                          max_concurrency=self.server_concurrency)
         else:

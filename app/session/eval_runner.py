@@ -6,11 +6,13 @@ new cells so cells finish as the run goes. Cells, their grading and the evaluati
 `cancel` and the SessionRunner's `pump` (its `on_finish` callbacks), i.e. on the thread that owns the runner.
 A cell ends pass, fail or error, except after `cancel`: a cell whose generation or judging was cut short is
 "pending" again, so a resume runs it. A select-best row is judged once, after all its cells are final (also
-when `start` finds such a row already final, from an earlier run). Qt-free.
+when `start` finds such a row already final, from an earlier run). A running cell's `output` and
+`generated_tokens` follow its generation as the runner's pump applies it (cells stream). Qt-free.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
@@ -79,20 +81,25 @@ def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]
 
 class EvaluationEvents(SignalGroup):
     cell_changed = Signal(object)
-    """A cell's status or results changed (the CellResult); its own `cell.events` say which field."""
+    """A cell's status or results changed (the CellResult), also its output while it streams (once per pump);
+    its own `cell.events` say which field."""
     finished = Signal()
     """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
 
 
 class EvaluationRunner:
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
-                 base_dir=None, max_concurrency: int | None = None):
+                 base_dir=None, max_concurrency: int | None = None, alternatives: int = 0):
         """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
-        runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs)."""
+        runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
+        every generation for that many likely tokens per position (the window does, so a cell opened as a
+        pane shows probabilities and can branch); they stay in `results`, not in the cells."""
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
-        self.base_dir, self.max_concurrency = base_dir, max_concurrency
+        self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
+        self.results: dict[tuple[int, int, int], PaneResult] = {}  # (case, variant, repeat) -> its generation
+        self._live: dict[tuple[int, int, int], PaneResult] = {}  # generations in flight, by cell
         self.events = EvaluationEvents()
         self.cancelled = False
         self._cells: deque[CellResult] = deque()
@@ -153,10 +160,12 @@ class EvaluationRunner:
                 break
         self._check_done()
 
-    def _submit(self, request, target: BackendTarget, on_finish) -> None:
-        handle = self.runner.submit(request, self.route(target), PaneResult(),
+    def _submit(self, request, target: BackendTarget, on_finish) -> PaneResult:
+        result = PaneResult()
+        handle = self.runner.submit(request, self.route(target), result,
                                     lambda result, completion: self._ended(handle.id, result, completion, on_finish))
         self._in_flight[handle.id] = handle
+        return result
 
     def _ended(self, request_id: int, result: PaneResult, completion: Completion, on_finish) -> None:
         self._in_flight.pop(request_id, None)
@@ -173,17 +182,41 @@ class EvaluationRunner:
         self._changed(cell)
         if prepared.request is None:
             return self._grade(cell)
+        request, keep_logprobs = prepared.request, bool(prepared.request.logprobs)
+        if self.alternatives > request.logprobs:
+            request = dataclasses.replace(request, logprobs=self.alternatives)
         try:
-            self._submit(prepared.request, self.evaluation.variants[cell.variant].target,
-                         lambda result, completion: self._generated(cell, result, completion))
+            result = self._submit(request, self.evaluation.variants[cell.variant].target,
+                                  lambda result, completion: self._generated(cell, result, completion, keep_logprobs))
         except (RuntimeError, ValueError, OSError, ConnectionError) as exc:
             cell.status, cell.error = "error", str(exc)
-            self._concluded(cell)
+            return self._concluded(cell)
+        self._live[(cell.case, cell.variant, cell.repeat)] = result
+        result.events.text.connect(lambda text: self._streamed(cell, result))
+        result.events.state.connect(lambda state: self._changed(cell) if cell.status == "running" else None)
 
-    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion) -> None:
+    def live(self, cell: CellResult) -> PaneResult | None:
+        """The cell's generation while it is in flight (its state says queued, prefilling or generating)."""
+        return self._live.get((cell.case, cell.variant, cell.repeat))
+
+    def _streamed(self, cell: CellResult, result: PaneResult) -> None:
+        """The generation's text grew (applied by the runner's pump): show it in the cell while it runs."""
+        if cell.status == "running" and result.busy:
+            cell.output, cell.generated_tokens = result.text, result.generated_tokens
+            self._changed(cell)
+
+    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion,
+                   keep_logprobs: bool = True) -> None:
         end = result.t_last if result.t_last is not None else time.perf_counter()
         latency_ms = (end - result.t_submit) * 1000 if result.t_submit is not None else None
+        result.events.text.disconnect()
+        result.events.state.disconnect()
+        self._live.pop((cell.case, cell.variant, cell.repeat), None)
         cells.record(cell, completion, latency_ms)
+        if not keep_logprobs:
+            cell.logprobs = None  # asked only for `results`: no check reads them
+        if completion.finish_reason not in ("error", "cancelled"):
+            self.results[(cell.case, cell.variant, cell.repeat)] = result
         if cell.status == "grading":
             return self._grade(cell)
         if cell.status == "pending":  # cancelled: it runs again on a resume

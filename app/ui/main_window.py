@@ -31,6 +31,7 @@ from app.ui.arena_tools import ArenaTools
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
+from app.ui.eval_tools import EvalTools
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
 from app.ui.model_turns import TurnsStatus
@@ -88,6 +89,8 @@ class MainWindow(ModelActions, QMainWindow):
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self)
+        self.evals = EvalTools(self.controller, self.runner, bridge, settings, lambda: self.backends.keys, self.grid,
+                               self.show_message, self.files.changed, self)
         self._build_actions()
         self.model_status = ModelStatus(bridge, self.statusBar())
         self.model_label = self.model_status.label
@@ -105,6 +108,9 @@ class MainWindow(ModelActions, QMainWindow):
         self.files.sig_message.connect(lambda title, text: self.show_message(title, text, QMessageBox.Warning))
         session.view.events.columns.connect(self._columns_changed)
         self._restore_geometry()
+        self.evals.show_if_any()
+        self.evals.sig_status.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.act_stop_all.triggered.connect(self.evals.stop)
 
     # --- actions -------------------------------------------------------------------------------------------
     def _action(self, text: str, shortcuts, slot, tip: str = "") -> QAction:
@@ -155,7 +161,7 @@ class MainWindow(ModelActions, QMainWindow):
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
                  "&Tools": [self.act_scaling],
-                 "&View": [self.stats_dock.toggleViewAction()]}
+                 "&View": [self.stats_dock.toggleViewAction(), self.evals.dock.toggleViewAction()]}
         for title, actions in menus.items():
             menu = self.menuBar().addMenu(title)
             for action in actions:
@@ -164,6 +170,7 @@ class MainWindow(ModelActions, QMainWindow):
                 self.compare.build_menu(menu)
                 self.arena = ArenaTools(self.session, self.runner, self.current_pane, self.bridge, self)
                 self.arena.build_menu(menu)
+                self.evals.build_compare_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, self.bridge, self.load_model,
                                                     self.confirm_interrupt, menu, self)
@@ -173,6 +180,7 @@ class MainWindow(ModelActions, QMainWindow):
                 self.act_new, self.act_open_session, self.act_save = acts["new"], acts["open"], acts["save"]
                 self.act_save_as, self.act_export_md = acts["save_as"], acts["export_md"]
                 self.act_export_jsonl = acts["export_jsonl"]
+                self.evals.build_file_menu(menu, acts["save"])
 
     def run_all(self) -> int:
         """Run every pane that can run; the status bar says how many started, each one that could not says why."""

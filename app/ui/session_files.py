@@ -178,7 +178,8 @@ class SessionFiles(QObject):
 
     def _may_replace(self, what: str) -> bool:
         """Ask before losing changes that are saved nowhere else."""
-        if not self.unsaved or not any(p.turns or p.draft.strip() for p in self.session.panes):
+        evaluated = self.session.evaluation is not None and any(c.finished for c in self.session.evaluation.cells)
+        if not self.unsaved or not (evaluated or any(p.turns or p.draft.strip() for p in self.session.panes)):
             return True
         answer = QMessageBox.question(
             self.parent_widget, "Unsaved changes", f"{what} replaces this session. Save its changes first?",

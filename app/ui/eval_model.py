@@ -1,0 +1,239 @@
+"""The evaluation matrix as Qt item models: one row per test case (and repeat), one column per variant.
+
+`EvalTableModel` reads the session's `Evaluation` and keeps no copy of cell state: every `data()` call renders
+the `CellResult` as it is now, and the column headers are `stats.column_stats` over the column's cells. It is
+told which cells changed (`cell_changed`, from the EvaluationRunner's signal) and repaints them in one batch a
+few times a second, so a streaming run costs the GUI thread one repaint per flush, not one per token.
+`EvalFilter` shows all rows, the failing ones, or those where variants disagree (app.session.evaluate.stats).
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
+
+from app.session.evaluate import CellResult, Evaluation, stats
+
+CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
+NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
+STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, or its generation's state while it runs
+FLUSH_MS = 150
+PREVIEW_CHARS = 240
+FILTERS = {"All": None, "Failures": "failures", "Disagreements": "disagreements"}
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The output's beginning on one logical line (whitespace runs collapsed)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def case_label(evaluation: Evaluation, case: int, repeat: int) -> str:
+    """"#N", its description (unless it is a CSV row's "Row #N"), then its vars, one a line."""
+    test = evaluation.cases[case]
+    described = test.description and not re.fullmatch(r"Row #\d+", test.description)
+    lines = [f"#{case + 1}" + (f" · repeat {repeat + 1}" if evaluation.repeat > 1 else "")
+             + (f" {test.description}" if described else "")]
+    lines += [f"{name}: {preview(str(value), 80)}" for name, value in test.vars.items()]
+    return "\n".join(lines)
+
+
+def header_lines(column: stats.Column) -> list[str]:
+    """A variant's header: its title, pass rate with the 95 % Wilson interval, scores, speed and tokens."""
+    s = column.stats
+    title = column.variant.title
+    lines = [title if len(title) <= 60 else title[:59] + "…"]
+    if not s.finished:
+        lines.append(f"{s.pending} to run")
+        return lines
+    lines.append(f"{s.passed}/{s.finished} pass · {s.pass_rate:.0%} (95% CI {s.ci[0]:.0%}–{s.ci[1]:.0%})")
+    scores = [f"score {s.mean_score:.2f}"] + [f"{name} {value:.2f}" for name, value in sorted(s.named_scores.items())]
+    lines.append(" · ".join(scores))
+    speed = []
+    if s.mean_ttft_s is not None:
+        speed.append(f"TTFT {s.mean_ttft_s:.2f} s")
+    if s.mean_decode_tps is not None:
+        speed.append(f"{s.mean_decode_tps:.1f} tok/s")
+    speed.append(f"{s.generated_tokens} tok")
+    lines.append(" · ".join(speed))
+    if s.pending:
+        lines.append(f"{s.pending} to run")
+    return lines
+
+
+def verdict_note(cell: CellResult) -> str:
+    """Why the cell has its verdict, in one line: the first failed check's reason (a fail), else the judge's
+    (a pass graded by a model); "" when there is nothing to add."""
+    if cell.status == "error":
+        return cell.error or ""
+    if cell.grading is None or not cell.finished:
+        return ""
+    components = cell.grading.component_results or [cell.grading]
+    failed = [c for c in components if not c.passed]
+    judged = [c for c in components if c.judge]
+    shown = (failed or judged or [None])[0]
+    if shown is None:
+        return ""
+    kind = shown.assertion.type if shown.assertion else "result"
+    return f"{kind}: {preview(shown.reason, 200)}"
+
+
+def cell_tooltip(cell: CellResult) -> str:
+    parts = [f"{cell.status.upper()}" + (f" · score {cell.score:.2f}" if cell.grading else "")]
+    if cell.error:
+        parts.append(f"Error: {cell.error}")
+    if cell.grading:
+        for component in cell.grading.component_results or [cell.grading]:
+            kind = component.assertion.type if component.assertion else "result"
+            verdict = "pass" if component.passed else "FAIL"
+            parts.append(f"{kind}: {verdict} ({component.score:.2f}) {preview(component.reason, 300)}")
+    if cell.output:
+        parts += ["", preview(cell.output, 1200)]
+    figures = [f"TTFT {cell.ttft_s:.2f} s" if cell.ttft_s is not None else "",
+               f"{cell.decode_tps:.1f} tok/s" if cell.decode_tps else "",
+               f"{cell.generated_tokens} tok" if cell.generated_tokens else "",
+               f"{cell.cached_tokens}/{cell.prompt_tokens} prompt tok cached" if cell.cached_tokens else ""]
+    if any(figures):
+        parts += ["", " · ".join(f for f in figures if f)]
+    parts.append("\nDouble-click to open it as a pane")
+    return "\n".join(parts)
+
+
+class EvalTableModel(QAbstractTableModel):
+    sig_flushed = Signal()
+    """Changed cells were repainted (the view updates its progress and filter)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.evaluation: Evaluation | None = None
+        self._rows: list[stats.Row] = []
+        self._columns: list[stats.Column] | None = None  # header figures, recomputed after changes
+        self._dirty: set[tuple[int, int]] = set()
+        self.live = lambda cell: None  # a running cell's generation (EvaluationRunner.live), for its state
+        self._timer = QTimer(self, singleShot=True, interval=FLUSH_MS)
+        self._timer.timeout.connect(self.flush)
+
+    def set_evaluation(self, evaluation: Evaluation | None) -> None:
+        self.beginResetModel()
+        self.evaluation = evaluation
+        self._rows = stats.rows(evaluation) if evaluation is not None else []
+        self._columns, self._dirty = None, set()
+        self.endResetModel()
+
+    # --- changes ------------------------------------------------------------------------------------------------
+    def cell_changed(self, cell: CellResult) -> None:
+        """Repaint the cell (and the headers) at the next flush."""
+        if self.evaluation is None:
+            return
+        self._dirty.add((cell.repeat * len(self.evaluation.cases) + cell.case, cell.variant + 1))
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def flush(self) -> None:
+        self._timer.stop()
+        dirty, self._dirty = self._dirty, set()
+        self._columns = None
+        for row, column in dirty:
+            if row < len(self._rows):
+                index = self.index(row, column)
+                self.dataChanged.emit(index, index)
+        if dirty:
+            self.headerDataChanged.emit(Qt.Horizontal, 1, self.columnCount() - 1)
+        self.sig_flushed.emit()
+
+    # --- reading ------------------------------------------------------------------------------------------------
+    def columns(self) -> list[stats.Column]:
+        if self._columns is None:
+            self._columns = stats.matrix(self.evaluation).columns if self.evaluation is not None else []
+        return self._columns
+
+    def row(self, row: int) -> stats.Row:
+        return self._rows[row]
+
+    def cell(self, index: QModelIndex) -> CellResult | None:
+        if not index.isValid() or index.column() == 0 or index.row() >= len(self._rows):
+            return None
+        return self._rows[index.row()].cells[index.column() - 1]
+
+    def rowCount(self, parent=None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent=None) -> int:
+        if parent is not None and parent.isValid() or self.evaluation is None:
+            return 0
+        return 1 + len(self.evaluation.variants)
+
+    def data(self, index: QModelIndex, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if index.column() == 0:
+            if role in (Qt.DisplayRole, Qt.ToolTipRole):
+                return case_label(self.evaluation, row.case, row.repeat)
+            return None
+        cell = row.cells[index.column() - 1]
+        if role == CELL_ROLE:
+            return cell
+        if role == NOTE_ROLE:
+            return verdict_note(cell)
+        if role == STATE_ROLE:
+            live = self.live(cell) if cell.status == "running" else None
+            return live.state.value if live is not None and live.state.value in ("queued", "prefilling") else (
+                cell.status)
+        if role == Qt.DisplayRole:
+            return preview(cell.output) if cell.output else (cell.error or "")
+        if role == Qt.ToolTipRole:
+            return cell_tooltip(cell)
+        if role == Qt.AccessibleTextRole:
+            return f"{cell.status}, score {cell.score:.2f}: {preview(cell.output, 80)}"
+        return None
+
+    def headerData(self, section: int, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Vertical:
+            return str(section + 1) if role == Qt.DisplayRole else None
+        if section == 0:
+            return "Test case" if role == Qt.DisplayRole else None
+        columns = self.columns()
+        if section - 1 >= len(columns):
+            return None
+        column = columns[section - 1]
+        if role == Qt.DisplayRole:
+            return "\n".join(header_lines(column))
+        if role == Qt.ToolTipRole:
+            variant = column.variant
+            return (f"{variant.title}\nProvider: {variant.provider_id} on {variant.target.name}\n\n"
+                    f"{preview(variant.prompt.raw, 600)}")
+        return None
+
+    def flags(self, index: QModelIndex):
+        return Qt.ItemIsEnabled | Qt.ItemIsSelectable if index.isValid() else Qt.NoItemFlags
+
+
+class EvalFilter(QSortFilterProxyModel):
+    """The rows a filter keeps: all, failures (a failed or errored cell) or disagreements (verdicts differ)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.mode: str | None = None
+
+    def set_mode(self, mode: str | None) -> None:
+        if mode not in FILTERS.values():
+            raise ValueError(f"unknown filter {mode!r}")
+        self.refilter(lambda: setattr(self, "mode", mode))
+
+    def refilter(self, change=lambda: None) -> None:
+        """Apply `change()` and filter again (the cells' verdicts may have changed)."""
+        if hasattr(self, "beginFilterChange"):  # Qt 6.10+; invalidateFilter is deprecated there
+            self.beginFilterChange()
+            change()
+            self.endFilterChange()
+        else:
+            change()
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, _parent) -> bool:
+        if self.mode is None:
+            return True
+        row = self.sourceModel().row(source_row)
+        return stats.failing(row) if self.mode == "failures" else stats.disagreeing(row)

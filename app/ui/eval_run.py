@@ -1,0 +1,156 @@
+"""EvalRun: one evaluation's run in the window — backends opened first, an EvaluationRunner over the window's
+SessionRunner (so generations and judges join the panes' batches), the view told which cells changed, the
+progress's ETA, Stop, and what a finished run leaves (each generation's PaneResult, for opening a cell as a pane).
+
+Where requests go is `app.session.eval_routes.Routes`: "local", a `file://` GGUF that is the main model's file,
+the default judge and panes on "local" run on the main model; another GGUF or a server is opened first, through
+the bridge, as Model → Backends would (not remembered), its API key from the provider's variable or the key store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QMessageBox
+
+from app.engine import limits
+from app.session import MAIN, SessionRunner
+from app.session.eval_routes import Routes, api_key
+from app.session.eval_runner import EvaluationRunner, needed_targets
+from app.session.evaluate import CellResult, Evaluation, stats
+from app.session.evaluate.model import BackendTarget
+from app.session.model import PaneResult
+from app.ui.eval_view import EvalView, duration, eta_seconds
+
+
+class EvalRun(QObject):
+    sig_status = Signal(str)
+    """A short note for the status bar."""
+
+    def __init__(self, runner: SessionRunner, bridge, settings, keys, view: EvalView, show_message, on_changed,
+                 parent: QObject | None = None):
+        """`keys()` is the API key store; `show_message(title, text, icon)` a non-blocking message;
+        `on_changed()` tells autosave that the evaluation changed (its cells are not session events)."""
+        super().__init__(parent)
+        self.runner, self.bridge, self.settings, self.keys, self.view = runner, bridge, settings, keys, view
+        self.show_message, self.on_changed = show_message, on_changed
+        self.routes = Routes(lambda: self.bridge.model_info.path if self.bridge.model_info else "",
+                             self.bridge.backends.specs)
+        self.eval_runner: EvaluationRunner | None = None
+        self.results: dict[tuple[int, int, int], PaneResult] = {}  # a cell's generation, from this window's runs
+        self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
+        self._starting = False
+        self._started_at, self._todo = 0.0, 0
+        self.eta_timer = QTimer(self, interval=1000)
+        self.eta_timer.timeout.connect(self._tick)
+
+    @property
+    def running(self) -> bool:
+        return self.eval_runner is not None or self._starting
+
+    def backend_of(self, target: BackendTarget) -> str:
+        return self.routes.find(target) or MAIN
+
+    def result_of(self, cell: CellResult) -> PaneResult | None:
+        key = (cell.case, cell.variant, cell.repeat)
+        return self.results.get(key) or (self.eval_runner.results.get(key) if self.eval_runner else None)
+
+    def reset(self) -> None:
+        """Another evaluation is shown: stop this run and forget what it made."""
+        self._detach()
+        self.results = {}
+        self.view.set_eta("")
+
+    # --- starting -----------------------------------------------------------------------------------------------
+    def run(self, evaluation: Evaluation, base_dir: Path) -> asyncio.Future | None:
+        """Run the cells that have not finished (after opening the backends they need); None if nothing to do."""
+        if self.running or not evaluation.unfinished():
+            return None
+        self._starting = True
+        self.view.set_running(True)
+        return asyncio.ensure_future(self._open_and_start(evaluation, base_dir))
+
+    async def _open_and_start(self, evaluation: Evaluation, base_dir: Path) -> bool:
+        try:
+            targets = needed_targets(evaluation, base_dir)
+            if self.bridge.loading:  # e.g. just after start-up: begin once the model is in
+                self.sig_status.emit("Evaluation: waiting for the model to load…")
+                while self.bridge.loading:
+                    await asyncio.sleep(0.1)
+            for target, spec in self.routes.missing(targets):
+                self.sig_status.emit(f"Evaluation: connecting {spec.name}…")
+                key = api_key(target, self.keys()) if spec.kind == "server" else None
+                opened = await self.bridge.add_backend(spec, api_key=key, engine=self.settings.engine_fields())
+                self.routes.opened(target, opened.name)
+            if self.bridge.main is None and any(self.routes.find(t) == MAIN for t in targets):
+                raise RuntimeError("No model is loaded yet: wait for it to load (or open one), then Resume.")
+        except Exception as exc:  # noqa: BLE001 - a backend's own message, shown; nothing has run
+            self._starting = False
+            self.view.set_running(False)
+            if self.view.model.evaluation is evaluation:
+                self.show_message("Cannot run the evaluation", str(exc) or type(exc).__name__, QMessageBox.Warning)
+            return False
+        self._starting = False
+        if self.view.model.evaluation is not evaluation or self.eval_runner is not None:
+            return False  # replaced while backends opened
+        self._start(evaluation, base_dir)
+        return True
+
+    def _start(self, evaluation: Evaluation, base_dir: Path) -> None:
+        runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
+                                  alternatives=limits.ALTERNATIVES_SHOWN)
+        runner.events.cell_changed.connect(self._cell_changed)
+        runner.events.finished.connect(self._finished)
+        self.eval_runner = runner
+        self.view.model.live = runner.live
+        self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
+        self.view.set_running(True)
+        self.view.set_eta("estimating…")
+        self.eta_timer.start()
+        runner.start()
+
+    def stop(self) -> None:
+        """Nothing more starts and what runs is cancelled; cut-short cells stay "not run"."""
+        if self.eval_runner is not None:
+            self.eval_runner.cancel()
+
+    # --- while it runs ------------------------------------------------------------------------------------------
+    def _cell_changed(self, cell: CellResult) -> None:
+        self.view.model.cell_changed(cell)
+        self.on_changed()
+
+    def _tick(self) -> None:
+        if self.eval_runner is None:
+            return
+        done = self._todo - len(self.eval_runner.evaluation.unfinished())
+        eta = eta_seconds(done, self._todo, time.monotonic() - self._started_at)
+        self.view.set_eta("estimating…" if eta is None else f"ETA {duration(eta)}")
+
+    def _finished(self) -> None:
+        runner = self._detach()
+        if runner is None:
+            return
+        totals = stats.totals(runner.evaluation)
+        how = "stopped" if runner.cancelled else "finished"
+        self.view.set_eta(f"{how} after {duration(time.monotonic() - self._started_at)}")
+        note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
+                + (f", {totals.pending} not run" if totals.pending else ""))
+        QTimer.singleShot(0, lambda: self.sig_status.emit(note))  # after the runner's own "finished" note
+        self.on_changed()
+
+    def _detach(self) -> EvaluationRunner | None:
+        runner, self.eval_runner = self.eval_runner, None
+        if runner is None:
+            return None
+        runner.events.cell_changed.disconnect(self._cell_changed)
+        runner.events.finished.disconnect(self._finished)
+        if not runner.done:
+            runner.cancel()
+        self.results.update(runner.results)
+        self.eta_timer.stop()
+        self.view.model.flush()
+        self.view.set_running(False)
+        return runner

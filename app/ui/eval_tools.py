@@ -1,0 +1,218 @@
+"""The window's evaluations: File → Open evaluation…, Compare → New evaluation from panes…, the Evaluation dock
+(EvalView), Export…, and a cell opened as a pane; the run itself is EvalRun's (app/ui/eval_run.py).
+
+The evaluation is the session's (`session.evaluation`), so it is autosaved with it and comes back after a
+restart or a crash; its cells that had not finished are "not run" then, and Resume runs only those. The session
+holds one evaluation: opening or making another replaces it (after asking, when the current one has results).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
+
+from app.session import PaneSpec, SessionController, SessionRunner
+from app.session.evaluate import (
+    CellResult,
+    ConfigError,
+    Evaluation,
+    check_paths,
+    load_config,
+    write_outputs,
+)
+from app.session.evaluate.panes import cell_pane, evaluation_from_panes
+from app.session.evaluate.templates import TemplateProblem
+from app.ui.eval_run import EvalRun
+from app.ui.eval_view import EvalView
+
+CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
+VARS_FILTER = "Test cases (*.csv *.jsonl);;All files (*)"
+EXPORT_FILTER = ("promptfoo results (*.json);;Table (*.csv);;Report (*.html);;JUnit XML (*.xml);;"
+                 "JSON lines (*.jsonl);;YAML (*.yaml)")
+
+
+class EvalTools(QObject):
+    sig_status = Signal(str)
+    """A short note for the status bar."""
+
+    def __init__(self, controller: SessionController, runner: SessionRunner, bridge, settings, keys, grid,
+                 show_message, on_changed, window: QMainWindow):
+        """`keys()` is the API key store; `show_message(title, text, icon)` shows a non-blocking message;
+        `on_changed()` tells autosave that the evaluation changed (its cells are not session events)."""
+        super().__init__(window)
+        self.controller, self.session, self.grid = controller, controller.session, grid
+        self.show_message, self.window = show_message, window
+        self.view = EvalView()
+        self.dock = QDockWidget("Evaluation", window)
+        self.dock.setObjectName("evalDock")
+        self.dock.setWidget(self.view)
+        window.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        window.addDockWidget(Qt.BottomDockWidgetArea, self.dock)
+        self.dock.hide()
+        self.view.sig_stop.connect(self.stop)
+        self.view.sig_resume.connect(self.run)
+        self.view.sig_open_cell.connect(self.open_cell)
+        self.view.sig_export.connect(lambda: self.export())
+        self.run_control = EvalRun(runner, bridge, settings, keys, self.view, show_message, on_changed, self)
+        self.run_control.sig_status.connect(self.sig_status)
+        self.session.events.evaluation.connect(self._replaced)
+        self.view.model.set_evaluation(self.session.evaluation)
+        self.view.set_running(False)
+
+    # --- menus --------------------------------------------------------------------------------------------------
+    def build_file_menu(self, menu, before: QAction) -> QAction:
+        self.act_open = QAction("Open evaluation…", self.window, statusTip="Open a promptfoo config and run it")
+        self.act_open.setShortcut("Ctrl+Shift+E")
+        self.act_open.triggered.connect(lambda: self.open_config())
+        menu.insertAction(before, self.act_open)
+        menu.insertSeparator(before)
+        return self.act_open
+
+    def build_compare_menu(self, menu) -> QAction:
+        menu.addSeparator()
+        self.act_new = QAction("New evaluation from panes…", self.window,
+                               statusTip="Each pane becomes a variant; test cases from a CSV or JSONL of vars")
+        self.act_new.triggered.connect(self.new_from_panes_asked)
+        menu.addAction(self.act_new)
+        return self.act_new
+
+    def show_if_any(self) -> None:
+        """After the window restored its layout: the dock shows exactly when there is an evaluation."""
+        self.dock.setVisible(self.session.evaluation is not None)
+
+    # --- making an evaluation -----------------------------------------------------------------------------------
+    def open_config(self, path: str | Path | None = None, run: bool = True) -> bool:
+        """Load a promptfoo config and run it; a config that cannot run is explained and changes nothing."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self.window, "Open an evaluation", str(Path.home()), CONFIG_FILTER)
+            if not path:
+                return False
+        path = Path(path).resolve()
+        try:
+            suite = load_config(path)
+        except ConfigError as exc:
+            count = len(exc.problems)
+            listed = "\n".join(f"• {problem}" for problem in exc.problems)
+            self.show_message("Cannot run this evaluation",
+                              f"{path.name} cannot run as written ({count} problem{'s' * (count != 1)}):\n\n"
+                              f"{listed}\n\nNothing was changed.", QMessageBox.Warning)
+            return False
+        if not self._may_replace():
+            return False
+        self.run_control.max_concurrency = suite.max_concurrency
+        self._set(suite.evaluation(judge="local"))
+        self.sig_status.emit(f"Opened {path.name}: {len(suite.cases)} test cases × {len(suite.variants)} variants")
+        if run:
+            self.run()
+        return True
+
+    def new_from_panes_asked(self) -> Evaluation | None:
+        box = QMessageBox(QMessageBox.Question, "New evaluation from panes",
+                          "Each pane becomes a variant: its prompt (write {{vars}} in it), system prompt, settings "
+                          "and backend.\n\nTest cases come from a CSV or JSONL file of vars (a column per var; "
+                          "promptfoo's __expected columns add checks). Without one, each pane's prompt runs once.",
+                          QMessageBox.Cancel, self.window)
+        from_file = box.addButton("Choose a vars file…", QMessageBox.AcceptRole)
+        once = box.addButton("One case, no vars", QMessageBox.AcceptRole)
+        box.exec()
+        if box.clickedButton() is from_file:
+            path, _ = QFileDialog.getOpenFileName(self.window, "Test cases", str(Path.home()), VARS_FILTER)
+            return self.new_from_panes(path) if path else None
+        return self.new_from_panes(None) if box.clickedButton() is once else None
+
+    def new_from_panes(self, vars_file: str | Path | None, run: bool = True) -> Evaluation | None:
+        panes = [p for p in self.session.panes if p.draft.strip() or any(t["role"] == "user" for t in p.turns)]
+        try:
+            evaluation = evaluation_from_panes(panes, Path(vars_file).resolve() if vars_file else None)
+        except (ConfigError, ValueError) as exc:
+            self.show_message("Cannot make the evaluation", str(exc), QMessageBox.Warning)
+            return None
+        if not self._may_replace():
+            return None
+        self.run_control.max_concurrency = None
+        self._set(evaluation)
+        if run:
+            self.run()
+        return evaluation
+
+    def _may_replace(self) -> bool:
+        """The session holds one evaluation: ask before replacing one that has results."""
+        old = self.session.evaluation
+        if old is None or not any(cell.finished for cell in old.cells):
+            return True
+        answer = QMessageBox.question(self.window, "Replace the evaluation",
+                                      "This session's evaluation and its results will be replaced. Continue?\n\n"
+                                      "(Save the session first to keep them.)")
+        return answer == QMessageBox.Yes
+
+    def _set(self, evaluation: Evaluation) -> None:
+        self.stop()
+        self.session.evaluation = evaluation  # -> _replaced
+
+    def _replaced(self, evaluation, *_old) -> None:
+        """The session's evaluation changed (opened, made, or a whole session opened): show it."""
+        self.run_control.reset()
+        self.view.model.set_evaluation(evaluation)
+        self.view.set_running(False)
+        self.show_if_any()
+        if evaluation is not None:
+            self.window.resizeDocks([self.dock], [int(self.window.height() * 0.62)], Qt.Vertical)
+
+    # --- running ------------------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.run_control.running
+
+    @property
+    def base_dir(self) -> Path:
+        source = self.session.evaluation.source if self.session.evaluation is not None else ""
+        return Path(source).resolve().parent if source else Path.cwd()
+
+    def run(self) -> asyncio.Future | None:
+        """Run the cells that have not finished (all of a new evaluation); backends it needs open first."""
+        evaluation = self.session.evaluation
+        return self.run_control.run(evaluation, self.base_dir) if evaluation is not None else None
+
+    def stop(self) -> None:
+        self.run_control.stop()
+
+    def export(self, path: str | Path | None = None) -> bool:
+        """Write the results (promptfoo's results.json, .jsonl, .yaml, .csv, .html or JUnit .xml, by extension)."""
+        evaluation = self.session.evaluation
+        if evaluation is None:
+            return False
+        if path is None:
+            start = str(self.base_dir / "results.json")
+            path, _ = QFileDialog.getSaveFileName(self.window, "Export the evaluation's results", start, EXPORT_FILTER)
+            if not path:
+                return False
+        problems = check_paths([path])
+        try:
+            if problems:
+                raise OSError(problems[0].removeprefix("-o "))
+            write_outputs(evaluation, [path])
+        except OSError as exc:
+            self.show_message("Could not export the results", str(exc), QMessageBox.Warning)
+            return False
+        self.sig_status.emit(f"Exported the evaluation to {Path(path).name}")
+        return True
+
+    # --- a cell as a pane ---------------------------------------------------------------------------------------
+    def open_cell(self, cell: CellResult) -> PaneSpec | None:
+        """Open the cell as a new pane (its conversation and output), on the backend it ran on."""
+        evaluation = self.session.evaluation
+        backend = self.run_control.backend_of(evaluation.variants[cell.variant].target)
+        try:
+            spec = cell_pane(evaluation, cell, backend, self.run_control.result_of(cell))
+        except TemplateProblem as exc:
+            self.show_message("Cannot open the cell", str(exc), QMessageBox.Warning)
+            return None
+        added = self.controller.add_pane(spec)
+        if view := self.grid.view_of(added):
+            self.grid.ensureWidgetVisible(view)
+        self.sig_status.emit(f"Opened {added.label} as a pane")
+        return added
