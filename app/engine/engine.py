@@ -133,7 +133,9 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
         with self._cond:
             queued = len(self._waiting)
             active = len(self._live) - queued
+        busy = self.config.n_slots - len(self._free_slots)  # the engine thread's set; len() is atomic under the GIL
         return dataclasses.replace(snap, queued=queued, active=active, reproducible=self.config.reproducible,
+                                   slots_busy=busy,
                                    gpu_layers=self.offload.layers if self.offload.on_gpu else 0)
 
     def kv_positions(self) -> list[int]:

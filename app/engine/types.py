@@ -256,6 +256,7 @@ class StatsSnapshot:
     gpu_layers: int = 0  # layers on a GPU (-1 all): the reproducible guarantee was measured on CPU kernels only
     recent_decode_tps: float | None = None  # generated tokens in the trailing window of wall clock, per second
     recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
+    slots_busy: int | None = None  # slots holding a request now (coalesced followers hold none); None: unknown
 
     @property
     def cache_hit_rate(self) -> float | None:

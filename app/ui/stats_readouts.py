@@ -56,7 +56,7 @@ class Readouts(QWidget):
             return "N/A" if value is None else f"{value:.1f} t/s"
 
         values = {
-            "slots": f"{snap.active} / {snap.n_slots}",
+            "slots": f"{snap.active if snap.slots_busy is None else snap.slots_busy} / {snap.n_slots}",
             "queued": str(snap.queued),
             "concurrency": "–" if snap.avg_concurrent is None else f"{snap.avg_concurrent:.2f}",
             "decode": rate(snap.decode_tps),

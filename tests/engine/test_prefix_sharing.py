@@ -78,6 +78,9 @@ def test_a_follow_up_turn_prefills_only_its_new_tokens(make_engine, reproducible
 def test_identical_requests_decode_once_and_each_gets_its_own_stream(make_engine):
     request = ask(LONG, max_tokens=24, ignore_eos=True)
     engine = make_engine(n_slots=4, n_ctx_per_slot=1024)
+    during = []  # (active, slots busy) as each step ends: the followers are active but hold no slot
+    engine.subscribe(lambda event: during.append((engine.stats().active, engine.stats().slots_busy))
+                     if event.tokens else None)
     handles = [engine.submit(request) for _ in range(4)]
     streams = ["".join(h.stream(timeout=60)) for h in handles]
     results = [h.result(timeout=60) for h in handles]
@@ -86,6 +89,7 @@ def test_identical_requests_decode_once_and_each_gets_its_own_stream(make_engine
     assert streams == [r.text for r in results] and len(set(streams)) == 1
     snap = engine.stats()
     assert snap.coalesced == 3 and snap.decode_tokens <= 24  # the model decoded one sequence
+    assert (4, 1) in during and all(busy <= 1 for _, busy in during)  # 0 once the last step freed it
     assert all(r.cached_tokens == r.prompt_tokens for r in results[1:])
     assert_kv_accounted(engine)
 
