@@ -116,8 +116,8 @@ async def shoot_reasoning(window: MainWindow, out: Path) -> None:
     for pane in list(window.grid.panes):
         window.grid.remove_pane(pane)
     window.columns_box.setValue(3)
-    for title, thinking, budget in (("Thinking on, budget 24", 0, 24), ("Thinking on, budget 8", 0, 8),
-                                    ("Thinking off", 2, -1)):
+    for title, thinking, budget in (("On, 24", 0, 24), ("On, 8", 0, 8),
+                                    ("Off", 2, -1)):
         pane = window.grid.add_pane()
         pane.spec.title = title
         pane.prompt.setPlainText("Why is the sky blue? Answer in one sentence.")
