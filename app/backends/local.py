@@ -29,6 +29,10 @@ class LocalBackend:
     def submit(self, request: GenerationRequest) -> RequestHandle:
         return self.engine.submit(request)
 
+    def render_prompt(self, request: GenerationRequest) -> str:
+        """The exact text the request becomes before tokenization (Engine.render_prompt)."""
+        return self.engine.render_prompt(request)
+
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
         return self.engine.subscribe(fn)
 

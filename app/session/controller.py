@@ -172,3 +172,21 @@ class SessionController:
     def run_group(self, pane: PaneSpec) -> RunAll:
         """Run the pane's group (just the pane if it has none)."""
         return self.run_many(self.session.group(pane.group) or [pane])
+
+    def prompt_as_seen(self, pane: PaneSpec) -> str:
+        """The text the pane's next run sends its model (its draft, else a rerun of the last reply), rendered by
+        the model's own chat template as the engine renders it. Raises ValueError with a message: nothing to run,
+        no model, or a backend (a server) that renders prompts out of sight."""
+        request, _ = conversation.plan_run(pane, use_draft=bool(pane.draft.strip()))
+        get = getattr(self.runner.backends, "get", None)
+        backend = get(pane.backend) if get else None
+        if backend is None:
+            raise ValueError(f"no model is loaded for {pane.backend!r}")
+        render = getattr(backend, "render_prompt", None)
+        if render is None:
+            raise ValueError("this backend is a server: it renders the prompt itself, out of Chorus's sight")
+        try:
+            return render(request)
+        except Exception as exc:  # PromptError: the template refused these messages
+            raise ValueError(str(exc)) from exc
+

@@ -75,3 +75,22 @@ def test_thinking_off_shows_no_section_and_is_a_sweep_axis(thinking_window, loop
     assert by_spec[True].spec.result.reasoning and by_spec[True].thinking_view.isVisibleTo(by_spec[True])
     assert not by_spec[False].spec.result.reasoning and not by_spec[False].thinking_view.isVisibleTo(by_spec[False])
     assert by_spec[False].spec.result.text.strip()
+
+
+def test_prompt_as_the_model_sees_it_follows_the_thinking_switch(thinking_window):
+    pane = thinking_window.grid.panes[0]
+    pane.prompt.setPlainText("Name a fruit.")
+    texts = {}
+    for index, name in ((1, "on"), (2, "off")):
+        pane.sampling.thinking.mode.setCurrentIndex(index)
+        view = pane.conversation_menu.show_prompt()
+        assert view is not None and view.isVisible()
+        texts[name] = view.text.toPlainText()
+        view.close()
+    assert texts["on"].endswith("<|im_start|>assistant↵\n<think>↵\n")  # special tokens and newlines shown
+    assert texts["off"].endswith("<think>↵\n↵\n</think>↵\n↵\n")
+    assert "Name a fruit." in texts["on"]
+    pane.prompt.setPlainText("")
+    pane.spec.backend = "nowhere"
+    pane.prompt.setPlainText("Hi")
+    assert pane.conversation_menu.show_prompt() is None and "No prompt to show" in pane.status.text()
