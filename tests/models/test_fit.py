@@ -8,7 +8,6 @@ import pytest
 from app.models import estimate_memory
 from app.models.fit import GIB, MIB, check, describe_auto, gpu_layers_that_fit, plan_batches
 from app.models.memory import MemoryEstimate, kv_row_bytes
-from tests.engine.test_memory_and_offload import gemma  # noqa: F401  (the fixture)
 
 SETTINGS = {"n_slots": 4, "n_ctx_per_slot": 2048, "kv_type": "f16"}
 
