@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 
 from app.session.evaluate import CellResult, Evaluation, stats
+from app.ui.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
 NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
@@ -210,7 +211,7 @@ class EvalTableModel(QAbstractTableModel):
         return Qt.ItemIsEnabled | Qt.ItemIsSelectable if index.isValid() else Qt.NoItemFlags
 
 
-class EvalFilter(QSortFilterProxyModel):
+class EvalFilter(FilterProxy):
     """The rows a filter keeps: all, failures (a failed or errored cell) or disagreements (verdicts differ)."""
 
     def __init__(self, parent=None):
@@ -222,15 +223,6 @@ class EvalFilter(QSortFilterProxyModel):
             raise ValueError(f"unknown filter {mode!r}")
         self.refilter(lambda: setattr(self, "mode", mode))
 
-    def refilter(self, change=lambda: None) -> None:
-        """Apply `change()` and filter again (the cells' verdicts may have changed)."""
-        if hasattr(self, "beginFilterChange"):  # Qt 6.10+; invalidateFilter is deprecated there
-            self.beginFilterChange()
-            change()
-            self.endFilterChange()
-        else:
-            change()
-            self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row: int, _parent) -> bool:
         if self.mode is None:

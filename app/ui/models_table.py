@@ -6,13 +6,14 @@ settings passed in, from the facts the scan already read (no file is opened here
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 
 from app.models import ModelEntry
 from app.models.fit import size_label
 from app.models.memory import estimate
 from app.models.sources import SOURCE_LABELS
+from app.ui.filter_proxy import FilterProxy
 
 COLUMNS = ("Name", "Source", "Architecture", "Parameters", "Quantization", "Size", "Trained context",
            "Prompt format", "Memory needed", "Path")
@@ -73,7 +74,7 @@ def row_items(entry: ModelEntry, engine_fields: dict) -> list[QStandardItem]:
     return items
 
 
-class ModelsFilter(QSortFilterProxyModel):
+class ModelsFilter(FilterProxy):
     """Rows whose text contains every word of the search, from the chosen source (None: all)."""
 
     def __init__(self, parent=None):
@@ -83,19 +84,11 @@ class ModelsFilter(QSortFilterProxyModel):
         self.setSortRole(SORT_ROLE)
 
     def set_search(self, text: str) -> None:
-        self._refilter(lambda: setattr(self, "words", text.lower().split()))
+        self.refilter(lambda: setattr(self, "words", text.lower().split()))
 
     def set_source(self, source: str | None) -> None:
-        self._refilter(lambda: setattr(self, "source", source))
+        self.refilter(lambda: setattr(self, "source", source))
 
-    def _refilter(self, change) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt 6.10+; invalidateFilter is deprecated there
-            self.beginFilterChange()
-            change()
-            self.endFilterChange()
-        else:
-            change()
-            self.invalidateFilter()
 
     def filterAcceptsRow(self, row: int, parent) -> bool:  # noqa: N802 (Qt's name)
         model = self.sourceModel()
