@@ -236,10 +236,10 @@ class OpenAIBackend:
     def _take(self, run: StreamRun, chunk) -> None:
         now = time.perf_counter()
         first = run.t_first is None
-        text, entries, counted = run.take(chunk, now)
+        text, thought, entries, counted = run.take(chunk, now)
         if counted:
             self._figures.tokens(run, counted, first, now)
-            self._emit(run, delta=text, entries=entries, thought=run.thought)
+            self._emit(run, delta=text, entries=entries, thought=thought)
 
     def _emit(self, run: StreamRun, delta: str = "", entries=(), state: RequestState | None = None,
               finished=None, thought: str = "") -> None:

@@ -32,7 +32,6 @@ class StreamRun:
         self.split = ReasoningSplit()
         self.reasoning = ""  # what the server itself reported as thinking
         self.reasoning_chunks = 0  # chunks of it (the live count of thinking tokens)
-        self.thought = ""  # this chunk's thinking delta, after `take`
         self.ended = False
 
     @property
@@ -40,8 +39,9 @@ class StreamRun:
         """The reply's token count: the server's own once it said, else the chunks counted so far."""
         return self.usage_tokens if self.usage_tokens is not None else self.chunk_tokens
 
-    def take(self, chunk, now: float) -> tuple[str, list[TokenLogprob], int]:
-        """Add one chunk; returns (its text, its logprob entries, the tokens it counts for live)."""
+    def take(self, chunk, now: float) -> tuple[str, str, list[TokenLogprob], int]:
+        """Add one chunk; returns (its answer text, its thinking text, its logprob entries, the tokens it counts
+        for live)."""
         usage = getattr(chunk, "usage", None)
         if usage is not None:
             self.prompt_tokens = usage.prompt_tokens or self.prompt_tokens
@@ -69,7 +69,6 @@ class StreamRun:
                 counted += 1
             if choice.finish_reason:
                 self.finish = FINISH.get(choice.finish_reason, "stop")
-        self.thought = thought
         self.reasoning += thought
         if counted:
             if text and self.t_answer is None:
@@ -79,7 +78,7 @@ class StreamRun:
             self.chunk_tokens += counted
             self.t_first = self.t_first or now
             self.t_last = now
-        return text, entries, counted
+        return text, thought, entries, counted
 
     def finish_split(self) -> str:
         """The reply ended: release text the splitter held back; returns the answer part of it."""

@@ -24,7 +24,7 @@ from app.bench.reasoning import reasoning_tps
 from app.bench.reproducible import mixed_prompts, reproducible_pairs
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
-from app.bench.table import format_table
+from app.bench.table import format_table, write_json
 from app.bench.workloads import median, prompt_of_length
 from app.engine import EngineConfig, default_threads, limits
 from app.engine.native import LlamaModel
@@ -263,9 +263,7 @@ def run_eval_bench(args, threads: int) -> int:
         print(f"llama-server -np 8: {server['wall_s']:.1f} s for {server['cells']} cells ({server['passed']} passed)")
         print(f"Chorus / llama-server wall time: {r['ratio']:.3f}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-        print(f"\nwrote {args.json}")
+        write_json(args.json, result)
     return 0
 
 
@@ -286,7 +284,5 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         result["gui"] = measure_gui(threads, repetitions=1 if args.quick else 5)
     print(format_table(result))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-        print(f"\nwrote {args.json}")
+        write_json(args.json, result)
     return 0

@@ -9,11 +9,11 @@ openai client on this machine, which shares the cores with the server; the engin
 
 from __future__ import annotations
 
-import json
 import sys
 
 from app.backends import LocalBackend, OpenAIBackend
 from app.bench.scenarios import steady_decode_tps
+from app.bench.table import write_json
 from app.bench.workloads import median, prompt_of_length
 from app.engine import EngineConfig
 from app.engine.native import LlamaModel
@@ -73,7 +73,5 @@ def run_server_bench(args, threads: int, progress_cls, max_tokens: int = 96, rep
     for n in engine:
         print(f"{n:>4} {engine[n]:>11.1f} {server[n]:>11.1f} {result['ratios']['engine_vs_server'][n]:>14.3f}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-        print(f"\nwrote {args.json}")
+        write_json(args.json, result)
     return 0

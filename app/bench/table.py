@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def format_table(result: dict) -> str:
     tp, ratios = result["throughput"], result["ratios"]
@@ -63,3 +65,11 @@ def format_table(result: dict) -> str:
                   f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
                   f"the engine finished it"]
     return "\n".join(lines)
+
+
+def write_json(path: str, result: dict) -> None:
+    """A benchmark's results as indented JSON at `path`, and a line saying so."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=2)
+    print(f"\nwrote {path}")
+

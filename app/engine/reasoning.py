@@ -52,7 +52,6 @@ class ReasoningSplit:
         self.reasoning = ""
         self.tokens = 0
         self._undecided_tokens = 0
-        self.seen = opened  # whether this reply has had a thinking block at all
 
     @property
     def thinking(self) -> bool:
@@ -83,7 +82,7 @@ class ReasoningSplit:
             if self._state == _UNDECIDED:
                 stripped = pending.lstrip()
                 if stripped.startswith(OPEN):
-                    self._state, self.seen = _THINKING, True
+                    self._state = _THINKING
                     pending = stripped[len(OPEN):]
                     continue
                 if not final and OPEN.startswith(stripped):  # whitespace, or a piece of "<think>"

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest, SamplingParams
-from app.session.model import PaneSpec
+from app.session.model import THINKING_LABELS, PaneSpec
 from app.session.output_format import OutputFormat
 
 
@@ -42,7 +42,6 @@ FIELDS = (
     ("backend", lambda s: s.backend),
     ("thinking", lambda s: THINKING_LABELS[s.thinking]),
 )
-THINKING_LABELS = {None: "default", True: "on", False: "off"}
 
 
 def setup_of(pane: PaneSpec) -> Setup:

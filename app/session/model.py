@@ -29,6 +29,7 @@ RunState = enum.Enum("RunState", {"IDLE": "idle", **{s.name: s.value for s in Re
                                   "INTERRUPTED": "interrupted"}, type=str)
 
 
+THINKING_LABELS = {None: "default", True: "on", False: "off"}  # PaneSpec.thinking as the window and sweeps say it
 BUSY_STATES = frozenset({RunState.QUEUED, RunState.PREFILLING, RunState.GENERATING})
 COLUMNS = limits.Limit(1, 4, 2)  # panes per row in the grid
 

@@ -11,12 +11,12 @@ import dataclasses
 import itertools
 
 from app.engine import limits
-from app.session.model import PaneSpec
+from app.session.model import THINKING_LABELS, PaneSpec
 from app.session.output_format import OutputFormat
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
 AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking")
-THINKING_VALUES = {"on": True, "off": False, "default": None, True: True, False: False, None: None}
+THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
 CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
 
 
