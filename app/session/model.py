@@ -4,8 +4,10 @@ what came back — the one copy of that state the window, `run` and `eval` share
 Every object here is a psygnal-evented dataclass (napari's model layer works the same way): assigning a field
 emits `obj.events.<field>(new, old)`, and a change anywhere in a session — a pane added, a draft typed, a token
 streamed into a result — reaches `session.events.all` with its path. Views subscribe and render; autosave
-listens; nothing calls "changed()" by hand. Invariant: lists and dicts held here are replaced, never mutated in
-place (an in-place change would emit nothing). A pane's conversation is `turns`, oldest first; `draft` is the
+listens; nothing calls "changed()" by hand. A live run's figures are the one exception: the runner sets them
+together with its text and state (`PaneResult.stream`), so a steady pump emits one event per result.
+Invariant: lists and dicts held here are replaced, never mutated in place (an in-place change would emit
+nothing). A pane's conversation is `turns`, oldest first; `draft` is the
 next user message being written; `result` is its last run, including one still streaming.
 """
 
@@ -94,6 +96,23 @@ class PaneResult:
             parts += [note for note in (self.format_note, self.backend_note) if note]
         line = " · ".join(parts)
         return line + (f" — {self.error}" if self.error and not self.busy else "")
+
+    def stream(self, text: str | None = None, reasoning: str | None = None, state: RunState | None = None,
+               **figures) -> None:
+        """A pump's changes to a live run, set together: every field is assigned first, then `state`, `reasoning`
+        and `text` emit their own events (only those that changed; if none did, the last figure that moved
+        emits), so a steady pump is one event and every listener reads all of the pump's values. Each event
+        travels up through the pane and the session to every view, and 16 streaming panes made those relays,
+        one per field, the largest part of the window's pump (docs/benchmarks.md)."""
+        values = {**figures, **{name: value for name, value in (("state", state), ("reasoning", reasoning),
+                                                                 ("text", text)) if value is not None}}
+        old = {name: getattr(self, name) for name in values}
+        moved = [name for name, value in values.items() if value != old[name]]
+        for name in moved:
+            object.__setattr__(self, name, values[name])  # bypasses the evented __setattr__: no event yet
+        announced = [name for name in moved if name not in figures] or moved[-1:]
+        for name in announced:
+            getattr(self.events, name).emit(values[name], old[name])
 
     def finish(self, completion: Completion) -> None:
         """Take the backend's own final figures (they replace the live ones)."""

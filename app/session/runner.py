@@ -66,25 +66,27 @@ class _Update:
         self.last_delta_at = time
 
     def apply_to(self, result: PaneResult, final: bool) -> None:
-        """Live figures; a run that ended in these steps keeps its text and counts for `finish` to set."""
-        if self.last_state is not None and not final:
-            result.state = RunState(self.last_state.value)
+        """Live figures, as one change (`PaneResult.stream`); a run that ended in these steps keeps its text and
+        counts for `finish` to set."""
+        figures: dict = {}
         if self.started_at is not None and result.queue_wait_s is None and result.t_submit is not None:
-            result.queue_wait_s = self.started_at - result.t_submit
+            figures["queue_wait_s"] = self.started_at - result.t_submit
+        t_first, t_last = result.t_first, result.t_last
         if self.deltas:
-            if result.t_first is None:
-                result.t_first = self.first_delta_at
-                result.ttft_s = self.first_delta_at - result.t_submit if result.t_submit is not None else None
-            result.t_last = self.last_delta_at
-            result.text += "".join(self.deltas)
+            if t_first is None:
+                t_first = figures["t_first"] = self.first_delta_at
+                figures["ttft_s"] = t_first - result.t_submit if result.t_submit is not None else None
+            t_last = figures["t_last"] = self.last_delta_at
         if self.tokens is not None:
-            if self.tokens > 1 and result.t_first is not None and result.t_last > result.t_first:
-                result.decode_tps = (self.tokens - 1) / (result.t_last - result.t_first)
-            result.generated_tokens = self.tokens
-        if self.reasoning:
-            result.reasoning += "".join(self.reasoning)
+            if self.tokens > 1 and t_first is not None and t_last > t_first:
+                figures["decode_tps"] = (self.tokens - 1) / (t_last - t_first)
+            figures["generated_tokens"] = self.tokens
         if self.logprobs and result.token_logprobs is not None:
-            result.token_logprobs = [*result.token_logprobs, *self.logprobs]
+            figures["token_logprobs"] = [*result.token_logprobs, *self.logprobs]
+        result.stream(text=result.text + "".join(self.deltas) if self.deltas else None,
+                      reasoning=result.reasoning + "".join(self.reasoning) if self.reasoning else None,
+                      state=RunState(self.last_state.value) if self.last_state is not None and not final else None,
+                      **figures)
 
 
 class RunnerEvents(SignalGroup):
