@@ -3,8 +3,8 @@ its run streaming in with its latency figures.
 
 The pane renders its spec and writes the user's edits into it; structural actions and runs go through the
 SessionController. It listens to the spec's events and refreshes at most once per event-loop turn, so a pump
-of many steps repaints it once. It keeps no copy of the run's state: text, state and figures are read from
-`spec.result` each time.
+of many steps repaints it once; a pane scrolled out of view defers streamed changes until it is painted again.
+It keeps no copy of the run's state: text, state and figures are read from `spec.result` each time.
 """
 
 from __future__ import annotations
@@ -150,6 +150,8 @@ class PromptPane(StripedFrame):
 
     def _render(self) -> None:
         self._refresh.stop()
+        if self._dirty == {"result"} and self._scrolled_away():
+            return  # only streamed changes, and no one can see them: they show when the pane is painted again
         dirty, self._dirty = self._dirty, set()
         if dirty & _EDITOR_FIELDS:
             self.load_editors(dirty)
@@ -296,8 +298,17 @@ class PromptPane(StripedFrame):
 
     def tick(self) -> None:
         """Refresh the live figures (called a few times a second while busy)."""
-        if self.busy:
+        if self.busy and not self._scrolled_away():
             self.refresh_status()
+
+    def _scrolled_away(self) -> bool:
+        """Shown, but no part of it on screen (scrolled out of the grid's view)."""
+        return self.isVisible() and self.visibleRegion().isEmpty()
+
+    def paintEvent(self, event) -> None:
+        if self._dirty and not self._refresh.isActive():
+            self._refresh.start()  # back in view with streamed changes pending: show them (not while painting)
+        super().paintEvent(event)
 
     def refresh_status(self) -> None:
         self.status.setText(self.spec.result.summary(time.perf_counter()))

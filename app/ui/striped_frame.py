@@ -21,14 +21,21 @@ CORNER_RADIUS = 8  # QFrame#promptPane's border-radius in style.qss
 class StripedFrame(QFrame):
     """Subclasses set `self.spec` (a PaneSpec) and `self._notice`, and call `_update_stripe()` on changes."""
 
+    _painted_color: QColor | None = None  # the stripe's colour when last painted
+
+    def _stripe_color(self) -> QColor | None:
+        return STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
+
     def _update_stripe(self) -> None:
-        # Only the stripe's strip is repainted. (A state-dependent style sheet rule needs a re-polish, which
-        # repainted the whole pane and every widget in it at each state change.)
-        self.update(QRect(0, 0, CORNER_RADIUS, self.height()))
+        # Only the stripe's strip is repainted, and only when its colour changes: a pane's frame is drawn by the
+        # style sheet, and streaming panes asked for it at every refresh. (A state-dependent style sheet rule
+        # needs a re-polish, which repainted the whole pane and every widget in it at each state change.)
+        if self._stripe_color() != self._painted_color:
+            self.update(QRect(0, 0, CORNER_RADIUS, self.height()))
 
     def paintEvent(self, event) -> None:
         super().paintEvent(event)  # the style sheet's rounded frame and background
-        color = STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
+        color = self._painted_color = self._stripe_color()
         if color is None:
             return
         painter = QPainter(self)

@@ -141,3 +141,27 @@ def test_a_dead_engine_is_reported_with_a_reload_that_works(loaded_window, loop,
     assert view.run(use_draft=False)
     wait_until(loop, lambda: not view.busy)
     assert view.state.value == "done"
+
+
+def test_a_pane_scrolled_out_of_view_catches_up_when_it_comes_back(loaded_window, loop):
+    """Streamed text is not laid out for a pane no one can see (it cost the model CPU with 16 panes); scrolling
+    back to it shows everything that arrived meanwhile, while it still streams."""
+    window = loaded_window
+    window.columns_box.setValue(1)
+    window.resize(900, 600)
+    far = [window.controller.add_pane(PaneSpec()) for _ in range(3)][-1]
+    far.draft, far.sampling, far.max_tokens = "Write a poem about snow.", GREEDY, 600  # runs to the length limit
+    view = window.grid.view_of(far)
+    window.grid.verticalScrollBar().setValue(0)
+    wait_until(loop, lambda: view.isVisible() and view.visibleRegion().isEmpty(), timeout=10)
+    window.runner.run(far)
+    wait_until(loop, lambda: far.result.busy and len(far.result.text) >= 40)
+    start = far.result.text[:40]
+    assert start not in view.output.toPlainText()  # streamed while away: not rendered, not even its status
+    assert view.status.text().startswith("queued")
+    window.grid.ensureWidgetVisible(view.output)
+    wait_until(loop, lambda: start in view.output.toPlainText() and view.status.text().startswith("generating"),
+               timeout=10)
+    window.runner.cancel(far)
+    wait_until(loop, lambda: not far.result.busy)
+    assert view.output.toPlainText().strip().endswith(far.result.text.strip())
