@@ -31,8 +31,9 @@ from app.ui.run_pump import FEW_RUNS
 from app.ui.server_stats import ServerStats
 from app.ui.stats_readouts import Readouts
 
-# Above this many active requests the plots redraw every other tick (the readouts every tick): every ms of GUI
-# work is taken from the model's threads, and the plots were the largest share of it (docs/benchmarks.md).
+# Above this many active requests the panel samples at half its rate and redraws its plots every other sample
+# (1 Hz at the default 4 Hz): every ms of GUI work is taken from the model's threads, and the plots were the
+# largest share of it (docs/benchmarks.md).
 BUSY_ACTIVE = FEW_RUNS
 
 # Mid-saturation colours that read on both light and dark backgrounds.
@@ -146,7 +147,8 @@ class StatsPanel(QWidget):
         layout.addLayout(buttons)
         self.server.hide()
 
-        self.timer = QTimer(self, interval=int(1000 / hz))
+        self.interval_ms = int(1000 / hz)
+        self.timer = QTimer(self, interval=self.interval_ms)
         self.timer.timeout.connect(self.update_once)
         self.pause_button.toggled.connect(self.set_paused)
         self.reset_button.clicked.connect(self.reset)
@@ -242,7 +244,9 @@ class StatsPanel(QWidget):
             self.occupancy_scale.fit(max(snap.n_slots, np.nanmax(self.queued)) + 1)
             self.updates += 1
         busy = snap is not None and snap.active > BUSY_ACTIVE
-        if self.isVisible() and not (busy and self.updates % 2):  # hidden: sample only; busy: plot at half rate
+        if self.timer.interval() != self.interval_ms * (1 + busy):
+            self.timer.setInterval(self.interval_ms * (1 + busy))
+        if self.isVisible() and not (busy and self.updates % 2):  # hidden: sample only
             self._redraw(now)
         self.last_update_ms = (time.perf_counter() - started) * 1000
 

@@ -89,3 +89,34 @@ def test_a_rerun_reuses_the_prompt_and_the_pane_and_panel_say_so(loaded_window, 
     panel.update_once()
     assert int(panel.readouts["cached_total"].text().replace(",", "")) >= result.prompt_tokens
     assert panel.readouts["hit_rate"].text().endswith("%")
+
+
+def test_a_busy_batch_halves_the_panels_rate_and_plots_every_other_sample(qapp):
+    """Above BUSY_ACTIVE requests the panel's own GUI work is taken from the model's threads: it samples at half
+    rate (readouts still move) and redraws its plots every other sample; a quiet batch gets the full rate back."""
+    from app.engine import StatsSnapshot
+    from app.ui.stats_panel import BUSY_ACTIVE, StatsPanel
+
+    def snapshot(active: int) -> StatsSnapshot:
+        return StatsSnapshot(n_slots=16, active=active, queued=0, decode_tps=100.0, prefill_tps=0.0,
+                             avg_concurrent=float(active), steps=1, decode_tokens=active, decode_time_s=1.0,
+                             prefill_tokens=0, prefill_time_s=0.0, prompt_tokens_total=0,
+                             generated_tokens_total=active, completed=0, slot_context_used=[0] * 16,
+                             n_ctx_per_slot=512)
+
+    shown = [snapshot(BUSY_ACTIVE + 1)]
+    panel = StatsPanel(lambda: shown[0])
+    panel.show()
+    redraws = []
+    original = panel._redraw
+    panel._redraw = lambda now: (redraws.append(now), original(now))
+    quiet_interval = panel.timer.interval()
+    for _ in range(4):
+        panel.update_once()
+    assert panel.timer.interval() == 2 * quiet_interval and len(redraws) == 2
+    assert panel.readouts["slots"].text() == f"{BUSY_ACTIVE + 1} / 16"
+    shown[0] = snapshot(1)
+    panel.update_once()
+    panel.update_once()
+    assert panel.timer.interval() == quiet_interval and len(redraws) == 4
+    panel.close()
