@@ -4,10 +4,10 @@ what came back — the one copy of that state the window, `run` and `eval` share
 Every object here is a psygnal-evented dataclass (napari's model layer works the same way): assigning a field
 emits `obj.events.<field>(new, old)`, and a change anywhere in a session — a pane added, a draft typed, a token
 streamed into a result — reaches `session.events.all` with its path. Views subscribe and render; autosave
-listens; nothing calls "changed()" by hand. A live run's figures are the one exception: the runner sets them
-together with its text and state (`PaneResult.stream`), so a steady pump emits one event per result.
-Invariant: lists and dicts held here are replaced, never mutated in place (an in-place change would emit
-nothing). A pane's conversation is `turns`, oldest first; `draft` is the
+listens; nothing calls "changed()" by hand. A run's figures are the one exception: the runner sets them
+together with its text and state (`PaneResult.stream`, `finish`), and only those announce the change, so a
+steady pump emits one event per result. Invariant: lists and dicts held here are replaced, never mutated in
+place (an in-place change would emit nothing). A pane's conversation is `turns`, oldest first; `draft` is the
 next user message being written; `result` is its last run, including one still streaming.
 """
 
@@ -99,39 +99,39 @@ class PaneResult:
 
     def stream(self, text: str | None = None, reasoning: str | None = None, state: RunState | None = None,
                **figures) -> None:
-        """A pump's changes to a live run, set together: every field is assigned first, then `state`, `reasoning`
-        and `text` emit their own events (only those that changed; if none did, the last figure that moved
-        emits), so a steady pump is one event and every listener reads all of the pump's values. Each event
-        travels up through the pane and the session to every view, and 16 streaming panes made those relays,
-        one per field, the largest part of the window's pump (docs/benchmarks.md)."""
-        values = {**figures, **{name: value for name, value in (("state", state), ("reasoning", reasoning),
-                                                                 ("text", text)) if value is not None}}
+        """A pump's changes to a live run (the runner's), set together (`_set_together`): a steady pump is one
+        event, `text`'s. Each event travels up through the pane and the session to every view, and with 16
+        streaming panes those relays, one per field, were the largest part of the window's pump."""
+        self._set_together({**figures, **{name: value for name, value in (("state", state), ("reasoning", reasoning),
+                                                                           ("text", text)) if value is not None}})
+
+    def finish(self, completion: Completion) -> None:
+        """Take the backend's own final figures (they replace the live ones), together (`_set_together`): when
+        `state` says "done", everything is in."""
+        prefix_answer, prefix_thought = split_prefix(self.reply_prefix)
+        self._set_together({
+            "reasoning_tokens": completion.reasoning_tokens, "answer_ttft_s": completion.answer_ttft_s,
+            "token_logprobs": completion.token_logprobs, "token_ids": list(completion.token_ids),
+            "finish_reason": completion.finish_reason, "error": completion.error,
+            "error_kind": completion.error_kind, "prompt_tokens": completion.prompt_tokens,
+            "generated_tokens": completion.generated_tokens, "cached_tokens": completion.cached_tokens,
+            "backend_note": completion.note, "queue_wait_s": completion.queue_wait_s, "ttft_s": completion.ttft_s,
+            "decode_tps": completion.decode_tps,
+            "state": RunState(final_state(completion.finish_reason).value),
+            "reasoning": "\n".join(t for t in (prefix_thought.strip(), completion.reasoning_text) if t),
+            "text": prefix_answer + completion.text})
+
+    def _set_together(self, values: dict) -> None:
+        """Assign every field first, then announce: `state`, `reasoning` and `text` emit their own events if they
+        changed (if none did, the last field that moved emits), so whoever listens reads all of the new values
+        and hears one to three events instead of one per field."""
         old = {name: getattr(self, name) for name in values}
         moved = [name for name, value in values.items() if value != old[name]]
         for name in moved:
             object.__setattr__(self, name, values[name])  # bypasses the evented __setattr__: no event yet
-        announced = [name for name in moved if name not in figures] or moved[-1:]
+        announced = [name for name in moved if name in ("state", "reasoning", "text")] or moved[-1:]
         for name in announced:
             getattr(self.events, name).emit(values[name], old[name])
-
-    def finish(self, completion: Completion) -> None:
-        """Take the backend's own final figures (they replace the live ones)."""
-        prefix_answer, prefix_thought = split_prefix(self.reply_prefix)
-        self.text = prefix_answer + completion.text
-        self.reasoning = "\n".join(t for t in (prefix_thought.strip(), completion.reasoning_text) if t)
-        self.reasoning_tokens, self.answer_ttft_s = completion.reasoning_tokens, completion.answer_ttft_s
-        self.token_logprobs = completion.token_logprobs
-        self.token_ids = list(completion.token_ids)
-        self.finish_reason = completion.finish_reason
-        self.error = completion.error
-        self.error_kind = completion.error_kind
-        self.prompt_tokens = completion.prompt_tokens
-        self.generated_tokens = completion.generated_tokens
-        self.cached_tokens = completion.cached_tokens
-        self.backend_note = completion.note
-        self.queue_wait_s, self.ttft_s, self.decode_tps = (completion.queue_wait_s, completion.ttft_s,
-                                                           completion.decode_tps)
-        self.state = RunState(final_state(completion.finish_reason).value)  # last: "done" means all is in
 
 
 @dataclass

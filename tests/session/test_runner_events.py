@@ -1,7 +1,7 @@
-"""A pump is one change per streaming result: the runner sets a run's live figures together with its text
-(`PaneResult.stream`), so listeners hear one event per result per steady pump, not one per field, and whatever
-they read in that event is already up to date. Before this, 16 streaming panes made those per-field relays the
-largest part of the window's pump."""
+"""A pump is one change per streaming result, and a run's end is one change too: the runner sets a run's
+figures together with its text and state (`PaneResult.stream`, `finish`), so listeners hear one event per result
+per steady pump, not one per field, and whatever they read in that event is already up to date. Before this, 16
+streaming panes made those per-field relays the largest part of the window's pump."""
 
 from collections import Counter
 
@@ -42,7 +42,15 @@ def test_each_steady_pump_is_one_event_per_streaming_pane_with_its_figures_set(m
             result = session.panes[info.path[1].index].result
             seen.append((info.path[1].index, tuple(getattr(result, name) for name in LIVE)))
 
+    done_heard = []  # what a listener read when a result said "done"
+
+    def on_done(info) -> None:
+        if info.path[-1].attr == "state" and info.args[0] == RunState.DONE:
+            result = session.panes[info.path[1].index].result
+            done_heard.append((result.text, result.generated_tokens, result.finish_reason, result.decode_tps))
+
     session.events.all.connect(listen)
+    session.events.all.connect(on_done)
     for pane in panes:
         runner.run(pane)
     steady = 0
@@ -61,3 +69,5 @@ def test_each_steady_pump_is_one_event_per_streaming_pane_with_its_figures_set(m
                 steady += 1
     assert steady >= 4  # the property was checked on real streaming pumps
     assert all(pane.result.state == RunState.DONE and pane.result.generated_tokens > 0 for pane in panes)
+    finals = [(p.result.text, p.result.generated_tokens, p.result.finish_reason, p.result.decode_tps) for p in panes]
+    assert sorted(done_heard) == sorted(finals)  # "done" was announced once per run, with everything already in
