@@ -119,4 +119,5 @@ def test_a_busy_batch_halves_the_panels_rate_and_plots_every_other_sample(qapp):
     panel.update_once()
     panel.update_once()
     assert panel.timer.interval() == quiet_interval and len(redraws) == 4
+    del panel._redraw  # the wrapper holds the panel: left in place, pyqtgraph's items outlive their Python half
     panel.close()
