@@ -54,14 +54,43 @@ class PaneHeader(QWidget):
             self.compare_button.menu().addAction(text, lambda k=key: self.sig_compare_action.emit(k))
         self.duplicate_button = QToolButton(text="Duplicate", toolTip="Duplicate pane (Ctrl+D)")
         self.remove_button = QToolButton(text="Remove", toolTip="Remove pane (Ctrl+W)")
+        self.more_button = QToolButton(text="⋯", toolTip="Duplicate or remove this pane")
+        self.more_button.setPopupMode(QToolButton.InstantPopup)
+        self.more_button.setMenu(QMenu(self.more_button))
+        self.more_button.menu().addAction("Duplicate", self.duplicate_button.click)
+        self.more_button.menu().addAction("Remove", self.remove_button.click)
+        self._compact = False
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title, 1)
         for widget in (self.backend, self.conversation_button, self.compare_button, self.duplicate_button,
-                       self.remove_button):
+                       self.remove_button, self.more_button):
             layout.addWidget(widget)
         self.set_backends([MAIN])
         self.backend.activated.connect(self._chosen)
+
+    def set_compact(self, compact: bool) -> None:
+        """Columns mode: the title and Compare only."""
+        self._compact = compact
+        self._arrange()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt)
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Duplicate and Remove fold into "⋯" when the header cannot show every button's label whole (a
+        squeezed button elides its label to "Du…te")."""
+        buttons = (self.conversation_button, self.compare_button, self.duplicate_button, self.remove_button)
+        spacing = self.layout().spacing()
+        needed = self.title.minimumWidth() + sum(b.sizeHint().width() + spacing for b in buttons)
+        if not self.backend.isHidden():
+            needed += self.backend.sizeHint().width() + spacing
+        fold = not self._compact and self.width() < needed
+        self.conversation_button.setVisible(not self._compact)
+        for button in (self.duplicate_button, self.remove_button):
+            button.setVisible(not self._compact and not fold)
+        self.more_button.setVisible(fold)
 
     @property
     def spec(self):
@@ -85,6 +114,7 @@ class PaneHeader(QWidget):
         self.backend.setCurrentIndex(entries.index(current))
         self.backend.setVisible(len(entries) > 1)  # one backend: nothing to choose, no clutter
         self.backend.blockSignals(False)
+        self._arrange()
 
     def _chosen(self, index: int) -> None:
         name = self.backend.itemData(index)

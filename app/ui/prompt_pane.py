@@ -76,8 +76,7 @@ class PromptPane(StripedFrame):
         sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
         self.options = OutputOptions()
         options_toggle, _ = collapsible("Output", self.options, expanded=False)
-        self._editors = [system_toggle, self.prompt, sampling_toggle, options_toggle,  # hidden when compact
-                         self.conversation_button, self.duplicate_button, self.remove_button]
+        self._editors = [system_toggle, self.prompt, sampling_toggle, options_toggle]  # hidden when compact
 
         self.run_button = QPushButton("Run", toolTip="Send the message, or regenerate the last reply (Ctrl+Enter)")
         self.run_button.setObjectName("runButton")
@@ -218,6 +217,7 @@ class PromptPane(StripedFrame):
             if compact and isinstance(widget, QToolButton) and widget.isChecked():
                 widget.setChecked(False)  # closes its section
             widget.setVisible(not compact)
+        self.header.set_compact(compact)
 
     # --- actions (through the controller) ---------------------------------------------------------------------
     def run(self, use_draft: bool = True) -> bool:

@@ -41,6 +41,30 @@ def test_columns_reflow_the_grid(window):
     assert window.settings.get(__import__("app.ui.settings", fromlist=["COLUMNS"]).COLUMNS) == 3
 
 
+def test_narrow_headers_fold_duplicate_and_remove_into_a_menu(window, qtbot):
+    """At four columns a pane is too narrow for every header button, and squeezed buttons elided their labels
+    ("Du…te"). Duplicate and Remove fold into "⋯" there instead; its menu does the same, and wide panes unfold."""
+    window.resize(1600, 1000)
+    window.grid.add_pane()
+    window.grid.add_pane()
+    window.columns_box.setValue(4)
+    header = window.grid.panes[0].header
+    buttons = (header.conversation_button, header.compare_button, header.duplicate_button, header.remove_button,
+               header.more_button)
+    qtbot.waitUntil(lambda: header.more_button.isVisible())
+    assert not header.duplicate_button.isVisible() and not header.remove_button.isVisible()
+    assert all(b.width() >= b.sizeHint().width() for b in buttons if b.isVisible())  # every label whole
+    duplicate, remove = header.more_button.menu().actions()
+    duplicate.trigger()
+    assert len(window.grid.panes) == 5 and window.grid.panes[1].spec.id != window.grid.panes[0].spec.id
+    window.grid.panes[1].header.more_button.menu().actions()[1].trigger()
+    assert len(window.grid.panes) == 4
+    window.columns_box.setValue(1)
+    qtbot.waitUntil(lambda: header.duplicate_button.isVisible() and not header.more_button.isVisible())
+    assert all(b.width() >= b.sizeHint().width() for b in buttons if b.isVisible())
+    assert remove.text() == "Remove"
+
+
 def test_shortcuts_add_duplicate_remove(window, qtbot):
     pane = window.grid.panes[0]
     pane.prompt.setFocus()
