@@ -2,9 +2,10 @@
 its run streaming in with its latency figures.
 
 The pane renders its spec and writes the user's edits into it; structural actions and runs go through the
-SessionController. It listens to the spec's events and refreshes at most once per event-loop turn, so a pump
-of many steps repaints it once; a pane scrolled out of view defers streamed changes until it is painted again.
-It keeps no copy of the run's state: text, state and figures are read from `spec.result` each time.
+SessionController (app/ui/pane_actions.py). It listens to the spec's events and refreshes at most once per
+event-loop turn, so a pump of many steps repaints it once; a pane scrolled out of view defers streamed changes
+until it is painted again. It keeps no copy of the run's state: text, state and figures are read from
+`spec.result` each time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from app.session import PaneSpec, RunState, SessionController
 from app.ui.collapsible import collapsible
 from app.ui.conversation_view import ConversationView
 from app.ui.output_options import OutputOptions
+from app.ui.pane_actions import PaneActions
 from app.ui.pane_header import PaneHeader
 from app.ui.rating_bar import RatingBar
 from app.ui.sampling_form import SamplingForm
@@ -40,7 +42,7 @@ _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop",
                             "thinking", "thinking_budget"})
 
 
-class PromptPane(StripedFrame):
+class PromptPane(PaneActions, StripedFrame):
     sig_compare_action = Signal(object, str)
     """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
 
@@ -49,7 +51,6 @@ class PromptPane(StripedFrame):
         self.setObjectName("promptPane")
         self.setFrameShape(QFrame.StyledPanel)
         self.spec, self.controller = spec, controller
-        self._draft_before_edit = ""
         self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
         self._refresh = QTimer(self, singleShot=True, interval=0)  # one refresh per event-loop turn
         self._refresh.timeout.connect(self._render)
@@ -218,47 +219,6 @@ class PromptPane(StripedFrame):
                 widget.setChecked(False)  # closes its section
             widget.setVisible(not compact)
         self.header.set_compact(compact)
-
-    # --- actions (through the controller) ---------------------------------------------------------------------
-    def run(self, use_draft: bool = True) -> bool:
-        """Run this pane (a message, or regenerate the last reply); a problem is shown, never raised."""
-        if self.busy:
-            return False
-        try:
-            self.commit_form()
-            self.controller.run(self.spec, use_draft=use_draft)
-        except (ValueError, RuntimeError) as exc:
-            self.show_error(str(exc))
-            return False
-        return True
-
-    def stop(self) -> None:
-        self.controller.stop(self.spec)
-
-    def branch(self, token_index: int, token_text: str) -> PaneSpec | None:
-        try:
-            return self.controller.branch(self.spec, token_index, token_text)
-        except (ValueError, RuntimeError) as exc:
-            self.show_error(str(exc))
-            return None
-
-    def start_edit(self, index: int) -> None:
-        self._draft_before_edit = self.spec.draft
-        self.controller.start_edit(self.spec, index)
-        self.prompt.setFocus()
-
-    def cancel_edit(self) -> None:
-        self.controller.cancel_edit(self.spec, self._draft_before_edit)
-
-    def drop_oldest(self) -> None:
-        self.controller.drop_oldest(self.spec)
-
-    def drop_oldest_and_retry(self) -> None:
-        self.drop_oldest()
-        self.run()
-
-    def clear_conversation(self) -> None:
-        self.controller.clear(self.spec)
 
     # --- state ----------------------------------------------------------------------------------------------------
     @property
