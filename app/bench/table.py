@@ -72,4 +72,3 @@ def write_json(path: str, result: dict) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
     print(f"\nwrote {path}")
-

@@ -189,4 +189,3 @@ class SessionController:
             return render(request)
         except Exception as exc:  # PromptError: the template refused these messages
             raise ValueError(str(exc)) from exc
-

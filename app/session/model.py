@@ -32,6 +32,7 @@ RunState = enum.Enum("RunState", {"IDLE": "idle", **{s.name: s.value for s in Re
 
 
 THINKING_LABELS = {None: "default", True: "on", False: "off"}  # PaneSpec.thinking as the window and sweeps say it
+_ANNOUNCED = ("state", "reasoning", "text")  # the PaneResult fields whose events announce a change set together
 BUSY_STATES = frozenset({RunState.QUEUED, RunState.PREFILLING, RunState.GENERATING})
 COLUMNS = limits.Limit(1, 4, 2)  # panes per row in the grid
 
@@ -102,8 +103,11 @@ class PaneResult:
         """A pump's changes to a live run (the runner's), set together (`_set_together`): a steady pump is one
         event, `text`'s. Each event travels up through the pane and the session to every view, and with 16
         streaming panes those relays, one per field, were the largest part of the window's pump."""
-        self._set_together({**figures, **{name: value for name, value in (("state", state), ("reasoning", reasoning),
-                                                                           ("text", text)) if value is not None}})
+        values = dict(figures)
+        for name, value in zip(_ANNOUNCED, (state, reasoning, text), strict=True):
+            if value is not None:
+                values[name] = value
+        self._set_together(values)
 
     def finish(self, completion: Completion) -> None:
         """Take the backend's own final figures (they replace the live ones), together (`_set_together`): when
@@ -129,7 +133,7 @@ class PaneResult:
         moved = [name for name, value in values.items() if value != old[name]]
         for name in moved:
             object.__setattr__(self, name, values[name])  # bypasses the evented __setattr__: no event yet
-        announced = [name for name in moved if name in ("state", "reasoning", "text")] or moved[-1:]
+        announced = [name for name in moved if name in _ANNOUNCED] or moved[-1:]
         for name in announced:
             getattr(self.events, name).emit(values[name], old[name])
 

@@ -223,7 +223,6 @@ class EvalFilter(FilterProxy):
             raise ValueError(f"unknown filter {mode!r}")
         self.refilter(lambda: setattr(self, "mode", mode))
 
-
     def filterAcceptsRow(self, source_row: int, _parent) -> bool:
         if self.mode is None:
             return True

@@ -89,7 +89,6 @@ class ModelsFilter(FilterProxy):
     def set_source(self, source: str | None) -> None:
         self.refilter(lambda: setattr(self, "source", source))
 
-
     def filterAcceptsRow(self, row: int, parent) -> bool:  # noqa: N802 (Qt's name)
         model = self.sourceModel()
         entry: ModelEntry = model.index(row, 0, parent).data(ENTRY_ROLE)
