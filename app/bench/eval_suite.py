@@ -24,10 +24,10 @@ import yaml
 
 from app.backends import LocalBackend, OpenAIBackend
 from app.engine import EngineConfig
+from app.evaluate import load_config, stats
+from app.evaluate.runner import EvaluationRunner
 from app.models import default_model_path
 from app.session import SessionRunner
-from app.session.eval_runner import EvaluationRunner
-from app.session.evaluate import load_config, stats
 
 CASES = 48
 SLOTS = 8

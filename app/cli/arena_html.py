@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 import math
 
+from app.arena import Board, display_names
 from app.cli.arena_text import agreement_line, fmt_rate, fmt_score, inseparable, summary
-from app.session.arena import Board, display_names
 
 ROW, LEFT, WIDTH, TOP, BOTTOM = 28, 230, 760, 16, 36
 

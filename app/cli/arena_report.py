@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from app.arena import VoteError, read_votes
 from app.cli.arena_html import render_html
 from app.cli.arena_text import build_boards, render_text
 from app.engine import limits
-from app.session.arena import VoteError, read_votes
 from app.session.store import write_atomic
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from app.session.arena import Board, board, display_names
+from app.arena import Board, board, display_names
 
 
 def fmt_score(x: float) -> str:

@@ -19,12 +19,13 @@ from tqdm import tqdm
 
 from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
 from app.engine import EngineConfig, limits
+from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
+from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
+from app.evaluate.variants import retarget
 from app.models import default_model_path
-from app.session import SessionRunner, eval_routes
-from app.session.eval_runner import EvaluationRunner, default_judge, needed_targets
-from app.session.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
-from app.session.evaluate.model import BackendTarget
-from app.session.evaluate.variants import retarget
+from app.evaluate import routes as eval_routes
+from app.session import SessionRunner
+from app.session.evaluation import BackendTarget
 
 EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 DRAIN_TIMEOUT_S = 60.0  # after Ctrl+C: a backend that never answers the cancel leaves its cells unwritten

@@ -82,6 +82,6 @@ RATE_WINDOW_S = 1.0
 REPRODUCIBLE_DEFAULT = True
 PREFILL_CHUNK = 48
 
-# Arena leaderboard (app.session.arena): bootstrap rounds behind its 95 % intervals, and their seed.
+# Arena leaderboard (app.arena): bootstrap rounds behind its 95 % intervals, and their seed.
 BOOTSTRAP_ROUNDS = Limit(20, 10000, 200)
 ARENA_SEED = 0

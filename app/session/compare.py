@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest, SamplingParams
-from app.session.model import THINKING_LABELS, PaneSpec
 from app.session.output_format import OutputFormat
+from app.session.state import THINKING_LABELS, PaneSpec
 
 
 @dataclass(frozen=True)

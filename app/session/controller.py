@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from app.engine import RequestHandle
 from app.session import conversation
-from app.session.model import PaneSpec, SessionModel, new_id
 from app.session.runner import SessionRunner
+from app.session.state import PaneSpec, SessionModel, new_id
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class SessionController:
     def __init__(self, session: SessionModel, runner: SessionRunner):
         self.session = session
         self.runner = runner
-        # Runs panes whose local model is on standby (app.session.in_turn.ModelTurns sets itself here; without
+        # Runs panes whose local model is on standby (app.backends.standby.ModelTurns sets itself here; without
         # one, such a pane cannot start and says why).
         self.loader = None
 

@@ -10,7 +10,7 @@ silently: a conversation too long for its slot ends "error" with the sizes, and
 from __future__ import annotations
 
 from app.engine import GenerationRequest, limits
-from app.session.model import PaneResult, PaneSpec
+from app.session.state import PaneResult, PaneSpec
 
 
 class NothingToRun(ValueError):

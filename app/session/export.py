@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from app.session.compare import differences_in_groups, label, settings_of
-from app.session.model import PaneSpec, SessionModel
+from app.session.state import PaneSpec, SessionModel
 
 
 def _figures(pane: PaneSpec) -> str:

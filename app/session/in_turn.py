@@ -1,162 +1,294 @@
-"""Local models that do not fit in memory together, run one after another: load, run its panes, unload, next.
-This module plans; app.session.in_turn_run carries a plan out.
+"""Carrying out a plan of app.backends.standby: local models loaded one group at a time, their panes run, the
+models unloaded, and those loaded before loaded again at the end.
 
-`plan_for(panes, registry)` measures what the panes' local models need (app.models' estimate at each model's
-engine settings) against the free RAM (`available_ram()`, which `$CHORUS_MEMORY_LIMIT` caps) plus what the
-loaded ones among them would give back, and `plan` decides, without loading anything:
-- nothing to load (every model the panes use is loaded, or they run on servers): the panes just run;
-- the models on standby fit beside the loaded ones: one turn loads them, runs their panes, unloads them;
-- they do not fit together: turns. The first runs the models already loaded (plus any standby model that fits
-  beside them), each later one loads a group of models that fit together; each turn unloads its models when
-  its panes end, and the models that were loaded before are loaded again at the end (`restore`);
-- a model that cannot fit even alone is not loaded: its panes end with an error that says the numbers.
-Panes on servers, or on loaded models the plan does not use, run at once as usual. Qt-free.
+`InTurnRun(plan, controller, registry).run()` runs on an asyncio loop (the window's qasync loop, or a script's),
+loading and unloading on worker threads and starting panes through the controller on the loop's thread, which
+must be the runner's owning thread. It reports `Progress` (turn, panes done, ETA from the time each pane took so
+far); `cancel()` stops the current turn's panes and runs no further turn. A model that fails to load marks its
+panes with the reason and the next turn goes on. `ModelTurns` is what SessionController hands the panes whose
+model is on standby. Qt-free.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from app.models import estimate_memory
-from app.models.fit import MEMORY_LIMIT_ENV, available_ram, memory_limit, size_label
+from psygnal import Signal, SignalGroup
+
+from app.backends.registry import BackendRegistry
+from app.backends.standby import Plan, Turn, plan_for
 from app.session import conversation
-from app.session.backends import BackendRegistry
-from app.session.model import PaneSpec
+from app.session.controller import RunAll, SessionController
+from app.session.state import PaneSpec
+
+CANCEL_WAIT_S = 5.0  # after a cancel, how long a turn waits to hear its panes end before it unloads anyway
+WAKE_S = 1.0  # a turn re-checks that its panes and models are idle at least this often (a pane removed mid-run)
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
 
 
 @dataclass(frozen=True)
-class ModelUse:
-    """A local model some panes run on."""
+class Progress:
+    """Where a plan is: `turn` of `turns` (1-based; 0 before the first), its models, the stage ("loading",
+    "running", "unloading", "restoring", "done", "cancelled"), panes done of the plan's turns, and the ETA."""
 
-    name: str  # the backend name the panes store
-    label: str  # what to call it: the model file's stem
-    need: int  # bytes at its engine settings (0: unknown; loading it then says what is wrong)
-    loaded: bool
-
-
-@dataclass(frozen=True)
-class Turn:
-    models: tuple[str, ...]  # the local models this turn runs on; each is unloaded when the turn ends
-    panes: tuple[PaneSpec, ...]
-    load: tuple[str, ...]  # those among them not loaded yet
-
-
-@dataclass(frozen=True)
-class Plan:
-    now: tuple[PaneSpec, ...] = ()  # panes that run at once, as usual
-    turns: tuple[Turn, ...] = ()
-    refused: tuple[tuple[PaneSpec, str], ...] = ()  # panes whose model cannot fit even alone, with the reason
-    restore: tuple[str, ...] = ()  # models loaded before that the plan unloads: loaded again at the end
-    labels: Mapping[str, str] = field(default_factory=dict)
-    free: int = 0
+    turn: int
+    turns: int
+    models: tuple[str, ...]
+    stage: str
+    panes_done: int
+    panes_total: int
+    eta_s: float | None = None
+    in_turn: bool = True
+    failed: tuple[str, ...] = ()  # why a model did not load
+    elapsed_s: float = 0.0
 
     @property
-    def needed(self) -> bool:
-        """Whether running the panes takes more than starting them: a model to load, or a pane refused."""
-        return bool(self.turns or self.refused)
-
-    @property
-    def in_turn(self) -> bool:
-        """Whether the models take turns because they do not fit in memory together."""
-        return len(self.turns) > 1
+    def finished(self) -> bool:
+        return self.stage in ("done", "cancelled")
 
     def describe(self) -> str:
-        """One sentence for a status bar."""
-        order = " → ".join("+".join(self.labels.get(n, n) for n in turn.models) for turn in self.turns)
-        if self.in_turn:
-            return f"These models do not fit in {size_label(self.free)} together: running them in turn, {order}."
-        if self.turns:
-            return f"Loading {order} for its panes (unloaded when they end)."
-        return "Everything fits." if not self.refused else f"{len(self.refused)} pane(s) cannot run: too big."
+        """E.g. "Running models in turn: 1 of 2 (SmolLM2), 3 of 8 panes, ETA 40 s"."""
+        names = ", ".join(self.models)
+        head = "Models in turn" if self.in_turn else "Models on standby"
+        if self.stage == "done":
+            failed = f"; {len(self.failed)} model(s) did not load" if self.failed else ""
+            panes = f"{self.panes_total} pane{'' if self.panes_total == 1 else 's'}"
+            return f"{head}: done, {panes} in {duration(self.elapsed_s)}{failed}"
+        if self.stage == "cancelled":
+            return f"{head}: stopped after {self.panes_done} of {self.panes_total} panes"
+        if self.stage == "restoring":
+            return f"Loading {names} again"
+        head = f"Running models in turn: {self.turn} of {self.turns} ({names})" if self.in_turn \
+            else f"Running on {names}"
+        doing = {"loading": ", loading…", "unloading": ", unloading…"}.get(self.stage, "")
+        eta = f", ETA {duration(self.eta_s)}" if self.eta_s is not None else ""
+        return f"{head}{doing}, {self.panes_done} of {self.panes_total} panes{eta}"
 
 
-def too_big(model: ModelUse, free: int, limit: int | None = None) -> str:
-    capped = f" ({MEMORY_LIMIT_ENV} caps it at {size_label(limit)})" if limit is not None else ""
-    return (f"{model.label} needs about {size_label(model.need)} of memory at these settings, but only "
-            f"{size_label(free)} can be made free{capped}, so it was not loaded. Fewer slots, a smaller context "
-            "per slot or a quantized KV cache (Settings) need less.")
+class InTurnEvents(SignalGroup):
+    started = Signal(object)
+    """A plan starts (its Plan)."""
+    progress = Signal(object)
+    """The plan moved on, or a pane ended (a Progress)."""
+    problems = Signal(object)
+    """Panes that could not start, with why: a tuple of (PaneSpec, message), as RunAll.problems."""
+    finished = Signal(object)
+    """The plan is over (its last Progress, "done" or "cancelled"); the models it unloaded are back."""
 
 
-def plan(panes: Sequence[PaneSpec], models: Mapping[str, ModelUse], free: int,
-         limit: int | None = None) -> Plan:
-    """Decide how `panes` run, given the local models among their backends and `free`: the bytes the plan's
-    models may use at once (free RAM plus what the loaded ones among them take). `limit` only words the
-    refusal. Panes on other backends (servers, names not in `models`) run at once."""
-    labels = {name: m.label for name, m in models.items()}
-    used = [name for name in dict.fromkeys(p.backend for p in panes) if name in models]
-    loaded = [name for name in used if models[name].loaded]
-    standby = [name for name in used if not models[name].loaded]
-    if not standby:
-        return Plan(now=tuple(panes), labels=labels, free=free)
-    big = {name for name in standby if models[name].need > free}
-    refused = tuple((p, too_big(models[p.backend], free, limit)) for p in panes if p.backend in big)
-    fitting = [name for name in standby if name not in big]
+class InTurnRun:
+    def __init__(self, plan: Plan, controller: SessionController, registry: BackendRegistry,
+                 use_draft: bool = True, clock: Callable[[], float] = time.monotonic):
+        """`use_draft=False`: regenerate the panes' last replies (as SessionController.rerun) instead."""
+        self.plan, self.controller, self.registry = plan, controller, registry
+        self.use_draft = use_draft
+        self.runner = controller.runner
+        self.events = InTurnEvents()
+        self.cancelled = False
+        self.failed: list[str] = []
+        self._clock = clock
+        self._started = clock()
+        self._done: set[str] = set()  # ids of the turns' panes that ended (or never started)
+        self._turn_panes = {p.id for turn in plan.turns for p in turn.panes}
+        self._current: tuple[PaneSpec, ...] = ()
+        self._wake: asyncio.Event | None = None
+        self._begun: RunAll | None = None
+        self.progress = self._progress(0, (), "loading")
 
-    def panes_of(names) -> tuple[PaneSpec, ...]:
-        return tuple(p for p in panes if p.backend in names)
+    # --- control ------------------------------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the current turn's panes and run no further turn (the models unloaded are still restored)."""
+        self.cancelled = True
+        for pane in self._current:
+            self.controller.stop(pane)
+        self._poke()
 
-    def others_and(names) -> tuple[PaneSpec, ...]:  # in the panes' order
-        return tuple(p for p in panes if p.backend not in models or p.backend in names)
+    def begin(self) -> RunAll:
+        """Start what needs no model loaded (the panes on servers and loaded models; the refused panes get
+        their error) at once, on the caller's thread; `run` does it first if nobody did. Returns what started
+        and what could not."""
+        if self._begun is None:
+            for pane, why in self.plan.refused:
+                self.runner.fail(pane, why)
+            self._begun = self._start(self.plan.now)
+        return self._begun
 
-    if sum(models[name].need for name in loaded + fitting) <= free:  # all at once (or nothing can load)
-        turns = (Turn(tuple(fitting), panes_of(fitting), tuple(fitting)),) if fitting else ()
-        return Plan(now=others_and(loaded), turns=turns, refused=refused, labels=labels, free=free)
-    groups, room = [list(loaded)], [free - sum(models[name].need for name in loaded)]
-    for name in fitting:  # first fit, in the panes' order: as few turns as the sizes allow
-        need = models[name].need
-        slot = next((i for i, left in enumerate(room) if need <= left), None)
-        if slot is None:
-            groups.append([])
-            room.append(free)
-            slot = len(groups) - 1
-        groups[slot].append(name)
-        room[slot] -= need
-    turns = tuple(Turn(tuple(g), panes_of(g), tuple(n for n in g if not models[n].loaded)) for g in groups if g)
-    return Plan(now=others_and(()), turns=turns, refused=refused, restore=tuple(loaded), labels=labels, free=free)
+    async def run(self) -> Progress:
+        """Carry the plan out; returns the last Progress. Never raises for a model that fails to load."""
+        self._wake = asyncio.Event()
+        self.runner.events.ended.connect(self._on_ended)
+        try:
+            self.begin()
+            for index, turn in enumerate(self.plan.turns, 1):
+                if self.cancelled:
+                    break
+                await self._run_turn(index, turn)
+            for name in self.plan.restore:
+                if self.registry.on_standby(name):
+                    self._report(len(self.plan.turns), (self._label(name),), "restoring")
+                    await self._load(name, again=True)
+        finally:
+            self.runner.events.ended.disconnect(self._on_ended)
+            self._current = ()
+            last = self._progress(len(self.plan.turns), (), "cancelled" if self.cancelled else "done")
+            self.progress = last
+            self.events.finished.emit(last)
+        return last
+
+    # --- one turn -----------------------------------------------------------------------------------------
+    async def _run_turn(self, index: int, turn: Turn) -> None:
+        labels = tuple(self._label(name) for name in turn.models)
+        self._report(index, labels, "loading")
+        for name in turn.load:
+            if self.cancelled or self.registry.closed:
+                break
+            if not await self._load(name):
+                for pane in turn.panes:
+                    if pane.backend == name:
+                        self.runner.fail(pane, self.failed[-1])
+        ready = [name for name in turn.models if self.registry.get(name) is not None]
+        if not self.cancelled:
+            self._current = tuple(p for p in turn.panes if p.backend in ready)
+            self._start(self._current)
+            self._report(index, labels, "running")
+        await self._until_idle(self._current, ready)
+        self._current = ()
+        self._done |= {p.id for p in turn.panes}
+        self._report(index, labels, "unloading")
+        for name in ready:
+            await asyncio.to_thread(self.registry.unload, name)
+
+    async def _load(self, name: str, again: bool = False) -> bool:
+        try:
+            await asyncio.to_thread(self.registry.load, name)
+            return True
+        except Exception as exc:  # the engine's own message (a broken file, out of memory): on the panes
+            self.failed.append(f"Could not load {self._label(name)}{' again' if again else ''}: {exc}")
+            return False
+
+    def _start(self, panes: Sequence[PaneSpec]) -> RunAll:
+        present = {p.id for p in self.controller.session.panes}
+        panes = [p for p in panes if p.id in present]  # a pane removed while it waited for its model
+        if not panes:
+            return RunAll(0, 0)
+        report = self.controller.run_many(list(panes), use_draft=self.use_draft)
+        started = {p.id for p in panes if self.runner.busy(p)}
+        self._done |= {p.id for p in panes if p.id not in started and p.id in self._turn_panes}
+        if report.problems:
+            self.events.problems.emit(report.problems)
+        return report
+
+    async def _until_idle(self, panes: Sequence[PaneSpec], models: Sequence[str]) -> None:
+        """Until the turn's panes have ended and its models run nothing else either (then unloading cancels
+        nothing), or the plan is cancelled."""
+        def busy() -> bool:
+            if any(self.runner.busy(p) for p in panes):
+                return True
+            for name in models:
+                stats = None if self.cancelled else (backend := self.registry.get(name)) and backend.stats()
+                if stats and (stats.active or stats.queued):
+                    return True
+            return False
+
+        cancelled_at = None
+        while not self.registry.closed and busy():
+            if self.cancelled:  # the panes were told to stop: their ends are heard in a moment, else unloading
+                cancelled_at = cancelled_at or self._clock()  # ends them
+                if self._clock() - cancelled_at > CANCEL_WAIT_S:
+                    return
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), WAKE_S)
+            except TimeoutError:
+                pass
+
+    # --- progress -----------------------------------------------------------------------------------------
+    def _on_ended(self, pane, _result) -> None:
+        if pane is not None and pane.id in self._turn_panes and pane.id not in self._done:
+            self._done.add(pane.id)
+            self._report(self.progress.turn, self.progress.models, self.progress.stage)
+        self._poke()
+
+    def _poke(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _label(self, name: str) -> str:
+        return self.plan.labels.get(name, name)
+
+    def _progress(self, turn: int, models: tuple[str, ...], stage: str) -> Progress:
+        done, total = len(self._done), len(self._turn_panes)
+        eta = None
+        if 0 < done < total:  # the time each pane took so far, loads included, times the panes left
+            eta = (self._clock() - self._started) / done * (total - done)
+        return Progress(turn, len(self.plan.turns), models, stage, done, total, eta, self.plan.in_turn,
+                        tuple(self.failed), self._clock() - self._started)
+
+    def _report(self, turn: int, models: tuple[str, ...], stage: str) -> None:
+        self.progress = self._progress(turn, models, stage)
+        self.events.progress.emit(self.progress)
 
 
-def _need(config, estimator: Callable) -> int:
-    if config is None:  # unloaded and forgotten meanwhile
-        return 0
-    try:
-        return estimator(config.model_path, config.n_slots, config.n_ctx_per_slot, config.kv_type).total
-    except (ValueError, OSError):
-        return 0  # a broken file: loading it says what is wrong
+class ModelTurns:
+    """Where a front end's runs go when a pane's model is on standby: SessionController hands such panes here
+    (`takes`, `start`; constructing this sets `controller.loader`), and the plan runs as a task on the running
+    asyncio loop. One plan at a time; `events` forwards the current plan's."""
+
+    BUSY = "Other models are running in turn: run this pane again when they have finished (or Stop all)."
+
+    def __init__(self, controller: SessionController, registry: BackendRegistry):
+        self.controller, self.registry = controller, registry
+        self.events = InTurnEvents()
+        self.current: InTurnRun | None = None
+        self.task: asyncio.Future | None = None
+        controller.loader = self
+
+    def takes(self, panes: Sequence[PaneSpec]) -> bool:
+        """Whether any of the panes that can run needs a model on standby."""
+        return any(self.registry.on_standby(p.backend) and conversation.can_run(p) for p in panes)
+
+    def start(self, panes: Sequence[PaneSpec], use_draft: bool = True) -> RunAll:
+        """Plan and start: the panes that need no load start now, the rest when their model is loaded. While
+        a plan runs, panes whose model is on standby are listed as problems and the others start as usual."""
+        if self.current is not None:
+            waiting = [p for p in panes if self.registry.on_standby(p.backend)]
+            ids = {p.id for p in waiting}
+            report = self.controller.run_many([p for p in panes if p.id not in ids], use_draft)
+            return RunAll(report.started, report.skipped + len(waiting),
+                          report.problems + tuple((p, self.BUSY) for p in waiting))
+        runner = self.controller.runner
+        planned = plan_for(panes, self.registry, runnable=lambda p: conversation.can_run(p) and not runner.busy(p))
+        driver = InTurnRun(planned, self.controller, self.registry, use_draft)
+        for name in ("progress", "problems", "finished"):  # relayed through a function (psygnal 0.16 calls a
+            relay = getattr(self.events, name)  # connected `emit` of another signal once as it connects it)
+            getattr(driver.events, name).connect(lambda value, relay=relay: relay.emit(value))
+        self.current = driver
+        self.events.started.emit(planned)
+        try:
+            begun = driver.begin()
+            self.task = asyncio.ensure_future(self._drive(driver))
+        except BaseException:
+            self.current = None
+            raise
+        started = begun.started + sum(len(t.panes) for t in planned.turns)
+        return RunAll(started, max(0, len(panes) - started - len(planned.refused)), begun.problems)
+
+    async def _drive(self, driver: InTurnRun) -> None:
+        try:
+            await driver.run()
+        finally:
+            self.current, self.task = None, None
+
+    def cancel(self) -> None:
+        if self.current is not None:
+            self.current.cancel()
 
 
-def plan_for(panes: Sequence[PaneSpec], registry: BackendRegistry,
-             runnable: Callable[[PaneSpec], bool] = conversation.can_run, free_ram: int | None = None,
-             estimator: Callable = estimate_memory) -> Plan:
-    """`plan` for the panes that can run (`runnable`), their local models measured from the registry, each at
-    the engine settings it runs, or will run, with. The room is `available_ram()` (less, under a memory limit,
-    what the loaded models the plan leaves alone take) plus what the loaded ones it uses take; `free_ram`
-    replaces `available_ram()`. The whole estimate counts against RAM, also for layers a GPU would hold (a
-    plan errs towards more turns). Nothing is measured when no pane's model is on standby."""
-    panes = [p for p in panes if runnable(p)]
-    if not any(registry.on_standby(p.backend) for p in panes):
-        return Plan(now=tuple(panes))
-    models = {}
-    for name in dict.fromkeys(p.backend for p in panes):
-        if (config := registry.config(name)) is not None:
-            models[name] = ModelUse(name, Path(config.model_path).stem, _need(config, estimator),
-                                    not registry.on_standby(name))
-    used = sum(m.need for m in models.values() if m.loaded)
-    resident = sum(_need(registry.config(name), estimator) for name in registry.loaded_local() if name not in models)
-    free = available_ram(in_use=resident + used) if free_ram is None else free_ram
-    return plan(panes, models, free + used, memory_limit())
-
-
-def room_for(registry: BackendRegistry, config, estimator: Callable = estimate_memory) -> str | None:
-    """None when a local model at `config` fits in memory beside the local models loaded now; else why not,
-    with the numbers (the caller then keeps it on standby, to run in turn)."""
-    need = _need(config, estimator)
-    in_use = sum(_need(registry.config(name), estimator) for name in registry.loaded_local())
-    free = available_ram(in_use=in_use)
-    if need <= free:
-        return None
-    return f"it needs about {size_label(need)} and {size_label(free)} is free beside the models loaded"
-
-
-__all__ = ["ModelUse", "Plan", "Turn", "plan", "plan_for", "room_for", "too_big"]
+__all__ = ["InTurnEvents", "InTurnRun", "ModelTurns", "Progress", "duration"]

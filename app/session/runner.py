@@ -20,8 +20,8 @@ from psygnal import Signal, SignalGroup
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.engine.reasoning import split_prefix
 from app.session.conversation import commit_run, plan_run, record_reply
-from app.session.model import PaneResult, PaneSpec, RunState
 from app.session.output_format import format_applied
+from app.session.state import PaneResult, PaneSpec, RunState
 
 
 class AlreadyRunning(ValueError):
@@ -29,7 +29,7 @@ class AlreadyRunning(ValueError):
 
 
 class Submitter(Protocol):
-    """Where requests go: a backend by the name a pane stores (app.session.backends.BackendRegistry)."""
+    """Where requests go: a backend by the name a pane stores (app.backends.registry.BackendRegistry)."""
 
     def submit(self, request: GenerationRequest, backend: str) -> RequestHandle: ...
 

@@ -1,7 +1,7 @@
 """The session file format, declared once (msgspec): what a `*.chorus.json` file may hold, field by field.
 
 Decoding validates every field's type; a wrong one is refused with the field's path. Optional fields are
-UNSET when absent, so the defaults stay the model's own (app/session/model.py). Where the meaning is
+UNSET when absent, so the defaults stay the model's own (app/session/state.py). Where the meaning is
 unambiguous a value is clamped instead of refused (a rating of 99 is 5, 9 columns are 4). Version 1 files
 (Chorus before pane numbers) load too: their panes are numbered in order, their `view.file`/`view.unsaved`
 become the `autosave` record.
@@ -16,10 +16,10 @@ from msgspec import UNSET, UnsetType
 
 from app.engine import SamplingParams, limits
 from app.engine.logprobs import TokenLogprob
-from app.session.arena.votes import Vote
-from app.session.evaluate.model import Evaluation
-from app.session.model import BUSY_STATES, COLUMNS, PaneResult, PaneSpec, RunState, ViewSettings
+from app.session.evaluation import Evaluation
 from app.session.output_format import OutputFormat
+from app.session.state import BUSY_STATES, COLUMNS, PaneResult, PaneSpec, RunState, ViewSettings
+from app.session.votes import Vote
 
 FORMAT = "chorus-session"
 VERSION = 2
@@ -113,8 +113,8 @@ class SessionFile(msgspec.Struct):
     panes: list[Pane] | UnsetType = UNSET
     next_number: int | UnsetType = UNSET
     autosave: Autosave | None | UnsetType = UNSET
-    votes: list[Vote] | UnsetType = UNSET  # the arena's votes (their own declaration: app/session/arena/votes.py)
-    evaluation: dict | None | UnsetType = UNSET  # checked by its own declaration (app/session/evaluate/model.py)
+    votes: list[Vote] | UnsetType = UNSET  # the arena's votes (their own declaration: app/session/votes.py)
+    evaluation: dict | None | UnsetType = UNSET  # checked by its own declaration (app/session/evaluation.py)
 
 
 def _set(struct: msgspec.Struct) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.session.export import to_markdown
-from app.session.model import SessionModel
+from app.session.state import SessionModel
 from app.session.store import read_session, save_session
 
 

@@ -18,7 +18,7 @@ import msgspec
 
 from app.files import move_aside, remove_stale_temps, write_atomic
 from app.session import schema
-from app.session.model import SessionModel
+from app.session.state import SessionModel
 
 __all__ = ["FORMAT", "SUFFIX", "VERSION", "SessionFileError", "decode", "encode", "move_aside", "read_autosave",
            "read_session", "remove_stale_temps", "save_session", "write_atomic"]

@@ -11,8 +11,8 @@ import dataclasses
 import itertools
 
 from app.engine import limits
-from app.session.model import THINKING_LABELS, PaneSpec
 from app.session.output_format import OutputFormat
+from app.session.state import THINKING_LABELS, PaneSpec
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
 AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking")

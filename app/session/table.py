@@ -7,7 +7,7 @@ import csv
 import io
 
 from app.session import compare, diff
-from app.session.model import PaneSpec
+from app.session.state import PaneSpec
 
 COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
            "similarity", "rating")

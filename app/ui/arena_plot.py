@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
-from app.session.arena import ANCHOR, Standing, display_names
+from app.arena import ANCHOR, Standing, display_names
 
 COLOR = "#3b82f6"
 MIN_SPAN = 40.0  # score points shown at least, so a lone variant is not a zoom into nothing

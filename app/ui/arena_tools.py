@@ -10,8 +10,8 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QWidget
 
+from app.arena.roster import candidate_sets
 from app.session import MAIN, SessionModel, SessionRunner
-from app.session.arena.roster import candidate_sets
 from app.ui.arena_view import ArenaView
 from app.ui.bridge import EngineBridge
 from app.ui.leaderboard_dialog import LeaderboardDialog

@@ -1,6 +1,6 @@
 """Arena mode: two outputs for the same prompt side by side, blind, and a vote between them.
 
-The variants are the panes of a group (or all panes), each pane's settings one variant (app.session.arena.roster).
+The variants are the panes of a group (or all panes), each pane's settings one variant (app.arena.roster).
 The next pair is the core's `next_pair` over this arena's votes: the pair whose order is least certain, with the
 fewest votes. Its sides are a seeded coin flip. Both outputs are generated through the SessionRunner at once and
 stream in lockstep: each side shows no more text than the slower one has produced, so speed, time to first token
@@ -29,12 +29,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.arena import JudgeTask, Matchup, Vote, next_pair
+from app.arena.ask import ask_judge
+from app.arena.roster import Arena, build
 from app.engine import limits
 from app.engine.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
-from app.session.arena import JudgeTask, Matchup, Vote, next_pair
-from app.session.arena.ask import ask_judge
-from app.session.arena.roster import Arena, build
 
 VOTES = (("a", "A is better", "1"), ("b", "B is better", "2"), ("tie", "Tie", "3"), ("both_bad", "Both bad", "4"))
 WON, LOST = "#16a34a", "#94a3b8"

@@ -12,9 +12,9 @@ import logging
 from PySide6.QtCore import QObject, Signal
 
 from app.backends import KeyStore
+from app.backends.registry import BackendSpec
+from app.backends.standby import room_for
 from app.engine import EngineConfig
-from app.session.backends import BackendSpec
-from app.session.in_turn import room_for
 from app.ui.bridge import EngineBridge
 from app.ui.settings import Settings
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session.backends import MAIN, BackendSpec
+from app.backends.registry import MAIN, BackendSpec
 from app.ui.backend_manager import BackendManager
 from app.ui.server_form import ServerForm
 

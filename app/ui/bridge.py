@@ -17,8 +17,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from app.backends import LocalBackend
+from app.backends.registry import MAIN, BackendRegistry, BackendSpec
 from app.engine import EngineConfig, ModelInfo, StatsSnapshot, StepEvent, limits
-from app.session.backends import MAIN, BackendRegistry, BackendSpec
 
 log = logging.getLogger("chorus.ui.bridge")
 

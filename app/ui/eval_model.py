@@ -4,7 +4,7 @@
 the `CellResult` as it is now, and the column headers are `stats.column_stats` over the column's cells. It is
 told which cells changed (`cell_changed`, from the EvaluationRunner's signal) and repaints them in one batch a
 few times a second, so a streaming run costs the GUI thread one repaint per flush, not one per token.
-`EvalFilter` shows all rows, the failing ones, or those where variants disagree (app.session.evaluate.stats).
+`EvalFilter` shows all rows, the failing ones, or those where variants disagree (app.evaluate.stats).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 
-from app.session.evaluate import CellResult, Evaluation, stats
+from app.evaluate import CellResult, Evaluation, stats
 from app.ui.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index

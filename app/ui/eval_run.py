@@ -2,7 +2,7 @@
 SessionRunner (so generations and judges join the panes' batches), the view told which cells changed, the
 progress's ETA, Stop, and what a finished run leaves (each generation's PaneResult, for opening a cell as a pane).
 
-Where requests go is `app.session.eval_routes.Routes`: "local", a `file://` GGUF that is the main model's file,
+Where requests go is `app.evaluate.routes.Routes`: "local", a `file://` GGUF that is the main model's file,
 the default judge and panes on "local" run on the main model; another GGUF or a server is opened first, through
 the bridge, as Model → Backends would (not remembered), its API key from the provider's variable or the key store.
 """
@@ -17,12 +17,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from app.engine import limits
+from app.evaluate import CellResult, Evaluation, stats
+from app.evaluate.routes import Routes, api_key
+from app.evaluate.runner import EvaluationRunner, needed_targets
 from app.session import MAIN, SessionRunner
-from app.session.eval_routes import Routes, api_key
-from app.session.eval_runner import EvaluationRunner, needed_targets
-from app.session.evaluate import CellResult, Evaluation, stats
-from app.session.evaluate.model import BackendTarget
-from app.session.model import PaneResult
+from app.session.evaluation import BackendTarget
+from app.session.state import PaneResult
 from app.ui.eval_view import EvalView, duration, eta_seconds
 
 

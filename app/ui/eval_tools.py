@@ -15,8 +15,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
 
-from app.session import PaneSpec, SessionController, SessionRunner
-from app.session.evaluate import (
+from app.evaluate import (
     CellResult,
     ConfigError,
     Evaluation,
@@ -24,8 +23,9 @@ from app.session.evaluate import (
     load_config,
     write_outputs,
 )
-from app.session.evaluate.panes import cell_pane, evaluation_from_panes
-from app.session.evaluate.templates import TemplateProblem
+from app.evaluate.panes import cell_pane, evaluation_from_panes
+from app.evaluate.templates import TemplateProblem
+from app.session import PaneSpec, SessionController, SessionRunner
 from app.ui.eval_run import EvalRun
 from app.ui.eval_view import EvalView
 

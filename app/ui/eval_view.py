@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session.evaluate import CellResult, stats
+from app.evaluate import CellResult, stats
 from app.ui.eval_model import CELL_ROLE, FILTERS, NOTE_ROLE, STATE_ROLE, EvalFilter, EvalTableModel
 
 # verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work

@@ -1,4 +1,4 @@
-"""The arena's leaderboard: the session's votes as a Bradley–Terry board (app.session.arena.board), with its
+"""The arena's leaderboard: the session's votes as a Bradley–Terry board (app.arena.board), with its
 95 % intervals, ranks that admit ties, which variants the votes cannot separate, the win-rate matrix, human and
 judge votes apart with their agreement rate, and the scores with error bars (ArenaPlot).
 
@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.arena import Board, board, display_names
 from app.session import SessionModel
-from app.session.arena import Board, board, display_names
 from app.ui.arena_plot import ArenaPlot
 
 COLUMNS = ("Rank", "Variant", "Score", "95 % interval", "Votes", "W / T / L", "Both bad", "Cannot separate from")

@@ -1,7 +1,7 @@
 """The status bar's readout of local models running in turn: "Running models in turn: 1 of 2 (SmolLM2), 3 of 8
 panes, ETA 40 s", a bar over the panes, and Stop.
 
-It creates the session's ModelTurns (app.session.in_turn), which SessionController hands any run whose model
+It creates the session's ModelTurns (app.backends.standby), which SessionController hands any run whose model
 is on standby, so Run all, Run group, a sweep and a pane's own Run all go through it with nothing else to
 change. Panes that cannot start say why in their status line; the main model's readout says when a plan has
 unloaded it and shows it again when it is back.
@@ -15,9 +15,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
+from app.backends.standby import Plan
 from app.session import MAIN, SessionController
-from app.session.in_turn import Plan
-from app.session.in_turn_run import ModelTurns, Progress
+from app.session.in_turn import ModelTurns, Progress
 from app.ui.bridge import EngineBridge
 from app.ui.model_status import ModelStatus
 

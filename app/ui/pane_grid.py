@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session, SessionController
 from app.session.compare import differences_in_groups
-from app.session.model import COLUMNS, pane_change
+from app.session.state import COLUMNS, pane_change
 from app.ui.prompt_pane import PromptPane
 from app.ui.scroll_sync import ScrollSync
 

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.backends import KeyStore, plain_http_warning
+from app.backends.registry import BackendSpec, list_server_models
 from app.engine import limits
-from app.session.backends import BackendSpec, list_server_models
 
 DEFAULT_MODEL = "(the server's default)"
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from app.backends.registry import BackendSpec
 from app.engine import limits
 from app.engine.limits import Limit
-from app.session.backends import BackendSpec
-from app.session.model import COLUMNS as COLUMNS_RANGE
+from app.session.state import COLUMNS as COLUMNS_RANGE
 
 ORGANIZATION = "Chorus"
 APPLICATION = "Chorus"

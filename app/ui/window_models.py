@@ -14,9 +14,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.backends.registry import BackendSpec
 from app.engine import ModelInfo
 from app.models import ModelNotFoundError, default_model_path
-from app.session.backends import BackendSpec
 from app.ui import settings as keys
 from app.ui.backends_dialog import BackendsDialog
 from app.ui.bridge import ModelLoadError

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from app.__main__ import main
-from app.session.arena import board
+from app.arena import board
 from tests.session.arena_sim import simulate
 
 

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from app.backends import LocalBackend
+from app.backends.standby import ModelUse, plan, plan_for
 from app.engine import EngineConfig
 from app.models import estimate_memory
 from app.models.fit import MIB, available_ram, memory_limit, parse_size
@@ -23,9 +24,8 @@ from app.session import (
     SessionRunner,
     sweep,
 )
-from app.session.in_turn import ModelUse, plan, plan_for
-from app.session.in_turn_run import InTurnRun, ModelTurns
-from app.session.model import RunState
+from app.session.in_turn import InTurnRun, ModelTurns
+from app.session.state import RunState
 from tests.conftest import GREEDY, TEST_THREADS
 
 ENGINE = {"n_slots": 2, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS}

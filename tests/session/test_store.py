@@ -164,8 +164,8 @@ def test_version_1_files_still_load_migrated(tmp_path):
 def test_votes_and_an_evaluation_travel_in_the_session_file(tmp_path):
     import yaml
 
-    from app.session.arena import Vote
-    from app.session.evaluate import load_config
+    from app.arena import Vote
+    from app.evaluate import load_config
 
     config = tmp_path / "promptfooconfig.yaml"
     config.write_text(yaml.safe_dump({"prompts": ["Say {{word}}"], "providers": ["echo"],

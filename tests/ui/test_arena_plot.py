@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from app.session.arena import board
+from app.arena import board
 from app.ui.arena_plot import ArenaPlot
 from tests.session.arena_sim import simulate
 

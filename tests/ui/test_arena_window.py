@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QLabel, QLineEdit, QWidget
 
+from app.arena import Vote
 from app.engine import SamplingParams
 from app.session import PaneSpec, Session
-from app.session.arena import Vote
 from app.session.autosave import AUTOSAVE_NAME
 from tests.ui.conftest import wait_until
 from tests.ui.test_crash_recovery import ROOT, app_env, wait_for_autosave

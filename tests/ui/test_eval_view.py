@@ -11,8 +11,8 @@ import yaml
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
+from app.evaluate import read_config, stats
 from app.session import Session, autosave
-from app.session.evaluate import read_config, stats
 from app.ui.bridge import EngineBridge
 from app.ui.eval_model import CELL_ROLE
 from app.ui.main_window import MainWindow

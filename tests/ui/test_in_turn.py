@@ -13,7 +13,7 @@ import pytest
 from app.models import estimate_memory
 from app.models.fit import MIB
 from app.session import MAIN, BackendSpec, sweep
-from app.session.model import RunState
+from app.session.state import RunState
 from tests.ui.conftest import wait_until
 
 

@@ -1,0 +1,115 @@
+"""An arena's contenders, made from panes: each pane's settings are one variant, keyed by `variant_key` of what
+defines it (model, backend, system prompt, sampling, limits, output format, thinking), never by the pane's
+number, so the same settings meet again as the same variant in any session. Panes with equal settings are one
+variant. When the panes ask different things (prompt variants), the prompt is part of each variant too.
+
+The case is what every contender answers: the panes' shared conversation up to its last user message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.engine import GenerationRequest
+from app.session.compare import differences
+from app.session.compare import label as diff_label
+from app.session.conversation import can_run, plan_run
+from app.session.state import PaneSpec, SessionModel
+from app.session.votes import variant_key
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One variant of an arena: its key, the name revealed after a vote, and the pane that defines it."""
+
+    key: str
+    label: str
+    pane: PaneSpec
+
+    def request(self) -> GenerationRequest:
+        """What this variant is asked: the pane's next run (its draft, else its last reply again), with no
+        log-probabilities (nothing in the arena shows them)."""
+        request, _turns = plan_run(self.pane, use_draft=True)
+        return dataclasses.replace(request, logprobs=0)
+
+
+@dataclass(frozen=True)
+class Arena:
+    """The contenders (two or more distinct variants) and the case they all answer."""
+
+    contenders: list[Contender]
+    case_id: str
+    case_text: str
+
+    @property
+    def keys(self) -> list[str]:
+        return [c.key for c in self.contenders]
+
+    def contender(self, key: str) -> Contender:
+        return next(c for c in self.contenders if c.key == key)
+
+
+def _conversation(pane: PaneSpec) -> list[dict]:
+    """The user/assistant messages the pane's next run sends (its system prompt is a setting, not the case)."""
+    request, _turns = plan_run(pane, use_draft=True)
+    return [m for m in request.messages or [] if m["role"] != "system"]
+
+
+def settings(pane: PaneSpec, model: str = "") -> dict:
+    """Everything that defines the pane as a variant (not its conversation, title or number)."""
+    request, _turns = plan_run(pane, use_draft=True)
+    return {"model": model, "backend": pane.backend, "system": pane.system.strip(), "sampling": pane.sampling,
+            "max_tokens": pane.max_tokens, "stop": list(pane.stop), "grammar": request.grammar,
+            "json_schema": request.json_schema, "thinking": pane.thinking, "thinking_budget": pane.thinking_budget,
+            "reply_prefix": request.reply_prefix}
+
+
+def build(panes: Sequence[PaneSpec], model_of: Callable[[str], str] | None = None) -> Arena:
+    """The arena over `panes` (those that have something to run). `model_of(backend)` names the model a backend
+    runs, so a variant on another model is another variant. Raises ValueError with a sentence when fewer than
+    two distinct variants remain."""
+    panes = [p for p in panes if can_run(p)]
+    if not panes:
+        raise ValueError("None of these panes has a prompt to answer: write one first.")
+    conversations = [_conversation(p) for p in panes]
+    same_case = all(c == conversations[0] for c in conversations)
+    diffs = differences(list(panes))
+    contenders: dict[str, Contender] = {}
+    for pane, conversation, diff in zip(panes, conversations, diffs, strict=True):
+        defining = settings(pane, model_of(pane.backend) if model_of else "")
+        if not same_case:
+            defining["conversation"] = conversation
+        key = variant_key(defining)
+        label = " · ".join(x for x in (pane.label, diff_label(diff)) if x)
+        contenders.setdefault(key, Contender(key, label, pane))
+    if len(contenders) < 2:
+        raise ValueError("An arena needs at least two panes whose settings differ: make variants first "
+                         "(Compare → Variants and sweeps).")
+    last_user = next((m["content"] for m in reversed(conversations[0]) if m["role"] == "user"), "")
+    if same_case:
+        return Arena(list(contenders.values()), "prompt:" + variant_key(conversations[0]), last_user)
+    return Arena(list(contenders.values()), "prompts:" + variant_key(conversations), "")
+
+
+def candidate_sets(session: SessionModel) -> list[tuple[str, list[PaneSpec]]]:
+    """The pane sets an arena can run over: each group of two or more panes, then all panes."""
+    groups: dict[str, list[PaneSpec]] = {}
+    for pane in session.panes:
+        if pane.group is not None:
+            groups.setdefault(pane.group, []).append(pane)
+    sets = [(f"{len(members)} panes made together: {_prompt_of(members[0])}", members)
+            for members in groups.values() if len(members) >= 2]
+    if len(session.panes) >= 2:
+        sets.append((f"All panes ({len(session.panes)})", list(session.panes)))
+    return sets
+
+
+def _prompt_of(pane: PaneSpec) -> str:
+    """The pane's question, shortened, to name a set of panes without naming any of them."""
+    if not can_run(pane):
+        return "(no prompt)"
+    last = next((m["content"] for m in reversed(_conversation(pane)) if m["role"] == "user"), "")
+    text = " ".join(last.split())
+    return f"“{text if len(text) <= 40 else text[:39] + '…'}”"

@@ -1,0 +1,207 @@
+"""Test cases from files, as promptfoo reads them (src/csv.ts, src/util/testCaseReader.ts).
+
+A CSV row becomes a test: `__expected`, `__expected1…N` one assertion each (blank cells skipped, the cell
+trimmed, then parsed by `assertion_from_string`); `__description`, `__prefix`, `__suffix`, `__providerOutput`,
+`__metric` (set on every assertion of the row), `__threshold` (blank or not a number = unset; 0 is kept, as
+promptfoo does since PR #9768), `__metadata:key` and `__metadata:key[]` (split on unescaped commas),
+`__config:__expected[N]:threshold` (per assertion; bare `__expected` = the first); any other column is a var.
+Header names are trimmed, values are not; a UTF-8 BOM is dropped; the delimiter is $PROMPTFOO_CSV_DELIMITER
+(default ","). YAML/JSON files hold a list of tests; JSONL one test per line. A plain CSV/JSONL of vars (no
+`vars`/`assert` keys) is read by `read_vars_file`, one test per row.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from app.evaluate.assertion_strings import assertion_from_string
+from app.evaluate.errors import Problems
+
+TEST_KEYS = frozenset({"description", "vars", "assert", "threshold", "metadata", "options", "providerOutput",
+                       "provider", "providers", "prompts"})
+
+
+def _number(text: str) -> float | None:
+    """JavaScript's Number.parseFloat for a CSV cell: the leading number, or None (blank, NaN)."""
+    match = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text)
+    if not match:
+        return None
+    value = float(match.group(0))
+    return value if math.isfinite(value) else None
+
+
+def _metadata(key: str, value: str, metadata: dict) -> None:
+    name = key[len("__metadata:"):]
+    if not value.strip():
+        return
+    if name.endswith("[]"):
+        metadata[name[:-2]] = [item.strip().replace("\\,", ",", 1) for item in re.split(r"(?<!\\),", value)]
+    else:
+        metadata[name] = value
+
+
+def _config(key: str, value: str, configs: dict[int, dict], where: str, problems: Problems) -> None:
+    parts = key[len("__config:"):].split(":")
+    if len(parts) != 2:
+        problems.add(where, f"column {key!r}: write __config:__expected:threshold or __config:__expectedN:threshold")
+        return
+    target, name = parts
+    if target == "__expected":
+        index = 0
+    elif re.fullmatch(r"__expected(\d+)", target):
+        index = int(target[len("__expected"):]) - 1
+    else:
+        problems.add(where, f"column {key!r}: {target!r} is not __expected or __expectedN")
+        return
+    if name != "threshold":
+        problems.add(where, f"column {key!r}: the only per-assertion setting is threshold, not {name!r}")
+        return
+    if not value.strip():
+        return
+    number = _number(value)
+    if number is None:
+        problems.add(where, f"column {key!r}: {value!r} is not a number")
+        return
+    configs.setdefault(index, {})[name] = number
+
+
+def test_from_csv_row(row: dict[str, str], where: str, problems: Problems) -> dict:
+    """One CSV row as a promptfoo test dict."""
+    test: dict = {"vars": {}, "assert": [], "options": {}}
+    metadata: dict = {}
+    configs: dict[int, dict] = {}
+    metric = None
+    for raw_key, value in row.items():
+        key = raw_key.strip()
+        if key.startswith("__expected"):
+            if value.strip():
+                test["assert"].append(assertion_from_string(value.strip()))
+        elif key in ("__prefix", "__suffix"):
+            test["options"][key[2:]] = value
+        elif key == "__description":
+            test["description"] = value
+        elif key == "__providerOutput":
+            test["providerOutput"] = value
+        elif key == "__metric":
+            metric = value
+        elif key == "__threshold":
+            threshold = _number(value)
+            if threshold is not None:
+                test["threshold"] = threshold
+        elif key == "__metadata":
+            problems.add(where, 'the "__metadata" column needs a key, e.g. "__metadata:category"')
+        elif key.startswith("__metadata:"):
+            _metadata(key, value, metadata)
+        elif key.startswith("__config:"):
+            _config(key, value, configs, where, problems)
+        elif key.startswith("__"):
+            problems.unsupported(where, f"the column {key!r}")
+        else:
+            test["vars"][key] = value
+    for index, assertion in enumerate(test["assert"]):
+        if metric is not None:
+            assertion["metric"] = metric
+        for name, value in configs.get(index, {}).items():
+            assertion[name] = value
+            metadata[name] = value  # promptfoo copies per-assertion config into the test's metadata too
+    if not test.get("description"):
+        test.pop("description", None)
+    if metadata:
+        test["metadata"] = metadata
+    return test
+
+
+def read_csv_rows(path: Path, problems: Problems) -> list[tuple[int, dict[str, str]]]:
+    """(line number, row) pairs; a row whose field count differs from the header's is a problem."""
+    delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
+    text = path.read_text(encoding="utf-8-sig")
+    for strict in (True, False):  # promptfoo: strict quotes first, then relaxed
+        try:
+            reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter, strict=strict)
+            records = [(reader.line_num, record) for record in reader]
+            break
+        except csv.Error as exc:
+            if not strict:
+                problems.add(str(path), f"not a readable CSV file: {exc}")
+                return []
+    records = [(line, record) for line, record in records if record]
+    if not records:
+        problems.add(str(path), "the CSV file is empty (it needs a header row)")
+        return []
+    header = [name.strip() for name in records[0][1]]
+    rows = []
+    for line, record in records[1:]:
+        if len(record) != len(header):
+            problems.add(f"{path}:{line}", f"{len(record)} fields, but the header has {len(header)}")
+            continue
+        rows.append((line, dict(zip(header, record, strict=True))))
+    return rows
+
+
+def read_csv_tests(path: Path, problems: Problems) -> list[dict]:
+    return [test_from_csv_row(row, f"{path}:{line}", problems) for line, row in read_csv_rows(path, problems)]
+
+
+def read_test_file(path: Path, problems: Problems) -> list[dict]:
+    """Tests from a .csv, .json, .jsonl, .yaml or .yml file (a list of tests, or one per JSONL line)."""
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        problems.add(str(path), "test file not found")
+        return []
+    if suffix == ".csv":
+        return read_csv_tests(path, problems)
+    if suffix == ".jsonl":
+        return _jsonl(path, problems)
+    if suffix in (".json", ".yaml", ".yml"):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        except yaml.YAMLError as exc:
+            problems.add(str(path), f"not valid YAML/JSON: {exc}")
+            return []
+        data = data if isinstance(data, list) else [data]
+        if not all(isinstance(item, dict) for item in data):
+            problems.add(str(path), "a test file must hold a list of tests (mappings)")
+            return []
+        return data
+    problems.unsupported(str(path), f"a {suffix or 'extension-less'} test file", "use .csv, .json, .jsonl or .yaml")
+    return []
+
+
+def _jsonl(path: Path, problems: Problems) -> list[dict]:
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            problems.add(f"{path}:{number}", f"not JSON: {exc}")
+            continue
+        if not isinstance(item, dict):
+            problems.add(f"{path}:{number}", "each line must be a JSON object")
+            continue
+        items.append(item)
+    return items
+
+
+def read_vars_file(path: Path) -> list[dict]:
+    """Tests from a plain CSV or JSONL of vars: every column (key) is a var, except promptfoo's `__` columns in a
+    CSV, and a JSONL line that already is a test (has vars/assert) is kept as one. Raises ConfigError."""
+    problems = Problems()
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        tests = read_test_file(path, problems)
+    elif path.suffix.lower() == ".jsonl":
+        tests = [item if "vars" in item or "assert" in item else {"vars": item} for item in _jsonl(path, problems)]
+    else:
+        problems.unsupported(str(path), f"a {path.suffix or 'extension-less'} vars file", "use .csv or .jsonl")
+        tests = []
+    problems.raise_if_any(str(path))
+    return tests

@@ -1,0 +1,135 @@
+"""One cell's life as pure steps, shared by whatever runs cells (the window, `python -m app eval`):
+`prepare` renders its prompt and builds its request (or gives its output directly: `echo`, `providerOutput`);
+`record` takes the generation's Completion; `grader` starts its grading; `conclude` sets the final status.
+A row with a `select-best` assertion gets one more judge call once all its cells are final
+(`select_best_call`, then `apply_select_best`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from app.engine import Completion, GenerationRequest
+from app.evaluate import graders
+from app.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
+from app.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
+from app.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
+from app.session.evaluation import Assertion, CellResult, Evaluation, GradingResult, JudgeExchange
+
+
+@dataclass(frozen=True)
+class Prepared:
+    prompt: str  # the rendered prompt text (JSON for a chat prompt)
+    request: GenerationRequest | None  # None when the output is known without a model
+    given_output: str | None = None
+
+
+def _needs_logprobs(assertions: list[Assertion]) -> bool:
+    return any(a.base_type in NEEDS_LOGPROBS or _needs_logprobs(a.assertions or []) for a in assertions)
+
+
+def prepare(evaluation: Evaluation, cell: CellResult) -> Prepared:
+    """Render the cell's prompt; raises TemplateProblem when the template fails on this case's vars."""
+    case, variant = evaluation.cases[cell.case], evaluation.variants[cell.variant]
+    raw = case.options.prefix + variant.prompt.raw + case.options.suffix
+    prompt = render_prompt(raw, case.vars)
+    if case.provider_output is not None:
+        given = case.provider_output
+        return Prepared(prompt, None, given if isinstance(given, str) else json.dumps(given, ensure_ascii=False))
+    if variant.target.kind == "echo":
+        return Prepared(prompt, None, prompt)
+    logprobs = 1 if _needs_logprobs(case.assertions) else 0
+    return Prepared(prompt, variant.request(prompt, chat_messages(prompt), logprobs=logprobs))
+
+
+def start(cell: CellResult, prepared: Prepared) -> None:
+    """Reset the cell for a (re)run; a given output is recorded at once (latency unknown: not generated now)."""
+    fresh = CellResult(case=cell.case, variant=cell.variant, repeat=cell.repeat, prompt=prepared.prompt,
+                       status="running")
+    for name in CellResult.model_fields:
+        setattr(cell, name, getattr(fresh, name))
+    if prepared.given_output is not None:
+        cell.output, cell.status = prepared.given_output, "grading"
+
+
+def record(cell: CellResult, completion: Completion, latency_ms: float | None) -> None:
+    """Take a generation's result; an engine/backend error makes the cell an ERROR."""
+    cell.output = completion.text
+    cell.finish_reason = completion.finish_reason
+    cell.prompt_tokens, cell.generated_tokens = completion.prompt_tokens, completion.generated_tokens
+    cell.cached_tokens = completion.cached_tokens
+    cell.ttft_s, cell.decode_tps = completion.ttft_s, completion.decode_tps
+    cell.latency_ms = latency_ms
+    if completion.token_logprobs is not None:
+        cell.logprobs = [entry.logprob for entry in completion.token_logprobs]
+    if completion.finish_reason in ("error", "cancelled"):
+        cell.status = "error" if completion.finish_reason == "error" else "pending"
+        cell.error = completion.error or completion.finish_reason
+    else:
+        cell.status = "grading"
+
+
+def grader(evaluation: Evaluation, cell: CellResult, base_dir=None) -> CellGrader:
+    output = Output(text=cell.output, latency_ms=cell.latency_ms, finish_reason=cell.finish_reason,
+                    logprobs=cell.logprobs)
+    return CellGrader(evaluation.cases[cell.case], output, cell.prompt, base_dir)
+
+
+def conclude(cell: CellResult, graded: CellGrader) -> None:
+    """Final status from a finished grader: pass / fail, or error when an assertion could not be evaluated."""
+    try:
+        result: GradingResult = graded.result()
+    except CheckError as exc:
+        cell.status, cell.error, cell.grading = "error", str(exc), None
+        return
+    cell.grading = result
+    cell.status = "pass" if result.passed else "fail"
+
+
+def fail_prepare(cell: CellResult, problem: TemplateProblem) -> None:
+    cell.status, cell.error = "error", js_string(str(problem))
+
+
+def select_best_assertion(evaluation: Evaluation, case: int) -> Assertion | None:
+    return next((a for a in evaluation.cases[case].assertions if a.base_type == "select-best"), None)
+
+
+def select_best_call(evaluation: Evaluation, case: int, repeat: int = 0) -> JudgeCall | None:
+    """The judge call comparing a finished row's outputs (promptfoo runs it after the row), or None when the row
+    has no select-best or is not finished."""
+    assertion = select_best_assertion(evaluation, case)
+    row = evaluation.row(case, repeat)
+    if assertion is None or not all(cell.finished for cell in row) or any(
+            cell.status == "error" and (cell.error or "").startswith("select-best") or cell.grading and any(
+                c.assertion and c.assertion.base_type == "select-best" for c in cell.grading.component_results)
+            for cell in row):
+        return None  # not finished yet, or already judged (a resumed run asks again only when it was not)
+    test = evaluation.cases[case]
+    criteria = render_value(assertion.value, test.vars)
+    rubric = graders.load_rubric_prompt(assertion.rubric_prompt or test.options.rubric_prompt)
+    request = graders.select_best_request(js_string(criteria), [cell.output for cell in row], test.vars, rubric)
+    return JudgeCall(("select-best", case, repeat), request, assertion.provider or test.options.provider)
+
+
+def apply_select_best(evaluation: Evaluation, case: int, repeat: int, text: str, error: str | None = None) -> None:
+    """Merge the judge's choice into every graded cell of the row; a judge failure makes them ERRORs."""
+    assertion = select_best_assertion(evaluation, case)
+    row = evaluation.row(case, repeat)
+    criteria = js_string(render_value(assertion.value, evaluation.cases[case].vars))
+    verdicts = graders.parse_select_best(text, len(row), criteria, assertion)
+    asked = evaluation_request_text(evaluation, case, repeat)  # before the first merge marks the row judged
+    for cell, verdict in zip(row, verdicts, strict=True):
+        if cell.grading is None:
+            continue  # an ERROR cell stays one
+        if error:
+            cell.status, cell.error = "error", f"select-best judge failed: {error}"
+            continue
+        verdict.judge = [JudgeExchange(asked=asked, reply=text)]
+        cell.grading = merge_select_best(cell.grading, verdict)
+        cell.status = "pass" if cell.grading.passed else "fail"
+
+
+def evaluation_request_text(evaluation: Evaluation, case: int, repeat: int) -> str:
+    call = select_best_call(evaluation, case, repeat)
+    return call.request.messages[-1]["content"] if call else ""

@@ -1,0 +1,274 @@
+"""Read a promptfoo config (promptfooconfig.yaml) into a Suite: prompts, variants, test cases.
+
+Every problem in the file (unknown keys, unsupported providers or assertion types, missing files, bad CSV rows,
+template syntax errors) is collected and raised as one ConfigError before anything runs. Order and merging
+follow promptfoo's evaluator: `defaultTest` is merged into each test (assertions prepended unless
+`options.disableDefaultAsserts`; vars, options and metadata shallow-merged, the test winning; threshold and
+providerOutput the test's, else the default's); then vars holding a list whose first item is a string expand to
+the cartesian product (first var slowest), unless `options.disableVarExpansion`. No tests means one empty test.
+Columns are providers × prompts, provider-major, each provider limited to its `prompts:` labels.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from app.evaluate import case_files, checks, graders, prompts, providers, templates
+from app.evaluate.assertion_strings import ASSERTION_TYPES
+from app.evaluate.errors import Problems
+from app.evaluate.schema import ConfigFile, ProviderEntry, validate
+from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
+
+UNSUPPORTED_WHY = {
+    "javascript": "it runs JavaScript", "python": "it runs Python code", "ruby": "it runs Ruby code",
+    "webhook": "it calls a web hook", "similar": "it needs an embedding model, and Chorus has no embedding backend",
+    "cost": "Chorus's backends report no cost", "moderation": "it needs a moderation API",
+    "max-score": "it runs after all variants with a scoring script",
+}
+SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | {"assert-set"}
+
+
+@dataclass
+class Suite:
+    """What a config asks for: run it with `evaluation()`."""
+
+    description: str
+    source: str
+    base_dir: Path
+    prompts: list[PromptTemplate]
+    variants: list[Variant]
+    cases: list[EvalCase]
+    output_paths: list[str] = field(default_factory=list)
+    max_concurrency: int | None = None
+    repeat: int = 1
+
+    def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
+        return Evaluation(description=self.description, source=self.source, judge=judge,
+                          repeat=repeat or self.repeat, cases=self.cases, variants=self.variants)
+
+
+def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path) -> None:
+    kind = assertion.base_type
+    if kind == "assert-set":
+        if not assertion.assertions:
+            problems.add(where, "an assert-set needs a non-empty `assert` list")
+        for j, child in enumerate(assertion.assertions or []):
+            if child.base_type in ("assert-set", "select-best"):
+                problems.add(f"{where}.assert[{j}]", f"{child.type} cannot be nested in an assert-set")
+            else:
+                check_assertion(child, f"{where}.assert[{j}]", problems, variants, base)
+        return
+    if assertion.assertions is not None:
+        problems.add(where, f"`assert` belongs to an assert-set, not to {assertion.type}")
+    if kind not in SUPPORTED:
+        why = UNSUPPORTED_WHY.get(kind) or ("not a promptfoo assertion type" if kind not in ASSERTION_TYPES
+                                            else "not implemented in Chorus")
+        problems.unsupported(where, f"the assertion type {assertion.type!r}", why)
+    if kind == "select-best" and variants < 2:
+        problems.add(where, "select-best compares the outputs of a row: it needs at least two variants")
+    if assertion.transform is not None:
+        problems.unsupported(where, "an assertion `transform`", "it runs JavaScript")
+    for name, text in (("value", assertion.value), ("metric", assertion.metric)):
+        for item in (text if isinstance(text, list) else [text]):
+            problem = templates.check(item) if isinstance(item, str) else None
+            if problem:
+                problems.add(f"{where}.{name}", problem)
+    for judge in (assertion.provider,):
+        _check_judge(judge, f"{where}.provider", problems, base)
+
+
+def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
+    if judge is None:
+        return
+    judge_id = judge.get("id") if isinstance(judge, dict) else judge
+    if not isinstance(judge_id, str):
+        problems.add(where, "a judge is a provider id or {id, config}")
+        return
+    found = providers.parse_id(judge_id, base)
+    if isinstance(found, str):
+        problems.add(where, found)
+
+
+def _raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
+    """(where, test dict) for every test, files expanded; CSV rows without a description are "Row #N"."""
+    items = value if isinstance(value, list) else [value]
+    found: list[tuple[str, dict]] = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict):
+            found.append((f"tests[{index}]", item))
+        elif isinstance(item, str):
+            name = item[7:] if item.startswith("file://") else item
+            paths = sorted(glob.glob(str(base / name))) if any(c in name for c in "*?[") else [str(base / name)]
+            if not paths:
+                problems.add(f"tests[{index}]", f"no file matches {item!r}")
+            for path in map(Path, paths):
+                tests = case_files.read_test_file(path, problems)
+                for row, test in enumerate(tests, start=1):
+                    if path.suffix.lower() == ".csv":
+                        test.setdefault("description", f"Row #{row}")
+                    found.append((f"{path.name} test {row}", test))
+        else:
+            problems.add(f"tests[{index}]", "a test is a mapping or a file:// path")
+    return found
+
+
+def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
+    if default is None:
+        return test
+    options = default.options.model_copy(update=test.options.model_dump(exclude_unset=True))
+    assertions = test.assertions if options.disable_default_asserts else [*default.assertions, *test.assertions]
+    return test.model_copy(update={
+        "vars": {**default.vars, **test.vars}, "assertions": assertions, "options": options,
+        "metadata": {**default.metadata, **test.metadata},
+        "threshold": test.threshold if test.threshold is not None else default.threshold,
+        "provider_output": test.provider_output if test.provider_output is not None else default.provider_output,
+        "description": test.description or default.description})
+
+
+def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
+    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
+    loaded = {}
+    for key, value in test.vars.items():
+        items = value if isinstance(value, list) else [value]
+        if not any(isinstance(v, str) and v.startswith("file://") for v in items):
+            continue
+        out = []
+        for item in items:
+            if not (isinstance(item, str) and item.startswith("file://")):
+                out.append(item)
+                continue
+            path = base / item[7:]
+            if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
+                problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
+            elif not path.is_file():
+                problems.add(f"{where}.vars.{key}", f"no such file: {path}")
+            elif path.suffix.lower() in (".json", ".yaml", ".yml"):
+                out.append(yaml.safe_load(path.read_text(encoding="utf-8")))
+            else:
+                out.append(path.read_text(encoding="utf-8"))
+        loaded[key] = out if isinstance(value, list) else (out[0] if out else value)
+    return test.model_copy(update={"vars": {**test.vars, **loaded}}) if loaded else test
+
+
+def expand_vars(test: EvalCase) -> list[EvalCase]:
+    """One test per combination of list-valued vars whose first item is a string."""
+    if test.options.disable_var_expansion:
+        return [test]
+    axes = [(k, v if isinstance(v, list) and v and isinstance(v[0], str) else [v]) for k, v in test.vars.items()]
+    combos = list(itertools.product(*(values for _key, values in axes)))
+    if len(combos) == 1:
+        return [test]
+    return [test.model_copy(update={"vars": dict(zip([k for k, _ in axes], combo, strict=True))}) for combo in combos]
+
+
+def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: Problems) -> list[Variant]:
+    if entries is None:
+        problems.add("providers", "the config names no providers")
+        return []
+    if isinstance(entries, (str, dict)):
+        entries = [entries]
+    variants = []
+    for index, raw in enumerate(entries if isinstance(entries, list) else []):
+        where = f"providers[{index}]"
+        if isinstance(raw, str):
+            raw = {"id": raw}
+        elif (isinstance(raw, dict) and len(raw) == 1 and next(iter(raw)) not in ProviderEntry.model_fields
+              and isinstance(next(iter(raw.values())), (dict, type(None)))):  # {id: {config…}}
+            (pid, options), = raw.items()
+            raw = {"id": pid, **(options or {})}
+        entry = validate(ProviderEntry, raw, where, problems)
+        if entry is None:
+            continue
+        for name in ("transform", "delay", "env"):
+            if getattr(entry, name) is not None:
+                problems.unsupported(where, f"the provider key {name!r}")
+        found = providers.parse_id(entry.id, base)
+        if isinstance(found, str):
+            problems.add(where, found)
+            continue
+        family, target = found
+        fields = providers.settings(family, target, entry.config, where, problems)
+        allowed = [p for p in prompt_list if entry.prompts is None or any(
+            p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
+        if entry.prompts is not None and not allowed:
+            problems.add(f"{where}.prompts", f"no prompt is labelled {', '.join(entry.prompts)}")
+        variants += [Variant(provider_id=entry.id, label=entry.label or entry.id, prompt=p, **fields) for p in allowed]
+    if not isinstance(entries, list):
+        problems.add("providers", "must be a provider id or a list of providers")
+    return variants
+
+
+def read_config(data, base: Path, source: str = "") -> Suite:
+    """A Suite from a parsed config mapping; raises ConfigError listing every problem."""
+    problems = Problems()
+    config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
+    if not isinstance(data, dict):
+        problems.add("", "the config must be a YAML mapping (prompts, providers, tests…)")
+    if config is None:
+        config = ConfigFile.model_construct()
+        for key in ("prompts", "providers", "tests", "default_test", "description"):
+            setattr(config, key, data.get(key) if isinstance(data, dict) else None)
+    prompt_list = prompts.read_prompts(config.prompts, base, problems)
+    for p in prompt_list:
+        problem = templates.check(p.raw)
+        if problem:
+            problems.add(f"prompt {p.label[:60]!r}", problem)
+    variants = _variants(config.providers, prompt_list, base, problems)
+    default = _test(config.default_test, "defaultTest", problems, base, len(variants)) if config.default_test else None
+    cases: list[EvalCase] = []
+    for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
+        test = _test(raw, where, problems, base, len(variants))
+        if test is not None:
+            cases += expand_vars(load_file_vars(merge_default(test, default), where, base, problems))
+    problems.raise_if_any(source)
+    paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
+        config.output_path)
+    options = config.evaluate_options
+    return Suite(description=config.description or "", source=source, base_dir=base, prompts=prompt_list,
+                 variants=variants, cases=cases, output_paths=[str(p) for p in paths],
+                 max_concurrency=options.max_concurrency if options else None,
+                 repeat=(options.repeat if options and options.repeat else 1))
+
+
+def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:
+    """The test, its assertions validated one by one so one bad assertion does not hide problems in others."""
+    items = raw.get("assert") if isinstance(raw, dict) else None
+    if isinstance(items, list):
+        raw = {k: v for k, v in raw.items() if k != "assert"}
+    test = validate(EvalCase, raw, where, problems)
+    checked = []
+    if isinstance(items, list):  # checked even when the test itself is not valid: every problem at once
+        checked = [validate(Assertion, item, f"{where}.assert[{i}]", problems) for i, item in enumerate(items)]
+        for i, assertion in enumerate(checked):
+            if assertion is not None:
+                check_assertion(assertion, f"{where}.assert[{i}]", problems, n_variants, base)
+    if test is None:
+        return None
+    if isinstance(items, list):
+        test.assertions = [a for a in checked if a is not None]
+    if test.options.transform is not None:
+        problems.unsupported(f"{where}.options", "a test `transform`", "it runs JavaScript")
+    _check_judge(test.options.provider, f"{where}.options.provider", problems, base)
+    return test
+
+
+def load_config(path) -> Suite:
+    """Read promptfooconfig.yaml (or .json); raises ConfigError (every problem listed) for anything unusable."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems = Problems()
+        problems.add(str(path), f"cannot read the config: {exc}")
+        problems.raise_if_any()
+    except yaml.YAMLError as exc:
+        problems = Problems()
+        problems.add(str(path), f"not valid YAML: {exc}")
+        problems.raise_if_any()
+    return read_config(data, path.resolve().parent, str(path))
+

@@ -1,0 +1,76 @@
+"""Between panes and an evaluation, both ways: a new evaluation from the panes a user has, and one cell
+opened as a pane.
+
+`evaluation_from_panes`: each pane is one variant (its prompt, with `{{vars}}`, system prompt, earlier turns,
+sampling, max tokens, stop strings and backend: `variants.variants_from_panes`). The test cases come from a CSV
+or JSONL of vars (promptfoo's CSV columns: `__expected` assertions, `__description`…), read as a config's
+`tests: file://…` would be; without one, the evaluation has one case with no vars, i.e. each pane's prompt
+as it is, run once.
+
+`cell_pane`: the cell's rendered prompt as the pane's conversation and its output as the pane's result (with
+the generation's tokens and probabilities when the run that made it is still in memory), on the backend it
+ran on, so diff, probabilities and branching work on it as on any pane.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from app.evaluate import cells
+from app.evaluate.case_files import read_vars_file
+from app.evaluate.config import read_config
+from app.evaluate.templates import chat_messages
+from app.evaluate.variants import variants_from_panes
+from app.session.evaluation import CellResult, Evaluation
+from app.session.state import PaneResult, PaneSpec, RunState
+
+
+def evaluation_from_panes(panes: list[PaneSpec], vars_file: str | Path | None = None, judge: str = "local",
+                          description: str = "") -> Evaluation:
+    """Raises ValueError for a pane without a prompt, ConfigError for a vars file that cannot be used."""
+    variants = variants_from_panes(panes)
+    if not variants:
+        raise ValueError("there are no panes to evaluate: add a pane with a prompt first")
+    tests = read_vars_file(Path(vars_file)) if vars_file else [{}]
+    base = Path(vars_file).resolve().parent if vars_file else Path.cwd()
+    suite = read_config({"prompts": ["{{x}}"], "providers": ["echo"], "tests": tests}, base,
+                        str(vars_file) if vars_file else "")
+    return Evaluation(description=description or f"{len(variants)} panes", source=str(vars_file or ""),
+                      judge=judge, cases=suite.cases, variants=variants)
+
+
+def cell_conversation(evaluation: Evaluation, cell: CellResult) -> tuple[str, list[dict]]:
+    """(system prompt, user/assistant turns) of the cell's prompt; rendered now if the cell never ran.
+    Raises TemplateProblem when its template fails on the case's vars."""
+    prompt = cell.prompt or cells.prepare(evaluation, cell).prompt
+    messages = chat_messages(prompt) or [{"role": "user", "content": prompt}]
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] in ("user", "assistant")]
+    return system, turns
+
+
+def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str, result: PaneResult | None = None) -> PaneSpec:
+    """A pane holding the cell: its conversation, settings and output. `result` is the generation's own
+    PaneResult (tokens, probabilities) if the caller still has it; else the pane's result is built from the
+    cell. A cell without output opens with its question as the draft, ready to run."""
+    variant = evaluation.variants[cell.variant]
+    system, turns = cell_conversation(evaluation, cell)
+    title = f"{variant.label} · case {cell.case + 1}" + (f" · repeat {cell.repeat + 1}" if evaluation.repeat > 1
+                                                         else "")
+    fields = dict(title=title, system=system, sampling=variant.sampling_params(), max_tokens=variant.max_tokens,
+                  stop=tuple(variant.stop), backend=backend)
+    if not cell.output and not (result and result.text):
+        draft = turns.pop()["content"] if turns and turns[-1]["role"] == "user" else ""
+        return PaneSpec(turns=turns, draft=draft, **fields)
+    if result is not None and result.text == cell.output:
+        shown = dataclasses.replace(result)  # the pane's own copy: a rerun replaces it, never the runner's
+    else:
+        shown = PaneResult(state=RunState.DONE, text=cell.output,
+                           finish_reason=cell.finish_reason, error=cell.error, prompt_tokens=cell.prompt_tokens,
+                           generated_tokens=cell.generated_tokens, cached_tokens=cell.cached_tokens,
+                           ttft_s=cell.ttft_s, decode_tps=cell.decode_tps)
+    pane = PaneSpec(turns=[*turns, {"role": "assistant", "content": cell.output}],
+                    show_probabilities=bool(shown.token_logprobs), **fields)
+    pane.result = shown
+    return pane

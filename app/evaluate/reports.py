@@ -1,0 +1,135 @@
+"""The table outputs: CSV as promptfoo writes it, one self-contained HTML report, JUnit XML for CI.
+
+CSV (promptfoo src/util/eval/evalTableUtils.ts): `Description` (when any case has one), one column per var,
+then per variant `[provider] prompt label`, `Status` (PASS/FAIL/ERROR), `Score` (2 decimals), `Named Scores`
+(JSON), `Metric: <name>` (one per named score of that variant), `Grader Reason`, `Comment`; string cells that
+a spreadsheet would run as a formula get a leading "'". HTML: one file, inline CSS, no scripts or links out.
+JUnit: one <testsuite> per variant, one <testcase> per cell; FAIL is <failure>, ERROR is <error>.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from app.evaluate import stats
+from app.evaluate.templates import js_fixed
+from app.session.evaluation import CellResult, Evaluation
+
+_FORMULA = re.compile(r"^[=+\-@\t\r]")
+_NUMERIC = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def escape_formula(cell: str) -> str:
+    """Prefix "'" to a cell a spreadsheet would evaluate (=, +, -, @, tab, CR), numbers excepted."""
+    if _FORMULA.match(cell) and not _NUMERIC.match(cell.strip()):
+        return "'" + cell
+    return cell
+
+
+def status_word(cell: CellResult) -> str:
+    return {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}.get(cell.status, "")
+
+
+def _var_names(evaluation: Evaluation) -> list[str]:
+    return list(dict.fromkeys(name for case in evaluation.cases for name in case.vars))
+
+
+def _metric_names(evaluation: Evaluation, variant: int) -> list[str]:
+    return sorted({name for c in evaluation.cells if c.variant == variant and c.grading
+                   for name in c.grading.named_scores})
+
+
+def to_csv(evaluation: Evaluation) -> str:
+    names = _var_names(evaluation)
+    has_descriptions = any(case.description for case in evaluation.cases)
+    metrics = [_metric_names(evaluation, i) for i in range(len(evaluation.variants))]
+    header = (["Description"] if has_descriptions else []) + names
+    for i, variant in enumerate(evaluation.variants):
+        header += [variant.title, "Status", "Score", "Named Scores", *(f"Metric: {m}" for m in metrics[i]),
+                   "Grader Reason", "Comment"]
+    lines = [header]
+    for row in stats.rows(evaluation):
+        values = ([row.description] if has_descriptions else []) + [
+            "" if row.vars.get(n) is None else str(row.vars[n]) for n in names]
+        for i, cell in enumerate(row.cells):
+            if not cell.finished:
+                values += [""] * (6 + len(metrics[i]))
+                continue
+            named = cell.grading.named_scores if cell.grading else {}
+            values += [cell.output if cell.status != "error" else (cell.error or cell.output), status_word(cell),
+                       js_fixed(cell.score), json.dumps({k: float(js_fixed(v)) for k, v in named.items()}) if named
+                       else "", *(js_fixed(named[m]) if m in named else "" for m in metrics[i]),
+                       cell.grading.reason if cell.grading else (cell.error or ""), ""]
+        lines.append(values)
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([[escape_formula(v) for v in line] for line in lines])
+    return out.getvalue()
+
+
+_CSS = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;width:100%}
+th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;text-align:left}th{background:#f4f4f4}
+.PASS{color:#176f2c}.FAIL{color:#b3261e}.ERROR{color:#8a4b00}.out{white-space:pre-wrap;font-family:monospace}
+.reason{color:#555;font-size:90%;white-space:pre-wrap}.stats{font-weight:normal;font-size:85%;color:#444}"""
+
+
+def to_html(evaluation: Evaluation) -> str:
+    """One self-contained page: summary, then the matrix ([STATUS] (score) output, then the reason)."""
+    esc = html.escape
+    matrix = stats.matrix(evaluation)
+    total = stats.totals(evaluation)
+    names = _var_names(evaluation)
+    head = "".join(f"<th>{esc(n)}</th>" for n in ["Description", *names])
+    head += "".join(f"<th>{esc(c.variant.title)}<div class='stats'>{esc(c.stats.summary())}</div></th>"
+                    for c in matrix.columns)
+    body = []
+    for row in matrix.rows:
+        cells = [f"<td>{esc(row.description)}</td>"] + [f"<td class='out'>{esc(str(row.vars.get(n, '')))}</td>"
+                                                         for n in names]
+        for cell in row.cells:
+            word = status_word(cell) or "PENDING"
+            text = cell.error if cell.status == "error" else cell.output
+            reason = cell.grading.reason if cell.grading else ""
+            cells.append(f"<td><b class='{word}'>[{word}]</b> ({cell.score:.2f}) <div class='out'>{esc(text or '')}"
+                         f"</div><div class='reason'>{esc(reason)}</div></td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    title = esc(evaluation.description or evaluation.source or "Evaluation")
+    summary = (f"{total.successes} passed, {total.failures} failed, {total.errors} errors"
+               + (f", {total.pending} not run" if total.pending else "") + f" · pass rate {total.pass_rate:.1f}%")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title><style>{_CSS}</style></head>"
+            f"<body><h1>{title}</h1><p>{esc(summary)}</p><table><thead><tr>{head}</tr></thead><tbody>"
+            + "\n".join(body) + "</tbody></table></body></html>\n")
+
+
+def to_junit(evaluation: Evaluation) -> str:
+    """JUnit XML: <testsuites> with one <testsuite> per variant (its cells as <testcase>s)."""
+    total = stats.totals(evaluation)
+    suites = ET.Element("testsuites", name=evaluation.description or "chorus eval",
+                        tests=str(len(evaluation.cells)), failures=str(total.failures),
+                        errors=str(total.errors + total.pending), time=f"{evaluation.duration_s or 0:.3f}")
+    for index, variant in enumerate(evaluation.variants):
+        cells = [c for c in evaluation.cells if c.variant == index]
+        suite = ET.SubElement(suites, "testsuite", name=variant.title, tests=str(len(cells)),
+                              failures=str(sum(c.status == "fail" for c in cells)),
+                              errors=str(sum(c.status not in ("pass", "fail") for c in cells)),
+                              time=f"{sum(c.latency_ms or 0 for c in cells) / 1000:.3f}")
+        for cell in cells:
+            case = evaluation.cases[cell.case]
+            name = case.description or json.dumps(case.vars, ensure_ascii=False)[:200]
+            if evaluation.repeat > 1:
+                name += f" (repeat {cell.repeat + 1})"
+            testcase = ET.SubElement(suite, "testcase", name=name, classname=variant.title,
+                                     time=f"{(cell.latency_ms or 0) / 1000:.3f}")
+            if cell.status == "fail":
+                reason = cell.grading.reason if cell.grading else ""
+                ET.SubElement(testcase, "failure", message=reason[:500], type="assertion").text = cell.output
+            elif cell.status != "pass":
+                ET.SubElement(testcase, "error", message=(cell.error or "not run")[:500],
+                              type="error" if cell.finished else "not-run").text = cell.error or ""
+            ET.SubElement(testcase, "system-out").text = cell.output
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -1,0 +1,87 @@
+"""Where an evaluation's requests go among a window's backends (a `BackendRegistry`), by the name panes use.
+
+A variant's or a judge's `BackendTarget` becomes a registry name: `named` targets (variants made from panes)
+keep their pane's backend; the main model ("local", or a GGUF that is the main model's file) is MAIN; another
+GGUF or a server is the backend of the same spec once opened. `missing()` lists the specs to open first, and
+`api_key()` finds a server's key the way `python -m app eval` does (the target's environment variable, else
+the key store). Qt-free.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from app.backends.registry import MAIN, BackendSpec
+from app.session.evaluation import BackendTarget
+
+
+def api_key(target: BackendTarget, keys) -> str | None:
+    """The API key for a server target: $`target.api_key_env`, else what `keys` (a KeyStore) holds for its URL."""
+    from_env = os.environ.get(target.api_key_env) if target.api_key_env else None
+    return from_env or (keys.get(target.url) if keys is not None and target.url else None)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
+
+
+def spec_for(target: BackendTarget) -> BackendSpec | None:
+    """The backend to open for a target (None: echo, a pane's named backend, or the main model)."""
+    if target.kind == "local" and target.path:
+        return BackendSpec(kind="local", path=target.path)
+    if target.kind == "server":
+        return BackendSpec(kind="server", url=target.url, model=target.model)
+    return None
+
+
+class Routes:
+    """Registry names for targets. `main_path()` is the main model's file ("" when none is loaded);
+    `specs()` the registry's open specs (`BackendRegistry.specs`)."""
+
+    def __init__(self, main_path: Callable[[], str], specs: Callable[[], list[BackendSpec]]):
+        self._main_path, self._specs = main_path, specs
+        self._opened: dict[str, str] = {}  # target (JSON) -> the name it was opened under
+
+    def name(self, target: BackendTarget) -> str:
+        """The registry name for the target; raises RuntimeError when it is not open (echo never submits)."""
+        found = self.find(target)
+        if found is None:
+            raise RuntimeError(f"{target.name} is not connected")
+        return found
+
+    def find(self, target: BackendTarget) -> str | None:
+        if target.kind == "named":
+            return target.backend or MAIN
+        if target.kind == "local":
+            main = self._main_path()
+            if not target.path or (main and _same_file(target.path, main)):
+                return MAIN
+        opened = self._opened.get(target.model_dump_json())
+        if opened is not None:
+            return opened
+        for spec in self._specs():
+            if target.kind == "local" and spec.kind == "local" and _same_file(spec.path, target.path):
+                return spec.name
+            if (target.kind == "server" and spec.kind == "server" and spec.url.rstrip("/") == target.url.rstrip("/")
+                    and (target.model is None or spec.model == target.model)):
+                return spec.name
+        return None
+
+    def missing(self, targets: list[BackendTarget]) -> list[tuple[BackendTarget, BackendSpec]]:
+        """The targets no open backend serves yet, with the spec to open for each (each spec once)."""
+        found, seen = [], set()
+        for target in targets:
+            spec = spec_for(target)
+            if spec is not None and self.find(target) is None and spec not in seen:
+                seen.add(spec)
+                found.append((target, spec))
+        return found
+
+    def opened(self, target: BackendTarget, name: str) -> None:
+        """The target's backend was opened under `name` (a server's default model resolved)."""
+        self._opened[target.model_dump_json()] = name

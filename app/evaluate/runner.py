@@ -1,0 +1,298 @@
+"""EvaluationRunner: an Evaluation's unfinished cells, generated and judged through the SessionRunner.
+
+Every cell is queued at once; requests (generations and judge calls together) are submitted while fewer than
+`max_concurrency` are in flight (no bound by default: the engine batches whatever it holds), judge calls before
+new cells so cells finish as the run goes. Cells, their grading and the evaluation change only inside `start`,
+`cancel` and the SessionRunner's `pump` (its `on_finish` callbacks), i.e. on the thread that owns the runner.
+A cell ends pass, fail or error, except after `cancel`: a cell whose generation or judging was cut short is
+"pending" again, so a resume runs it. A select-best row is judged once, after all its cells are final (also
+when `start` finds such a row already final, from an earlier run). A running cell's `output` and
+`generated_tokens` follow its generation as the runner's pump applies it (cells stream). Qt-free.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from psygnal import Signal, SignalGroup
+
+from app.engine import Completion
+from app.evaluate import cells, graders, providers
+from app.evaluate.errors import Problems
+from app.evaluate.scoring import CellGrader, JudgeCall
+from app.evaluate.templates import TemplateProblem
+from app.session.evaluation import BackendTarget, CellResult, Evaluation
+from app.session.runner import SessionRunner
+from app.session.state import PaneResult
+
+
+def default_judge(judge: str) -> BackendTarget:
+    """The evaluation's judge: "local" (the main model), a GGUF path, or an OpenAI-compatible server URL."""
+    if judge in ("", "local"):
+        return BackendTarget(kind="local")
+    if judge.startswith(("http://", "https://")):
+        return BackendTarget(kind="server", url=judge.rstrip("/"))
+    return BackendTarget(kind="local", path=judge)
+
+
+def judge_target(judge, evaluation_judge: str, base_dir=None) -> BackendTarget:
+    """Where a judge call goes: its provider (an assertion's or a test's, id or {id, config}), else the
+    evaluation's judge. Raises ValueError for a provider that cannot judge."""
+    if judge is None:
+        return default_judge(evaluation_judge)
+    judge_id = judge.get("id") if isinstance(judge, dict) else judge
+    config = (judge.get("config") or {}) if isinstance(judge, dict) else {}
+    found = providers.parse_id(str(judge_id), Path(base_dir or "."))
+    if isinstance(found, str):
+        raise ValueError(found)
+    family, target = found
+    if family == "echo":
+        raise ValueError("echo cannot judge: name a model or a server as the provider")
+    return providers.settings(family, target, config, "judge", Problems())["target"]
+
+
+def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]:
+    """Every backend the unfinished cells may use (variants, then judges), each once, so a front end opens them
+    before anything runs. Raises ValueError for a judge provider that cannot judge."""
+    found: dict[str, BackendTarget] = {}
+    todo = evaluation.unfinished()
+    for cell in todo:
+        target = evaluation.variants[cell.variant].target
+        if target.kind != "echo" and evaluation.cases[cell.case].provider_output is None:
+            found.setdefault(target.model_dump_json(), target)
+    cases = {cell.case for cell in todo} | {case for case in range(len(evaluation.cases)) for repeat in range(
+        evaluation.repeat) if cells.select_best_call(evaluation, case, repeat)}
+    for case in sorted(cases):
+        test = evaluation.cases[case]
+        stack = list(test.assertions)
+        while stack:
+            assertion = stack.pop()
+            stack += assertion.assertions or []
+            if assertion.base_type in graders.MODEL_GRADED:
+                target = judge_target(assertion.provider or test.options.provider, evaluation.judge, base_dir)
+                found.setdefault(target.model_dump_json(), target)
+    return list(found.values())
+
+
+class EvaluationEvents(SignalGroup):
+    cell_changed = Signal(object)
+    """A cell's status or results changed (the CellResult), also its output while it streams (once per pump);
+    its own `cell.events` say which field."""
+    finished = Signal()
+    """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
+
+
+class EvaluationRunner:
+    def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
+                 base_dir=None, max_concurrency: int | None = None, alternatives: int = 0):
+        """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
+        runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
+        every generation for that many likely tokens per position (the window does, so a cell opened as a
+        pane shows probabilities and can branch); they stay in `results`, not in the cells."""
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
+        self.evaluation, self.runner, self.route = evaluation, runner, route
+        self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
+        self.results: dict[tuple[int, int, int], PaneResult] = {}  # (case, variant, repeat) -> its generation
+        self._live: dict[tuple[int, int, int], PaneResult] = {}  # generations in flight, by cell
+        self.events = EvaluationEvents()
+        self.cancelled = False
+        self._cells: deque[CellResult] = deque()
+        self._judge_calls: deque[tuple[CellGrader | None, CellResult | None, JudgeCall]] = deque()
+        self._in_flight: dict[int, object] = {}  # request id -> its handle
+        self._asked: set[tuple] = set()  # select-best rows already queued
+        self._started = 0.0
+        self._finished_emitted = False
+
+    # --- driving (owning thread) -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        self._started = time.perf_counter()
+        self._cells.extend(self.evaluation.unfinished())
+        for case, repeat in sorted({(c.case, c.repeat) for c in self.evaluation.cells}):
+            self._maybe_select_best(case, repeat)
+        self._top_up()
+
+    def drive(self, timeout: float | None = None) -> bool:
+        """Pump the SessionRunner on this thread until done (True) or `timeout` seconds pass (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.done:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self.runner.wait(0.2 if left is None else min(0.2, left))
+            self.runner.pump()
+        return True
+
+    def cancel(self) -> None:
+        """Submit nothing more and cancel what is in flight; the cut-short cells end "pending" as they drain."""
+        self.cancelled = True
+        self._cells.clear()  # never started: still pending
+        for _grader, cell, _call in self._judge_calls:
+            if cell is not None:
+                self._reset(cell)
+        self._judge_calls.clear()
+        for handle in list(self._in_flight.values()):
+            handle.cancel()
+        self._check_done()
+
+    @property
+    def done(self) -> bool:
+        return not self._cells and not self._judge_calls and not self._in_flight
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    # --- steps -------------------------------------------------------------------------------------------------
+    def _top_up(self) -> None:
+        while not self.cancelled and (self.max_concurrency is None or len(self._in_flight) < self.max_concurrency):
+            if self._judge_calls:
+                self._submit_judge(*self._judge_calls.popleft())
+            elif self._cells:
+                self._start_cell(self._cells.popleft())
+            else:
+                break
+        self._check_done()
+
+    def _submit(self, request, target: BackendTarget, on_finish) -> PaneResult:
+        result = PaneResult()
+        handle = self.runner.submit(request, self.route(target), result,
+                                    lambda result, completion: self._ended(handle.id, result, completion, on_finish))
+        self._in_flight[handle.id] = handle
+        return result
+
+    def _ended(self, request_id: int, result: PaneResult, completion: Completion, on_finish) -> None:
+        self._in_flight.pop(request_id, None)
+        on_finish(result, completion)
+        self._top_up()
+
+    def _start_cell(self, cell: CellResult) -> None:
+        try:
+            prepared = cells.prepare(self.evaluation, cell)
+        except TemplateProblem as problem:
+            cells.fail_prepare(cell, problem)
+            return self._concluded(cell)
+        cells.start(cell, prepared)
+        self._changed(cell)
+        if prepared.request is None:
+            return self._grade(cell)
+        request, keep_logprobs = prepared.request, bool(prepared.request.logprobs)
+        if self.alternatives > request.logprobs:
+            request = dataclasses.replace(request, logprobs=self.alternatives)
+        try:
+            result = self._submit(request, self.evaluation.variants[cell.variant].target,
+                                  lambda result, completion: self._generated(cell, result, completion, keep_logprobs))
+        except (RuntimeError, ValueError, OSError, ConnectionError) as exc:
+            cell.status, cell.error = "error", str(exc)
+            return self._concluded(cell)
+        self._live[(cell.case, cell.variant, cell.repeat)] = result
+        result.events.text.connect(lambda text: self._streamed(cell, result))
+        result.events.state.connect(lambda state: self._changed(cell) if cell.status == "running" else None)
+
+    def live(self, cell: CellResult) -> PaneResult | None:
+        """The cell's generation while it is in flight (its state says queued, prefilling or generating)."""
+        return self._live.get((cell.case, cell.variant, cell.repeat))
+
+    def _streamed(self, cell: CellResult, result: PaneResult) -> None:
+        """The generation's text grew (applied by the runner's pump): show it in the cell while it runs."""
+        if cell.status == "running" and result.busy:
+            cell.output, cell.generated_tokens = result.text, result.generated_tokens
+            self._changed(cell)
+
+    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion,
+                   keep_logprobs: bool = True) -> None:
+        end = result.t_last if result.t_last is not None else time.perf_counter()
+        latency_ms = (end - result.t_submit) * 1000 if result.t_submit is not None else None
+        result.events.text.disconnect()
+        result.events.state.disconnect()
+        self._live.pop((cell.case, cell.variant, cell.repeat), None)
+        cells.record(cell, completion, latency_ms)
+        if not keep_logprobs:
+            cell.logprobs = None  # asked only for `results`: no check reads them
+        if completion.finish_reason not in ("error", "cancelled"):
+            self.results[(cell.case, cell.variant, cell.repeat)] = result
+        if cell.status == "grading":
+            return self._grade(cell)
+        if cell.status == "pending":  # cancelled: it runs again on a resume
+            return self._changed(cell)
+        self._concluded(cell)
+
+    def _grade(self, cell: CellResult) -> None:
+        self._changed(cell)
+        grader = cells.grader(self.evaluation, cell, self.base_dir)
+        try:
+            calls = grader.start()
+        except Exception as exc:  # noqa: BLE001 - a grader's failure is that cell's error, not the run's
+            cell.status, cell.error = "error", f"grading failed: {exc}"
+            return self._concluded(cell)
+        if calls and self.cancelled:  # its judges will not be asked now: it runs again on a resume
+            return self._reset(cell)
+        self._judge_calls.extend((grader, cell, call) for call in calls)
+        if grader.done:
+            self._conclude(cell, grader)
+
+    def _submit_judge(self, grader: CellGrader | None, cell: CellResult | None, call: JudgeCall) -> None:
+        try:
+            target = judge_target(call.judge, self.evaluation.judge, self.base_dir)
+            self._submit(call.request, target, lambda _result, completion: self._judged(grader, cell, call,
+                                                                                        completion))
+        except (RuntimeError, ValueError, OSError, ConnectionError) as exc:
+            self._judged(grader, cell, call, None, str(exc))
+
+    def _judged(self, grader: CellGrader | None, cell: CellResult | None, call: JudgeCall,
+                completion: Completion | None, failure: str | None = None) -> None:
+        if completion is not None and completion.finish_reason == "cancelled" and self.cancelled:
+            return self._reset(cell) if cell is not None else None
+        text = completion.text if completion is not None else ""
+        if failure is None and completion is not None and completion.finish_reason in ("error", "cancelled"):
+            failure = completion.error or completion.finish_reason
+        if grader is None:  # a select-best row
+            _kind, case, repeat = call.key
+            cells.apply_select_best(self.evaluation, case, repeat, text, failure)
+            for row_cell in self.evaluation.row(case, repeat):
+                self._changed(row_cell)
+            return
+        try:
+            more = grader.reply(call.key, text, failure)
+        except Exception as exc:  # noqa: BLE001 - as in _grade
+            cell.status, cell.error = "error", f"grading failed: {exc}"
+            return self._concluded(cell)
+        if more and self.cancelled:
+            return self._reset(cell)
+        self._judge_calls.extend((grader, cell, next_call) for next_call in more)
+        if grader.done:
+            self._conclude(cell, grader)
+
+    def _conclude(self, cell: CellResult, grader: CellGrader) -> None:
+        cells.conclude(cell, grader)
+        self._concluded(cell)
+
+    def _concluded(self, cell: CellResult) -> None:
+        self._changed(cell)
+        self._maybe_select_best(cell.case, cell.repeat)
+
+    def _maybe_select_best(self, case: int, repeat: int) -> None:
+        call = cells.select_best_call(self.evaluation, case, repeat)
+        if call is not None and call.key not in self._asked and not self.cancelled:
+            self._asked.add(call.key)
+            self._judge_calls.append((None, None, call))
+
+    def _reset(self, cell: CellResult) -> None:
+        if not cell.finished:
+            cell.status = "pending"
+            self._changed(cell)
+
+    def _changed(self, cell: CellResult) -> None:
+        self.events.cell_changed.emit(cell)
+
+    def _check_done(self) -> None:
+        if self.done and not self._finished_emitted:
+            self._finished_emitted = True
+            self.evaluation.duration_s = time.perf_counter() - self._started
+            self.events.finished.emit()

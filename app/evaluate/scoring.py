@@ -1,0 +1,202 @@
+"""One cell's assertions, scored as promptfoo scores them (src/assertions/assertionsResult.ts, index.ts).
+
+- A test's score is Σ scoreᵢ·weightᵢ / Σ weightᵢ (0 when Σ weight is 0); weight defaults to 1.
+- Without a threshold the test passes when every assertion passed (the last failure's reason is the reason);
+  with a numeric threshold it passes when score ≥ threshold, whatever single assertions did (0 is honoured).
+- `weight: 0` forces a pass and leaves the score alone; its `metric` is still reported (at weight 1).
+- `metric` names a score: per test, the weighted mean of that metric's assertions (nested ones included).
+- `assert-set` is scored the same way with its own threshold, then counts as one entry (its weight, metric).
+- No assertions: pass, score 1, "No assertions".
+`CellGrader` runs deterministic checks at once and model-graded ones as judge conversations (graders.py), so a
+caller can submit judge requests beside generation; `select-best` is graded per row afterwards (`merge_select_best`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.engine import GenerationRequest
+from app.evaluate import graders
+from app.evaluate.checks import CHECKS, CheckError, Output, run_check
+from app.evaluate.templates import js_fixed, js_string, render_value
+from app.session.evaluation import Assertion, EvalCase, GradingResult, JudgeExchange
+
+
+class ScoreSum:
+    """promptfoo's AssertionsResult: accumulates component results into one GradingResult."""
+
+    def __init__(self, threshold: float | None = None):
+        self.threshold = threshold
+        self.total = self.weights = 0.0
+        self.failed_reason: str | None = None
+        self.components: dict[int, GradingResult] = {}
+        self.named: dict[str, float] = {}
+        self.named_weights: dict[str, float] = {}
+
+    def add(self, index: int, result: GradingResult, metric: str | None = None, weight: float = 1.0) -> None:
+        self.total += result.score * weight
+        self.weights += weight
+        self.components[index] = result
+        metric_weight = weight if weight != 0 else 1.0
+        if metric:
+            self.named[metric] = self.named.get(metric, 0.0) + result.score * metric_weight
+            self.named_weights[metric] = self.named_weights.get(metric, 0.0) + metric_weight
+        for name, score in result.named_scores.items():
+            if name != metric:
+                self.named[name] = self.named.get(name, 0.0) + score * metric_weight
+                self.named_weights[name] = self.named_weights.get(name, 0.0) + metric_weight
+        if not result.passed:
+            self.failed_reason = result.reason
+
+    def result(self, assertion: Assertion | None = None) -> GradingResult:
+        score = self.total / self.weights if self.weights > 0 else 0.0
+        passed, reason = self.failed_reason is None, self.failed_reason or "All assertions passed"
+        if self.threshold is not None:
+            passed = score >= self.threshold
+            reason = (f"Aggregate score {js_fixed(score)} {'≥' if passed else '<'} {js_string(self.threshold)} "
+                      "threshold")
+        flat = []
+        for index in sorted(self.components):
+            component = self.components[index]
+            flat.append(component)
+            flat += [child.model_copy(update={"assertion": child.assertion or component.assertion})
+                     for child in component.component_results]
+        named = {k: (v / self.named_weights[k] if self.named_weights[k] > 0 else 0.0) for k, v in self.named.items()}
+        return GradingResult(passed=passed, score=score, reason=reason, named_scores=named, component_results=flat,
+                             assertion=assertion)
+
+
+def no_assertions() -> GradingResult:
+    return GradingResult(passed=True, score=1.0, reason="No assertions")
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """A judge request to send; `judge` is the provider that should answer it (None = the evaluation's judge)."""
+
+    key: tuple
+    request: GenerationRequest
+    judge: object = None
+
+
+class CellGrader:
+    """Grades one cell. `start()` returns the first judge calls; feed each reply to `reply()` (which may return
+    more, for g-eval); when `done`, `result()` is the cell's GradingResult or raises CheckError (an ERROR cell)."""
+
+    def __init__(self, case: EvalCase, output: Output, prompt: str, base_dir=None):
+        self.case, self.output, self.prompt, self.base_dir = case, output, prompt, base_dir
+        self.results: dict[tuple, GradingResult] = {}
+        self.flows: dict[tuple, tuple] = {}
+        self.error: str | None = None
+
+    def _judge_for(self, assertion: Assertion):
+        return assertion.provider or self.case.options.provider
+
+    def _flow(self, assertion: Assertion, value):
+        case, options = self.case, self.case.options
+        rubric = graders.load_rubric_prompt(assertion.rubric_prompt or options.rubric_prompt, self.base_dir)
+        kind = assertion.base_type
+        if kind == "llm-rubric":
+            return graders.llm_rubric(assertion, value, self.output.text, case.vars, rubric)
+        if kind in ("factuality", "model-graded-factuality"):
+            return graders.factuality(assertion, value, self.output.text, self.prompt, case.vars, rubric,
+                                      options.factuality)
+        rubric_prompt = assertion.rubric_prompt or options.rubric_prompt
+        return graders.g_eval(assertion, value, self.output.text, self.prompt, rubric_prompt)
+
+    def _step(self, key: tuple, flow, assertion: Assertion, reply: graders.JudgeReply | None) -> list[JudgeCall]:
+        try:
+            request = next(flow) if reply is None else flow.send(reply)
+        except StopIteration as stop:
+            result = stop.value
+            if assertion.weight == 0:
+                result.passed = True
+            result.judge = self.flows.pop(key, (None, None, []))[2]
+            self.results[key] = result
+            return []
+        except CheckError as exc:
+            self.flows.pop(key, None)
+            self.error = self.error or str(exc)
+            return []
+        self.flows[key] = (flow, assertion, self.flows.get(key, (None, None, []))[2])
+        self.flows[key][2].append(JudgeExchange(asked=request.messages[-1]["content"]))
+        return [JudgeCall(key, request, self._judge_for(assertion))]
+
+    def _start_one(self, key: tuple, assertion: Assertion) -> list[JudgeCall]:
+        kind = assertion.base_type
+        if kind == "select-best":
+            return []
+        try:
+            value = render_value(assertion.value, self.case.vars)
+            if kind in CHECKS:
+                self.results[key] = run_check(assertion, value, self.output)
+                return []
+            if kind in graders.MODEL_GRADED:
+                return self._step(key, self._flow(assertion, value), assertion, None)
+            raise CheckError(f"Unknown assertion type: {assertion.type}")
+        except CheckError as exc:
+            self.error = self.error or str(exc)
+            return []
+
+    def start(self) -> list[JudgeCall]:
+        calls = []
+        for i, assertion in enumerate(self.case.assertions):
+            if assertion.base_type == "assert-set":
+                for j, child in enumerate(assertion.assertions or []):
+                    calls += self._start_one((i, j), child)
+            else:
+                calls += self._start_one((i,), assertion)
+        return calls
+
+    def reply(self, key: tuple, text: str = "", error: str | None = None) -> list[JudgeCall]:
+        flow, assertion, exchanges = self.flows[key]
+        exchanges[-1].reply, exchanges[-1].error = text, error
+        return self._step(key, flow, assertion, graders.JudgeReply(text=text, error=error))
+
+    @property
+    def done(self) -> bool:
+        return not self.flows
+
+    def _metric(self, assertion: Assertion) -> str | None:
+        return render_value(assertion.metric, self.case.vars) if assertion.metric else None
+
+    def result(self) -> GradingResult:
+        if self.error:
+            raise CheckError(self.error)
+        if not self.case.assertions:
+            return no_assertions()
+        main = ScoreSum(self.case.threshold)
+        for i, assertion in enumerate(self.case.assertions):
+            if assertion.base_type == "assert-set":
+                inner = ScoreSum(assertion.threshold)
+                for j, child in enumerate(assertion.assertions or []):
+                    if (i, j) in self.results:
+                        inner.add(j, self.results[(i, j)], self._metric(child), child.weight)
+                main.add(i, inner.result(assertion), self._metric(assertion), assertion.weight)
+            elif (i,) in self.results:
+                main.add(i, self.results[(i,)], self._metric(assertion), assertion.weight)
+        return main.result()
+
+
+def grade(case: EvalCase, output: Output, prompt: str, judge=None, base_dir=None) -> GradingResult:
+    """Grade synchronously; `judge(request, provider) -> text` answers judge calls (raise to report a failure)."""
+    grader = CellGrader(case, output, prompt, base_dir)
+    pending = grader.start()
+    while pending:
+        call = pending.pop(0)
+        try:
+            text, error = judge(call.request, call.judge), None
+        except Exception as exc:  # noqa: BLE001 - any judge failure is that assertion's error
+            text, error = "", str(exc)
+        pending += grader.reply(call.key, text, error)
+    return grader.result()
+
+
+def merge_select_best(grading: GradingResult, verdict: GradingResult) -> GradingResult:
+    """Add a row's select-best verdict to a cell's grading as promptfoo does: pass = both; a loss replaces the
+    reason and the score."""
+    update = {"passed": grading.passed and verdict.passed,
+              "component_results": [*grading.component_results, verdict]}
+    if not verdict.passed:
+        update.update(reason=verdict.reason, score=verdict.score)
+    return grading.model_copy(update=update)

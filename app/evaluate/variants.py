@@ -1,0 +1,51 @@
+"""Variants made from what the user already has, and run elsewhere than the config says.
+
+`variants_from_panes` turns panes (typically a sweep's: `sweep.expand(base, {"temperature": [0, 0.7]})`) into
+columns: each pane's system prompt, earlier turns and draft become a chat template whose `{{vars}}` a test case
+fills, with the pane's sampling, max tokens, stop strings and backend. `retarget` runs every variant on one
+backend (`--model PATH` / `--server URL`) while each keeps its label and settings, so two providers stay two
+columns (e.g. two temperatures on the same local model).
+"""
+
+from __future__ import annotations
+
+import json
+
+from app.session.evaluation import BackendTarget, PromptTemplate, Variant, sampling_dict
+from app.session.state import PaneSpec
+
+
+def pane_template(pane: PaneSpec) -> PromptTemplate:
+    """The pane's conversation as a chat prompt: system, earlier turns, then the draft (or its last user turn)."""
+    turns = [dict(t) for t in pane.turns]
+    draft = pane.draft
+    if not draft and turns and turns[-1]["role"] == "user":
+        draft = turns.pop()["content"]
+    elif not draft and len(turns) >= 2 and turns[-1]["role"] == "assistant":
+        turns.pop()  # regenerate the last reply
+        draft = turns.pop()["content"]
+    if not draft:
+        raise ValueError(f"{pane.title or 'the pane'} has no prompt to evaluate: write one with {{{{vars}}}} in it")
+    messages = ([{"role": "system", "content": pane.system}] if pane.system else []) + turns + [
+        {"role": "user", "content": draft}]
+    return PromptTemplate(raw=json.dumps(messages, ensure_ascii=False), label=draft)
+
+
+def variants_from_panes(panes: list[PaneSpec]) -> list[Variant]:
+    """One variant per pane, labelled by the pane's title (or "Pane N"), on the backend the pane names."""
+    variants = []
+    for index, pane in enumerate(panes, start=1):
+        label = pane.title or f"Pane {getattr(pane, 'number', None) or index}"
+        variants.append(Variant(provider_id=f"chorus:{pane.backend}", label=label, prompt=pane_template(pane),
+                                target=BackendTarget(kind="named", backend=pane.backend),
+                                sampling=sampling_dict(pane.sampling), max_tokens=pane.max_tokens,
+                                stop=list(pane.stop)))
+    return variants
+
+
+def retarget(variants: list[Variant], target: BackendTarget) -> list[Variant]:
+    """Every variant on one backend; labels, prompts and settings unchanged (echo stays echo: it needs none).
+    A raw-prompt provider (llama:, openai:completion:) keeps sending raw text."""
+    return [v if v.target.kind == "echo" else
+            v.model_copy(update={"target": target.model_copy(update={"raw_prompt": v.target.raw_prompt})})
+            for v in variants]
