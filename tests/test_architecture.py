@@ -33,3 +33,29 @@ def test_engine_and_session_run_without_qt_in_sys_modules():
             "print([m for m in ('PySide6', 'qasync', 'pyqtgraph') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_names_kept():
+    """app.evaluate and app.arena are packages of their own, above app.session; the old import paths
+    (app.session.arena.Vote and leaderboard are contracts) still give the same objects."""
+    import app.arena
+    import app.evaluate
+    from app.session.arena import Vote, leaderboard
+    from app.session.evaluate import load_config
+
+    assert (ROOT / "app" / "evaluate" / "__init__.py").is_file() and (ROOT / "app" / "arena" / "__init__.py").is_file()
+    assert Vote is app.arena.Vote and leaderboard is app.arena.leaderboard and load_config is app.evaluate.load_config
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    above = next(i for i, layer in enumerate(layers) if "app.evaluate" in layer and "app.arena" in layer)
+    assert layers.index("app.session") == above + 1
+
+
+def test_no_doc_labels_a_figure_by_a_working_session():
+    """Benchmark runs are labelled by date and machine ("Session 11" meant nothing to a reader)."""
+    import re
+
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{p.name}:{n}" for p in docs for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"\bsession[ -]\d+\b", line, re.IGNORECASE)]
+    assert found == []
