@@ -27,6 +27,7 @@ from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Restored
 from app.session.in_turn import controller_for
+from app.session.state import COLUMNS
 from app.ui import settings as keys
 from app.ui.arena_tools import ArenaTools
 from app.ui.backend_manager import BackendManager
@@ -67,8 +68,7 @@ class MainWindow(QMainWindow):
         restored = restored or Restored()
         session = session or restored.session
         if session is None:
-            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS],
-                              view={"columns": settings.get(keys.COLUMNS)})
+            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS])
         self.session = session
         self.pump = RunPump(self)
         self.runner = SessionRunner(bridge.backends, notify=self.pump.notify)
@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
             toolbar.addAction(action)
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Columns "))
-        low, high = keys.COLUMNS.range
+        low, high = int(COLUMNS.low), int(COLUMNS.high)
         self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
         self.columns_box.valueChanged.connect(self.controller.set_columns)
         toolbar.addWidget(self.columns_box)
@@ -227,9 +227,9 @@ class MainWindow(QMainWindow):
         return report.started
 
     def _columns_changed(self, columns: int) -> None:
+        """The session's view is the one place the column count is kept; the toolbar follows it."""
         if self.columns_box.value() != columns:
             self.columns_box.setValue(columns)
-        self.settings.set(keys.COLUMNS, columns)
 
     def _backends_changed(self) -> None:
         names = self.bridge.backend_names()
