@@ -108,6 +108,7 @@ def test_a_standby_model_runs_in_turn_without_the_status_readout(qtbot, settings
         return window.controller.run(pane)
 
     assert loop.run_until_complete(run()) is None  # it runs once its model has loaded
-    wait_until(loop, lambda: pane.result.state == RunState.DONE, timeout=300)
-    assert pane.result.generated_tokens > 0 and window.bridge.backends.on_standby(name)  # unloaded after its turn
+    wait_until(loop, lambda: window.controller.loader.current is None, timeout=300)  # the plan is over
+    assert pane.result.state == RunState.DONE and pane.result.generated_tokens > 0
+    assert window.bridge.backends.on_standby(name)  # unloaded after its turn
     window.close()
