@@ -40,9 +40,8 @@ class ModelActions(QObject):
         non-blocking message; `messages` is the list of messages shown, which the engine's death notice joins."""
         super().__init__(parent)
         self.bridge, self.settings, self.runner, self.backends = bridge, settings, runner, backends
-        self._stop_all, self.model_status, self.show_message, self.messages = stop_all, model_status, show_message, \
-            messages
-        self.parent_widget = parent
+        self.model_status, self.show_message, self.messages = model_status, show_message, messages
+        self._stop_all, self.parent_widget = stop_all, parent
         self._reported_dead = None  # the main backend whose dead engine was already reported
         self._restoring: asyncio.Future | None = None
         runner.events.ended.connect(lambda _pane, _result: self._watch_main_model())
