@@ -20,10 +20,10 @@ from tqdm import tqdm
 from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
 from app.engine import EngineConfig, limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
+from app.evaluate import routes as eval_routes
 from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
 from app.evaluate.variants import retarget
 from app.models import default_model_path
-from app.evaluate import routes as eval_routes
 from app.session import SessionRunner
 from app.session.evaluation import BackendTarget
 

@@ -11,18 +11,19 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QWidget
 
 from app.arena.roster import candidate_sets
+from app.engine import ModelInfo
 from app.session import MAIN, SessionModel, SessionRunner
 from app.ui.arena_view import ArenaView
-from app.ui.bridge import EngineBridge
 from app.ui.leaderboard_dialog import LeaderboardDialog
 
 
 class ArenaTools(QObject):
     def __init__(self, session: SessionModel, runner: SessionRunner, current_pane: Callable[[], object | None],
-                 bridge: EngineBridge, parent: QWidget):
+                 model_info: Callable[[], ModelInfo | None], parent: QWidget):
+        """`model_info()`: the main model's (None while none is loaded)."""
         super().__init__(parent)
         self.session, self.runner = session, runner
-        self._current, self.bridge, self.parent_widget = current_pane, bridge, parent
+        self._current, self._model_info, self.parent_widget = current_pane, model_info, parent
         self.arena: ArenaView | None = None
         self.leaderboard: LeaderboardDialog | None = None
 
@@ -37,7 +38,7 @@ class ArenaTools(QObject):
 
     def _model_of(self, backend: str) -> str:
         """The model a backend runs, part of a variant's key (other backends' names already say it)."""
-        info = self.bridge.model_info if backend == MAIN else None
+        info = self._model_info() if backend == MAIN else None
         return info.name if info is not None else ""
 
     def open_arena(self) -> ArenaView:
