@@ -257,6 +257,7 @@ class StatsSnapshot:
     recent_decode_tps: float | None = None  # generated tokens in the trailing window of wall clock, per second
     recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
     slots_busy: int | None = None  # slots holding a request now (coalesced followers hold none); None: unknown
+    recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
 
     @property
     def cache_hit_rate(self) -> float | None:
