@@ -231,3 +231,20 @@ def test_the_window_goes_quiet_after_its_runs(loaded_window, loop):
     assert panel.readouts["concurrency_recent"].text() == "–"
     assert panel.readouts["slots"].text() == "0 / 4" and panel.active[-1] == 0
     assert panel.readouts["decode"].text().endswith("t/s") and panel.readouts["decode"].text() != "0.0 t/s"
+
+
+def test_the_curves_names_sit_in_the_titles_not_over_the_newest_samples(qapp):
+    """The newest samples are drawn at a plot's right edge, where the legend used to sit over them."""
+    from app.ui.stats_panel import StatsPanel
+
+    panel = StatsPanel(lambda: None)
+    panel.timer.stop()
+    panel.resize(420, 760)
+    panel.show()
+    for plot, names in ((panel.occupancy_plot, ("active slots", "queued")), (panel.rate_plot, ("decode", "prefill"))):
+        item = plot.getPlotItem()
+        data_area = item.getViewBox().sceneBoundingRect()
+        assert item.legend is None or not item.legend.sceneBoundingRect().intersects(data_area)
+        assert all(name in item.titleLabel.text for name in names)
+        assert not item.titleLabel.sceneBoundingRect().intersects(data_area)
+    panel.close()
