@@ -28,3 +28,20 @@ def test_the_leaderboards_axis_labels_read_against_its_background(qtbot):
         assert contrast(axis.textPen().color(), background) >= 4.5, name
     label = plot.getAxis("bottom").label.defaultTextColor()
     assert contrast(label, background) >= 4.5
+
+
+def test_the_first_window_fits_the_screen_and_is_centred(window):
+    """No saved geometry and no window manager (offscreen: an 800 × 800 screen): the window is the default size
+    bounded by the screen's available area, in its centre, not 1400 × 860 in a corner."""
+    from PySide6.QtCore import QRect
+
+    from app.ui.screen_fit import DEFAULT_SIZE, first_geometry
+
+    available = window.screen().availableGeometry()
+    frame = window.frameGeometry()
+    assert available.contains(frame), (frame, available)
+    assert (frame.center() - available.center()).manhattanLength() <= 4
+    assert first_geometry(QRect(0, 0, 1600, 1000)) == QRect(100, 70, 1400, 860)  # the screen of the report
+    small = first_geometry(QRect(0, 30, 1280, 690))  # a laptop with a top panel
+    assert small.size() == DEFAULT_SIZE.boundedTo(small.size()) and QRect(0, 30, 1280, 690).contains(small)
+    assert (small.center() - QRect(0, 30, 1280, 690).center()).manhattanLength() <= 1
