@@ -222,6 +222,7 @@ class StepEvent:
     time: float = 0.0  # time.perf_counter() when the step ended (the clock of RequestHandle.t_submit)
     logprobs: dict[int, list] = field(default_factory=dict)  # new TokenLogprob entries per request (if asked)
     reasoning: dict[int, str] = field(default_factory=dict)  # thinking text per request (`deltas` is the answer)
+    since: dict[int, dict] = field(default_factory=dict)  # per request: each state it entered this step -> when
 
 
 @dataclass(frozen=True)
