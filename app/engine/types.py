@@ -222,6 +222,7 @@ class StepEvent:
     time: float = 0.0  # time.perf_counter() when the step ended (the clock of RequestHandle.t_submit)
     logprobs: dict[int, list] = field(default_factory=dict)  # new TokenLogprob entries per request (if asked)
     reasoning: dict[int, str] = field(default_factory=dict)  # thinking text per request (`deltas` is the answer)
+    since: dict[int, dict] = field(default_factory=dict)  # per request: each state it entered this step -> when
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,7 @@ class StatsSnapshot:
     recent_decode_tps: float | None = None  # generated tokens in the trailing window of wall clock, per second
     recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
     slots_busy: int | None = None  # slots holding a request now (coalesced followers hold none); None: unknown
+    recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
 
     @property
     def cache_hit_rate(self) -> float | None:

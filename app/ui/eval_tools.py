@@ -208,6 +208,6 @@ class EvalTools(QObject):
             return None
         added = self.controller.add_pane(spec)
         if view := self.grid.view_of(added):
-            self.grid.ensureWidgetVisible(view)
+            self.grid.reveal(view)
         self.sig_status.emit(f"Opened {added.label} as a pane")
         return added

@@ -43,6 +43,7 @@ from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
+from app.ui.screen_fit import first_geometry
 from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
 from app.ui.stats_panel import StatsPanel
@@ -268,7 +269,7 @@ class MainWindow(QMainWindow):
     # --- window state ----------------------------------------------------------------------------------------
     def _restore_geometry(self) -> None:
         if not self.restoreGeometry(self.settings.get(keys.GEOMETRY)):
-            self.resize(1400, 860)
+            self.setGeometry(first_geometry(self.screen().availableGeometry()))  # fitted, centred
         self.restoreState(self.settings.get(keys.WINDOW_STATE))
 
     def closeEvent(self, event) -> None:
