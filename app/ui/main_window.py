@@ -8,6 +8,7 @@ calls; each component is handed the pieces it needs, never the window.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -272,7 +273,19 @@ class MainWindow(QMainWindow):
             self.setGeometry(first_geometry(self.screen().availableGeometry()))  # fitted, centred
         self.restoreState(self.settings.get(keys.WINDOW_STATE))
 
+    _closed = False  # the quit finished: the next closeEvent is accepted
+    _quit_task: asyncio.Task | None = None
+
     def closeEvent(self, event) -> None:
+        """Quit: autosave (asking only if that fails), then stop every backend. Inside the running event loop
+        they stop through `bridge.aclose()` in a task, so the loop never blocks, and the window closes once
+        they have stopped; without a running loop (tests, tools) they stop here."""
+        if self._closed:
+            event.accept()
+            return
+        if self._closing:  # a quit already on its way closes the window when it is done
+            event.ignore()
+            return
         if not self.files.on_quit():
             event.ignore()
             return
@@ -281,5 +294,22 @@ class MainWindow(QMainWindow):
         self.settings.set(keys.WINDOW_STATE, self.saveState())
         self.settings.sync()
         self.stats_panel.timer.stop()
-        self.bridge.close()  # cancels running generations; each engine thread ends within ~2 s
-        event.accept()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs: stop here (each engine thread ends within ~2 s)
+            self.bridge.close()
+            self.files.close()
+            self._closed = True
+            event.accept()
+            return
+        event.ignore()
+        self.setEnabled(False)  # nothing more to click while the backends stop
+        self._quit_task = loop.create_task(self._finish_quit())
+
+    async def _finish_quit(self) -> None:
+        try:
+            await self.bridge.aclose()
+            await asyncio.to_thread(self.files.close)
+        finally:
+            self._closed = True
+            self.close()
