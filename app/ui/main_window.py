@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
-from app.session.autosave import Restored
+from app.session.autosave import Autosaver, Restored
 from app.session.in_turn import controller_for
 from app.session.state import COLUMNS
 from app.ui import settings as keys
@@ -58,11 +58,12 @@ STARTER_PROMPTS = [
 
 
 class MainWindow(QMainWindow):
-    """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path`
-    None turns autosave off (tests, the self-test)."""
+    """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path` (a
+    path, or the Autosaver that holds this instance's claimed file) None turns autosave off (tests, the
+    self-test)."""
 
     def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
-                 autosave_path: Path | None = None, key_store: KeyStore | None = None,
+                 autosave_path: Path | Autosaver | None = None, key_store: KeyStore | None = None,
                  parent: QWidget | None = None, restored: Restored | None = None):
         """`restored`: what the autosave brought back (its session, the file it belongs to, unsaved or not)."""
         super().__init__(parent)
