@@ -28,6 +28,29 @@ TEST_KEYS = frozenset({"description", "vars", "assert", "threshold", "metadata",
                        "provider", "providers", "prompts"})
 
 
+def not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where a file stops being UTF-8, as `path:line: …` (lines and columns counted from 1)."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return (f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}): save the file as UTF-8, "
+            "the encoding promptfoo reads too")
+
+
+def read_text(path: Path, problems: Problems) -> str | None:
+    """A file's text, a UTF-8 BOM dropped; None after adding a problem naming the file (and the line, for bytes
+    that are not UTF-8) when it cannot be read. Files are never guessed into another encoding."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        problems.add(str(path), f"cannot read the file: {exc.strerror or exc}")
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problems.add("", not_utf8(path, data, exc))
+        return None
+
+
 def _number(text: str) -> float | None:
     """JavaScript's Number.parseFloat for a CSV cell: the leading number, or None (blank, NaN)."""
     match = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text)
@@ -121,7 +144,9 @@ def test_from_csv_row(row: dict[str, str], where: str, problems: Problems) -> di
 def read_csv_rows(path: Path, problems: Problems) -> list[tuple[int, dict[str, str]]]:
     """(line number, row) pairs; a row whose field count differs from the header's is a problem."""
     delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path, problems)
+    if text is None:
+        return []
     for strict in (True, False):  # promptfoo: strict quotes first, then relaxed
         try:
             reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter, strict=strict)
@@ -160,8 +185,11 @@ def read_test_file(path: Path, problems: Problems) -> list[dict]:
     if suffix == ".jsonl":
         return _jsonl(path, problems)
     if suffix in (".json", ".yaml", ".yml"):
+        text = read_text(path, problems)
+        if text is None:
+            return []
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+            data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             problems.add(str(path), f"not valid YAML/JSON: {exc}")
             return []
@@ -176,12 +204,13 @@ def read_test_file(path: Path, problems: Problems) -> list[dict]:
 
 def _jsonl(path: Path, problems: Problems) -> list[dict]:
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    text = read_text(path, problems)
+    for number, line in enumerate((text or "").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             problems.add(f"{path}:{number}", f"not JSON: {exc}")
             continue
         if not isinstance(item, dict):

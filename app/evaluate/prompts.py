@@ -15,6 +15,7 @@ import glob
 import json
 from pathlib import Path
 
+from app.evaluate import case_files
 from app.evaluate.errors import Problems
 from app.session.evaluation import PromptTemplate
 
@@ -53,7 +54,9 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
         if suffix in CODE_TYPES or function:
             problems.unsupported(f"prompts: {written!r}", "a prompt function (JavaScript, Python or an executable)")
             continue
-        text = path.read_text(encoding="utf-8")
+        text = case_files.read_text(path, problems)
+        if text is None:
+            continue
         if suffix == ".txt" or suffix not in TEXT_TYPES:
             chunks, current = [], []
             for line in text.splitlines():
