@@ -28,6 +28,15 @@ TEST_KEYS = frozenset({"description", "vars", "assert", "threshold", "metadata",
                        "provider", "providers", "prompts"})
 
 
+def is_file(path) -> bool:
+    """Whether `path` is a file; False (never an exception) for a name the OS cannot take: too long, a NUL,
+    a lone surrogate outside Python's escape range."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> str:
     """Where a file stops being UTF-8, as `path:line: …` (lines and columns counted from 1)."""
     line = data.count(b"\n", 0, exc.start) + 1
@@ -177,7 +186,7 @@ def read_csv_tests(path: Path, problems: Problems) -> list[dict]:
 def read_test_file(path: Path, problems: Problems) -> list[dict]:
     """Tests from a .csv, .json, .jsonl, .yaml or .yml file (a list of tests, or one per JSONL line)."""
     suffix = path.suffix.lower()
-    if not path.is_file():
+    if not is_file(path):
         problems.add(str(path), "test file not found")
         return []
     if suffix == ".csv":

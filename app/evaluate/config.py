@@ -146,7 +146,7 @@ def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -
             path = base / item[7:]
             if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
                 problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
-            elif not path.is_file():
+            elif not case_files.is_file(path):
                 problems.add(f"{where}.vars.{key}", f"no such file: {path}")
             elif (text := case_files.read_text(path, problems)) is None:
                 continue

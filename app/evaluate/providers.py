@@ -29,6 +29,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from app.engine import SamplingParams, limits
+from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.session.evaluation import BackendTarget, sampling_dict
 
@@ -120,7 +121,7 @@ def parse_id(provider_id: str, base: Path) -> tuple[str, BackendTarget] | str:
     if provider_id.lower().endswith(".gguf"):
         path = Path(provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id)
         path = path if path.is_absolute() else base / path
-        return ("gguf", BackendTarget(kind="local", path=str(path))) if path.is_file() else (
+        return ("gguf", BackendTarget(kind="local", path=str(path))) if is_file(path) else (
             f"model file not found: {path}")
     family, _, rest = provider_id.partition(":")
     if family == "openai":
