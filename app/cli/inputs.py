@@ -76,7 +76,7 @@ def field_problem(data: dict) -> str | None:
     """The first field of a request line with the wrong type, named, or None. Checked before the request is
     built, so a wrong type is a sentence about that field, never an error from deep inside the engine."""
     for name in data:
-        found = _surrogate_at(data[name], name)
+        found = _surrogate_at(data[name], name) if name != "id" else None  # an id is shown escaped
         if found:
             return f"{found} holds a lone surrogate (a \\udXXX escape that is half a character), which is not text"
     expect = {"prompt": (lambda v: isinstance(v, str), "a string"),
@@ -96,7 +96,7 @@ def field_problem(data: dict) -> str | None:
                 isinstance(part, dict) and isinstance(part.get("text", ""), str) for part in content))):
             return f"messages[{index}].content must be a string or a list of text parts"
     for name, value in (data.get("sampling") or {}).items():
-        if name in _SAMPLING_TYPES and value is not None and not _SAMPLING_TYPES[name](value):
+        if name in _SAMPLING_TYPES and not (value is None and name == "seed") and not _SAMPLING_TYPES[name](value):
             return f"sampling.{name} must be a number, got {json.dumps(value)[:80]}"
     return None
 
@@ -111,7 +111,7 @@ def parse_line(text: str, line: int) -> RunItem:
         return RunItem(line, f"line-{line}", None, {}, f"line {line}: nested too deeply to read")
     if not isinstance(data, dict):
         return RunItem(line, f"line-{line}", None, {}, f"line {line}: expected a JSON object")
-    item_id = _shown(str(data.get("id", f"line-{line}")))
+    item_id = _shown(str(data["id"])) if data.get("id") not in (None, "") else f"line-{line}"
     unknown = sorted(set(data) - set(REQUEST_FIELDS))
     if unknown:
         return RunItem(line, item_id, None, {}, f"line {line}: unknown field(s) {', '.join(map(_shown, unknown))} "
