@@ -56,3 +56,37 @@ def test_a_promptfoo_config_with_an_api_key_runs_with_model_and_writes_it_nowher
     assert run.stderr.count("an API key is written in the config for api.openai.com") == 1
     written = (tmp_path / "r.json").read_text(encoding="utf-8")
     assert key not in written and key not in run.stderr + run.stdout and "apiKey" not in written
+
+
+CTRL_C_IN_A_FINALIZER = """
+import os, signal, sys, weakref
+from app.__main__ import main
+from app.cli import eval as eval_cli
+
+class Doomed:
+    pass
+
+load = eval_cli.load_config
+
+def load_config(*args, **kwargs):
+    suite = load(*args, **kwargs)
+    doomed = Doomed()  # Ctrl+C while the evaluation is being set up, from inside a finalizer
+    weakref.finalize(doomed, os.kill, os.getpid(), signal.SIGINT)
+    del doomed
+    return suite
+
+eval_cli.load_config = load_config
+sys.exit(main(["eval", *sys.argv[1:]]))
+"""
+
+
+def test_ctrl_c_landing_inside_a_finalizer_while_eval_sets_up_exits_130_running_nothing(model_path, tmp_path):
+    # a KeyboardInterrupt raised inside the finalizer was swallowed and the whole evaluation ran (exit 0); the
+    # counting handler, installed before anything is read, is seen once the backends are open
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump({
+        "prompts": ["Say hi to {{name}}"], "providers": [{"id": f"file://{model_path}", "config": {"max_tokens": 4}}],
+        "tests": [{"vars": {"name": "Ann"}}]}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", CTRL_C_IN_A_FINALIZER, str(tmp_path / "promptfooconfig.yaml"),
+                           "-o", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 130, (done.returncode, done.stderr[-2000:])
+    assert not (tmp_path / "r.json").exists() and "KeyboardInterrupt" not in done.stderr
