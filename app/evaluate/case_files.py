@@ -7,7 +7,9 @@ promptfoo does since PR #9768), `__metadata:key` and `__metadata:key[]` (split o
 `__config:__expected[N]:threshold` (per assertion; bare `__expected` = the first); any other column is a var.
 Header names are trimmed, values are not; a UTF-8 BOM is dropped; the delimiter is $PROMPTFOO_CSV_DELIMITER
 (default ","). YAML/JSON files hold a list of tests; JSONL one test per line. A plain CSV/JSONL of vars (no
-`vars`/`assert` keys) is read by `read_vars_file`, one test per row.
+`vars`/`assert` keys) is read by `read_vars_file`, one test per row. A var `file://x` is the file's text
+(.json/.yaml parsed) by `load_file_vars`. Every file is read as UTF-8 (`read_text`): one that is not is a
+problem naming file, line and byte, never decoded some other way.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import yaml
 
 from app.evaluate.assertion_strings import assertion_from_string
 from app.evaluate.errors import Problems
+from app.session.evaluation import EvalCase
 
 TEST_KEYS = frozenset({"description", "vars", "assert", "threshold", "metadata", "options", "providerOutput",
                        "provider", "providers", "prompts"})
@@ -199,7 +202,7 @@ def read_test_file(path: Path, problems: Problems) -> list[dict]:
             return []
         try:
             data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, RecursionError) as exc:
             problems.add(str(path), f"not valid YAML/JSON: {exc}")
             return []
         data = data if isinstance(data, list) else [data]
@@ -243,3 +246,37 @@ def read_vars_file(path: Path) -> list[dict]:
         tests = []
     problems.raise_if_any(str(path))
     return tests
+
+
+def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
+    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
+    loaded = {}
+    for key, value in test.vars.items():
+        items = value if isinstance(value, list) else [value]
+        if not any(isinstance(v, str) and v.startswith("file://") for v in items):
+            continue
+        out = []
+        for item in items:
+            if not (isinstance(item, str) and item.startswith("file://")):
+                out.append(item)
+                continue
+            path = base / item[7:]
+            if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
+                problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
+            elif not is_file(path):
+                problems.add(f"{where}.vars.{key}", f"no such file: {path}")
+            elif (text := read_text(path, problems)) is None:
+                continue
+            elif path.suffix.lower() in (".json", ".yaml", ".yml"):
+                try:
+                    out.append(yaml.safe_load(text))
+                except (yaml.YAMLError, RecursionError) as exc:
+                    problems.add(f"{where}.vars.{key}", f"{path}: not valid YAML/JSON: {_one_line(exc)}")
+            else:
+                out.append(text)
+        loaded[key] = out if isinstance(value, list) else (out[0] if out else value)
+    return test.model_copy(update={"vars": {**test.vars, **loaded}}) if loaded else test
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())

@@ -131,40 +131,6 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "description": test.description or default.description})
 
 
-def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
-    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
-    loaded = {}
-    for key, value in test.vars.items():
-        items = value if isinstance(value, list) else [value]
-        if not any(isinstance(v, str) and v.startswith("file://") for v in items):
-            continue
-        out = []
-        for item in items:
-            if not (isinstance(item, str) and item.startswith("file://")):
-                out.append(item)
-                continue
-            path = base / item[7:]
-            if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
-                problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
-            elif not case_files.is_file(path):
-                problems.add(f"{where}.vars.{key}", f"no such file: {path}")
-            elif (text := case_files.read_text(path, problems)) is None:
-                continue
-            elif path.suffix.lower() in (".json", ".yaml", ".yml"):
-                try:
-                    out.append(yaml.safe_load(text))
-                except yaml.YAMLError as exc:
-                    problems.add(f"{where}.vars.{key}", f"{path}: not valid YAML/JSON: {_one_line(exc)}")
-            else:
-                out.append(text)
-        loaded[key] = out if isinstance(value, list) else (out[0] if out else value)
-    return test.model_copy(update={"vars": {**test.vars, **loaded}}) if loaded else test
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
-
-
 def _stash_judge_keys(raw, where: str, problems: Problems):
     """A test (or assertion) dict whose judge providers' written `apiKey`s are moved out (providers.stash_key),
     so the stored test never holds a key."""
@@ -257,7 +223,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
     for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
         test = _test(raw, where, problems, base, len(variants))
         if test is not None:
-            cases += expand_vars(load_file_vars(merge_default(test, default), where, base, problems))
+            cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
     problems.raise_if_any(source)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)
