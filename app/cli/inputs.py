@@ -116,7 +116,10 @@ def parse_line(text: str, line: int) -> RunItem:
     if unknown:
         return RunItem(line, item_id, None, {}, f"line {line}: unknown field(s) {', '.join(map(_shown, unknown))} "
                                                 f"(known: {', '.join(REQUEST_FIELDS)})")
-    problem = field_problem(data)
+    try:
+        problem = field_problem(data)
+    except RecursionError:
+        problem = "nested too deeply to read"
     if problem:
         return RunItem(line, item_id, None, {}, f"line {line}: {problem}")
     try:
