@@ -96,6 +96,8 @@ def field_problem(data: dict) -> str | None:
                 isinstance(part, dict) and isinstance(part.get("text", ""), str) for part in content))):
             return f"messages[{index}].content must be a string or a list of text parts"
     for name, value in (data.get("sampling") or {}).items():
+        if name not in _SAMPLING_TYPES:
+            return f"sampling: unknown setting {_shown(str(name))!r} (known: {', '.join(_SAMPLING_TYPES)})"
         if name in _SAMPLING_TYPES and not (value is None and name == "seed") and not _SAMPLING_TYPES[name](value):
             return f"sampling.{name} must be a number, got {json.dumps(value)[:80]}"
     return None

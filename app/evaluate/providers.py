@@ -57,8 +57,18 @@ def looks_real(key: str) -> bool:
     return len(key) >= 16 and not _DUMMY_KEY.match(key) and len(set(key)) > 4
 
 
+def _host(url: str) -> str:
+    try:
+        return urlparse(url).netloc or url
+    except ValueError:
+        return url
+
+
 def is_loopback(url: str) -> bool:
-    host = (urlparse(url).hostname or "").lower()
+    try:
+        host = (urlparse(url).hostname or "").lower()
+    except ValueError:  # not a URL (an unclosed "[" of an IPv6 address): it reaches no server
+        return False
     if host in ("localhost", ""):
         return True
     try:
@@ -80,8 +90,13 @@ def stash_key(config: dict, where: str, problems: Problems) -> dict:
     if not isinstance(key, str):
         problems.add(f"{where}.config.apiKey", f"must be a string, got {type(key).__name__}")
         return config
-    name = _STASHED.setdefault(key, f"CHORUS_CONFIG_API_KEY_{len(_STASHED) + 1}")
-    os.environ[name] = key
+    name = _STASHED.get(key) or f"CHORUS_CONFIG_API_KEY_{len(_STASHED) + 1}"
+    try:
+        os.environ[name] = key
+    except ValueError:  # a NUL, or a surrogate the OS cannot take: no server would accept it either
+        problems.add(f"{where}.config.apiKey", "holds characters no server accepts in a key")
+        return config
+    _STASHED[key] = name
     config["apiKeyEnvar"] = name
     return config
 
@@ -89,10 +104,10 @@ def stash_key(config: dict, where: str, problems: Problems) -> dict:
 def key_warning(config: dict, url: str) -> str | None:
     """One sentence when `config` carries a written key that looks real and the server is not this machine."""
     name = config.get("apiKeyEnvar")
-    key = _STASHED and next((k for k, n in _STASHED.items() if n == name), None)
+    key = next((k for k, n in _STASHED.items() if n == name), None)
     if not key or not looks_real(key) or is_loopback(url):
         return None
-    return (f"an API key is written in the config for {urlparse(url).netloc or url}; Chorus keeps it in memory "
+    return (f"an API key is written in the config for {_host(url)}; Chorus keeps it in memory "
             "only and writes it nowhere, but a config file gets shared: prefer apiKeyEnvar")
 _MAX_TOKENS_KEY = {"openai": "max_tokens", "ollama": "num_predict", "llama": "n_predict", "gguf": "max_tokens"}
 
@@ -174,13 +189,22 @@ def _json_schema(response_format, where: str, problems: Problems) -> dict | None
     return schema
 
 
+def _http_url(value) -> bool:
+    try:
+        return isinstance(value, str) and urlparse(value).scheme in ("http", "https") and bool(urlparse(value).netloc)
+    except ValueError:  # e.g. an unclosed "[" of an IPv6 address
+        return False
+
+
 def _typed(config: dict, where: str, problems: Problems) -> dict:
     """The config without values of the wrong type, each of which is a problem naming its key."""
     kept = {}
     for key, value in config.items():
         if key in _SAMPLING_KEYS or key in _MAX_TOKENS_KEY.values():
             ok, what = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
-        elif key in ("apiBaseUrl", "apiHost", "apiKeyEnvar"):
+        elif key == "apiBaseUrl":
+            ok, what = _http_url(value), "an http:// or https:// URL"
+        elif key in ("apiHost", "apiKeyEnvar"):
             ok, what = isinstance(value, str), "a string"
         elif key == "stop":
             ok, what = value is None or isinstance(value, str) or (

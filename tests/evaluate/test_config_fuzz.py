@@ -20,7 +20,8 @@ from app.evaluate.runner import EvaluationRunner
 from app.session import SessionRunner
 
 WRONG = [None, "", "text", 0, 5, -3, 2.5, 1e309, float("nan"), [], [1, "x"], ["a", "b"], {}, {"a": 1}, True,
-         False, "\udcff", "x\udcffy", ["\udcff"], {"\udcff": 1}, {"k": "\udcff"}, "{{ broken", "x" * 3000]
+         False, "\udcff", "x\udcffy", ["\udcff"], {"\udcff": 1}, {"k": "\udcff"}, "{{ broken", "x" * 3000,
+         "http://[::1", "a\x00b"]
 WRONG_VALUES = st.sampled_from(WRONG)
 JUDGE = {"id": "openai:chat:judge", "config": {"apiKey": "x", "apiBaseUrl": "http://127.0.0.1:9/v1"}}
 CONFIG = {
