@@ -98,6 +98,10 @@ class EvalTools(QObject):
                               f"{path.name} cannot run as written ({count} problem{'s' * (count != 1)}):\n\n"
                               f"{listed}\n\nNothing was changed.", QMessageBox.Warning)
             return False
+        except Exception as exc:  # noqa: BLE001 - any other load failure is a message too, never a crash
+            self.show_message("Cannot open this evaluation", f"{path.name} cannot be read: {exc}\n\n"
+                              "Nothing was changed.", QMessageBox.Warning)
+            return False
         if not self._may_replace():
             return False
         self.run_control.max_concurrency = suite.max_concurrency
