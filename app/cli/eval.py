@@ -20,12 +20,12 @@ from tqdm import tqdm
 from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
 from app.engine import EngineConfig, limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
+from app.evaluate import routes as eval_routes
 from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
 from app.evaluate.variants import retarget
 from app.models import default_model_path
-from app.evaluate import routes as eval_routes
 from app.session import SessionRunner
-from app.session.evaluation import BackendTarget
+from app.session.evaluation import BackendTarget, cell_change
 
 EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 DRAIN_TIMEOUT_S = 60.0  # after Ctrl+C: a backend that never answers the cancel leaves its cells unwritten
@@ -173,12 +173,14 @@ def run(evaluation: Evaluation, runner: SessionRunner, backends: Backends, base_
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
                     dynamic_ncols=True)
 
-    def changed(cell) -> None:
-        if cell.finished and id(cell) in todo:
+    def changed(info) -> None:  # an event of a cell's: count it once it is final
+        index = cell_change(info)
+        cell = evaluation.cells[index] if index is not None else None
+        if cell is not None and cell.finished and id(cell) in todo:
             todo.discard(id(cell))
             progress.update(1)
 
-    evaluation_runner.events.cell_changed.connect(changed)
+    evaluation.events.all.connect(changed)
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # checked between pumps, never mid-update
     try:
         evaluation_runner.start()

@@ -40,9 +40,8 @@ class EvalTools(QObject):
     """A short note for the status bar."""
 
     def __init__(self, controller: SessionController, runner: SessionRunner, bridge, settings, keys, grid,
-                 show_message, on_changed, window: QMainWindow):
-        """`keys()` is the API key store; `show_message(title, text, icon)` shows a non-blocking message;
-        `on_changed()` tells autosave that the evaluation changed (its cells are not session events)."""
+                 show_message, window: QMainWindow):
+        """`keys()` is the API key store; `show_message(title, text, icon)` shows a non-blocking message."""
         super().__init__(window)
         self.controller, self.session, self.grid = controller, controller.session, grid
         self.show_message, self.window = show_message, window
@@ -57,7 +56,7 @@ class EvalTools(QObject):
         self.view.sig_resume.connect(self.run)
         self.view.sig_open_cell.connect(self.open_cell)
         self.view.sig_export.connect(lambda: self.export())
-        self.run_control = EvalRun(runner, bridge, settings, keys, self.view, show_message, on_changed, self)
+        self.run_control = EvalRun(runner, bridge, settings, keys, self.view, show_message, self)
         self.run_control.sig_status.connect(self.sig_status)
         self.session.events.evaluation.connect(self._replaced)
         self.view.model.set_evaluation(self.session.evaluation)
@@ -207,7 +206,7 @@ class EvalTools(QObject):
         evaluation = self.session.evaluation
         backend = self.run_control.backend_of(evaluation.variants[cell.variant].target)
         try:
-            spec = cell_pane(evaluation, cell, backend, self.run_control.result_of(cell))
+            spec = cell_pane(evaluation, cell, backend)
         except TemplateProblem as exc:
             self.show_message("Cannot open the cell", str(exc), QMessageBox.Warning)
             return None

@@ -90,7 +90,7 @@ class MainWindow(ModelActions, QMainWindow):
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self)
         self.evals = EvalTools(self.controller, self.runner, bridge, settings, lambda: self.backends.keys, self.grid,
-                               self.show_message, self.files.changed, self)
+                               self.show_message, self)
         self._build_actions()
         self.model_status = ModelStatus(bridge, self.statusBar())
         self.model_label = self.model_status.label
