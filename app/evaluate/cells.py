@@ -47,15 +47,16 @@ def prepare(evaluation: Evaluation, cell: CellResult) -> Prepared:
 def start(cell: CellResult, prepared: Prepared) -> None:
     """Reset the cell for a (re)run, with a fresh result for its generation to stream into; a given output is
     its result at once (latency unknown: not generated now)."""
-    given = prepared.given_output
     cell.prompt, cell.error, cell.latency_ms, cell.cached, cell.grading = prepared.prompt, None, None, False, None
-    cell.result = PaneResult() if given is None else PaneResult(state=RunState.DONE, text=given)
-    cell.status = "running" if given is None else "grading"
+    cell.result, cell.status = PaneResult(), "running"
+    if prepared.given_output is not None:
+        cell.result, cell.status = PaneResult(state=RunState.DONE, text=prepared.given_output), "grading"
 
 
 def record(cell: CellResult, completion: Completion, latency_ms: float | None) -> None:
-    """Take a generation's end (its result already holds the Completion's figures); an engine/backend error
-    makes the cell an ERROR."""
+    """Take a generation's end: its Completion's final figures into the cell's result (the SessionRunner has
+    put them there already: setting them again changes nothing); an engine/backend error makes the cell an ERROR."""
+    cell.result.finish(completion)
     cell.latency_ms = latency_ms
     if completion.finish_reason in ("error", "cancelled"):
         cell.status = "error" if completion.finish_reason == "error" else "pending"
