@@ -65,8 +65,12 @@ def test_the_matrix_repaints_a_cell_from_the_cells_own_events_with_no_runner(qtb
 def test_autosave_hears_an_evaluation_s_cells_through_the_session(window, tmp_path):
     """The window's autosave listens to `session.events.all` only: a cell's change reaches it there."""
     window.session.evaluation = read_config({**ECHO, "tests": [{"vars": {"word": "a"}}]}, tmp_path).evaluation()
+    cell = window.session.evaluation.cell(0, 0)
     window.files.unsaved = False
-    window.session.evaluation.cell(0, 0).result.stream(text="Say")
+    cell.status = "running"
+    assert window.files.unsaved
+    window.files.unsaved = False
+    cell.result.stream(text="Say")
     assert window.files.unsaved
 
 
