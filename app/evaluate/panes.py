@@ -8,8 +8,8 @@ or JSONL of vars (promptfoo's CSV columns: `__expected` assertions, `__descripti
 as it is, run once.
 
 `cell_pane`: the cell's rendered prompt as the pane's conversation and its output as the pane's result (with
-the tokens and probabilities its generation holds, when the run asked for them), on the backend it
-ran on, so diff, probabilities and branching work on it as on any pane.
+the tokens and probabilities its generation holds in this run; a cell restored from a file has its text and
+figures), on the backend it ran on, so diff, probabilities and branching work on it as on any pane.
 """
 
 from __future__ import annotations

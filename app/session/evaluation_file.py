@@ -2,9 +2,10 @@
 
 Its structs are derived from the model's declarations (`file_structs`): cases, variants and gradings from their
 pydantic classes (promptfoo's key names: `assert`, `pass`, `namedScores`…), the evaluation and its cells from
-their dataclasses, a cell's generation as a pane's Result (without the likely alternatives per token). Unknown
-keys are refused. Cells written before a cell held its generation (`output`, `logprobs`… on the cell) still
-load. A cell that was running or being judged when the app stopped is "pending" again, so a resume runs it.
+their dataclasses, a cell's generation as a pane's Result (its text and figures; its tokens and their
+probabilities stay in memory, for a cell opened as a pane in this run). Unknown keys are refused. Cells written
+before a cell held its generation (`output`, `logprobs`… on the cell) still load. A cell that was running or
+being judged when the app stopped is "pending" again, so a resume runs it.
 
 Encoding is cheap for what did not change: a cell's encoding is kept until one of its events says it changed
 (`CellResult.revision`), and the cases and variants (replaced, never mutated) until they are replaced.
@@ -97,7 +98,7 @@ _parts: weakref.WeakKeyDictionary[Evaluation, tuple[list, list, msgspec.Raw, msg
 def cell_to_file(cell: CellResult) -> Cell:
     return Cell(case=cell.case, variant=cell.variant, repeat=cell.repeat, status=cell.status, prompt=cell.prompt,
                 error=cell.error, latency_ms=cell.latency_ms, cached=cell.cached, grading=from_model(cell.grading),
-                result=result_to_file(cell.result, alternatives=False))
+                result=result_to_file(cell.result, tokens=False))
 
 
 def _cell_raw(cell: CellResult) -> msgspec.Raw:

@@ -7,6 +7,7 @@ A result that was running when the app stopped comes back "interrupted" with the
 from __future__ import annotations
 
 import msgspec
+from msgspec import UNSET
 
 from app.engine.logprobs import TokenLogprob
 from app.session.file_structs import dataclass_struct, given
@@ -35,12 +36,14 @@ def result_from_file(raw: Result) -> PaneResult:
     return PaneResult(**fields)
 
 
-def result_to_file(result: PaneResult, alternatives: bool = True) -> Result:
-    """`alternatives=False` keeps each token's own log-probability but not the likely alternatives (an
-    evaluation's cells: hundreds of them would make every autosave megabytes larger)."""
+def result_to_file(result: PaneResult, tokens: bool = True) -> Result:
+    """`tokens=False` leaves out the token ids and per-token log-probabilities (an evaluation's cells: hundreds
+    of them would make every autosave megabytes larger; the text and the figures are kept)."""
     fields = {name: getattr(result, name) for name in Result.__struct_fields__}
-    if result.token_logprobs is not None:
-        fields["token_logprobs"] = [Logprob(e.token_id, e.text, e.logprob, [tuple(t) for t in e.top]
-                                            if alternatives else []) for e in result.token_logprobs]
-    fields["token_ids"] = list(result.token_ids)
+    fields["token_ids"] = list(result.token_ids) if tokens else UNSET
+    if not tokens:
+        fields["token_logprobs"] = UNSET
+    elif result.token_logprobs is not None:
+        fields["token_logprobs"] = [Logprob(e.token_id, e.text, e.logprob, [tuple(t) for t in e.top])
+                                    for e in result.token_logprobs]
     return Result(**fields)

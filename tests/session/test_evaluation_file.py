@@ -67,7 +67,7 @@ def test_cells_and_votes_reach_the_session_s_events_which_autosave_hears(tmp_pat
     assert heard == []
 
 
-def test_a_cell_holds_its_result_and_the_file_keeps_it_without_the_alternatives(tmp_path):
+def test_a_cell_holds_its_result_and_the_file_keeps_its_text_and_figures_not_its_tokens(tmp_path):
     evaluation = echo_evaluation(tmp_path)
     cell = evaluation.cell(0, 1)
     cell.status, cell.latency_ms = "fail", 80.0
@@ -77,10 +77,11 @@ def test_a_cell_holds_its_result_and_the_file_keeps_it_without_the_alternatives(
     assert cell.output == "Shout" and cell.logprobs == [-0.5, -0.1] and cell.finish_reason == "length"
     data = json.loads(evaluation_file.encode(evaluation))
     saved = data["cells"][evaluation.cells.index(cell)]
-    assert "output" not in saved and saved["result"]["text"] == "Shout"
-    assert [e["top"] for e in saved["result"]["token_logprobs"]] == [[], []]  # each token's own logprob only
+    assert "output" not in saved and saved["result"]["text"] == "Shout" and saved["result"]["generated_tokens"] == 2
+    assert "token_ids" not in saved["result"] and "token_logprobs" not in saved["result"]  # in memory only
     back = evaluation_file.decode(json.dumps(data)).cell(0, 1)
-    assert back.output == "Shout" and back.logprobs == [-0.5, -0.1] and back.result.token_ids == [5, 7]
+    assert back.output == "Shout" and back.finish_reason == "length" and back.latency_ms == 80.0
+    assert back.logprobs is None and back.result.token_ids == []
 
 
 def test_an_unchanged_evaluation_is_not_encoded_again_and_a_changed_cell_is(tmp_path):
