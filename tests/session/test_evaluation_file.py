@@ -115,3 +115,39 @@ def test_a_wrong_evaluation_in_a_session_file_is_refused_naming_the_field(tmp_pa
         store.decode(json.dumps(data))
     with pytest.raises((msgspec.ValidationError, ValueError)):
         evaluation_file.decode(json.dumps(data["evaluation"]))
+
+
+def leaves(value, path=()):
+    """Every place in plain JSON data: (path, value), containers included."""
+    yield path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from leaves(item, (*path, key))
+
+
+def test_every_field_of_a_saved_evaluation_set_to_a_wrong_type_loads_or_is_refused_by_name():
+    """Each place in the fixture's evaluation set to each wrong type: the file loads (the value fits, or is one
+    that any type accepts), or SessionFileError names where; nothing else escapes."""
+    data = json.loads(BEFORE.read_text(encoding="utf-8"))
+    session = Session(**{k: v for k, v in store.decode(json.dumps(data)).items() if k != "autosave"})
+    data["evaluation"] = json.loads(evaluation_file.encode(session.evaluation))  # and today's format
+    wrong = [5, -1, 2.5, "x", None, True, [], {}, [1, "a"], {"k": 1}, "\udcff"]
+    places = [path for path, _ in leaves(data["evaluation"])]
+    loaded = refused = 0
+    for path in places:
+        for value in wrong:
+            changed = json.loads(json.dumps(data))
+            target = changed["evaluation"]
+            for key in path[:-1]:
+                target = target[key]
+            if path:
+                target[path[-1]] = value
+            else:
+                changed["evaluation"] = value
+            try:
+                store.decode(json.dumps(changed))
+                loaded += 1
+            except SessionFileError as exc:
+                refused += 1
+                assert str(exc).startswith(("evaluation", "it is not valid JSON")), exc
+    assert len(places) > 150 and refused > loaded > 0
