@@ -178,11 +178,7 @@ class CellResult:
     result: PaneResult = field(default_factory=PaneResult)
 
     def __post_init__(self) -> None:
-        self.revision = 0  # counts the cell's events (its fields', its result's): what was encoded is still true
-        self.events.all.connect(self._count)
-
-    def _count(self, _info) -> None:
-        self.revision += 1
+        self.revision = 0  # its evaluation counts the cell's events here: an encoding of the same count is true
 
     @property
     def output(self) -> str:
@@ -260,6 +256,13 @@ class Evaluation:
         self._index = {(cell.case, cell.variant, cell.repeat): cell for cell in self.cells}
         if set(self._index) != set(expected) or len(self.cells) != len(expected):
             raise ValueError("the cells do not cover cases × variants × repeats exactly once")
+        self.events.all.connect(self._count)
+
+    def _count(self, info) -> None:
+        """Each event of a cell's (its fields', its result's) moves that cell's `revision` on."""
+        index = cell_change(info)
+        if index is not None:
+            self.cells[index].revision += 1
 
     def cell(self, case: int, variant: int, repeat: int = 0) -> CellResult:
         return self._index[(case, variant, repeat)]
