@@ -157,7 +157,7 @@ class EvaluationRunner:
         self._check_done()
 
     def _submit(self, request, target: BackendTarget, on_finish, result: PaneResult | None = None) -> None:
-        handle = self.runner.submit(request, self.route(target), result or PaneResult(),
+        handle = self.runner.submit(request, self.route(target), PaneResult() if result is None else result,
                                     lambda result, completion: self._ended(handle.id, result, completion, on_finish))
         self._in_flight[handle.id] = handle
 
