@@ -29,7 +29,7 @@ from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
 from app.evaluate.variants import retarget
 from app.models import default_model_path
 from app.session import SessionRunner
-from app.session.evaluation import BackendTarget
+from app.session.evaluation import BackendTarget, cell_change
 
 EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 NO_TERMINAL_WIDTH = 10_000  # the summary's width when stdout is a pipe or a file: names are not cut
@@ -202,12 +202,14 @@ def run(evaluation: Evaluation, runner: SessionRunner, backends: Backends, base_
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
                     dynamic_ncols=True)
 
-    def changed(cell) -> None:
-        if cell.finished and id(cell) in todo:
+    def changed(info) -> None:  # an event of a cell's: count it once it is final
+        index = cell_change(info)
+        cell = evaluation.cells[index] if index is not None else None
+        if cell is not None and cell.finished and id(cell) in todo:
             todo.discard(id(cell))
             progress.update(1)
 
-    evaluation_runner.events.cell_changed.connect(changed)
+    evaluation.events.all.connect(changed)
     try:
         evaluation_runner.start()
         sizes = [plural(len(evaluation.variants), "variant"), plural(len(evaluation.cases), "test case")]
@@ -223,6 +225,7 @@ def run(evaluation: Evaluation, runner: SessionRunner, backends: Backends, base_
                 runner.wait(0.2)
                 runner.pump()
     finally:
+        evaluation.events.all.disconnect(changed)
         progress.close()
     return ctrl_c.requested
 

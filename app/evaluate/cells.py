@@ -16,6 +16,7 @@ from app.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
 from app.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
 from app.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
 from app.session.evaluation import Assertion, CellResult, Evaluation, GradingResult, JudgeExchange
+from app.session.result import PaneResult, RunState
 
 
 @dataclass(frozen=True)
@@ -44,25 +45,19 @@ def prepare(evaluation: Evaluation, cell: CellResult) -> Prepared:
 
 
 def start(cell: CellResult, prepared: Prepared) -> None:
-    """Reset the cell for a (re)run; a given output is recorded at once (latency unknown: not generated now)."""
-    fresh = CellResult(case=cell.case, variant=cell.variant, repeat=cell.repeat, prompt=prepared.prompt,
-                       status="running")
-    for name in CellResult.model_fields:
-        setattr(cell, name, getattr(fresh, name))
+    """Reset the cell for a (re)run, with a fresh result for its generation to stream into; a given output is
+    its result at once (latency unknown: not generated now)."""
+    cell.prompt, cell.error, cell.latency_ms, cell.cached, cell.grading = prepared.prompt, None, None, False, None
+    cell.result, cell.status = PaneResult(), "running"
     if prepared.given_output is not None:
-        cell.output, cell.status = prepared.given_output, "grading"
+        cell.result, cell.status = PaneResult(state=RunState.DONE, text=prepared.given_output), "grading"
 
 
 def record(cell: CellResult, completion: Completion, latency_ms: float | None) -> None:
-    """Take a generation's result; an engine/backend error makes the cell an ERROR."""
-    cell.output = completion.text
-    cell.finish_reason = completion.finish_reason
-    cell.prompt_tokens, cell.generated_tokens = completion.prompt_tokens, completion.generated_tokens
-    cell.cached_tokens = completion.cached_tokens
-    cell.ttft_s, cell.decode_tps = completion.ttft_s, completion.decode_tps
+    """Take a generation's end: its Completion's final figures into the cell's result (the SessionRunner has
+    put them there already: setting them again changes nothing); an engine/backend error makes the cell an ERROR."""
+    cell.result.finish(completion)
     cell.latency_ms = latency_ms
-    if completion.token_logprobs is not None:
-        cell.logprobs = [entry.logprob for entry in completion.token_logprobs]
     if completion.finish_reason in ("error", "cancelled"):
         cell.status = "error" if completion.finish_reason == "error" else "pending"
         cell.error = completion.error or completion.finish_reason

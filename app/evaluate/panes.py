@@ -8,8 +8,8 @@ or JSONL of vars (promptfoo's CSV columns: `__expected` assertions, `__descripti
 as it is, run once.
 
 `cell_pane`: the cell's rendered prompt as the pane's conversation and its output as the pane's result (with
-the generation's tokens and probabilities when the run that made it is still in memory), on the backend it
-ran on, so diff, probabilities and branching work on it as on any pane.
+the tokens and probabilities its generation holds in this run; a cell restored from a file has its text and
+figures), on the backend it ran on, so diff, probabilities and branching work on it as on any pane.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from app.evaluate.config import read_config
 from app.evaluate.templates import chat_messages
 from app.evaluate.variants import variants_from_panes
 from app.session.evaluation import CellResult, Evaluation
-from app.session.state import PaneResult, PaneSpec, RunState
+from app.session.state import PaneSpec
 
 
 def evaluation_from_panes(panes: list[PaneSpec], vars_file: str | Path | None = None, judge: str = "local",
@@ -50,26 +50,20 @@ def cell_conversation(evaluation: Evaluation, cell: CellResult) -> tuple[str, li
     return system, turns
 
 
-def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str, result: PaneResult | None = None) -> PaneSpec:
-    """A pane holding the cell: its conversation, settings and output. `result` is the generation's own
-    PaneResult (tokens, probabilities) if the caller still has it; else the pane's result is built from the
-    cell. A cell without output opens with its question as the draft, ready to run."""
+def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str) -> PaneSpec:
+    """A pane holding the cell: its conversation, settings and output, with a copy of the cell's result (its
+    tokens and probabilities, when the run asked for them): a rerun replaces the pane's copy, never the cell's.
+    A cell without output opens with its question as the draft, ready to run."""
     variant = evaluation.variants[cell.variant]
     system, turns = cell_conversation(evaluation, cell)
     title = f"{variant.label} · case {cell.case + 1}" + (f" · repeat {cell.repeat + 1}" if evaluation.repeat > 1
                                                          else "")
     fields = dict(title=title, system=system, sampling=variant.sampling_params(), max_tokens=variant.max_tokens,
                   stop=tuple(variant.stop), backend=backend)
-    if not cell.output and not (result and result.text):
+    if not cell.output:
         draft = turns.pop()["content"] if turns and turns[-1]["role"] == "user" else ""
         return PaneSpec(turns=turns, draft=draft, **fields)
-    if result is not None and result.text == cell.output:
-        shown = dataclasses.replace(result)  # the pane's own copy: a rerun replaces it, never the runner's
-    else:
-        shown = PaneResult(state=RunState.DONE, text=cell.output,
-                           finish_reason=cell.finish_reason, error=cell.error, prompt_tokens=cell.prompt_tokens,
-                           generated_tokens=cell.generated_tokens, cached_tokens=cell.cached_tokens,
-                           ttft_s=cell.ttft_s, decode_tps=cell.decode_tps)
+    shown = dataclasses.replace(cell.result)
     pane = PaneSpec(turns=[*turns, {"role": "assistant", "content": cell.output}],
                     show_probabilities=bool(shown.token_logprobs), **fields)
     pane.result = shown

@@ -6,8 +6,9 @@ new cells so cells finish as the run goes. Cells, their grading and the evaluati
 `cancel` and the SessionRunner's `pump` (its `on_finish` callbacks), i.e. on the thread that owns the runner.
 A cell ends pass, fail or error, except after `cancel`: a cell whose generation or judging was cut short is
 "pending" again, so a resume runs it. A select-best row is judged once, after all its cells are final (also
-when `start` finds such a row already final, from an earlier run). A running cell's `output` and
-`generated_tokens` follow its generation as the runner's pump applies it (cells stream). Qt-free.
+when `start` finds such a row already final, from an earlier run). A cell's generation streams into its own
+`result` as the runner's pump applies it; the cells' own events tell views and autosave (nothing is relayed
+here). Qt-free.
 """
 
 from __future__ import annotations
@@ -80,9 +81,6 @@ def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]
 
 
 class EvaluationEvents(SignalGroup):
-    cell_changed = Signal(object)
-    """A cell's status or results changed (the CellResult), also its output while it streams (once per pump);
-    its own `cell.events` say which field."""
     finished = Signal()
     """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
 
@@ -93,13 +91,11 @@ class EvaluationRunner:
         """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
         runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
         every generation for that many likely tokens per position (the window does, so a cell opened as a
-        pane shows probabilities and can branch); they stay in `results`, not in the cells."""
+        pane shows probabilities and can branch); they stay in the cell's result."""
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
         self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
-        self.results: dict[tuple[int, int, int], PaneResult] = {}  # (case, variant, repeat) -> its generation
-        self._live: dict[tuple[int, int, int], PaneResult] = {}  # generations in flight, by cell
         self.events = EvaluationEvents()
         self.cancelled = False
         self._cells: deque[CellResult] = deque()
@@ -160,12 +156,10 @@ class EvaluationRunner:
                 break
         self._check_done()
 
-    def _submit(self, request, target: BackendTarget, on_finish) -> PaneResult:
-        result = PaneResult()
-        handle = self.runner.submit(request, self.route(target), result,
+    def _submit(self, request, target: BackendTarget, on_finish, result: PaneResult | None = None) -> None:
+        handle = self.runner.submit(request, self.route(target), PaneResult() if result is None else result,
                                     lambda result, completion: self._ended(handle.id, result, completion, on_finish))
         self._in_flight[handle.id] = handle
-        return result
 
     def _ended(self, request_id: int, result: PaneResult, completion: Completion, on_finish) -> None:
         self._in_flight.pop(request_id, None)
@@ -179,52 +173,29 @@ class EvaluationRunner:
             cells.fail_prepare(cell, problem)
             return self._concluded(cell)
         cells.start(cell, prepared)
-        self._changed(cell)
         if prepared.request is None:
             return self._grade(cell)
-        request, keep_logprobs = prepared.request, bool(prepared.request.logprobs)
+        request = prepared.request
         if self.alternatives > request.logprobs:
             request = dataclasses.replace(request, logprobs=self.alternatives)
         try:
-            result = self._submit(request, self.evaluation.variants[cell.variant].target,
-                                  lambda result, completion: self._generated(cell, result, completion, keep_logprobs))
+            self._submit(request, self.evaluation.variants[cell.variant].target,
+                         lambda result, completion: self._generated(cell, result, completion), cell.result)
         except (RuntimeError, ValueError, OSError, ConnectionError) as exc:
             cell.status, cell.error = "error", str(exc)
             return self._concluded(cell)
-        self._live[(cell.case, cell.variant, cell.repeat)] = result
-        result.events.text.connect(lambda text: self._streamed(cell, result))
-        result.events.state.connect(lambda state: self._changed(cell) if cell.status == "running" else None)
 
-    def live(self, cell: CellResult) -> PaneResult | None:
-        """The cell's generation while it is in flight (its state says queued, prefilling or generating)."""
-        return self._live.get((cell.case, cell.variant, cell.repeat))
-
-    def _streamed(self, cell: CellResult, result: PaneResult) -> None:
-        """The generation's text grew (applied by the runner's pump): show it in the cell while it runs."""
-        if cell.status == "running" and result.busy:
-            cell.output, cell.generated_tokens = result.text, result.generated_tokens
-            self._changed(cell)
-
-    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion,
-                   keep_logprobs: bool = True) -> None:
+    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion) -> None:
         end = result.t_last if result.t_last is not None else time.perf_counter()
         latency_ms = (end - result.t_submit) * 1000 if result.t_submit is not None else None
-        result.events.text.disconnect()
-        result.events.state.disconnect()
-        self._live.pop((cell.case, cell.variant, cell.repeat), None)
         cells.record(cell, completion, latency_ms)
-        if not keep_logprobs:
-            cell.logprobs = None  # asked only for `results`: no check reads them
-        if completion.finish_reason not in ("error", "cancelled"):
-            self.results[(cell.case, cell.variant, cell.repeat)] = result
         if cell.status == "grading":
             return self._grade(cell)
         if cell.status == "pending":  # cancelled: it runs again on a resume
-            return self._changed(cell)
+            return None
         self._concluded(cell)
 
     def _grade(self, cell: CellResult) -> None:
-        self._changed(cell)
         grader = cells.grader(self.evaluation, cell, self.base_dir)
         try:
             calls = grader.start()
@@ -255,8 +226,6 @@ class EvaluationRunner:
         if grader is None:  # a select-best row
             _kind, case, repeat = call.key
             cells.apply_select_best(self.evaluation, case, repeat, text, failure)
-            for row_cell in self.evaluation.row(case, repeat):
-                self._changed(row_cell)
             return
         try:
             more = grader.reply(call.key, text, failure)
@@ -274,7 +243,6 @@ class EvaluationRunner:
         self._concluded(cell)
 
     def _concluded(self, cell: CellResult) -> None:
-        self._changed(cell)
         self._maybe_select_best(cell.case, cell.repeat)
 
     def _maybe_select_best(self, case: int, repeat: int) -> None:
@@ -286,10 +254,6 @@ class EvaluationRunner:
     def _reset(self, cell: CellResult) -> None:
         if not cell.finished:
             cell.status = "pending"
-            self._changed(cell)
-
-    def _changed(self, cell: CellResult) -> None:
-        self.events.cell_changed.emit(cell)
 
     def _check_done(self) -> None:
         if self.done and not self._finished_emitted:

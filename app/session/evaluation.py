@@ -1,35 +1,34 @@
-"""An evaluation as data: test cases × variants, one result per cell. Qt-free; saved inside the session file.
+"""An evaluation as data: test cases × variants, one result per cell. Qt-free; a part of the session model.
 
-Declared once with pydantic: the same classes validate a config's tests and assertions (unknown keys are
-errors) and are the persisted shape (`Evaluation.to_dict()` / `Evaluation.from_dict()`, JSON with promptfoo's
-key names: `assert`, `pass`, `namedScores`, `componentResults`…). A cell is keyed by (case, variant, repeat);
-a cell whose status is not final after a crash is run again on resume, the others are kept. Cells and the
-evaluation are psygnal EventedModels: a view connects to `cell.events` and never keeps a copy of their state.
+What a promptfoo config declares (cases, assertions, variants, gradings) is declared once with pydantic: the
+same classes validate a config (unknown keys are errors) and give the session file its evaluation's shape
+(app/session/evaluation_file.py derives msgspec structs from them, promptfoo's key names included: `assert`,
+`pass`, `namedScores`…). The evaluation and its cells are psygnal-evented dataclasses, like panes: assigning a
+field emits `obj.events.<field>(new, old)`, and a cell's change — its status, its grading, a token streamed
+into its `result` (a PaneResult, as a pane's) — reaches `evaluation.events.all` and, through the session,
+`session.events.all`. Views and autosave listen there; nobody relays or announces a change by hand. A cell is
+keyed by (case, variant, repeat); its `output` is its result's text, never a copy.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from psygnal import EventedModel
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from psygnal import SignalGroupDescriptor
+from psygnal.containers import EventedList
+from pydantic import BaseModel, ConfigDict, Field
 
-from app.engine import GenerationRequest, SamplingParams
+from app.engine import GenerationRequest, SamplingParams, limits
+from app.session.result import PaneResult
 
-FORMAT = "chorus-evaluation"
-VERSION = 1
+Status = Literal["pending", "running", "grading", "pass", "fail", "error"]
 FINAL_STATUSES = frozenset({"pass", "fail", "error"})
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=False)
-
-
-class _Evented(EventedModel):
-    """Assigning a field emits `obj.events.<field>(new, old)` (psygnal), so a view renders cells as they stream."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
 
 class Assertion(_Model):
@@ -69,7 +68,6 @@ class CaseOptions(_Model):
 
 class EvalCase(_Model):
     """One row of the matrix: the vars a prompt is rendered with and the checks its outputs must pass."""
-
 
     description: str = ""
     vars: dict[str, Any] = Field(default_factory=dict)
@@ -113,7 +111,7 @@ class Variant(_Model):
     prompt: PromptTemplate
     target: BackendTarget
     sampling: dict[str, Any] = Field(default_factory=dict)  # SamplingParams fields
-    max_tokens: int = 256
+    max_tokens: int = limits.MAX_TOKENS.default
     stop: list[str] = Field(default_factory=list)
     json_schema: dict[str, Any] | None = None
 
@@ -159,27 +157,62 @@ class GradingResult(_Model):
     judge: list[JudgeExchange] = Field(default_factory=list)
 
 
-class CellResult(_Evented):
-    """One case × variant (× repeat). `latency_ms` is None when nothing was generated now (a cached or given
-    output); status: pending → running → grading → pass | fail | error."""
+@dataclass(eq=False)
+class CellResult:
+    """One case × variant (× repeat): its rendered prompt, its generation (`result`, streamed into by the runner),
+    and its verdict. status: pending → running → grading → pass | fail | error. `latency_ms` is None when
+    nothing was generated now (a given output); `error` says why the cell is an ERROR (its generation's, its
+    template's or its grading's failure). Compared by identity: a cell is a place in the matrix, not a value."""
+
+    events = SignalGroupDescriptor(connect_child_events=True)
 
     case: int
     variant: int
     repeat: int = 0
-    status: Literal["pending", "running", "grading", "pass", "fail", "error"] = "pending"
+    status: Status = "pending"
     prompt: str = ""  # the rendered prompt
-    output: str = ""
     error: str | None = None
-    finish_reason: str | None = None
-    prompt_tokens: int = 0
-    generated_tokens: int = 0
-    cached_tokens: int = 0
-    ttft_s: float | None = None
-    decode_tps: float | None = None
     latency_ms: float | None = None
     cached: bool = False
-    logprobs: list[float] | None = None  # per generated token, when a perplexity check asked for them
     grading: GradingResult | None = None
+    result: PaneResult = field(default_factory=PaneResult)
+
+    def __post_init__(self) -> None:
+        self.revision = 0  # its evaluation counts the cell's events here: an encoding of the same count is true
+
+    @property
+    def output(self) -> str:
+        return self.result.text
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self.result.finish_reason
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.result.prompt_tokens
+
+    @property
+    def generated_tokens(self) -> int:
+        return self.result.generated_tokens
+
+    @property
+    def cached_tokens(self) -> int:
+        return self.result.cached_tokens
+
+    @property
+    def ttft_s(self) -> float | None:
+        return self.result.ttft_s
+
+    @property
+    def decode_tps(self) -> float | None:
+        return self.result.decode_tps
+
+    @property
+    def logprobs(self) -> list[float] | None:
+        """Each generated token's log-probability, when the generation asked for them."""
+        entries = self.result.token_logprobs
+        return None if entries is None else [entry.logprob for entry in entries]
 
     @property
     def finished(self) -> bool:
@@ -195,31 +228,41 @@ class CellResult(_Evented):
         return {"pass": 0, "fail": 1}.get(self.status, 2)
 
 
-class Evaluation(_Evented):
-    """Cases × variants and their cells; `judge` names the default judge ("local", a GGUF path or a URL)."""
+@dataclass(eq=False)
+class Evaluation:
+    """Cases × variants and their cells (`cells`, an EventedList in matrix order: repeat, case, variant; made
+    when not given); `judge` names the default judge ("local", a GGUF path or a URL). The cells cover cases ×
+    variants × repeats exactly once (checked on construction). Compared by identity, like a cell."""
 
-    format: Literal["chorus-evaluation"] = FORMAT
-    version: int = VERSION
+    events = SignalGroupDescriptor(connect_child_events=True)
+
     description: str = ""
     source: str = ""  # the config file it came from
     judge: str = "local"
     repeat: int = 1
-    cases: list[EvalCase] = Field(default_factory=list)
-    variants: list[Variant] = Field(default_factory=list)
-    cells: list[CellResult] = Field(default_factory=list)
+    cases: list[EvalCase] = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
+    cells: EventedList = field(default_factory=EventedList)
     started_at: str | None = None
     duration_s: float | None = None
-    _index: dict = PrivateAttr(default_factory=dict)
 
-    def model_post_init(self, _context) -> None:
+    def __post_init__(self) -> None:
+        expected = [(c, v, r) for r in range(self.repeat) for c in range(len(self.cases))
+                    for v in range(len(self.variants))]
         if not self.cells:
-            self.cells = [CellResult(case=c, variant=v, repeat=r) for r in range(self.repeat)
-                          for c in range(len(self.cases)) for v in range(len(self.variants))]
+            self.cells = [CellResult(case=c, variant=v, repeat=r) for c, v, r in expected]
+        if not isinstance(self.cells, EventedList):
+            self.cells = EventedList(self.cells)
         self._index = {(cell.case, cell.variant, cell.repeat): cell for cell in self.cells}
-        expected = {(c, v, r) for r in range(self.repeat) for c in range(len(self.cases))
-                    for v in range(len(self.variants))}
-        if set(self._index) != expected or len(self.cells) != len(expected):
+        if set(self._index) != set(expected) or len(self.cells) != len(expected):
             raise ValueError("the cells do not cover cases × variants × repeats exactly once")
+        self.events.all.connect(self._count)
+
+    def _count(self, info) -> None:
+        """Each event of a cell's (its fields', its result's) moves that cell's `revision` on."""
+        index = cell_change(info)
+        if index is not None:
+            self.cells[index].revision += 1
 
     def cell(self, case: int, variant: int, repeat: int = 0) -> CellResult:
         return self._index[(case, variant, repeat)]
@@ -231,14 +274,11 @@ class Evaluation(_Evented):
         """The cells a resume runs (every cell without a final status), in matrix order."""
         return [cell for cell in self.cells if not cell.finished]
 
-    def to_dict(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=False)
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Evaluation:
-        """Raises pydantic.ValidationError (a ValueError) for anything this version did not write."""
-        evaluation = cls.model_validate(data)
-        for cell in evaluation.cells:
-            if cell.status in ("running", "grading"):  # it was running when the app stopped
-                cell.status = "pending"
-        return evaluation
+def cell_change(info) -> int | None:
+    """For an event from `evaluation.events.all`: the index in `cells` of the cell it is about (a field of the
+    cell, or anything inside its result), or None for an event that is not about one cell."""
+    path = info.path
+    if len(path) >= 3 and path[0].attr == "cells" and path[1].index is not None:
+        return int(path[1].index)
+    return None

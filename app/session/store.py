@@ -131,7 +131,7 @@ def decode(text: str) -> dict:
         fields["votes"] = list(data.votes)
     try:
         fields["evaluation"] = schema.evaluation_from_file(data.evaluation)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise SessionFileError(f"evaluation: {str(exc).splitlines()[0]}") from exc
     return {**fields, "autosave": schema.autosave_from_file(data)}
 

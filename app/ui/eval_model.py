@@ -1,9 +1,10 @@
 """The evaluation matrix as Qt item models: one row per test case (and repeat), one column per variant.
 
 `EvalTableModel` reads the session's `Evaluation` and keeps no copy of cell state: every `data()` call renders
-the `CellResult` as it is now, and the column headers are `stats.column_stats` over the column's cells. It is
-told which cells changed (`cell_changed`, from the EvaluationRunner's signal) and repaints them in one batch a
-few times a second, so a streaming run costs the GUI thread one repaint per flush, not one per token.
+the `CellResult` as it is now, and the column headers are `stats.column_stats` over the column's cells. It
+listens to the evaluation's own events (`evaluation.events.all`: a cell's field, or its result as it streams)
+and repaints the cells they name in one batch a few times a second, so a streaming run costs the GUI thread one
+repaint per flush, not one per token. Whatever changes a cell (a runner, a resume, a test) is shown.
 `EvalFilter` shows all rows, the failing ones, or those where variants disagree (app.evaluate.stats).
 """
 
@@ -14,6 +15,7 @@ import re
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 
 from app.evaluate import CellResult, Evaluation, stats
+from app.session.evaluation import cell_change
 from app.ui.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
@@ -111,22 +113,29 @@ class EvalTableModel(QAbstractTableModel):
         self._rows: list[stats.Row] = []
         self._columns: list[stats.Column] | None = None  # header figures, recomputed after changes
         self._dirty: set[tuple[int, int]] = set()
-        self.live = lambda cell: None  # a running cell's generation (EvaluationRunner.live), for its state
         self._timer = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._timer.timeout.connect(self.flush)
 
     def set_evaluation(self, evaluation: Evaluation | None) -> None:
         self.beginResetModel()
+        if self.evaluation is not None:
+            self.evaluation.events.all.disconnect(self._event)
+        if evaluation is not None:
+            evaluation.events.all.connect(self._event)
         self.evaluation = evaluation
         self._rows = stats.rows(evaluation) if evaluation is not None else []
         self._columns, self._dirty = None, set()
         self.endResetModel()
 
     # --- changes ------------------------------------------------------------------------------------------------
-    def cell_changed(self, cell: CellResult) -> None:
+    def _event(self, info) -> None:
+        """An event of the evaluation's: repaint the cell it is about (if any) at the next flush."""
+        index = cell_change(info)
+        if index is not None and self.evaluation is not None:
+            self.mark(self.evaluation.cells[index])
+
+    def mark(self, cell: CellResult) -> None:
         """Repaint the cell (and the headers) at the next flush."""
-        if self.evaluation is None:
-            return
         self._dirty.add((cell.repeat * len(self.evaluation.cases) + cell.case, cell.variant + 1))
         if not self._timer.isActive():
             self._timer.start()
@@ -179,9 +188,8 @@ class EvalTableModel(QAbstractTableModel):
         if role == NOTE_ROLE:
             return verdict_note(cell)
         if role == STATE_ROLE:
-            live = self.live(cell) if cell.status == "running" else None
-            return live.state.value if live is not None and live.state.value in ("queued", "prefilling") else (
-                cell.status)
+            state = cell.result.state.value
+            return state if cell.status == "running" and state in ("queued", "prefilling") else cell.status
         if role == Qt.DisplayRole:
             return preview(cell.output) if cell.output else (cell.error or "")
         if role == Qt.ToolTipRole:

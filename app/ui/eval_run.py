@@ -1,6 +1,6 @@
 """EvalRun: one evaluation's run in the window — backends opened first, an EvaluationRunner over the window's
-SessionRunner (so generations and judges join the panes' batches), the view told which cells changed, the
-progress's ETA, Stop, and what a finished run leaves (each generation's PaneResult, for opening a cell as a pane).
+SessionRunner (so generations and judges join the panes' batches), the progress's ETA, and Stop. The cells
+change in place (each holds its generation's PaneResult): the view and autosave hear their events, not this.
 
 Where requests go is `app.evaluate.routes.Routes`: "local", a `file://` GGUF that is the main model's file,
 the default judge and panes on "local" run on the main model; another GGUF or a server is opened first, through
@@ -17,12 +17,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from app.engine import limits
-from app.evaluate import CellResult, Evaluation, stats
+from app.evaluate import Evaluation, stats
 from app.evaluate.routes import Routes, api_key
 from app.evaluate.runner import EvaluationRunner, needed_targets
 from app.session import MAIN, SessionRunner
 from app.session.evaluation import BackendTarget
-from app.session.state import PaneResult
 from app.ui.eval_view import EvalView, duration, eta_seconds
 
 
@@ -30,17 +29,15 @@ class EvalRun(QObject):
     sig_status = Signal(str)
     """A short note for the status bar."""
 
-    def __init__(self, runner: SessionRunner, bridge, settings, keys, view: EvalView, show_message, on_changed,
+    def __init__(self, runner: SessionRunner, bridge, settings, keys, view: EvalView, show_message,
                  parent: QObject | None = None):
-        """`keys()` is the API key store; `show_message(title, text, icon)` a non-blocking message;
-        `on_changed()` tells autosave that the evaluation changed (its cells are not session events)."""
+        """`keys()` is the API key store; `show_message(title, text, icon)` a non-blocking message."""
         super().__init__(parent)
         self.runner, self.bridge, self.settings, self.keys, self.view = runner, bridge, settings, keys, view
-        self.show_message, self.on_changed = show_message, on_changed
+        self.show_message = show_message
         self.routes = Routes(lambda: self.bridge.model_info.path if self.bridge.model_info else "",
                              self.bridge.backends.specs)
         self.eval_runner: EvaluationRunner | None = None
-        self.results: dict[tuple[int, int, int], PaneResult] = {}  # a cell's generation, from this window's runs
         self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
         self._starting = False
         self._started_at, self._todo = 0.0, 0
@@ -54,14 +51,9 @@ class EvalRun(QObject):
     def backend_of(self, target: BackendTarget) -> str:
         return self.routes.find(target) or MAIN
 
-    def result_of(self, cell: CellResult) -> PaneResult | None:
-        key = (cell.case, cell.variant, cell.repeat)
-        return self.results.get(key) or (self.eval_runner.results.get(key) if self.eval_runner else None)
-
     def reset(self) -> None:
-        """Another evaluation is shown: stop this run and forget what it made."""
+        """Another evaluation is shown: stop this run."""
         self._detach()
-        self.results = {}
         self.view.set_eta("")
 
     # --- starting -----------------------------------------------------------------------------------------------
@@ -102,10 +94,8 @@ class EvalRun(QObject):
     def _start(self, evaluation: Evaluation, base_dir: Path) -> None:
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
                                   alternatives=limits.ALTERNATIVES_SHOWN)
-        runner.events.cell_changed.connect(self._cell_changed)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner
-        self.view.model.live = runner.live
         self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
         self.view.set_running(True)
         self.view.set_eta("estimating…")
@@ -118,10 +108,6 @@ class EvalRun(QObject):
             self.eval_runner.cancel()
 
     # --- while it runs ------------------------------------------------------------------------------------------
-    def _cell_changed(self, cell: CellResult) -> None:
-        self.view.model.cell_changed(cell)
-        self.on_changed()
-
     def _tick(self) -> None:
         if self.eval_runner is None:
             return
@@ -139,17 +125,14 @@ class EvalRun(QObject):
         note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
                 + (f", {totals.pending} not run" if totals.pending else ""))
         QTimer.singleShot(0, lambda: self.sig_status.emit(note))  # after the runner's own "finished" note
-        self.on_changed()
 
     def _detach(self) -> EvaluationRunner | None:
         runner, self.eval_runner = self.eval_runner, None
         if runner is None:
             return None
-        runner.events.cell_changed.disconnect(self._cell_changed)
         runner.events.finished.disconnect(self._finished)
         if not runner.done:
             runner.cancel()
-        self.results.update(runner.results)
         self.eta_timer.stop()
         self.view.model.flush()
         self.view.set_running(False)

@@ -206,7 +206,7 @@ class EvalTools(QObject):
         evaluation = self.session.evaluation
         backend = self.run_control.backend_of(evaluation.variants[cell.variant].target)
         try:
-            spec = cell_pane(evaluation, cell, backend, self.run_control.result_of(cell))
+            spec = cell_pane(evaluation, cell, backend)
         except TemplateProblem as exc:
             self.show_message("Cannot open the cell", str(exc), QMessageBox.Warning)
             return None

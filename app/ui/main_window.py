@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
         self.eval_dock = self._dock("Evaluation", "evalDock", view, Qt.BottomDockWidgetArea)
         self.eval_dock.hide()
         run = EvalRun(self.runner, self.bridge, self.settings, lambda: self.backends.keys, view, self.show_message,
-                      self.files.changed, self)
+                      self)
         self.evals = EvalTools(self.controller, view, run, self.grid, self.show_message, self)
         self.evals.sig_show.connect(self._show_evaluation)
 

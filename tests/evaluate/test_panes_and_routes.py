@@ -49,15 +49,16 @@ def test_a_cell_opens_as_a_pane_with_its_conversation_settings_and_output(tmp_pa
     cell = evaluation.cell(0, 0)
     pending = cell_pane(evaluation, cell, MAIN)  # never ran: its question is the draft, ready to run
     assert pending.turns == [] and pending.draft == "About rain" and pending.system == "Be brief."
-    cell.prompt, cell.output, cell.status, cell.generated_tokens = "", "Wet.", "pass", 2
+    cell.prompt, cell.status = "", "pass"
+    cell.result = PaneResult(state=RunState.DONE, text="Wet.", generated_tokens=2)
     pane = cell_pane(evaluation, cell, MAIN)
     assert pane.title == "e · case 1" and pane.backend == MAIN and not pane.show_probabilities
     assert pane.turns == [{"role": "user", "content": "About rain"}, {"role": "assistant", "content": "Wet."}]
     assert pane.result.state == RunState.DONE and pane.result.text == "Wet." and pane.result.generated_tokens == 2
-    live = PaneResult(state=RunState.DONE, text="Wet.", token_ids=[5, 6], token_logprobs=["a", "b"])
-    with_tokens = cell_pane(evaluation, cell, MAIN, live)
+    cell.result = PaneResult(state=RunState.DONE, text="Wet.", token_ids=[5, 6], token_logprobs=["a", "b"])
+    with_tokens = cell_pane(evaluation, cell, MAIN)
     assert with_tokens.result.token_ids == [5, 6] and with_tokens.show_probabilities
-    assert with_tokens.result is not live  # the pane's own copy
+    assert with_tokens.result is not cell.result  # the pane's own copy: a rerun never touches the cell
 
 
 def test_an_evaluation_from_panes_without_a_vars_file_is_one_case(tmp_path):

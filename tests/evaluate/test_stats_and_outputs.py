@@ -6,13 +6,15 @@ import io
 import json
 import re
 
+import msgspec
 import pytest
 import yaml
 from junitparser import Error, Failure, JUnitXml
 
-from app.evaluate import Evaluation, cells, load_config, stats, write_outputs
+from app.evaluate import cells, load_config, stats, write_outputs
 from app.evaluate.reports import escape_formula
 from app.evaluate.scoring import grade
+from app.session import evaluation_file
 
 
 @pytest.mark.parametrize("successes, n, low, high", [
@@ -34,7 +36,7 @@ def run_echo(evaluation, judge_replies=None, cached=()):
         prepared = cells.prepare(evaluation, cell)
         cells.start(cell, prepared)
         cell.latency_ms = None if (cell.case, cell.variant) in cached else 12.0
-        cell.ttft_s, cell.decode_tps, cell.prompt_tokens, cell.generated_tokens = 0.01, 100.0, 5, 7
+        cell.result.stream(ttft_s=0.01, decode_tps=100.0, prompt_tokens=5, generated_tokens=7)
         graded = cells.grader(evaluation, cell)
         pending = graded.start()
         while pending:
@@ -169,15 +171,16 @@ def test_junit_xml_reads_with_a_junit_parser(evaluation, tmp_path):
 def test_persisted_shape_round_trips_and_resume_runs_only_unfinished(evaluation):
     evaluation.cell(1, 1).status = "running"  # it was running when the app stopped
     evaluation.cell(2, 0).status = "pending"
-    data = json.loads(json.dumps(evaluation.to_dict()))
+    data = json.loads(evaluation_file.encode(evaluation))
     assert data["format"] == "chorus-evaluation" and data["version"] == 1
     assert data["cases"][1]["assert"][1]["type"] == "llm-rubric" and "pass" in data["cells"][0]["grading"]
-    loaded = Evaluation.from_dict(data)
+    loaded = evaluation_file.decode(json.dumps(data))
     assert [(c.case, c.variant) for c in loaded.unfinished()] == [(1, 1), (2, 0)]
     assert loaded.cell(0, 0).grading == evaluation.cell(0, 0).grading
+    assert loaded.cell(0, 0).output == evaluation.cell(0, 0).output
     assert loaded.cell(1, 1).status == "pending"
-    with pytest.raises(ValueError):
-        Evaluation.from_dict({**data, "format": "something-else"})
+    with pytest.raises(msgspec.ValidationError, match="format"):
+        evaluation_file.decode(json.dumps({**data, "format": "something-else"}))
 
 
 def test_grade_helper_matches_cell_steps(evaluation):
@@ -219,6 +222,6 @@ def test_cells_are_evented_and_a_broken_file_is_refused(evaluation):
     graded.start()
     cells.conclude(cell, graded)
     assert seen == ["running", "grading", "pass"]  # echo: the output is known at once
-    data = evaluation.to_dict()
+    data = json.loads(evaluation_file.encode(evaluation))
     with pytest.raises(ValueError, match="cover cases"):
-        Evaluation.from_dict({**data, "cells": data["cells"][:-1]})
+        evaluation_file.decode(json.dumps({**data, "cells": data["cells"][:-1]}))

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from app.evaluate import read_config, stats
-from app.session import Session, autosave
+from app.session import PaneResult, RunState, Session, autosave
 from app.ui.bridge import EngineBridge
-from app.ui.eval_model import CELL_ROLE
+from app.ui.eval_model import CELL_ROLE, STATE_ROLE, EvalTableModel
 from app.ui.main_window import MainWindow
 from tests.ui.conftest import wait_until
 
@@ -38,6 +38,40 @@ def header(window, variant: int) -> str:
 
 # --- echo: no model ------------------------------------------------------------------------------------------------
 ECHO = {"description": "echo", "prompts": ["Say {{word}}", "Shout {{word}}"], "providers": ["echo"]}
+
+
+def test_the_matrix_repaints_a_cell_from_the_cells_own_events_with_no_runner(qtbot, tmp_path):
+    """No EvaluationRunner and no relay: a cell's own events (a field set, its result streamed) repaint it."""
+    evaluation = read_config({**ECHO, "tests": [{"vars": {"word": "a"}}]}, tmp_path).evaluation()
+    model = EvalTableModel()
+    model.set_evaluation(evaluation)
+    cell, index = evaluation.cell(0, 1), model.index(0, 2)
+    assert index.data(CELL_ROLE) is cell and index.data() == "" and index.data(STATE_ROLE) == "pending"
+    with qtbot.waitSignal(model.dataChanged, check_params_cb=lambda first, last, *_: first == index == last):
+        cell.status = "running"
+        cell.result.stream(text="Shout", state=RunState.PREFILLING)  # what a runner's pump does to it
+    assert index.data() == "Shout" and index.data(STATE_ROLE) == "prefilling"
+    with qtbot.waitSignal(model.dataChanged, check_params_cb=lambda first, last, *_: first == index == last):
+        cell.result.stream(text="Shout a")
+    assert index.data() == "Shout a"
+    with qtbot.waitSignal(model.dataChanged, check_params_cb=lambda first, last, *_: first == index == last):
+        cell.result = PaneResult(state=RunState.DONE, text="Shout a!")  # a new result is heard as well
+    assert index.data() == "Shout a!"
+    model.set_evaluation(None)  # no longer shown: its events no longer reach the model
+    with qtbot.assertNotEmitted(model.dataChanged, wait=300):
+        cell.status = "pass"
+
+
+def test_autosave_hears_an_evaluation_s_cells_through_the_session(window, tmp_path):
+    """The window's autosave listens to `session.events.all` only: a cell's change reaches it there."""
+    window.session.evaluation = read_config({**ECHO, "tests": [{"vars": {"word": "a"}}]}, tmp_path).evaluation()
+    cell = window.session.evaluation.cell(0, 0)
+    window.files.unsaved = False
+    cell.status = "running"
+    assert window.files.unsaved
+    window.files.unsaved = False
+    cell.result.stream(text="Say")
+    assert window.files.unsaved
 
 
 def test_a_config_that_cannot_run_lists_every_problem_and_changes_nothing(window, tmp_path):
@@ -104,8 +138,9 @@ def test_filters_show_failures_and_disagreements(window, loop, tmp_path):
 def test_a_restored_session_shows_its_evaluation_ready_to_resume_and_exports(qtbot, settings, loop, tmp_path):
     config = {**ECHO, "tests": [{"vars": {"word": w}} for w in ("a", "b")]}
     evaluation = read_config(config, tmp_path).evaluation()
-    evaluation.cells[0].status, evaluation.cells[0].output = "pass", "Say a"
-    evaluation.cells[1].status, evaluation.cells[1].output = "running", "Sh"  # the app was killed here
+    evaluation.cells[0].status, evaluation.cells[0].result = "pass", PaneResult(state=RunState.DONE, text="Say a")
+    evaluation.cells[1].status = "running"  # the app was killed here
+    evaluation.cells[1].result = PaneResult(state=RunState.GENERATING, text="Sh")
     Session(evaluation=evaluation).save(tmp_path / "s.chorus.json")
     session = Session.load(tmp_path / "s.chorus.json")
     window = MainWindow(EngineBridge(), settings, session=session, autosave_path=tmp_path / "autosave.chorus.json")
