@@ -90,7 +90,7 @@ class RegistryEvents(SignalGroup):
 
 class BackendRegistry:
     """Open backends by name, MAIN first, and local models on standby. Every open one publishes its StepEvents
-    to `on_step` (request ids never collide: engines share one counter, servers count from 10^9)."""
+    to `on_step`. Request ids never collide: every backend draws them from one counter (app.engine.next_request_id)."""
 
     def __init__(self, on_step: Callable[[StepEvent], None]):
         self._on_step = on_step
@@ -99,6 +99,7 @@ class BackendRegistry:
         self._open: dict[str, tuple[BackendSpec, Backend, Callable[[], None]]] = {}
         self._standby: dict[str, tuple[BackendSpec, EngineConfig]] = {}  # local models known but not loaded
         self._loading: set[str] = set()
+        self._aliases: dict[str, str] = {}  # another name for an open backend (`alias`)
         self._closed = False
         self.events = RegistryEvents()
 
@@ -112,6 +113,27 @@ class BackendRegistry:
             if backend is not None:
                 self._standby.pop(MAIN, None)  # a new main model replaces one a plan had unloaded
         return old
+
+    def open_main(self, spec: BackendSpec, *, api_key: str | None = None, engine: dict | None = None) -> Backend:
+        """Build the main backend from a spec (blocking; a local model with these EngineConfig fields, or a server
+        asked for its models now) and make it the main one, closing the one it replaces. Raises ValueError (the
+        spec's problem), ConnectionError or the engine's own error, with a message for the user."""
+        problem = spec.problem()
+        if problem:
+            raise ValueError(problem)
+        if spec.kind == "local":
+            backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
+        else:
+            backend = self._open_server(spec, api_key)
+        old = self.set_main(backend)
+        if old is not None:
+            old.close()
+        return backend
+
+    def alias(self, name: str, to: str = MAIN) -> None:
+        """Let `name` mean the backend `to` (`run` sends every pane of a session to its one backend this way)."""
+        with self._lock:
+            self._aliases[name] = to
 
     @property
     def main(self) -> Backend | None:
@@ -195,7 +217,7 @@ class BackendRegistry:
     def loaded_local(self) -> list[str]:
         """The local models loaded now: MAIN (when a model is), then the added ones."""
         with self._lock:
-            main = [MAIN] if getattr(self._main, "engine", None) is not None else []
+            main = [MAIN] if self._main is not None and self._main.config is not None else []
             return main + [name for name, (spec, _, _) in self._open.items() if spec.kind == "local"]
 
     @property
@@ -208,7 +230,8 @@ class BackendRegistry:
         with self._lock:
             if name in self._standby:
                 return self._standby[name][1]
-        return getattr(getattr(self.get(name), "engine", None), "config", None)
+        backend = self.get(name)
+        return backend.config if backend is not None else None
 
     def load(self, name: str) -> None:
         """Load a local model on standby (blocking). On failure it stays on standby and the engine's error is
@@ -244,10 +267,13 @@ class BackendRegistry:
         """Close a loaded local model (its runs end "cancelled") and keep it on standby with the same settings,
         to `load` again later. The main model too: until it loads again no model is the main one."""
         if name == MAIN:
+            main = self.main
+            if main is not None and main.config is None:
+                raise ValueError(f"{name} is a server: only a local model can be unloaded")
             backend = self.set_main(None)
             if backend is None:
                 return
-            spec = BackendSpec(kind="local", path=str(backend.engine.config.model_path))
+            spec = BackendSpec(kind="local", path=str(backend.config.model_path))
         else:
             with self._lock:
                 entry = self._open.get(name)
@@ -258,7 +284,7 @@ class BackendRegistry:
                 raise ValueError(f"{name} is a server: only a local model can be unloaded")
             with self._lock:
                 self._open.pop(name, None)
-        config = backend.engine.config
+        config = backend.config
         with self._lock:
             if not self._closed:
                 self._standby[name] = (spec, config)
@@ -272,6 +298,7 @@ class BackendRegistry:
 
     def get(self, name: str) -> Backend | None:
         with self._lock:
+            name = self._aliases.get(name, name)
             if name == MAIN:
                 return self._main
             entry = self._open.get(name)
