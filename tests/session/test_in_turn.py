@@ -22,6 +22,7 @@ from app.session import (
     SessionController,
     SessionModel,
     SessionRunner,
+    conversation,
     sweep,
 )
 from app.session.in_turn import InTurnRun, ModelTurns
@@ -93,7 +94,7 @@ def test_plan_for_measures_each_model_at_its_own_engine_settings(model_path, mon
         registry.submit(None, spec.name)
     need = estimate_memory(model_path, 2, 256).total
     panes = [*panes_on(spec.name, "10.0.0.1:8080 · qwen"), PaneSpec(backend=spec.name)]  # the last is empty
-    result = plan_for(panes, registry, free_ram=need)
+    result = plan_for(panes, registry, runnable=conversation.can_run, free_ram=need)
     assert result.turns[0].panes == (panes[0],) and result.now == (panes[1],)
     assert plan_for(panes, registry, free_ram=need - 1).refused[0][0] is panes[0]
     monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(need - 1))

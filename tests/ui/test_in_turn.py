@@ -9,11 +9,13 @@ import shutil
 import threading
 
 import pytest
+import yaml
 
 from app.models import estimate_memory
 from app.models.fit import MIB
 from app.session import MAIN, BackendSpec, sweep
 from app.session.state import RunState
+from tests.conftest import TEST_THREADS
 from tests.ui.conftest import wait_until
 
 
@@ -84,3 +86,25 @@ def test_stop_all_cancels_the_rest_of_the_plan(three_models, loop):
     wait_until(loop, lambda: view.spec.result.state == RunState.CANCELLED, timeout=30)
     assert gemma not in [name for name, _ in loads.seen]  # never loaded
     assert window.bridge.backends.on_standby(gemma) and window.bridge.model_info is not None
+
+
+def test_an_evaluation_on_a_model_on_standby_loads_it_for_its_run(loaded_window, loop, model_path, tmp_path):
+    """Defect 6 of issue 33: before the fix the cell ended "error" (its model "is already connected", or "loads
+    when Run all runs its panes") and the model never loaded."""
+    window = loaded_window
+    registry = window.bridge.backends
+    copy = shutil.copy(model_path, tmp_path / "SmolLM2-standby.gguf")
+    name = window.bridge.add_standby(BackendSpec(kind="local", path=str(copy)),
+                                     engine={"n_slots": 2, "n_ctx_per_slot": 512, "n_threads": TEST_THREADS}).name
+    config = {"prompts": [{"raw": "Name one {{thing}}."}],
+              "providers": [{"id": f"file://{copy}", "config": {"temperature": 0, "max_tokens": 6}}],
+              "tests": [{"vars": {"thing": "fruit"}, "assert": [{"type": "not-icontains", "value": "zqxj"}]}]}
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    loads = Loads(registry)
+    assert window.evals.open_config(path)
+    evaluation = window.session.evaluation
+    wait_until(loop, lambda: not window.evals.running and not evaluation.unfinished() and registry.on_standby(name),
+               timeout=300)
+    assert [cell.status for cell in evaluation.cells] == ["pass"], [cell.error for cell in evaluation.cells]
+    assert [loaded for loaded, _ in loads.seen] == [name]  # loaded for the run, back on standby after it
