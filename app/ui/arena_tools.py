@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QWidget
 
 from app.arena.roster import candidate_sets
+from app.arena.standby import PairLoads
 from app.session import MAIN, SessionModel, SessionRunner
 from app.ui.arena_view import ArenaView
 from app.ui.bridge import EngineBridge
@@ -51,7 +52,7 @@ class ArenaTools(QObject):
         group = getattr(getattr(current, "spec", current), "group", None)
         sets.sort(key=lambda s: group is None or any(p.group != group for p in s[1]))  # its group first
         self.arena = ArenaView(self.session, self.runner, sets, self._model_of, self.open_leaderboard,
-                               self.parent_widget)
+                               self.parent_widget, loads=PairLoads(self.bridge.backends))
         self.arena.finished.connect(lambda _result: self._closed("arena"))
         self.arena.show()
         return self.arena
