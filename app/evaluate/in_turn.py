@@ -39,7 +39,11 @@ class EvaluationTurns:
 
     def _names(self) -> list[str]:
         names = []
-        for target in needed_targets(self.runner.evaluation, self.runner.base_dir):
+        try:
+            targets = needed_targets(self.runner.evaluation, self.runner.base_dir)
+        except ValueError:  # a judge that cannot judge: its cells say so when they are graded
+            return []
+        for target in targets:
             try:
                 names.append(self.runner.route(target))
             except (RuntimeError, ValueError):  # not connected: its cells say so when they start
@@ -57,6 +61,7 @@ class EvaluationTurns:
         try:
             names = self._names()
             runner.start()
+            names += sorted(runner.held_for() - set(names))
             for _ in range(len(names) + 1):  # each round loads at least one model, or the loop ends
                 if runner.cancelled or self.registry.closed or not runner.held_for():
                     break
