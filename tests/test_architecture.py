@@ -1,5 +1,7 @@
-"""The layering the project relies on: the engine never imports Qt, and modules stay one concern each."""
+"""The layering the project relies on: the engine never imports Qt, modules stay one concern each, and the
+window's components are handed what they need, never the window or the whole bridge to reach through."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -46,3 +48,75 @@ def test_nothing_above_the_backends_reaches_into_an_engine():
              for path in sorted((ROOT / "app" / package).rglob("*.py"))
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if reach.search(line)]
     assert found == []
+
+
+def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_names_kept():
+    """app.evaluate and app.arena are packages of their own, above app.session; the old import paths
+    (app.session.arena.Vote and leaderboard are contracts) still give the same objects."""
+    import app.arena
+    import app.evaluate
+    from app.session.arena import Vote, leaderboard
+    from app.session.evaluate import load_config
+
+    assert (ROOT / "app" / "evaluate" / "__init__.py").is_file() and (ROOT / "app" / "arena" / "__init__.py").is_file()
+    assert Vote is app.arena.Vote and leaderboard is app.arena.leaderboard and load_config is app.evaluate.load_config
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    above = next(i for i, layer in enumerate(layers) if "app.evaluate" in layer and "app.arena" in layer)
+    assert layers.index("app.session") == above + 1
+
+
+def test_no_doc_labels_a_figure_by_a_working_session():
+    """Benchmark runs are labelled by date and machine ("Session 11" meant nothing to a reader)."""
+    import re
+
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{p.name}:{n}" for p in docs for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"\bsession[ -]\d+\b", line, re.IGNORECASE)]
+    assert found == []
+
+
+# The UI's components that drive backends' lifecycle through the bridge (what it is for); every other class in
+# app/ui gets the pieces it uses: the controller, a callable, the registry, a signal.
+BRIDGE_CLIENTS = {"ModelActions": "loads and reloads the main model",
+                  "BackendManager": "opens and closes the other backends",
+                  "EvalRun": "opens an evaluation's providers as backends"}
+WINDOW_DRIVERS = {"main_window.py", "bridge.py", "self_test.py", "bench_window.py"}  # build or drive the window
+
+
+def _constructors():
+    """(file, class, parameter name, annotation text) for every __init__ parameter of every class in app/ui."""
+    for path in sorted((ROOT / "app" / "ui").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    args = item.args
+                    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                        note = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                        yield path.name, node.name, arg.arg, note
+
+
+def test_no_component_takes_the_window_or_the_whole_bridge():
+    found = list(_constructors())
+    assert len(found) > 100  # the scan sees the UI's classes
+    window = [f"{f}: {c}({a}: {n})" for f, c, a, n in found
+              if a in ("window", "main_window") or any(w in n for w in ("QMainWindow", "MainWindow"))]
+    bridge = [f"{f}: {c}({a}: {n})" for f, c, a, n in found
+              if (a == "bridge" or "EngineBridge" in n) and c not in BRIDGE_CLIENTS and c != "MainWindow"]
+    assert window == [] and bridge == []
+
+
+def test_no_component_reaches_a_bridge_through_another_object():
+    """`manager.bridge.backends`, `window.bridge.model_info`: a component that needs the registry or the
+    model's info is given it."""
+    reaches = []
+    for path in sorted((ROOT / "app" / "ui").glob("*.py")):
+        if path.name in WINDOW_DRIVERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "bridge" and not (
+                    isinstance(node.value, ast.Name) and node.value.id == "self"):
+                reaches.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert reaches == []

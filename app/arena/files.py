@@ -25,6 +25,16 @@ FIELDS: tuple[str, ...] = Vote.__struct_fields__
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _vote(obj, where: str) -> Vote:
+    """vote_from_builtins, with a lone surrogate in a field named as Vote itself names it (msgspec would raise
+    an encoding error that names no field for some fields)."""
+    if isinstance(obj, dict):
+        for name, value in obj.items():
+            if isinstance(value, str) and any("\ud800" <= ch <= "\udfff" for ch in value):
+                raise VoteError(f"{where}: field `{name}`: text that cannot be encoded (a lone surrogate)")
+    return vote_from_builtins(obj, where)
+
+
 def to_jsonl(votes: Iterable[Vote]) -> str:
     return "".join(msgspec.json.encode(v).decode("utf-8") + "\n" for v in votes)
 
@@ -39,7 +49,9 @@ def from_jsonl(text: str) -> list[Vote]:
             obj = json.loads(line)
         except ValueError as e:
             raise VoteError(f"line {number}: not JSON ({e.msg})") from None
-        votes.append(vote_from_builtins(obj, f"line {number}"))
+        except RecursionError:
+            raise VoteError(f"line {number}: not JSON that can be read (nested too deeply)") from None
+        votes.append(_vote(obj, f"line {number}"))
     return votes
 
 
@@ -73,7 +85,7 @@ def from_csv(text: str) -> list[Vote]:
         if None in row:
             raise VoteError(f"{where}: more cells than the header has columns")
         cells = {k: _unescape(v) for k, v in row.items() if v is not None}
-        votes.append(vote_from_builtins(cells, where))
+        votes.append(_vote(cells, where))
     return votes
 
 
@@ -87,18 +99,25 @@ def read_votes(path: str | Path) -> list[Vote]:
     """Votes from a .csv or .jsonl file, or from a session file's top-level "votes"."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise VoteError(f"cannot read it ({e})") from None
+        data = path.read_bytes()
+    except OSError as e:
+        raise VoteError(f"cannot read it ({e.strerror or e})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise VoteError(f"line {line}: not UTF-8 (byte 0x{data[e.start]:02x}): save the file as UTF-8") from None
     if path.suffix.lower() == ".csv":
         return from_csv(text)
     if path.name.lower().endswith(".jsonl"):
         return from_jsonl(text)
     try:
-        data = json.loads(text)
+        document = json.loads(text)
     except ValueError as e:
         raise VoteError(f"not JSON ({e})") from None
-    return votes_from_session(data)
+    except RecursionError:
+        raise VoteError("not JSON that can be read (nested too deeply)") from None
+    return votes_from_session(document)
 
 
 def votes_from_session(data) -> list[Vote]:
@@ -110,7 +129,7 @@ def votes_from_session(data) -> list[Vote]:
         return []
     if not isinstance(raw, list):
         raise VoteError(f'"votes" must be a list, got {json_kind(raw)}')
-    return [vote_from_builtins(obj, f"votes[{i}]") for i, obj in enumerate(raw)]
+    return [_vote(obj, f"votes[{i}]") for i, obj in enumerate(raw)]
 
 
 def merge(*vote_lists: Iterable[Vote]) -> list[Vote]:

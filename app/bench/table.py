@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from app.bench import machine
+
 
 def format_table(result: dict) -> str:
     tp, ratios = result["throughput"], result["ratios"]
@@ -68,7 +70,8 @@ def format_table(result: dict) -> str:
 
 
 def write_json(path: str, result: dict) -> None:
-    """A benchmark's results as indented JSON at `path`, and a line saying so."""
+    """A benchmark's results as indented JSON at `path`, labelled with the run's date and machine ("run"), and a
+    line saying so."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
+        json.dump({"run": machine.label(), **result}, f, indent=2)
     print(f"\nwrote {path}")

@@ -2,27 +2,31 @@
 
 Every backend the run needs (the variants', the judges') is opened before anything runs, each once: a local GGUF
 is one engine whoever uses it, so `--judge local` shares the variants' engine. Progress goes to stderr, a summary
-table to stdout, `-o` files (or the config's `outputPath`) are written at the end, also after Ctrl+C (which cancels
-what runs; unfinished cells are written as not run). Exit codes: 0 every cell passed (or the pass rate reached
-$PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config, output path or backend (one message on
-stderr, nothing run), 1 outputs that could not be written, 130 interrupted.
+table to stdout (a variant named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the
+config's `outputPath`) are written at the end, also after Ctrl+C (counted by a handler, app/cli/interrupt.py: the
+first cancels what runs, a second stops waiting for it; unfinished cells are written as not run). Exit codes: 0
+every cell passed (or the pass rate reached $PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config,
+output path or backend (one message on stderr, nothing run), 1 outputs that could not be written, 130
+interrupted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import signal
+import shutil
 import sys
-import threading
+import time
 from pathlib import Path
 
 from tqdm import tqdm
 
 from app.backends import KeyStore, plain_http_warning
 from app.backends.registry import MAIN, BackendRegistry, BackendSpec
+from app.cli.interrupt import Interrupt
 from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
+from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes
 from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
 from app.evaluate.variants import retarget
@@ -31,6 +35,7 @@ from app.session import SessionRunner
 from app.session.evaluation import BackendTarget
 
 EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
+NO_TERMINAL_WIDTH = 10_000  # the summary's width when stdout is a pipe or a file: names are not cut
 DRAIN_TIMEOUT_S = 60.0  # after Ctrl+C: a backend that never answers the cancel leaves its cells unwritten
 
 
@@ -51,7 +56,9 @@ def command_target(args) -> BackendTarget | None:
 def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
     """The evaluation to run, its base directory, the output paths and the concurrency bound; raises
     ConfigError or Unusable before anything runs."""
-    suite = load_config(args.config)
+    suite = load_config(args.config, judge_given=args.judge is not None)
+    for note in suite.notes:
+        print(f"chorus eval: warning: {note}", file=sys.stderr)
     outputs = args.output or suite.output_paths
     problems = check_paths(outputs) + [f"-o {p}: no such directory: {Path(p).parent}" for p in outputs
                                        if not Path(p).resolve().parent.is_dir()]
@@ -111,16 +118,38 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary(evaluation: Evaluation) -> str:
-    """A table of each variant's pass / fail / error counts and pass rate, then the totals."""
+def variant_name(variant) -> str:
+    """A variant as promptfoo names a column, `[provider label or id] prompt label`, on one line: a literal
+    prompt (labelled with its own text) shows its first words, a prompt from a file its file name."""
+    label, raw = variant.prompt.label, variant.prompt.raw
+    if label == raw:
+        words = raw.split()
+        label = " ".join(words[:8]) + (" …" if len(words) > 8 else "")
+    elif raw and label.endswith(f": {raw}"):  # "file.txt: <its text>"
+        label = label[: -len(raw) - 2]
+    return " ".join(f"[{variant.label}] {label}".split())
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(1, width - 1)] + "…"
+
+
+def summary(evaluation: Evaluation, width: int | None = None) -> str:
+    """A table of each variant's pass / fail / error counts and pass rate, then the totals. Variant names are
+    cut so each line fits `width` columns (default: the terminal's, or $COLUMNS, by shutil.get_terminal_size;
+    not cut when stdout is no terminal and $COLUMNS is unset)."""
+    width = width or shutil.get_terminal_size((NO_TERMINAL_WIDTH, 24)).columns
     columns = stats.matrix(evaluation).columns
     head = ("Variant", "Pass", "Fail", "Error", "Not run", "Pass rate (95% CI)")
     rows = []
     for column in columns:
         s = column.stats
         rate = f"{s.pass_rate:.0%} ({s.ci[0]:.0%}–{s.ci[1]:.0%})" if s.pass_rate is not None else "–"
-        rows.append((column.variant.title, str(s.passed), str(s.failed), str(s.errors), str(s.pending), rate))
+        rows.append((variant_name(column.variant), str(s.passed), str(s.failed), str(s.errors), str(s.pending),
+                     rate))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    widths[0] = max(len(head[0]), min(widths[0], width - sum(widths[1:]) - 2 * (len(head) - 1)))
+    rows = [(_cut(r[0], widths[0]), *r[1:]) for r in rows]
     line = "  ".join
     text = [line(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
             for r in [head, *rows]]
@@ -132,9 +161,9 @@ def summary(evaluation: Evaluation) -> str:
 
 
 def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
-        concurrency: int | None) -> bool:
-    """Run the evaluation to the end, or until Ctrl+C (then cancel and drain); True when interrupted."""
-    stop = threading.Event()
+        concurrency: int | None, ctrl_c: Interrupt) -> bool:
+    """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
+    DRAIN_TIMEOUT_S); True when interrupted."""
     evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency)
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
@@ -147,47 +176,46 @@ def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir:
             progress.update(1)
 
     evaluation_runner.events.cell_changed.connect(changed)
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # checked between pumps, never mid-update
     try:
         evaluation_runner.start()
         sizes = [plural(len(evaluation.variants), "variant"), plural(len(evaluation.cases), "test case")]
         sizes += [plural(evaluation.repeat, "repeat")] if evaluation.repeat > 1 else []
         print(f"chorus eval: {' × '.join(sizes)}: {plural(total, 'cell')} started", file=sys.stderr, flush=True)
-        while not evaluation_runner.done and not stop.is_set():
+        while not evaluation_runner.done and not ctrl_c.requested:
             runner.wait(0.2)
             runner.pump()
-        if stop.is_set():
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if ctrl_c.requested:
             evaluation_runner.cancel()
-            try:
-                evaluation_runner.drive(timeout=DRAIN_TIMEOUT_S)
-            except KeyboardInterrupt:
-                pass  # a second Ctrl+C: write what finished now
+            deadline = time.monotonic() + DRAIN_TIMEOUT_S
+            while not evaluation_runner.done and not ctrl_c.hurried and time.monotonic() < deadline:
+                runner.wait(0.2)
+                runner.pump()
     finally:
-        signal.signal(signal.SIGINT, previous)
         progress.close()
-    return stop.is_set()
+    return ctrl_c.requested
 
 
 def eval_command(args) -> int:
-    try:
-        evaluation, base_dir, outputs, concurrency = prepare(args)
-        backends, routes, runner = open_backends(args, evaluation, base_dir)
-    except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
-        print(f"chorus eval: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
-    try:
-        interrupted = run(evaluation, runner, routes, base_dir, concurrency)
-    finally:
-        backends.close_all()
-    print(summary(evaluation))
-    try:
-        write_outputs(evaluation, outputs)
-    except OSError as exc:
-        print(f"chorus eval: cannot write the outputs: {exc}", file=sys.stderr)
-        return EXIT_WRITE_FAILED
-    for path in outputs:
-        print(f"Wrote {path}", file=sys.stderr)
-    return EXIT_INTERRUPTED if interrupted else stats.exit_code(evaluation)
+    with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while a model loads also exits 130
+        try:
+            evaluation, base_dir, outputs, concurrency = prepare(args)
+            backends, routes, runner = open_backends(args, evaluation, base_dir)
+        except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
+            print(f"chorus eval: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
+        if ctrl_c.requested:
+            backends.close_all()
+            return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
+        try:
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c)
+        finally:
+            backends.close_all()
+        print(replace_surrogates(summary(evaluation)), flush=True)
+        try:
+            write_outputs(evaluation, outputs)
+        except OSError as exc:
+            print(f"chorus eval: cannot write the outputs: {exc}", file=sys.stderr)
+            return EXIT_WRITE_FAILED
+        for path in outputs:
+            print(f"Wrote {path}", file=sys.stderr)
+        return EXIT_INTERRUPTED if interrupted else stats.exit_code(evaluation)

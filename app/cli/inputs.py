@@ -7,6 +7,7 @@ read at all raises InputError with one sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,27 +38,97 @@ def request_settings(request: GenerationRequest) -> dict[str, str]:
     return compare.labels(compare.setup_of_request(request, MAIN))
 
 
+def _surrogate_at(value, place: str) -> str | None:
+    """The place of the first string (key or value) holding a lone surrogate, which UTF-8 cannot encode."""
+    if isinstance(value, str):
+        return place if any("\ud800" <= ch <= "\udfff" for ch in value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _surrogate_at(key, f"{place}.{_shown(key)}") or _surrogate_at(item, f"{place}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _surrogate_at(item, f"{place}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def _shown(text: str) -> str:
+    """Text as written to outputs and reports: a lone surrogate becomes its \\udXXX escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_SAMPLING_TYPES = {f.name: (_whole if f.type in ("int", "int | None") else _number)
+                   for f in dataclasses.fields(SamplingParams)}
+
+
+def field_problem(data: dict) -> str | None:
+    """The first field of a request line with the wrong type, named, or None. Checked before the request is
+    built, so a wrong type is a sentence about that field, never an error from deep inside the engine."""
+    for name in data:
+        found = _surrogate_at(data[name], name) if name != "id" else None  # an id is shown escaped
+        if found:
+            return f"{found} holds a lone surrogate (a \\udXXX escape that is half a character), which is not text"
+    expect = {"prompt": (lambda v: isinstance(v, str), "a string"),
+              "max_tokens": (_whole, "a whole number"), "logprobs": (_whole, "a whole number"),
+              "grammar": (lambda v: isinstance(v, str), "a GBNF string"),
+              "json_schema": (lambda v: isinstance(v, dict), "a JSON schema object"),
+              "sampling": (lambda v: isinstance(v, dict), "an object of sampling settings"),
+              "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}")}
+    for name, (ok, what) in expect.items():
+        if name in data and data[name] is not None and not ok(data[name]):
+            return f"{name} must be {what}, got {json.dumps(data[name])[:80]}"
+    for index, message in enumerate(data.get("messages") or []):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return f"messages[{index}] must be an object with a string role and a content"
+        content = message.get("content")
+        if not (isinstance(content, str) or (isinstance(content, list) and all(
+                isinstance(part, dict) and isinstance(part.get("text", ""), str) for part in content))):
+            return f"messages[{index}].content must be a string or a list of text parts"
+    for name, value in (data.get("sampling") or {}).items():
+        if name not in _SAMPLING_TYPES:
+            return f"sampling: unknown setting {_shown(str(name))!r} (known: {', '.join(_SAMPLING_TYPES)})"
+        if name in _SAMPLING_TYPES and not (value is None and name == "seed") and not _SAMPLING_TYPES[name](value):
+            return f"sampling.{name} must be a number, got {json.dumps(value)[:80]}"
+    return None
+
+
 def parse_line(text: str, line: int) -> RunItem:
     """One JSONL line as a RunItem; a bad line becomes an item with `error` (and its id, if it had one)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return RunItem(line, f"line-{line}", None, {}, f"line {line}: not valid JSON ({exc.msg})")
+    except RecursionError:
+        return RunItem(line, f"line-{line}", None, {}, f"line {line}: nested too deeply to read")
     if not isinstance(data, dict):
         return RunItem(line, f"line-{line}", None, {}, f"line {line}: expected a JSON object")
-    item_id = str(data.get("id", f"line-{line}"))
+    item_id = _shown(str(data["id"])) if data.get("id") not in (None, "") else f"line-{line}"
     unknown = sorted(set(data) - set(REQUEST_FIELDS))
     if unknown:
-        return RunItem(line, item_id, None, {}, f"line {line}: unknown field(s) {', '.join(unknown)} "
+        return RunItem(line, item_id, None, {}, f"line {line}: unknown field(s) {', '.join(map(_shown, unknown))} "
                                                 f"(known: {', '.join(REQUEST_FIELDS)})")
     try:
-        sampling = data.get("sampling") or {}
-        if not isinstance(sampling, dict):
-            raise ValueError("sampling must be an object")
+        problem = field_problem(data)
+    except RecursionError:
+        problem = "nested too deeply to read"
+    if problem:
+        return RunItem(line, item_id, None, {}, f"line {line}: {problem}")
+    try:
         fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar")
-                  if k in data}
-        request = GenerationRequest(sampling=SamplingParams(**sampling), stop=tuple(data.get("stop") or ()),
-                                    **fields)
+                  if data.get(k) is not None}
+        request = GenerationRequest(sampling=SamplingParams(**(data.get("sampling") or {})),
+                                    stop=data.get("stop") or (), **fields)
     except (TypeError, ValueError) as exc:
         return RunItem(line, item_id, None, {}, f"line {line}: {exc}")
     return RunItem(line, item_id, request, request_settings(request))

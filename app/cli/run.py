@@ -2,15 +2,15 @@
 
 Results are JSON lines in completion order, flushed as each finishes, so a pipe sees them live. The input is
 read lazily and at most `IN_FLIGHT_PER_SLOT` requests per slot are submitted ahead, so a 10,000-line file never
-sits in memory. Ctrl+C cancels what is running, writes those results ("cancelled") and exits 130. A bad line
-is an "error" result naming its line; an input or model that cannot be used at all exits 2 with one sentence.
+sits in memory. Ctrl+C (counted by a handler, app/cli/interrupt.py) cancels what is running, writes those
+results ("cancelled") and exits 130. A bad line is an "error" result naming its line and field; an input or
+model that cannot be used at all exits 2 with one sentence.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from contextlib import ExitStack
@@ -21,13 +21,16 @@ from tqdm import tqdm
 from app.backends import KeyStore, plain_http_warning
 from app.backends.registry import BackendRegistry, BackendSpec
 from app.cli.inputs import InputError, RunItem, open_input
+from app.cli.interrupt import Interrupt
 from app.cli.report import write_report
 from app.engine import limits
+from app.evaluate.outputs import escape_surrogates
 from app.models import default_model_path
 from app.session import MAIN, PaneResult, SessionRunner
 
 IN_FLIGHT_PER_SLOT = 2  # requests submitted ahead of free slots: keeps every slot busy, bounds memory
 EXIT_UNUSABLE, EXIT_INTERRUPTED = 2, 130
+DRAIN_TIMEOUT_S = 60.0  # after Ctrl+C: how long cancelled requests may take to end
 
 
 def result_record(item: RunItem, result: PaneResult | None) -> dict:
@@ -79,17 +82,21 @@ def open_backends(args) -> BackendRegistry:
 
 
 def run_command(args) -> int:
-    try:
-        limits.SLOTS.check("--slots", args.slots)
-        items, total, session = open_input(args.input)
-        backends = open_backends(args)
-    except (InputError, ValueError, OSError, ConnectionError) as exc:
-        print(f"chorus run: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    with ExitStack() as stack:
-        stack.callback(backends.close_all)
-        out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
-        return Run(backends, items, total, session, out, args.slots, keep=bool(args.report)).execute(args.report)
+    with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while the model loads also exits 130
+        try:
+            limits.SLOTS.check("--slots", args.slots)
+            items, total, session = open_input(args.input)
+            backends = open_backends(args)
+        except (InputError, ValueError, OSError, ConnectionError) as exc:
+            print(f"chorus run: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
+        with ExitStack() as stack:
+            stack.callback(backends.close_all)
+            if ctrl_c.requested:
+                return EXIT_INTERRUPTED
+            out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
+            run = Run(backends, items, total, session, out, args.slots, keep=bool(args.report))
+            return run.execute(args.report, ctrl_c)
 
 
 class Run:
@@ -112,36 +119,31 @@ class Run:
                              dynamic_ncols=True)
         self.backend.subscribe(self.runner.feed)
 
-    def execute(self, report_path: str | None) -> int:
-        interrupted = False
-        previous = signal.getsignal(signal.SIGINT)
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C as KeyboardInterrupt, even if ignored
+    def execute(self, report_path: str | None, ctrl_c: Interrupt) -> int:
+        """Run to the end, or until Ctrl+C: then cancel, write the cancelled runs as they end (until a second
+        Ctrl+C or DRAIN_TIMEOUT_S) and return EXIT_INTERRUPTED."""
         try:
-            self._loop()
-        except KeyboardInterrupt:
-            interrupted = True
-            self.runner.cancel_all()
-            self._drain()
+            while not ctrl_c.requested:
+                self._top_up()
+                if not self.in_flight and self.exhausted:
+                    break
+                self.runner.wait(timeout=0.2)
+                self.runner.pump()
+            if ctrl_c.requested:
+                self.runner.cancel_all()
+                self._drain(ctrl_c)
         finally:
-            signal.signal(signal.SIGINT, previous)
             self.progress.close()
         if report_path:
             write_report(report_path, self.records, self.session, time.perf_counter() - self.started)
-        return EXIT_INTERRUPTED if interrupted else 0
+        return EXIT_INTERRUPTED if ctrl_c.requested else 0
 
-    def _loop(self) -> None:
-        while True:
-            self._top_up()
-            if not self.in_flight and self.exhausted:
-                return
-            self.runner.wait(timeout=0.2)
-            self.runner.pump()
-
-    def _drain(self, timeout_s: float = 60.0) -> None:
+    def _drain(self, ctrl_c: Interrupt, timeout_s: float = DRAIN_TIMEOUT_S) -> None:
         """After Ctrl+C: every submitted request ends (cancelled) and is written; nothing new is submitted. A
-        backend that never answers the cancel leaves its requests unwritten after `timeout_s`, never a hang."""
+        backend that never answers the cancel leaves its requests unwritten after `timeout_s` (or a second
+        Ctrl+C), never a hang."""
         deadline = time.monotonic() + timeout_s
-        while self.in_flight and time.monotonic() < deadline:
+        while self.in_flight and time.monotonic() < deadline and not ctrl_c.hurried:
             self.runner.wait(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
             self.runner.pump()
 
@@ -169,7 +171,7 @@ class Run:
 
     def _write(self, item: RunItem, result: PaneResult | None) -> None:
         record = result_record(item, result)
-        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.write(escape_surrogates(json.dumps(record, ensure_ascii=False)) + "\n")
         self.out.flush()
         if self.keep:
             self.records.append((item, record))

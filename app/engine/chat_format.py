@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import llama_cpp
 
+from app.engine.native import utf8
+
 AUTO = "auto"  # the GGUF's template, else a format detected from special tokens, else raw
 GGUF = "gguf"  # the Jinja template stored in the GGUF
 RAW = "raw"  # no template: the messages' text, one after another
@@ -69,7 +71,7 @@ def is_chat_tuned(found: Detected, eos_text: str, names: list[str]) -> bool:
 
 def apply_builtin(name: str, messages: list[dict]) -> str:
     """Format chat messages with llama.cpp's built-in template `name`; ends with the assistant's turn opener."""
-    keep = [(str(m["role"]).encode(), str(m["content"]).encode()) for m in messages]
+    keep = [(utf8(str(m["role"])), utf8(str(m["content"]))) for m in messages]
     chat = (llama_cpp.llama_chat_message * len(keep))()
     for entry, (role, content) in zip(chat, keep, strict=True):
         entry.role, entry.content = role, content

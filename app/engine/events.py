@@ -15,6 +15,7 @@ class EventBuilder:
         self._step = step
         self._deltas: dict[int, str] = {}
         self._states: dict[int, RequestState] = {}
+        self._since: dict[int, dict[RequestState, float]] = {}
         self._finished: list[Completion] = []
         self._tokens: dict[int, int] = {}
         self._logprobs: dict[int, list] = {}
@@ -32,8 +33,11 @@ class EventBuilder:
     def logprobs(self, request_id: int, entries: list) -> None:
         self._logprobs.setdefault(request_id, []).extend(entries)
 
-    def state(self, request_id: int, state: RequestState) -> None:
+    def state(self, request_id: int, state: RequestState, at: float | None = None) -> None:
+        """The request entered `state` at `at` (time.perf_counter(); default now): the moment its Completion's
+        timings use, so a live figure matches the final one."""
         self._states[request_id] = state
+        self._since.setdefault(request_id, {})[state] = time.perf_counter() if at is None else at
 
     def finished(self, completion: Completion, state: RequestState) -> None:
         self._finished.append(completion)
@@ -44,4 +48,4 @@ class EventBuilder:
             return None
         return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished,
                          tokens=self._tokens, time=time.perf_counter(), logprobs=self._logprobs,
-                         reasoning=self._reasoning)
+                         reasoning=self._reasoning, since=self._since)

@@ -113,7 +113,7 @@ class RequestLifecycle:
             seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()
         seq.state = RequestState.PREFILLING
-        events.state(seq.id, RequestState.PREFILLING)
+        events.state(seq.id, RequestState.PREFILLING, seq.t_admit)
         self._running.append(seq)
         self._register_leader(seq)
 

@@ -81,6 +81,14 @@ def model_params(n_gpu_layers: int = -1):
     return params
 
 
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8, each lone surrogate (which UTF-8 cannot encode: JSON's "\\udcff") as U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What the window shows about the loaded model."""
@@ -141,8 +149,9 @@ class LlamaModel:
 
     # --- text <-> tokens -------------------------------------------------------------------------------
     def tokenize(self, text: str, add_special: bool) -> list[int]:
-        """Special tokens in the text (e.g. `<|im_start|>` from a chat template) are parsed as such."""
-        data = text.encode("utf-8")
+        """Special tokens in the text (e.g. `<|im_start|>` from a chat template) are parsed as such; a lone
+        surrogate (half a character, not text) is tokenized as U+FFFD."""
+        data = utf8(text)
         capacity = len(data) + 8
         while True:
             buf = (llama_cpp.llama_token * capacity)()

@@ -2,7 +2,8 @@
 
 `StatsSnapshot.recent_decode_tps` and `recent_prefill_tps`, from the engine and from a server backend alike, are
 `WindowRate.rate()`: the tokens counted in the last `limits.RATE_WINDOW_S` seconds, divided by that many seconds
-(so a burst shows as a burst, and an idle backend reads 0 one window after its last token). Not thread-safe: the
+(so a burst shows as a burst, and an idle backend reads 0 one window after its last token). `count()` is the
+window's plain sum, for ratios of two windows (the engine's recent tokens per decode step). Not thread-safe: the
 owner calls it under its own lock.
 """
 
@@ -34,8 +35,12 @@ class WindowRate:
 
     def rate(self, now: float | None = None) -> float:
         """Tokens counted in (now - window, now], per second of the window."""
+        return self.count(now) / self.window_s
+
+    def count(self, now: float | None = None) -> int:
+        """Everything counted in (now - window, now]."""
         self._trim(self._clock() if now is None else now)
-        return self._sum / self.window_s
+        return self._sum
 
     def clear(self) -> None:
         self._events.clear()

@@ -3,7 +3,9 @@
 llama.cpp's own perf counters file a batched decode step as "prompt eval", so they cannot tell decode from
 prefill; the scheduler knows what each step carried and times it itself. Two kinds of rate (docs/engine.md,
 "Statistics"): means since the last reset over llama_decode time (`decode_tps`, `prefill_tps`), and tokens in
-the trailing window of wall clock (`recent_decode_tps`, `recent_prefill_tps`, app/engine/rates.py).
+the trailing window of wall clock (`recent_decode_tps`, `recent_prefill_tps`, app/engine/rates.py). Likewise
+`avg_concurrent` (decode tokens per decode-carrying step since the reset) and `recent_avg_concurrent` (the same
+ratio over the steps of the trailing window; None when none ran in it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class StatsRecorder:
         self.n_ctx_per_slot = n_ctx_per_slot
         self._recent_generated = WindowRate(clock=clock)  # tokens that became output
         self._recent_prompt = WindowRate(clock=clock)  # prompt tokens prefilled
+        self._recent_decode_tokens = WindowRate(clock=clock)  # tokens decoded by decode-carrying steps
+        self._recent_decode_steps = WindowRate(clock=clock)  # those steps
         self.reset()
 
     def reset(self) -> None:
@@ -43,8 +47,8 @@ class StatsRecorder:
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
-            self._recent_generated.clear()
-            self._recent_prompt.clear()
+            for window in self._windows():
+                window.clear()
 
     def record_step(self, n_decode: int, n_prefill: int, seconds: float) -> None:
         with self._lock:
@@ -55,6 +59,8 @@ class StatsRecorder:
                 self.decode_steps += 1
                 self.decode_tokens += n_decode
                 self.decode_time += seconds
+                self._recent_decode_tokens.add(n_decode)
+                self._recent_decode_steps.add(1)
             elif n_prefill:
                 self.prefill_tokens += n_prefill
                 self.prefill_time += seconds
@@ -74,8 +80,12 @@ class StatsRecorder:
         with self._lock:
             self.active, self.queued, self.slot_used = active, queued, slot_used
 
+    def _windows(self) -> tuple[WindowRate, ...]:
+        return self._recent_generated, self._recent_prompt, self._recent_decode_tokens, self._recent_decode_steps
+
     def snapshot(self) -> StatsSnapshot:
         with self._lock:
+            recent_steps = self._recent_decode_steps.count()
             return StatsSnapshot(
                 n_slots=self.n_slots,
                 active=self.active,
@@ -97,4 +107,5 @@ class StatsRecorder:
                 coalesced=self.coalesced,
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
+                recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,
             )

@@ -130,7 +130,7 @@ class StepExecution:
         if seq.t_first is None:
             seq.t_first = now
             seq.state = RequestState.GENERATING
-            events.state(seq.id, RequestState.GENERATING)
+            events.state(seq.id, RequestState.GENERATING, now)
             self._mirror(seq, events, state=RequestState.GENERATING)
         seq.t_last = now
         if self._model.is_eog(token):

@@ -73,6 +73,18 @@ class SamplingParams:
         return self.repeat_penalty != 1.0 or self.frequency_penalty != 0.0 or self.presence_penalty != 0.0
 
 
+def stop_strings(stop) -> tuple[str, ...]:
+    """`stop` as the OpenAI API takes it: one string is one stop string (never its characters), or a list of
+    strings; empty strings are dropped. Raises ValueError for anything else."""
+    if stop is None:
+        return ()
+    if isinstance(stop, str):
+        return (stop,) if stop else ()
+    if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
+        raise ValueError(f"stop must be a string or a list of strings, got {stop!r:.80}")
+    return tuple(s for s in stop if s)
+
+
 @dataclass(frozen=True)
 class GenerationRequest:
     """One generation: chat `messages` (rendered with the model's own template) or a raw `prompt`."""
@@ -114,7 +126,7 @@ class GenerationRequest:
             if self.grammar is not None or self.json_schema is not None:
                 raise ValueError("a thinking budget cannot be combined with a grammar or JSON schema: the forced "
                                  "end of the thinking block would break the constraint")
-        object.__setattr__(self, "stop", tuple(s for s in self.stop if s))
+        object.__setattr__(self, "stop", stop_strings(self.stop))
 
 
 @dataclass(frozen=True)
@@ -222,6 +234,7 @@ class StepEvent:
     time: float = 0.0  # time.perf_counter() when the step ended (the clock of RequestHandle.t_submit)
     logprobs: dict[int, list] = field(default_factory=dict)  # new TokenLogprob entries per request (if asked)
     reasoning: dict[int, str] = field(default_factory=dict)  # thinking text per request (`deltas` is the answer)
+    since: dict[int, dict] = field(default_factory=dict)  # per request: each state it entered this step -> when
 
 
 @dataclass(frozen=True)
@@ -257,6 +270,7 @@ class StatsSnapshot:
     recent_decode_tps: float | None = None  # generated tokens in the trailing window of wall clock, per second
     recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
     slots_busy: int | None = None  # slots holding a request now (coalesced followers hold none); None: unknown
+    recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
 
     @property
     def cache_hit_rate(self) -> float | None:

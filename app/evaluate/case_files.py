@@ -7,7 +7,9 @@ promptfoo does since PR #9768), `__metadata:key` and `__metadata:key[]` (split o
 `__config:__expected[N]:threshold` (per assertion; bare `__expected` = the first); any other column is a var.
 Header names are trimmed, values are not; a UTF-8 BOM is dropped; the delimiter is $PROMPTFOO_CSV_DELIMITER
 (default ","). YAML/JSON files hold a list of tests; JSONL one test per line. A plain CSV/JSONL of vars (no
-`vars`/`assert` keys) is read by `read_vars_file`, one test per row.
+`vars`/`assert` keys) is read by `read_vars_file`, one test per row. A var `file://x` is the file's text
+(.json/.yaml parsed) by `load_file_vars`. Every file is read as UTF-8 (`read_text`): one that is not is a
+problem naming file, line and byte, never decoded some other way.
 """
 
 from __future__ import annotations
@@ -23,9 +25,42 @@ import yaml
 
 from app.evaluate.assertion_strings import assertion_from_string
 from app.evaluate.errors import Problems
+from app.session.evaluation import EvalCase
 
 TEST_KEYS = frozenset({"description", "vars", "assert", "threshold", "metadata", "options", "providerOutput",
                        "provider", "providers", "prompts"})
+
+
+def is_file(path) -> bool:
+    """Whether `path` is a file; False (never an exception) for a name the OS cannot take: too long, a NUL,
+    a lone surrogate outside Python's escape range."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def not_utf8(path: Path, data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where a file stops being UTF-8, as `path:line: …` (lines and columns counted from 1)."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return (f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}): save the file as UTF-8, "
+            "the encoding promptfoo reads too")
+
+
+def read_text(path: Path, problems: Problems) -> str | None:
+    """A file's text, a UTF-8 BOM dropped; None after adding a problem naming the file (and the line, for bytes
+    that are not UTF-8) when it cannot be read. Files are never guessed into another encoding."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        problems.add(str(path), f"cannot read the file: {exc.strerror or exc}")
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        problems.add("", not_utf8(path, data, exc))
+        return None
 
 
 def _number(text: str) -> float | None:
@@ -121,7 +156,9 @@ def test_from_csv_row(row: dict[str, str], where: str, problems: Problems) -> di
 def read_csv_rows(path: Path, problems: Problems) -> list[tuple[int, dict[str, str]]]:
     """(line number, row) pairs; a row whose field count differs from the header's is a problem."""
     delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path, problems)
+    if text is None:
+        return []
     for strict in (True, False):  # promptfoo: strict quotes first, then relaxed
         try:
             reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter, strict=strict)
@@ -152,7 +189,7 @@ def read_csv_tests(path: Path, problems: Problems) -> list[dict]:
 def read_test_file(path: Path, problems: Problems) -> list[dict]:
     """Tests from a .csv, .json, .jsonl, .yaml or .yml file (a list of tests, or one per JSONL line)."""
     suffix = path.suffix.lower()
-    if not path.is_file():
+    if not is_file(path):
         problems.add(str(path), "test file not found")
         return []
     if suffix == ".csv":
@@ -160,9 +197,12 @@ def read_test_file(path: Path, problems: Problems) -> list[dict]:
     if suffix == ".jsonl":
         return _jsonl(path, problems)
     if suffix in (".json", ".yaml", ".yml"):
+        text = read_text(path, problems)
+        if text is None:
+            return []
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-        except yaml.YAMLError as exc:
+            data = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError) as exc:
             problems.add(str(path), f"not valid YAML/JSON: {exc}")
             return []
         data = data if isinstance(data, list) else [data]
@@ -176,12 +216,13 @@ def read_test_file(path: Path, problems: Problems) -> list[dict]:
 
 def _jsonl(path: Path, problems: Problems) -> list[dict]:
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    text = read_text(path, problems)
+    for number, line in enumerate((text or "").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             problems.add(f"{path}:{number}", f"not JSON: {exc}")
             continue
         if not isinstance(item, dict):
@@ -205,3 +246,37 @@ def read_vars_file(path: Path) -> list[dict]:
         tests = []
     problems.raise_if_any(str(path))
     return tests
+
+
+def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
+    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
+    loaded = {}
+    for key, value in test.vars.items():
+        items = value if isinstance(value, list) else [value]
+        if not any(isinstance(v, str) and v.startswith("file://") for v in items):
+            continue
+        out = []
+        for item in items:
+            if not (isinstance(item, str) and item.startswith("file://")):
+                out.append(item)
+                continue
+            path = base / item[7:]
+            if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
+                problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
+            elif not is_file(path):
+                problems.add(f"{where}.vars.{key}", f"no such file: {path}")
+            elif (text := read_text(path, problems)) is None:
+                continue
+            elif path.suffix.lower() in (".json", ".yaml", ".yml"):
+                try:
+                    out.append(yaml.safe_load(text))
+                except (yaml.YAMLError, RecursionError) as exc:
+                    problems.add(f"{where}.vars.{key}", f"{path}: not valid YAML/JSON: {_one_line(exc)}")
+            else:
+                out.append(text)
+        loaded[key] = out if isinstance(value, list) else (out[0] if out else value)
+    return test.model_copy(update={"vars": {**test.vars, **loaded}}) if loaded else test
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())

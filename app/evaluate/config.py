@@ -46,6 +46,7 @@ class Suite:
     output_paths: list[str] = field(default_factory=list)
     max_concurrency: int | None = None
     repeat: int = 1
+    notes: list[str] = field(default_factory=list)  # warnings to show once (a written key for a remote server)
 
     def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
         return Evaluation(description=self.description, source=self.source, judge=judge,
@@ -130,29 +131,20 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "description": test.description or default.description})
 
 
-def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
-    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
-    loaded = {}
-    for key, value in test.vars.items():
-        items = value if isinstance(value, list) else [value]
-        if not any(isinstance(v, str) and v.startswith("file://") for v in items):
-            continue
-        out = []
-        for item in items:
-            if not (isinstance(item, str) and item.startswith("file://")):
-                out.append(item)
-                continue
-            path = base / item[7:]
-            if path.suffix.lower() in (".py", ".js", ".cjs", ".mjs", ".ts"):
-                problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
-            elif not path.is_file():
-                problems.add(f"{where}.vars.{key}", f"no such file: {path}")
-            elif path.suffix.lower() in (".json", ".yaml", ".yml"):
-                out.append(yaml.safe_load(path.read_text(encoding="utf-8")))
-            else:
-                out.append(path.read_text(encoding="utf-8"))
-        loaded[key] = out if isinstance(value, list) else (out[0] if out else value)
-    return test.model_copy(update={"vars": {**test.vars, **loaded}}) if loaded else test
+def _stash_judge_keys(raw, where: str, problems: Problems):
+    """A test (or assertion) dict whose judge providers' written `apiKey`s are moved out (providers.stash_key),
+    so the stored test never holds a key."""
+    if not isinstance(raw, dict):
+        return raw
+    raw = dict(raw)
+    judge = raw.get("provider")
+    if isinstance(judge, dict) and isinstance(judge.get("config"), dict):
+        raw["provider"] = {**judge, "config": providers.stash_key(judge["config"], f"{where}.provider", problems)}
+    if isinstance(raw.get("options"), dict):
+        raw["options"] = _stash_judge_keys(raw["options"], f"{where}.options", problems)
+    if isinstance(raw.get("assert"), list):
+        raw["assert"] = [_stash_judge_keys(a, f"{where}.assert[{i}]", problems) for i, a in enumerate(raw["assert"])]
+    return raw
 
 
 def expand_vars(test: EvalCase) -> list[EvalCase]:
@@ -166,7 +158,8 @@ def expand_vars(test: EvalCase) -> list[EvalCase]:
     return [test.model_copy(update={"vars": dict(zip([k for k, _ in axes], combo, strict=True))}) for combo in combos]
 
 
-def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: Problems) -> list[Variant]:
+def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: Problems,
+              notes: list[str]) -> list[Variant]:
     if entries is None:
         problems.add("providers", "the config names no providers")
         return []
@@ -192,7 +185,7 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
             problems.add(where, found)
             continue
         family, target = found
-        fields = providers.settings(family, target, entry.config, where, problems)
+        fields = providers.settings(family, target, entry.config, where, problems, notes)
         allowed = [p for p in prompt_list if entry.prompts is None or any(
             p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
         if entry.prompts is not None and not allowed:
@@ -203,9 +196,12 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
     return variants
 
 
-def read_config(data, base: Path, source: str = "") -> Suite:
-    """A Suite from a parsed config mapping; raises ConfigError listing every problem."""
+def read_config(data, base: Path, source: str = "", judge_given: bool = False) -> Suite:
+    """A Suite from a parsed config mapping; raises ConfigError listing every problem. `judge_given`: a judge
+    was named on the command line, which replaces `defaultTest.options.provider` (as promptfoo's --grader);
+    a test's or an assertion's own provider still wins."""
     problems = Problems()
+    notes: list[str] = []
     config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
     if not isinstance(data, dict):
         problems.add("", "the config must be a YAML mapping (prompts, providers, tests…)")
@@ -218,13 +214,16 @@ def read_config(data, base: Path, source: str = "") -> Suite:
         problem = templates.check(p.raw)
         if problem:
             problems.add(f"prompt {p.label[:60]!r}", problem)
-    variants = _variants(config.providers, prompt_list, base, problems)
-    default = _test(config.default_test, "defaultTest", problems, base, len(variants)) if config.default_test else None
+    variants = _variants(config.providers, prompt_list, base, problems, notes)
+    default_raw = config.default_test
+    if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
+        default_raw = {**default_raw, "options": {k: v for k, v in default_raw["options"].items() if k != "provider"}}
+    default = _test(default_raw, "defaultTest", problems, base, len(variants)) if default_raw else None
     cases: list[EvalCase] = []
     for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
         test = _test(raw, where, problems, base, len(variants))
         if test is not None:
-            cases += expand_vars(load_file_vars(merge_default(test, default), where, base, problems))
+            cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
     problems.raise_if_any(source)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)
@@ -232,11 +231,12 @@ def read_config(data, base: Path, source: str = "") -> Suite:
     return Suite(description=config.description or "", source=source, base_dir=base, prompts=prompt_list,
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
-                 repeat=(options.repeat if options and options.repeat else 1))
+                 repeat=(options.repeat if options and options.repeat else 1), notes=notes)
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:
     """The test, its assertions validated one by one so one bad assertion does not hide problems in others."""
+    raw = _stash_judge_keys(raw, where, problems)
     items = raw.get("assert") if isinstance(raw, dict) else None
     if isinstance(items, list):
         raw = {k: v for k, v in raw.items() if k != "assert"}
@@ -257,18 +257,19 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
     return test
 
 
-def load_config(path) -> Suite:
-    """Read promptfooconfig.yaml (or .json); raises ConfigError (every problem listed) for anything unusable."""
+def load_config(path, judge_given: bool = False) -> Suite:
+    """Read promptfooconfig.yaml (or .json); raises ConfigError (every problem listed) for anything unusable.
+    `judge_given`: see `read_config`."""
     path = Path(path)
+    problems = Problems()
+    text = case_files.read_text(path, problems)
+    problems.raise_if_any()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        problems = Problems()
-        problems.add(str(path), f"cannot read the config: {exc}")
-        problems.raise_if_any()
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        problems = Problems()
         problems.add(str(path), f"not valid YAML: {exc}")
         problems.raise_if_any()
-    return read_config(data, path.resolve().parent, str(path))
-
+    except RecursionError:
+        problems.add(str(path), "nested too deeply to read")
+        problems.raise_if_any()
+    return read_config(data, path.resolve().parent, str(path), judge_given)

@@ -15,6 +15,7 @@ import glob
 import json
 from pathlib import Path
 
+from app.evaluate import case_files
 from app.evaluate.errors import Problems
 from app.session.evaluation import PromptTemplate
 
@@ -36,11 +37,11 @@ def looks_like_file(text: str) -> bool:
 def _from_file(written: str, label: str | None, base: Path, problems: Problems) -> list[PromptTemplate]:
     name = written[len("file://"):] if written.startswith("file://") else written
     function = None
-    if ":" in Path(name).name and not Path(base, name).exists():
+    if ":" in Path(name).name and not case_files.is_file(Path(base, name)):
         name, function = name.rsplit(":", 1)
     pattern = str(base / name)
     paths = sorted(glob.glob(pattern)) if any(c in name for c in "*?[") else [pattern]
-    if not paths or not Path(paths[0]).exists():
+    if not paths or not case_files.is_file(paths[0]):
         hint = ("" if written.startswith("file://") else
                 " (promptfoo reads a prompt holding '/', '\\\\' or '*', or with a '.' near its end, as a file path; "
                 f"write a literal prompt like this one as `- raw: {written!r}`)")
@@ -53,7 +54,9 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
         if suffix in CODE_TYPES or function:
             problems.unsupported(f"prompts: {written!r}", "a prompt function (JavaScript, Python or an executable)")
             continue
-        text = path.read_text(encoding="utf-8")
+        text = case_files.read_text(path, problems)
+        if text is None:
+            continue
         if suffix == ".txt" or suffix not in TEXT_TYPES:
             chunks, current = [], []
             for line in text.splitlines():
@@ -101,6 +104,9 @@ def _one(item, base: Path, problems: Problems, where: str) -> list[PromptTemplat
         if item.get("config"):
             problems.unsupported(where, "a prompt's own config")
         label = item.get("label")
+        if label is not None and not isinstance(label, str):
+            problems.add(f"{where}.label", f"must be a string, got {type(label).__name__}")
+            return []
         if isinstance(item.get("raw"), str):
             return [PromptTemplate(raw=item["raw"], label=label or item["raw"])]
         if isinstance(item.get("id"), str):

@@ -14,16 +14,22 @@ Supported ids (anything else is a problem, listed before anything runs):
 - `file://model.gguf` (or a path ending .gguf) — a local GGUF on Chorus's own engine (Chorus's defaults).
 Settings map by name: temperature, top_p, top_k, min_p, seed, presence/frequency/repeat_penalty,
 repeat_last_n; max_tokens (OpenAI), num_predict (Ollama), n_predict (llama.cpp); stop; response_format
-(json_object / json_schema → constrained output). An API key written in the config is refused (Chorus never
-writes keys to files): name an environment variable with `apiKeyEnvar`.
+(json_object / json_schema → constrained output). A server's key is $`config.apiKeyEnvar`, else `config.apiKey`
+(as promptfoo, the written key wins): a written key is moved out of the config at once into this process's
+environment under a name of its own (`stash_key`), so the evaluation, its results and the session hold only
+that name, never the key; a key that looks real, for a server that is not this machine, gets one warning.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from pathlib import Path
+from urllib.parse import urlparse
 
 from app.engine import SamplingParams, limits
+from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.session.evaluation import BackendTarget, sampling_dict
 
@@ -31,13 +37,78 @@ _SAMPLING_KEYS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_
                   "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
                   "repeat_penalty": "repeat_penalty", "repeat_last_n": "penalty_last_n"}
 _COMMON = {"stop", "temperature", "top_p", "seed", "presence_penalty", "frequency_penalty"}
+_KEYS = {"apiKey", "apiKeyEnvar"}  # accepted everywhere; used by servers, ignored by a local GGUF and echo
 CONFIG_KEYS = {
-    "openai": _COMMON | {"apiBaseUrl", "apiHost", "apiKeyEnvar", "max_tokens", "response_format"},
-    "ollama": _COMMON | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n", "response_format"},
-    "llama": _COMMON | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
-    "gguf": _COMMON | {"top_k", "min_p", "max_tokens", "repeat_penalty", "repeat_last_n", "response_format"},
-    "echo": set(),
+    "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format"},
+    "ollama": _COMMON | _KEYS | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n",
+                                 "response_format"},
+    "llama": _COMMON | _KEYS | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
+    "gguf": _COMMON | _KEYS | {"top_k", "min_p", "max_tokens", "repeat_penalty", "repeat_last_n", "response_format"},
+    "echo": set(_KEYS),
 }
+_STASHED: dict[str, str] = {}  # key -> the environment variable it was moved to (this process only)
+_DUMMY_KEY = re.compile(r"(?i)^(sk-)?(x+|dummy|none|null|empty|no-?key|not-?needed|test|fake|local|ollama|"
+                        r"lm-?studio|llama|password|secret|changeme|\*+|-+|0+)$")
+
+
+def looks_real(key: str) -> bool:
+    """Whether a key could be a real credential: at least 16 characters, not a placeholder such as "x",
+    "dummy", "sk-no-key" or "ollama"."""
+    return len(key) >= 16 and not _DUMMY_KEY.match(key) and len(set(key)) > 4
+
+
+def _host(url: str) -> str:
+    try:
+        return urlparse(url).netloc or url
+    except ValueError:
+        return url
+
+
+def is_loopback(url: str) -> bool:
+    try:
+        host = (urlparse(url).hostname or "").lower()
+    except ValueError:  # not a URL (an unclosed "[" of an IPv6 address): it reaches no server
+        return False
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def stash_key(config: dict, where: str, problems: Problems) -> dict:
+    """The config with a written `apiKey` replaced by `apiKeyEnvar` naming where the key now is (this process's
+    environment): the key itself is never kept in anything that is saved. A key that is not a string is a
+    problem."""
+    if "apiKey" not in config:
+        return config
+    config = dict(config)
+    key = config.pop("apiKey")
+    if key is None or key == "":
+        return config
+    if not isinstance(key, str):
+        problems.add(f"{where}.config.apiKey", f"must be a string, got {type(key).__name__}")
+        return config
+    name = _STASHED.get(key) or f"CHORUS_CONFIG_API_KEY_{len(_STASHED) + 1}"
+    try:
+        os.environ[name] = key
+    except ValueError:  # a NUL, or a surrogate the OS cannot take: no server would accept it either
+        problems.add(f"{where}.config.apiKey", "holds characters no server accepts in a key")
+        return config
+    _STASHED[key] = name
+    config["apiKeyEnvar"] = name
+    return config
+
+
+def key_warning(config: dict, url: str) -> str | None:
+    """One sentence when `config` carries a written key that looks real and the server is not this machine."""
+    name = config.get("apiKeyEnvar")
+    key = next((k for k, n in _STASHED.items() if n == name), None)
+    if not key or not looks_real(key) or is_loopback(url):
+        return None
+    return (f"an API key is written in the config for {_host(url)}; Chorus keeps it in memory "
+            "only and writes it nowhere, but a config file gets shared: prefer apiKeyEnvar")
 _MAX_TOKENS_KEY = {"openai": "max_tokens", "ollama": "num_predict", "llama": "n_predict", "gguf": "max_tokens"}
 
 
@@ -65,7 +136,7 @@ def parse_id(provider_id: str, base: Path) -> tuple[str, BackendTarget] | str:
     if provider_id.lower().endswith(".gguf"):
         path = Path(provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id)
         path = path if path.is_absolute() else base / path
-        return ("gguf", BackendTarget(kind="local", path=str(path))) if path.is_file() else (
+        return ("gguf", BackendTarget(kind="local", path=str(path))) if is_file(path) else (
             f"model file not found: {path}")
     family, _, rest = provider_id.partition(":")
     if family == "openai":
@@ -110,32 +181,65 @@ def _json_schema(response_format, where: str, problems: Problems) -> dict | None
         return None
     if response_format["type"] == "json_object":
         return {"type": "object"}
-    schema = (response_format.get("json_schema") or {}).get("schema")
+    inner = response_format.get("json_schema")
+    schema = inner.get("schema") if isinstance(inner, dict) else None
     if not isinstance(schema, dict):
         problems.add(where, "response_format.json_schema.schema must be a JSON schema object")
         return None
     return schema
 
 
-def settings(family: str, target: BackendTarget, config: dict, where: str, problems: Problems) -> dict:
-    """Variant fields (target, sampling, max_tokens, stop, json_schema) from a provider's config."""
-    for key in sorted(set(config) - CONFIG_KEYS[family]):
-        if key == "apiKey":
-            problems.add(where, "an API key written in the config is refused (Chorus never writes keys to files): "
-                                "set an environment variable and name it with apiKeyEnvar")
+def _http_url(value) -> bool:
+    try:
+        return isinstance(value, str) and urlparse(value).scheme in ("http", "https") and bool(urlparse(value).netloc)
+    except ValueError:  # e.g. an unclosed "[" of an IPv6 address
+        return False
+
+
+def _typed(config: dict, where: str, problems: Problems) -> dict:
+    """The config without values of the wrong type, each of which is a problem naming its key."""
+    kept = {}
+    for key, value in config.items():
+        if key in _SAMPLING_KEYS or key in _MAX_TOKENS_KEY.values():
+            ok, what = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+        elif key == "apiBaseUrl":
+            ok, what = _http_url(value), "an http:// or https:// URL"
+        elif key in ("apiHost", "apiKeyEnvar"):
+            ok, what = isinstance(value, str), "a string"
+        elif key == "stop":
+            ok, what = value is None or isinstance(value, str) or (
+                isinstance(value, list) and all(isinstance(s, str) for s in value)), "a string or a list of strings"
         else:
-            problems.unsupported(where, f"the {family} provider setting {key!r}",
-                                 f"known: {', '.join(sorted(CONFIG_KEYS[family])) or 'none'}")
+            ok, what = True, ""
+        if ok:
+            kept[key] = value
+        else:
+            problems.add(f"{where}.config.{key}", f"must be {what}, got {value!r:.60}")
+    return kept
+
+
+def settings(family: str, target: BackendTarget, config: dict, where: str, problems: Problems,
+             notes: list[str] | None = None) -> dict:
+    """Variant fields (target, sampling, max_tokens, stop, json_schema) from a provider's config; a warning
+    about a written key goes to `notes`."""
+    config = _typed(stash_key(config, where, problems), where, problems)
+    for key in sorted(set(config) - CONFIG_KEYS[family]):
+        problems.unsupported(where, f"the {family} provider setting {key!r}",
+                             f"known: {', '.join(sorted(CONFIG_KEYS[family])) or 'none'}")
     if family == "openai":
-        target = target.model_copy(update={"url": _openai_url(config),
-                                           "api_key_env": config.get("apiKeyEnvar") or target.api_key_env})
+        target = target.model_copy(update={"url": _openai_url(config)})
+    if target.kind == "server" and isinstance(config.get("apiKeyEnvar"), str) and config["apiKeyEnvar"]:
+        target = target.model_copy(update={"api_key_env": config["apiKeyEnvar"]})
+    warning = key_warning(config, target.url) if target.kind == "server" else None
+    if warning and notes is not None and warning not in notes:
+        notes.append(warning)
     overrides, max_tokens = defaults(family)
     overrides.update({_SAMPLING_KEYS[k]: v for k, v in config.items() if k in _SAMPLING_KEYS})
-    if overrides.get("seed") is not None:
-        overrides["seed"] = int(overrides["seed"])
     try:
+        if overrides.get("seed") is not None:
+            overrides["seed"] = int(overrides["seed"])
         sampling = sampling_dict(SamplingParams(**overrides))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         problems.add(where, f"provider settings: {exc}")
         sampling = sampling_dict(SamplingParams())
     key = _MAX_TOKENS_KEY.get(family)
@@ -148,6 +252,6 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
         else:
             max_tokens = value
     stop = config.get("stop") or []
-    stop = [stop] if isinstance(stop, str) else [str(s) for s in stop]
+    stop = [stop] if isinstance(stop, str) else list(stop)
     schema = _json_schema(config["response_format"], where, problems) if "response_format" in config else None
     return {"target": target, "sampling": sampling, "max_tokens": max_tokens, "stop": stop, "json_schema": schema}

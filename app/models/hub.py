@@ -4,14 +4,18 @@ every other huggingface_hub user share the files (and discover() lists them unde
 Everything goes through huggingface_hub's own client: `HfApi.list_models` (search), `HfApi.list_repo_tree`
 (files and sizes), and for a download its `get_hf_file_metadata` and `http_get` into the cache layout
 hf_hub_download writes (see `_download_one`: the partial file is kept, so a cancel or a crash resumes with a
-Range request). The hub's address is `$HF_ENDPOINT`, read at each call (huggingface_hub reads it once, at
-import). Cancelling raises from the progress callback inside the transfer loop, before a chunk is written.
+Range request). A finished transfer is checked against the hub's size and, for LFS files (an ETag of 64 hex
+digits), its sha256: a file that does not match is removed, so the next attempt starts clean. The hub's
+address is `$HF_ENDPOINT`, read at each call (huggingface_hub reads it once, at import). Cancelling raises
+from the progress callback inside the transfer loop, before a chunk is written.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
+import re
 import shutil
 import threading
 import time
@@ -29,6 +33,7 @@ MIB = 1024 * 1024
 # A file "fits" when its weights plus this share for the KV cache and compute buffers fit in memory: a
 # hub file's header is not read before download, so the KV cache cannot be computed exactly yet.
 OVERHEAD_SHARE, OVERHEAD_MIN = 0.2, 512 * MIB
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")  # an LFS file's ETag is its sha256; a small git file's is a git sha1
 
 
 class HubError(RuntimeError):
@@ -137,7 +142,7 @@ def download(file: HubFile, progress: Callable[[int, int, float], None] | None =
     try:
         for name in file.files:
             paths.append(_download_one(file.repo_id, name, Path(cache or cache_dir()), meter, cancel))
-    except DownloadCancelled:
+    except (DownloadCancelled, HubError):
         raise
     except Exception as exc:
         if cancel.is_set():
@@ -199,11 +204,13 @@ def _download_one(repo_id: str, filename: str, cache: Path, meter: _Meter, cance
                     meter.report(done_before + self.n)
                     return result
 
+            if meta.size is not None and partial.exists() and partial.stat().st_size > meta.size:
+                partial.unlink()  # longer than the file: not a part of it, so nothing to resume
             with partial.open("ab") as f:
+                # The size is checked below, not by http_get: its check would raise and keep the partial.
                 http_get(meta.location, f, resume_size=f.tell(), headers=build_hf_headers(),
-                         expected_size=meta.size, tqdm_class=Progress)
-            if meta.size is not None and partial.stat().st_size != meta.size:
-                raise HubError(f"{filename}: got {partial.stat().st_size:,} of {meta.size:,} bytes")
+                         expected_size=None, tqdm_class=Progress)
+            _check(partial, filename, meta.size, meta.etag)
             os.replace(partial, blob)
     meter.done_files += blob.stat().st_size
     link.parent.mkdir(parents=True, exist_ok=True)
@@ -216,3 +223,23 @@ def _download_one(repo_id: str, filename: str, cache: Path, meter: _Meter, cance
     (repo / "refs").mkdir(exist_ok=True)
     (repo / "refs" / "main").write_text(meta.commit_hash)
     return link
+
+
+def _check(partial: Path, filename: str, size: int | None, etag: str) -> None:
+    """A finished transfer must have the hub's size and (LFS files) sha256; otherwise it is removed, so a retry
+    downloads the file afresh, and HubError says what differed."""
+    got = partial.stat().st_size
+    problem = None
+    if size is not None and got != size:
+        problem = f"got {got:,} bytes where the hub lists {size:,}"
+    elif _SHA256.match(etag.lower()):
+        digest = hashlib.sha256()
+        with partial.open("rb") as f:
+            for chunk in iter(lambda: f.read(MIB), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != etag.lower():
+            problem = f"its sha256 is {digest.hexdigest()[:12]}… where the hub lists {etag.lower()[:12]}…"
+    if problem:
+        partial.unlink(missing_ok=True)
+        raise HubError(f"The download of {filename} is damaged ({problem}). The partial file was removed: "
+                       "downloading again starts afresh.")

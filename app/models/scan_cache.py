@@ -94,7 +94,10 @@ class ScanCache:
                 return None, (f"truncated: {shard.name} has {size:,} of the {header.expected_size:,} bytes its "
                               "tensor table needs (an interrupted download?)")
             headers.append(header)
-        return facts_from_headers(headers, filename), None
+        try:
+            return facts_from_headers(headers, filename), None
+        except GGUFError as exc:  # a metadata value of the wrong type
+            return None, str(exc)
 
     def save(self, entries: list[dict] | None = None, keep: set[str] | None = None) -> None:
         """Persist (no-op in memory). `keep`: the cache keys still on disk (others are dropped)."""

@@ -6,7 +6,8 @@ loading and unloading on worker threads and starting panes through the controlle
 must be the runner's owning thread. It reports `Progress` (turn, panes done, ETA from the time each pane took so
 far); `cancel()` stops the current turn's panes and runs no further turn. A model that fails to load marks its
 panes with the reason and the next turn goes on. `ModelTurns` is what SessionController hands the panes whose
-model is on standby. Qt-free.
+model is on standby: `controller_for` builds a controller with its ModelTurns, so a front end gets models in turn
+with its controller, whatever views it shows. Qt-free.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from app.backends.registry import BackendRegistry
 from app.backends.standby import Plan, Turn, plan_for
 from app.session import conversation
 from app.session.controller import RunAll, SessionController
-from app.session.state import PaneSpec
+from app.session.runner import SessionRunner
+from app.session.state import PaneSpec, SessionModel
 
 CANCEL_WAIT_S = 5.0  # after a cancel, how long a turn waits to hear its panes end before it unloads anyway
 WAKE_S = 1.0  # a turn re-checks that its panes and models are idle at least this often (a pane removed mid-run)
@@ -238,8 +240,8 @@ class InTurnRun:
 
 class ModelTurns:
     """Where a front end's runs go when a pane's model is on standby: SessionController hands such panes here
-    (`takes`, `start`; constructing this sets `controller.loader`), and the plan runs as a task on the running
-    asyncio loop. One plan at a time; `events` forwards the current plan's."""
+    (`takes`, `start`, as its `loader`: see `controller_for`), and the plan runs as a task on the running asyncio
+    loop. One plan at a time; `events` forwards the current plan's."""
 
     BUSY = "Other models are running in turn: run this pane again when they have finished (or Stop all)."
 
@@ -248,7 +250,6 @@ class ModelTurns:
         self.events = InTurnEvents()
         self.current: InTurnRun | None = None
         self.task: asyncio.Future | None = None
-        controller.loader = self
 
     def takes(self, panes: Sequence[PaneSpec]) -> bool:
         """Whether any of the panes that can run needs a model on standby."""
@@ -291,4 +292,12 @@ class ModelTurns:
             self.current.cancel()
 
 
-__all__ = ["InTurnEvents", "InTurnRun", "ModelTurns", "Progress", "duration"]
+def controller_for(session: SessionModel, runner: SessionRunner, registry: BackendRegistry) -> SessionController:
+    """The controller of a session whose panes may run on models on standby: its `loader` is a ModelTurns over
+    `registry`, so Run all, a group's run and a pane's own Run plan models in turn, whatever views show them."""
+    controller = SessionController(session, runner)
+    controller.loader = ModelTurns(controller, registry)
+    return controller
+
+
+__all__ = ["InTurnEvents", "InTurnRun", "ModelTurns", "Progress", "controller_for", "duration"]

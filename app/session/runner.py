@@ -3,8 +3,10 @@
 The window, `run` and `eval` all drive it. Backends call `feed(event)` from their own threads (engine, HTTP
 workers); the owning thread calls `pump()` to apply what arrived — the GUI thread a few times a second, the CLI
 whenever `wait()` returns — so results, which are evented model objects, only ever change on one thread. Live
-figures come from step times (the clock of `RequestHandle.t_submit`), final ones from the Completion. The
-runner never touches a widget and keeps no copy of streamed text: that lives in each run's PaneResult.
+figures come from step times (the clock of `RequestHandle.t_submit`), final ones from the Completion; a live wait
+and TTFT start from the moments the Completion's do (when a state began: `StepEvent.since`), so they do not jump
+when the run ends. The runner never touches a widget and keeps no copy of streamed text: that lives in each run's
+PaneResult.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class _Update:
     def __init__(self):
         self.last_state = None
         self.started_at: float | None = None  # when it first left the queue
+        self.generating_at: float | None = None  # when its first token was sampled (what TTFT measures)
         self.deltas: list[str] = []
         self.first_delta_at: float | None = None
         self.last_delta_at: float | None = None
@@ -59,10 +62,16 @@ class _Update:
         self.logprobs: list = []
         self.reasoning: list[str] = []
 
-    def state(self, state, time: float) -> None:
+    def state(self, state, time: float, since: dict | None = None) -> None:
+        """`since`: each state the request entered in that step, and when (a step can admit a request and
+        sample its first token); without it, `state` began at `time`."""
         self.last_state = state
-        if state.value != "queued" and self.started_at is None:
-            self.started_at = time
+        marks = since or {state: time}
+        left = [t for s, t in marks.items() if s.value != "queued"]
+        if left and self.started_at is None:
+            self.started_at = min(left)
+        if self.generating_at is None:
+            self.generating_at = next((t for s, t in marks.items() if s.value == "generating"), None)
 
     def text(self, delta: str, time: float) -> None:
         self.deltas.append(delta)
@@ -76,13 +85,13 @@ class _Update:
         if self.started_at is not None and result.queue_wait_s is None and result.t_submit is not None:
             figures["queue_wait_s"] = self.started_at - result.t_submit
         t_first, t_last = result.t_first, result.t_last
+        if t_first is None and (self.generating_at is not None or self.deltas):
+            t_first = figures["t_first"] = self.generating_at if self.generating_at is not None else self.first_delta_at
+            figures["ttft_s"] = t_first - result.t_submit if result.t_submit is not None else None
         if self.deltas:
-            if t_first is None:
-                t_first = figures["t_first"] = self.first_delta_at
-                figures["ttft_s"] = t_first - result.t_submit if result.t_submit is not None else None
             t_last = figures["t_last"] = self.last_delta_at
         if self.tokens is not None:
-            if self.tokens > 1 and t_first is not None and t_last > t_first:
+            if self.tokens > 1 and t_first is not None and t_last is not None and t_last > t_first:
                 figures["decode_tps"] = (self.tokens - 1) / (t_last - t_first)
             figures["generated_tokens"] = self.tokens
         if self.logprobs and result.token_logprobs is not None:
@@ -199,7 +208,7 @@ class SessionRunner:
         finished: list[Completion] = []
         for event in events:  # a request gets no events after the one that finishes it
             for request_id, state in event.states.items():
-                updates.setdefault(request_id, _Update()).state(state, event.time)
+                updates.setdefault(request_id, _Update()).state(state, event.time, event.since.get(request_id))
             for request_id, delta in event.deltas.items():
                 updates.setdefault(request_id, _Update()).text(delta, event.time)
             for request_id, thought in event.reasoning.items():

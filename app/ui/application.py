@@ -9,7 +9,7 @@ import signal
 import sys
 
 import qasync
-from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+from PySide6.QtCore import QProcess, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.session import autosave
@@ -54,6 +54,21 @@ def pane_summary(spec) -> dict:
             "turns": spec.turns, "draft": spec.draft, "state": spec.result.state.value, "text": spec.result.text}
 
 
+def offer_orphans(window: MainWindow, count: int) -> None:
+    """Other windows left sessions (they closed or crashed): offer to open each in a window of its own. Each
+    Chorus started claims one of them (app.session.autosave.claim), so starting one per session opens them all."""
+    many = f"{count} more sessions" if count > 1 else "One more session"
+    answer = QMessageBox.question(
+        window, "Sessions from other windows", f"{many} from other Chorus windows (closed, or open when Chorus "
+        "ended) can be opened. Open them now, each in its own window?\n\nIf not, each opens in the next Chorus "
+        "you start.", QMessageBox.Open | QMessageBox.Ignore, QMessageBox.Open)
+    if answer != QMessageBox.Open:
+        return
+    command = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "app"]
+    for _ in range(count):
+        QProcess.startDetached(command[0], command[1:])
+
+
 def run_gui(model: str | None = None, session_file: str | None = None, run_all: bool = False,
             print_restored: bool = False) -> int:
     """The window. It restores the autosaved session (or opens `session_file`); `run_all` runs every pane
@@ -63,12 +78,19 @@ def run_gui(model: str | None = None, session_file: str | None = None, run_all: 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in a terminal ends the app
-    restored = autosave.restore()
-    window = MainWindow(EngineBridge(), Settings(), autosave_path=autosave.autosave_path(), restored=restored)
+    try:
+        saver = autosave.claim()
+        restored = saver.restore()
+    except (autosave.AutosaveBusy, OSError) as exc:  # no autosave folder, or every slot in use: run without
+        saver, restored = None, autosave.Restored(message=f"Autosave is off: {exc}")
+    window = MainWindow(EngineBridge(), Settings(), autosave_path=saver, restored=restored)
     window.show()
     problem = restored.message
     if problem:
         window.show_message("Session not restored", problem, QMessageBox.Warning)
+    left = autosave.orphans(own=saver.path) if saver else []
+    if left and not print_restored:
+        offer_orphans(window, len(left))
     if session_file:
         window.files.open(session_file)
     if print_restored:

@@ -1,7 +1,7 @@
 """The arena leaderboard as a plot: one row per variant, best at the top, a dot at its score and an error bar
 over its 95 % interval (pyqtgraph's ErrorBarItem). An interval with an infinite end (a variant with no votes)
-is drawn dashed to the edge of the plot instead. The widget renders the standings it is given and keeps no
-other state.
+is drawn dashed to the edge of the plot instead. Axes and labels take the palette's text colour, readable in a
+light and a dark theme. The widget renders the standings it is given and keeps no other state.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFontMetrics, QPalette
 
 from app.arena import ANCHOR, Standing, display_names
 
@@ -30,7 +30,11 @@ class ArenaPlot(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.showGrid(x=True, y=False, alpha=0.25)
-        self.setLabel("bottom", "score (Bradley–Terry, mean 1000)")
+        text = self.palette().color(QPalette.WindowText)  # the dialog's own text colour: pyqtgraph's grey is faint
+        for axis in ("left", "bottom"):
+            self.getAxis(axis).setPen(pg.mkPen(text))
+            self.getAxis(axis).setTextPen(pg.mkPen(text))
+        self.setLabel("bottom", "score (Bradley–Terry, mean 1000)", color=text.name())
         pen = pg.mkPen(COLOR, width=2)
         self.bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), pen=pen, beam=0.25)
         self.unbounded = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), beam=0,

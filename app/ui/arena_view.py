@@ -5,8 +5,9 @@ The next pair is the core's `next_pair` over this arena's votes: the pair whose 
 fewest votes. Its sides are a seeded coin flip. Both outputs are generated through the SessionRunner at once and
 stream in lockstep: each side shows no more text than the slower one has produced, so speed, time to first token
 and the moment one finishes say nothing about which variant it is; nothing shows a title, setting, token count
-or timing until the vote. A vote (keys 1–4, or the buttons) is saved in the session and reveals the pair; N (or
-Enter) draws the next pair. The view renders the runner's results and keeps no copy of their text.
+or timing until the vote. A vote (keys 1–4, or the buttons) is saved in the session and reveals the pair; a key
+pressed while the pair generates casts nothing and the status says to wait. N (or Enter) draws the next pair.
+The view renders the runner's results and keeps no copy of their text.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
 
 VOTES = (("a", "A is better", "1"), ("b", "B is better", "2"), ("tie", "Tie", "3"), ("both_bad", "Both bad", "4"))
 WON, LOST = "#16a34a", "#94a3b8"
+WAIT = "Wait for both outputs: the vote keys work once both have finished."
 
 
 class ArenaSide(QFrame):
@@ -95,6 +97,7 @@ class ArenaView(QDialog):
         self.judge_handles: list = []
         self._open = True
         self.voted: Vote | None = None
+        self.early_key = False  # a vote key was pressed while the pair generated: the status says to wait
         self.sets = sets
         self.chooser = QComboBox(toolTip="The panes whose settings compete: each pane is one variant")
         for title, _panes in sets:
@@ -108,7 +111,7 @@ class ArenaView(QDialog):
         for winner, text, key in VOTES:
             button = QPushButton(f"{text}  [{key}]", toolTip=f"Vote: {text.lower()} (key {key})", autoDefault=False)
             button.clicked.connect(lambda _=False, w=winner: self.vote(w))
-            QShortcut(QKeySequence(key), self, activated=lambda w=winner: self.vote(w))
+            QShortcut(QKeySequence(key), self, activated=lambda w=winner: self._vote_key(w))
             buttons.addWidget(button)
             self.vote_buttons[winner] = button
         self.next_button = QPushButton("Next pair  [N]", toolTip="Draw the next pair (the least certain one)",
@@ -175,7 +178,7 @@ class ArenaView(QDialog):
         self.arena = self._build()
         if self.arena is None:
             return None
-        self.voted = None
+        self.voted, self.early_key = None, False
         self.note.clear()
         for side in self.sides.values():
             side.clear()
@@ -242,9 +245,15 @@ class ArenaView(QDialog):
             self._say(f"{len(self.arena.keys) if self.arena else 0} variants · {len(votes) - judged} votes"
                       + (f" (and {judged} by the judge)" if judged else "") + ". "
                       + ("Which is better? 1: A · 2: B · 3: tie · 4: both bad" if self.ready()
-                         else "Generating both outputs…"))
+                         else f"Generating both outputs… {WAIT}" if self.early_key else "Generating both outputs…"))
 
     # --- voting ------------------------------------------------------------------------------------------------
+    def _vote_key(self, winner: str) -> None:
+        """Keys 1–4: the vote, or, while the pair still generates, a status that says to wait (not a silent no-op)."""
+        if self.vote(winner) is None and self.voted is None and self.matchup is not None:
+            self.early_key = True
+            self._render()
+
     def vote(self, winner: str) -> Vote | None:
         """Cast the vote (when both outputs are in and none was cast yet), save it, reveal the pair."""
         if self.matchup is None or self.voted is not None or not self.ready():

@@ -3,6 +3,9 @@
 The added backends are saved in the settings (specs only; API keys go to the KeyStore) and reopened in the
 background at start. One that cannot be opened then (a server that is down, a moved model file) stays in the
 list as "not connected" with its reason, so nothing the user set up is forgotten; Reconnect tries again.
+
+It opens and closes backends through the bridge (their lifecycle is the bridge's); views, such as the Backends
+dialog, get the manager and read its `listing()`, never the bridge.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import logging
 from PySide6.QtCore import QObject, Signal
 
 from app.backends import KeyStore
-from app.backends.registry import BackendSpec
+from app.backends.registry import MAIN, BackendSpec
 from app.backends.standby import room_for
 from app.engine import EngineConfig
 from app.ui.bridge import EngineBridge
@@ -25,12 +28,13 @@ class BackendManager(QObject):
     sig_status = Signal(str)
     """A short note for the status bar (a backend connected, or why it could not)."""
     sig_changed = Signal()
-    """The list of backends (connected or not) changed."""
+    """The list of backends (connected or not) changed, or the main model loaded or unloaded."""
 
     def __init__(self, bridge: EngineBridge, settings: Settings, keys: KeyStore | None = None,
                  parent: QObject | None = None):
         super().__init__(parent)
         self.bridge, self.settings = bridge, settings
+        bridge.sig_backends_changed.connect(self.sig_changed)
         self.keys = keys if keys is not None else KeyStore()
         self.unavailable: dict[str, tuple[BackendSpec, str]] = {}  # saved but not open: name -> (spec, why)
         self.last_added: str | None = None
@@ -38,6 +42,22 @@ class BackendManager(QObject):
     def saved(self) -> list[BackendSpec]:
         registry = self.bridge.backends
         return registry.specs() + registry.standby_specs() + [spec for spec, _ in self.unavailable.values()]
+
+    def listing(self) -> list[tuple[str, str, str, str]]:
+        """(name, kind, where, status) for the main model, every open backend and every saved one not open."""
+        registry, info = self.bridge.backends, self.bridge.model_info
+        rows = [(MAIN, "main local model", info.path if info else "–", "loaded" if info else "no model loaded")]
+        if info is None and registry.on_standby(MAIN):
+            rows[0] = (MAIN, "main local model", "–", "unloaded while other models run in turn")
+        for spec in registry.specs():
+            status = "loaded" if spec.kind == "local" else "connected"
+            rows.append((spec.name, spec.kind, spec.path or spec.url, status))
+        for spec in registry.standby_specs():
+            rows.append((spec.name, spec.kind, spec.path, "standby: loads when its panes run (in turn when "
+                                                          "models do not fit in memory together)"))
+        for spec, reason in self.unavailable.values():
+            rows.append((spec.name, spec.kind, spec.path or spec.url, f"not connected: {reason}"))
+        return rows
 
     def _save(self) -> None:
         self.settings.set_backend_specs(self.saved())

@@ -69,25 +69,11 @@ class BackendsDialog(QDialog):
         self.close_button.clicked.connect(self.accept)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         manager.sig_changed.connect(self.refresh)
-        manager.bridge.sig_backends_changed.connect(self.refresh)
         self.refresh()
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(name, kind, where, status) for the main model, every open backend and every saved one not open."""
-        bridge = self.manager.bridge
-        info = bridge.model_info
-        rows = [(MAIN, "main local model", info.path if info else "–", "loaded" if info else "no model loaded")]
-        if info is None and bridge.backends.on_standby(MAIN):
-            rows[0] = (MAIN, "main local model", "–", "unloaded while other models run in turn")
-        for spec in bridge.backends.specs():
-            status = "loaded" if spec.kind == "local" else "connected"
-            rows.append((spec.name, spec.kind, spec.path or spec.url, status))
-        for spec in bridge.backends.standby_specs():
-            rows.append((spec.name, spec.kind, spec.path, "standby: loads when its panes run (in turn when "
-                                                          "models do not fit in memory together)"))
-        for spec, reason in self.manager.unavailable.values():
-            rows.append((spec.name, spec.kind, spec.path or spec.url, f"not connected: {reason}"))
-        return rows
+        return self.manager.listing()
 
     def refresh(self) -> None:
         rows = self.rows()

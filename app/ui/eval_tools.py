@@ -1,5 +1,6 @@
-"""The window's evaluations: File → Open evaluation…, Compare → New evaluation from panes…, the Evaluation dock
-(EvalView), Export…, and a cell opened as a pane; the run itself is EvalRun's (app/ui/eval_run.py).
+"""The window's evaluations: File → Open evaluation…, Compare → New evaluation from panes…, what the Evaluation
+view (EvalView) asks for, Export…, and a cell opened as a pane; the run itself is EvalRun's (app/ui/eval_run.py).
+The window makes the view, its dock and the EvalRun, places them, and shows the dock when `sig_show` says so.
 
 The evaluation is the session's (`session.evaluation`), so it is autosaved with it and comes back after a
 restart or a crash; its cells that had not finished are "not run" then, and Resume runs only those. The session
@@ -11,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.evaluate import (
     CellResult,
@@ -25,7 +26,7 @@ from app.evaluate import (
 )
 from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.templates import TemplateProblem
-from app.session import PaneSpec, SessionController, SessionRunner
+from app.session import PaneSpec, SessionController
 from app.ui.eval_run import EvalRun
 from app.ui.eval_view import EvalView
 
@@ -38,26 +39,22 @@ EXPORT_FILTER = ("promptfoo results (*.json);;Table (*.csv);;Report (*.html);;JU
 class EvalTools(QObject):
     sig_status = Signal(str)
     """A short note for the status bar."""
+    sig_show = Signal(bool, bool)
+    """Whether the evaluation view should be visible (exactly when there is an evaluation), and whether one just
+    arrived (then it deserves room)."""
 
-    def __init__(self, controller: SessionController, runner: SessionRunner, bridge, settings, keys, grid,
-                 show_message, on_changed, window: QMainWindow):
-        """`keys()` is the API key store; `show_message(title, text, icon)` shows a non-blocking message;
-        `on_changed()` tells autosave that the evaluation changed (its cells are not session events)."""
-        super().__init__(window)
+    def __init__(self, controller: SessionController, view: EvalView, run_control: EvalRun, grid, show_message,
+                 parent: QWidget):
+        """`view` shows the session's evaluation and `run_control` runs it; `grid` is the pane grid (a cell opens
+        as a pane); `show_message(title, text, icon)` shows a non-blocking message; `parent` parents dialogs."""
+        super().__init__(parent)
         self.controller, self.session, self.grid = controller, controller.session, grid
-        self.show_message, self.window = show_message, window
-        self.view = EvalView()
-        self.dock = QDockWidget("Evaluation", window)
-        self.dock.setObjectName("evalDock")
-        self.dock.setWidget(self.view)
-        window.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
-        window.addDockWidget(Qt.BottomDockWidgetArea, self.dock)
-        self.dock.hide()
+        self.show_message, self.window = show_message, parent
+        self.view, self.run_control = view, run_control
         self.view.sig_stop.connect(self.stop)
         self.view.sig_resume.connect(self.run)
         self.view.sig_open_cell.connect(self.open_cell)
         self.view.sig_export.connect(lambda: self.export())
-        self.run_control = EvalRun(runner, bridge, settings, keys, self.view, show_message, on_changed, self)
         self.run_control.sig_status.connect(self.sig_status)
         self.session.events.evaluation.connect(self._replaced)
         self.view.model.set_evaluation(self.session.evaluation)
@@ -81,8 +78,8 @@ class EvalTools(QObject):
         return self.act_new
 
     def show_if_any(self) -> None:
-        """After the window restored its layout: the dock shows exactly when there is an evaluation."""
-        self.dock.setVisible(self.session.evaluation is not None)
+        """After the window restored its layout: the view shows exactly when there is an evaluation."""
+        self.sig_show.emit(self.session.evaluation is not None, False)
 
     # --- making an evaluation -----------------------------------------------------------------------------------
     def open_config(self, path: str | Path | None = None, run: bool = True) -> bool:
@@ -100,6 +97,10 @@ class EvalTools(QObject):
             self.show_message("Cannot run this evaluation",
                               f"{path.name} cannot run as written ({count} problem{'s' * (count != 1)}):\n\n"
                               f"{listed}\n\nNothing was changed.", QMessageBox.Warning)
+            return False
+        except Exception as exc:  # noqa: BLE001 - any other load failure is a message too, never a crash
+            self.show_message("Cannot open this evaluation", f"{path.name} cannot be read: {exc}\n\n"
+                              "Nothing was changed.", QMessageBox.Warning)
             return False
         if not self._may_replace():
             return False
@@ -158,9 +159,7 @@ class EvalTools(QObject):
         self.run_control.reset()
         self.view.model.set_evaluation(evaluation)
         self.view.set_running(False)
-        self.show_if_any()
-        if evaluation is not None:
-            self.window.resizeDocks([self.dock], [int(self.window.height() * 0.62)], Qt.Vertical)
+        self.sig_show.emit(evaluation is not None, evaluation is not None)
 
     # --- running ------------------------------------------------------------------------------------------------
     @property
@@ -213,6 +212,6 @@ class EvalTools(QObject):
             return None
         added = self.controller.add_pane(spec)
         if view := self.grid.view_of(added):
-            self.grid.ensureWidgetVisible(view)
+            self.grid.reveal(view)
         self.sig_status.emit(f"Opened {added.label} as a pane")
         return added

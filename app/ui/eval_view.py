@@ -108,7 +108,9 @@ class CellDelegate(QStyledItemDelegate):
             note_metrics = QFontMetrics(note_font)
             bottom -= note_metrics.lineSpacing()
             painter.setFont(note_font)
-            muted = QColor(colour) if cell.status != "pass" else option.palette.placeholderText().color()
+            muted = option.palette.placeholderText().color() if cell.status == "pass" else QColor(colour)
+            if option.state & QStyle.State_Selected:  # red italic over the selection's blue was hard to read
+                muted = option.palette.text().color()
             painter.setPen(muted)
             painter.drawText(QRectF(rect.left(), bottom + 1, rect.width(), note_metrics.lineSpacing()),
                              Qt.AlignLeft | Qt.AlignVCenter,
@@ -193,11 +195,12 @@ class EvalView(QWidget):
         bar.addWidget(self.stop_button)
         bar.addWidget(self.resume_button)
         bar.addWidget(self.export_button)
-        self.progress = QProgressBar(textVisible=True)
-        self.progress.setFormat("%v / %m cells")
+        self.progress = QProgressBar(textVisible=False)  # its count beside it: over the fill it was split in two
+        self.progress_text = QLabel(objectName="evalProgressText")
         self.eta = QLabel()
         self.summary = QLabel(textFormat=Qt.PlainText)
         progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress_text)
         progress_row.addWidget(self.progress, 2)
         progress_row.addWidget(self.eta)
         progress_row.addSpacing(12)
@@ -223,6 +226,12 @@ class EvalView(QWidget):
         layout.addLayout(bar)
         layout.addLayout(progress_row)
         layout.addWidget(self.table, 1)
+        self.empty_note = QLabel(objectName="evalEmptyNote", alignment=Qt.AlignCenter, wordWrap=True)
+        layout.addWidget(self.empty_note)
+        for signal in (self.proxy.modelReset, self.proxy.layoutChanged, self.proxy.rowsInserted,
+                       self.proxy.rowsRemoved):
+            signal.connect(self._show_empty_note)
+        self._show_empty_note()
         self.model.modelReset.connect(self._layout_columns)
         self.model.sig_flushed.connect(self._flushed)
         self.set_running(False)
@@ -254,6 +263,7 @@ class EvalView(QWidget):
             self.title.setText("No evaluation")
             self.progress.setRange(0, 1)
             self.progress.setValue(0)
+            self.progress_text.clear()
             self.summary.clear()
             return
         source = evaluation.source.rsplit("/", 1)[-1]
@@ -261,9 +271,18 @@ class EvalView(QWidget):
         total = stats.totals(evaluation)
         self.progress.setRange(0, len(evaluation.cells))
         self.progress.setValue(len(evaluation.cells) - total.pending)
+        self.progress_text.setText(f"{self.progress.value()} / {self.progress.maximum()} cells")
         done = total.successes + total.failures + total.errors
         self.summary.setText(f"{total.successes} passed · {total.failures} failed · {total.errors} errors"
                              + (f" · pass rate {100 * total.successes / done:.0f}%" if done else ""))
+
+    def _show_empty_note(self, *_args) -> None:
+        """A filter that keeps no case says so, instead of showing an empty table."""
+        empty = self.proxy.mode is not None and self.proxy.rowCount() == 0 and self.model.rowCount() > 0
+        self.empty_note.setText({"failures": "No failures: no variant failed or erred on any case so far.",
+                                 "disagreements": "No disagreements: the variants' verdicts agree on every case "
+                                                  "so far."}.get(self.proxy.mode, ""))
+        self.empty_note.setVisible(empty)
 
     def _flushed(self) -> None:
         if self.proxy.mode is not None:

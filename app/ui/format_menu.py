@@ -7,18 +7,21 @@ any of llama.cpp's built-in formats. Choosing one stores it for this model file 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu
 
-from app.engine import chat_format
+from app.engine import ModelInfo, chat_format
 
 
 class PromptFormatMenu:
-    def __init__(self, settings, bridge, load_model, confirm_interrupt, parent_menu: QMenu, owner):
-        """`load_model(path)` (a coroutine) reloads with the stored settings; `confirm_interrupt(what)` asks
-        before stopping runs; `owner` (a QObject) owns the action group."""
-        self.settings, self.bridge = settings, bridge
+    def __init__(self, settings, model_info: Callable[[], ModelInfo | None], loading: Callable[[], bool], load_model,
+                 confirm_interrupt, parent_menu: QMenu, owner):
+        """`model_info()` is the loaded model's (None: none), `loading()` whether one is loading; `load_model(path)`
+        (a coroutine) reloads with the stored settings; `confirm_interrupt(what)` asks before stopping runs;
+        `owner` (a QObject) owns the action group."""
+        self.settings, self._model_info, self._loading = settings, model_info, loading
         self._load_model, self._confirm = load_model, confirm_interrupt
         menu = parent_menu.addMenu("Prompt format")
         self.actions = QActionGroup(owner)
@@ -35,10 +38,10 @@ class PromptFormatMenu:
 
     def choose(self, name: str) -> None:
         """Remember the format for the loaded model and reload it with that format."""
-        info = self.bridge.model_info
+        info = self._model_info()
         if info is None or name == self.settings.chat_format(info.path):
             return
-        if not self.bridge.loading and self._confirm("Changing the prompt format"):
+        if not self._loading() and self._confirm("Changing the prompt format"):
             self.settings.set_chat_format(info.path, name)
             asyncio.ensure_future(self._load_model(info.path))
         else:

@@ -8,6 +8,7 @@ calls; each component is handed the pieces it needs, never the window.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -24,14 +25,18 @@ from PySide6.QtWidgets import (
 )
 
 from app.backends import KeyStore
-from app.session import PaneSpec, Session, SessionController, SessionRunner
-from app.session.autosave import Restored
+from app.session import PaneSpec, Session, SessionRunner
+from app.session.autosave import Autosaver, Restored
+from app.session.in_turn import controller_for
+from app.session.state import COLUMNS
 from app.ui import settings as keys
 from app.ui.arena_tools import ArenaTools
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
+from app.ui.eval_run import EvalRun
 from app.ui.eval_tools import EvalTools
+from app.ui.eval_view import EvalView
 from app.ui.format_menu import PromptFormatMenu
 from app.ui.model_status import ModelStatus
 from app.ui.model_turns import TurnsStatus
@@ -39,6 +44,7 @@ from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
+from app.ui.screen_fit import first_geometry
 from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
 from app.ui.stats_panel import StatsPanel
@@ -51,12 +57,13 @@ STARTER_PROMPTS = [
 ]
 
 
-class MainWindow(ModelActions, QMainWindow):
-    """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path`
-    None turns autosave off (tests, the self-test)."""
+class MainWindow(QMainWindow):
+    """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path` (a
+    path, or the Autosaver that holds this instance's claimed file) None turns autosave off (tests, the
+    self-test)."""
 
     def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
-                 autosave_path: Path | None = None, key_store: KeyStore | None = None,
+                 autosave_path: Path | Autosaver | None = None, key_store: KeyStore | None = None,
                  parent: QWidget | None = None, restored: Restored | None = None):
         """`restored`: what the autosave brought back (its session, the file it belongs to, unsaved or not)."""
         super().__init__(parent)
@@ -64,14 +71,13 @@ class MainWindow(ModelActions, QMainWindow):
         restored = restored or Restored()
         session = session or restored.session
         if session is None:
-            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS],
-                              view={"columns": settings.get(keys.COLUMNS)})
+            session = Session(panes=[PaneSpec(draft=prompt) for prompt in STARTER_PROMPTS])
         self.session = session
         self.pump = RunPump(self)
         self.runner = SessionRunner(bridge.backends, notify=self.pump.notify)
         self.pump.attach(self.runner)
         bridge.add_step_listener(self.runner.feed)
-        self.controller = SessionController(session, self.runner)
+        self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in turn
         self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
                                   restored.unsaved)
         self.setWindowTitle(self.files.title)
@@ -80,29 +86,26 @@ class MainWindow(ModelActions, QMainWindow):
         self.setCentralWidget(self.grid)
         self.stats_panel = StatsPanel(lambda: bridge.stats(self.stats_panel.backend),
                                       lambda: bridge.reset_stats(self.stats_panel.backend))
-        self.stats_dock = QDockWidget("Batch statistics", self)
-        self.stats_dock.setObjectName("statsDock")
-        self.stats_dock.setWidget(self.stats_panel)
-        self.addDockWidget(Qt.RightDockWidgetArea, self.stats_dock)
+        self.stats_dock = self._dock("Batch statistics", "statsDock", self.stats_panel, Qt.RightDockWidgetArea)
         self.resizeDocks([self.stats_dock], [360], Qt.Horizontal)
         self._last_pane: PromptPane | None = None
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self)
-        self.evals = EvalTools(self.controller, self.runner, bridge, settings, lambda: self.backends.keys, self.grid,
-                               self.show_message, self.files.changed, self)
-        self._build_actions()
-        self.model_status = ModelStatus(bridge, self.statusBar())
+        self.model_status = ModelStatus(bridge.sig_loading, lambda: bridge.main, self.statusBar())
         self.model_label = self.model_status.label
-        self.turns = TurnsStatus(self.controller, bridge, self.statusBar(), self.model_status,
-                                 lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text), self)
         self.backends = BackendManager(bridge, settings, key_store, self)
-        bridge.sig_model_loaded.connect(self._on_model_loaded)
+        self.models = ModelActions(bridge, settings, self.runner, self.controller.stop_all, self.backends,
+                                   self.model_status, self.show_message, self.messages, self)
+        self.turns = TurnsStatus(self.controller.loader, lambda: bridge.model_info, bridge.sig_backends_changed,
+                                 self.statusBar(), self.model_status,
+                                 lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text), self)
+        self._build_evaluation(key_store)
+        self._build_actions()
+        bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
         bridge.sig_backends_changed.connect(self._backends_changed)
         self.backends.sig_status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.runner.events.idle.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
-        self._reported_dead = None  # the main backend whose dead engine was already reported
-        self.runner.events.ended.connect(lambda _pane, _result: self._watch_main_model())
         QApplication.instance().focusChanged.connect(self._track_focus)
         self.files.sig_status.connect(self._on_files_status)
         self.files.sig_message.connect(lambda title, text: self.show_message(title, text, QMessageBox.Warning))
@@ -111,6 +114,37 @@ class MainWindow(ModelActions, QMainWindow):
         self.evals.show_if_any()
         self.evals.sig_status.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.act_stop_all.triggered.connect(self.evals.stop)
+
+    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_evaluation(self, key_store) -> None:
+        """The Evaluation dock under the panes (hidden until there is an evaluation), its run and its menus."""
+        view = EvalView()
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        self.eval_dock = self._dock("Evaluation", "evalDock", view, Qt.BottomDockWidgetArea)
+        self.eval_dock.hide()
+        run = EvalRun(self.runner, self.bridge, self.settings, lambda: self.backends.keys, view, self.show_message,
+                      self.files.changed, self)
+        self.evals = EvalTools(self.controller, view, run, self.grid, self.show_message, self)
+        self.evals.sig_show.connect(self._show_evaluation)
+
+    def _show_evaluation(self, visible: bool, new: bool) -> None:
+        self.eval_dock.setVisible(visible)
+        if new:
+            self.resizeDocks([self.eval_dock], [int(self.height() * 0.62)], Qt.Vertical)
+
+    # --- the model (ModelActions), as the application and tests call it --------------------------------------
+    def load_model(self, path: str):
+        """A coroutine: load a model; on failure say why and keep the current one. Returns its info, or None."""
+        return self.models.load_model(path)
+
+    def start_initial_load(self, model: str | None = None):
+        return self.models.start_initial_load(model)
 
     # --- actions -------------------------------------------------------------------------------------------
     def _action(self, text: str, shortcuts, slot, tip: str = "") -> QAction:
@@ -133,13 +167,15 @@ class MainWindow(ModelActions, QMainWindow):
                                           lambda: self._on_current_pane(self.grid.duplicate_pane))
         self.act_remove = self._action("Remove pane", ["Ctrl+W"],
                                        lambda: self._on_current_pane(self.grid.remove_pane))
-        self.act_open = self._action("Open model…", ["Ctrl+Shift+O"], self.choose_model, "Load a GGUF model file")
-        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
-        self.act_backends = self._action("Backends…", [], self.open_backends,
+        self.act_open = self._action("Open model…", ["Ctrl+Shift+O"], self.models.choose_model,
+                                     "Load a GGUF model file")
+        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.models.open_settings)
+        self.act_backends = self._action("Backends…", [], self.models.open_backends,
                                          "Other local models and servers panes can run on")
-        self.act_models = self._action("Models on this computer…", [], self.open_models, "Models other apps downloaded")
+        self.act_models = self._action("Models on this computer…", [], self.models.open_models,
+                                       "Models other apps downloaded")
         self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
-        self.act_scaling = self._action("Scaling test…", [], self.open_scaling,
+        self.act_scaling = self._action("Scaling test…", [], self.models.open_scaling,
                                         "How many concurrent requests this machine takes before each gets slow")
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -148,7 +184,7 @@ class MainWindow(ModelActions, QMainWindow):
             toolbar.addAction(action)
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Columns "))
-        low, high = keys.COLUMNS.range
+        low, high = int(COLUMNS.low), int(COLUMNS.high)
         self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
         self.columns_box.valueChanged.connect(self.controller.set_columns)
         toolbar.addWidget(self.columns_box)
@@ -161,19 +197,21 @@ class MainWindow(ModelActions, QMainWindow):
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
                  "&Tools": [self.act_scaling],
-                 "&View": [self.stats_dock.toggleViewAction(), self.evals.dock.toggleViewAction()]}
+                 "&View": [self.stats_dock.toggleViewAction(), self.eval_dock.toggleViewAction()]}
         for title, actions in menus.items():
             menu = self.menuBar().addMenu(title)
             for action in actions:
                 menu.addSeparator() if action is None else menu.addAction(action)
             if title == "&Compare":
                 self.compare.build_menu(menu)
-                self.arena = ArenaTools(self.session, self.runner, self.current_pane, self.bridge, self)
+                self.arena = ArenaTools(self.session, self.runner, self.current_pane,
+                                        lambda: self.bridge.model_info, self, registry=self.bridge.backends)
                 self.arena.build_menu(menu)
                 self.evals.build_compare_menu(menu)
             if title == "&Model":
-                self.format_menu = PromptFormatMenu(self.settings, self.bridge, self.load_model,
-                                                    self.confirm_interrupt, menu, self)
+                self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
+                                                    lambda: self.bridge.loading, self.load_model,
+                                                    self.models.confirm_interrupt, menu, self)
             if title == "&File":
                 acts = self.files.build_menu(menu, self._action, [None, self.act_open, self.act_settings, None,
                                                                   self.act_quit])
@@ -192,9 +230,14 @@ class MainWindow(ModelActions, QMainWindow):
         return report.started
 
     def _columns_changed(self, columns: int) -> None:
+        """The session's view is the one place the column count is kept; the toolbar follows it."""
         if self.columns_box.value() != columns:
             self.columns_box.setValue(columns)
-        self.settings.set(keys.COLUMNS, columns)
+
+    def _backends_changed(self) -> None:
+        names = self.bridge.backend_names()
+        self.grid.set_backend_names(names)
+        self.stats_panel.set_backends(names)
 
     def _on_files_status(self, text: str) -> None:
         self.setWindowTitle(self.files.title)
@@ -228,10 +271,22 @@ class MainWindow(ModelActions, QMainWindow):
     # --- window state ----------------------------------------------------------------------------------------
     def _restore_geometry(self) -> None:
         if not self.restoreGeometry(self.settings.get(keys.GEOMETRY)):
-            self.resize(1400, 860)
+            self.setGeometry(first_geometry(self.screen().availableGeometry()))  # fitted, centred
         self.restoreState(self.settings.get(keys.WINDOW_STATE))
 
+    _closed = False  # the quit finished: the next closeEvent is accepted
+    _quit_task: asyncio.Task | None = None
+
     def closeEvent(self, event) -> None:
+        """Quit: autosave (asking only if that fails), then stop every backend. Inside the running event loop
+        they stop through `bridge.aclose()` in a task, so the loop never blocks, and the window closes once
+        they have stopped; without a running loop (tests, tools) they stop here."""
+        if self._closed:
+            event.accept()
+            return
+        if self._closing:  # a quit already on its way closes the window when it is done
+            event.ignore()
+            return
         if not self.files.on_quit():
             event.ignore()
             return
@@ -240,5 +295,22 @@ class MainWindow(ModelActions, QMainWindow):
         self.settings.set(keys.WINDOW_STATE, self.saveState())
         self.settings.sync()
         self.stats_panel.timer.stop()
-        self.bridge.close()  # cancels running generations; each engine thread ends within ~2 s
-        event.accept()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs: stop here (each engine thread ends within ~2 s)
+            self.bridge.close()
+            self.files.close()
+            self._closed = True
+            event.accept()
+            return
+        event.ignore()
+        self.setEnabled(False)  # nothing more to click while the backends stop
+        self._quit_task = loop.create_task(self._finish_quit())
+
+    async def _finish_quit(self) -> None:
+        try:
+            await self.bridge.aclose()
+            await asyncio.to_thread(self.files.close)
+        finally:
+            self._closed = True
+            self.close()

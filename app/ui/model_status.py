@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from app.engine import ModelInfo
-from app.ui.bridge import EngineBridge
 
 
 class ModelStatus:
-    """Owns the label and the progress bar it adds to `status_bar`; updates them from the bridge's signals."""
+    """Owns the label and the progress bar it adds to `status_bar`; `loading` (a signal with the model's path)
+    starts the busy bar, `loaded(info)` shows the model `main()` (the main backend) runs."""
 
-    def __init__(self, bridge: EngineBridge, status_bar: QStatusBar):
-        self.bridge, self.status_bar = bridge, status_bar
+    def __init__(self, loading: SignalInstance, main: Callable[[], object | None], status_bar: QStatusBar):
+        self._main, self.status_bar = main, status_bar
         self.label = QLabel("No model loaded")
         self.label.setObjectName("modelLabel")
         self.progress = QProgressBar(maximumWidth=160, textVisible=False)
@@ -22,7 +24,7 @@ class ModelStatus:
         self.progress.hide()
         status_bar.addPermanentWidget(self.progress)
         status_bar.addPermanentWidget(self.label)
-        bridge.sig_loading.connect(self.loading)
+        loading.connect(self.loading)
 
     def loading(self, path: str) -> None:
         self.progress.show()
@@ -30,7 +32,7 @@ class ModelStatus:
 
     def loaded(self, info: ModelInfo) -> None:
         self.progress.hide()
-        main = self.bridge.main
+        main = self._main()
         figures = main.stats() if main is not None else None  # n_ctx_per_slot: the context each slot really has
         slots = f"{figures.n_slots} slots × {figures.n_ctx_per_slot}" if figures else "?"
         self.label.setText(

@@ -1,10 +1,10 @@
 """The status bar's readout of local models running in turn: "Running models in turn: 1 of 2 (SmolLM2), 3 of 8
 panes, ETA 40 s", a bar over the panes, and Stop.
 
-It creates the session's ModelTurns (app.backends.standby), which SessionController hands any run whose model
-is on standby, so Run all, Run group, a sweep and a pane's own Run all go through it with nothing else to
-change. Panes that cannot start say why in their status line; the main model's readout says when a plan has
-unloaded it and shows it again when it is back.
+It only shows the session's ModelTurns (app.session.in_turn), which the controller owns (`controller_for`) and
+hands any run whose model is on standby: without this readout, models still run in turn. Panes that cannot start
+say why in their status line; the main model's readout says when a plan has unloaded it and shows it again when
+it is back.
 """
 
 from __future__ import annotations
@@ -12,26 +12,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from app.backends.standby import Plan
-from app.session import MAIN, SessionController
+from app.engine import ModelInfo
+from app.session import MAIN
 from app.session.in_turn import ModelTurns, Progress
-from app.ui.bridge import EngineBridge
 from app.ui.model_status import ModelStatus
 
 
 class TurnsStatus(QWidget):
-    def __init__(self, controller: SessionController, bridge: EngineBridge, status_bar: QStatusBar,
-                 model_status: ModelStatus, show_problem: Callable[[object, str], None],
-                 parent: QObject | None = None):
-        """`show_problem(pane, message)`: a pane that could not start says why (the grid's view of it)."""
+    def __init__(self, turns: ModelTurns, model_info: Callable[[], ModelInfo | None],
+                 backends_changed: SignalInstance, status_bar: QStatusBar, model_status: ModelStatus,
+                 show_problem: Callable[[object, str], None], parent: QObject | None = None):
+        """`model_info()`: the main model's, None while none is loaded; `backends_changed`: the signal a model
+        loading or unloading emits; `show_problem(pane, message)`: a pane that could not start says why."""
         super().__init__(parent)
         self.setObjectName("turnsStatus")
-        self.bridge, self.status_bar, self.model_status = bridge, status_bar, model_status
+        self.turns, self.registry, self._model_info = turns, turns.registry, model_info
+        self.status_bar, self.model_status = status_bar, model_status
         self._show_problem = show_problem
-        self.turns = ModelTurns(controller, bridge.backends)
         self.label = QLabel(objectName="turnsLabel")
         self.bar = QProgressBar(maximumWidth=140, textVisible=False)
         self.stop_button = QPushButton("Stop", toolTip="Stop these panes and load no further model")
@@ -47,7 +48,7 @@ class TurnsStatus(QWidget):
         self.turns.events.progress.connect(self._progress)
         self.turns.events.problems.connect(self._problems)
         self.turns.events.finished.connect(self._finished)
-        bridge.sig_backends_changed.connect(self._main_model)
+        backends_changed.connect(self._main_model)
 
     def _started(self, plan: Plan) -> None:
         if plan.turns:
@@ -82,9 +83,9 @@ class TurnsStatus(QWidget):
 
     def _main_model(self) -> None:
         """The main model's readout follows a plan that unloads it and loads it again."""
-        info = self.bridge.model_info
-        if info is None and self.bridge.backends.on_standby(MAIN):
-            name = Path(self.bridge.backends.config(MAIN).model_path).name
+        info = self._model_info()
+        if info is None and self.registry.on_standby(MAIN):
+            name = Path(self.registry.config(MAIN).model_path).name
             self.model_status.label.setText(f"{name} unloaded while other models run in turn")
         elif info is not None and self.model_status.label.text().endswith("unloaded while other models run in turn"):
             self.model_status.loaded(info)

@@ -7,7 +7,7 @@ session; `add_pane` and friends are conveniences that call the controller and re
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QPoint, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session, SessionController
@@ -74,9 +74,23 @@ class PaneGrid(QScrollArea):
     # --- conveniences over the controller (tests, the self-test, menus) --------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PromptPane | None = None) -> PromptPane:
         view = self.view_of(self.controller.add_pane(spec, after.spec if after is not None else None))
-        self.ensureWidgetVisible(view)
-        view.prompt.setFocus()
+        self.reveal(view)
         return view
+
+    def reveal(self, view: PromptPane) -> None:
+        """Scroll `view` into sight, its header first when it is taller than the grid, and focus its editor.
+        A pane just added has no place in the grid until its layout has run (and its contents have sized it):
+        scrolling at once went to the old geometry and left the new pane out of sight, so the scroll is done
+        again once the events already posted, the layout's among them, have been handled."""
+        self._scroll_to(view)
+        view.prompt.setFocus()
+        QTimer.singleShot(0, self, lambda: view in self.panes and self._scroll_to(view))
+
+    def _scroll_to(self, view: PromptPane) -> None:
+        self._layout.activate()
+        self.ensureWidgetVisible(view)
+        if view.height() > self.viewport().height():
+            self.verticalScrollBar().setValue(view.mapTo(self._container, QPoint(0, 0)).y() - self._layout.spacing())
 
     def duplicate_pane(self, view: PromptPane) -> PromptPane:
         return self.view_of(self.controller.duplicate(view.spec))

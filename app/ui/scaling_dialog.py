@@ -10,15 +10,15 @@ never replaced by the summary of levels that were not measured.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from app.backends.scaling import Level, describe, find_knee, run_scaling, table
-from app.engine import limits
+from app.engine import ModelInfo, limits
 from app.ui import settings as keys
-from app.ui.bridge import EngineBridge
 from app.ui.scaling_plot import draw
 from app.ui.settings import Settings
 
@@ -27,12 +27,14 @@ class ScalingDialog(QDialog):
     sig_level = Signal(object)
     """A level was measured (emitted from the measuring thread; Qt queues it to the GUI thread)."""
 
-    def __init__(self, bridge: EngineBridge, settings: Settings, stop_all, load_model, confirm_interrupt,
-                 apply_settings, parent: QWidget | None = None):
-        """`stop_all()` stops the panes; `load_model(path)` (a coroutine) reloads the window's model with its
+    def __init__(self, model_info: Callable[[], ModelInfo | None], unload: Callable[[], Awaitable[None]],
+                 settings: Settings, stop_all, load_model, confirm_interrupt, apply_settings,
+                 parent: QWidget | None = None):
+        """`model_info()` is the window's model (None: none loaded), `unload()` (a coroutine) frees it;
+        `stop_all()` stops the panes; `load_model(path)` (a coroutine) reloads the window's model with its
         settings; `confirm_interrupt(what)` asks before stopping runs; `apply_settings()` reloads with new ones."""
         super().__init__(parent)
-        self.bridge, self.settings = bridge, settings
+        self._model_info, self._unload, self.settings = model_info, unload, settings
         self._stop_all, self._load_model = stop_all, load_model
         self._confirm, self._apply_settings = confirm_interrupt, apply_settings
         self.setWindowTitle("Scaling test")
@@ -68,7 +70,7 @@ class ScalingDialog(QDialog):
         self.sig_level.connect(self._add_level)
 
     def start(self) -> asyncio.Future | None:
-        model = self.bridge.model_info
+        model = self._model_info()
         if model is None:
             self.summary.setText("Load a model first.")
             return None
@@ -86,7 +88,7 @@ class ScalingDialog(QDialog):
         failure = None
         try:
             self._stop_all()
-            await self.bridge.unload()
+            await self._unload()
             threads = self.settings.get(keys.THREADS)
             await asyncio.to_thread(run_scaling, model_path, max_concurrent, threads, self.sig_level.emit,
                                     lambda: self._stop)

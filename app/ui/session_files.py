@@ -1,10 +1,11 @@
 """The File menu's work: new/open/save/save as/recent/export, and the autosave that keeps the session safe.
 
 The session is autosaved (crash-safe write, `app.session.store`) at most AUTOSAVE_MS after any change it
-announces (`session.events`) and on quit, to the app-data folder, together with the name of the file it belongs
-to and whether it has changes that file lacks; the next launch restores it. So quitting never loses anything
-and never asks. New and Open replace the session's content (through the controller), so they ask first when
-it has changes saved nowhere but the autosave.
+announces (`session.events`) and on quit, to this instance's own autosave in the app-data folder
+(`app.session.autosave.Autosaver`: encoded here on the GUI thread, written and fsynced on its worker thread),
+together with the name of the file it belongs to and whether it has changes that file lacks; the next launch
+restores it. So quitting never loses anything and never asks. New and Open replace the session's content
+(through the controller), so they ask first when it has changes saved nowhere but the autosave.
 """
 
 from __future__ import annotations
@@ -31,18 +32,33 @@ class SessionFiles(QObject):
     """Something the user must read (title, text): a file that could not be opened, saved or exported."""
 
     def __init__(self, session: Session, controller: SessionController, settings: Settings,
-                 autosave_path: Path | None, dialog_parent: QWidget, file: str | None = None, unsaved: bool = False):
-        """`file`/`unsaved`: what the restored autosave said (the file this session belongs to, and whether it
-        had changes that file lacks); `dialog_parent` owns the file dialogs and questions."""
+                 autosave: Path | autosaves.Autosaver | None, dialog_parent: QWidget, file: str | None = None,
+                 unsaved: bool = False):
+        """`autosave`: this instance's Autosaver (the files close it), or a path to own one at (if another
+        window owns that one, a slot of its own in the same folder), or None (no autosave); `file`/`unsaved`:
+        what the restored autosave said (the file this session belongs to, and whether it had changes that file
+        lacks); `dialog_parent` owns the file dialogs and questions."""
         super().__init__(dialog_parent)
         self.session, self.controller, self.settings = session, controller, settings
         self.parent_widget = dialog_parent
-        self.autosave_path = autosave_path
         self.path: Path | None = Path(file) if file else None
         self.unsaved = unsaved
         self.failed: str | None = None  # the last autosave error, if the latest write failed
+        self.saver: autosaves.Autosaver | None = None
+        if isinstance(autosave, autosaves.Autosaver):
+            self.saver = autosave
+        elif autosave is not None:
+            try:
+                self.saver = autosaves.Autosaver(autosave)
+            except autosaves.AutosaveBusy:  # another window owns it: this one takes a slot of its own there
+                try:
+                    self.saver = autosaves.claim(Path(autosave).parent)
+                except (autosaves.AutosaveBusy, OSError) as exc:
+                    self.failed = str(exc)
+                    log.warning("autosave off: %s", exc)
+        self.autosave_path = self.saver.path if self.saver else None
         self._timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS)
-        self._timer.timeout.connect(self.autosave)
+        self._timer.timeout.connect(lambda: self.autosave(wait=False))
         session.events.all.connect(self.changed)
 
     # --- state ------------------------------------------------------------------------------------------------
@@ -59,20 +75,34 @@ class SessionFiles(QObject):
         if self.autosave_path and not self._timer.isActive():
             self._timer.start()  # not restarted by later changes: a stream of changes still saves regularly
 
-    def autosave(self) -> bool:
+    def autosave(self, wait: bool = True) -> bool:
+        """Encode the session and hand it to the autosave's worker; `wait` until it is written (the periodic
+        autosave does not wait). False when there is no autosave, or this save (`wait`) or the one before it
+        failed."""
         self._timer.stop()
-        if not self.autosave_path:
+        if not self.saver:
             return False
         try:
-            autosaves.write(self.session, self.autosave_path, str(self.path) if self.path else None, self.unsaved)
-        except (OSError, SessionFileError) as exc:
+            self.saver.save(self.session, str(self.path) if self.path else None, self.unsaved)
+            if wait:
+                self.saver.flush()
+            error = self.saver.failed  # without waiting: the outcome of the write before this one
+        except SessionFileError as exc:
+            error = str(exc)
+        if error is not None:
             if self.failed is None:
-                log.warning("autosave to %s failed: %s", self.autosave_path, exc)
-                self.sig_status.emit(f"Autosave failed: {exc}")
-            self.failed = str(exc)
+                log.warning("autosave to %s failed: %s", self.autosave_path, error)
+                self.sig_status.emit(f"Autosave failed: {error}")
+            self.failed = error
             return False
         self.failed = None
         return True
+
+    def close(self) -> None:
+        """The window is gone: write what is pending and give this instance's autosave slot up."""
+        self._timer.stop()
+        if self.saver:
+            self.saver.close()
 
     # --- menu actions -----------------------------------------------------------------------------------------
     def new(self) -> bool:
@@ -116,7 +146,7 @@ class SessionFiles(QObject):
             return False
         self.path, self.unsaved = path, False
         self.settings.add_recent_session(str(path.resolve()))
-        self.autosave()
+        self.autosave(wait=False)
         self.sig_status.emit(self.title)
         return True
 
@@ -137,7 +167,8 @@ class SessionFiles(QObject):
         return True
 
     def on_quit(self) -> bool:
-        """The window closes: autosave. Without an autosave (or if it fails), ask about unsaved changes."""
+        """The window closes: autosave (written before the answer). Without an autosave (or if it fails), ask
+        about unsaved changes."""
         if self.autosave():
             return True
         return self._may_replace("Quitting")
@@ -191,5 +222,5 @@ class SessionFiles(QObject):
     def _replace(self, session: Session, path: Path | None) -> None:
         self.controller.replace(session)
         self.path, self.unsaved = path, False
-        self.autosave()
+        self.autosave(wait=False)
         self.sig_status.emit(self.title)

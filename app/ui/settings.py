@@ -14,7 +14,6 @@ from PySide6.QtCore import QByteArray, QSettings
 from app.backends.registry import BackendSpec
 from app.engine import limits
 from app.engine.limits import Limit
-from app.session.state import COLUMNS as COLUMNS_RANGE
 
 ORGANIZATION = "Chorus"
 APPLICATION = "Chorus"
@@ -32,8 +31,6 @@ class Setting:
         return int(self.limit.low), int(self.limit.high)
 
 
-COLUMNS_LIMIT = COLUMNS_RANGE  # panes per row in the grid (declared with the session's view settings)
-
 SLOTS = Setting("engine/slots", limits.SLOTS.default, int, limits.SLOTS)
 CONTEXT_PER_SLOT = Setting("engine/context_per_slot", limits.CONTEXT_PER_SLOT.default, int, limits.CONTEXT_PER_SLOT)
 THREADS = Setting("engine/threads", limits.THREADS.default, int, limits.THREADS)
@@ -42,7 +39,6 @@ LAST_MODEL = Setting("model/last_path", "", str)
 CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: chat format} for overrides
 GEOMETRY = Setting("window/geometry", QByteArray(), QByteArray)
 WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
-COLUMNS = Setting("window/columns", COLUMNS_LIMIT.default, int, COLUMNS_LIMIT)
 RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
 RECENT_LIMIT = 8
 BACKENDS = Setting("backends/list", "[]", str)  # JSON list of BackendSpec dicts (never an API key)
@@ -51,7 +47,7 @@ KV_TYPE = Setting("engine/kv_type", limits.KV_TYPE_DEFAULT, str)  # one of limit
 GPU_LAYERS = Setting("engine/gpu_layers", str(limits.GPU_LAYERS_DEFAULT), str)  # "auto", "all", "none" or N
 MODEL_FOLDERS = Setting("models/folders", "[]", str)  # JSON list of folders the Models dialog also scans
 
-ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, COLUMNS, RECENT_SESSIONS,
+ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, RECENT_SESSIONS,
        BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS)
 
 

@@ -3,7 +3,10 @@
 Fed by a QTimer polling `engine.stats()` snapshots (never by per-token signals), so its cost is fixed per tick
 whatever the number of panes. The rates plotted are the snapshot's recent ones (`recent_decode_tps`,
 `recent_prefill_tps`: tokens in the trailing `limits.RATE_WINDOW_S` of wall clock, app/engine/rates.py), so a
-burst shows as a burst instead of vanishing into a lifetime mean, without per-tick jitter.
+burst shows as a burst instead of vanishing into a lifetime mean, without per-tick jitter. The occupancy plot draws
+the slots in use, never above the slots line: a coalesced follower holds no slot and is counted apart, in the
+readouts (app/ui/stats_readouts.py, which also say which window each figure covers). The curves' names are in
+each plot's title: a legend inside the plot covered the newest samples at its right edge.
 
 The panel shares two cores with the model, so each tick repaints as little as it can: the y range moves in
 "nice" steps and only when it must (a new range makes pyqtgraph re-lay out the axis), and the grid is a few
@@ -29,7 +32,7 @@ from app.engine import StatsSnapshot
 from app.session import MAIN
 from app.ui.run_pump import FEW_RUNS
 from app.ui.server_stats import ServerStats
-from app.ui.stats_readouts import Readouts
+from app.ui.stats_readouts import Readouts, slots_in_use
 
 # Above this many active requests the panel samples at half its rate and redraws its plots every other sample
 # (1 Hz at the default 4 Hz): every ms of GUI work is taken from the model's threads, and the plots were the
@@ -86,10 +89,12 @@ class StatsPanel(QWidget):
 
     def __init__(self, source: Callable[[], StatsSnapshot | None],
                  reset_source: Callable[[], None] | None = None, window_s: float = 60.0, hz: float = 4.0,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, clock: Callable[[], float] = time.monotonic):
+        """`clock` times the samples (the plots' x axis); tests pass their own."""
         super().__init__(parent)
         self.setObjectName("statsPanel")
         self._source = source
+        self._clock = clock
         self._reset_source = reset_source
         self.window_s = window_s
         n = int(window_s * hz)
@@ -102,6 +107,7 @@ class StatsPanel(QWidget):
         self.last_update_ms = 0.0
 
         pg.setConfigOptions(antialias=True)
+        self._legends: dict[pg.PlotWidget, tuple[str, list[tuple[str, str]]]] = {}  # plot -> title, curves
         self.occupancy_plot = self._plot("Slots and queue", "requests")
         self.rate_plot = self._plot("Throughput", "tokens / s")
         grid_color = QColor(self.palette().color(QPalette.Text))
@@ -123,7 +129,7 @@ class StatsPanel(QWidget):
 
         self.server = ServerStats(self._plot, self._curve, n)
         self.server_scale = YScale(self.server.plot, grid_pen)
-        self.server_decode_curve = self._curve(self.rate_plot, None, "server")  # in the legend for servers only
+        self.server_decode_curve = self._curve(self.rate_plot, None, "server")  # named for servers only
         self._server_in_legend = False
         self.readout_grid = Readouts()
         self.readouts = self.readout_grid.labels
@@ -160,13 +166,14 @@ class StatsPanel(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        self._redraw(time.monotonic())
+        self._redraw(self._clock())
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
         palette = self.palette()
         plot = pg.PlotWidget(background=palette.color(QPalette.Base))
         text = palette.color(QPalette.Text).name()
-        plot.setTitle(title, color=text, size="10pt")
+        self._legends[plot] = (title, [])
+        self._show_legend(plot)
         plot.setLabel("left", unit, color=text)
         plot.setLabel("bottom", "time", units="s", color=text)
         for axis in ("left", "bottom"):
@@ -175,14 +182,24 @@ class StatsPanel(QWidget):
             plot.getAxis(axis).setTextPen(pg.mkPen(QColor(text)))
         plot.setXRange(-self.window_s, 0, padding=0)
         plot.setMouseEnabled(x=False, y=False)
-        plot.addLegend(offset=(-8, 8), labelTextColor=text)
         plot.setMinimumHeight(140)
         return plot
 
     def _curve(self, plot: pg.PlotWidget, name: str | None, color: str):
-        item = plot.plot([], [], pen=pg.mkPen(COLORS[color], width=2), name=name, connect="finite")
+        item = plot.plot([], [], pen=pg.mkPen(COLORS[color], width=2), connect="finite")
         item.curve.setSegmentedLineMode("on")
+        if name:
+            self._legends[plot][1].append((name, COLORS[color]))
+            self._show_legend(plot)
         return item
+
+    def _show_legend(self, plot: pg.PlotWidget) -> None:
+        """The curves' names in the plot's title, beside it: a legend inside the plot covered the newest samples,
+        which are drawn at its right edge."""
+        title, entries = self._legends[plot]
+        keys = "&nbsp;&nbsp;".join(f"<span style='color:{color}'>━</span>&nbsp;{name}" for name, color in entries)
+        plot.setTitle(f"<b>{title}</b>&nbsp;&nbsp;&nbsp;{keys}", color=self.palette().color(QPalette.Text).name(),
+                      size="9pt")
 
     @property
     def paused(self) -> bool:
@@ -221,7 +238,7 @@ class StatsPanel(QWidget):
         for series in (self.t, self.active, self.queued, self.decode_rate, self.prefill_rate):
             series.fill(np.nan)
         self.server.clear()
-        self._redraw(time.monotonic())
+        self._redraw(self._clock())
 
     def reset(self) -> None:
         if self._reset_source:
@@ -231,9 +248,11 @@ class StatsPanel(QWidget):
     def update_once(self) -> None:
         started = time.perf_counter()
         snap = self._source()
-        now = time.monotonic()
-        if snap is not None:
-            for series, value in ((self.t, now), (self.active, snap.active), (self.queued, snap.queued),
+        now = self._clock()
+        if snap is None:  # no model (loading, or none): no figure to show, rather than the last one's
+            self.readout_grid.clear()
+        else:
+            for series, value in ((self.t, now), (self.active, slots_in_use(snap)), (self.queued, snap.queued),
                                   (self.decode_rate, snap.recent_decode_tps),  # None (not measured): a gap
                                   (self.prefill_rate, snap.recent_prefill_tps)):
                 series[:-1] = series[1:]
@@ -261,10 +280,10 @@ class StatsPanel(QWidget):
         self.prefill_curve.setData(x, self.prefill_rate)
         self.server_decode_curve.setData(x, self.server.generation_tps)
         if bool(self.server.available) != self._server_in_legend:
-            legend = self.rate_plot.getPlotItem().legend
             self._server_in_legend = not self._server_in_legend
-            legend.addItem(self.server_decode_curve, "server decode") if self._server_in_legend \
-                else legend.removeItem(self.server_decode_curve)
+            entries = self._legends[self.rate_plot][1]
+            entries.append(("server decode", COLORS["server"])) if self._server_in_legend else entries.pop()
+            self._show_legend(self.rate_plot)
         if self.server.available:
             self.server_scale.fit(self.server.peak() + 1)
             self.server.redraw(x)

@@ -2,31 +2,51 @@
 the scaling test, Backends…, the question before anything that stops running generations, and the notice (with
 a reload) when the main model's engine has died.
 
-A mixin of MainWindow (it uses the window's bridge, settings, controller, runner and status widgets), kept apart
-so the window's layout and its model handling each stay one concern.
+Given what it needs — the bridge (it loads and reloads the main model), the settings, the runner (what a reload
+would stop), the backend manager, the model readout and a way to show a message — and nothing else of the window;
+`parent` only parents its dialogs.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.backends.registry import BackendSpec
 from app.engine import ModelInfo
 from app.models import ModelNotFoundError, default_model_path
+from app.session import SessionRunner
 from app.ui import settings as keys
+from app.ui.backend_manager import BackendManager
 from app.ui.backends_dialog import BackendsDialog
-from app.ui.bridge import ModelLoadError
+from app.ui.bridge import EngineBridge, ModelLoadError
 from app.ui.fit_prompt import confirm_fit
+from app.ui.model_status import ModelStatus
 from app.ui.models_dialog import ModelsDialog
 from app.ui.scaling_dialog import ScalingDialog
+from app.ui.settings import Settings
 from app.ui.settings_dialog import SettingsDialog
 
 
-class ModelActions:
+class ModelActions(QObject):
+    def __init__(self, bridge: EngineBridge, settings: Settings, runner: SessionRunner, stop_all: Callable[[], None],
+                 backends: BackendManager, model_status: ModelStatus, show_message: Callable[..., None],
+                 messages: list[str], parent: QWidget):
+        """`stop_all()` stops every pane (before the scaling test); `show_message(title, text, icon)` shows a
+        non-blocking message; `messages` is the list of messages shown, which the engine's death notice joins."""
+        super().__init__(parent)
+        self.bridge, self.settings, self.runner, self.backends = bridge, settings, runner, backends
+        self.model_status, self.show_message, self.messages = model_status, show_message, messages
+        self._stop_all, self.parent_widget = stop_all, parent
+        self._reported_dead = None  # the main backend whose dead engine was already reported
+        self._restoring: asyncio.Future | None = None
+        runner.events.ended.connect(lambda _pane, _result: self._watch_main_model())
+        bridge.sig_model_loaded.connect(self._on_model_loaded)
+
     def _watch_main_model(self) -> None:
         """A run ended: if the main model's engine has died (Engine.failure), say so once and offer a reload."""
         main = self.bridge.main
@@ -38,7 +58,7 @@ class ModelActions:
                 "lost. Reload it to go on.")
         self.messages.append(f"The model stopped: {text}")
         self.model_status.label.setText(f"{Path(path).name} stopped — Model → reload")
-        box = QMessageBox(QMessageBox.Critical, "The model stopped", text, QMessageBox.Close, self)
+        box = QMessageBox(QMessageBox.Critical, "The model stopped", text, QMessageBox.Close, self.parent_widget)
         self.reload_button = box.addButton("Reload the model", QMessageBox.AcceptRole)
         self.reload_button.clicked.connect(lambda: asyncio.ensure_future(self.load_model(path)))
         box.setAttribute(Qt.WA_DeleteOnClose)
@@ -68,7 +88,7 @@ class ModelActions:
             return await self.bridge.load_model(path, **self.settings.engine_fields(),
                                                 chat_format=self.settings.chat_format(str(Path(path).resolve())))
         except ModelLoadError as exc:
-            if self._closing:
+            if self.bridge.closed:
                 return None
             still = f"\n\n{self.bridge.model_info.name} is still loaded." if self.bridge.model_info else ""
             self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
@@ -78,17 +98,19 @@ class ModelActions:
 
     def choose_model(self) -> None:
         start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
-        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", start, "GGUF models (*.gguf);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self.parent_widget, "Open a GGUF model", start,
+                                              "GGUF models (*.gguf);;All files (*)")
         if path:
             self.load_asked(path)
 
     def load_asked(self, path: str) -> None:
         """Load after asking about memory (when it will not fit) and about running generations."""
-        if confirm_fit(self, path, self.settings.engine_fields()) and self.confirm_interrupt("Loading another model"):
+        if confirm_fit(self.parent_widget, path, self.settings.engine_fields()) \
+                and self.confirm_interrupt("Loading another model"):
             asyncio.ensure_future(self.load_model(path))
 
     def open_models(self) -> ModelsDialog:
-        self.models_dialog = ModelsDialog(self.settings, self)
+        self.models_dialog = ModelsDialog(self.settings, self.parent_widget)
         self.models_dialog.sig_load.connect(self.load_asked)
         self.models_dialog.sig_add_backend.connect(  # one that does not fit beside the loaded ones waits on standby
             lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
@@ -96,7 +118,8 @@ class ModelActions:
         return self.models_dialog
 
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.settings, self, self.bridge.model_info.path if self.bridge.model_info else None)
+        info = self.bridge.model_info
+        dialog = SettingsDialog(self.settings, self.parent_widget, info.path if info else None)
         if dialog.exec() and dialog.engine_changed:
             self.apply_engine_settings()
 
@@ -108,8 +131,9 @@ class ModelActions:
         return None
 
     def open_scaling(self) -> ScalingDialog:
-        self.scaling_dialog = ScalingDialog(self.bridge, self.settings, self.controller.stop_all, self.load_model,
-                                            self.confirm_interrupt, self.apply_engine_settings, self)
+        self.scaling_dialog = ScalingDialog(lambda: self.bridge.model_info, self.bridge.unload, self.settings,
+                                            self._stop_all, self.load_model, self.confirm_interrupt,
+                                            self.apply_engine_settings, self.parent_widget)
         self.scaling_dialog.show()
         return self.scaling_dialog
 
@@ -117,21 +141,15 @@ class ModelActions:
         """Ask before an action that stops running generations; True when nothing runs."""
         if not self.bridge.busy():
             return True
-        answer = QMessageBox.question(self, "Generations are running",
+        answer = QMessageBox.question(self.parent_widget, "Generations are running",
                                       f"{what} stops {self.runner.active} running generation(s). Continue?")
         return answer == QMessageBox.Yes
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
         self.settings.set(keys.LAST_MODEL, info.path)
         self.model_status.loaded(info)
-        self.format_menu.check(info.path)
-
-    def _backends_changed(self) -> None:
-        names = self.bridge.backend_names()
-        self.grid.set_backend_names(names)
-        self.stats_panel.set_backends(names)
 
     def open_backends(self) -> BackendsDialog:
-        self.backends_dialog = BackendsDialog(self.backends, self)
+        self.backends_dialog = BackendsDialog(self.backends, self.parent_widget)
         self.backends_dialog.show()
         return self.backends_dialog

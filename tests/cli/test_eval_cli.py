@@ -3,6 +3,7 @@ output files, exit codes and Ctrl+C."""
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -17,6 +18,8 @@ YES_NO = ("response_format: {type: json_schema, json_schema: {schema: {type: obj
 
 
 def chorus_eval(*args, **kwargs):
+    # a wide terminal, so the summary's variant names are not cut (readline in pytest exports COLUMNS=80)
+    kwargs.setdefault("env", {**os.environ, "COLUMNS": "200"})
     return subprocess.run([sys.executable, "-m", "app", "eval", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True, timeout=900, **kwargs)
 

@@ -15,9 +15,12 @@ N_LAYER, N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_VOCAB = 2, 64, 4, 2, 128, 32
 
 
 def write_gguf(path: Path, name: str = "tiny", file_type: int = 15, template: str | None = "<|im_start|>{{x}}",
-               arch: str = "llama", split: tuple[int, int] | None = None, seed: int = 0) -> Path:
+               arch: str = "llama", split: tuple[int, int] | None = None, seed: int = 0,
+               meta: dict[str, tuple] | None = None) -> Path:
     """A real GGUF: llama-style metadata and tensors (F32/F16, so any size works). `split=(index, count)`
-    writes one shard (index from 0) with llama.cpp's split.* keys, holding that share of the layers."""
+    writes one shard (index from 0) with llama.cpp's split.* keys, holding that share of the layers.
+    `meta`: key -> (value, GGUFValueType[, element type of an array]) replacing or adding a metadata key,
+    whatever type the key should have (the file is written as given: that is how odd files are made)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = gguf.GGUFWriter(path, arch)
     index, count = split or (0, 1)
@@ -37,6 +40,10 @@ def write_gguf(path: Path, name: str = "tiny", file_type: int = 15, template: st
         writer.add_uint16("split.no", index)
         writer.add_uint16("split.count", count)
         writer.add_int32("split.tensors.count", 1 + 2 * N_LAYER)
+    for key, (value, vtype, *sub) in (meta or {}).items():
+        for kv in writer.kv_data:
+            kv.pop(key, None)
+        writer.add_key_value(key, value, vtype, sub_type=sub[0] if sub else None)
     rng = np.random.default_rng(seed)
     tensors = [("token_embd.weight", (N_VOCAB, N_EMBD), np.float16)]
     for il in range(N_LAYER):

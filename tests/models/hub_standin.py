@@ -6,6 +6,8 @@ It serves real files at the hub's URL layout, the part huggingface_hub's client 
 - HEAD/GET /<org>/<name>/resolve/main/<file>       -> the file, with X-Repo-Commit, ETag (the sha256, as for
   LFS files) and Content-Length; GET honours `Range: bytes=N-` with 206, as the hub's CDN does.
 Point the client at it with HF_ENDPOINT. `requests` records (method, path, Range header) for the tests.
+`served[local file] = bytes` makes GET send other bytes than the listing, HEAD, size and ETag describe: a
+damaged transfer (a flipped byte, or more bytes than the hub lists).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class HubStandIn:
         """`repos`: repo id -> {path in repo: local file}."""
         self.repos = repos
         self.requests: list[tuple[str, str, str | None]] = []
+        self.served: dict[Path, bytes] = {}
         self.chunk = 64 * 1024
         standin = self
 
@@ -86,14 +89,15 @@ class HubStandIn:
                 "lfs": {"oid": digest, "size": f.stat().st_size, "pointerSize": 134}}
 
     def send_file(self, handler, f: Path, head: bool) -> None:
-        data = f.read_bytes()
+        described = f.read_bytes()
+        data = described if head else self.served.get(f, described)
         start = 0
         ranged = handler.headers.get("Range")
         if ranged and ranged.startswith("bytes=") and not head:
             start = int(ranged[len("bytes="):].split("-")[0] or 0)
         handler.send_response(206 if start else 200)
         handler.send_header("X-Repo-Commit", COMMIT)
-        handler.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+        handler.send_header("ETag", f'"{hashlib.sha256(described).hexdigest()}"')
         handler.send_header("Accept-Ranges", "bytes")
         handler.send_header("Content-Length", str(len(data) - start))
         if start:

@@ -4,8 +4,10 @@ llama.cpp and Jan write them, with real GGUF files (tests/models/app_trees.py)."
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
+import gguf
 import pytest
 
 from app.models import ModelEntry, ScanCache, discover
@@ -168,3 +170,33 @@ def test_gpt4all_model_path_setting_is_read_as_qsettings_writes_it(tmp_path):
     assert gpt4all_model_path(ini) is None
     ini.write_bytes(b"\xff\xfe garbage")
     assert gpt4all_model_path(ini) is None
+
+
+def test_a_string_where_an_integer_belongs_is_listed_as_broken_and_the_others_still_show(tmp_path):
+    folder = tmp_path / "mine"
+    write_gguf(folder / "odd.gguf", meta={"llama.block_count": ("twenty", gguf.GGUFValueType.STRING)})
+    write_gguf(folder / "fine.gguf")
+    entries = {e.name: e for e in scan(tmp_path / "nohome", {}, tmp_path, folders=[folder])}
+    assert entries["fine"].broken is None
+    assert entries["odd"].broken == "metadata key 'llama.block_count' is a string where an integer belongs"
+
+
+def test_a_fifo_named_gguf_is_listed_as_broken_without_being_opened(tmp_path):
+    folder = tmp_path / "mine"
+    write_gguf(folder / "fine.gguf")
+    fifo = folder / "x.gguf"
+    os.mkfifo(fifo)
+    done, found = threading.Event(), []
+
+    def run():
+        found.extend(scan(tmp_path / "nohome", {}, tmp_path, folders=[folder]))
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    finished = done.wait(120)
+    if not finished:  # the scan blocked opening the FIFO: a writer unblocks it so the thread can end
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert finished, "the scan hung on a FIFO"
+    entries = {e.name: e for e in found}
+    assert entries["fine"].broken is None
+    assert entries["x"].broken.startswith("not a regular file (a FIFO)")

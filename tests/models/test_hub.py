@@ -104,3 +104,23 @@ def test_offline_every_call_fails_with_a_clear_message(monkeypatch):
                  lambda: download(HubFile(REPO, ("x.gguf",), 1, "Q4_0"))):
         with pytest.raises(HubError, match=f"Cannot reach the Hugging Face hub at http://127.0.0.1:{port}"):
             call()
+
+
+@pytest.mark.parametrize("damage", ["a flipped byte", "more bytes than listed"])
+def test_a_damaged_download_is_removed_with_a_clear_message_and_the_retry_starts_clean(hub, tmp_path, damage):
+    target = next(f for f in files(REPO) if f.filename == "SmolLM2-135M-Instruct-Q2_K.gguf")
+    source = hub.repos[REPO][target.filename]
+    good = source.read_bytes()
+    hub.served[source] = (good[:-1] + bytes([good[-1] ^ 1]) if damage == "a flipped byte"
+                          else good + b"\0" * 4096)
+    with pytest.raises(HubError, match=f"The download of {target.filename} is damaged .*downloading again "
+                                       "starts afresh"):
+        download(target)
+    assert not list((tmp_path / "hub").rglob("*.incomplete"))  # nothing left to resume from
+    assert not [p for p in (tmp_path / "hub").rglob("blobs/*") if p.is_file()]  # nor kept as the model
+
+    del hub.served[source]  # the hub serves the file right again
+    hub.requests.clear()
+    path = download(target)
+    assert path.read_bytes() == good
+    assert all(rng is None for method, _, rng in hub.requests if method == "GET")  # from the start, no Range

@@ -19,13 +19,12 @@ from app.session import (
     BackendRegistry,
     BackendSpec,
     PaneSpec,
-    SessionController,
     SessionModel,
     SessionRunner,
     conversation,
     sweep,
 )
-from app.session.in_turn import InTurnRun, ModelTurns
+from app.session.in_turn import InTurnRun, ModelTurns, controller_for
 from app.session.state import RunState
 from tests.conftest import GREEDY, TEST_THREADS
 
@@ -96,7 +95,7 @@ def test_plan_for_measures_each_model_at_its_own_engine_settings(model_path, mon
     panes = [*panes_on(spec.name, "10.0.0.1:8080 · qwen"), PaneSpec(backend=spec.name)]  # the last is empty
     result = plan_for(panes, registry, runnable=conversation.can_run, free_ram=need)
     assert result.turns[0].panes == (panes[0],) and result.now == (panes[1],)
-    assert plan_for(panes, registry, free_ram=need - 1).refused[0][0] is panes[0]
+    assert plan_for(panes, registry, runnable=conversation.can_run, free_ram=need - 1).refused[0][0] is panes[0]
     monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(need - 1))
     assert available_ram() == need - 1
     assert plan_for(panes, registry).refused  # the cap is what the planner reads
@@ -126,7 +125,7 @@ class Harness:
         self.registry = BackendRegistry(lambda event: self.runner.feed(event))
         self.runner = SessionRunner(self.registry, notify=lambda: self.loop.call_soon_threadsafe(self.runner.pump))
         self.session = SessionModel()
-        self.controller = SessionController(self.session, self.runner)
+        self.controller = controller_for(self.session, self.runner, self.registry)
         self.loaded: set[str] = set()
         self.most_at_once = 0
         self.log: list[str] = []
@@ -157,8 +156,8 @@ class Harness:
         return result, last, progress
 
     def run_group(self, pane: PaneSpec):
-        """Run the group as Run group does: the controller hands the plan to ModelTurns."""
-        turns = ModelTurns(self.controller, self.registry)
+        """Run the group as Run group does: the controller hands the plan to its ModelTurns."""
+        turns = self.controller.loader
         progress, finished = [], []
         turns.events.progress.connect(progress.append)
         turns.events.finished.connect(finished.append)
@@ -252,9 +251,18 @@ def test_cancel_stops_the_rest_of_the_plan(harness, model_path, gemma, tmp_path,
     assert harness.log == [f"+{names[0]}", f"-{names[0]}"] and not harness.loaded
 
 
+def test_the_controller_owns_its_models_in_turn_with_no_view_at_all(harness):
+    """Models in turn belong to the session layer: the controller is built with its ModelTurns (before, a
+    status-bar widget's constructor created it, so a front end without that widget could not run a standby
+    model). The run below goes through it with no UI."""
+    loader = harness.controller.loader
+    assert isinstance(loader, ModelTurns) and loader.controller is harness.controller
+    assert loader.registry is harness.registry
+
+
 def test_a_pane_s_own_run_loads_its_model_for_it_and_one_plan_runs_at_a_time(harness, model_path):
     name = harness.registry.add_standby(BackendSpec(kind="local", path=str(model_path)), engine=ENGINE).name
-    turns = ModelTurns(harness.controller, harness.registry)
+    turns = harness.controller.loader
     finished = []
     turns.events.finished.connect(finished.append)
     first, second = (harness.controller.add_pane(PaneSpec(draft=f"Say {w}.", sampling=GREEDY, max_tokens=8,

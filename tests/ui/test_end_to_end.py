@@ -76,13 +76,12 @@ def test_settings_round_trip_through_qsettings(tmp_path, qapp):
     first = Settings(QSettings(path, QSettings.IniFormat))
     first.set(keys.SLOTS, 6)
     first.set(keys.CONTEXT_PER_SLOT, 1024)
-    first.set(keys.COLUMNS, 3)
     first.set(keys.LAST_MODEL, "/models/x.gguf")
     first.set(keys.THREADS, 99999)  # out of range: clamped on read, never crashes start-up
     first.set(keys.REPRODUCIBLE, False)
     first.sync()
     second = Settings(QSettings(path, QSettings.IniFormat))
-    assert (second.get(keys.SLOTS), second.get(keys.CONTEXT_PER_SLOT), second.get(keys.COLUMNS)) == (6, 1024, 3)
+    assert (second.get(keys.SLOTS), second.get(keys.CONTEXT_PER_SLOT)) == (6, 1024)
     assert second.get(keys.LAST_MODEL) == "/models/x.gguf"
     assert second.get(keys.THREADS) == keys.THREADS.range[1]
     assert second.get(keys.REPRODUCIBLE) is False  # an INI file stores "false", which must not read as True

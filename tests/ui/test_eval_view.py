@@ -44,7 +44,7 @@ def test_a_config_that_cannot_run_lists_every_problem_and_changes_nothing(window
     config = {"prompts": ["Hi {{x}}"], "providers": ["echo", "acme:chat:x"], "colour": "blue",
               "tests": [{"vars": {"x": 1}, "assert": [{"type": "javascript", "value": "1"}]}]}
     assert not window.evals.open_config(write_config(tmp_path, config))
-    assert window.session.evaluation is None and not window.evals.dock.isVisible()
+    assert window.session.evaluation is None and not window.eval_dock.isVisible()
     message = window.messages[-1]
     assert message.startswith("Cannot run this evaluation: promptfooconfig.yaml cannot run as written (3 problems)")
     for part in ("acme:chat:x", "colour", "javascript", "Nothing was changed."):
@@ -113,7 +113,7 @@ def test_a_restored_session_shows_its_evaluation_ready_to_resume_and_exports(qtb
     window.show()
     try:
         view = window.evals.view
-        assert window.evals.dock.isVisible() and view.model.rowCount() == 2 and view.model.columnCount() == 3
+        assert window.eval_dock.isVisible() and view.model.rowCount() == 2 and view.model.columnCount() == 3
         assert [c.status for c in session.evaluation.cells] == ["pass", "pending", "pending", "pending"]
         assert view.resume_button.text() == "Resume (3 cells)" and view.progress.value() == 1
         assert view.model.index(0, 1).data(CELL_ROLE) is session.evaluation.cells[0]
@@ -244,7 +244,7 @@ def test_a_new_evaluation_from_panes_has_a_variant_per_pane_and_a_case_per_vars_
         pane.sampling = dataclasses.replace(pane.sampling, temperature=temperature, seed=4)
     (tmp_path / "vars.csv").write_text("thing,__expected\nfruit,icontains:a\ncolour,\n", encoding="utf-8")
     evaluation = window.evals.new_from_panes(tmp_path / "vars.csv")
-    assert evaluation is window.session.evaluation and window.evals.dock.isVisible()
+    assert evaluation is window.session.evaluation and window.eval_dock.isVisible()
     assert [v.label for v in evaluation.variants] == ["Pane 1", "Pane 2"]
     assert [v.sampling["temperature"] for v in evaluation.variants] == [0.0, 0.8]
     assert [c.vars for c in evaluation.cases] == [{"thing": "fruit"}, {"thing": "colour"}]

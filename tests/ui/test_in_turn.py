@@ -131,3 +131,30 @@ def test_the_arena_loads_a_pairs_model_on_standby_and_unloads_it_when_it_closes(
     view.done(0)
     wait_until(loop, view.loading.done, timeout=60)
     assert registry.on_standby(name) and registry.get(name) is None  # unloaded when the arena closed
+
+
+def test_a_standby_model_runs_in_turn_without_the_status_readout(qtbot, settings, loop, model_path, tmp_path,
+                                                                  monkeypatch):
+    """Models in turn are the session's, not the status bar's: before, the readout's constructor created them
+    (setting `controller.loader`), so a window without it could not run a pane on a model on standby."""
+    from app.ui import main_window
+    from app.ui import settings as keys
+    from app.ui.bridge import EngineBridge
+
+    monkeypatch.setattr(main_window, "TurnsStatus", lambda *args, **kwargs: None)
+    for setting, value in ((keys.SLOTS, 2), (keys.CONTEXT_PER_SLOT, 512), (keys.THREADS, TEST_THREADS)):
+        settings.set(setting, value)
+    window = main_window.MainWindow(EngineBridge(), settings, autosave_path=tmp_path / "autosave.chorus.json")
+    qtbot.addWidget(window)
+    name = window.bridge.add_standby(BackendSpec(kind="local", path=str(model_path)),
+                                     engine=settings.engine_fields()).name
+    pane = window.controller.add_pane(PaneSpec(draft="Say yes.", sampling=GREEDY, max_tokens=8, backend=name))
+
+    async def run():  # on the loop, as a click is
+        return window.controller.run(pane)
+
+    assert loop.run_until_complete(run()) is None  # it runs once its model has loaded
+    wait_until(loop, lambda: window.controller.loader.current is None, timeout=300)  # the plan is over
+    assert pane.result.state == RunState.DONE and pane.result.generated_tokens > 0
+    assert window.bridge.backends.on_standby(name)  # unloaded after its turn
+    window.close()

@@ -98,7 +98,7 @@ def test_download_dialog_marks_the_best_fit_downloads_and_cancels(qtbot, setting
 def test_the_window_s_model_menu_opens_it_and_adds_a_backend(qtbot, window, loop, model_path, monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))  # the real scan, over an empty home
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    dialog = window.open_models()
+    dialog = window.models.open_models()
     assert window.act_models.text() == "Models on this computer…"
     dialog.sig_add_backend.emit(str(model_path))
     wait_until(loop, lambda: any("SmolLM2" in name for name in window.bridge.backend_names()), timeout=60)

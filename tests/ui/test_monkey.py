@@ -109,7 +109,7 @@ class Monkey:
     def change_settings(self):
         self.window.settings.set(keys.SLOTS, self.rng.choice([1, 2, 4]))
         self.window.settings.set(keys.CONTEXT_PER_SLOT, self.rng.choice([256, 512]))
-        self.window.apply_engine_settings()
+        self.window.models.apply_engine_settings()
 
     def change_format(self):
         self.window.format_menu.choose(self.rng.choice(["auto", "raw", "chatml", "gemma"]))

@@ -38,7 +38,7 @@ def test_columns_reflow_the_grid(window):
     layout = window.grid._layout
     positions = [layout.getItemPosition(layout.indexOf(p))[:2] for p in window.grid.panes]
     assert positions == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
-    assert window.settings.get(__import__("app.ui.settings", fromlist=["COLUMNS"]).COLUMNS) == 3
+    assert window.session.view.columns == 3
 
 
 def test_narrow_headers_fold_duplicate_and_remove_into_a_menu(window, qtbot):

@@ -5,7 +5,7 @@ from tests.ui.conftest import wait_until
 
 
 def test_the_scaling_test_runs_charts_and_applies_its_knee(loaded_window, loop):
-    dialog = loaded_window.open_scaling()
+    dialog = loaded_window.models.open_scaling()
     dialog.max_box.setValue(2)
     task = dialog.start()
     loop.run_until_complete(task)
@@ -30,7 +30,7 @@ def test_a_failed_scaling_test_keeps_its_error_on_screen(window, loop, model_pat
     copy = tmp_path / "copy.gguf"
     shutil.copy(model_path, copy)
     assert loop.run_until_complete(window.load_model(str(copy))) is not None
-    dialog = window.open_scaling()
+    dialog = window.models.open_scaling()
     dialog.max_box.setValue(2)
     copy.unlink()  # the model file goes away: the test's own engine cannot load it
     loop.run_until_complete(dialog.start())

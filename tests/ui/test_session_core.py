@@ -136,7 +136,7 @@ def test_a_dead_engine_is_reported_with_a_reload_that_works(loaded_window, loop,
     assert view.state.value == "error" and "reload the model" in view.spec.result.error
     wait_until(loop, lambda: any(m.startswith("The model stopped") for m in window.messages), timeout=10)
     assert not view.run(use_draft=False) and "stopped" in view.status.text()  # refused with the reason
-    window.reload_button.click()
+    window.models.reload_button.click()
     wait_until(loop, lambda: window.bridge.main is not None and window.bridge.main.alive and not window.bridge.loading)
     assert view.run(use_draft=False)
     wait_until(loop, lambda: not view.busy)
@@ -165,3 +165,34 @@ def test_a_pane_scrolled_out_of_view_catches_up_when_it_comes_back(loaded_window
     window.runner.cancel(far)
     wait_until(loop, lambda: not far.result.busy)
     assert view.output.toPlainText().strip().endswith(far.result.text.strip())
+
+
+def test_the_column_count_is_kept_by_the_session_alone(qtbot, settings, loop, tmp_path):
+    """It was kept twice: in the session's view and in QSettings (written on every change, read for a fresh
+    window), so a fresh window took the last count of any session while File → New took the default. Now the
+    session's view is the one copy: the settings never hold it, and a session reopens with its own."""
+    from app.session import autosave
+    from app.session.state import COLUMNS
+    from app.ui.bridge import EngineBridge
+    from app.ui.main_window import MainWindow
+
+    settings.store.setValue("window/columns", 4)  # what an earlier version left behind: not read
+    path = tmp_path / "autosave.chorus.json"
+    first = MainWindow(EngineBridge(), settings, autosave_path=path)
+    qtbot.addWidget(first)
+    assert first.session.view.columns == COLUMNS.default == first.columns_box.value() == first.grid.columns
+    first.columns_box.setValue(3)
+    assert first.session.view.columns == 3 and first.grid.columns == 3
+    first.controller.set_columns(1)  # the session changes it (as opening another session does): the box follows
+    assert first.columns_box.value() == 1
+    assert settings.store.value("window/columns") == 4 and not any("column" in k for k in
+                                                                   set(settings.store.allKeys()) - {"window/columns"})
+    assert first.files.autosave()
+    first.close()
+    restored = autosave.restore(path)
+    second = MainWindow(EngineBridge(), settings, autosave_path=path, restored=restored)
+    qtbot.addWidget(second)
+    assert second.session.view.columns == 1 == second.columns_box.value() == second.grid.columns
+    second.controller.replace(Session())  # File → New, without its question about the unsaved drafts
+    assert second.session.view.columns == COLUMNS.default == second.columns_box.value()
+    second.close()

@@ -1,10 +1,13 @@
 """Sessions in the window: conversations, save/open/new/export, autosave, restore, and a too-long conversation."""
 
+import asyncio
 import json
+import threading
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from app.session import PaneResult, PaneSpec, RunState, Session
+from app.session import PaneResult, PaneSpec, RunState, Session, autosave, store
 from app.session.autosave import restore
 from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
@@ -82,6 +85,7 @@ def test_changes_are_autosaved_and_restored(window, qtbot, tmp_path, settings):
     qtbot.waitUntil(lambda: autosave.exists() and "Autosave me" in autosave.read_text(encoding="utf-8"))
     data = json.loads(autosave.read_text(encoding="utf-8"))
     assert data["autosave"]["unsaved"] is True and data["autosave"]["file"] is None
+    window.close()  # quit, then start again: the new window owns the autosave now
     restored = MainWindow(EngineBridge(), settings, autosave_path=autosave, restored=restore(autosave))
     qtbot.addWidget(restored)
     assert [p.spec.draft for p in restored.grid.panes] == [p.spec.draft for p in window.grid.panes]
@@ -138,3 +142,57 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
     assert len(seen) >= 2, f"only {seen} saved before the run ended"  # saves kept coming while text streamed
     loaded_window.controller.stop_all()
     wait_until(loop, lambda: not pane.busy)
+
+
+def test_the_autosave_is_encoded_on_the_gui_thread_and_written_on_a_worker(window, monkeypatch):
+    gate, writers = threading.Event(), []
+    real = store.write_atomic
+
+    def gated(path, text):  # the real write, once the test lets it go
+        writers.append(threading.get_ident())
+        gate.wait(10)
+        real(path, text)
+
+    monkeypatch.setattr(store, "write_atomic", gated)
+    window.grid.panes[0].prompt.setPlainText("Written off the GUI thread")
+    saver = window.files.saver
+    encodes = saver.encodes
+    assert window.files.autosave(wait=False)  # as the timer's autosave: it returns while the write waits
+    gate.set()
+    assert saver.flush(30)
+    assert writers and threading.get_ident() not in writers
+    assert "Written off the GUI thread" in window.files.autosave_path.read_text(encoding="utf-8")
+    assert saver.encodes == encodes + 1 and saver.encode_seconds > 0 and saver.writes >= 1
+
+
+@pytest.fixture
+def no_quit_on_close(qapp):
+    """The test's event loop outlives the window (the app's own ends when its last window closes)."""
+    qapp.setQuitOnLastWindowClosed(False)
+    yield
+    qapp.setQuitOnLastWindowClosed(True)
+
+
+def test_quitting_while_the_loop_runs_stops_the_engine_through_aclose_without_blocking(loaded_window, loop,
+                                                                                      no_quit_on_close):
+    window = loaded_window
+    pane = window.grid.panes[0]
+    greedy(pane, 1000)
+    pane.prompt.setPlainText("Write a very long story about a lighthouse keeper and his cat.")
+    pane.run()
+    wait_until(loop, lambda: pane.tokens > 0)
+    path = window.files.autosave_path
+
+    async def quit_from_the_loop():
+        window.close()  # the close button, while the app runs
+        task = window._quit_task
+        # close() returned at once: the backends stop in a task, and the loop goes on meanwhile
+        assert task is not None and not task.done() and not window.bridge.closed and window.isVisible()
+        await task
+
+    loop.run_until_complete(asyncio.wait_for(quit_from_the_loop(), 120))
+    assert window.bridge.closed and window.bridge.main is None and not window.isVisible()
+    saved = Session.load(path).panes[0].result  # written on quit, mid-stream: it loads back as interrupted
+    assert saved.state == RunState.INTERRUPTED and saved.text
+    saver = autosave.Autosaver(path)  # the slot was given up: another instance can own it now
+    saver.close()

@@ -1,6 +1,7 @@
 """The stats panel on the real engine: it sees the batch fill up, rates, N/A, pause and reset."""
 
 import numpy as np
+from PySide6.QtWidgets import QLabel
 
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
@@ -120,4 +121,130 @@ def test_a_busy_batch_halves_the_panels_rate_and_plots_every_other_sample(qapp):
     panel.update_once()
     assert panel.timer.interval() == quiet_interval and len(redraws) == 4
     del panel._redraw  # the wrapper holds the panel: left in place, pyqtgraph's items outlive their Python half
+    panel.close()
+
+
+# --- every readout states its window, and the windowed ones go quiet when the work ends -------------------------
+class Clock:
+    """The panel's and the recorder's clock, moved by the test: an idle minute without waiting one."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_readouts_state_their_window_and_go_quiet_a_minute_after_the_work(qapp):
+    """The engine's own recorder, driven through a burst of work and a minute of idle: the last-second figures
+    read 0 (or – for a ratio) while the plots read 0; the lifetime ones keep their value and say they are
+    lifetime. (Before: Decode 71.9 t/s, Prefill 173.5 t/s, Avg concurrent 2.71 a minute after all work.)"""
+    from app.engine.stats import StatsRecorder
+    from app.ui.stats_panel import StatsPanel
+
+    clock = Clock()
+    recorder = StatsRecorder(n_slots=4, n_ctx_per_slot=512, clock=clock)
+    panel = StatsPanel(recorder.snapshot, clock=clock)
+    panel.timer.stop()
+    recorder.record_occupancy(3, 0, [40, 40, 40, 0])
+    recorder.record_step(n_decode=0, n_prefill=120, seconds=0.5)  # a pure-prefill step: 240 t/s
+    for _ in range(20):  # then 3 requests decode together, a step every 50 ms
+        clock.now += 0.05
+        recorder.record_step(n_decode=3, n_prefill=0, seconds=0.04)  # 75 t/s while decoding
+        recorder.record_tokens(generated=3, completed=0)
+        panel.update_once()
+    shown = {key: label.text() for key, label in panel.readouts.items()}
+    assert shown["decode_recent"] == "60.0 t/s" and shown["concurrency_recent"] == "3.00"  # 60 tokens in 1 s
+    assert shown["decode"] == "75.0 t/s" and shown["prefill"] == "240.0 t/s" and shown["concurrency"] == "3.00"
+    assert shown["slots"] == "3 / 4"
+
+    recorder.record_occupancy(0, 0, [0] * 4)  # all work ends; a minute passes
+    clock.now += 61
+    panel.update_once()
+    shown = {key: label.text() for key, label in panel.readouts.items()}
+    assert panel.decode_rate[-1] == 0 and panel.prefill_rate[-1] == 0 and panel.active[-1] == 0  # the plots
+    assert shown["decode_recent"] == "0.0 t/s" and shown["prefill_recent"] == "0.0 t/s"
+    assert shown["concurrency_recent"] == "–" and shown["slots"] == "0 / 4" and shown["queued"] == "0"
+    assert shown["decode"] == "75.0 t/s" and shown["concurrency"] == "3.00"  # lifetime means: kept, and labelled
+    windows = panel.readout_grid.windows
+    assert set(windows) == set(panel.readouts)  # every readout has a window
+    assert {windows[k] for k in ("decode", "prefill", "concurrency", "generated_total")} == {"lifetime"}
+    assert {windows[k] for k in ("decode_recent", "prefill_recent", "concurrency_recent")} == {"last 1 s"}
+    headings = {label.text() for label in panel.readout_grid.findChildren(QLabel, "readoutWindow")}
+    assert {"Now", "last 1 s", "lifetime", "Totals, lifetime"} <= headings
+    panel.close()
+
+
+def test_no_backend_blanks_the_readouts_instead_of_keeping_the_last_ones(qapp):
+    from app.engine.stats import StatsRecorder
+    from app.ui.stats_panel import StatsPanel
+
+    recorder = StatsRecorder(n_slots=2, n_ctx_per_slot=512)
+    recorder.record_step(n_decode=2, n_prefill=0, seconds=0.1)
+    snapshots = [recorder.snapshot(), None]  # then the model is unloaded (or reloading)
+    panel = StatsPanel(lambda: snapshots.pop(0))
+    panel.timer.stop()
+    panel.update_once()
+    assert panel.readouts["decode"].text() == "20.0 t/s"
+    panel.update_once()
+    assert all(label.text() == "–" for label in panel.readouts.values())
+    panel.close()
+
+
+def test_active_slots_never_exceed_the_slots_and_followers_are_counted_apart(make_engine, qapp):
+    """Two slots, three requests, two of them identical: the copy follows its twin without a slot, so the engine
+    has 3 requests active in 2 slots. The plot's active slots stay at 2 and the readouts say 2 / 2 with 1
+    coalesced. (Before: the plot rose to 3 above the slots line while the readout said 2 / 2.)"""
+    from app.ui.stats_panel import StatsPanel
+    from tests.conftest import ask
+
+    engine = make_engine(n_slots=2, n_ctx_per_slot=512)
+    seen = []  # real snapshots taken as steps end, while all three run
+    engine.subscribe(lambda event: seen.append(engine.stats()) if event.tokens else None)
+    twin = ask("Count from one to forty in words.", max_tokens=24, ignore_eos=True)
+    handles = [engine.submit(r) for r in (twin, twin, ask("Name three birds.", max_tokens=24, ignore_eos=True))]
+    [h.result(timeout=120) for h in handles]
+    crowded = [s for s in seen if s.active > s.n_slots]
+    assert crowded, "no step saw the three requests together"
+    feed = list(crowded)
+    panel = StatsPanel(lambda: feed.pop(0))
+    panel.timer.stop()
+    for _ in crowded:
+        panel.update_once()
+    assert np.nanmax(panel.active) == 2 == panel.slots_line.value()
+    assert panel.readouts["slots"].text() == "2 / 2" and panel.readouts["following"].text() == "1"
+    assert panel.readouts["coalesced"].text() == "1"
+    panel.close()
+
+
+def test_the_window_goes_quiet_after_its_runs(loaded_window, loop):
+    """The real engine in the window: once a run ended and its second has passed, the last-second readouts read
+    0 and –, as the plots do, while the lifetime mean keeps the run's rate."""
+    panel = loaded_window.stats_panel
+    pane = prepare(loaded_window, ["Name a bird."], max_tokens=16)[0]
+    pane.run()
+    wait_until(loop, lambda: not pane.busy)
+    bridge = loaded_window.bridge  # then wait for its one-second window to pass
+    wait_until(loop, lambda: bridge.stats(panel.backend).recent_decode_tps == 0, timeout=30)
+    panel.update_once()
+    assert panel.readouts["decode_recent"].text() == "0.0 t/s" and panel.decode_rate[-1] == 0
+    assert panel.readouts["concurrency_recent"].text() == "–"
+    assert panel.readouts["slots"].text() == "0 / 4" and panel.active[-1] == 0
+    assert panel.readouts["decode"].text().endswith("t/s") and panel.readouts["decode"].text() != "0.0 t/s"
+
+
+def test_the_curves_names_sit_in_the_titles_not_over_the_newest_samples(qapp):
+    """The newest samples are drawn at a plot's right edge, where the legend used to sit over them."""
+    from app.ui.stats_panel import StatsPanel
+
+    panel = StatsPanel(lambda: None)
+    panel.timer.stop()
+    panel.resize(420, 760)
+    panel.show()
+    for plot, names in ((panel.occupancy_plot, ("active slots", "queued")), (panel.rate_plot, ("decode", "prefill"))):
+        item = plot.getPlotItem()
+        data_area = item.getViewBox().sceneBoundingRect()
+        assert item.legend is None or not item.legend.sceneBoundingRect().intersects(data_area)
+        assert all(name in item.titleLabel.text for name in names)
+        assert not item.titleLabel.sceneBoundingRect().intersects(data_area)
     panel.close()
