@@ -2,6 +2,7 @@
 window's components are handed what they need, never the window or the whole bridge to reach through."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,18 @@ def test_engine_and_session_run_without_qt_in_sys_modules():
             "print([m for m in ('PySide6', 'qasync', 'pyqtgraph') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_nothing_above_the_backends_reaches_into_an_engine():
+    """The Backend protocol is the only way in: outside app/backends no code touches a backend's `.engine`
+    (the check of issue 33, `grep -rn "\\.engine\\b" app/ui app/session app/cli app/evaluate app/arena`, with the
+    module's own name, `app.engine`, left out)."""
+    reach = re.compile(r"(?<!\bapp)\.engine\b")
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+             for package in ("ui", "session", "cli", "evaluate", "arena")
+             for path in sorted((ROOT / "app" / package).rglob("*.py"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if reach.search(line)]
+    assert found == []
 
 
 def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_names_kept():

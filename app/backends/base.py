@@ -3,6 +3,16 @@
 A backend takes GenerationRequests and gives back RequestHandles, publishes one StepEvent per step to its
 subscribers and reports StatsSnapshots, so nothing above this layer knows whether tokens come from the local
 engine or a server. `model_info` is a BackendInfo for every backend.
+
+The protocol is the only way in: nothing above app/backends reaches a backend's engine. What differs between
+backends is declared here, with what each kind does:
+- `config`: the EngineConfig a local model runs with; None for a server (its settings are its own).
+- `render_prompt(request)`: the exact text the model reads. A server renders it out of sight: it raises
+  NotSupported, saying so.
+- `check_format(grammar, json_schema)`: why a grammar or JSON schema cannot constrain this backend's output (a
+  sentence), else None. A local model compiles it with its own parser; a server gets only the checks that need no
+  model (an empty grammar, a schema the converter refuses) and reports the rest when a request runs.
+- `reset_stats()`: start the figures `stats()` reports afresh (both kinds; a server's own /metrics are its own).
 """
 
 from __future__ import annotations
@@ -11,7 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from app.engine import GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot, StepEvent
+from app.engine import EngineConfig, GenerationRequest, ModelInfo, RequestHandle, StatsSnapshot, StepEvent
+
+
+class NotSupported(NotImplementedError):
+    """A backend lacks a capability the protocol declares (e.g. a server renders prompts out of sight); the
+    message says which and why, in words for the user."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,9 @@ class Backend(Protocol):
     model_info: BackendInfo  # what is loaded or served
     failure: str | None  # why it stopped taking requests on its own (a dead engine thread), else None
 
+    @property
+    def config(self) -> EngineConfig | None: ...  # a local model's engine settings; None for a server
+
     def submit(self, request: GenerationRequest) -> RequestHandle: ...
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]: ...
@@ -43,3 +61,9 @@ class Backend(Protocol):
     def cancel_all(self) -> None: ...
 
     def close(self) -> bool: ...  # whether it stopped within its own bound (it never blocks longer)
+
+    def render_prompt(self, request: GenerationRequest) -> str: ...  # raises NotSupported (a server), PromptError
+
+    def check_format(self, grammar: str | None, json_schema: dict | None) -> str | None: ...
+
+    def reset_stats(self) -> None: ...

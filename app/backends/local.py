@@ -23,6 +23,11 @@ class LocalBackend:
         return self.engine.failure
 
     @property
+    def config(self) -> EngineConfig:
+        """The engine settings it was loaded with."""
+        return self.engine.config
+
+    @property
     def alive(self) -> bool:
         return self.engine.alive
 
@@ -32,6 +37,13 @@ class LocalBackend:
     def render_prompt(self, request: GenerationRequest) -> str:
         """The exact text the request becomes before tokenization (Engine.render_prompt)."""
         return self.engine.render_prompt(request)
+
+    def check_format(self, grammar: str | None, json_schema: dict | None) -> str | None:
+        """None if the grammar or schema compiles for this model, else the parser's message (Engine.check_grammar)."""
+        return self.engine.check_grammar(grammar, json_schema)
+
+    def reset_stats(self) -> None:
+        self.engine.reset_stats()
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
         return self.engine.subscribe(fn)

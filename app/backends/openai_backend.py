@@ -13,7 +13,6 @@ naming the URL and the cause; nothing retries silently, nothing hangs.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from urllib.parse import urlparse
 
 import openai
 
-from app.backends.base import BackendInfo
+from app.backends.base import BackendInfo, NotSupported
 from app.backends.client_stats import ClientStats
 from app.backends.security import plain_http_warning
 from app.backends.server_errors import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, describe_error
@@ -29,9 +28,9 @@ from app.backends.server_metrics import MetricsPoller
 from app.backends.server_params import create_arguments, unapplied, unapplied_keys
 from app.backends.stream_run import StreamRun
 from app.engine import GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
+from app.engine.grammar import GrammarError, check_request
+from app.engine.request import next_request_id
 from app.engine.types import EngineStopped
-
-_ids = itertools.count(1_000_000_001)  # apart from the local engine's ids, so one runner can hold both
 
 
 class OpenAIBackend:
@@ -77,6 +76,23 @@ class OpenAIBackend:
             return None
         return f"the connection thread for {self.base_url} stopped"
 
+    @property
+    def config(self) -> None:
+        """A server's settings are its own: there is no EngineConfig."""
+        return None
+
+    def render_prompt(self, request: GenerationRequest) -> str:
+        raise NotSupported(f"{self.base_url} renders prompts on the server, out of Chorus's sight")
+
+    def check_format(self, grammar: str | None, json_schema: dict | None) -> str | None:
+        """The checks that need no model (an empty grammar, a schema the converter refuses); the server parses
+        the rest itself, and a request it refuses ends "error" with its message."""
+        try:
+            check_request(grammar, json_schema)
+        except GrammarError as exc:
+            return str(exc)
+        return None
+
     def list_models(self) -> list[str]:
         """The server's models (GET /v1/models); raises with describe_error's sentence. Also learns what kind
         of server it is (`owned_by`), which says which settings it applies (server_params.py)."""
@@ -110,7 +126,7 @@ class OpenAIBackend:
 
     def submit(self, request: GenerationRequest) -> RequestHandle:
         """Queue a request (never blocks); raises EngineStopped after close()."""
-        handle = RequestHandle(next(_ids), request, self._cancel)
+        handle = RequestHandle(next_request_id(), request, self._cancel)
         with self._lock:  # scheduled under the lock, so close() cannot slip in between
             if self._closing:
                 raise EngineStopped(f"the connection to {self.base_url} is closed")

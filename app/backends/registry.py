@@ -2,7 +2,7 @@
 
 `MAIN` ("local") is the main local model, the one Model → Open loads (`set_main`); the registry holds it and the
 others behind the same Backend protocol: more local GGUF models (each its own engine; engines generating at once
-share the cores, app/engine/core_share.py) and OpenAI-compatible servers. A BackendSpec is what gets saved (in
+share the cores, app/engine/core_share.py) and OpenAI-compatible servers. A BackendSpec (spec.py) is what gets saved (in
 the app's settings; never an API key, which goes to app.backends.KeyStore); `BackendRegistry.open` builds the
 Backend. Every backend publishes its StepEvents to `on_step` until it is garbage: a backend that is closed stays
 subscribed, so the "cancelled" ends of its last requests are always heard, however long its close takes.
@@ -19,66 +19,14 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
-from urllib.parse import urlparse
 
 from psygnal import Signal, SignalGroup
 
 from app.backends.base import Backend
 from app.backends.local import LocalBackend
 from app.backends.openai_backend import OpenAIBackend
-from app.engine import EngineConfig, StepEvent, limits
-
-MAIN = "local"
-KINDS = ("local", "server")
-
-
-@dataclass(frozen=True)
-class BackendSpec:
-    kind: str  # "local": a GGUF file run by its own engine; "server": an OpenAI-compatible server
-    path: str = ""  # local: the model file
-    url: str = ""  # server: the base URL, e.g. http://127.0.0.1:8080/v1
-    model: str | None = None  # server: the model to ask for (None: the first one it lists)
-    max_concurrency: int = limits.SERVER_CONCURRENCY.default
-
-    @property
-    def name(self) -> str:
-        """The label panes store and show: "local · <file stem>" or "<host:port> · <model>"."""
-        if self.kind == "local":
-            return f"local · {Path(self.path).stem}"
-        model = Path(self.model).name if self.model and "/" in self.model else self.model  # llama-server: a path
-        return f"{urlparse(self.url).netloc or self.url} · {model or 'default model'}"
-
-    def problem(self) -> str | None:
-        """Why this spec cannot be opened, in one sentence; None if it looks usable."""
-        if self.kind not in KINDS:
-            return f"unknown backend kind {self.kind!r} (choose local or server)"
-        if self.kind == "local":
-            if not self.path:
-                return "choose a GGUF model file"
-            return None if Path(self.path).is_file() else f"model file not found: {self.path}"
-        parsed = urlparse(self.url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            return f"the server URL must start with http:// or https://, got {self.url!r}"
-        if not limits.SERVER_CONCURRENCY.low <= self.max_concurrency <= limits.SERVER_CONCURRENCY.high:
-            return (f"concurrent requests must be {limits.SERVER_CONCURRENCY.low:g} to "
-                    f"{limits.SERVER_CONCURRENCY.high:g}, got {self.max_concurrency}")
-        return None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> BackendSpec:
-        """Raises ValueError for anything that is not a spec this version wrote."""
-        if not isinstance(data, dict) or data.get("kind") not in KINDS:
-            raise ValueError(f"not a backend: {data!r}")
-        known = {k: data[k] for k in ("kind", "path", "url", "model", "max_concurrency") if k in data}
-        types = {"path": str, "url": str, "model": (str, type(None)), "max_concurrency": int}
-        if any(not isinstance(known[k], t) or isinstance(known[k], bool) for k, t in types.items() if k in known):
-            raise ValueError(f"not a backend: {data!r}")
-        return cls(**known)
+from app.backends.spec import KINDS, MAIN, BackendSpec
+from app.engine import EngineConfig, StepEvent
 
 
 class RegistryEvents(SignalGroup):
@@ -90,7 +38,7 @@ class RegistryEvents(SignalGroup):
 
 class BackendRegistry:
     """Open backends by name, MAIN first, and local models on standby. Every open one publishes its StepEvents
-    to `on_step` (request ids never collide: engines share one counter, servers count from 10^9)."""
+    to `on_step`. Request ids never collide: every backend draws them from one counter (app.engine.next_request_id)."""
 
     def __init__(self, on_step: Callable[[StepEvent], None]):
         self._on_step = on_step
@@ -99,6 +47,7 @@ class BackendRegistry:
         self._open: dict[str, tuple[BackendSpec, Backend, Callable[[], None]]] = {}
         self._standby: dict[str, tuple[BackendSpec, EngineConfig]] = {}  # local models known but not loaded
         self._loading: set[str] = set()
+        self._aliases: dict[str, str] = {}  # another name for an open backend (`alias`)
         self._closed = False
         self.events = RegistryEvents()
 
@@ -112,6 +61,27 @@ class BackendRegistry:
             if backend is not None:
                 self._standby.pop(MAIN, None)  # a new main model replaces one a plan had unloaded
         return old
+
+    def open_main(self, spec: BackendSpec, *, api_key: str | None = None, engine: dict | None = None) -> Backend:
+        """Build the main backend from a spec (blocking; a local model with these EngineConfig fields, or a server
+        asked for its models now) and make it the main one, closing the one it replaces. Raises ValueError (the
+        spec's problem), ConnectionError or the engine's own error, with a message for the user."""
+        problem = spec.problem()
+        if problem:
+            raise ValueError(problem)
+        if spec.kind == "local":
+            backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
+        else:
+            backend = self._open_server(spec, api_key)
+        old = self.set_main(backend)
+        if old is not None:
+            old.close()
+        return backend
+
+    def alias(self, name: str, to: str = MAIN) -> None:
+        """Let `name` mean the backend `to` (`run` sends every pane of a session to its one backend this way)."""
+        with self._lock:
+            self._aliases[name] = to
 
     @property
     def main(self) -> Backend | None:
@@ -195,7 +165,7 @@ class BackendRegistry:
     def loaded_local(self) -> list[str]:
         """The local models loaded now: MAIN (when a model is), then the added ones."""
         with self._lock:
-            main = [MAIN] if getattr(self._main, "engine", None) is not None else []
+            main = [MAIN] if self._main is not None and self._main.config is not None else []
             return main + [name for name, (spec, _, _) in self._open.items() if spec.kind == "local"]
 
     @property
@@ -208,7 +178,8 @@ class BackendRegistry:
         with self._lock:
             if name in self._standby:
                 return self._standby[name][1]
-        return getattr(getattr(self.get(name), "engine", None), "config", None)
+        backend = self.get(name)
+        return backend.config if backend is not None else None
 
     def load(self, name: str) -> None:
         """Load a local model on standby (blocking). On failure it stays on standby and the engine's error is
@@ -244,10 +215,13 @@ class BackendRegistry:
         """Close a loaded local model (its runs end "cancelled") and keep it on standby with the same settings,
         to `load` again later. The main model too: until it loads again no model is the main one."""
         if name == MAIN:
+            main = self.main
+            if main is not None and main.config is None:
+                raise ValueError(f"{name} is a server: only a local model can be unloaded")
             backend = self.set_main(None)
             if backend is None:
                 return
-            spec = BackendSpec(kind="local", path=str(backend.engine.config.model_path))
+            spec = BackendSpec(kind="local", path=str(backend.config.model_path))
         else:
             with self._lock:
                 entry = self._open.get(name)
@@ -258,7 +232,7 @@ class BackendRegistry:
                 raise ValueError(f"{name} is a server: only a local model can be unloaded")
             with self._lock:
                 self._open.pop(name, None)
-        config = backend.engine.config
+        config = backend.config
         with self._lock:
             if not self._closed:
                 self._standby[name] = (spec, config)
@@ -272,6 +246,7 @@ class BackendRegistry:
 
     def get(self, name: str) -> Backend | None:
         with self._lock:
+            name = self._aliases.get(name, name)
             if name == MAIN:
                 return self._main
             entry = self._open.get(name)
@@ -327,3 +302,6 @@ def list_server_models(url: str, api_key: str | None = None) -> list[str]:
         return probe.list_models()
     finally:
         probe.close()
+
+
+__all__ = ["KINDS", "MAIN", "BackendRegistry", "BackendSpec", "RegistryEvents", "list_server_models"]

@@ -23,6 +23,7 @@ import llama_cpp
 import yaml
 
 from app.backends import LocalBackend, OpenAIBackend
+from app.backends.registry import MAIN, BackendRegistry
 from app.engine import EngineConfig
 from app.evaluate import load_config, stats
 from app.evaluate.runner import EvaluationRunner
@@ -65,32 +66,23 @@ def write_suite(folder: Path, model: Path) -> Path:
     return path
 
 
-class _One:
-    """A Submitter that sends every variant's and judge's request to one backend."""
-
-    def __init__(self, backend):
-        self.backend = backend
-
-    def submit(self, request, name: str):
-        return self.backend.submit(request)
-
-
 def run_suite(config: Path, backend) -> dict:
     """Run the suite on `backend`; its wall time in seconds and what the cells came to."""
     suite = load_config(config)
     evaluation = suite.evaluation(judge="local")
-    runner = SessionRunner(_One(backend))
-    unsubscribe = backend.subscribe(runner.feed)
+    runner: SessionRunner | None = None
+    registry = BackendRegistry(lambda event: runner.feed(event))  # the runner exists before anything is submitted
+    runner = SessionRunner(registry)
+    registry.set_main(backend)  # every variant and the judge run on it
     try:
         started = time.perf_counter()
-        driver = EvaluationRunner(evaluation, runner, lambda target: "one", suite.base_dir, SLOTS)
+        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, SLOTS)
         driver.start()
         if not driver.drive(timeout=3600):
             raise TimeoutError("the evaluation suite did not finish within an hour")
         wall = time.perf_counter() - started
     finally:
-        if callable(unsubscribe):
-            unsubscribe()
+        registry.set_main(None)  # the caller closes the backend
     total = stats.totals(evaluation)
     return {"wall_s": wall, "cells": len(evaluation.cells), "passed": total.successes, "failed": total.failures,
             "errors": total.errors}

@@ -12,6 +12,7 @@ interrupted.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import time
@@ -19,12 +20,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
+from app.backends import KeyStore, plain_http_warning
+from app.backends.registry import MAIN, BackendRegistry, BackendSpec
 from app.cli.interrupt import Interrupt
-from app.engine import EngineConfig, limits
+from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
 from app.evaluate.outputs import replace_surrogates
+from app.evaluate.routes import Routes
 from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
 from app.evaluate.variants import retarget
 from app.models import default_model_path
@@ -38,54 +41,6 @@ DRAIN_TIMEOUT_S = 60.0  # after Ctrl+C: a backend that never answers the cancel 
 
 class Unusable(ValueError):
     """Something given on the command line cannot be used; the message says what."""
-
-
-class Backends:
-    """The runner's Submitter: one open backend per distinct target, by the name `key(target)` gives it."""
-
-    def __init__(self, main_model: Path, engine: dict, server_concurrency: int):
-        self.main_model, self.engine, self.server_concurrency = main_model, engine, server_concurrency
-        self.feed = None  # the SessionRunner's feed, set before anything opens
-        self.backends: dict[str, object] = {}
-
-    def key(self, target: BackendTarget) -> str:
-        if target.kind == "local":
-            return f"local:{Path(target.path).resolve() if target.path else self.main_model.resolve()}"
-        if target.kind == "server":
-            return f"server:{target.url.rstrip('/')} {target.model or ''}"
-        return f"{target.kind}:{target.backend}"
-
-    def open(self, target: BackendTarget) -> None:
-        """Open the target's backend unless open; raises Unusable (or the engine's/server's own error)."""
-        key = self.key(target)
-        if key in self.backends:
-            return
-        if target.kind == "local":
-            path = Path(target.path) if target.path else self.main_model
-            if not path.is_file():
-                raise Unusable(f"model file not found: {path}")
-            backend = LocalBackend(EngineConfig(model_path=path, **self.engine))
-        elif target.kind == "server":
-            warning = plain_http_warning(target.url)
-            if warning:
-                print(f"chorus eval: warning: {warning}", file=sys.stderr)
-            api_key = eval_routes.api_key(target, KeyStore())
-            backend = OpenAIBackend.open(target.url, model=target.model, api_key=api_key,
-                                         max_concurrency=self.server_concurrency)
-        else:
-            raise Unusable(f"{target.name} is not a backend `eval` can open")
-        backend.subscribe(self.feed)
-        self.backends[key] = backend
-
-    def submit(self, request, name: str):
-        backend = self.backends.get(name)
-        if backend is None:
-            raise RuntimeError(f"no backend is open for {name}")
-        return backend.submit(request)
-
-    def close(self) -> None:
-        for backend in self.backends.values():
-            backend.close()
 
 
 def command_target(args) -> BackendTarget | None:
@@ -125,25 +80,38 @@ def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
     return suite.evaluation(repeat=args.repeat, judge=judge), suite.base_dir, outputs, concurrency
 
 
-def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backends, SessionRunner]:
-    """Every backend the evaluation needs, open and publishing to a new SessionRunner; raises like `prepare`,
-    or the engine's / server's error, having closed what it opened."""
-    engine = {"n_slots": args.slots, **({"prompt_cache": False} if args.no_cache else {})}
+def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[BackendRegistry, Routes, SessionRunner]:
+    """Every backend the evaluation needs, open in one BackendRegistry (the window's) and publishing to a new
+    SessionRunner, and the routes that name each target's backend in it; raises like `prepare`, or the engine's /
+    server's error, having closed what it opened. A local GGUF is opened once whoever uses it."""
+    engine_settings = {"n_slots": args.slots, **({"prompt_cache": False} if args.no_cache else {})}
     server_concurrency = max(limits.SERVER_CONCURRENCY.low, min(args.slots, limits.SERVER_CONCURRENCY.high))
     targets = needed_targets(evaluation, base_dir)
+    unopenable = next((t for t in targets if t.kind not in ("local", "server")), None)
+    if unopenable is not None:
+        raise Unusable(f"{unopenable.name} is not a backend `eval` can open")
     main_model = Path(args.model) if args.model else None
     if main_model is None and any(t.kind == "local" and not t.path for t in targets):
         main_model = default_model_path()
-    backends = Backends(main_model or Path(), engine, server_concurrency)
-    runner = SessionRunner(backends)
-    backends.feed = runner.feed
+    runner: SessionRunner | None = None
+    registry = BackendRegistry(lambda event: runner.feed(event))  # the runner exists before anything is submitted
+    runner = SessionRunner(registry)
+    routes = Routes(lambda: str(main_model) if main_model else "", registry.specs)
     try:
-        for target in targets:
-            backends.open(target)
+        if main_model is not None and any(routes.find(t) == MAIN for t in targets):
+            registry.open_main(BackendSpec(kind="local", path=str(main_model)), engine=engine_settings)
+        for target, spec in routes.missing(targets):
+            if spec.kind == "server":
+                warning = plain_http_warning(target.url)
+                if warning:
+                    print(f"chorus eval: warning: {warning}", file=sys.stderr)
+                spec = dataclasses.replace(spec, max_concurrency=server_concurrency)
+            api_key = eval_routes.api_key(target, KeyStore()) if spec.kind == "server" else None
+            routes.opened(target, registry.open(spec, api_key=api_key, engine=engine_settings).name)
     except BaseException:
-        backends.close()
+        registry.close_all()
         raise
-    return backends, runner
+    return registry, routes, runner
 
 
 def plural(n: int, word: str) -> str:
@@ -192,11 +160,11 @@ def summary(evaluation: Evaluation, width: int | None = None) -> str:
     return "\n".join(text)
 
 
-def run(evaluation: Evaluation, runner: SessionRunner, backends: Backends, base_dir: Path,
+def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
         concurrency: int | None, ctrl_c: Interrupt) -> bool:
     """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
     DRAIN_TIMEOUT_S); True when interrupted."""
-    evaluation_runner = EvaluationRunner(evaluation, runner, backends.key, base_dir, concurrency)
+    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency)
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
@@ -234,17 +202,17 @@ def eval_command(args) -> int:
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while a model loads also exits 130
         try:
             evaluation, base_dir, outputs, concurrency = prepare(args)
-            backends, runner = open_backends(args, evaluation, base_dir)
+            backends, routes, runner = open_backends(args, evaluation, base_dir)
         except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus eval: {exc}", file=sys.stderr)
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
         if ctrl_c.requested:
-            backends.close()
+            backends.close_all()
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
         try:
-            interrupted = run(evaluation, runner, backends, base_dir, concurrency, ctrl_c)
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c)
         finally:
-            backends.close()
+            backends.close_all()
         print(replace_surrogates(summary(evaluation)), flush=True)
         try:
             write_outputs(evaluation, outputs)

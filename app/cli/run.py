@@ -18,11 +18,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.backends import KeyStore, LocalBackend, OpenAIBackend, plain_http_warning
+from app.backends import KeyStore, plain_http_warning
+from app.backends.registry import BackendRegistry, BackendSpec
 from app.cli.inputs import InputError, RunItem, open_input
 from app.cli.interrupt import Interrupt
 from app.cli.report import write_report
-from app.engine import EngineConfig, limits
+from app.engine import limits
 from app.evaluate.outputs import escape_surrogates
 from app.models import default_model_path
 from app.session import MAIN, PaneResult, SessionRunner
@@ -63,16 +64,21 @@ def server_key(args) -> str | None:
     return os.environ.get("CHORUS_API_KEY") or keys.get(args.server)
 
 
-def open_backend(args):
-    """The local engine, or a server (checked at once: an unreachable one is an unusable input)."""
+def open_backends(args) -> BackendRegistry:
+    """A registry whose main backend is the local engine, or a server (checked at once: an unreachable one is an
+    unusable input). Its step events go nowhere until a Run takes them (`Run.__init__`)."""
+    registry = BackendRegistry(lambda _event: None)
     if getattr(args, "server", None):
         warning = plain_http_warning(args.server)
         if warning:
             print(f"chorus run: warning: {warning}", file=sys.stderr)
         key = server_key(args)
-        return OpenAIBackend.open(args.server, model=args.server_model, max_concurrency=args.slots, api_key=key)
-    model = Path(args.model) if args.model else default_model_path()
-    return LocalBackend(EngineConfig(model_path=model, n_slots=args.slots))
+        spec = BackendSpec(kind="server", url=args.server, model=args.server_model, max_concurrency=args.slots)
+        registry.open_main(spec, api_key=key)
+    else:
+        model = Path(args.model) if args.model else default_model_path()
+        registry.open_main(BackendSpec(kind="local", path=str(model)), engine={"n_slots": args.slots})
+    return registry
 
 
 def run_command(args) -> int:
@@ -80,37 +86,30 @@ def run_command(args) -> int:
         try:
             limits.SLOTS.check("--slots", args.slots)
             items, total, session = open_input(args.input)
-            backend = open_backend(args)
+            backends = open_backends(args)
         except (InputError, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus run: {exc}", file=sys.stderr)
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
         with ExitStack() as stack:
-            stack.callback(backend.close)
+            stack.callback(backends.close_all)
             if ctrl_c.requested:
                 return EXIT_INTERRUPTED
             out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
-            run = Run(backend, items, total, session, out, args.slots, keep=bool(args.report))
+            run = Run(backends, items, total, session, out, args.slots, keep=bool(args.report))
             return run.execute(args.report, ctrl_c)
-
-
-class OneBackend:
-    """The runner's Submitter over the single backend a headless run uses (every name means it)."""
-
-    def __init__(self, backend):
-        self.backend = backend
-
-    def submit(self, request, _name: str = MAIN):
-        return self.backend.submit(request)
 
 
 class Run:
     """Feeds the inputs to the SessionRunner as slots free up and writes each result as its run ends. A session
     input's panes run as panes (`runner.run`), so the session after the run is what the window would hold."""
 
-    def __init__(self, backend, items, total: int, session, out, slots: int, keep: bool):
-        self.backend, self.items, self.session, self.out, self.keep = backend, iter(items), session, out, keep
+    def __init__(self, backends: BackendRegistry, items, total: int, session, out, slots: int, keep: bool):
+        """`backends`: a registry with its main backend open; every name a session's panes store means it."""
+        self.backend, self.items, self.session, self.out, self.keep = backends.main, iter(items), session, out, keep
         self.limit = slots * IN_FLIGHT_PER_SLOT
-        self.runner = SessionRunner(OneBackend(backend))
+        for pane in session.panes if session is not None else ():
+            backends.alias(pane.backend)
+        self.runner = SessionRunner(backends)
         self.runner.events.ended.connect(self._ended)
         self.in_flight: dict[int, RunItem] = {}  # id() of a run's PaneResult -> its item
         self.records: list[tuple[RunItem, dict]] = []
@@ -118,7 +117,7 @@ class Run:
         self.started = time.perf_counter()
         self.progress = tqdm(total=total, unit="req", file=sys.stderr, disable=not sys.stderr.isatty(),
                              dynamic_ncols=True)
-        backend.subscribe(self.runner.feed)
+        self.backend.subscribe(self.runner.feed)
 
     def execute(self, report_path: str | None, ctrl_c: Interrupt) -> int:
         """Run to the end, or until Ctrl+C: then cancel, write the cancelled runs as they end (until a second

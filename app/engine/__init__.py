@@ -3,7 +3,7 @@
 from app.engine import chat_format, limits
 from app.engine.engine import Engine
 from app.engine.native import ModelInfo
-from app.engine.request import RequestHandle
+from app.engine.request import RequestHandle, next_request_id
 from app.engine.types import (
     Completion,
     EngineConfig,
@@ -33,4 +33,5 @@ __all__ = [
     "StepEvent",
     "default_threads",
     "final_state",
+    "next_request_id",
 ]

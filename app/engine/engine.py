@@ -10,7 +10,6 @@ what else runs) and prefix sharing (sharing.py).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import threading
 from collections import deque
@@ -28,7 +27,7 @@ from app.engine.prompt import PromptRenderer
 from app.engine.prompt_cache import PromptCache
 from app.engine.reasoning import CLOSING_TEXT
 from app.engine.reproducible import ReproducibleStep
-from app.engine.request import RequestHandle, Sequence
+from app.engine.request import RequestHandle, Sequence, next_request_id
 from app.engine.scheduler import PrefillPacer
 from app.engine.sharing import PrefixSharing
 from app.engine.stats import StatsRecorder
@@ -37,7 +36,6 @@ from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, Sta
 
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
-_request_ids = itertools.count(1)
 
 
 class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
@@ -97,7 +95,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
                 raise EngineStopped(f"the engine stopped: {self._failure}. Reload the model to go on.")
             if self._closing:
                 raise EngineStopped("the engine is closed")
-            handle = RequestHandle(next(_request_ids), request, self._request_cancel)
+            handle = RequestHandle(next_request_id(), request, self._request_cancel)
             seq = Sequence(handle)
             self._idle.clear()
             self._waiting.append(seq)

@@ -7,6 +7,7 @@ under a condition variable; everything else in a Sequence belongs to the engine 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,15 @@ from app.engine.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
 from app.engine.types import Completion, GenerationRequest, RequestState, SamplingParams, final_state
+
+_request_ids = itertools.count(1)
+
+
+def next_request_id() -> int:
+    """A request id no other request of this process has, whichever backend makes it: every backend (each
+    engine, each server connection) draws its handles' ids from this one counter, so one runner can hold runs of
+    any number of backends at once, keyed by id. Thread-safe (itertools.count is atomic under the GIL)."""
+    return next(_request_ids)
 
 
 class RequestHandle:

@@ -104,6 +104,10 @@ class EvaluationRunner:
         self._asked: set[tuple] = set()  # select-best rows already queued
         self._started = 0.0
         self._finished_emitted = False
+        # Set by app.evaluate.in_turn when models on standby take turns: whether a backend (by name) takes requests
+        # now. A cell or judge call whose backend does not is held until `release`, never failed for it.
+        self.ready: Callable[[str], bool] | None = None
+        self._held: list[tuple[str, str, tuple]] = []  # (backend, "cell" | "judge", the queue's item)
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -129,6 +133,10 @@ class EvaluationRunner:
         """Submit nothing more and cancel what is in flight; the cut-short cells end "pending" as they drain."""
         self.cancelled = True
         self._cells.clear()  # never started: still pending
+        for _name, kind, item in self._held:
+            if kind == "judge" and item[1] is not None:
+                self._reset(item[1])
+        self._held.clear()
         for _grader, cell, _call in self._judge_calls:
             if cell is not None:
                 self._reset(cell)
@@ -139,7 +147,38 @@ class EvaluationRunner:
 
     @property
     def done(self) -> bool:
+        return self.idle and not self._held
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
         return not self._cells and not self._judge_calls and not self._in_flight
+
+    def held_for(self) -> set[str]:
+        """The backends that held cells or judge calls wait for."""
+        return {name for name, _kind, _item in self._held}
+
+    def release(self) -> None:
+        """Queue again what was held (its backend may take requests now; what is still not ready is held again)."""
+        held, self._held = self._held, []
+        for _name, kind, item in held:
+            if kind == "cell":
+                self._cells.append(item[0])
+            else:
+                self._judge_calls.append(item)
+        self._top_up()
+
+    def fail_held(self, why: str, name: str | None = None) -> None:
+        """End what waits for `name` (None: for any backend) with `why`: its model could not be loaded."""
+        failing = [entry for entry in self._held if name is None or entry[0] == name]
+        self._held = [entry for entry in self._held if entry not in failing]
+        for _name, kind, item in failing:
+            if kind == "cell":
+                item[0].status, item[0].error = "error", why
+                self._concluded(item[0])
+            else:
+                self._judged(*item, None, why)
+        self._top_up()
 
     @property
     def in_flight(self) -> int:
@@ -149,12 +188,37 @@ class EvaluationRunner:
     def _top_up(self) -> None:
         while not self.cancelled and (self.max_concurrency is None or len(self._in_flight) < self.max_concurrency):
             if self._judge_calls:
-                self._submit_judge(*self._judge_calls.popleft())
+                item = self._judge_calls.popleft()
+                if not self._hold("judge", item, lambda item=item: judge_target(item[2].judge, self.evaluation.judge,
+                                                                      self.base_dir)):
+                    self._submit_judge(*item)
             elif self._cells:
-                self._start_cell(self._cells.popleft())
+                cell = self._cells.popleft()
+                if not self._hold("cell", (cell,), lambda cell=cell: self._generates_on(cell)):
+                    self._start_cell(cell)
             else:
                 break
         self._check_done()
+
+    def _generates_on(self, cell: CellResult) -> BackendTarget | None:
+        target = self.evaluation.variants[cell.variant].target
+        return None if target.kind == "echo" or self.evaluation.cases[cell.case].provider_output is not None \
+            else target
+
+    def _hold(self, kind: str, item: tuple, target: Callable[[], BackendTarget | None]) -> bool:
+        """Hold the item when its backend is not `ready` (a model on standby); False: go on with it now (also when
+        its backend cannot be named: starting it says why)."""
+        if self.ready is None:
+            return False
+        try:
+            found = target()
+            name = self.route(found) if found is not None else None
+        except (RuntimeError, ValueError):
+            return False
+        if name is None or self.ready(name):
+            return False
+        self._held.append((name, kind, item))
+        return True
 
     def _submit(self, request, target: BackendTarget, on_finish, result: PaneResult | None = None) -> None:
         handle = self.runner.submit(request, self.route(target), PaneResult() if result is None else result,

@@ -178,14 +178,10 @@ class SessionController:
         the model's own chat template as the engine renders it. Raises ValueError with a message: nothing to run,
         no model, or a backend (a server) that renders prompts out of sight."""
         request, _ = conversation.plan_run(pane, use_draft=bool(pane.draft.strip()))
-        get = getattr(self.runner.backends, "get", None)
-        backend = get(pane.backend) if get else None
+        backend = self.runner.backends.get(pane.backend)
         if backend is None:
             raise ValueError(f"no model is loaded for {pane.backend!r}")
-        render = getattr(backend, "render_prompt", None)
-        if render is None:
-            raise ValueError("this backend is a server: it renders the prompt itself, out of Chorus's sight")
         try:
-            return render(request)
-        except Exception as exc:  # PromptError: the template refused these messages
+            return backend.render_prompt(request)
+        except Exception as exc:  # NotSupported (a server), PromptError (the template refused these messages)
             raise ValueError(str(exc)) from exc

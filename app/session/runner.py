@@ -19,6 +19,7 @@ from typing import Protocol
 
 from psygnal import Signal, SignalGroup
 
+from app.backends.base import Backend
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.engine.reasoning import split_prefix
 from app.session.conversation import commit_run, plan_run, record_reply
@@ -31,9 +32,12 @@ class AlreadyRunning(ValueError):
 
 
 class Submitter(Protocol):
-    """Where requests go: a backend by the name a pane stores (app.backends.registry.BackendRegistry)."""
+    """Where requests go: a backend by the name a pane stores (app.backends.registry.BackendRegistry, the one
+    name→backend lookup of the window, `run` and `eval`). `get` is asked only for a backend's capabilities."""
 
     def submit(self, request: GenerationRequest, backend: str) -> RequestHandle: ...
+
+    def get(self, backend: str) -> Backend | None: ...
 
 
 @dataclass

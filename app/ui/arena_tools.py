@@ -11,6 +11,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QWidget
 
 from app.arena.roster import candidate_sets
+from app.arena.standby import PairLoads
+from app.backends.registry import BackendRegistry
 from app.engine import ModelInfo
 from app.session import MAIN, SessionModel, SessionRunner
 from app.ui.arena_view import ArenaView
@@ -19,10 +21,11 @@ from app.ui.leaderboard_dialog import LeaderboardDialog
 
 class ArenaTools(QObject):
     def __init__(self, session: SessionModel, runner: SessionRunner, current_pane: Callable[[], object | None],
-                 model_info: Callable[[], ModelInfo | None], parent: QWidget):
-        """`model_info()`: the main model's (None while none is loaded)."""
+                 model_info: Callable[[], ModelInfo | None], parent: QWidget, registry: BackendRegistry | None = None):
+        """`model_info()`: the main model's (None while none is loaded); `registry`: the window's backends, whose
+        models on standby a pair loads before it generates (None: such a pair says it cannot run)."""
         super().__init__(parent)
-        self.session, self.runner = session, runner
+        self.session, self.runner, self.registry = session, runner, registry
         self._current, self._model_info, self.parent_widget = current_pane, model_info, parent
         self.arena: ArenaView | None = None
         self.leaderboard: LeaderboardDialog | None = None
@@ -51,8 +54,9 @@ class ArenaTools(QObject):
         current = self._current()
         group = getattr(getattr(current, "spec", current), "group", None)
         sets.sort(key=lambda s: group is None or any(p.group != group for p in s[1]))  # its group first
+        loads = PairLoads(self.registry) if self.registry is not None else None
         self.arena = ArenaView(self.session, self.runner, sets, self._model_of, self.open_leaderboard,
-                               self.parent_widget)
+                               self.parent_widget, loads=loads)
         self.arena.finished.connect(lambda _result: self._closed("arena"))
         self.arena.show()
         return self.arena

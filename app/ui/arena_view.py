@@ -12,6 +12,7 @@ The view renders the runner's results and keeps no copy of their text.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 from app.arena import JudgeTask, Matchup, Vote, next_pair
 from app.arena.ask import ask_judge
 from app.arena.roster import Arena, build
+from app.arena.standby import PairLoads
 from app.engine import limits
 from app.engine.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
@@ -79,11 +81,14 @@ class ArenaSide(QFrame):
 class ArenaView(QDialog):
     def __init__(self, session: SessionModel, runner: SessionRunner, sets: list[tuple[str, list[PaneSpec]]],
                  model_of: Callable[[str], str] | None = None, open_leaderboard: Callable[[], object] | None = None,
-                 parent: QWidget | None = None, seed: int = limits.ARENA_SEED):
+                 parent: QWidget | None = None, seed: int = limits.ARENA_SEED, loads: PairLoads | None = None):
+        """`loads`: loads a pair's models that wait on standby before it generates (None: they are not offered)."""
         super().__init__(parent)
         self.setWindowTitle("Arena")
         self.resize(1200, 760)
         self.session, self.runner, self.model_of, self.seed = session, runner, model_of, seed
+        self.loads = loads
+        self.loading: asyncio.Future | None = None  # a pair's models loading (PairLoads.ensure)
         self.arena: Arena | None = None
         self.current = 0  # the pane set in play
         self.matchup: Matchup | None = None
@@ -180,6 +185,27 @@ class ArenaView(QDialog):
         self.matchup = next_pair(self.arena.keys, self.votes(), cases=[self.arena.case_id], seed=self.seed)
         self.prompt.setText(f"<b>Prompt:</b> {_escape(self.arena.case_text)}" if self.arena.case_text else
                             "<b>Prompt:</b> each variant's own prompt")
+        backends = [self.arena.contender(key).pane.backend for key in (self.matchup.a, self.matchup.b)]
+        if self.loads is not None and self.loads.needed(backends):
+            self._say("Loading this pair's models…")
+            self.next_button.setEnabled(False)
+            self.loading = asyncio.ensure_future(self._load_then_generate(self.matchup, backends))
+            return self.matchup
+        return self._generate()
+
+    async def _load_then_generate(self, matchup: Matchup, backends: list[str]) -> None:
+        why = await self.loads.ensure(backends)
+        if not self._open or self.matchup is not matchup:  # closed, or another set chosen, meanwhile
+            return
+        if why is None:
+            self._generate()
+            return
+        self._cancel()
+        self._say(f"Could not generate: {why}")
+        self.next_button.setEnabled(True)
+
+    def _generate(self) -> Matchup | None:
+        """Submit both sides of the drawn pair."""
         for name, key in (("a", self.matchup.a), ("b", self.matchup.b)):
             contender = self.arena.contender(key)
             request = contender.request()
@@ -284,6 +310,8 @@ class ArenaView(QDialog):
         self._cancel()
         for handle in self.judge_handles:
             handle.cancel()
+        if self.loads is not None and self.loads.loaded:
+            self.loading = asyncio.ensure_future(self.loads.release())
         super().done(code)
 
     def keyPressEvent(self, event) -> None:

@@ -103,7 +103,7 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     all_done = asyncio.Event()  # a signal, not polling: a polling loop would add GUI work of its own
     window.runner.events.idle.connect(all_done.set)
     clock = FinishClock(PANES)
-    unsubscribe: Callable[[], None] = window.bridge.engine.subscribe(clock)
+    unsubscribe: Callable[[], None] = window.bridge.main.subscribe(clock)
     started, cpu_started = time.perf_counter(), time.thread_time()  # this coroutine runs on the GUI thread
     window.run_all()
     await all_done.wait()

@@ -69,13 +69,10 @@ class EngineBridge(QObject):
         return self.backends.main
 
     @property
-    def engine(self):
-        """The main model's engine (None while none is loaded)."""
-        return getattr(self.main, "engine", None)
-
-    @property
     def model_info(self) -> ModelInfo | None:
-        return self.engine.model_info if self.engine is not None else None
+        """What the GGUF of the main model says (None while none is loaded)."""
+        main = self.main
+        return main.model_info.local if main is not None else None
 
     @property
     def closed(self) -> bool:
@@ -116,8 +113,9 @@ class EngineBridge(QObject):
         old = self.backends.set_main(backend)
         if old is not None:
             await asyncio.to_thread(old.close)
-        self.sig_model_loaded.emit(backend.engine.model_info)
-        return backend.engine.model_info
+        info = backend.model_info.local
+        self.sig_model_loaded.emit(info)
+        return info
 
     def _build(self, config: EngineConfig) -> LocalBackend:
         """Loader thread: make the backend, or close it at once if the bridge closed meanwhile."""
@@ -169,9 +167,9 @@ class EngineBridge(QObject):
         return found.stats() if found is not None else None
 
     def reset_stats(self, backend: str = MAIN) -> None:
-        engine = getattr(self.backends.get(backend), "engine", None)
-        if engine is not None:
-            engine.reset_stats()
+        found = self.backends.get(backend)
+        if found is not None:
+            found.reset_stats()
 
     def busy(self) -> bool:
         """Whether the main model generates (what reloading it would interrupt)."""
@@ -180,8 +178,8 @@ class EngineBridge(QObject):
 
     def check_grammar(self, grammar: str | None, json_schema: dict | None) -> str | None:
         """The main model's grammar parser (none loaded: the schema converter's checks only)."""
-        engine = self.engine
-        return engine.check_grammar(grammar, json_schema) if engine is not None else None
+        main = self.main
+        return main.check_format(grammar, json_schema) if main is not None else None
 
     # --- closing ----------------------------------------------------------------------------------------------------
     def _detach_all(self) -> list[LocalBackend]:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.engine import limits
 from app.evaluate import Evaluation, stats
+from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key
 from app.evaluate.runner import EvaluationRunner, needed_targets
 from app.session import MAIN, SessionRunner
@@ -35,9 +36,11 @@ class EvalRun(QObject):
         super().__init__(parent)
         self.runner, self.bridge, self.settings, self.keys, self.view = runner, bridge, settings, keys, view
         self.show_message = show_message
+        registry = self.bridge.backends  # models on standby are routed to as well: EvaluationTurns loads them
         self.routes = Routes(lambda: self.bridge.model_info.path if self.bridge.model_info else "",
-                             self.bridge.backends.specs)
+                             lambda: registry.specs() + registry.standby_specs())
         self.eval_runner: EvaluationRunner | None = None
+        self.turns: asyncio.Future | None = None  # EvaluationTurns.run: loads what is on standby for the run
         self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
         self._starting = False
         self._started_at, self._todo = 0.0, 0
@@ -77,7 +80,8 @@ class EvalRun(QObject):
                 key = api_key(target, self.keys()) if spec.kind == "server" else None
                 opened = await self.bridge.add_backend(spec, api_key=key, engine=self.settings.engine_fields())
                 self.routes.opened(target, opened.name)
-            if self.bridge.main is None and any(self.routes.find(t) == MAIN for t in targets):
+            if self.bridge.main is None and not self.bridge.backends.on_standby(MAIN) \
+                    and any(self.routes.find(t) == MAIN for t in targets):
                 raise RuntimeError("No model is loaded yet: wait for it to load (or open one), then Resume.")
         except Exception as exc:  # noqa: BLE001 - a backend's own message, shown; nothing has run
             self._starting = False
@@ -100,7 +104,7 @@ class EvalRun(QObject):
         self.view.set_running(True)
         self.view.set_eta("estimating…")
         self.eta_timer.start()
-        runner.start()
+        self.turns = asyncio.ensure_future(EvaluationTurns(runner, self.bridge.backends, self.sig_status.emit).run())
 
     def stop(self) -> None:
         """Nothing more starts and what runs is cancelled; cut-short cells stay "not run"."""

@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
             if title == "&Compare":
                 self.compare.build_menu(menu)
                 self.arena = ArenaTools(self.session, self.runner, self.current_pane,
-                                        lambda: self.bridge.model_info, self)
+                                        lambda: self.bridge.model_info, self, registry=self.bridge.backends)
                 self.arena.build_menu(menu)
                 self.evals.build_compare_menu(menu)
             if title == "&Model":

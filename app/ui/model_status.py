@@ -32,10 +32,12 @@ class ModelStatus:
 
     def loaded(self, info: ModelInfo) -> None:
         self.progress.hide()
-        engine = self._main().engine
+        main = self._main()
+        figures = main.stats() if main is not None else None  # n_ctx_per_slot: the context each slot really has
+        slots = f"{figures.n_slots} slots × {figures.n_ctx_per_slot}" if figures else "?"
         self.label.setText(
             f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
-            f"trained ctx {info.n_ctx_train} · {engine.config.n_slots} slots × {engine.n_ctx_per_slot} · "
+            f"trained ctx {info.n_ctx_train} · {slots} · "
             f"prompt: {info.chat_format} · KV {info.kv_type} · {info.offload}")
         note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
         self.label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"

@@ -27,10 +27,10 @@ def offload_report(window) -> dict:
     from app.engine.devices import gpu, gpu_offload_supported
 
     device = gpu()
-    engine = window.bridge.engine
+    main = window.bridge.main
     return {"gpu_offload": gpu_offload_supported(), "device": device.description or device.name if device else None,
-            "offload": engine.model_info.offload if engine else None,
-            "layers_on_gpu": bool(engine and engine.offload.on_gpu)}
+            "offload": window.bridge.model_info.offload if window.bridge.model_info else None,
+            "layers_on_gpu": bool(main and main.stats().gpu_layers)}
 
 
 async def exercise(window, model: str | None, timeout: float) -> dict:

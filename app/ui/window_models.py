@@ -53,7 +53,7 @@ class ModelActions(QObject):
         if main is None or main.failure is None or main is self._reported_dead:
             return
         self._reported_dead = main
-        path = main.engine.model_info.path
+        path = main.model_info.path
         text = (f"The model stopped: {main.failure}.\n\nIts running panes ended with an error; nothing else was "
                 "lost. Reload it to go on.")
         self.messages.append(f"The model stopped: {text}")

@@ -31,7 +31,7 @@ def test_closing_while_a_model_loads_closes_the_engine_being_loaded(loop, model_
     loop.run_until_complete(asyncio.wait([task]))
     assert built.is_set()
     assert "closed while the model was loading" in str(task.exception())
-    assert bridge.engine is None
+    assert bridge.main is None
     for thread in engine_threads():
         if thread not in before:
             thread.join(10)

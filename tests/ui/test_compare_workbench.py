@@ -33,7 +33,7 @@ def test_a_two_by_three_sweep_runs_as_a_group_with_headers_that_say_what_differs
                        "T 0.8 · seed 3"]
     greedy = {v.spec.result.text for v in views[:3]}
     assert len(greedy) == 1  # temperature 0: the seed cannot matter
-    assert loaded_window.bridge.engine.stats().coalesced == 2  # ... so two of the three were decoded once
+    assert loaded_window.bridge.main.stats().coalesced == 2  # ... so two of the three were decoded once
 
 
 def test_the_diff_view_highlights_and_marks_the_first_divergent_token(loaded_window, loop):

@@ -61,10 +61,10 @@ def test_ctrl_enter_runs_the_focused_pane(loaded_window, loop, qtbot):
 def test_bad_model_shows_a_message_and_keeps_the_old_one(loaded_window, loop, tmp_path):
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"definitely not a model" * 100)
-    before = loaded_window.bridge.engine
+    before = loaded_window.bridge.main
     assert loop.run_until_complete(loaded_window.load_model(str(bad))) is None
     assert "not a GGUF model" in loaded_window.messages[-1] and "still loaded" in loaded_window.messages[-1]
-    assert loaded_window.bridge.engine is before
+    assert loaded_window.bridge.main is before
     pane = prepare(loaded_window, ["Name a planet."], max_tokens=8)[0]
     pane.run()
     wait_until(loop, lambda: not pane.busy)
@@ -97,7 +97,7 @@ def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):
     dialog.accept()
     assert dialog.engine_changed
     loop.run_until_complete(loaded_window.load_model(loaded_window.bridge.model_info.path))
-    assert loaded_window.bridge.engine.config.n_slots == 2
+    assert loaded_window.bridge.main.config.n_slots == 2
     assert "2 slots" in loaded_window.model_label.text()
 
 
@@ -106,7 +106,7 @@ def test_reproducible_outputs_setting_reloads_the_engine_and_the_stats_panel_say
 
     panel = loaded_window.stats_panel
     panel.update_once()
-    assert loaded_window.bridge.engine.config.reproducible and panel.readouts["reproducible"].text() == "yes"
+    assert loaded_window.bridge.main.config.reproducible and panel.readouts["reproducible"].text() == "yes"
     dialog = SettingsDialog(loaded_window.settings, loaded_window)
     assert dialog.reproducible.isChecked()
     dialog.reproducible.setChecked(False)
@@ -114,14 +114,14 @@ def test_reproducible_outputs_setting_reloads_the_engine_and_the_stats_panel_say
     assert dialog.engine_changed and loaded_window.settings.get(keys.REPRODUCIBLE) is False
     loop.run_until_complete(loaded_window.load_model(loaded_window.bridge.model_info.path))
     panel.update_once()
-    assert loaded_window.bridge.engine.config.reproducible is False and panel.readouts["reproducible"].text() == "no"
+    assert loaded_window.bridge.main.config.reproducible is False and panel.readouts["reproducible"].text() == "no"
 
 
 def test_close_mid_generation_stops_the_engine(loaded_window, loop):
     panes = prepare(loaded_window, ["Write a long essay about rivers."] * 4, max_tokens=2000)
     loaded_window.run_all()
     wait_until(loop, lambda: all(p.tokens > 0 for p in panes))
-    thread = loaded_window.bridge.engine._thread
+    thread = loaded_window.bridge.main.engine._thread
     loaded_window.close()  # waits for the engine thread at most its close timeout
     assert not thread.is_alive()  # it had ended by the time close() returned
-    assert loaded_window.bridge.engine is None
+    assert loaded_window.bridge.main is None

@@ -9,6 +9,7 @@ import shutil
 import threading
 
 import pytest
+import yaml
 
 from app.models import estimate_memory
 from app.models.fit import MIB
@@ -16,6 +17,7 @@ from app.session import MAIN, BackendSpec, PaneSpec, sweep
 from app.session.state import RunState
 from tests.conftest import GREEDY, TEST_THREADS
 from tests.ui.conftest import wait_until
+from tests.ui.test_arena_window import open_arena
 
 
 class Loads:
@@ -85,6 +87,50 @@ def test_stop_all_cancels_the_rest_of_the_plan(three_models, loop):
     wait_until(loop, lambda: view.spec.result.state == RunState.CANCELLED, timeout=30)
     assert gemma not in [name for name, _ in loads.seen]  # never loaded
     assert window.bridge.backends.on_standby(gemma) and window.bridge.model_info is not None
+
+
+def test_an_evaluation_on_a_model_on_standby_loads_it_for_its_run(loaded_window, loop, model_path, tmp_path):
+    """Defect 6 of issue 33: before the fix the cell ended "error" (its model "is already connected", or "loads
+    when Run all runs its panes") and the model never loaded."""
+    window = loaded_window
+    registry = window.bridge.backends
+    copy = shutil.copy(model_path, tmp_path / "SmolLM2-standby.gguf")
+    name = window.bridge.add_standby(BackendSpec(kind="local", path=str(copy)),
+                                     engine={"n_slots": 2, "n_ctx_per_slot": 512, "n_threads": TEST_THREADS}).name
+    config = {"prompts": [{"raw": "Name one {{thing}}."}],
+              "providers": [{"id": f"file://{copy}", "config": {"temperature": 0, "max_tokens": 6}}],
+              "tests": [{"vars": {"thing": "fruit"}, "assert": [{"type": "not-icontains", "value": "zqxj"}]}]}
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    loads = Loads(registry)
+    assert window.evals.open_config(path)
+    evaluation = window.session.evaluation
+    wait_until(loop, lambda: not window.evals.running and not evaluation.unfinished() and registry.on_standby(name),
+               timeout=300)
+    assert [cell.status for cell in evaluation.cells] == ["pass"], [cell.error for cell in evaluation.cells]
+    assert [loaded for loaded, _ in loads.seen] == [name]  # loaded for the run, back on standby after it
+
+
+def test_the_arena_loads_a_pairs_model_on_standby_and_unloads_it_when_it_closes(loaded_window, loop, model_path,
+                                                                               tmp_path):
+    """Defect 6 of issue 33: before the fix the pair said "Could not generate: … loads when Run all runs its
+    panes" and nothing ran."""
+    window = loaded_window
+    registry = window.bridge.backends
+    copy = shutil.copy(model_path, tmp_path / "SmolLM2-standby.gguf")
+    name = window.bridge.add_standby(BackendSpec(kind="local", path=str(copy)),
+                                     engine={"n_slots": 2, "n_ctx_per_slot": 512, "n_threads": TEST_THREADS}).name
+    source = window.controller.add_pane(PaneSpec(draft="Name a fruit.", sampling=GREEDY, max_tokens=8))
+    panes = [source, *window.controller.add_variants(source, [source.copy(backend=name)], run=False)]
+    view = open_arena(window, loop, panes)
+    wait_until(loop, lambda: view.ready() or "Could not" in view.status.text(), timeout=120)
+    assert view.ready(), view.status.text()
+    assert all(result.error is None and result.text for result in view.results.values())
+    assert registry.get(name) is not None  # loaded for the pair
+    assert view.vote("tie") is not None
+    view.done(0)
+    wait_until(loop, view.loading.done, timeout=60)
+    assert registry.on_standby(name) and registry.get(name) is None  # unloaded when the arena closed
 
 
 def test_a_standby_model_runs_in_turn_without_the_status_readout(qtbot, settings, loop, model_path, tmp_path,

@@ -215,8 +215,9 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
         print(f"actions: {monkey.counts}\nfinished: {monkey.finished}, models loaded: {monkey.loads}")
         window.act_stop_all.trigger()
         wait_until(loop, lambda: not any(p.busy for p in window.grid.panes), timeout=60)
-        engine = window.bridge.engine
-        assert engine is not None and engine.wait_idle(30)
+        assert window.bridge.main is not None
+        engine = window.bridge.main.engine
+        assert engine.wait_idle(30)
         assert_kv_accounted(engine)
         assert engine.stats().active == 0 and engine.stats().queued == 0
         assert window.runner.active == 0
@@ -238,7 +239,7 @@ def test_gui_monkey(loaded_window, loop, model_path, tmp_path, monkeypatch):
     finally:
         loop.set_exception_handler(None)
     assert escaped == [], escaped
-    thread = window.bridge.engine._thread
+    thread = window.bridge.main.engine._thread
     window.close()
     thread.join(10)
-    assert not thread.is_alive() and window.bridge.engine is None
+    assert not thread.is_alive() and window.bridge.main is None

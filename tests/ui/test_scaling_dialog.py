@@ -18,7 +18,8 @@ def test_the_scaling_test_runs_charts_and_applies_its_knee(loaded_window, loop):
     if reload is not None:
         loop.run_until_complete(reload)
     assert loaded_window.settings.get(keys.SLOTS) == dialog.knee.concurrent
-    wait_until(loop, lambda: loaded_window.bridge.engine.config.n_slots == dialog.knee.concurrent, timeout=30)
+    wait_until(loop, lambda: (main := loaded_window.bridge.main) is not None
+               and main.config.n_slots == dialog.knee.concurrent, timeout=30)
 
 
 def test_a_failed_scaling_test_keeps_its_error_on_screen(window, loop, model_path, tmp_path, settings):

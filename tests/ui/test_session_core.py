@@ -102,7 +102,7 @@ def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop,
     import time
 
     window = loaded_window
-    engine = window.bridge.engine
+    engine = window.bridge.main.engine
     real_decode = engine._decode
 
     def slow_decode(*args, **kwargs):  # one step takes longer than close() waits (a big model prefilling)
@@ -131,7 +131,7 @@ def test_a_dead_engine_is_reported_with_a_reload_that_works(loaded_window, loop,
     view.sampling.max_tokens.setValue(200)
     assert view.run()
     wait_until(loop, lambda: view.tokens >= 1)
-    inject_snapshot_fault(window.bridge.engine).set()
+    inject_snapshot_fault(window.bridge.main.engine).set()
     wait_until(loop, lambda: not view.busy)
     assert view.state.value == "error" and "reload the model" in view.spec.result.error
     wait_until(loop, lambda: any(m.startswith("The model stopped") for m in window.messages), timeout=10)
