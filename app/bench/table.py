@@ -66,6 +66,9 @@ def format_table(result: dict) -> str:
                   f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
                   f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
                   f"the engine finished it"]
+        if "autosave_encode_ms" in g:
+            lines.append(f"Autosave on the GUI thread (it encodes; a worker writes): {g['autosaves']:.0f} saves a run, "
+                         f"{g['autosave_encode_ms']:.2f} ms each, {g['autosave_gui_share'] * 100:.2f}% of the run")
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """`bench --gui` (app/__main__.py hands it to the benchmark): what the window costs. 16 panes stream through the
 real MainWindow (offscreen) and the same requests run headless on an identical engine; also the GUI event loop's
-lag and the stats panel's update time.
+lag, the stats panel's update time and the autosave's time on the GUI thread (it encodes there; a worker writes).
 
 Greedy requests make both runs do exactly the same work, so throughput is comparable token for token. Both runs
 time the engine the same way, from the first submit to the step that finished the last request (a FinishClock
@@ -104,6 +104,8 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     window.runner.events.idle.connect(all_done.set)
     clock = FinishClock(PANES)
     unsubscribe: Callable[[], None] = window.bridge.main.subscribe(clock)
+    saver = window.files.saver  # the autosave: it encodes on the GUI thread, a worker writes
+    saves_before, encode_before = saver.encodes, saver.encode_seconds
     started, cpu_started = time.perf_counter(), time.thread_time()  # this coroutine runs on the GUI thread
     window.run_all()
     await all_done.wait()
@@ -112,7 +114,9 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     probe.stop()
     unsubscribe()
     tokens = sum(p.tokens for p in window.grid.panes)
-    return {"requests": requests, "gui_tps": tokens / (clock.finished_at - started),
+    saves, encode_s = saver.encodes - saves_before, saver.encode_seconds - encode_before
+    return {"requests": requests, "autosaves": saves, "autosave_encode_ms": encode_s / saves * 1000 if saves else 0.0,
+            "autosave_gui_share": encode_s / (shown - started), "gui_tps": tokens / (clock.finished_at - started),
             "gui_thread_cpu_share": gui_cpu / (shown - started),
             "ui_done_lag_ms": (shown - clock.finished_at) * 1000,
             "lag_p99_ms": percentile(lags, 99) * 1000,
