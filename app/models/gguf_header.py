@@ -135,7 +135,9 @@ def read_header(path: str | Path) -> GGUFHeader:
         raise GGUFError(f"not a regular file ({kind}): it is skipped without being opened")
     with path.open("rb") as f:
         size = os.fstat(f.fileno()).st_size
-        if size < 24:
+        if size < 24:  # a file that does not even start like one is named as such first
+            if f.read(4) != MAGIC[:size]:
+                raise GGUFError("not a GGUF model (it does not start with the GGUF signature)")
             raise GGUFError(f"only {size} bytes: too short to be a GGUF model (an interrupted download?)")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
             return _parse(_Cursor(buf, size))
