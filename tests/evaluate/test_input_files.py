@@ -17,7 +17,7 @@ from app.cli.eval import prepare, summary
 from app.evaluate import load_config, write_outputs
 from app.evaluate.errors import ConfigError
 from app.evaluate.runner import EvaluationRunner, needed_targets
-from app.session import SessionRunner
+from app.session import SessionRunner, evaluation_file
 
 
 def run_echo(evaluation, base: Path):
@@ -97,7 +97,7 @@ def test_a_written_api_key_is_accepted_used_and_written_nowhere(tmp_path):
     evaluation = run_echo(suite.evaluation(judge="local"), tmp_path)
     outputs = [tmp_path / f"r.{ext}" for ext in ("json", "jsonl", "yaml", "csv", "html", "xml")]
     write_outputs(evaluation, outputs)
-    saved = [evaluation.model_dump_json()] + [p.read_text(encoding="utf-8") for p in outputs]
+    saved = [evaluation_file.encode(evaluation).decode("utf-8")] + [p.read_text(encoding="utf-8") for p in outputs]
     assert not any(REAL_KEY in text or '"apiKey"' in text or "apiKey:" in text for text in saved)
     judge_config = evaluation.cases[0].options.provider["config"]
     assert os.environ[judge_config["apiKeyEnvar"]] == REAL_KEY and "apiKey" not in judge_config
