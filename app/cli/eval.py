@@ -27,8 +27,8 @@ from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
 from app.evaluate.outputs import replace_surrogates
-from app.evaluate.routes import Routes
-from app.evaluate.runner import EvaluationRunner, default_judge, needed_targets
+from app.evaluate.routes import Routes, default_judge, needed_targets
+from app.evaluate.runner import EvaluationRunner
 from app.evaluate.variants import retarget
 from app.models import default_model_path
 from app.session import SessionRunner

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from app.backends.registry import BackendRegistry
 from app.backends.standby import Plan, plan_for
-from app.evaluate.runner import EvaluationRunner, needed_targets
+from app.evaluate.routes import needed_targets
+from app.evaluate.runner import EvaluationRunner
 
 WAKE_S = 1.0  # how often a turn re-checks that nothing is in flight, besides each run's end
 

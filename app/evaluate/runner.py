@@ -18,66 +18,17 @@ import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import cells, graders, providers
-from app.evaluate.errors import Problems
+from app.evaluate import cells
+from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
 from app.session.evaluation import BackendTarget, CellResult, Evaluation
 from app.session.runner import SessionRunner
 from app.session.state import PaneResult
-
-
-def default_judge(judge: str) -> BackendTarget:
-    """The evaluation's judge: "local" (the main model), a GGUF path, or an OpenAI-compatible server URL."""
-    if judge in ("", "local"):
-        return BackendTarget(kind="local")
-    if judge.startswith(("http://", "https://")):
-        return BackendTarget(kind="server", url=judge.rstrip("/"))
-    return BackendTarget(kind="local", path=judge)
-
-
-def judge_target(judge, evaluation_judge: str, base_dir=None) -> BackendTarget:
-    """Where a judge call goes: its provider (an assertion's or a test's, id or {id, config}), else the
-    evaluation's judge. Raises ValueError for a provider that cannot judge."""
-    if judge is None:
-        return default_judge(evaluation_judge)
-    judge_id = judge.get("id") if isinstance(judge, dict) else judge
-    config = (judge.get("config") or {}) if isinstance(judge, dict) else {}
-    found = providers.parse_id(str(judge_id), Path(base_dir or "."))
-    if isinstance(found, str):
-        raise ValueError(found)
-    family, target = found
-    if family == "echo":
-        raise ValueError("echo cannot judge: name a model or a server as the provider")
-    return providers.settings(family, target, config, "judge", Problems())["target"]
-
-
-def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]:
-    """Every backend the unfinished cells may use (variants, then judges), each once, so a front end opens them
-    before anything runs. Raises ValueError for a judge provider that cannot judge."""
-    found: dict[str, BackendTarget] = {}
-    todo = evaluation.unfinished()
-    for cell in todo:
-        target = evaluation.variants[cell.variant].target
-        if target.kind != "echo" and evaluation.cases[cell.case].provider_output is None:
-            found.setdefault(target.model_dump_json(), target)
-    cases = {cell.case for cell in todo} | {case for case in range(len(evaluation.cases)) for repeat in range(
-        evaluation.repeat) if cells.select_best_call(evaluation, case, repeat)}
-    for case in sorted(cases):
-        test = evaluation.cases[case]
-        stack = list(test.assertions)
-        while stack:
-            assertion = stack.pop()
-            stack += assertion.assertions or []
-            if assertion.base_type in graders.MODEL_GRADED:
-                target = judge_target(assertion.provider or test.options.provider, evaluation.judge, base_dir)
-                found.setdefault(target.model_dump_json(), target)
-    return list(found.values())
 
 
 class EvaluationEvents(SignalGroup):

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QMessageBox
 from app.engine import limits
 from app.evaluate import Evaluation, stats
 from app.evaluate.in_turn import EvaluationTurns
-from app.evaluate.routes import Routes, api_key
-from app.evaluate.runner import EvaluationRunner, needed_targets
+from app.evaluate.routes import Routes, api_key, needed_targets
+from app.evaluate.runner import EvaluationRunner
 from app.session import MAIN, SessionRunner
 from app.session.evaluation import BackendTarget
 from app.ui.eval_view import EvalView, duration, eta_seconds

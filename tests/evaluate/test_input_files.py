@@ -16,7 +16,8 @@ import yaml
 from app.cli.eval import prepare, summary
 from app.evaluate import load_config, write_outputs
 from app.evaluate.errors import ConfigError
-from app.evaluate.runner import EvaluationRunner, needed_targets
+from app.evaluate.routes import needed_targets
+from app.evaluate.runner import EvaluationRunner
 from app.session import SessionRunner, evaluation_file
 
 

@@ -5,7 +5,8 @@ resume."""
 import dataclasses
 
 from app.evaluate import read_config
-from app.evaluate.runner import EvaluationRunner, needed_targets
+from app.evaluate.routes import needed_targets
+from app.evaluate.runner import EvaluationRunner
 from app.session import SessionRunner
 from app.session.evaluation import BackendTarget, cell_change
 from tests.conftest import EngineSubmitter
