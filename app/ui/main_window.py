@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Autosaver, Restored
-from app.session.in_turn import controller_for
 from app.session.state import COLUMNS
+from app.session.turn_loader import controller_for
 from app.ui import settings as keys
 from app.ui.arena_tools import ArenaTools
 from app.ui.backend_manager import BackendManager

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QS
 from app.backends.standby import Plan
 from app.engine import ModelInfo
 from app.session import MAIN
-from app.session.in_turn import ModelTurns, Progress
+from app.session.in_turn import Progress
+from app.session.turn_loader import ModelTurns
 from app.ui.model_status import ModelStatus
 
 

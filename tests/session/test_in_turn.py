@@ -24,8 +24,9 @@ from app.session import (
     conversation,
     sweep,
 )
-from app.session.in_turn import InTurnRun, ModelTurns, controller_for
+from app.session.in_turn import InTurnRun
 from app.session.state import RunState
+from app.session.turn_loader import ModelTurns, controller_for
 from tests.conftest import GREEDY, TEST_THREADS
 
 ENGINE = {"n_slots": 2, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS}
