@@ -22,6 +22,7 @@ import openai
 
 from app.backends.base import BackendInfo, NotSupported
 from app.backends.client_stats import ClientStats
+from app.backends.loop_thread import LoopThread, close_quietly
 from app.backends.security import plain_http_warning
 from app.backends.server_errors import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, describe_error
 from app.backends.server_metrics import MetricsPoller
@@ -53,11 +54,9 @@ class OpenAIBackend:
         self._closing = False
         self._running = self._step = 0
         self._figures = ClientStats()
-        self._loop = asyncio.new_event_loop()
         self._slots = asyncio.Semaphore(max_concurrency)
         self._tasks: dict[int, asyncio.Task] = {}  # loop thread only
-        self._thread = threading.Thread(target=self._run_loop, name="chorus-http", daemon=True)
-        self._thread.start()
+        self._loop = LoopThread("chorus-http")
 
     # --- Backend protocol ------------------------------------------------------------------------------------
     @property
@@ -72,7 +71,7 @@ class OpenAIBackend:
     @property
     def failure(self) -> str | None:
         """Why the backend stopped taking requests without being closed, else None."""
-        if self._thread.is_alive() or self._closing:
+        if self._loop.alive or self._closing:
             return None
         return f"the connection thread for {self.base_url} stopped"
 
@@ -131,7 +130,7 @@ class OpenAIBackend:
             if self._closing:
                 raise EngineStopped(f"the connection to {self.base_url} is closed")
             self._live[handle.id] = handle
-            self._call(self._start, handle)
+            self._loop.call(self._start, handle)
         return handle
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
@@ -160,7 +159,7 @@ class OpenAIBackend:
     def cancel_all(self) -> None:
         with self._lock:
             for request_id in self._live:
-                self._call(self._cancel_task, request_id)
+                self._loop.call(self._cancel_task, request_id)
 
     def close(self, timeout: float | None = 2.0) -> bool:
         """Cancel every live request (each ends "cancelled", its response closed) and stop the loop thread, waiting
@@ -168,31 +167,16 @@ class OpenAIBackend:
         with self._lock:
             if not self._closing:
                 self._closing = True
-                self._call(self._shut_down)
+                self._loop.call(self._shut_down)
         self.metrics.stop()
         self.client.close()
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
-        return not self._thread.is_alive()
+        return self._loop.join(timeout)
 
     # --- the loop thread -------------------------------------------------------------------------------------
-    def _run_loop(self) -> None:
-        try:
-            self._loop.run_forever()
-        finally:
-            self._loop.close()
-
-    def _call(self, fn, *args) -> None:
-        """Run `fn(*args)` on the loop thread, soon (any thread; nothing happens once the loop has closed)."""
-        try:
-            self._loop.call_soon_threadsafe(fn, *args)
-        except RuntimeError:  # the loop closed: close() has ended every request already
-            pass
-
     def _cancel(self, request_id: int) -> None:
         with self._lock:
             if request_id in self._live:
-                self._call(self._cancel_task, request_id)
+                self._loop.call(self._cancel_task, request_id)
 
     def _cancel_task(self, request_id: int) -> None:
         task = self._tasks.get(request_id)
@@ -201,7 +185,7 @@ class OpenAIBackend:
 
     def _start(self, handle: RequestHandle) -> None:
         run = StreamRun(handle)
-        task = self._loop.create_task(self._serve(run))
+        task = self._loop.loop.create_task(self._serve(run))
         self._tasks[handle.id] = task
         task.add_done_callback(lambda t: self._settle(run, t))
 
@@ -213,19 +197,7 @@ class OpenAIBackend:
             self._end(run, "error" if error else "cancelled", error)
 
     def _shut_down(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        self._loop.create_task(self._stop_loop(tasks))
-
-    async def _stop_loop(self, tasks: list[asyncio.Task]) -> None:
-        if tasks:
-            await asyncio.wait(tasks, timeout=1.0)
-        try:
-            await asyncio.wait_for(self._aclient.close(), 1.0)
-        except Exception:  # nothing left to tell anyone: every request has ended
-            pass
-        self._loop.stop()
+        self._loop.stop(list(self._tasks.values()), self._aclient.close)
 
     async def _serve(self, run: StreamRun) -> None:
         request = run.handle.request
@@ -242,7 +214,7 @@ class OpenAIBackend:
                     async for chunk in stream:
                         self._take(run, chunk)
                 finally:
-                    await _close(stream)  # also what tells the server to stop generating
+                    await close_quietly(stream)  # also what tells the server to stop generating
             self._end(run, run.finish or "stop")
         except asyncio.CancelledError:
             self._end(run, "cancelled")
@@ -302,10 +274,3 @@ class OpenAIBackend:
             self._running -= 1 if run.t_start is not None else 0
         self._emit(run, finished=completion)
 
-
-async def _close(stream) -> None:
-    """Close a response without waiting on its server (httpx drops a connection whose reply is unread)."""
-    try:
-        await asyncio.wait_for(stream.close(), 1.0)
-    except Exception:
-        pass
