@@ -25,7 +25,7 @@ from datetime import datetime
 
 import jinja2
 
-from app.engine import chat_caps, chat_handlers
+from app.engine import chat_caps, chat_handlers, chat_thinking
 from app.engine.chat_jinja import LlamaEnvironment, TemplateRaised, c_strftime
 
 
@@ -133,7 +133,7 @@ class ChatTemplate:
         self.caps = chat_caps.probe_caps(self._template.render)
         self.format = chat_handlers.specialized_format(self.source)
         declared = chat_handlers.declared_thinking(self.format, self.source)
-        self.supports_thinking = declared if declared is not None else chat_caps.autoparser_thinks(
+        self.supports_thinking = declared if declared is not None else chat_thinking.autoparser_thinks(
             lambda ctx: self._template.render({**ctx, "messages": _shape_content(ctx["messages"], self.caps)}),
             self.source, self.caps.tool_calls)
 
