@@ -21,11 +21,9 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -38,44 +36,10 @@ from app.arena.standby import PairLoads
 from app.engine import limits
 from app.engine.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
+from app.ui.arena_side import ArenaSide, side_text
 
 VOTES = (("a", "A is better", "1"), ("b", "B is better", "2"), ("tie", "Tie", "3"), ("both_bad", "Both bad", "4"))
-WON, LOST = "#16a34a", "#94a3b8"
 WAIT = "Wait for both outputs: the vote keys work once both have finished."
-
-
-class ArenaSide(QFrame):
-    """One blind output: "A" or "B", its text, and (after the vote) which variant it was."""
-
-    def __init__(self, name: str):
-        super().__init__(objectName=f"arenaSide{name}", frameShape=QFrame.StyledPanel)
-        self.heading = QLabel(f"<span style='font-size:15pt; font-weight:600'>{name}</span>")
-        self.text = QPlainTextEdit(readOnly=True)
-        self.reveal = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
-        self.reveal.hide()
-        layout = QVBoxLayout(self)
-        for widget in (self.heading, self.text, self.reveal):
-            layout.addWidget(widget)
-
-    def show_text(self, text: str) -> None:
-        if self.text.toPlainText() != text:
-            bar = self.text.verticalScrollBar()
-            at_end = bar.value() >= bar.maximum() - 4
-            self.text.setPlainText(text)
-            if at_end:
-                bar.setValue(bar.maximum())
-
-    def show_variant(self, text: str, outcome: str) -> None:
-        self.reveal.setText(text)
-        self.reveal.show()
-        self.setStyleSheet(f"#{self.objectName()} {{ border: 2px solid {WON if outcome == 'won' else LOST}; }}"
-                           if outcome in ("won", "lost") else "")
-
-    def clear(self) -> None:
-        self.reveal.clear()
-        self.reveal.hide()
-        self.setStyleSheet("")
-        self.text.clear()
 
 
 class ArenaView(QDialog):
@@ -230,7 +194,7 @@ class ArenaView(QDialog):
     def _render(self, *_args) -> None:
         if len(self.results) != 2:
             return
-        texts = {name: _shown(r) for name, r in self.results.items()}
+        texts = {name: side_text(r) for name, r in self.results.items()}
         if not self.ready():  # lockstep: no side shows more than the slower one has produced
             shown = min(len(texts[name]) for name, r in self.results.items() if r.busy)
             texts = {name: text[:shown] for name, text in texts.items()}
@@ -319,12 +283,6 @@ class ArenaView(QDialog):
             self.next_pair()
             return
         super().keyPressEvent(event)
-
-
-def _shown(result: PaneResult) -> str:
-    if result.error and not result.text:
-        return f"(no output: {result.error})"
-    return result.text
 
 
 def _escape(text: str) -> str:
