@@ -124,7 +124,8 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
             "panel_update_p99_ms": percentile(update_ms, 99)}
 
 
-def measure_gui(threads: int, repetitions: int = 5) -> dict:
+def measure_gui(threads: int, repetitions: int) -> dict:
+    """`repetitions` window/headless pairs, alternating which run goes first (app/bench/cli.Plan.window_pairs)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
     from PySide6.QtCore import QSettings
