@@ -14,6 +14,16 @@ import sys
 from app.engine import limits
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a probability between 0 and 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chorus", description="Run many prompts at once on one local model.")
     parser.add_argument("--session", metavar="PATH",
@@ -79,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help=f"sequences each local engine decodes at once (default {limits.SLOTS.default})")
     evaluate.add_argument("--no-cache", action="store_true",
                           help="no prompt-KV reuse in local engines (cold latencies); no result is ever cached")
+    compare = sub.add_parser("eval-compare", help="compare two runs of an evaluation (results.json files): flipped "
+                             "cells and an exact McNemar test per variant; exit 100 when one got significantly worse")
+    compare.add_argument("old", help="the earlier run's results.json (promptfoo's v3 layout)")
+    compare.add_argument("new", help="the later run's results.json")
+    compare.add_argument("--alpha", type=_probability, default=limits.COMPARE_ALPHA,
+                         help="significance level of each variant's test (default %(default)s)")
     arena = sub.add_parser("arena-report", help="the arena's leaderboard from a session file's votes")
     arena.add_argument("session", help="a session file (*.chorus.json) with a top-level \"votes\" list")
     arena.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report with the plot")
@@ -111,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.scale and args.png:
             from app.ui.scaling_plot import write_png as png
         return run_bench(args, measure_gui=gui, write_png=png)
+    if args.command == "eval-compare":
+        from app.cli.eval_compare import eval_compare_command
+
+        return eval_compare_command(args)
     if args.command == "arena-report":
         from app.cli.arena_report import arena_report_command
 

@@ -85,3 +85,4 @@ PREFILL_CHUNK = 48
 # Arena leaderboard (app.arena): bootstrap rounds behind its 95 % intervals, and their seed.
 BOOTSTRAP_ROUNDS = Limit(20, 10000, 200)
 ARENA_SEED = 0
+COMPARE_ALPHA = 0.05  # eval-compare: each variant's McNemar test is significant below this p
