@@ -7,8 +7,6 @@ instead of penalising whichever ran during them.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import sys
 import threading
 import time
@@ -17,16 +15,18 @@ from dataclasses import dataclass
 
 from app.bench.constrained import constrained_tps
 from app.bench.engines import several_engines_tps
-from app.bench.kv_types import KV_COMPARED, kv_agreement, kv_throughput
+from app.bench.kv_types import kv_agreement, kv_throughput
 from app.bench.naive import llama_sequential_tps, llama_threads_tps
+from app.bench.pairs import pairs_needed, reference_first
 from app.bench.raw_loop import raw_loop_decode_tps
 from app.bench.reasoning import reasoning_tps
 from app.bench.reproducible import mixed_prompts, reproducible_pairs
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
+from app.bench.summary import summarize
 from app.bench.table import format_table, write_json
-from app.bench.workloads import median, prompt_of_length
-from app.engine import EngineConfig, default_threads, limits
+from app.bench.workloads import prompt_of_length
+from app.engine import default_threads, limits
 from app.engine.native import LlamaModel
 from app.models import default_model_path
 
@@ -107,8 +107,10 @@ def measure(plan: Plan, threads: int) -> dict:
         tag = f"rep {rep}/{plan.repetitions}"
         for n in plan.sizes:
             args = (model_path, prompts[:n], plan.max_tokens, threads, n_ctx)
-            samples["engine", n].append(progress.run(f"{tag} engine N={n} decode t/s", engine_decode_tps, *args))
-            samples["raw", n].append(progress.run(f"{tag} raw loop N={n} decode t/s", raw_loop_decode_tps, *args))
+            runs = [("engine", f"{tag} engine N={n} decode t/s", engine_decode_tps),
+                    ("raw", f"{tag} raw loop N={n} decode t/s", raw_loop_decode_tps)]
+            for kind, label, fn in runs[::-1] if reference_first(rep) else runs:  # a pair, order alternating
+                samples[kind, n].append(progress.run(label, fn, *args))
         naive_args = (model_path, prompts[:4], plan.max_tokens, threads, n_ctx, eog)
         samples["threads", 4].append(progress.run(f"{tag} Llama x4 in threads", llama_threads_tps, *naive_args))
         samples["sequential", 4].append(progress.run(f"{tag} one Llama, 4 in turn", llama_sequential_tps,
@@ -152,84 +154,6 @@ def measure(plan: Plan, threads: int) -> dict:
     samples["kv_agreement"].append(progress.run("greedy agreement of q8_0 and q4_0 KV caches with f16",
                                                 kv_agreement, *feature_args))
     return summarize(plan, threads, model_name, samples)
-
-
-def summarize(plan: Plan, threads: int, model_name: str, samples: dict) -> dict:
-    engine = {str(n): median(samples["engine", n]) for n in plan.sizes}
-    raw = {str(n): median(samples["raw", n]) for n in plan.sizes}
-    threads_4, sequential_4 = median(samples["threads", 4]), median(samples["sequential", 4])
-    long_runs = samples["long"]
-    steady = median([r["steady_median_gap_s"] for r in long_runs])
-    p99 = median([r["prefill_p99_gap_s"] for r in long_runs])
-    long_ttft = median([r["loaded_ttft_s"] for r in long_runs])
-    long_idle = median([r["idle_ttft_s"] for r in long_runs])
-    defaults = EngineConfig(model_path="-")
-    fan = {k: median([r[k] for r in samples["fanout"]]) for k in samples["fanout"][0]}
-    fan_off = ({k: median([r[k] for r in samples["fanout_uncached"]]) for k in samples["fanout_uncached"][0]}
-               if samples.get("fanout_uncached") else None)
-    follow = samples["followup"][-1]  # greedy: the same counts every repetition
-    follow_repro = samples["followup_reproducible"][-1]
-    coalesced = samples["coalesced"][-1]
-    repro = {str(n): median([p["on"] / p["off"] for p in samples["reproducible", n]]) for n in (4, 8)}
-    constrained = samples["constrained", 8]
-    return {
-        "model": model_name,
-        "threads": threads,
-        "throughput": {"engine": engine, "raw_loop": raw,
-                       "llama_threads": {"4": threads_4}, "llama_sequential": {"4": sequential_4},
-                       "engine_logprobs_5": {"8": median(samples["logprobs", 8])},
-                       "engine_grammar": {"8": median([r["grammar"] for r in constrained])},
-                       "engine_json_schema": {"8": median([r["json_schema"] for r in constrained])}},
-        "ratios": {
-            "engine_vs_raw": {n: engine[n] / raw[n] for n in engine},
-            "engine_vs_best_naive_4": engine["4"] / max(threads_4, sequential_4),
-            "ttft_loaded_vs_idle": median(samples["ttft_loaded"]) / median(samples["ttft_idle"]),
-            "itl_p99_long_prompt_vs_steady": p99 / steady,
-            "long_prompt_ttft_loaded_vs_idle": long_ttft / long_idle,
-            "fanout_ttft_vs_single": fan["fanout_last_ttft_s"] / fan["cold_ttft_s"],
-            "rerun_ttft_vs_cold": fan["rerun_ttft_s"] / fan["cold_ttft_s"],
-            "followup_prefill_vs_new_turn": follow["prefilled"] / follow["new_turn_tokens"],
-            "coalesced_decode_tokens_ratio": coalesced["identical"] / coalesced["one"],
-            "logprobs_throughput_ratio": median(samples["logprobs", 8]) / engine["8"],
-            # Each constrained run over the free-text run beside it (not engine["8"], minutes earlier).
-            "grammar_throughput_ratio": median([r["grammar"] / r["free"] for r in constrained]),
-            "json_schema_throughput_ratio": median([r["json_schema"] / r["free"] for r in constrained]),
-            "reasoning_parsing_ratio": median([r["on"] / r["off"] for r in samples["reasoning", 8]]),
-            "reproducible_throughput_ratio": repro,
-            "two_engines_vs_one": median([r["together"] / r["one"] for r in samples["two_engines"]]),
-            "kv_type_throughput_ratio": {kv: median([r[kv] / r["f16"] for r in samples["kv_types"]])
-                                         for kv in KV_COMPARED},
-            "kv_type_greedy_agreement": {kv: samples["kv_agreement"][-1][kv] for kv in KV_COMPARED},
-        },
-        "details": {
-            "ttft_idle_s": median(samples["ttft_idle"]), "ttft_loaded_s": median(samples["ttft_loaded"]),
-            "steady_gap_s": steady, "long_prompt_p99_gap_s": p99, "long_prompt_ttft_s": long_ttft,
-            "long_prompt_idle_ttft_s": long_idle,
-            "fanout": fan, "fanout_uncached": fan_off,
-            "fanout_uncached_ttft_vs_single": (fan_off["fanout_last_ttft_s"] / fan_off["cold_ttft_s"]
-                                               if fan_off else None),
-            "followup": follow, "followup_prefill_vs_conversation": follow["prefilled"] / follow["conversation_tokens"],
-            "followup_reproducible": follow_repro,
-            "followup_prefill_vs_new_turn_reproducible": follow_repro["prefilled"] / follow_repro["new_turn_tokens"],
-            "coalesced_decode_tokens": coalesced,
-            "two_engines_tps": {k: median([r[k] for r in samples["two_engines"]]) for k in ("one", "together")},
-            "reasoning_tps": {k: median([r[k] for r in samples["reasoning", 8]]) for k in ("on", "off")},
-            "kv_type_tps": {kv: median([r[kv] for r in samples["kv_types"]]) for kv in ("f16", *KV_COMPARED)},
-            "kv_type_identical_requests": {kv: samples["kv_agreement"][-1][f"{kv}_identical"] for kv in KV_COMPARED},
-            "kv_type_greedy_agreement_raw_prompts": {kv: samples["kv_agreement"][-1][f"{kv}_raw"]
-                                                     for kv in KV_COMPARED},
-            "reproducible_workload_tps": {str(n): {k: median([p[k] for p in samples["reproducible", n]])
-                                                   for k in ("on", "off")} for n in (4, 8)},
-        },
-        "setup": {"prompt_tokens": plan.prompt_tokens, "max_tokens": plan.max_tokens,
-                  "repetitions": plan.repetitions, "long_prompt_tokens": plan.long_prompt_tokens,
-                  "shared_prompt_tokens": plan.shared_prompt_tokens, "fanout": FANOUT,
-                  "step_budget": defaults.step_budget, "min_prefill_per_step": defaults.min_prefill_per_step,
-                  "max_batch_tokens": defaults.max_batch_tokens, "reproducible": defaults.reproducible,
-                  "prefill_chunk": defaults.prefill_chunk, "cpu_count": os.cpu_count(),
-                  "machine": platform.machine(), "python": platform.python_version()},
-        "samples": {f"{k[0]}_{k[1]}" if isinstance(k, tuple) else k: v for k, v in samples.items()},
-    }
 
 
 def run_scale(args, threads: int, write_png=None) -> int:
@@ -285,7 +209,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
     plan = QUICK if args.quick else FULL
     result = measure(plan, threads)
     if args.gui and measure_gui is not None:
-        result["gui"] = measure_gui(threads, repetitions=plan.window_pairs)
+        result["gui"] = gui = measure_gui(threads, repetitions=plan.window_pairs)
+        gui["pairs_for_5pct"] = pairs_needed(gui["samples"]["pair_ratios"])
     print(format_table(result))
     if args.json:
         write_json(args.json, result)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 from app.backends import LocalBackend, OpenAIBackend
+from app.bench.pairs import figure, ratios, reference_first
 from app.bench.scenarios import steady_decode_tps
 from app.bench.table import write_json
 from app.bench.workloads import median, prompt_of_length
@@ -57,15 +58,18 @@ def run_server_bench(args, threads: int, progress_cls, max_tokens: int = 96, rep
     for rep in range(1, repetitions + 1):
         for n in SIZES:
             tag = f"rep {rep}/{repetitions} N={n}"
-            samples.setdefault(("engine", n), []).append(progress.run(
-                f"{tag} Chorus engine", _local, model_path, prompts[:n], max_tokens, threads, 64 + max_tokens + 64))
-            samples.setdefault(("server", n), []).append(progress.run(
-                f"{tag} {args.server}", _server, args.server, server_model, prompts[:n], max_tokens))
+            runs = [("engine", f"{tag} Chorus engine", _local, (model_path, prompts[:n], max_tokens, threads,
+                                                                 64 + max_tokens + 64)),
+                    ("server", f"{tag} {args.server}", _server, (args.server, server_model, prompts[:n], max_tokens))]
+            for kind, label, fn, fn_args in runs[::-1] if reference_first(rep) else runs:  # a pair, alternating
+                samples.setdefault((kind, n), []).append(progress.run(label, fn, *fn_args))
     engine = {str(n): median(samples["engine", n]) for n in SIZES}
     server = {str(n): median(samples["server", n]) for n in SIZES}
+    pairs = {f"engine_vs_server_{n}": figure(ratios(samples["engine", n], samples["server", n])) for n in SIZES}
     result = {"model": model_path.name, "threads": threads, "server": args.server, "server_model": server_model,
               "throughput": {"engine": engine, "server": server},
-              "ratios": {"engine_vs_server": {n: engine[n] / server[n] for n in engine}},
+              "ratios": {"engine_vs_server": {str(n): pairs[f"engine_vs_server_{n}"]["median"] for n in SIZES}},
+              "pairs": pairs,
               "setup": {"prompt_tokens": 64, "max_tokens": max_tokens, "repetitions": repetitions},
               "samples": {f"{k[0]}_{k[1]}": v for k, v in samples.items()}}
     print(f"Chorus engine vs {args.server} ({server_model}), {threads} threads, median of {repetitions} run(s)\n")

@@ -66,10 +66,25 @@ def format_table(result: dict) -> str:
                   f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
                   f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
                   f"the engine finished it"]
+        if g.get("pairs_for_5pct"):
+            lines.append(f"  the window's figure is the median of {len(g['samples']['pair_ratios'])} pairs "
+                         f"({', '.join(f'{r:.3f}' for r in g['samples']['pair_ratios'])}); within ±5 % it needs "
+                         f"{g['pairs_for_5pct']}")
         if "autosave_encode_ms" in g:
             lines.append(f"Autosave on the GUI thread (it encodes; a worker writes): {g['autosaves']:.0f} saves a run, "
                          f"{g['autosave_encode_ms']:.2f} ms each, {g['autosave_gui_share'] * 100:.2f}% of the run")
+    lines += _pairs_line(result.get("pairs", {}))
     return "\n".join(lines)
+
+
+def _pairs_line(pairs: dict) -> list[str]:
+    """Which figures have too few pairs to be within ±5 % (95 %), by their own spread."""
+    short = [f"{name} {f['pairs_for_5pct']}" for name, f in pairs.items()
+             if f["pairs_for_5pct"] and f["pairs_for_5pct"] > len(f["pairs"])]
+    if not pairs:
+        return []
+    return ["", "Every ratio is the median of per-repetition pairs run back to back (order alternating). Pairs needed "
+            "for ±5 % (95 %), where more than this run had: " + (", ".join(short) if short else "none")]
 
 
 def write_json(path: str, result: dict) -> None:

@@ -34,6 +34,11 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     assert all(0 <= v <= 1 for v in ratios["kv_type_greedy_agreement"].values())
     assert "KV cache type at N=8" in run.stdout
     assert all(v > 0 for v in ratios["reproducible_throughput_ratio"].values())
+    # Every engine-versus-reference figure is the median of its pairs (one pair in a quick run: no spread yet).
+    pairs = result["pairs"]
+    assert pairs["engine_vs_raw_4"]["pairs"] == [ratios["engine_vs_raw"]["4"]]
+    assert pairs["two_engines_vs_one"]["median"] == ratios["two_engines_vs_one"]
+    assert all(f["pairs_for_5pct"] is None and len(f["pairs"]) == 1 for f in pairs.values())
     # Counted, not timed: identical requests decode once; a third chat turn prefills only about its new turn.
     assert ratios["coalesced_decode_tokens_ratio"] <= 1.1
     assert ratios["followup_prefill_vs_new_turn"] <= 1.1
