@@ -81,7 +81,7 @@ def evaluation_from_file(raw: EvaluationFile) -> Evaluation:
         raise ValueError(f"it was saved by a newer Chorus (evaluation format {raw.version})")
     fields = given(raw)
     del fields["format"], fields["version"]
-    for name in ("cases", "variants"):
+    for name in ("cases", "variants", "calibrations"):
         if name in fields:
             fields[name] = to_model(fields[name])
     if "cells" in fields:
@@ -119,7 +119,8 @@ def evaluation_to_file(evaluation: Evaluation) -> EvaluationFile:
     return EvaluationFile(format=FORMAT, version=VERSION, description=evaluation.description,
                           source=evaluation.source, judge=evaluation.judge, repeat=evaluation.repeat,
                           cases=kept[2], variants=kept[3], cells=[_cell_raw(cell) for cell in evaluation.cells],
-                          started_at=evaluation.started_at, duration_s=evaluation.duration_s)
+                          started_at=evaluation.started_at, duration_s=evaluation.duration_s,
+                          calibrations=from_model(evaluation.calibrations))
 
 
 def encode(evaluation: Evaluation) -> bytes:
