@@ -6,10 +6,10 @@ $CHORUS_CALIBRATION_FILE), read with the evaluation's own loader: per kind (llm-
 select-best) obvious passes and fails with the verdict a capable judge gives (`metadata.expect`; select-best's
 `metadata.best`, asked in both orders). A *format* is a kind with its rubricPrompt (the evaluation's own, when it
 sets one, replaces promptfoo's default in the calibration questions too). `CalibrationRun` asks one judge one
-format's questions as ordinary judge calls (the EvaluationRunner submits them through the Backend protocol) and
-gives a `JudgeCalibration`. A judge is reliable for a format when it answers at least `RELIABLE_AT` of them right;
-below that, or while it is still being calibrated, the verdicts it gives in that format do not count
-(`Reliability`). Qt-free.
+format's questions as ordinary judge calls (app/evaluate/calibration_run.py; the EvaluationRunner submits them
+through the Backend protocol) and gives a `JudgeCalibration`. A judge is reliable for a format when it answers at
+least `RELIABLE_AT` of them right; below that, or while it is still being calibrated, the verdicts it gives in
+that format do not count (`Reliability`). Qt-free.
 """
 
 from __future__ import annotations
@@ -22,11 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from app.evaluate import graders
-from app.evaluate.checks import CheckError, Output
 from app.evaluate.config import Suite, load_config
-from app.evaluate.scoring import CellGrader, JudgeCall
-from app.evaluate.templates import render_prompt, render_value
 from app.session.evaluation import Assertion, CellResult, EvalCase, Evaluation, JudgeCalibration
 
 RELIABLE_AT = 0.8
@@ -169,103 +165,6 @@ class Reliability:
             if need.key in self.found:
                 found.setdefault(need.key, self.found[need.key])
         return list(found.values())
-
-
-class CalibrationRun:
-    """One judge's calibration for one format: `start()` gives judge calls, `reply()` takes each answer (and may
-    give more, for g-eval); when `done`, `result()` is its JudgeCalibration."""
-
-    def __init__(self, need: Need, name: str, suite: Suite, base_dir=None):
-        self.need, self.name = need, name
-        self.questions: dict[int, tuple[str, bool | int, object]] = {}  # q -> (description, expected, grader)
-        self.answers: dict[int, bool] = {}
-        self.pending: set[tuple] = set()
-        prompts = [variant.prompt.raw for variant in suite.variants[:2]]
-        for case in suite.cases:
-            assertion = next((a for a in case.assertions if KINDS.get(a.base_type) == need.kind), None)
-            if assertion is None:
-                continue
-            assertion = assertion.model_copy(update={"rubric_prompt": need.rubric_prompt, "provider": None})
-            if need.kind == "select-best":
-                best = int(case.metadata.get("best", 0))
-                outputs = [render_prompt(raw, case.vars) for raw in prompts]
-                criteria = str(render_value(assertion.value, case.vars))
-                for order in (outputs, outputs[::-1]):
-                    shown = best if order is outputs else len(outputs) - 1 - best
-                    label = f"{case.description} ({'as written' if order is outputs else 'swapped'})"
-                    self.questions[len(self.questions)] = (label, shown, (order, criteria, case.vars, assertion))
-            else:
-                expected = str(case.metadata.get("expect", "pass")).lower() == "pass"
-                test = case.model_copy(update={"assertions": [assertion], "threshold": None})
-                output = Output(text=str(case.provider_output or ""))
-                grader = CellGrader(test, output, render_prompt(prompts[0], case.vars), base_dir)
-                self.questions[len(self.questions)] = (case.description, expected, grader)
-
-    def start(self) -> list[JudgeCall]:
-        calls = []
-        for q, (_label, _expected, asked) in self.questions.items():
-            if isinstance(asked, CellGrader):
-                calls += self._wrap(q, asked.start())
-                if asked.done:
-                    self._settle(q)
-            else:
-                order, criteria, variables, assertion = asked
-                rubric = graders.load_rubric_prompt(assertion.rubric_prompt)
-                request = graders.select_best_request(criteria, list(order), variables, rubric)
-                calls.append(JudgeCall(("calibration", q), request, self.need.provider))
-                self.pending.add(("calibration", q))
-        return calls
-
-    def _wrap(self, q: int, calls: list[JudgeCall]) -> list[JudgeCall]:
-        wrapped = [JudgeCall(("calibration", q, call.key), call.request, self.need.provider) for call in calls]
-        self.pending.update(call.key for call in wrapped)
-        return wrapped
-
-    def reply(self, key: tuple, text: str = "", error: str | None = None) -> list[JudgeCall]:
-        self.pending.discard(key)
-        q = key[1]
-        _label, expected, asked = self.questions[q]
-        if not isinstance(asked, CellGrader):
-            order, criteria, _vars, assertion = asked
-            verdicts = graders.parse_select_best(text, len(order), criteria, assertion)
-            self.answers[q] = error is None and verdicts[expected].passed
-            return []
-        more = self._wrap(q, asked.reply(key[2], text, error))
-        if asked.done:
-            self._settle(q)
-        return more
-
-    def _settle(self, q: int) -> None:
-        _label, expected, grader = self.questions[q]
-        try:
-            self.answers[q] = grader.result().passed == expected
-        except CheckError:  # no usable answer: wrong
-            self.answers[q] = False
-
-    @property
-    def done(self) -> bool:
-        return not self.pending and len(self.answers) == len(self.questions)
-
-    def result(self) -> JudgeCalibration:
-        misses = [self.questions[q][0] for q in sorted(self.answers) if not self.answers[q]]
-        return JudgeCalibration(judge=self.need.judge, format=self.need.format, name=self.name,
-                                correct=sum(self.answers.values()), total=len(self.questions), done=self.done,
-                                misses=misses)
-
-
-class CalibrationCache:
-    """Calibrations already made in this session, by (backend, model, format): a judge is asked the calibration
-    questions once per format, not per cell or per run."""
-
-    def __init__(self):
-        self._found: dict[tuple, JudgeCalibration] = {}
-
-    def get(self, key: tuple) -> JudgeCalibration | None:
-        return self._found.get(key)
-
-    def put(self, key: tuple, calibration: JudgeCalibration) -> None:
-        if calibration.done:
-            self._found[key] = calibration
 
 
 def with_calibration(evaluation: Evaluation, calibration: JudgeCalibration) -> None:

@@ -26,12 +26,12 @@ from pathlib import Path
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import calibration, cells
-from app.evaluate.calibration import CalibrationCache, CalibrationRun
+from app.evaluate import calibration, calibration_run, cells
+from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
-from app.session.evaluation import BackendTarget, CellResult, Evaluation, JudgeCalibration
+from app.session.evaluation import BackendTarget, CellResult, Evaluation
 from app.session.runner import SessionRunner
 from app.session.state import PaneResult
 
@@ -146,46 +146,21 @@ class EvaluationRunner:
 
     # --- calibration --------------------------------------------------------------------------------------------
     def _calibrate(self) -> None:
-        """Queue, first, the calibration of every judge × format the unfinished cells (or select-best rows) use
-        and this session has not calibrated yet; one a cache holds goes into the evaluation at once."""
-        wanted = {need.key for need in calibration.needs(self.evaluation, {cell.case for cell in self._cells})}
-        wanted |= {(c.judge, c.format) for c in self.evaluation.calibrations if not c.done}  # cut short before
-        needs = [need for need in calibration.needs(self.evaluation) if need.key in wanted]
-        if not needs:
-            return
-        try:
-            suite = calibration.calibration_suite()
-        except Exception as exc:  # noqa: BLE001 - a broken calibration file: say so in the evaluation
-            for need in needs:
-                calibration.with_calibration(self.evaluation, JudgeCalibration(
-                    judge=need.judge, format=need.format, name=f"calibration set unusable: {exc}", done=True))
-            return
-        calls = []
-        for need in needs:
-            try:
-                name = self.route(judge_target(need.provider, self.evaluation.judge, self.base_dir))
-            except (RuntimeError, ValueError):
-                continue  # its cells say why they cannot be judged
-            label = self._model_name(name)
-            key = (name, label, need.format)
-            found = self.calibrations.get(key)
-            if found is not None:
-                calibration.with_calibration(self.evaluation, found.model_copy(update={"judge": need.judge}))
-                continue
-            run = CalibrationRun(need, label, suite, self.base_dir)
-            run.cache_key = key
-            calibration.with_calibration(self.evaluation, run.result())
-            calls += [(run, None, call) for call in run.start()]
-        self._judge_calls.extendleft(reversed(calls))
+        """Queue, first, the calibration questions of every judge × format the unfinished cells use that this
+        session has not calibrated yet (calibration_run.schedule)."""
+        runs = calibration_run.schedule(self.evaluation, {cell.case for cell in self._cells}, self._judge_backend,
+                                        self.calibrations, self.base_dir)
+        self._judge_calls.extendleft(reversed([(run, None, call) for run in runs for call in run.start()]))
 
-    def _model_name(self, backend: str) -> str:
-        """The judge's model as a user knows it (its GGUF's name, a server's model), else the backend's name."""
+    def _judge_backend(self, provider) -> tuple[str, str]:
+        """The backend a judge's calls go to, and its model as a user knows it (a GGUF's name, a server's
+        model); raises RuntimeError / ValueError when it cannot be named."""
+        name = self.route(judge_target(provider, self.evaluation.judge, self.base_dir))
         get = getattr(self.runner.backends, "get", None)
-        found = get(backend) if get is not None else None
-        info = getattr(found, "model_info", None)
+        info = getattr(get(name) if get is not None else None, "model_info", None)
         if info is not None and info.kind == "local" and info.path:
-            return Path(info.path).name.split(".")[0]  # SmolLM2-135M-Instruct.Q4_1.gguf -> SmolLM2-135M-Instruct
-        return (info.model if info is not None and info.model else None) or backend
+            return name, Path(info.path).name.split(".")[0]  # SmolLM2-135M-Instruct.Q4_1.gguf -> SmolLM2-135M-Instruct
+        return name, (info.model if info is not None and info.model else None) or name
 
     def _calibrated(self, run: CalibrationRun) -> None:
         result = run.result()
@@ -239,6 +214,8 @@ class EvaluationRunner:
         self._top_up()
 
     def _start_cell(self, cell: CellResult) -> None:
+        if cell.status == "grading" and cell.result.state.value == "done":  # judged again (another judge)
+            return self._grade(cell)
         try:
             prepared = cells.prepare(self.evaluation, cell)
         except TemplateProblem as problem:

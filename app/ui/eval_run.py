@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.engine import limits
 from app.evaluate import Evaluation, stats
+from app.evaluate.calibration import CalibrationCache
 from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
@@ -42,6 +43,7 @@ class EvalRun(QObject):
         self.eval_runner: EvaluationRunner | None = None
         self.turns: asyncio.Future | None = None  # EvaluationTurns.run: loads what is on standby for the run
         self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
+        self.calibrations = CalibrationCache()  # judges calibrated in this session: never asked twice per format
         self._starting = False
         self._started_at, self._todo = 0.0, 0
         self.eta_timer = QTimer(self, interval=1000)
@@ -97,7 +99,7 @@ class EvalRun(QObject):
 
     def _start(self, evaluation: Evaluation, base_dir: Path) -> None:
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
-                                  alternatives=limits.ALTERNATIVES_SHOWN)
+                                  alternatives=limits.ALTERNATIVES_SHOWN, calibrations=self.calibrations)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner
         self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
