@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -171,8 +172,8 @@ def summary(evaluation: Evaluation, width: int | None = None) -> str:
     text.append(f"\n{total.successes} passed, {total.failures} failed, {total.errors} errors"
                 + (f", {total.unreliable} unreliable" if total.unreliable else "")
                 + (f", {total.pending} not run" if total.pending else "") + f" · pass rate {total.pass_rate:.1f}%")
-    text += [describe(found) for found in evaluation.calibrations]
-    text.append(stats.exit_explanation(evaluation))
+    notes = [describe(found) for found in evaluation.calibrations] + [stats.exit_explanation(evaluation)]
+    text += [textwrap.fill(note, width, subsequent_indent="  ") for note in notes]  # wrapped to the terminal
     return "\n".join(text)
 
 
