@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.engine import limits
 from app.evaluate import Evaluation, stats
-from app.evaluate.calibration import CalibrationCache
+from app.evaluate.calibration_run import CalibrationCache
 from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
@@ -129,6 +129,7 @@ class EvalRun(QObject):
         how = "stopped" if runner.cancelled else "finished"
         self.view.set_eta(f"{how} after {duration(time.monotonic() - self._started_at)}")
         note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
+                + (f", {totals.unreliable} unreliable (judge failed its calibration)" if totals.unreliable else "")
                 + (f", {totals.pending} not run" if totals.pending else ""))
         QTimer.singleShot(0, lambda: self.sig_status.emit(note))  # after the runner's own "finished" note
 
