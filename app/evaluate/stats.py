@@ -208,6 +208,8 @@ def exit_explanation(evaluation: Evaluation) -> str:
     text = (f"exit {code}: pass rate {total.pass_rate:.1f}% {'≥' if code == 0 else '<'} the {threshold:g}% "
             "required ($PROMPTFOO_PASS_RATE_THRESHOLD)")
     if total.unreliable:
-        text += (f"; {total.unreliable} verdict{'s' * (total.unreliable != 1)} by an unreliable judge "
-                 "are not counted as passes (" + "; ".join(describe(j) for j in total.judges) + ")")
+        one = total.unreliable == 1
+        text += (f"; {total.unreliable} verdict{'' if one else 's'} by an unreliable judge "
+                 f"{'is' if one else 'are'} not counted as {'a pass' if one else 'passes'} ("
+                 + "; ".join(describe(j) for j in total.judges) + ")")
     return text + "."
