@@ -6,9 +6,10 @@
 `provider{id, label}`, `response{output, tokenUsage, cached, finishReason}`, `success`, `score`, `latencyMs`,
 `gradingResult{pass, score, reason, namedScores, componentResults}`, `namedScores`, `failureReason` (0 none,
 1 assert, 2 error), `error`. Cost is always 0: Chorus's backends report none. Chorus adds the judges'
-calibration: `judgeCalibration` at the top (each judge × rubric format: its score and whether its verdicts count)
-and `unreliableVerdict` on each result (true when its verdict rests on an unreliable judge; `success` is still
-what the judge said, but `stats` counts it as `unreliable`, neither a success nor a failure).
+calibration, `metadata.judgeCalibration` (each judge × rubric format: its score and whether its verdicts count),
+and `metadata.exitCodeExplanation`; `unreliableVerdict` on each result is true when its verdict rests on an
+unreliable judge (`success` is still what the judge said, but `stats` counts it as `unreliable`, neither a
+success nor a failure).
 """
 
 from __future__ import annotations
@@ -122,10 +123,10 @@ def results_document(evaluation: Evaluation) -> dict:
                    "providers": [{"id": v.provider_id, "label": v.label} for v in evaluation.variants],
                    "tests": [c.model_dump(mode="json", by_alias=True, exclude_defaults=True)
                              for c in evaluation.cases]},
-        "judgeCalibration": [calibration_record(c) for c in evaluation.calibrations],
-        "exitCodeExplanation": stats.exit_explanation(evaluation),
         "shareableUrl": None,
-        "metadata": {"producer": "chorus", "source": evaluation.source, "judge": evaluation.judge},
+        "metadata": {"producer": "chorus", "source": evaluation.source, "judge": evaluation.judge,
+                     "judgeCalibration": [calibration_record(c) for c in evaluation.calibrations],
+                     "exitCodeExplanation": stats.exit_explanation(evaluation)},
     }
 
 

@@ -1,7 +1,8 @@
 """`python -m app eval` says when its judge cannot be trusted: the judge answers the calibration set first
 (resources/calibration/judges.yaml) and the table, results.json and the exit code's explanation give its score.
-The same config is judged by the embedded SmolLM2-135M (the real model: unreliable) and by a capable judge
-(tests/evaluate/judge_standin.py, a real HTTP server standing in for a judge model that cannot run here)."""
+The same config is judged by the embedded SmolLM2-135M and by Gemma 3 270M (the largest real models this test
+machine has: both unreliable, 4/10 and 5/10 on 2026-11-26) and by a capable judge (tests/evaluate/judge_standin.py,
+a real HTTP server standing in for a capable judge model, which cannot run on this CPU machine)."""
 
 import json
 import re
@@ -52,13 +53,13 @@ def test_the_embedded_judge_is_reported_unreliable_with_its_calibration_score(tm
     assert "0 passed, 1 failed, 0 errors, 2 unreliable" in run.stdout
     assert re.search(r"exit 100: .*2 verdicts by an unreliable judge are not counted as passes", run.stdout)
     document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    [calibration] = document["judgeCalibration"]
+    [calibration] = document["metadata"]["judgeCalibration"]
     assert calibration["correct"] == correct and calibration["total"] == 10 and calibration["reliable"] is False
     assert len(calibration["misses"]) == 10 - correct
     assert [r["unreliableVerdict"] for r in document["results"]["results"]] == [True, True, False]
     stats = document["results"]["stats"]
     assert (stats["successes"], stats["failures"], stats["unreliable"]) == (0, 1, 2)
-    assert "unreliable judge" in document["exitCodeExplanation"]
+    assert "unreliable judge" in document["metadata"]["exitCodeExplanation"]
 
 
 def test_a_judge_that_scores_well_on_calibration_counts(tmp_path, rule_judge):
@@ -69,6 +70,15 @@ def test_a_judge_that_scores_well_on_calibration_counts(tmp_path, rule_judge):
     assert "unreliable" not in run.stdout.lower()
     assert "3 passed, 0 failed, 0 errors" in run.stdout
     document = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    assert document["judgeCalibration"][0]["reliable"] is True
+    assert document["metadata"]["judgeCalibration"][0]["reliable"] is True
     assert not any(r["unreliableVerdict"] for r in document["results"]["results"])
     assert rule_judge.asked == 10 + 3  # the calibration once, then one call per judged cell
+
+
+def test_gemma_270m_is_no_capable_judge_either(tmp_path, gemma):
+    config = write_config(tmp_path, CONFIG)
+    run = chorus_eval(config, "--judge", gemma, "-o", tmp_path / "results.json")
+    assert run.returncode == 100, run.stdout + run.stderr
+    found = re.search(r"judge: gemma-3-270m-q4_k_m, (\d+)/10 on llm-rubric calibration — verdicts unreliable",
+                      run.stdout)
+    assert found and int(found.group(1)) < 8, run.stdout
