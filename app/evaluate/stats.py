@@ -65,10 +65,12 @@ class ColumnStats:
         return self.passed + self.failed + self.errors + self.unreliable
 
     def summary(self) -> str:
-        """One line for a header: pass rate [CI] · score · TTFT · tok/s · tokens."""
+        """One line for a header: pass rate [CI] · unreliable · score · TTFT · tok/s · tokens · judges."""
         if not self.finished:
             return f"{self.pending} to run"
         parts = [f"{self.passed}/{self.finished} pass ({self.pass_rate:.0%}, 95% CI {self.ci[0]:.0%}–{self.ci[1]:.0%})"]
+        if self.unreliable:
+            parts.append(f"{self.unreliable} unreliable")
         if self.mean_score is not None:
             parts.append(f"score {self.mean_score:.2f}")
         parts += [f"{name} {value:.2f}" for name, value in sorted(self.named_scores.items())]
@@ -77,7 +79,7 @@ class ColumnStats:
         if self.mean_decode_tps is not None:
             parts.append(f"{self.mean_decode_tps:.1f} tok/s")
         parts.append(f"{self.generated_tokens} tok")
-        return " · ".join(parts)
+        return " · ".join(parts + [describe(found) for found in self.judges])
 
 
 def column_stats(cells: list[CellResult], reliability: Reliability | None = None) -> ColumnStats:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.evaluate import stats
-from app.evaluate.calibration import describe
+from app.evaluate.calibration import describe, judge_key
 from app.ui.eval_cell import ROW_HEIGHT, CellDelegate
 from app.ui.eval_model import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
 
@@ -177,7 +177,9 @@ class EvalView(QWidget):
         self.summary.setToolTip("\n".join(["Verdicts by an unreliable judge are neither passes nor failures; they "
                                            "count against the pass rate."] + [describe(j) for j in total.judges])
                                 if total.unreliable else "")
-        self.judge_button.setText(f"Judge: {judge_label(evaluation.judge)}")
+        names = sorted({c.name for c in evaluation.calibrations if c.judge == judge_key(evaluation, None)})
+        self.judge_button.setText(f"Judge: {judge_label(evaluation.judge)}" + (f" ({', '.join(names)})"
+                                                                               if names else ""))
 
     def _show_empty_note(self, *_args) -> None:
         """A filter that keeps no case says so, instead of showing an empty table."""

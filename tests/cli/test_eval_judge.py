@@ -39,7 +39,8 @@ def rule_judge():
 
 def test_the_embedded_judge_is_reported_unreliable_with_its_calibration_score(tmp_path):
     config = write_config(tmp_path, CONFIG)
-    run = chorus_eval(config, "--judge", "local", "-o", tmp_path / "results.json")
+    run = chorus_eval(config, "--judge", "local", "-o", tmp_path / "results.json", "-o", tmp_path / "report.html",
+                      "-o", tmp_path / "junit.xml")
     assert run.returncode == 100, run.stdout + run.stderr
     found = re.search(r"judge: SmolLM2-135M-Instruct, (\d+)/(\d+) on llm-rubric calibration — verdicts unreliable",
                       run.stdout)
@@ -60,6 +61,10 @@ def test_the_embedded_judge_is_reported_unreliable_with_its_calibration_score(tm
     stats = document["results"]["stats"]
     assert (stats["successes"], stats["failures"], stats["unreliable"]) == (0, 1, 2)
     assert "unreliable judge" in document["metadata"]["exitCodeExplanation"]
+    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert report.count("UNRELIABLE JUDGE]") == 2 and "verdicts unreliable" in report
+    junit = (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count("<skipped") == 2 and 'failures="1"' in junit  # the Spain case's `contains` fail counts
 
 
 def test_a_judge_that_scores_well_on_calibration_counts(tmp_path, rule_judge):

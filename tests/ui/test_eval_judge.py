@@ -48,6 +48,7 @@ def test_the_embedded_judge_is_marked_unreliable_and_another_judge_can_be_picked
     assert found and int(found.group(1)) < 8, text
     assert "0/2 pass" in text and "2 unreliable" in text
     assert "2 unreliable" in view.summary.text() and "pass rate 0%" in view.summary.text()
+    assert view.judge_button.text() == "Judge: main model (SmolLM2-135M-Instruct)"
     index = view.model.index(0, 1)
     assert [c.format for c in index.data(UNRELIABLE_ROLE)] == ["llm-rubric"]
     assert [(kind, doubtful) for kind, _passed, doubtful in index.data(CHECKS_ROLE)] == [
@@ -63,6 +64,7 @@ def test_the_embedded_judge_is_marked_unreliable_and_another_judge_can_be_picked
     text = header(window, 0)
     assert "judge: rule-judge, 10/10 on llm-rubric calibration" in text and "unreliable" not in text, text
     assert "2/2 pass" in text and "unreliable" not in view.summary.text()
+    assert view.judge_button.text() == f"Judge: {rule_judge.url} (rule-judge)"
     assert index.data(UNRELIABLE_ROLE) == []
     assert [c.output for c in window.session.evaluation.cells] == ["The capital of France is Paris.",
                                                                    "The capital of Italy is Rome."]
