@@ -57,6 +57,9 @@ def test_the_embedded_judge_is_marked_unreliable_and_another_judge_can_be_picked
     if os.environ.get("CHORUS_SHOTS"):  # a screenshot to look at (under Xvfb), e.g. for docs/
         window.grab().save(str(Path(os.environ["CHORUS_SHOTS"]) / "eval-unreliable.png"))
 
+    view.judge_button.menu().aboutToShow.emit()  # what opening the Judge menu offers
+    offered = [action.text() for action in view.judge_button.menu().actions() if action.text()]
+    assert offered[0].startswith("Main model (") and offered[-2:] == ["A GGUF file…", "An OpenAI-compatible server…"]
     assert window.evals.set_judge(rule_judge.url)
     assert settings.get(EVAL_JUDGE) == rule_judge.url  # remembered for the next evaluation
     wait_until(loop, lambda: finished(window) and window.session.evaluation.calibrations[-1].done, timeout=120)
