@@ -56,6 +56,14 @@ class EvalRun(QObject):
     def backend_of(self, target: BackendTarget) -> str:
         return self.routes.find(target) or MAIN
 
+    def judges(self) -> list[tuple[str, str]]:
+        """The open models that can judge, as (the evaluation's judge string, a label): the main model, then every
+        other open backend (a local GGUF by its path, a server by its URL)."""
+        info = self.bridge.model_info
+        found = [("local", f"Main model ({info.name})" if info else "Main model")]
+        return found + [(spec.path if spec.kind == "local" else spec.url, spec.name)
+                        for spec in self.bridge.backends.specs()]
+
     def reset(self) -> None:
         """Another evaluation is shown: stop this run."""
         self._detach()

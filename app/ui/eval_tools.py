@@ -176,11 +176,7 @@ class EvalTools(QObject):
         menu = self.view.judge_button.menu()
         menu.clear()
         current = self.session.evaluation.judge if self.session.evaluation is not None else self.judge
-        choices = [("local", f"Main model ({self.run_control.bridge.model_info.name})"
-                    if self.run_control.bridge.model_info else "Main model")]
-        for spec in self.run_control.bridge.backends.specs():
-            choices.append((spec.path if spec.kind == "local" else spec.url, spec.name))
-        for judge, text in choices:
+        for judge, text in self.run_control.judges():
             action = menu.addAction(text, lambda judge=judge: self.set_judge(judge))
             action.setCheckable(True)
             action.setChecked(judge == current)
