@@ -183,11 +183,13 @@ def run_eval_bench(args, threads: int) -> int:
     result = {"eval": eval_bench(threads)}
     r = result["eval"]
     chorus, server = r["chorus"], r["llama_server"]
-    print(f"Chorus: {chorus['wall_s']:.1f} s for {chorus['cells']} cells ({chorus['passed']} passed)")
+    print(f"Chorus: {chorus['wall_s']:.1f} s for {chorus['cells']} cells ({chorus['passed']} passed, "
+          f"{chorus.get('unreliable', 0)} unreliable verdicts)")
     if server is None:
         print(r["note"])
     else:
-        print(f"llama-server -np 8: {server['wall_s']:.1f} s for {server['cells']} cells ({server['passed']} passed)")
+        print(f"llama-server -np 8: {server['wall_s']:.1f} s for {server['cells']} cells ({server['passed']} passed, "
+              f"{server.get('unreliable', 0)} unreliable verdicts)")
         print(f"Chorus / llama-server wall time: {r['ratio']:.3f}")
     if args.json:
         write_json(args.json, result)

@@ -85,7 +85,7 @@ def run_suite(config: Path, backend) -> dict:
         registry.set_main(None)  # the caller closes the backend
     total = stats.totals(evaluation)
     return {"wall_s": wall, "cells": len(evaluation.cells), "passed": total.successes, "failed": total.failures,
-            "errors": total.errors}
+            "errors": total.errors, "unreliable": total.unreliable}  # unreliable: the judge failed its calibration
 
 
 def _free_port() -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from app.cli.interrupt import Interrupt
 from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
+from app.evaluate.calibration import describe, reliable
 from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes, default_judge, needed_targets
 from app.evaluate.runner import EvaluationRunner
@@ -134,19 +136,31 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(1, width - 1)] + "…"
 
 
+def _judge_cell(judges) -> str:
+    """A variant's judges in the table: "4/10 unreliable", "9/10", "calibrating"; "–" when none judged it."""
+    if not judges:
+        return "–"
+    return ", ".join("calibrating" if not j.done else f"{j.correct}/{j.total}" + ("" if reliable(j) else
+                     " unreliable") for j in judges)
+
+
 def summary(evaluation: Evaluation, width: int | None = None) -> str:
-    """A table of each variant's pass / fail / error counts and pass rate, then the totals. Variant names are
-    cut so each line fits `width` columns (default: the terminal's, or $COLUMNS, by shutil.get_terminal_size;
-    not cut when stdout is no terminal and $COLUMNS is unset)."""
+    """A table of each variant's pass / fail / error (and unreliable) counts, pass rate and its judges'
+    calibration scores, then the totals, each judge's calibration and why the exit code is what it is. Variant
+    names are cut so each line fits `width` columns (default: the terminal's, or $COLUMNS, by
+    shutil.get_terminal_size; not cut when stdout is no terminal and $COLUMNS is unset)."""
     width = width or shutil.get_terminal_size((NO_TERMINAL_WIDTH, 24)).columns
     columns = stats.matrix(evaluation).columns
-    head = ("Variant", "Pass", "Fail", "Error", "Not run", "Pass rate (95% CI)")
+    judged = any(column.stats.judges for column in columns)
+    doubtful = any(column.stats.unreliable for column in columns)
+    head = ("Variant", "Pass", "Fail", "Error") + ("Unreliable",) * doubtful + ("Not run", "Pass rate (95% CI)") + (
+        ("Judge (calibration)",) * judged)
     rows = []
     for column in columns:
         s = column.stats
         rate = f"{s.pass_rate:.0%} ({s.ci[0]:.0%}–{s.ci[1]:.0%})" if s.pass_rate is not None else "–"
-        rows.append((variant_name(column.variant), str(s.passed), str(s.failed), str(s.errors), str(s.pending),
-                     rate))
+        rows.append((variant_name(column.variant), str(s.passed), str(s.failed), str(s.errors))
+                    + (str(s.unreliable),) * doubtful + (str(s.pending), rate) + (_judge_cell(s.judges),) * judged)
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     widths[0] = max(len(head[0]), min(widths[0], width - sum(widths[1:]) - 2 * (len(head) - 1)))
     rows = [(_cut(r[0], widths[0]), *r[1:]) for r in rows]
@@ -156,7 +170,10 @@ def summary(evaluation: Evaluation, width: int | None = None) -> str:
     text.insert(1, line("-" * w for w in widths))
     total = stats.totals(evaluation)
     text.append(f"\n{total.successes} passed, {total.failures} failed, {total.errors} errors"
+                + (f", {total.unreliable} unreliable" if total.unreliable else "")
                 + (f", {total.pending} not run" if total.pending else "") + f" · pass rate {total.pass_rate:.1f}%")
+    notes = [describe(found) for found in evaluation.calibrations] + [stats.exit_explanation(evaluation)]
+    text += [textwrap.fill(note, width, subsequent_indent="  ") for note in notes]  # wrapped to the terminal
     return "\n".join(text)
 
 

@@ -4,7 +4,9 @@ CSV (promptfoo src/util/eval/evalTableUtils.ts): `Description` (when any case ha
 then per variant `[provider] prompt label`, `Status` (PASS/FAIL/ERROR), `Score` (2 decimals), `Named Scores`
 (JSON), `Metric: <name>` (one per named score of that variant), `Grader Reason`, `Comment`; string cells that
 a spreadsheet would run as a formula get a leading "'". HTML: one file, inline CSS, no scripts or links out.
-JUnit: one <testsuite> per variant, one <testcase> per cell; FAIL is <failure>, ERROR is <error>.
+JUnit: one <testsuite> per variant, one <testcase> per cell; FAIL is <failure>, ERROR is <error>, a verdict
+resting on an unreliable judge is <skipped> (not counted either way). HTML marks such a verdict "UNRELIABLE
+JUDGE" and gives the judges' calibration under the summary.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from app.evaluate import stats
+from app.evaluate.calibration import Reliability, describe
 from app.evaluate.templates import js_fixed
 from app.session.evaluation import CellResult, Evaluation
 
@@ -81,7 +84,7 @@ def to_html(evaluation: Evaluation) -> str:
     """One self-contained page: summary, then the matrix ([STATUS] (score) output, then the reason)."""
     esc = html.escape
     matrix = stats.matrix(evaluation)
-    total = stats.totals(evaluation)
+    total, reliability = stats.totals(evaluation), Reliability(evaluation)
     names = _var_names(evaluation)
     head = "".join(f"<th>{esc(n)}</th>" for n in ["Description", *names])
     head += "".join(f"<th>{esc(c.variant.title)}<div class='stats'>{esc(c.stats.summary())}</div></th>"
@@ -92,30 +95,37 @@ def to_html(evaluation: Evaluation) -> str:
                                                          for n in names]
         for cell in row.cells:
             word = status_word(cell) or "PENDING"
+            doubtful = reliability.doubtful(cell)
+            word = f"{word}, UNRELIABLE JUDGE" if doubtful else word
             text = cell.error if cell.status == "error" else cell.output
             reason = cell.grading.reason if cell.grading else ""
-            cells.append(f"<td><b class='{word}'>[{word}]</b> ({cell.score:.2f}) <div class='out'>{esc(text or '')}"
+            cells.append(f"<td><b class='{word.split(',')[0]}'>[{word}]</b> ({cell.score:.2f}) "
+                         f"<div class='out'>{esc(text or '')}"
                          f"</div><div class='reason'>{esc(reason)}</div></td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     title = esc(evaluation.description or evaluation.source or "Evaluation")
     summary = (f"{total.successes} passed, {total.failures} failed, {total.errors} errors"
-               + (f", {total.pending} not run" if total.pending else "") + f" · pass rate {total.pass_rate:.1f}%")
+               + (f", {total.unreliable} unreliable" if total.unreliable else "")
+               + (f", {total.pending} not run" if total.pending else "") + f" · pass rate {total.pass_rate:.1f}%"
+               + "".join(f"\n{describe(found)}" for found in evaluation.calibrations))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title><style>{_CSS}</style></head>"
-            f"<body><h1>{title}</h1><p>{esc(summary)}</p><table><thead><tr>{head}</tr></thead><tbody>"
+            f"<body><h1>{title}</h1><p class='reason'>{esc(summary)}</p><table><thead><tr>{head}</tr></thead><tbody>"
             + "\n".join(body) + "</tbody></table></body></html>\n")
 
 
 def to_junit(evaluation: Evaluation) -> str:
     """JUnit XML: <testsuites> with one <testsuite> per variant (its cells as <testcase>s)."""
-    total = stats.totals(evaluation)
+    total, reliability = stats.totals(evaluation), Reliability(evaluation)
     suites = ET.Element("testsuites", name=evaluation.description or "chorus eval",
                         tests=str(len(evaluation.cells)), failures=str(total.failures),
                         errors=str(total.errors + total.pending), time=f"{evaluation.duration_s or 0:.3f}")
     for index, variant in enumerate(evaluation.variants):
         cells = [c for c in evaluation.cells if c.variant == index]
+        doubtful = {id(c): reliability.doubtful(c) for c in cells}
         suite = ET.SubElement(suites, "testsuite", name=variant.title, tests=str(len(cells)),
-                              failures=str(sum(c.status == "fail" for c in cells)),
+                              failures=str(sum(c.status == "fail" and not doubtful[id(c)] for c in cells)),
                               errors=str(sum(c.status not in ("pass", "fail") for c in cells)),
+                              skipped=str(sum(bool(d) for d in doubtful.values())),
                               time=f"{sum(c.latency_ms or 0 for c in cells) / 1000:.3f}")
         for cell in cells:
             case = evaluation.cases[cell.case]
@@ -124,7 +134,10 @@ def to_junit(evaluation: Evaluation) -> str:
                 name += f" (repeat {cell.repeat + 1})"
             testcase = ET.SubElement(suite, "testcase", name=name, classname=variant.title,
                                      time=f"{(cell.latency_ms or 0) / 1000:.3f}")
-            if cell.status == "fail":
+            if doubtful[id(cell)]:  # the judge's verdict, not counted: its judge failed the calibration
+                ET.SubElement(testcase, "skipped", message=f"{cell.status} by an unreliable judge: " + "; ".join(
+                    describe(found) for found in doubtful[id(cell)]))
+            elif cell.status == "fail":
                 reason = cell.grading.reason if cell.grading else ""
                 ET.SubElement(testcase, "failure", message=reason[:500], type="assertion").text = cell.output
             elif cell.status != "pass":

@@ -5,7 +5,11 @@
 `promptIdx` (column), `testIdx` (case, then repeats after all cases), `vars`, `prompt{raw, label}`,
 `provider{id, label}`, `response{output, tokenUsage, cached, finishReason}`, `success`, `score`, `latencyMs`,
 `gradingResult{pass, score, reason, namedScores, componentResults}`, `namedScores`, `failureReason` (0 none,
-1 assert, 2 error), `error`. Cost is always 0: Chorus's backends report none.
+1 assert, 2 error), `error`. Cost is always 0: Chorus's backends report none. Chorus adds the judges'
+calibration, `metadata.judgeCalibration` (each judge × rubric format: its score and whether its verdicts count),
+and `metadata.exitCodeExplanation`; `unreliableVerdict` on each result is true when its verdict rests on an
+unreliable judge (`success` is still what the judge said, but `stats` counts it as `unreliable`, neither a
+success nor a failure).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import uuid
 from datetime import datetime, timezone
 
 from app.evaluate import stats
+from app.evaluate.calibration import RELIABLE_AT, Reliability, describe, reliable
 from app.evaluate.checks import normalise_finish_reason
 from app.session.evaluation import CellResult, Evaluation
 
@@ -28,7 +33,8 @@ def _grading(cell: CellResult) -> dict | None:
     return cell.grading.model_dump(mode="json", by_alias=True) if cell.grading else None
 
 
-def cell_record(evaluation: Evaluation, cell: CellResult) -> dict:
+def cell_record(evaluation: Evaluation, cell: CellResult, reliability: Reliability | None = None) -> dict:
+    reliability = reliability or Reliability(evaluation)
     variant, case = evaluation.variants[cell.variant], evaluation.cases[cell.case]
     generated = cell.latency_ms is not None
     return {
@@ -47,6 +53,7 @@ def cell_record(evaluation: Evaluation, cell: CellResult) -> dict:
         "error": cell.error,
         "failureReason": cell.failure_reason,
         "success": cell.status == "pass",
+        "unreliableVerdict": reliability.unreliable(cell),
         "score": cell.score,
         "latencyMs": round(cell.latency_ms) if generated else 0,
         "gradingResult": _grading(cell),
@@ -55,6 +62,13 @@ def cell_record(evaluation: Evaluation, cell: CellResult) -> dict:
         "metadata": {"chorus": {"status": cell.status, "repeat": cell.repeat, "ttft_s": cell.ttft_s,
                                 "decode_tps": cell.decode_tps, "cached_tokens": cell.cached_tokens}},
     }
+
+
+def calibration_record(calibration) -> dict:
+    return {"judge": calibration.judge, "format": calibration.format, "model": calibration.name,
+            "correct": calibration.correct, "total": calibration.total, "done": calibration.done,
+            "reliable": reliable(calibration), "reliableAt": RELIABLE_AT, "misses": calibration.misses,
+            "summary": describe(calibration)}
 
 
 def _prompt_entry(evaluation: Evaluation, index: int) -> dict:
@@ -87,7 +101,7 @@ def _prompt_entry(evaluation: Evaluation, index: int) -> dict:
 
 def results_document(evaluation: Evaluation) -> dict:
     now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    total = stats.totals(evaluation)
+    total, reliability = stats.totals(evaluation), Reliability(evaluation)
     cells = [c for c in evaluation.cells if c.finished]
     prompt = sum(c.prompt_tokens for c in cells)
     completion = sum(c.generated_tokens for c in cells)
@@ -97,8 +111,9 @@ def results_document(evaluation: Evaluation) -> dict:
             "version": 3,
             "timestamp": evaluation.started_at or now,
             "prompts": [_prompt_entry(evaluation, i) for i in range(len(evaluation.variants))],
-            "results": [cell_record(evaluation, c) for c in cells],
+            "results": [cell_record(evaluation, c, reliability) for c in cells],
             "stats": {"successes": total.successes, "failures": total.failures, "errors": total.errors,
+                      "unreliable": total.unreliable,
                       "tokenUsage": _usage(prompt, completion, sum(c.cached_tokens for c in cells),
                                            sum(c.latency_ms is not None for c in cells)),
                       "durationMs": round((evaluation.duration_s or 0) * 1000)},
@@ -109,7 +124,9 @@ def results_document(evaluation: Evaluation) -> dict:
                    "tests": [c.model_dump(mode="json", by_alias=True, exclude_defaults=True)
                              for c in evaluation.cases]},
         "shareableUrl": None,
-        "metadata": {"producer": "chorus", "source": evaluation.source, "judge": evaluation.judge},
+        "metadata": {"producer": "chorus", "source": evaluation.source, "judge": evaluation.judge,
+                     "judgeCalibration": [calibration_record(c) for c in evaluation.calibrations],
+                     "exitCodeExplanation": stats.exit_explanation(evaluation)},
     }
 
 
@@ -118,5 +135,6 @@ def to_json(evaluation: Evaluation) -> str:
 
 
 def to_jsonl(evaluation: Evaluation) -> str:
-    return "".join(json.dumps(cell_record(evaluation, c), ensure_ascii=False) + "\n"
+    reliability = Reliability(evaluation)
+    return "".join(json.dumps(cell_record(evaluation, c, reliability), ensure_ascii=False) + "\n"
                    for c in evaluation.cells if c.finished)

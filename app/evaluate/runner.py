@@ -8,7 +8,10 @@ A cell ends pass, fail or error, except after `cancel`: a cell whose generation 
 "pending" again, so a resume runs it. A select-best row is judged once, after all its cells are final (also
 when `start` finds such a row already final, from an earlier run). A cell's generation streams into its own
 `result` as the runner's pump applies it; the cells' own events tell views and autosave (nothing is relayed
-here). Qt-free.
+here). Before a judge's verdicts count it is calibrated (app/evaluate/calibration.py): for every judge ×
+rubric format the unfinished cells use, its calibration questions go first in the judge queue, unless this
+session's `CalibrationCache` already holds that backend's model in that format; the result goes into
+`evaluation.calibrations`. Qt-free.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import cells
+from app.evaluate import calibration, calibration_run, cells
+from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
@@ -38,16 +43,19 @@ class EvaluationEvents(SignalGroup):
 
 class EvaluationRunner:
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
-                 base_dir=None, max_concurrency: int | None = None, alternatives: int = 0):
+                 base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
+                 calibrations: CalibrationCache | None = None):
         """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
         runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
         every generation for that many likely tokens per position (the window does, so a cell opened as a
-        pane shows probabilities and can branch); they stay in the cell's result."""
+        pane shows probabilities and can branch); they stay in the cell's result. `calibrations` is the session's
+        cache of judge calibrations (a new one when not given)."""
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
         self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
         self.events = EvaluationEvents()
+        self.calibrations = calibrations if calibrations is not None else CalibrationCache()
         self.cancelled = False
         self._cells: deque[CellResult] = deque()
         self._judge_calls: deque[tuple[CellGrader | None, CellResult | None, JudgeCall]] = deque()
@@ -65,6 +73,7 @@ class EvaluationRunner:
         self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._started = time.perf_counter()
         self._cells.extend(self.evaluation.unfinished())
+        self._calibrate()
         for case, repeat in sorted({(c.case, c.repeat) for c in self.evaluation.cells}):
             self._maybe_select_best(case, repeat)
         self._top_up()
@@ -135,6 +144,29 @@ class EvaluationRunner:
     def in_flight(self) -> int:
         return len(self._in_flight)
 
+    # --- calibration --------------------------------------------------------------------------------------------
+    def _calibrate(self) -> None:
+        """Queue, first, the calibration questions of every judge × format the unfinished cells use that this
+        session has not calibrated yet (calibration_run.schedule)."""
+        runs = calibration_run.schedule(self.evaluation, {cell.case for cell in self._cells}, self._judge_backend,
+                                        self.calibrations, self.base_dir)
+        self._judge_calls.extendleft(reversed([(run, None, call) for run in runs for call in run.start()]))
+
+    def _judge_backend(self, provider) -> tuple[str, str]:
+        """The backend a judge's calls go to, and its model as a user knows it (a GGUF's name, a server's
+        model); raises RuntimeError / ValueError when it cannot be named."""
+        name = self.route(judge_target(provider, self.evaluation.judge, self.base_dir))
+        get = getattr(self.runner.backends, "get", None)
+        info = getattr(get(name) if get is not None else None, "model_info", None)
+        if info is not None and info.kind == "local" and info.path:
+            return name, Path(info.path).name.split(".")[0]  # SmolLM2-135M-Instruct.Q4_1.gguf -> SmolLM2-135M-Instruct
+        return name, (info.model if info is not None and info.model else None) or name
+
+    def _calibrated(self, run: CalibrationRun) -> None:
+        result = run.result()
+        self.calibrations.put(run.cache_key, result)
+        calibration.with_calibration(self.evaluation, result)
+
     # --- steps -------------------------------------------------------------------------------------------------
     def _top_up(self) -> None:
         while not self.cancelled and (self.max_concurrency is None or len(self._in_flight) < self.max_concurrency):
@@ -182,6 +214,8 @@ class EvaluationRunner:
         self._top_up()
 
     def _start_cell(self, cell: CellResult) -> None:
+        if cell.status == "grading" and cell.result.state.value == "done":  # judged again (another judge)
+            return self._grade(cell)
         try:
             prepared = cells.prepare(self.evaluation, cell)
         except TemplateProblem as problem:
@@ -241,6 +275,11 @@ class EvaluationRunner:
         if grader is None:  # a select-best row
             _kind, case, repeat = call.key
             cells.apply_select_best(self.evaluation, case, repeat, text, failure)
+            return
+        if isinstance(grader, CalibrationRun):
+            self._judge_calls.extendleft((grader, None, more) for more in grader.reply(call.key, text, failure))
+            if grader.done:
+                self._calibrated(grader)
             return
         try:
             more = grader.reply(call.key, text, failure)

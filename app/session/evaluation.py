@@ -157,6 +157,21 @@ class GradingResult(_Model):
     judge: list[JudgeExchange] = Field(default_factory=list)
 
 
+class JudgeCalibration(_Model):
+    """A judge's answers on the calibration set (app/evaluate/calibration.py) for one rubric format: `correct`
+    of `total` questions right, `done` once every answer is in. `judge` is the judge as the evaluation names it
+    (its provider, else the evaluation's judge; JSON), `format` the rubric format's key, `name` the judge's
+    model as shown ("SmolLM2-135M"), `misses` the calibration cases it got wrong."""
+
+    judge: str
+    format: str
+    name: str = ""
+    correct: int = 0
+    total: int = 0
+    done: bool = False
+    misses: list[str] = Field(default_factory=list)
+
+
 @dataclass(eq=False)
 class CellResult:
     """One case × variant (× repeat): its rendered prompt, its generation (`result`, streamed into by the runner),
@@ -245,6 +260,7 @@ class Evaluation:
     cells: EventedList = field(default_factory=EventedList)
     started_at: str | None = None
     duration_s: float | None = None
+    calibrations: list[JudgeCalibration] = field(default_factory=list)  # replaced whole, never mutated
 
     def __post_init__(self) -> None:
         expected = [(c, v, r) for r in range(self.repeat) for c in range(len(self.cases))

@@ -4,7 +4,8 @@ Its structs are derived from the model's declarations (`file_structs`): cases, v
 pydantic classes (promptfoo's key names: `assert`, `pass`, `namedScores`…), the evaluation and its cells from
 their dataclasses, a cell's generation as a pane's Result (its text and figures; its tokens and their
 probabilities stay in memory, for a cell opened as a pane in this run). Unknown keys are refused. Cells written
-before a cell held its generation (`output`, `logprobs`… on the cell) still load. A cell that was running or
+before a cell held its generation (`output`, `logprobs`… on the cell) still load, and so do version 1 files
+(written before judges were calibrated: no `calibrations`). A cell that was running or
 being judged when the app stopped is "pending" again, so a resume runs it.
 
 Encoding is cheap for what did not change: a cell's encoding is kept until one of its events says it changed
@@ -26,7 +27,7 @@ from app.session.result import PaneResult, RunState
 from app.session.result_file import Result, result_from_file, result_to_file
 
 FORMAT = "chorus-evaluation"
-VERSION = 1
+VERSION = 2  # 2: the judges' calibrations (`calibrations`); version 1 files load as they are
 _STOPPED = ("running", "grading")  # a cell in these states was cut short: it runs again on a resume
 
 
@@ -81,7 +82,7 @@ def evaluation_from_file(raw: EvaluationFile) -> Evaluation:
         raise ValueError(f"it was saved by a newer Chorus (evaluation format {raw.version})")
     fields = given(raw)
     del fields["format"], fields["version"]
-    for name in ("cases", "variants"):
+    for name in ("cases", "variants", "calibrations"):
         if name in fields:
             fields[name] = to_model(fields[name])
     if "cells" in fields:
@@ -119,7 +120,8 @@ def evaluation_to_file(evaluation: Evaluation) -> EvaluationFile:
     return EvaluationFile(format=FORMAT, version=VERSION, description=evaluation.description,
                           source=evaluation.source, judge=evaluation.judge, repeat=evaluation.repeat,
                           cases=kept[2], variants=kept[3], cells=[_cell_raw(cell) for cell in evaluation.cells],
-                          started_at=evaluation.started_at, duration_s=evaluation.duration_s)
+                          started_at=evaluation.started_at, duration_s=evaluation.duration_s,
+                          calibrations=from_model(evaluation.calibrations))
 
 
 def encode(evaluation: Evaluation) -> bytes:

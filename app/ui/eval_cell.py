@@ -1,6 +1,8 @@
 """CellDelegate: how the evaluation matrix paints one variant cell, tinted by its verdict, with its badge, score
-and figures, then as much of its output as fits (wrapped, never past the cell). It only reads the model's roles
-(`CELL_ROLE`, `STATE_ROLE`, `NOTE_ROLE`); a row's height is `ROW_HEIGHT` pixels unless the user resizes it.
+and figures, a line with every assertion's result (✓ / ✗, "?" for an unreliable judge's), then as much of its
+output as fits (wrapped, never past the cell). A verdict resting on an unreliable judge gets a second badge,
+UNRELIABLE JUDGE, and a neutral tint. It only reads the model's roles (`CELL_ROLE`, `STATE_ROLE`, `NOTE_ROLE`,
+`UNRELIABLE_ROLE`, `CHECKS_ROLE`); a row's height is `ROW_HEIGHT` pixels unless the user resizes it.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, Q
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from app.evaluate import CellResult
-from app.ui.eval_model import CELL_ROLE, NOTE_ROLE, STATE_ROLE
+from app.ui.eval_model import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE, UNRELIABLE_ROLE
 
 # verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
           "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575"),
           "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f")}
-ROW_HEIGHT = 96
+UNRELIABLE = ("UNRELIABLE JUDGE", "#6d4c41")
+ROW_HEIGHT = 108
 
 
 class CellDelegate(QStyledItemDelegate):
@@ -31,7 +34,8 @@ class CellDelegate(QStyledItemDelegate):
         widget = option.widget
         style = widget.style() if widget else None
         text, colour = BADGES[index.data(STATE_ROLE) or cell.status]
-        tint = QColor(colour)
+        doubtful = bool(index.data(UNRELIABLE_ROLE))
+        tint = QColor(UNRELIABLE[1] if doubtful else colour)
         tint.setAlpha(28 if cell.finished else 14)
         painter.fillRect(option.rect, tint)
         if style and option.state & QStyle.State_Selected:
@@ -50,6 +54,14 @@ class CellDelegate(QStyledItemDelegate):
         painter.setFont(badge_font)
         painter.setPen(QColor("white"))
         painter.drawText(badge, Qt.AlignCenter, text)
+        if doubtful:  # the verdict is the judge's, and the judge failed its calibration
+            second = QRectF(badge.right() + 4, badge.top(), metrics.horizontalAdvance(UNRELIABLE[0]) + 12,
+                            badge.height())
+            path = QPainterPath()
+            path.addRoundedRect(second, 4, 4)
+            painter.fillPath(path, QColor(UNRELIABLE[1]))
+            painter.drawText(second, Qt.AlignCenter, UNRELIABLE[0])
+            badge = badge.united(second)
         painter.setFont(option.font)
         painter.setPen(option.palette.text().color())
         right = []
@@ -61,6 +73,10 @@ class CellDelegate(QStyledItemDelegate):
             right.append(f"{cell.latency_ms / 1000:.1f} s")
         head = QRectF(badge.right() + 8, badge.top(), rect.right() - badge.right() - 8, badge.height())
         painter.drawText(head, Qt.AlignVCenter | Qt.AlignLeft, "  ·  ".join(right))
+        top = badge.bottom() + 4
+        results = index.data(CHECKS_ROLE) or []
+        if results:  # every assertion's verdict, not only the judge's
+            top = self._draw_checks(painter, QRectF(rect.left(), top, rect.width(), 0), results, option)
         bottom = rect.bottom()
         note = index.data(NOTE_ROLE) if cell.output else ""
         if note:  # the verdict's reason on the last line, small and muted
@@ -79,7 +95,7 @@ class CellDelegate(QStyledItemDelegate):
                              note_metrics.elidedText(note, Qt.ElideRight, int(rect.width())))
             painter.setFont(option.font)
         painter.setPen(option.palette.text().color())
-        body = QRectF(rect.left(), badge.bottom() + 4, rect.width(), bottom - badge.bottom() - 4)
+        body = QRectF(rect.left(), top, rect.width(), bottom - top)
         shown = index.data(Qt.DisplayRole) or ""
         if not cell.output and cell.error:
             painter.setPen(QColor(BADGES["error"][1]))
@@ -89,6 +105,31 @@ class CellDelegate(QStyledItemDelegate):
             shown = shown or ("waiting…" if cell.status == "pending" else "")
         self._draw_wrapped(painter, body, shown, option.font)
         painter.restore()
+
+    @staticmethod
+    def _draw_checks(painter: QPainter, rect: QRectF, results, option) -> float:
+        """One line: each assertion as ✓ type (green), ✗ type (red), ? type (an unreliable judge's); elided at the
+        cell's edge. Returns the y below it."""
+        font = QFont(option.font)
+        font.setPointSizeF(option.font.pointSizeF() * 0.9)
+        metrics = QFontMetrics(font)
+        painter.setFont(font)
+        x, y = rect.left(), rect.top()
+        for kind, passed, doubtful in results:
+            mark, colour = ("?", UNRELIABLE[1]) if doubtful else ("✓", BADGES["pass"][1]) if passed else (
+                "✗", BADGES["fail"][1])
+            label = f"{mark} {kind}" + (" (unreliable)" if doubtful else "")
+            width = metrics.horizontalAdvance(label)
+            if x + width > rect.right():
+                painter.setPen(option.palette.text().color())
+                painter.drawText(QRectF(x, y, max(0.0, rect.right() - x), metrics.lineSpacing()),
+                                 Qt.AlignLeft | Qt.AlignVCenter, "…")
+                break
+            painter.setPen(QColor(colour))
+            painter.drawText(QRectF(x, y, width + 2, metrics.lineSpacing()), Qt.AlignLeft | Qt.AlignVCenter, label)
+            x += width + metrics.horizontalAdvance("   ")
+        painter.setFont(option.font)
+        return y + metrics.lineSpacing() + 2
 
     @staticmethod
     def _draw_wrapped(painter: QPainter, rect: QRectF, text: str, font: QFont) -> None:

@@ -5,7 +5,9 @@ the `CellResult` as it is now, and the column headers are `stats.column_stats` o
 listens to the evaluation's own events (`evaluation.events.all`: a cell's field, or its result as it streams)
 and repaints the cells they name in one batch a few times a second, so a streaming run costs the GUI thread one
 repaint per flush, not one per token. Whatever changes a cell (a runner, a resume, a test) is shown.
-`EvalFilter` shows all rows, the failing ones, or those where variants disagree (app.evaluate.stats).
+A verdict that rests on an unreliable judge (app.evaluate.calibration) is marked (`UNRELIABLE_ROLE`), and each
+judged column's header gives its judges' calibration scores. `EvalFilter` shows all rows, the failing ones, or
+those where variants disagree (app.evaluate.stats).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import re
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 
 from app.evaluate import CellResult, Evaluation, stats
+from app.evaluate.calibration import Reliability, describe
 from app.session.evaluation import cell_change
 from app.ui.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
 NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
 STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, or its generation's state while it runs
+UNRELIABLE_ROLE = Qt.UserRole + 4  # the calibrations of the unreliable judges the cell's verdict rests on ([]: none)
+CHECKS_ROLE = Qt.UserRole + 5  # every assertion's result: [(type, passed, unreliable)]
 FLUSH_MS = 150
 PREVIEW_CHARS = 240
 FILTERS = {"All": None, "Failures": "failures", "Disagreements": "disagreements"}
@@ -50,7 +55,8 @@ def header_lines(column: stats.Column) -> list[str]:
     if not s.finished:
         lines.append(f"{s.pending} to run")
         return lines
-    lines.append(f"{s.passed}/{s.finished} pass · {s.pass_rate:.0%} (95% CI {s.ci[0]:.0%}–{s.ci[1]:.0%})")
+    lines.append(f"{s.passed}/{s.finished} pass · {s.pass_rate:.0%} (95% CI {s.ci[0]:.0%}–{s.ci[1]:.0%})"
+                 + (f" · {s.unreliable} unreliable" if s.unreliable else ""))
     scores = [f"score {s.mean_score:.2f}"] + [f"{name} {value:.2f}" for name, value in sorted(s.named_scores.items())]
     lines.append(" · ".join(scores))
     speed = []
@@ -62,7 +68,28 @@ def header_lines(column: stats.Column) -> list[str]:
     lines.append(" · ".join(speed))
     if s.pending:
         lines.append(f"{s.pending} to run")
-    return lines
+    return lines + judge_lines(column)
+
+
+def judge_lines(column: stats.Column) -> list[str]:
+    """The column's judges: "judge: SmolLM2-135M, 4/10 on llm-rubric calibration — verdicts unreliable"."""
+    return [describe(found) for found in column.stats.judges]
+
+
+def checks(cell: CellResult, reliability: Reliability) -> list[tuple[str, bool, bool]]:
+    """Every assertion's result in the cell: (type, passed, judged by an unreliable judge)."""
+    if cell.grading is None or not cell.finished:
+        return []
+    doubtful = {(c.judge, c.format) for c in reliability.doubtful(cell)}
+    found = []
+    for component in cell.grading.component_results or [cell.grading]:
+        if component.assertion is not None and component.assertion.base_type == "assert-set":
+            continue
+        calibration = reliability.of(cell.case, component.assertion)
+        kind = component.assertion.type if component.assertion else "result"
+        found.append((kind, component.passed, calibration is not None and (calibration.judge,
+                                                                             calibration.format) in doubtful))
+    return found
 
 
 def verdict_note(cell: CellResult) -> str:
@@ -82,8 +109,9 @@ def verdict_note(cell: CellResult) -> str:
     return f"{kind}: {preview(shown.reason, 200)}"
 
 
-def cell_tooltip(cell: CellResult) -> str:
+def cell_tooltip(cell: CellResult, doubtful=()) -> str:
     parts = [f"{cell.status.upper()}" + (f" · score {cell.score:.2f}" if cell.grading else "")]
+    parts += [f"Not counted: {describe(found)}" for found in doubtful]
     if cell.error:
         parts.append(f"Error: {cell.error}")
     if cell.grading:
@@ -112,6 +140,7 @@ class EvalTableModel(QAbstractTableModel):
         self.evaluation: Evaluation | None = None
         self._rows: list[stats.Row] = []
         self._columns: list[stats.Column] | None = None  # header figures, recomputed after changes
+        self._reliability: Reliability | None = None  # which verdicts count, recomputed after changes
         self._dirty: set[tuple[int, int]] = set()
         self._timer = QTimer(self, singleShot=True, interval=FLUSH_MS)
         self._timer.timeout.connect(self.flush)
@@ -124,7 +153,7 @@ class EvalTableModel(QAbstractTableModel):
             evaluation.events.all.connect(self._event)
         self.evaluation = evaluation
         self._rows = stats.rows(evaluation) if evaluation is not None else []
-        self._columns, self._dirty = None, set()
+        self._columns, self._reliability, self._dirty = None, None, set()
         self.endResetModel()
 
     # --- changes ------------------------------------------------------------------------------------------------
@@ -133,6 +162,9 @@ class EvalTableModel(QAbstractTableModel):
         index = cell_change(info)
         if index is not None and self.evaluation is not None:
             self.mark(self.evaluation.cells[index])
+        elif self.evaluation is not None and info.signal.name in ("calibrations", "judge"):
+            for cell in self.evaluation.cells:  # a judge's calibration came in: every verdict may count now
+                self.mark(cell)
 
     def mark(self, cell: CellResult) -> None:
         """Repaint the cell (and the headers) at the next flush."""
@@ -143,7 +175,7 @@ class EvalTableModel(QAbstractTableModel):
     def flush(self) -> None:
         self._timer.stop()
         dirty, self._dirty = self._dirty, set()
-        self._columns = None
+        self._columns, self._reliability = None, None
         for row, column in dirty:
             if row < len(self._rows):
                 index = self.index(row, column)
@@ -157,6 +189,11 @@ class EvalTableModel(QAbstractTableModel):
         if self._columns is None:
             self._columns = stats.matrix(self.evaluation).columns if self.evaluation is not None else []
         return self._columns
+
+    def reliability(self) -> Reliability:
+        if self._reliability is None:
+            self._reliability = Reliability(self.evaluation)
+        return self._reliability
 
     def row(self, row: int) -> stats.Row:
         return self._rows[row]
@@ -187,13 +224,17 @@ class EvalTableModel(QAbstractTableModel):
             return cell
         if role == NOTE_ROLE:
             return verdict_note(cell)
+        if role == UNRELIABLE_ROLE:
+            return self.reliability().doubtful(cell)
+        if role == CHECKS_ROLE:
+            return checks(cell, self.reliability())
         if role == STATE_ROLE:
             state = cell.result.state.value
             return state if cell.status == "running" and state in ("queued", "prefilling") else cell.status
         if role == Qt.DisplayRole:
             return preview(cell.output) if cell.output else (cell.error or "")
         if role == Qt.ToolTipRole:
-            return cell_tooltip(cell)
+            return cell_tooltip(cell, self.reliability().doubtful(cell))
         if role == Qt.AccessibleTextRole:
             return f"{cell.status}, score {cell.score:.2f}: {preview(cell.output, 80)}"
         return None

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.engine import limits
 from app.evaluate import Evaluation, stats
+from app.evaluate.calibration_run import CalibrationCache
 from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
@@ -42,6 +43,7 @@ class EvalRun(QObject):
         self.eval_runner: EvaluationRunner | None = None
         self.turns: asyncio.Future | None = None  # EvaluationTurns.run: loads what is on standby for the run
         self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
+        self.calibrations = CalibrationCache()  # judges calibrated in this session: never asked twice per format
         self._starting = False
         self._started_at, self._todo = 0.0, 0
         self.eta_timer = QTimer(self, interval=1000)
@@ -53,6 +55,14 @@ class EvalRun(QObject):
 
     def backend_of(self, target: BackendTarget) -> str:
         return self.routes.find(target) or MAIN
+
+    def judges(self) -> list[tuple[str, str]]:
+        """The open models that can judge, as (the evaluation's judge string, a label): the main model, then every
+        other open backend (a local GGUF by its path, a server by its URL)."""
+        info = self.bridge.model_info
+        found = [("local", f"Main model ({info.name})" if info else "Main model")]
+        return found + [(spec.path if spec.kind == "local" else spec.url, spec.name)
+                        for spec in self.bridge.backends.specs()]
 
     def reset(self) -> None:
         """Another evaluation is shown: stop this run."""
@@ -97,7 +107,7 @@ class EvalRun(QObject):
 
     def _start(self, evaluation: Evaluation, base_dir: Path) -> None:
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
-                                  alternatives=limits.ALTERNATIVES_SHOWN)
+                                  alternatives=limits.ALTERNATIVES_SHOWN, calibrations=self.calibrations)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner
         self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
@@ -127,6 +137,7 @@ class EvalRun(QObject):
         how = "stopped" if runner.cancelled else "finished"
         self.view.set_eta(f"{how} after {duration(time.monotonic() - self._started_at)}")
         note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
+                + (f", {totals.unreliable} unreliable (judge failed its calibration)" if totals.unreliable else "")
                 + (f", {totals.pending} not run" if totals.pending else ""))
         QTimer.singleShot(0, lambda: self.sig_status.emit(note))  # after the runner's own "finished" note
 

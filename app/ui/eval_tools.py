@@ -14,12 +14,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from app.evaluate import (
     CellResult,
     ConfigError,
     Evaluation,
+    calibration,
     check_paths,
     load_config,
     write_outputs,
@@ -28,7 +29,8 @@ from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.templates import TemplateProblem
 from app.session import PaneSpec, SessionController
 from app.ui.eval_run import EvalRun
-from app.ui.eval_view import EvalView
+from app.ui.eval_view import EvalView, judge_label
+from app.ui.settings import EVAL_JUDGE
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
 VARS_FILTER = "Test cases (*.csv *.jsonl);;All files (*)"
@@ -55,6 +57,7 @@ class EvalTools(QObject):
         self.view.sig_resume.connect(self.run)
         self.view.sig_open_cell.connect(self.open_cell)
         self.view.sig_export.connect(lambda: self.export())
+        self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
         self.session.events.evaluation.connect(self._replaced)
         self.view.model.set_evaluation(self.session.evaluation)
@@ -105,7 +108,7 @@ class EvalTools(QObject):
         if not self._may_replace():
             return False
         self.run_control.max_concurrency = suite.max_concurrency
-        self._set(suite.evaluation(judge="local"))
+        self._set(suite.evaluation(judge=self.judge))
         self.sig_status.emit(f"Opened {path.name}: {len(suite.cases)} test cases × {len(suite.variants)} variants")
         if run:
             self.run()
@@ -135,6 +138,7 @@ class EvalTools(QObject):
         if not self._may_replace():
             return None
         self.run_control.max_concurrency = None
+        evaluation.judge = self.judge
         self._set(evaluation)
         if run:
             self.run()
@@ -160,6 +164,63 @@ class EvalTools(QObject):
         self.view.model.set_evaluation(evaluation)
         self.view.set_running(False)
         self.sig_show.emit(evaluation is not None, evaluation is not None)
+
+    # --- the judge -----------------------------------------------------------------------------------------------
+    @property
+    def judge(self) -> str:
+        """The judge picked last (remembered in the settings): "local", a GGUF path or a server URL."""
+        return self.run_control.settings.get(EVAL_JUDGE) or "local"
+
+    def _fill_judges(self) -> None:
+        """The judge menu: the main model, every other open backend, a GGUF file…, a server…"""
+        menu = self.view.judge_button.menu()
+        menu.clear()
+        current = self.session.evaluation.judge if self.session.evaluation is not None else self.judge
+        for judge, text in self.run_control.judges():
+            action = menu.addAction(text, lambda judge=judge: self.set_judge(judge))
+            action.setCheckable(True)
+            action.setChecked(judge == current)
+        menu.addSeparator()
+        menu.addAction("A GGUF file…", self._pick_gguf)
+        menu.addAction("An OpenAI-compatible server…", self._pick_server)
+
+    def _pick_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "A model to judge with", str(Path.home()),
+                                              "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.set_judge(str(Path(path).resolve()))
+
+    def _pick_server(self) -> None:
+        url, ok = QInputDialog.getText(self.window, "A server to judge with",
+                                       "Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8080/v1):")
+        if ok and url.strip().startswith(("http://", "https://")):
+            self.set_judge(url.strip().rstrip("/"))
+
+    def set_judge(self, judge: str) -> bool:
+        """Judge with `judge` from now on (remembered); the shown evaluation's verdicts by the judge it had are
+        judged again by this one (after its calibration), their outputs kept. False while a run goes on."""
+        evaluation = self.session.evaluation
+        if self.running:
+            self.sig_status.emit("Stop the evaluation before picking another judge")
+            return False
+        self.run_control.settings.set(EVAL_JUDGE, judge)
+        if evaluation is None or evaluation.judge == judge:
+            self.view.refresh()
+            return True
+        old = calibration.judge_key(evaluation, None)
+        again = [cell for cell in evaluation.cells if cell.finished and cell.grading is not None and any(
+            need.judge == old for need in calibration.needs(evaluation, {cell.case}))]
+        evaluation.judge = judge
+        evaluation.calibrations = [c for c in evaluation.calibrations if c.judge != old]
+        for cell in again:
+            cell.status = "grading"  # its output stays; the runner judges it again
+        self.sig_status.emit(f"Judge: {judge_label(judge)}" + (f"; judging {len(again)} cells again" if again
+                                                                else ""))
+        if again:
+            self.run()
+        else:
+            self.view.refresh()
+        return True
 
     # --- running ------------------------------------------------------------------------------------------------
     @property

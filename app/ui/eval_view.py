@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.evaluate import stats
+from app.evaluate.calibration import describe, judge_key
 from app.ui.eval_cell import ROW_HEIGHT, CellDelegate
 from app.ui.eval_model import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
 
@@ -39,6 +41,13 @@ def duration(seconds: float) -> str:
     seconds = int(round(seconds))
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else (
         f"{seconds // 60}:{seconds % 60:02d}")
+
+
+def judge_label(judge: str) -> str:
+    """The evaluation's judge in a few words: the main model, a GGUF's file name, a server's URL."""
+    if judge in ("", "local"):
+        return "main model"
+    return judge if judge.startswith(("http://", "https://")) else judge.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 class EvalView(QWidget):
@@ -69,6 +78,11 @@ class EvalView(QWidget):
             bar.addWidget(button)
         self.filter_buttons.idClicked.connect(lambda i: self.set_filter(list(FILTERS.values())[i]))
         bar.addSpacing(12)
+        self.judge_button = QToolButton(popupMode=QToolButton.InstantPopup, objectName="evalJudge")
+        self.judge_button.setMenu(QMenu(self.judge_button))  # EvalTools fills it: the models that can judge
+        self.judge_button.setToolTip("The model that answers llm-rubric, factuality, g-eval and select-best "
+                                     "(unless a test names its own); it is calibrated before its verdicts count")
+        bar.addWidget(self.judge_button)
         self.stop_button = QPushButton("Stop", toolTip="Stop the evaluation; finished cells are kept")
         self.resume_button = QPushButton("Resume", toolTip="Run only the cells that have not finished")
         self.stop_button.clicked.connect(self.sig_stop)
@@ -148,6 +162,7 @@ class EvalView(QWidget):
             self.progress.setValue(0)
             self.progress_text.clear()
             self.summary.clear()
+            self.judge_button.setText(f"Judge: {judge_label('local')}")
             return
         source = evaluation.source.rsplit("/", 1)[-1]
         self.title.setText(" — ".join(t for t in (evaluation.description, source) if t) or "Evaluation")
@@ -155,9 +170,16 @@ class EvalView(QWidget):
         self.progress.setRange(0, len(evaluation.cells))
         self.progress.setValue(len(evaluation.cells) - total.pending)
         self.progress_text.setText(f"{self.progress.value()} / {self.progress.maximum()} cells")
-        done = total.successes + total.failures + total.errors
+        done = total.successes + total.failures + total.errors + total.unreliable
         self.summary.setText(f"{total.successes} passed · {total.failures} failed · {total.errors} errors"
+                             + (f" · {total.unreliable} unreliable" if total.unreliable else "")
                              + (f" · pass rate {100 * total.successes / done:.0f}%" if done else ""))
+        self.summary.setToolTip("\n".join(["Verdicts by an unreliable judge are neither passes nor failures; they "
+                                           "count against the pass rate."] + [describe(j) for j in total.judges])
+                                if total.unreliable else "")
+        names = sorted({c.name for c in evaluation.calibrations if c.judge == judge_key(evaluation, None)})
+        self.judge_button.setText(f"Judge: {judge_label(evaluation.judge)}" + (f" ({', '.join(names)})"
+                                                                               if names else ""))
 
     def _show_empty_note(self, *_args) -> None:
         """A filter that keeps no case says so, instead of showing an empty table."""

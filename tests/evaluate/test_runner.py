@@ -43,10 +43,13 @@ def test_bound_signals_and_select_best_once(make_engine, model_path, tmp_path):
         (evaluation.cells[cell_change(info)].case, evaluation.cells[cell_change(info)].variant, info.args[0])))
     evaluation_runner.events.finished.connect(lambda: finished.append(1))
     evaluation_runner.start()
-    assert runner.active == 2 and [c.status for c in evaluation.cells].count("pending") == 2  # the rest wait
+    # the judge's calibration questions go first (4 for select-best: two pairs, each in both orders); cells wait
+    assert runner.active == 2 and [c.status for c in evaluation.cells].count("pending") == 4
     assert evaluation_runner.drive(timeout=600)
     assert most[0] == 2 and finished == [1] and evaluation.duration_s > 0
-    assert len(submitted) == 4 + 2  # 4 generations, then one select-best judge per row
+    [calibrated] = evaluation.calibrations
+    assert calibrated.format == "select-best" and calibrated.done and calibrated.total == 4
+    assert len(submitted) == 4 + 4 + 2  # calibration, 4 generations, then one select-best judge per row
     assert all(cell.finished and cell.status != "error" for cell in evaluation.cells), [
         c.error for c in evaluation.cells]
     for cell in evaluation.cells:

@@ -15,6 +15,7 @@ from app.evaluate import cells, load_config, stats, write_outputs
 from app.evaluate.reports import escape_formula
 from app.evaluate.scoring import grade
 from app.session import evaluation_file
+from app.session.evaluation import JudgeCalibration
 
 
 @pytest.mark.parametrize("successes, n, low, high", [
@@ -172,7 +173,11 @@ def test_persisted_shape_round_trips_and_resume_runs_only_unfinished(evaluation)
     evaluation.cell(1, 1).status = "running"  # it was running when the app stopped
     evaluation.cell(2, 0).status = "pending"
     data = json.loads(evaluation_file.encode(evaluation))
-    assert data["format"] == "chorus-evaluation" and data["version"] == 1
+    assert data["format"] == "chorus-evaluation" and data["version"] == 2 and data["calibrations"] == []
+    assert evaluation_file.decode(json.dumps({**data, "version": 1})).calibrations == []  # older files load
+    evaluation.calibrations = [JudgeCalibration(judge="judge:local", format="llm-rubric", name="SmolLM2",
+                                                correct=4, total=10, done=True, misses=["a"])]
+    assert evaluation_file.decode(evaluation_file.encode(evaluation)).calibrations == evaluation.calibrations
     assert data["cases"][1]["assert"][1]["type"] == "llm-rubric" and "pass" in data["cells"][0]["grading"]
     loaded = evaluation_file.decode(json.dumps(data))
     assert [(c.case, c.variant) for c in loaded.unfinished()] == [(1, 1), (2, 0)]

@@ -264,7 +264,8 @@ def test_judge_requests_decode_in_the_same_steps_as_generations(loaded_window, l
     window.bridge.remove_step_listener(on_step)
     evaluation = window.session.evaluation
     assert all(c.status in ("pass", "fail") for c in evaluation.cells), [c.error for c in evaluation.cells]
-    assert sorted(kinds.values()).count("judge") == len(evaluation.cells)  # one rubric judge per cell
+    calibrated = sum(c.total for c in evaluation.calibrations)  # the judge's calibration questions, asked first
+    assert sorted(kinds.values()).count("judge") == len(evaluation.cells) + calibrated  # + one rubric per cell
     with lock:
         shared = [ids for ids in steps if {kinds.get(i) for i in ids} >= {"judge", "generation"}]
     assert shared, "no engine step decoded a judge request together with a generation"
