@@ -24,9 +24,9 @@ def format_comparison(result: Comparison) -> str:
     head = ("Variant", "Old", "New", "Change", "Pass→fail", "Fail→pass", "McNemar p", "Verdict")
     rows = [head]
     for v in result.variants:
-        change = (v.new_passed - v.old_passed) / v.paired * 100
-        rows.append((v.variant, _rate(v.old_passed, v.paired), _rate(v.new_passed, v.paired),
-                     f"{change:+.0f} pts", str(len(v.worse)), str(len(v.better)), f"{v.p_value:.3g}",
+        change = f"{(v.new_passed - v.old_passed) / v.paired * 100:+.0f} pts" if v.paired else "–"
+        rows.append((v.variant, _rate(v.old_passed, v.paired), _rate(v.new_passed, v.paired), change,
+                     str(len(v.worse)), str(len(v.better)), f"{v.p_value:.3g}",
                      v.verdict(result.alpha)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = [f"Old: {result.old.path}" + (f" ({result.old.timestamp})" if result.old.timestamp else ""),
@@ -37,6 +37,10 @@ def format_comparison(result: Comparison) -> str:
     if result.only_old or result.only_new:
         lines.append(f"\nNot compared: {result.only_old} cell(s) only in the old run, {result.only_new} only in the "
                      "new (a case or variant the other lacks).")
+    unreliable = sum(v.unreliable for v in result.variants)
+    if unreliable:
+        lines.append(f"\nNot compared: {unreliable} pair(s) with a verdict by a judge that failed its calibration "
+                     "(unreliable, neither a pass nor a fail).")
     flips = [(v.variant, old, new) for v in result.variants for old, new in v.worse + v.better]
     if flips:
         lines.append("\nFlipped cells:")

@@ -3,10 +3,11 @@
 Runs are read from results.json files in promptfoo's v3 layout (Chorus's own or promptfoo's). A cell of one run
 is paired with the cell of the other that has the same variant (provider label or id, and prompt label) and the
 same test case (its vars and description; the k-th repeat of a case pairs with the k-th). Only paired cells are
-compared. Per variant, the change in pass rate is tested with the exact McNemar test on the discordant pairs
-(a two-sided binomial test of pass→fail against fail→pass at p = 0.5, scipy): with no discordant pair, or p at
-or above `alpha`, the test cannot tell, and the comparison says "no detectable change". An errored cell counts
-as not passed, as promptfoo's `success` says.
+compared, and a pair in which either verdict rests on a judge that failed its calibration (Chorus's
+`unreliableVerdict`) is counted apart, not compared. Per variant, the change in pass rate is tested with the
+exact McNemar test on the discordant pairs (a two-sided binomial test of pass→fail against fail→pass at
+p = 0.5, scipy): with no discordant pair, or p at or above `alpha`, the test cannot tell, and the comparison
+says "no detectable change". An errored cell counts as not passed, as promptfoo's `success` says.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class _Cell(msgspec.Struct):
     testCase: _Case = _Case()  # noqa: N815
     error: str | None = None
     gradingResult: _Grading | None = None  # noqa: N815
+    unreliableVerdict: bool = False  # noqa: N815 (Chorus: the verdict rests on a judge that failed calibration)
 
 
 class _Column(msgspec.Struct, frozen=True):
@@ -81,6 +83,7 @@ class Cell:
     passed: bool
     reason: str
     label: str  # the case as a person reads it: its description, else its vars
+    unreliable: bool = False  # its verdict rests on an uncalibrated judge: neither a pass nor a fail
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,8 @@ def load_run(path: str | Path) -> Run:
         seen[(variant, base)] += 1  # the k-th cell with these vars in this variant: repeats pair in order
         case = f"{base}#{seen[(variant, base)]}"
         reason = cell.error or (cell.gradingResult.reason if cell.gradingResult else None) or ""
-        cells[(variant, case)] = Cell(variant, case, cell.success, reason, _label(cell, seen[(variant, base)]))
+        cells[(variant, case)] = Cell(variant, case, cell.success, reason, _label(cell, seen[(variant, base)]),
+                                      cell.unreliableVerdict)
     return Run(path, cells, table.timestamp)
 
 
@@ -145,6 +149,7 @@ class VariantChange:
     worse: list[tuple[Cell, Cell]] = field(default_factory=list)  # (old, new): pass -> fail
     better: list[tuple[Cell, Cell]] = field(default_factory=list)  # fail -> pass
     p_value: float = 1.0
+    unreliable: int = 0  # pairs left out: a verdict on either side rests on an unreliable judge
 
     def verdict(self, alpha: float) -> str:
         if self.p_value >= alpha:
@@ -174,6 +179,9 @@ def compare(old: Run, new: Run, alpha: float = ALPHA) -> Comparison:
         if after is None:
             continue
         change = changes.setdefault(before.variant, VariantChange(before.variant))
+        if before.unreliable or after.unreliable:
+            change.unreliable += 1
+            continue
         change.paired += 1
         change.old_passed += before.passed
         change.new_passed += after.passed
@@ -181,5 +189,5 @@ def compare(old: Run, new: Run, alpha: float = ALPHA) -> Comparison:
             (change.worse if before.passed else change.better).append((before, after))
     for change in changes.values():
         change.p_value = mcnemar_exact(len(change.worse), len(change.better))
-    paired = sum(c.paired for c in changes.values())
+    paired = sum(c.paired + c.unreliable for c in changes.values())
     return Comparison(old, new, alpha, list(changes.values()), len(old.cells) - paired, len(new.cells) - paired)

@@ -111,3 +111,17 @@ def test_an_unusable_file_exits_2_naming_it(tmp_path, capsys, content, message):
     assert main(["eval-compare", str(good), str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and message in err and "Traceback" not in err
+
+
+def test_a_pair_with_an_unreliable_judges_verdict_is_counted_apart(tmp_path, capsys):
+    """Chorus marks a verdict resting on a judge that failed calibration (`unreliableVerdict`): neither a pass
+    nor a fail, so its pair is not compared."""
+    old = results_file(tmp_path / "old.json", grid({0: [True] * 6}), prompts=1)
+    cells = grid({0: [False] * 6})
+    for c in cells[:2]:
+        c["unreliableVerdict"] = True
+    new = results_file(tmp_path / "new.json", cells, prompts=1)
+    (greedy,) = compare(load_run(old), load_run(new)).variants
+    assert (greedy.paired, greedy.unreliable, len(greedy.worse)) == (4, 2, 4)
+    assert main(["eval-compare", str(old), str(new)]) == 0  # 4 of 4 flips: p = 0.125
+    assert "2 pair(s) with a verdict by a judge that failed its calibration" in capsys.readouterr().out
