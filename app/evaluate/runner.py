@@ -8,7 +8,8 @@ A cell ends pass, fail or error, except after `cancel`: a cell whose generation 
 "pending" again, so a resume runs it. A select-best row is judged once, after all its cells are final (also
 when `start` finds such a row already final, from an earlier run). A cell's generation streams into its own
 `result` as the runner's pump applies it; the cells' own events tell views and autosave (nothing is relayed
-here). Qt-free.
+here). The evaluation's `duration_s` adds this run's time to its earlier runs', kept current as requests end
+(and whenever the owner calls `note_time`), so a crash mid-run loses none of it that autosave had seen. Qt-free.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class EvaluationRunner:
         self._in_flight: dict[int, object] = {}  # request id -> its handle
         self._asked: set[tuple] = set()  # select-best rows already queued
         self._started = 0.0
+        self._earlier_s = 0.0  # the evaluation's earlier runs (before a Stop, or a crash)
         self._finished_emitted = False
         # Set by app.evaluate.in_turn when models on standby take turns: whether a backend (by name) takes requests
         # now. A cell or judge call whose backend does not is held until `release`, never failed for it.
@@ -62,8 +64,9 @@ class EvaluationRunner:
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
-        self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-        self._started = time.perf_counter()
+        if self.evaluation.started_at is None:  # a resume keeps the first run's start
+            self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        self._started, self._earlier_s = time.perf_counter(), self.evaluation.duration_s or 0.0
         self._cells.extend(self.evaluation.unfinished())
         for case, repeat in sorted({(c.case, c.repeat) for c in self.evaluation.cells}):
             self._maybe_select_best(case, repeat)
@@ -95,6 +98,16 @@ class EvaluationRunner:
         for handle in list(self._in_flight.values()):
             handle.cancel()
         self._check_done()
+
+    def note_time(self) -> None:
+        """The evaluation's `duration_s` is its earlier runs' time plus this one's so far."""
+        if self._started and not self._finished_emitted:
+            self.evaluation.duration_s = self._earlier_s + time.perf_counter() - self._started
+
+    @property
+    def this_run_s(self) -> float:
+        """How long this run has taken (all of `duration_s` when it is the first)."""
+        return (self.evaluation.duration_s or 0.0) - self._earlier_s
 
     @property
     def done(self) -> bool:
@@ -178,6 +191,7 @@ class EvaluationRunner:
 
     def _ended(self, request_id: int, result: PaneResult, completion: Completion, on_finish) -> None:
         self._in_flight.pop(request_id, None)
+        self.note_time()
         on_finish(result, completion)
         self._top_up()
 
@@ -272,6 +286,6 @@ class EvaluationRunner:
 
     def _check_done(self) -> None:
         if self.done and not self._finished_emitted:
+            self.note_time()
             self._finished_emitted = True
-            self.evaluation.duration_s = time.perf_counter() - self._started
             self.events.finished.emit()
