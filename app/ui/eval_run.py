@@ -29,7 +29,7 @@ from app.ui.eval_view import EvalView, duration, eta_seconds
 def elapsed_note(evaluation: Evaluation, how: str, this_run_s: float | None = None) -> str:
     """"finished after 0:23" — the time of all its runs; after a resume, also this run's: "(0:06 this run)"."""
     total = evaluation.duration_s or 0.0
-    part = this_run_s is not None and this_run_s < total - 0.5
+    part = this_run_s is not None and this_run_s < total  # equal: the first run is all there was
     return f"{how} after {duration(total)}" + (f" ({duration(this_run_s)} this run)" if part else "")
 
 

@@ -178,13 +178,18 @@ def test_a_stopped_and_resumed_evaluation_adds_its_tokens_and_time(loaded_window
     config = {"description": "topics", "prompts": [{"raw": "Write a long story about {{topic}}."}],
               "providers": [{"id": f"file://{model_path}", "label": f"max {n}",
                              "config": {"temperature": 0, "max_tokens": n}} for n in (8, 160)],
-              "tests": "file://tests.csv"}
+              "tests": "file://tests.csv", "evaluateOptions": {"maxConcurrency": 3}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     assert window.evals.open_config(tmp_path / "config.yaml"), window.messages
     evaluation = window.session.evaluation
     assert view.resume_button.text() == "Resume"  # running: a first run, nothing to resume yet
     wait_until(loop, lambda: any(c.finished for c in evaluation.cells) and any(
         c.status == "running" and c.generated_tokens > 10 for c in evaluation.cells), timeout=180)
+    waiting = [i for i in cell_indexes(view) if i.data(CELL_ROLE).status == "pending"]
+    assert waiting  # the run has not started these yet: they wait, they are not "not run"
+    for index in waiting:
+        texts = painted(view, index)
+        assert "WAITING" in texts and "NOT RUN" not in texts and "waiting…" not in texts, texts
     view.stop_button.click()
     wait_until(loop, lambda: not window.evals.running, timeout=60)
     first_s, left = evaluation.duration_s, len(evaluation.unfinished())
