@@ -46,7 +46,9 @@ def prepare(evaluation: Evaluation, cell: CellResult) -> Prepared:
 
 def start(cell: CellResult, prepared: Prepared) -> None:
     """Reset the cell for a (re)run, with a fresh result for its generation to stream into; a given output is
-    its result at once (latency unknown: not generated now)."""
+    its result at once (latency unknown: not generated now). What an earlier, cut-short run generated stays
+    counted in `cut_short_tokens`."""
+    cell.cut_short_tokens += cell.result.generated_tokens
     cell.prompt, cell.error, cell.latency_ms, cell.cached, cell.grading = prepared.prompt, None, None, False, None
     cell.result, cell.status = PaneResult(), "running"
     if prepared.given_output is not None:

@@ -11,7 +11,9 @@ when `start` finds such a row already final, from an earlier run). A cell's gene
 here). Before a judge's verdicts count it is calibrated (app/evaluate/calibration.py): for every judge ×
 rubric format the unfinished cells use, its calibration questions go first in the judge queue, unless this
 session's `CalibrationCache` already holds that backend's model in that format; the result goes into
-`evaluation.calibrations`. Qt-free.
+`evaluation.calibrations`. The evaluation's `duration_s` adds this run's time to its earlier runs', kept current
+as requests end (and whenever the owner calls `note_time`), so a crash mid-run loses none of it that autosave had
+seen. Qt-free.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class EvaluationRunner:
         self._in_flight: dict[int, object] = {}  # request id -> its handle
         self._asked: set[tuple] = set()  # select-best rows already queued
         self._started = 0.0
+        self._earlier_s = 0.0  # the evaluation's earlier runs (before a Stop, or a crash)
         self._finished_emitted = False
         # Set by app.evaluate.in_turn when models on standby take turns: whether a backend (by name) takes requests
         # now. A cell or judge call whose backend does not is held until `release`, never failed for it.
@@ -70,8 +73,9 @@ class EvaluationRunner:
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
-        self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-        self._started = time.perf_counter()
+        if self.evaluation.started_at is None:  # a resume keeps the first run's start
+            self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        self._started, self._earlier_s = time.perf_counter(), self.evaluation.duration_s or 0.0
         self._cells.extend(self.evaluation.unfinished())
         self._calibrate()
         for case, repeat in sorted({(c.case, c.repeat) for c in self.evaluation.cells}):
@@ -104,6 +108,16 @@ class EvaluationRunner:
         for handle in list(self._in_flight.values()):
             handle.cancel()
         self._check_done()
+
+    def note_time(self) -> None:
+        """The evaluation's `duration_s` is its earlier runs' time plus this one's so far."""
+        if self._started and not self._finished_emitted:
+            self.evaluation.duration_s = self._earlier_s + time.perf_counter() - self._started
+
+    @property
+    def this_run_s(self) -> float:
+        """How long this run has taken (all of `duration_s` when it is the first)."""
+        return (self.evaluation.duration_s or 0.0) - self._earlier_s
 
     @property
     def done(self) -> bool:
@@ -210,6 +224,7 @@ class EvaluationRunner:
 
     def _ended(self, request_id: int, result: PaneResult, completion: Completion, on_finish) -> None:
         self._in_flight.pop(request_id, None)
+        self.note_time()
         on_finish(result, completion)
         self._top_up()
 
@@ -311,6 +326,6 @@ class EvaluationRunner:
 
     def _check_done(self) -> None:
         if self.done and not self._finished_emitted:
+            self.note_time()
             self._finished_emitted = True
-            self.evaluation.duration_s = time.perf_counter() - self._started
             self.events.finished.emit()

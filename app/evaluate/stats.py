@@ -57,7 +57,7 @@ class ColumnStats:
     mean_decode_tps: float | None = None
     mean_latency_ms: float | None = None
     prompt_tokens: int = 0
-    generated_tokens: int = 0
+    generated_tokens: int = 0  # every run's, those a crash or a Stop cut short included
     cached_tokens: int = 0
 
     @property
@@ -104,7 +104,7 @@ def column_stats(cells: list[CellResult], reliability: Reliability | None = None
     stats.mean_decode_tps = _mean(c.decode_tps for c in generated)
     stats.mean_latency_ms = _mean(c.latency_ms for c in generated)
     stats.prompt_tokens = sum(c.prompt_tokens for c in cells)
-    stats.generated_tokens = sum(c.generated_tokens for c in cells)
+    stats.generated_tokens = sum(c.generated_tokens + c.cut_short_tokens for c in cells)  # resumes add, never drop
     stats.cached_tokens = sum(c.cached_tokens for c in cells)
     return stats
 

@@ -89,10 +89,12 @@ class _Candidate:
 
 
 def discover(home: str | Path | None = None, env: dict | None = None, *, folders=(), cache: ScanCache | None = None,
-             progress: Callable[[int, int, str], None] | None = None, platform: str = sys.platform) -> list[ModelEntry]:
+             progress: Callable[[int, int, str], None] | None = None, platform: str = sys.platform,
+             own=()) -> list[ModelEntry]:
     """Every model the apps on this machine downloaded (and those in `folders`), sorted by source then name.
     `home`/`env` default to the real ones; `cache` to the persistent scan cache; `progress(done, total, name)`
-    is called as headers are read."""
+    is called as headers are read. `own`: model files Chorus itself has (the embedded default, the model
+    loaded now), listed first as source "chorus" unless an app's folder lists the same file."""
     home = Path(home) if home is not None else Path.home()
     env = dict(os.environ if env is None else env)
     cache = cache if cache is not None else ScanCache.default()
@@ -102,6 +104,13 @@ def discover(home: str | Path | None = None, env: dict | None = None, *, folders
             candidates += _dedupe(_COLLECT[root.kind](root))
         except OSError as exc:  # an unreadable folder loses its own models, never the scan
             log.warning("could not scan %s (%s): %s", root.path, root.source, exc)
+    listed = {os.path.realpath(c.shards[0]) for c in candidates if c.shards}
+    for path in dict.fromkeys(Path(p) for p in own if p):
+        shards = shard_paths(path)
+        if shards and path.exists() and os.path.realpath(shards[0]) not in listed:
+            listed.add(os.path.realpath(shards[0]))
+            parts = split_parts(shards[0].name)
+            candidates.append(_Candidate("chorus", _stem(shards[0]), shards, parts[2] if parts else 1))
     entries = []
     for done, cand in enumerate(candidates):
         if progress:

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 OLLAMA_SYSTEM = Path("/usr/share/ollama/.ollama/models")
-SOURCES = ("lmstudio", "ollama", "gpt4all", "huggingface", "llama.cpp", "jan", "folder")
-SOURCE_LABELS = {"lmstudio": "LM Studio", "ollama": "Ollama", "gpt4all": "GPT4All", "huggingface": "Hugging Face",
-                 "llama.cpp": "llama.cpp", "jan": "Jan", "folder": "Folder"}
+SOURCES = ("chorus", "lmstudio", "ollama", "gpt4all", "huggingface", "llama.cpp", "jan", "folder")
+# "chorus": a model Chorus itself has (the embedded default, the model loaded now) that no app's folder lists
+SOURCE_LABELS = {"chorus": "Chorus", "lmstudio": "LM Studio", "ollama": "Ollama", "gpt4all": "GPT4All",
+                 "huggingface": "Hugging Face", "llama.cpp": "llama.cpp", "jan": "Jan", "folder": "Folder"}
 
 
 @dataclass(frozen=True)
@@ -46,18 +47,24 @@ class Root:
     kind: str
 
 
-def roots(home: Path, env: dict, platform: str = sys.platform, folders=()) -> list[Root]:
-    """Every folder worth scanning that exists, in source order; a folder reached twice is listed once."""
+def candidates(home: Path, env: dict, platform: str = sys.platform, folders=()) -> list[Root]:
+    """Every folder where an app (or the user, `folders`) would keep models, whether it exists or not, in source
+    order; a folder reached twice is listed once. What the Models dialog says it looked in."""
     found, seen = [], set()
-    candidates = (_lmstudio(home, env) + _ollama(home, env, platform) + _gpt4all(home, env, platform)
-                  + [Root("huggingface", hf_cache_dir(home, env), "hf")] + _llamacpp(home, env, platform)
-                  + _jan(home, env, platform) + [Root("folder", Path(f).expanduser(), "tree") for f in folders])
-    for root in candidates:
+    every = (_lmstudio(home, env) + _ollama(home, env, platform) + _gpt4all(home, env, platform)
+             + [Root("huggingface", hf_cache_dir(home, env), "hf")] + _llamacpp(home, env, platform)
+             + _jan(home, env, platform) + [Root("folder", Path(f).expanduser(), "tree") for f in folders])
+    for root in every:
         key = (root.source, os.path.realpath(root.path))
-        if key not in seen and root.path.is_dir():
+        if key not in seen:
             seen.add(key)
             found.append(root)
     return found
+
+
+def roots(home: Path, env: dict, platform: str = sys.platform, folders=()) -> list[Root]:
+    """The `candidates` that exist: every folder worth scanning."""
+    return [root for root in candidates(home, env, platform, folders) if root.path.is_dir()]
 
 
 def _xdg(env: dict, name: str, home: Path, default: str) -> Path:

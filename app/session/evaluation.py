@@ -177,7 +177,9 @@ class CellResult:
     """One case × variant (× repeat): its rendered prompt, its generation (`result`, streamed into by the runner),
     and its verdict. status: pending → running → grading → pass | fail | error. `latency_ms` is None when
     nothing was generated now (a given output); `error` says why the cell is an ERROR (its generation's, its
-    template's or its grading's failure). Compared by identity: a cell is a place in the matrix, not a value."""
+    template's or its grading's failure). `cut_short_tokens`: what its earlier runs generated before a crash or
+    a Stop cut them short (a rerun starts a fresh result): totals count them, so they never go backwards on a
+    resume. Compared by identity: a cell is a place in the matrix, not a value."""
 
     events = SignalGroupDescriptor(connect_child_events=True)
 
@@ -191,6 +193,7 @@ class CellResult:
     cached: bool = False
     grading: GradingResult | None = None
     result: PaneResult = field(default_factory=PaneResult)
+    cut_short_tokens: int = 0
 
     def __post_init__(self) -> None:
         self.revision = 0  # its evaluation counts the cell's events here: an encoding of the same count is true
@@ -247,7 +250,9 @@ class CellResult:
 class Evaluation:
     """Cases × variants and their cells (`cells`, an EventedList in matrix order: repeat, case, variant; made
     when not given); `judge` names the default judge ("local", a GGUF path or a URL). The cells cover cases ×
-    variants × repeats exactly once (checked on construction). Compared by identity, like a cell."""
+    variants × repeats exactly once (checked on construction). `started_at` is when its first run began,
+    `duration_s` the time all its runs took together (a resume adds to it; a run in progress keeps it current).
+    Compared by identity, like a cell."""
 
     events = SignalGroupDescriptor(connect_child_events=True)
 
@@ -285,6 +290,11 @@ class Evaluation:
 
     def row(self, case: int, repeat: int = 0) -> list[CellResult]:
         return [self.cell(case, v, repeat) for v in range(len(self.variants))]
+
+    @property
+    def begun(self) -> bool:
+        """It has run before (a resume, not a first run, is what runs the rest)."""
+        return self.started_at is not None or any(cell.finished for cell in self.cells)
 
     def unfinished(self) -> list[CellResult]:
         """The cells a resume runs (every cell without a final status), in matrix order."""

@@ -99,7 +99,7 @@ _parts: weakref.WeakKeyDictionary[Evaluation, tuple[list, list, msgspec.Raw, msg
 def cell_to_file(cell: CellResult) -> Cell:
     return Cell(case=cell.case, variant=cell.variant, repeat=cell.repeat, status=cell.status, prompt=cell.prompt,
                 error=cell.error, latency_ms=cell.latency_ms, cached=cell.cached, grading=from_model(cell.grading),
-                result=result_to_file(cell.result, tokens=False))
+                result=result_to_file(cell.result, tokens=False), cut_short_tokens=cell.cut_short_tokens)
 
 
 def _cell_raw(cell: CellResult) -> msgspec.Raw:

@@ -70,6 +70,8 @@ class ConversationView(QPlainTextEdit):
             self._tinted_block(cursor, spec, first)
         elif result.busy or (result.text and not answered) or (result.state == RunState.INTERRUPTED and not answered):
             note = "" if result.busy else f" ({result.state.value})"
+            if result.state == RunState.INTERRUPTED and not result.text:  # queued or prefilling when Chorus stopped
+                note = " (interrupted before any text arrived: Run asks again)"
             self._block(cursor, "assistant", result.text, first, note)
             if result.busy:
                 self._streaming, self._shown = result, len(result.text)

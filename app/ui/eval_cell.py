@@ -17,6 +17,7 @@ from app.ui.eval_model import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE, UNR
 # verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
           "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575"),
+          "waiting": ("WAITING", "#757575"),
           "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f")}
 UNRELIABLE = ("UNRELIABLE JUDGE", "#6d4c41")
 ROW_HEIGHT = 108
@@ -99,10 +100,9 @@ class CellDelegate(QStyledItemDelegate):
         shown = index.data(Qt.DisplayRole) or ""
         if not cell.output and cell.error:
             painter.setPen(QColor(BADGES["error"][1]))
-        elif not cell.finished:
-            painter.setPen(option.palette.placeholderText().color() if not cell.output else
+        elif not cell.finished:  # the badge says whether it waits or will not run: no second word for it here
+            painter.setPen(option.palette.placeholderText().color() if cell.status == "pending" else
                            option.palette.text().color())
-            shown = shown or ("waiting…" if cell.status == "pending" else "")
         self._draw_wrapped(painter, body, shown, option.font)
         painter.restore()
 

@@ -19,11 +19,13 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 from app.evaluate import CellResult, Evaluation, stats
 from app.evaluate.calibration import Reliability, describe
 from app.session.evaluation import cell_change
+from app.session.result import RunState
 from app.ui.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
 NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
-STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, or its generation's state while it runs
+STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, its generation's state while it runs, or
+# "waiting" for a cell not started yet while the evaluation runs ("pending" is "not run": nothing will run it)
 UNRELIABLE_ROLE = Qt.UserRole + 4  # the calibrations of the unreliable judges the cell's verdict rests on ([]: none)
 CHECKS_ROLE = Qt.UserRole + 5  # every assertion's result: [(type, passed, unreliable)]
 FLUSH_MS = 150
@@ -52,8 +54,8 @@ def header_lines(column: stats.Column) -> list[str]:
     s = column.stats
     title = column.variant.title
     lines = [title if len(title) <= 60 else title[:59] + "…"]
-    if not s.finished:
-        lines.append(f"{s.pending} to run")
+    if not s.finished:  # the tokens generated so far (cut-short runs' too): a resume adds to them
+        lines.append(f"{s.pending} to run" + (f" · {s.generated_tokens} tok" if s.generated_tokens else ""))
         return lines
     lines.append(f"{s.passed}/{s.finished} pass · {s.pass_rate:.0%} (95% CI {s.ci[0]:.0%}–{s.ci[1]:.0%})"
                  + (f" · {s.unreliable} unreliable" if s.unreliable else ""))
@@ -109,6 +111,14 @@ def verdict_note(cell: CellResult) -> str:
     return f"{kind}: {preview(shown.reason, 200)}"
 
 
+def cut_short_note(cell: CellResult) -> str:
+    """Why a pending cell holds part of an output: a crash or a Stop cut its run short."""
+    state = cell.result.state
+    if cell.status != "pending" or state not in (RunState.INTERRUPTED, RunState.CANCELLED):
+        return ""
+    return f"{'interrupted' if state == RunState.INTERRUPTED else 'stopped'}: Resume runs it again"
+
+
 def cell_tooltip(cell: CellResult, doubtful=()) -> str:
     parts = [f"{cell.status.upper()}" + (f" · score {cell.score:.2f}" if cell.grading else "")]
     parts += [f"Not counted: {describe(found)}" for found in doubtful]
@@ -138,6 +148,7 @@ class EvalTableModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.evaluation: Evaluation | None = None
+        self.running = False  # whether the evaluation runs now (its view says so): its pending cells wait
         self._rows: list[stats.Row] = []
         self._columns: list[stats.Column] | None = None  # header figures, recomputed after changes
         self._reliability: Reliability | None = None  # which verdicts count, recomputed after changes
@@ -155,6 +166,13 @@ class EvalTableModel(QAbstractTableModel):
         self._rows = stats.rows(evaluation) if evaluation is not None else []
         self._columns, self._reliability, self._dirty = None, None, set()
         self.endResetModel()
+
+    def set_running(self, running: bool) -> None:
+        """A run started or ended: pending cells read "waiting" while it runs, "not run" otherwise."""
+        if running != self.running:
+            self.running = running
+            if self._rows and self.columnCount() > 1:
+                self.dataChanged.emit(self.index(0, 1), self.index(len(self._rows) - 1, self.columnCount() - 1))
 
     # --- changes ------------------------------------------------------------------------------------------------
     def _event(self, info) -> None:
@@ -222,15 +240,17 @@ class EvalTableModel(QAbstractTableModel):
         cell = row.cells[index.column() - 1]
         if role == CELL_ROLE:
             return cell
+        waiting = cell.status == "pending" and self.running
         if role == NOTE_ROLE:
-            return verdict_note(cell)
+            return "" if waiting else verdict_note(cell) or cut_short_note(cell)
         if role == UNRELIABLE_ROLE:
             return self.reliability().doubtful(cell)
         if role == CHECKS_ROLE:
             return checks(cell, self.reliability())
         if role == STATE_ROLE:
             state = cell.result.state.value
-            return state if cell.status == "running" and state in ("queued", "prefilling") else cell.status
+            return state if cell.status == "running" and state in ("queued", "prefilling") else (
+                "waiting" if waiting else cell.status)
         if role == Qt.DisplayRole:
             return preview(cell.output) if cell.output else (cell.error or "")
         if role == Qt.ToolTipRole:

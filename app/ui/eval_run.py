@@ -27,6 +27,13 @@ from app.session.evaluation import BackendTarget
 from app.ui.eval_view import EvalView, duration, eta_seconds
 
 
+def elapsed_note(evaluation: Evaluation, how: str, this_run_s: float | None = None) -> str:
+    """"finished after 0:23" — the time of all its runs; after a resume, also this run's: "(0:06 this run)"."""
+    total = evaluation.duration_s or 0.0
+    part = this_run_s is not None and this_run_s < total  # equal: the first run is all there was
+    return f"{how} after {duration(total)}" + (f" ({duration(this_run_s)} this run)" if part else "")
+
+
 class EvalRun(QObject):
     sig_status = Signal(str)
     """A short note for the status bar."""
@@ -125,6 +132,7 @@ class EvalRun(QObject):
     def _tick(self) -> None:
         if self.eval_runner is None:
             return
+        self.eval_runner.note_time()  # the evaluation's time, autosaved with it: a crash keeps it
         done = self._todo - len(self.eval_runner.evaluation.unfinished())
         eta = eta_seconds(done, self._todo, time.monotonic() - self._started_at)
         self.view.set_eta("estimating…" if eta is None else f"ETA {duration(eta)}")
@@ -135,7 +143,7 @@ class EvalRun(QObject):
             return
         totals = stats.totals(runner.evaluation)
         how = "stopped" if runner.cancelled else "finished"
-        self.view.set_eta(f"{how} after {duration(time.monotonic() - self._started_at)}")
+        self.view.set_eta(elapsed_note(runner.evaluation, how, runner.this_run_s))
         note = (f"Evaluation {how}: {totals.successes} passed, {totals.failures} failed, {totals.errors} errors"
                 + (f", {totals.unreliable} unreliable (judge failed its calibration)" if totals.unreliable else "")
                 + (f", {totals.pending} not run" if totals.pending else ""))

@@ -29,7 +29,7 @@ from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.templates import TemplateProblem
 from app.session import PaneSpec, SessionController
 from app.ui.eval_run import EvalRun
-from app.ui.eval_view import EvalView, judge_label
+from app.ui.eval_view import EvalView, duration, judge_label
 from app.ui.settings import EVAL_JUDGE
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
@@ -60,8 +60,7 @@ class EvalTools(QObject):
         self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
         self.session.events.evaluation.connect(self._replaced)
-        self.view.model.set_evaluation(self.session.evaluation)
-        self.view.set_running(False)
+        self._show(self.session.evaluation)
 
     # --- menus --------------------------------------------------------------------------------------------------
     def build_file_menu(self, menu, before: QAction) -> QAction:
@@ -161,9 +160,14 @@ class EvalTools(QObject):
     def _replaced(self, evaluation, *_old) -> None:
         """The session's evaluation changed (opened, made, or a whole session opened): show it."""
         self.run_control.reset()
+        self._show(evaluation)
+        self.sig_show.emit(evaluation is not None, evaluation is not None)
+
+    def _show(self, evaluation: Evaluation | None) -> None:
         self.view.model.set_evaluation(evaluation)
         self.view.set_running(False)
-        self.sig_show.emit(evaluation is not None, evaluation is not None)
+        if evaluation is not None and evaluation.begun and evaluation.unfinished() and evaluation.duration_s:
+            self.view.set_eta(f"ran {duration(evaluation.duration_s)} so far")  # stopped, or cut short by a crash
 
     # --- the judge -----------------------------------------------------------------------------------------------
     @property

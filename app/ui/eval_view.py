@@ -146,8 +146,10 @@ class EvalView(QWidget):
         self.stop_button.setEnabled(running)
         self.export_button.setEnabled(evaluation is not None and left < len(evaluation.cells))
         self.resume_button.setEnabled(not running and left > 0)
-        self.resume_button.setText(f"Resume ({left} cells)" if left and not running and left < len(
-            evaluation.cells) else "Run" if left and not running else "Resume")
+        begun = evaluation is not None and evaluation.begun  # a run was cut short (Stop, a crash): resume it
+        self.resume_button.setText(f"Resume ({left} cells)" if left and not running and begun
+                                   else "Run" if left and not running else "Resume")
+        self.model.set_running(running)
         self.refresh()
 
     def set_eta(self, text: str) -> None:

@@ -1,4 +1,6 @@
-"""Model → Models on this computer…: the GGUF files other apps downloaded, with what each needs in memory.
+"""Model → Models on this computer…: the GGUF files other apps downloaded, with what each needs in memory, and
+Chorus's own (`builtin`, the embedded default; `loaded`, the model loaded now, marked in bold). When no app's
+folder holds a model it says where it looked and how to add one (models_help.py); Open a GGUF file… loads one.
 
 The last scan shows at once (from the scan cache); a rescan runs off the GUI thread with a progress bar and is
 cheap when nothing changed (no header is read again). The dialog never touches the window: Load and Add as
@@ -9,6 +11,7 @@ another backend are signals (`sig_load(path)`, `sig_add_backend(path)`), Reveal 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +37,7 @@ from PySide6.QtWidgets import (
 from app.models import ModelEntry, ScanCache, discover
 from app.models.sources import SOURCE_LABELS
 from app.ui.hub_dialog import HubDialog
+from app.ui.models_help import folders_text, help_html, looked_in
 from app.ui.models_table import ENTRY_ROLE, ModelsFilter, build_model
 from app.ui.settings import Settings
 
@@ -75,13 +79,18 @@ class ModelsDialog(QDialog):
 
     def __init__(self, settings: Settings, parent: QWidget | None = None, *, cache: ScanCache | None = None,
                  scan: Callable[..., list[ModelEntry]] = discover, scan_kwargs: dict | None = None,
-                 reveal: Callable[[str], None] | None = None, hub_dialog: Callable[[QWidget], QDialog] | None = None):
-        """`hub_dialog(parent)` makes the Download dialog (default: HubDialog over the hub)."""
+                 reveal: Callable[[str], None] | None = None, hub_dialog: Callable[[QWidget], QDialog] | None = None,
+                 loaded: str | None = None, builtin: str | None = None):
+        """`hub_dialog(parent)` makes the Download dialog (default: HubDialog over the hub); `loaded` is the
+        main model's file, `builtin` the embedded default's (both listed even when no app's folder has them)."""
         super().__init__(parent)
         self.setWindowTitle("Models on this computer")
         self.resize(1280, 620)
         self.settings, self.cache, self._scan = settings, cache or ScanCache.default(), scan
         self._scan_kwargs = dict(scan_kwargs or {})
+        self.loaded = loaded
+        if loaded or builtin:
+            self._scan_kwargs.setdefault("own", tuple(p for p in (loaded, builtin) if p))
         self._reveal = reveal or (lambda path: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent))))
         self._hub_dialog = hub_dialog or (lambda parent: HubDialog(settings, parent))
         self.entries: list[ModelEntry] = []
@@ -109,8 +118,10 @@ class ModelsDialog(QDialog):
         self.source.currentIndexChanged.connect(lambda: self.proxy.set_source(self.source.currentData()))
         self.rescan_button = QPushButton("Rescan", clicked=self.rescan)
         self.folder_button = QPushButton("Add folder…", clicked=self.add_folder)
+        self.open_button = QPushButton("Open a GGUF file…", clicked=self.open_file)
         top.addWidget(self.search, 1)
         top.addWidget(self.source)
+        top.addWidget(self.open_button)
         top.addWidget(self.folder_button)
         top.addWidget(self.rescan_button)
         top.addWidget(QPushButton("Download from Hugging Face…", clicked=self.open_hub))
@@ -130,6 +141,11 @@ class ModelsDialog(QDialog):
         self.table.doubleClicked.connect(lambda _: self.load_selected())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         layout.addWidget(self.table, 1)
+        self.help = QLabel(objectName="modelsHelp", textFormat=Qt.RichText, wordWrap=True, visible=False,
+                           textInteractionFlags=Qt.TextBrowserInteraction)
+        self.help.linkActivated.connect(lambda link: {"open": self.open_file, "folder": self.add_folder,
+                                                      "hub": self.open_hub}[link]())
+        layout.addWidget(self.help)
         bottom = QHBoxLayout()
         self.progress = QProgressBar(minimumWidth=160, maximumWidth=240, textVisible=True)
         self.status = QLabel(objectName="scanStatus")
@@ -170,7 +186,9 @@ class ModelsDialog(QDialog):
         self.progress.hide()
         broken = sum(1 for e in entries if e.broken)
         note = f" ({broken} cannot load: the Prompt format column says why)" if broken else ""
-        self.show_entries(entries, f"{len(entries)} models found{note}.")
+        found = sum(1 for e in entries if e.source != "chorus")
+        self.show_entries(entries, (f"{found} models found in other apps' folders{note}." if found else
+                                    f"No models in other apps' folders{note}: see below."))
         self.sig_scanned.emit(len(entries))
 
     def _on_failed(self, message: str) -> None:
@@ -183,13 +201,39 @@ class ModelsDialog(QDialog):
         self.entries = entries
         sort = self.table.horizontalHeader().sortIndicatorSection(), self.table.horizontalHeader().sortIndicatorOrder()
         build_model(entries, self.settings.engine_fields(), self.model)
+        self._mark_loaded()  # before the columns fit their contents: bold is wider
         self.proxy.sort(*sort)  # section -1: the scan's order (by source, then name)
         header = self.table.horizontalHeader()
         header.resizeSections(QHeaderView.ResizeToContents)
         for section in range(header.count() - 1):
             header.resizeSection(section, min(header.sectionSize(section), 260))
+        places = looked_in(self._scan_kwargs, self._scan_kwargs.get("folders", self.settings.model_folders()))
         self.status.setText(status)
+        self.status.setToolTip("Looked in:\n" + folders_text(places))
+        empty = not any(e.source != "chorus" for e in entries)
+        self.help.setText(help_html(entries, places) if empty else "")
+        self.help.setVisible(empty)
         self._update_buttons()
+
+    def _mark_loaded(self) -> None:
+        """The row of the model loaded now, in bold."""
+        for row in range(self.model.rowCount()):
+            entry = self.model.item(row, 0).data(ENTRY_ROLE)
+            if self.loaded and entry is not None and os.path.realpath(entry.path) == os.path.realpath(self.loaded):
+                for column in range(self.model.columnCount()):
+                    item = self.model.item(row, column)
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                self.model.item(row, 0).setToolTip("Loaded now" + (f"\n{t}" if (t := self.model.item(
+                    row, 0).toolTip()) else ""))
+
+    def open_file(self) -> None:
+        """Choose any GGUF file and load it (`sig_load`)."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", str(Path.home()),
+                                              "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.sig_load.emit(path)
 
     def add_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "A folder with GGUF models", str(Path.home()))

@@ -110,7 +110,13 @@ class ModelActions(QObject):
             asyncio.ensure_future(self.load_model(path))
 
     def open_models(self) -> ModelsDialog:
-        self.models_dialog = ModelsDialog(self.settings, self.parent_widget)
+        try:
+            builtin = str(default_model_path())
+        except ModelNotFoundError:  # not installed: the dialog says how to add a model
+            builtin = None
+        info = self.bridge.model_info
+        self.models_dialog = ModelsDialog(self.settings, self.parent_widget, loaded=info.path if info else None,
+                                          builtin=builtin)
         self.models_dialog.sig_load.connect(self.load_asked)
         self.models_dialog.sig_add_backend.connect(  # one that does not fit beside the loaded ones waits on standby
             lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
