@@ -81,7 +81,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.prompt = PromptEditor("Ask something…  (Ctrl+Enter runs this pane)")
 
         self.controls = PaneControls([("System prompt", system_toggle), ("Sampling", sampling_toggle),
-                                      ("Output format", options_toggle)])
+                                      ("Output", options_toggle)])
         c = self.controls
         self.run_button, self.stop_button, self.drop_button, self.rating = c.run_button, c.stop_button, \
             c.drop_button, c.rating

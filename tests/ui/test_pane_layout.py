@@ -11,6 +11,7 @@ from app.session import PaneResult, RunState
 from app.ui.pane_editor import EXPANDED_HEIGHT
 from app.ui.screen_fit import DEFAULT_SIZE
 from tests.ui.conftest import wait_until
+from tests.ui.test_arena_window import open_arena, three_variants
 from tests.ui.test_end_to_end import prepare
 
 QUESTIONS = ["Name a fruit.", "Name a country.", "Name a color.", "Name an animal.", "Name a river.",
@@ -69,6 +70,23 @@ def test_the_folded_editor_unfolds_when_focused_and_keeps_its_text(window, qtbot
     assert pane.prompt.toPlainText() == pane.spec.draft  # the view renders the draft; folding lost nothing
 
 
+def test_a_click_that_takes_the_focus_from_the_editor_lands_before_the_editor_folds(window, qtbot):
+    """Folding at once moved Run up under a held mouse button; the fold waits for the release."""
+    focus_window(window, qtbot)
+    pane = answered(window, 2)[0]
+    pane.prompt.setPlainText("Next question")
+    pane.prompt.setFocus()
+    qtbot.waitUntil(lambda: pane.prompt.hasFocus() and not pane.prompt.folded)
+    where = pane.run_button.geometry()
+    QTest.mousePress(pane.run_button, Qt.LeftButton)
+    qtbot.waitUntil(pane.run_button.hasFocus)
+    assert not pane.prompt.folded and pane.run_button.geometry() == where  # nothing moved under the press
+    QTest.mouseRelease(pane.run_button, Qt.LeftButton)
+    assert "No model" in pane.status.text()  # the click ran the pane (no model is loaded here)
+    qtbot.waitUntil(lambda: pane.prompt.folded)
+    assert pane.prompt.toPlainText() == "Next question"
+
+
 def test_a_fresh_pane_shows_its_settings_and_a_full_editor(window):
     pane = window.grid.panes[0]
     assert not pane.has_reply() and not pane.prompt.folded and pane.prompt.height() == EXPANDED_HEIGHT
@@ -81,7 +99,7 @@ def test_after_a_reply_the_settings_open_from_the_pane_menu(window, qtbot):
     assert not any(t.isVisible() for t in pane._toggles) and pane.rating.isVisible()
     pane.controls.menu.aboutToShow.emit()
     entries = {a.text(): a for a in pane.controls.menu.actions()}
-    assert {"System prompt", "Sampling", "Output format", "Copy reply"} <= set(entries)
+    assert {"System prompt", "Sampling", "Output", "Copy reply"} <= set(entries)
     entries["Sampling"].trigger()
     assert sampling.isVisible() and pane.sampling.isVisible() and not system.isVisible()
     sampling.click()  # its own toggle closes it again, and hides with it
@@ -123,6 +141,13 @@ def test_controls_have_accessible_names(window):
     assert label in pane.rating.note.accessibleName() and label in pane.controls.menu_button.accessibleName()
     pane.spec.title = "Sea"  # renamed: the names follow
     assert pane.run_button.accessibleName() == "Run Sea"
+
+
+def test_arena_vote_buttons_have_accessible_names(loaded_window, loop):
+    view = open_arena(loaded_window, loop, three_variants(loaded_window, max_tokens=4))
+    assert [b.accessibleName() for b in view.vote_buttons.values()] == [
+        "Vote: A is better", "Vote: B is better", "Vote: Tie", "Vote: Both bad"]
+    view.close()
 
 
 def test_tab_walks_a_pane_from_its_editor_to_its_reply(window, qtbot):
