@@ -7,7 +7,7 @@ toggles hide while their section is closed, and the menu is where the sections a
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from app.ui.rating_bar import RatingBar
 
@@ -45,13 +45,41 @@ class PaneControls(QWidget):
         self.menu.addSeparator()
         self.copy_action = self.menu.addAction("Copy reply")
         self.menu.aboutToShow.connect(self._sync)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
+        self._row = QHBoxLayout()
+        self._row.setSpacing(4)
         for widget in (self.run_button, self.stop_button, self.drop_button):
-            layout.addWidget(widget)
-        layout.addWidget(self.rating, 1)
-        layout.addWidget(self.menu_button)
+            self._row.addWidget(widget)
+        self._row.addStretch(1)
+        self._row.addWidget(self.menu_button)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(2)
+        self._layout.addLayout(self._row)
+        self._in_row: bool | None = None
+        self.place_rating()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt)
+        super().resizeEvent(event)
+        self.place_rating()
+
+    def place_rating(self) -> None:
+        """The rating sits in the row between Stop and the menu when it fits whole, else on a line of its own
+        under it (a 180 px column). Only the height changes, so this never feeds back into the width. Called on
+        resizes and when Drop shows or hides."""
+        buttons = [w for w in (self.run_button, self.stop_button, self.drop_button, self.menu_button)
+                   if not w.isHidden()]
+        spacing = self._row.spacing()
+        needed = sum((w.minimumWidth() or w.minimumSizeHint().width()) + spacing for w in buttons)
+        in_row = self.width() >= needed + self.rating.minimumSizeHint().width()
+        if in_row == self._in_row:
+            return
+        self._in_row = in_row
+        (self._layout if in_row else self._row).removeWidget(self.rating)
+        if in_row:
+            self._row.insertWidget(self._row.count() - 1, self.rating, 1)  # before the menu, the stretch's place
+            self._row.setStretch(self._row.count() - 3, 0)
+        else:
+            self._layout.addWidget(self.rating)
 
     def _sync(self) -> None:
         for action, toggle in self.section_actions:

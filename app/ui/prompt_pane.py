@@ -246,7 +246,10 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         busy = self.busy
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
-        self.drop_button.setVisible(self.spec.result.error_kind == "context" and not busy)
+        drop = self.spec.result.error_kind == "context" and not busy
+        if self.drop_button.isHidden() == drop:
+            self.drop_button.setVisible(drop)
+            self.controls.place_rating()
         self._update_stripe()
         self.refresh_status()
 

@@ -108,6 +108,21 @@ def test_after_a_reply_the_settings_open_from_the_pane_menu(window, qtbot):
     assert QApplication.clipboard().text() == "Hello!"
 
 
+def test_in_narrow_columns_the_rating_takes_a_line_of_its_own_and_shows_whole(window, qtbot):
+    window.resize(800, 560)
+    panes = answered(window, 4)
+    for pane in panes:
+        pane.spec.group = "g"
+    window.grid.show_group_in_columns("g")
+    pane = panes[0]
+    qtbot.waitUntil(lambda: pane.width() < 250 and pane.rating.isVisible())
+    rating, row = pane.rating, pane.run_button
+    qtbot.waitUntil(lambda: rating.geometry().top() > pane.controls.menu_button.geometry().bottom())  # below
+    assert rating.width() >= rating.minimumSizeHint().width() and row.width() >= row.minimumWidth()
+    window.grid.show_group_in_columns(None)  # back to the grid: wide enough for one row again
+    qtbot.waitUntil(lambda: abs(rating.geometry().center().y() - row.geometry().center().y()) < row.height())
+
+
 def test_headers_elide_and_never_wrap(window, qtbot):
     """Before: at 800x560 with 2 columns, "Pane 1  seed random" wrapped onto three lines."""
     window.resize(800, 560)
