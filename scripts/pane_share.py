@@ -4,7 +4,7 @@
 The window opens at its default size (1400x860) with the statistics dock; each layout has two rows of panes
 (4 panes at 2 columns, 8 at 4), every pane runs a greedy reply on the embedded model, then for each pane:
 share = the reply view's height / the pane's height, and lines = how many lines of the reply it shows.
-Prints one JSON line per layout and saves OUT_DIR/pane-share-{2,4}col.png.
+Prints one JSON line per layout and saves OUT_DIR/screenshot-panes-{2,4}col.png.
 """
 
 import asyncio
@@ -58,9 +58,10 @@ async def shoot(window: MainWindow, out: Path) -> None:
             await asyncio.sleep(0.1)
         window.setFocus()  # no pane editor holds the focus
         window.grid.verticalScrollBar().setValue(0)
+        window.grid.horizontalScrollBar().setValue(0)
         await asyncio.sleep(0.5)
         print(json.dumps(measure(window)), flush=True)
-        window.grab().save(str(out / f"pane-share-{columns}col.png"))
+        window.grab().save(str(out / f"screenshot-panes-{columns}col.png"))
 
 
 def main() -> None:
