@@ -235,7 +235,7 @@ async def shoot_compare(window: MainWindow, out: Path) -> None:
     await finish_all(window)
     await asyncio.sleep(1.0)
     window.grab().save(str(out / "screenshot-columns.png"))
-    group = window.compare.group_views(source)
+    group = [v for v in window.grid.panes if v.spec.group == source.spec.group]
     dialog = window.compare.open_diff(group[0], group[1])
     dialog.resize(1100, 520)
     await asyncio.sleep(1.0)

@@ -75,6 +75,7 @@ class ArenaView(QDialog):
         for winner, text, key in VOTES:
             button = QPushButton(f"{text}  [{key}]", toolTip=f"Vote: {text.lower()} (key {key})", autoDefault=False)
             button.clicked.connect(lambda _=False, w=winner: self.vote(w))
+            button.setAccessibleName(f"Vote: {text}")  # not "A is better [1]" read out
             QShortcut(QKeySequence(key), self, activated=lambda w=winner: self._vote_key(w))
             buttons.addWidget(button)
             self.vote_buttons[winner] = button

@@ -1,5 +1,8 @@
 """A pane's header: its title with what differs from its group, the backend it runs on, and its menus.
 
+The title is one line at any width: cut with "…" (the title first keeps its room, then what differs), never
+wrapped; its tooltip holds all of it.
+
 The backend chooser lists the names the window offers (`set_backends`) and writes the choice into the pane's
 spec (`PaneSpec.backend`). A pane restored from a session may name a backend that is not connected now: it
 stays selected, marked "not connected", so nothing is changed behind the user's back and Run says what to do.
@@ -10,7 +13,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
 
 from app.session import MAIN
@@ -21,6 +24,51 @@ NOT_CONNECTED = " (not connected)"
 COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
                    ("table", "Comparison table…"), ("columns", "Show its group in columns"),
                    ("run_group", "Run its group"))
+
+
+class ElidedTitle(QLabel):
+    """The pane's title in bold, then what differs in grey, on one line, each cut with "…" to fit. `text()` is
+    the whole of it as rich text (html-escaped); the painting is its elided form."""
+
+    GAP = "  "
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent, textFormat=Qt.RichText, objectName="paneTitle")
+        self.parts = ("", "")
+
+    def set_parts(self, title: str, detail: str) -> None:
+        self.parts = (title, detail)
+        self.setText(f"{html.escape(title)}{self.GAP}<span style='color:#6b7280;font-weight:normal'>"
+                     f"{html.escape(detail)}</span>" if detail else html.escape(title))
+        self.update()
+
+    def elided(self) -> tuple[str, str]:
+        """(title, detail) as painted at the current width."""
+        title, detail = self.parts
+        room = self.contentsRect().width()
+        bold, light = QFontMetrics(self.font()), QFontMetrics(self._light_font())
+        shown = bold.elidedText(title, Qt.ElideRight, room)
+        room -= bold.horizontalAdvance(shown + self.GAP)
+        if not detail or shown != title or room < light.horizontalAdvance("…"):
+            return shown, ""
+        return shown, light.elidedText(detail, Qt.ElideRight, room)
+
+    def _light_font(self) -> QFont:
+        font = QFont(self.font())
+        font.setBold(False)
+        return font
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt)
+        title, detail = self.elided()
+        rect = self.contentsRect()
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(QPalette.WindowText))
+        painter.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, title)
+        if detail:
+            painter.setFont(self._light_font())
+            painter.setPen(self.palette().color(QPalette.PlaceholderText))
+            left = QFontMetrics(self.font()).horizontalAdvance(title + self.GAP)
+            painter.drawText(rect.adjusted(left, 0, 0, 0), Qt.AlignLeft | Qt.AlignVCenter, detail)
 
 
 class PaneHeader(QWidget):
@@ -34,9 +82,8 @@ class PaneHeader(QWidget):
         self.pane = pane
         self._names = [MAIN]
         self._diff: dict[str, str] = {}
-        self.title = QLabel(pane.spec.label, textFormat=Qt.RichText)
-        self.title.setObjectName("paneTitle")
-        self.title.setWordWrap(True)  # narrow columns: "Pane 5 / T 0.7 · seed 3" on two lines, not cut
+        self.title = ElidedTitle()
+        self.title.set_parts(pane.spec.label, "")
         self.backend = QComboBox(toolTip="Where this pane runs: the main local model, another local model or a "
                                          "server (Model → Backends… adds them)")
         self.backend.setObjectName("paneBackend")
@@ -127,11 +174,9 @@ class PaneHeader(QWidget):
         self._diff = dict(diff)
         self.title.setToolTip(label(diff))
         shown = {k: v for k, v in diff.items() if not (k == "backend" and self.backend.isVisibleTo(self))}
-        text = label(shown)
         title = self.spec.label
-        self.title.setText(f"{html.escape(title)}  <span style='color:#6b7280;font-weight:normal'>"
-                           f"{html.escape(text)}</span>" if text else html.escape(title))
-        bold = self.title.font()
-        bold.setBold(True)
-        first_word = title.split(" ")[0] + " " + (title.split(" ")[1] if " " in title else "")
-        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_word) + 6, 160))  # no "Pane/3"
+        self.title.set_parts(title, label(shown))
+        bold = QFont(self.title.font())
+        bold.setBold(True)  # the style sheet's weight may not be applied yet
+        first_words = " ".join(title.split(" ")[:2])  # "Pane 3" whole, never "Pa…"
+        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_words) + 6, 160))

@@ -5,7 +5,7 @@ The pane renders its spec and writes the user's edits into it; structural action
 SessionController (app/ui/pane_actions.py). It listens to the spec's events and refreshes at most once per
 event-loop turn, so a pump of many steps repaints it once; a pane scrolled out of view defers streamed changes
 until it is painted again. It keeps no copy of the run's state: text, state and figures are read from
-`spec.result` each time.
+`spec.result` each time. Once it has a reply, the reply comes first (app/ui/pane_arrangement.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,8 +29,10 @@ from app.ui.collapsible import collapsible
 from app.ui.conversation_view import ConversationView
 from app.ui.output_options import OutputOptions
 from app.ui.pane_actions import PaneActions
+from app.ui.pane_arrangement import PaneArrangement
+from app.ui.pane_controls import PaneControls
+from app.ui.pane_editor import PromptEditor
 from app.ui.pane_header import PaneHeader
-from app.ui.rating_bar import RatingBar
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
@@ -42,7 +43,7 @@ _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop",
                             "thinking", "thinking_budget"})
 
 
-class PromptPane(PaneActions, StripedFrame):
+class PromptPane(PaneActions, PaneArrangement, StripedFrame):
     sig_compare_action = Signal(object, str)
     """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
 
@@ -63,61 +64,61 @@ class PromptPane(PaneActions, StripedFrame):
         self.compare_button, self.duplicate_button, self.remove_button = h.compare_button, h.duplicate_button, \
             h.remove_button
 
-        self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)")
+        self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)", tabChangesFocus=True)
         self.system_prompt.setFixedHeight(54)
         system_toggle, _ = collapsible("System prompt", self.system_prompt, expanded=False)
+        self.sampling = SamplingForm()
+        sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
+        self.options = OutputOptions()
+        options_toggle, _ = collapsible("Output", self.options, expanded=False)
+        self._toggles = (system_toggle, sampling_toggle, options_toggle)
+        self._compact = False
         self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
         self.cancel_edit_button = QPushButton("Cancel edit")
         banner = QHBoxLayout()
         banner.addWidget(self.edit_banner, 1)
         banner.addWidget(self.cancel_edit_button)
-        self.prompt = QPlainTextEdit(placeholderText="Ask something…  (Ctrl+Enter runs this pane)")
-        self.prompt.setFixedHeight(72)
-        self.sampling = SamplingForm()
-        sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
-        self.options = OutputOptions()
-        options_toggle, _ = collapsible("Output", self.options, expanded=False)
-        self._editors = [system_toggle, self.prompt, sampling_toggle, options_toggle]  # hidden when compact
+        self.prompt = PromptEditor("Ask something…  (Ctrl+Enter runs this pane)")
 
-        self.run_button = QPushButton("Run", toolTip="Send the message, or regenerate the last reply (Ctrl+Enter)")
-        self.run_button.setObjectName("runButton")
-        self.stop_button = QPushButton("Stop", toolTip="Stop this pane (Esc)")
-        self.copy_button = QPushButton("Copy", toolTip="Copy the last reply")
-        self.drop_button = QPushButton("Drop oldest exchange && retry",
-                                       toolTip="Remove the oldest question and its answer, then run again")
-        self.stop_button.setEnabled(False)
-        buttons = QHBoxLayout()
-        for b in (self.run_button, self.stop_button, self.copy_button, self.drop_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-
+        self.controls = PaneControls([("System prompt", system_toggle), ("Sampling", sampling_toggle),
+                                      ("Output", options_toggle)])
+        c = self.controls
+        self.run_button, self.stop_button, self.drop_button, self.rating = c.run_button, c.stop_button, \
+            c.drop_button, c.rating
+        self.copy_action = c.copy_action
         self.output = ConversationView()
+        self.output.setTabChangesFocus(True)
         self.thinking_view = ThinkingView()
-        self.rating = RatingBar()
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
-        for widget in (self.header, system_toggle, self.system_prompt):
+        for widget in (self.header, system_toggle, self.system_prompt, sampling_toggle, self.sampling,
+                       options_toggle, self.options):
             layout.addWidget(widget)
         layout.addLayout(banner)
-        for widget in (self.prompt, sampling_toggle, self.sampling, options_toggle, self.options):
-            layout.addWidget(widget)
-        layout.addLayout(buttons)
+        layout.addWidget(self.prompt)
+        layout.addWidget(self.controls)
         layout.addWidget(self.thinking_view)
         layout.addWidget(self.output, 1)
-        for widget in (self.options.legend, self.rating, self.status):
+        for widget in (self.options.legend, self.status):
             layout.addWidget(widget)
         self.setMinimumWidth(180)
+        chain = [self.cancel_edit_button, self.prompt, *c.focus_chain(), self.thinking_view.toggle,
+                 self.thinking_view.text, self.output]  # editor -> Run -> Stop -> rating -> menu -> reply
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
         self.load_spec()
 
         self.run_button.clicked.connect(lambda: self.run())
         self.stop_button.clicked.connect(self.stop)
         self.duplicate_button.clicked.connect(lambda: controller.duplicate(self.spec))
         self.remove_button.clicked.connect(lambda: controller.remove(self.spec))
-        self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.reply_text()))
+        self.copy_action.triggered.connect(lambda: QGuiApplication.clipboard().setText(self.reply_text()))
+        for toggle in self._toggles:
+            toggle.toggled.connect(self._arrange)
         self.drop_button.clicked.connect(self.drop_oldest_and_retry)
         self.cancel_edit_button.clicked.connect(self.cancel_edit)
         self.prompt.textChanged.connect(lambda: setattr(self.spec, "draft", self.prompt.toPlainText()))
@@ -162,6 +163,10 @@ class PromptPane(PaneActions, StripedFrame):
         if dirty & {"result", "new result", "turns"}:
             self.thinking_view.sync(self.spec)
             self.show_state()
+        if dirty & {"new result", "turns"}:
+            self._arrange()
+            if "new result" in dirty and self.busy:
+                self.prompt.fold()  # the message is sent: its reply gets the room until the user types again
 
     def load_spec(self) -> None:
         """Show everything the spec holds (after a restore, a duplicate or a run)."""
@@ -169,6 +174,7 @@ class PromptPane(PaneActions, StripedFrame):
         self.output.render(self.spec)
         self.thinking_view.sync(self.spec)
         self.show_state()
+        self._arrange()
 
     def load_editors(self, fields=_EDITOR_FIELDS) -> None:
         """Show the spec's values in the editors for `fields` (an editor already showing them is untouched,
@@ -188,6 +194,8 @@ class PromptPane(PaneActions, StripedFrame):
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
+        if fields & {"title", "number"}:
+            self.name_controls()
         editing = spec.editing is not None
         if editing:
             self.edit_banner.setText(f"Editing message {spec.editing // 2 + 1}: Run replaces it and everything "
@@ -211,14 +219,6 @@ class PromptPane(PaneActions, StripedFrame):
             self.commit_form()
         except ValueError:
             return  # shown when the user runs the pane
-
-    def set_compact(self, compact: bool) -> None:
-        """Columns mode: editors folded away (their sections closed) so the outputs get the height."""
-        for widget in self._editors:
-            if compact and isinstance(widget, QToolButton) and widget.isChecked():
-                widget.setChecked(False)  # closes its section
-            widget.setVisible(not compact)
-        self.header.set_compact(compact)
 
     # --- state ----------------------------------------------------------------------------------------------------
     @property
@@ -246,7 +246,10 @@ class PromptPane(PaneActions, StripedFrame):
         busy = self.busy
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
-        self.drop_button.setVisible(self.spec.result.error_kind == "context" and not busy)
+        drop = self.spec.result.error_kind == "context" and not busy
+        if self.drop_button.isHidden() == drop:
+            self.drop_button.setVisible(drop)
+            self.controls.place_rating()
         self._update_stripe()
         self.refresh_status()
 

@@ -70,9 +70,10 @@ class ThinkingView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("thinkingView")
-        self.toggle = QToolButton(objectName="sectionToggle", checkable=True)
+        self.toggle = QToolButton(objectName="sectionToggle", checkable=True, accessibleName="Show the thinking")
         self.toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
-        self.text = QPlainTextEdit(readOnly=True, objectName="thinkingText")
+        self.text = QPlainTextEdit(readOnly=True, objectName="thinkingText", tabChangesFocus=True)
+        self.text.setAccessibleName("Thinking")
         self.text.setMaximumHeight(120)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

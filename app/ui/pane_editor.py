@@ -1,0 +1,76 @@
+"""A pane's message editor that leaves the height to the reply: once the pane has one, the editor is one line
+high until it is focused, and its full height while the user writes in it.
+
+Folding changes only the height, never the text (the pane's draft). A fold that follows a mouse press waits for
+the button's release, so a click that moves the focus (onto Run, into the reply) lands where it was aimed before
+the layout moves. Losing the focus to a popup or another window does not fold it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+EXPANDED_HEIGHT = 72  # about four lines
+RELEASE_POLL_MS = 50  # while a mouse button is held after the focus left
+
+
+class PromptEditor(QPlainTextEdit):
+    def __init__(self, placeholder: str, parent: QWidget | None = None):
+        super().__init__(parent, placeholderText=placeholder)
+        self.setTabChangesFocus(True)  # Tab walks the pane (editor -> Run -> ...); a prompt rarely needs a tab
+        self._foldable = False
+        self.folded = False
+        self._release = QTimer(self, interval=RELEASE_POLL_MS)
+        self._release.timeout.connect(self._fold_if_released)
+        self.textChanged.connect(self._typed)
+        self._set_folded(False)
+
+    def folded_height(self) -> int:
+        margin = math.ceil(self.document().documentMargin())
+        return self.fontMetrics().lineSpacing() + 2 * (self.frameWidth() + margin) + 2
+
+    def set_foldable(self, foldable: bool) -> None:
+        """Whether the pane has a reply: then the editor folds to a line whenever it is not focused."""
+        if foldable == self._foldable:
+            return
+        self._foldable = foldable
+        self._set_folded(foldable and not self.hasFocus())
+
+    def fold(self) -> None:
+        """Fold now even if focused (a run just started and its reply needs the room); typing unfolds it."""
+        if self._foldable:
+            self._set_folded(True)
+
+    def _typed(self) -> None:
+        if self.folded and self.hasFocus():
+            self._set_folded(False)
+
+    def focusInEvent(self, event) -> None:  # noqa: N802 (Qt)
+        super().focusInEvent(event)
+        self._release.stop()
+        self._set_folded(False)
+
+    def focusOutEvent(self, event) -> None:  # noqa: N802 (Qt)
+        super().focusOutEvent(event)
+        if self._foldable and event.reason() not in (Qt.PopupFocusReason, Qt.ActiveWindowFocusReason):
+            self._fold_if_released()
+            if not self.folded:
+                self._release.start()
+
+    def _fold_if_released(self) -> None:
+        if QGuiApplication.mouseButtons() != Qt.NoButton:
+            return  # the click that took the focus is still held: fold once it is released
+        self._release.stop()
+        if self._foldable and not self.hasFocus():
+            self._set_folded(True)
+
+    def _set_folded(self, folded: bool) -> None:
+        self.folded = folded
+        self.setFixedHeight(self.folded_height() if folded else EXPANDED_HEIGHT)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff if folded else Qt.ScrollBarAsNeeded)
+        if folded:
+            self.verticalScrollBar().setValue(0)  # its first line shows
