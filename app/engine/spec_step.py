@@ -46,20 +46,24 @@ class SpeculativeStep:
     def _verify(self, seq: Sequence, first: int, draft: list[int], now: float, events: EventBuilder) -> int:
         """Sample the outputs `first`..`first + len(draft)` of a drafting sequence (its n_past already counts
         the pending token) as the module docstring says; returns how many tokens became output."""
-        slot = seq.slot
+        slot, spec = seq.slot, seq.spec
         generated = accepted = 0
+        spec.record(len(draft), 0)
         try:
             for j in range(len(draft) + 1):
                 token = seq.sampler.sample(self._ctx.ptr, first + j)
+                hit = j < len(draft) and token == draft[j]
+                if hit:  # counted before the token may end the request (its Completion includes it)
+                    accepted += 1
+                    spec.record(0, 1)
                 logits = self._ctx.output_logits(first + j, copy=False) if seq.request.logprobs else None
                 generated += self._accept_token(seq, token, now, events, logits)
-                if seq.finished or j == len(draft) or token != draft[j]:
+                if seq.finished or not hit:
                     break
-                accepted += 1
                 seq.n_past += 1  # the draft just confirmed is in the KV already
         finally:
             self._ctx.trim(slot, seq.n_past)  # the rejected drafts' KV (an ended request's cache record agrees)
-            seq.spec.record(len(draft), accepted)
+            spec.review()
             self._stats.record_draft(len(draft), accepted)
             self._step_accepted += accepted
         return generated

@@ -9,7 +9,8 @@ is sampled from the same logits, with the same RNG draws, as without speculation
 
 Drafts ("ngram", prompt-lookup decoding): find the most recent earlier place where the last n tokens of the
 prompt + output occurred (n = NGRAM_MAX down to NGRAM_MIN, longest match first) and guess that what followed
-it follows again. The index is kept incrementally: O(NGRAM_MAX) per token.
+it follows again (a match near the end continues with its own period). The index is kept incrementally:
+O(NGRAM_MAX) per token.
 """
 
 from __future__ import annotations
@@ -51,8 +52,11 @@ class NgramDrafter:
             if len(history) <= n:
                 continue
             start = self._next[n].get(tuple(history[-n:]))
-            if start is not None:
-                return history[start:start + limit]
+            if start is not None:  # a match near the end repeats with its period: continue the draft itself
+                draft = history[start:start + limit]
+                while len(draft) < limit:
+                    draft.append(draft[len(draft) - (len(history) - start)])
+                return draft
         return []
 
 
@@ -84,8 +88,12 @@ class SpecState:
         return self.drafter.draft(min(limit, self.settings.max_draft))
 
     def record(self, drafted: int, accepted: int) -> None:
+        """Count drafted and accepted tokens as they happen (a Completion made meanwhile includes them)."""
         self.drafted += drafted
         self.accepted += accepted
+
+    def review(self) -> None:
+        """After a verified run: auto mode turns itself off (with a note) once its drafts have not paid."""
         if (self.settings.mode == "auto" and self.active and self.drafted >= AUTO_PROBE
                 and self.accepted < AUTO_MIN_RATE * self.drafted):
             self.active = False
