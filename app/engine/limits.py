@@ -56,6 +56,7 @@ LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no 
 ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 # Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): most drafted tokens a step.
 SPEC_MODES = ("off", "auto", "on")
+SPEC_MODE_DEFAULT = "off"  # a pane's (PaneSpec.speculative); a request without a Speculation does not draft
 SPEC_KINDS = ("ngram",)
 SPEC_MAX_DRAFT = Limit(1, 32, 8)
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
