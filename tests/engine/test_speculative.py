@@ -140,3 +140,18 @@ def test_auto_mode_turns_off_when_drafts_do_not_pay_and_beside_many_requests():
     forced_on.record(AUTO_PROBE, 0)
     forced_on.review()
     assert forced_on.active and forced_on.draft([2], 4, batched=AUTO_MAX_BATCH + 1) == [1, 2, 1, 2]
+
+
+def test_drafts_share_a_small_batch_with_prompts_in_the_default_mode(make_engine):
+    """Batched mode (reproducible off), a 16-token batch: 4 drafting streams, a long prompt joining them. Drafts
+    only take the room left (a batch overflow would end the requests "error"), and every slot is accounted."""
+    engine = make_engine(n_slots=5, reproducible=False, max_batch_tokens=16, step_budget=8)
+    spec = Speculation(mode="on", max_draft=16)
+    handles = [engine.submit(request(COPY, spec, max_tokens=50)) for _ in range(3)]
+    handles.append(engine.submit(request(COPY + " Twice.", spec, SamplingParams(temperature=0.8, seed=5))))
+    handles.append(engine.submit(request(PASSAGE * 4 + "\n\nWhat is this about?", max_tokens=20)))
+    results = [h.result(600) for h in handles]
+    assert all(r.finish_reason in ("stop", "length") for r in results), [r.error for r in results]
+    assert sum(r.accepted_tokens for r in results[:4]) > 20
+    assert engine.stats().accepted_tokens == sum(r.accepted_tokens for r in results)
+    assert_kv_accounted(engine)
