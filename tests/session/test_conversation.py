@@ -4,7 +4,7 @@
 import pytest
 
 from app.engine import SamplingParams
-from app.session import PaneSpec, RunState, Session, SessionRunner, conversation
+from app.session import PaneResult, PaneSpec, RunState, Session, SessionRunner, conversation
 from app.session.conversation import NothingToRun
 from tests.conftest import EngineSubmitter, drive
 
@@ -128,3 +128,5 @@ def test_a_panes_speculative_mode_reaches_the_request_and_the_file(tmp_path):
     assert Session.load(tmp_path / "s.chorus.json").panes[0].speculative == "auto"
     with pytest.raises(ValueError, match="speculative must be one of off, auto, on"):
         PaneSpec(speculative="fast")
+    assert "7/10 drafted accepted" in PaneResult(drafted_tokens=10, accepted_tokens=7).summary()
+    assert "drafted" not in PaneResult().summary()
