@@ -196,6 +196,17 @@ def run_eval_bench(args, threads: int) -> int:
     return 0
 
 
+def run_spec_bench(args, threads: int) -> int:
+    from app.bench.speculative import format_spec, spec_bench
+
+    result = {"speculative": spec_bench(default_model_path(), threads, repetitions=1 if args.quick else 3,
+                                        on_run=lambda label: print(f"  {label}", file=sys.stderr, flush=True))}
+    print(format_spec(result["speculative"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
@@ -204,6 +215,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_scale(args, threads, write_png)
     if getattr(args, "eval", False):
         return run_eval_bench(args, threads)
+    if getattr(args, "spec", False):
+        return run_spec_bench(args, threads)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 

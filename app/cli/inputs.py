@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.engine import GenerationRequest, SamplingParams
+from app.engine import GenerationRequest, SamplingParams, Speculation
 from app.session import MAIN, Session, SessionFileError, compare, conversation
 
-REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar")
+REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
+                  "speculative")
+SPECULATION_KEYS = tuple(f.name for f in dataclasses.fields(Speculation))
 
 
 class InputError(ValueError):
@@ -84,6 +86,8 @@ def field_problem(data: dict) -> str | None:
               "grammar": (lambda v: isinstance(v, str), "a GBNF string"),
               "json_schema": (lambda v: isinstance(v, dict), "a JSON schema object"),
               "sampling": (lambda v: isinstance(v, dict), "an object of sampling settings"),
+              "speculative": (lambda v: isinstance(v, str) or (isinstance(v, dict) and set(v) <= set(SPECULATION_KEYS)),
+                              f'"off", "auto", "on" or an object with {", ".join(SPECULATION_KEYS)}'),
               "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}")}
     for name, (ok, what) in expect.items():
         if name in data and data[name] is not None and not ok(data[name]):
@@ -128,10 +132,19 @@ def parse_line(text: str, line: int) -> RunItem:
         fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar")
                   if data.get(k) is not None}
         request = GenerationRequest(sampling=SamplingParams(**(data.get("sampling") or {})),
-                                    stop=data.get("stop") or (), **fields)
+                                    stop=data.get("stop") or (), speculative=speculation(data.get("speculative")),
+                                    **fields)
     except (TypeError, ValueError) as exc:
         return RunItem(line, item_id, None, {}, f"line {line}: {exc}")
     return RunItem(line, item_id, request, request_settings(request))
+
+
+def speculation(value: str | dict | None) -> Speculation | None:
+    """A line's `speculative`: a mode ("off", "auto", "on") or {mode, kind, max_draft}; ValueError if bad."""
+    if value is None:
+        return None
+    settings = Speculation(mode=value) if isinstance(value, str) else Speculation(**value)
+    return settings if settings.enabled else None
 
 
 def _jsonl_items(path: Path) -> Iterator[RunItem]:

@@ -43,8 +43,9 @@ class TokenBatch:
     def clear(self) -> None:
         self.n_tokens = 0
 
-    def add(self, tokens, first_pos: int, seq_id: int, output_last: bool) -> int:
-        """Append a run of one sequence's tokens; returns the batch index of the last one."""
+    def add(self, tokens, first_pos: int, seq_id: int, output_last: bool, output_all: bool = False) -> int:
+        """Append a run of one sequence's tokens; returns the batch index of the last one. `output_all`: every
+        token is an output (a speculative draft being verified)."""
         n = len(tokens)
         start, end = self.n_tokens, self.n_tokens + n
         if end > self.capacity:
@@ -52,7 +53,7 @@ class TokenBatch:
         self.token[start:end] = tokens
         self.pos[start:end] = np.arange(first_pos, first_pos + n, dtype=np.int32)
         self.seq[start:end] = seq_id
-        self.logits[start:end] = 0
+        self.logits[start:end] = 1 if output_all else 0
         if output_last:
             self.logits[end - 1] = 1
         self.n_tokens = end

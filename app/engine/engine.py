@@ -4,7 +4,7 @@ Other threads only touch the waiting queue, the cancel set and the subscriber li
 variable); the engine thread owns the model, context, batch, samplers, running sequences and the prompt cache,
 and is the only one that calls llama.cpp or frees anything. Its work is split by concern into mixins: a
 request's life (lifecycle.py), one decode step (step.py, or reproducible.py when outputs must not depend on
-what else runs) and prefix sharing (sharing.py).
+what else runs; spec_step.py when requests draft tokens) and prefix sharing (sharing.py).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from app.engine.reproducible import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence, next_request_id
 from app.engine.scheduler import PrefillPacer
 from app.engine.sharing import PrefixSharing
+from app.engine.spec_step import SpeculativeStep
 from app.engine.stats import StatsRecorder
 from app.engine.step import StepExecution
 from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, StatsSnapshot, StepEvent
@@ -38,7 +39,7 @@ log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
 
 
-class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
+class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep, PrefixSharing):
     """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
 
     def __init__(self, config: EngineConfig):
@@ -82,6 +83,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, PrefixSharing):
         self._idle = threading.Event()  # set after an iteration that left nothing waiting or running
         self._idle.set()
         self._steps = 0
+        self._step_accepted = 0
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
         self._pacer = PrefillPacer(config)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)

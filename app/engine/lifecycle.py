@@ -22,6 +22,7 @@ from app.engine.prompt import ContextOverflow, PromptError
 from app.engine.reasoning import ReasoningSplit, opens_thinking
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
+from app.engine.speculation import SpecState
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
@@ -109,6 +110,9 @@ class RequestLifecycle:
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
         seq.sampler = self._sampler_chain(seq.request, banned)
         seq.sampler.accept_prompt(prompt)
+        spec = seq.request.speculative
+        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None:
+            seq.spec = SpecState(spec, prompt)  # a constrained request never drafts (docs/engine.md)
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()

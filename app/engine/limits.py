@@ -54,6 +54,11 @@ SEED = Limit(0, 0xFFFFFFFF, 0)  # None (no seed) = a fresh random seed per reque
 MAX_TOKENS = Limit(1, 32768, 256)
 LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no log-probabilities
 ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
+# Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): most drafted tokens a step.
+SPEC_MODES = ("off", "auto", "on")
+SPEC_MODE_DEFAULT = "off"  # a pane's (PaneSpec.speculative); a request without a Speculation does not draft
+SPEC_KINDS = ("ngram",)
+SPEC_MAX_DRAFT = Limit(1, 32, 8)
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
 # EngineConfig.reasoning_format (app/engine/reasoning.py): split <think>…</think> from the answer, or leave it in.
 REASONING_FORMATS = ("deepseek", "none")

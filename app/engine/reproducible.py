@@ -12,9 +12,10 @@ makes sure every token meets the per-row kernel:
 - a prompt advances in pieces of at most `prefill_chunk` (< 64) tokens, each its own llama_decode, so it
   reaches ggml as one stream with fewer than 64 query tokens (the pacer still decides how many tokens a step
   takes: their number changes with load, their bits do not);
-- decode tokens share one llama_decode; a token that would be alone in its ubatch (no neighbouring slot
-  decoding), and a one-token prompt piece, gets a placeholder token in a neighbouring slot, dropped after the
-  decode, so no ubatch is ever one token of one stream.
+- decode tokens share one llama_decode; a speculating sequence's run (pending token and drafts, fewer than 64)
+  is a llama_decode of its own, like a prompt piece (spec_step.py); a token that would be alone in its ubatch
+  (no neighbouring slot decoding), and a one-token prompt piece, gets a placeholder token in a neighbouring
+  slot, dropped after the decode, so no ubatch is ever one token of one stream.
 
 So a token's KV and logits are the same computed as prompt or decoded, alone or batched: the prompt cache,
 fan-out copies and follow-up turns reuse KV exactly as in the default mode.
@@ -37,8 +38,12 @@ log = logging.getLogger("chorus.engine")
 class ReproducibleStep:
     def _step_reproducible(self, plan: StepPlan, events: EventBuilder) -> None:
         elapsed = 0.0
-        if plan.decode:
-            elapsed += self._decode_group(plan.decode, events)
+        plain = [seq for seq in plan.decode if seq not in plan.drafts]
+        if plain:
+            elapsed += self._decode_group(plain, events)
+        for seq, draft in plan.drafts.items():  # each drafting run alone: one stream, < 64 tokens
+            if not seq.finished and seq in self._running:
+                elapsed += self._decode_drafting(seq, draft, events)
         for seq, n in plan.prefill:
             if seq.finished or seq not in self._running:
                 continue

@@ -111,6 +111,7 @@ class Sequence:
         self.sampler: SamplerChain | None = None
         self.text = TextStream(tuple(self.request.stop))
         self.split = ReasoningSplit(enabled=False)  # replaced at admission, when the prompt is known
+        self.spec = None  # a SpecState (speculation.py) while the request drafts tokens; set at admission
         self.forced: list[int] = []  # tokens to emit instead of sampling (a spent thinking budget closes the block)
         # Prefix sharing (engine thread only; docs/engine.md "Slots as a prompt cache"):
         self.cached_tokens = 0  # prompt tokens whose KV was reused or copied instead of prefilled
@@ -149,6 +150,7 @@ class Sequence:
                 kept = {k: getattr(sampling, k) for k in ("repeat_penalty", "frequency_penalty", "presence_penalty",
                                                           "penalty_last_n")}
                 request = dataclasses.replace(request, sampling=SamplingParams(temperature=0.0, **kept))
+            request = dataclasses.replace(request, speculative=None)  # lossless: it never changes the tokens
             self._key = repr(request)  # every field of the frozen dataclass, new ones included
         return self._key
 
@@ -185,4 +187,7 @@ class Sequence:
             reasoning_text=self.split.reasoning_text,
             reasoning_tokens=self.split.tokens,
             answer_ttft_s=None if self.t_answer is None else self.t_answer - self.t_submit,
+            drafted_tokens=self.spec.drafted if self.spec else 0,
+            accepted_tokens=self.spec.accepted if self.spec else 0,
+            note=self.spec.note if self.spec else "",
         )

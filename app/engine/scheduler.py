@@ -20,6 +20,11 @@ from app.engine.types import EngineConfig
 class StepPlan:
     decode: list[Sequence] = field(default_factory=list)  # one pending token each
     prefill: list[tuple[Sequence, int]] = field(default_factory=list)  # (sequence, prompt tokens this step)
+    drafts: dict[Sequence, list[int]] = field(default_factory=dict)  # decode sequence -> tokens to verify after it
+
+    @property
+    def n_draft(self) -> int:
+        return sum(len(d) for d in self.drafts.values())
 
     @property
     def n_decode(self) -> int:
@@ -31,7 +36,7 @@ class StepPlan:
 
     @property
     def n_tokens(self) -> int:
-        return self.n_decode + self.n_prefill
+        return self.n_decode + self.n_draft + self.n_prefill
 
     @property
     def sequences(self) -> list[Sequence]:
@@ -69,15 +74,19 @@ class PrefillPacer:
 
 
 def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
-              prefill_cap: int | None = None, pacer: PrefillPacer | None = None) -> StepPlan:
+              prefill_cap: int | None = None, pacer: PrefillPacer | None = None,
+              drafts: dict[Sequence, list[int]] | None = None) -> StepPlan:
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
     sequence waiting to copy a donor's prefix gets no prompt tokens. In reproducible mode the prompt part is a
-    list of pieces of at most `prefill_chunk` tokens, possibly several of one prompt, each for its own decode."""
-    plan = StepPlan(decode=[s for s in running if s.pending_token is not None])
+    list of pieces of at most `prefill_chunk` tokens, possibly several of one prompt, each for its own decode.
+    `drafts` (speculation): tokens each decoding sequence verifies after its pending one; they count as
+    decode rows for the pacer and take their room in the batch."""
+    plan = StepPlan(decode=[s for s in running if s.pending_token is not None], drafts=dict(drafts or {}))
     admitting = [s for s in running if s.pending_token is None and s.prompt_remaining > 0 and s.donor is None]
+    rows = plan.n_decode + plan.n_draft
     if plan.n_decode:
-        allowance = (pacer.prefill_allowance(plan.n_decode) if pacer
-                     else config.step_budget - plan.n_decode)
+        allowance = (pacer.prefill_allowance(rows) if pacer
+                     else config.step_budget - rows)
         # The time target is per prompt being admitted: each waiting prompt is an idle slot (lost throughput)
         # and a pane waiting for its first token, so k prompts may take k times one prompt's share of a step.
         budget = max(allowance, config.min_prefill_per_step) * max(len(admitting), 1)
@@ -86,7 +95,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
     if config.reproducible:  # paced as usual, but each piece stays below the kernel-switching size
         _plan_pieces(plan, admitting, min(budget, n_batch), config.prefill_chunk)
         return plan
-    budget = min(budget, n_batch - plan.n_decode)
+    budget = min(budget, n_batch - rows)
     if prefill_cap is not None:
         budget = min(budget, prefill_cap)
     for seq in admitting:

@@ -158,7 +158,7 @@ class PrefixSharing:
         """A cancelled leader hands its slot, KV, sampler and followers to its first follower."""
         heir = leader.followers.pop(0)
         for name in ("slot", "n_prompt_done", "n_past", "pending_token", "sampler", "prompt_logits",
-                     "ready_logits", "donor", "share", "forced"):
+                     "ready_logits", "donor", "share", "forced", "spec"):
             setattr(heir, name, getattr(leader, name))
         heir.leader, heir.followers = None, leader.followers
         for follower in heir.followers:

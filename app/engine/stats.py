@@ -44,6 +44,8 @@ class StatsRecorder:
             self.completed = 0
             self.prompt_tokens_cached = 0
             self.coalesced = 0
+            self.drafted = 0
+            self.accepted = 0
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
@@ -70,6 +72,11 @@ class StatsRecorder:
             self.generated_total += generated
             self._recent_generated.add(generated)
             self.completed += completed
+
+    def record_draft(self, drafted: int, accepted: int) -> None:
+        with self._lock:
+            self.drafted += drafted
+            self.accepted += accepted
 
     def record_reuse(self, cached_tokens: int, coalesced: int = 0) -> None:
         with self._lock:
@@ -105,6 +112,8 @@ class StatsRecorder:
                 n_ctx_per_slot=self.n_ctx_per_slot,
                 prompt_tokens_cached=self.prompt_tokens_cached,
                 coalesced=self.coalesced,
+                drafted_tokens=self.drafted,
+                accepted_tokens=self.accepted,
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,

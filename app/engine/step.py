@@ -26,8 +26,10 @@ class StepExecution:
         if not self._running:
             return
         prefill_cap = None
+        self._step_accepted = 0  # drafted tokens accepted this step (spec_step.py): decode tokens too
+        drafts = self._drafts()
         while True:
-            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer)
+            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts)
             if not plan.n_tokens and any(seq.donor for seq in self._running):
                 for seq in self._running:  # only donor-waiters left: cannot happen, but never wait forever
                     seq.donor = None
@@ -42,6 +44,11 @@ class StepExecution:
             rc, elapsed = self._timed_decode(outputs)
             if rc == 0:
                 break
+            if plan.drafts:  # a failed decode left nothing usable: retry without drafts, then as before
+                for seq in plan.drafts:
+                    self._ctx.trim(seq.slot, seq.n_past)
+                drafts = {}
+                continue
             if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
                 prefill_cap = plan.n_prefill // 2
                 if prefill_cap == 0 and not plan.decode:  # not even one prompt token fits
@@ -77,17 +84,18 @@ class StepExecution:
     def _end_step(self, plan: StepPlan, elapsed: float) -> None:
         """Stats, pacing and slot occupancy for a step that decoded `plan` in `elapsed` seconds."""
         self._steps += 1
-        self._stats.record_step(plan.n_decode, plan.n_prefill, elapsed)
-        self._pacer.observe(plan.n_decode, plan.n_prefill, elapsed)
+        self._stats.record_step(plan.n_decode + self._step_accepted, plan.n_prefill, elapsed)
+        self._pacer.observe(plan.n_decode + plan.n_draft, plan.n_prefill, elapsed)
         slot_fill = [0] * self.config.n_slots
         for seq in self._running:
             slot_fill[seq.slot] = seq.n_past
         self._stats.record_occupancy(len(self._running), len(self._waiting), slot_fill)
 
     def _fill_batch(self, plan: StepPlan, pads: list[tuple[int, int, int]] = ()) -> list[tuple[Sequence, int]]:
-        """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs. `pads` are
-        (slot, position, token) placeholders whose outputs nobody samples (reproducible.py)."""
-        runs = [(s.slot, s, (s.pending_token,), s.n_past, True) for s in plan.decode]
+        """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs (a
+        drafting sequence's first output: every token of its run is one). `pads` are (slot, position, token)
+        placeholders whose outputs nobody samples (reproducible.py)."""
+        runs = [(s.slot, s, (s.pending_token, *plan.drafts.get(s, ())), s.n_past, True) for s in plan.decode]
         runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], s.n_past, n == s.prompt_remaining)
                  for s, n in plan.prefill]
         runs += [(slot, None, (token,), position, True) for slot, position, token in pads]
@@ -96,9 +104,10 @@ class StepExecution:
         batch.clear()
         outputs = []
         for slot, seq, tokens, position, wants_output in runs:
-            index = batch.add(tokens, position, slot, wants_output)
+            drafting = seq in plan.drafts
+            index = batch.add(tokens, position, slot, wants_output, output_all=drafting)
             if wants_output and seq is not None:
-                outputs.append((seq, index))
+                outputs.append((seq, index - len(tokens) + 1 if drafting else index))
         return outputs
 
     def _advance(self, plan: StepPlan, outputs: list[tuple[Sequence, int]], events: EventBuilder) -> None:
@@ -112,6 +121,9 @@ class StepExecution:
         generated = 0
         for seq, index in outputs:  # sample every output before the next decode overwrites the logits
             try:
+                if seq in plan.drafts:
+                    generated += self._verify(seq, index, plan.drafts[seq], now, events)
+                    continue
                 if seq.prompt_logits is None and self.config.prompt_cache:  # its prompt just completed
                     seq.prompt_logits = self._ctx.output_logits(index)
                 token = self._forced(seq)

@@ -86,6 +86,29 @@ def stop_strings(stop) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding for one request (docs/engine.md, "Speculative decoding"): lossless, the same tokens
+    as without it. `mode`: off, on, or auto (on until its drafts stop paying, then off with a note); `kind`:
+    how drafts are made ("ngram": looked up in the request's own prompt and output); `max_draft`: most
+    drafted tokens verified in one step."""
+
+    mode: str = "auto"
+    kind: str = "ngram"
+    max_draft: int = limits.SPEC_MAX_DRAFT.default
+
+    def __post_init__(self) -> None:
+        if self.mode not in limits.SPEC_MODES:
+            raise ValueError(f"speculative mode must be one of {', '.join(limits.SPEC_MODES)}, got {self.mode!r}")
+        if self.kind not in limits.SPEC_KINDS:
+            raise ValueError(f"speculative kind must be one of {', '.join(limits.SPEC_KINDS)}, got {self.kind!r}")
+        limits.SPEC_MAX_DRAFT.check("max_draft", self.max_draft)
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """One generation: chat `messages` (rendered with the model's own template) or a raw `prompt`."""
 
@@ -102,6 +125,7 @@ class GenerationRequest:
     thinking: bool | None = None  # a reasoning model thinks (True) or not (False); None = llama-server's default
     chat_template_kwargs: dict = field(default_factory=dict)  # extra variables for the chat template, as llama-server's
     thinking_budget: int | None = None  # most thinking tokens; then the block is closed and the answer follows
+    speculative: Speculation | None = None  # draft and verify several tokens a step (None: off); same tokens
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -126,6 +150,8 @@ class GenerationRequest:
             if self.grammar is not None or self.json_schema is not None:
                 raise ValueError("a thinking budget cannot be combined with a grammar or JSON schema: the forced "
                                  "end of the thinking block would break the constraint")
+        if self.speculative is not None and not isinstance(self.speculative, Speculation):
+            raise ValueError("speculative must be a Speculation (or None)")
         object.__setattr__(self, "stop", stop_strings(self.stop))
 
 
@@ -218,6 +244,8 @@ class Completion:
     reasoning_text: str = ""  # a reasoning model's thinking, apart from the answer (`text` is the answer)
     reasoning_tokens: int = 0  # generated tokens that were thinking (the <think> tags included)
     answer_ttft_s: float | None = None  # submit -> first text of the answer, after any thinking
+    drafted_tokens: int = 0  # speculative decoding: tokens drafted and verified for this request
+    accepted_tokens: int = 0  # of those, the ones that became output (each saved a step)
 
 
 @dataclass(frozen=True)
@@ -271,6 +299,8 @@ class StatsSnapshot:
     recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
     slots_busy: int | None = None  # slots holding a request now (coalesced followers hold none); None: unknown
     recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
+    drafted_tokens: int = 0  # speculative decoding since the last reset: tokens drafted and verified
+    accepted_tokens: int = 0  # of those, the ones that became output
 
     @property
     def cache_hit_rate(self) -> float | None:

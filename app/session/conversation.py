@@ -9,7 +9,7 @@ silently: a conversation too long for its slot ends "error" with the sizes, and
 
 from __future__ import annotations
 
-from app.engine import GenerationRequest, limits
+from app.engine import GenerationRequest, Speculation, limits
 from app.session.state import PaneResult, PaneSpec
 
 
@@ -46,6 +46,7 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
     request = GenerationRequest(messages=system + turns, sampling=pane.sampling, max_tokens=pane.max_tokens,
                                 stop=pane.stop, reply_prefix=prefix, thinking=pane.thinking,
                                 thinking_budget=pane.thinking_budget,
+                                speculative=None if pane.speculative == "off" else Speculation(pane.speculative),
                                 logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields())
     return request, turns

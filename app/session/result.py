@@ -51,6 +51,8 @@ class PaneResult:
     reasoning: str = ""  # a reasoning model's thinking, apart from the answer in `text` (streamed live too)
     reasoning_tokens: int = 0
     answer_ttft_s: float | None = None  # submit -> first text of the answer, after any thinking
+    drafted_tokens: int = 0  # speculative decoding: tokens drafted and verified (Completion.drafted_tokens)
+    accepted_tokens: int = 0  # of those, the ones that became output
     # Engine clock (time.perf_counter) marks of a live run; not saved.
     t_submit: float | None = field(default=None, repr=False, compare=False)
     t_first: float | None = field(default=None, repr=False, compare=False)
@@ -76,6 +78,8 @@ class PaneResult:
                             (self.cached_tokens or None, f"{{}}/{self.prompt_tokens} prompt tok cached")):
             if value is not None:
                 parts.append(text.format(value))
+        if self.drafted_tokens:
+            parts.append(f"{self.accepted_tokens}/{self.drafted_tokens} drafted accepted")
         if self.finish_reason and not self.busy:
             parts.append(f"finish: {self.finish_reason}")
             parts += [note for note in (self.format_note, self.backend_note) if note]
@@ -104,7 +108,8 @@ class PaneResult:
             "error_kind": completion.error_kind, "prompt_tokens": completion.prompt_tokens,
             "generated_tokens": completion.generated_tokens, "cached_tokens": completion.cached_tokens,
             "backend_note": completion.note, "queue_wait_s": completion.queue_wait_s, "ttft_s": completion.ttft_s,
-            "decode_tps": completion.decode_tps,
+            "decode_tps": completion.decode_tps, "drafted_tokens": completion.drafted_tokens,
+            "accepted_tokens": completion.accepted_tokens,
             "state": RunState(final_state(completion.finish_reason).value),
             "reasoning": "\n".join(t for t in (prefix_thought.strip(), completion.reasoning_text) if t),
             "text": prefix_answer + completion.text})

@@ -58,6 +58,7 @@ class PaneSpec:
     reply_prefix: str = ""  # a branch's chosen start of the next reply; the next run continues it
     thinking: bool | None = None  # a reasoning model thinks (True) or answers at once (False); None = its default
     thinking_budget: int | None = None  # most thinking tokens before the block is closed (None = no cap)
+    speculative: str = limits.SPEC_MODE_DEFAULT  # speculative decoding: off, auto or on (n-gram drafts; lossless)
     group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
     rating: int | None = None  # the user's rating of the last reply, 1..5
     note: str = ""  # the user's note on it
@@ -72,6 +73,8 @@ class PaneSpec:
             raise ValueError(f"thinking must be on, off or the model's default, got {self.thinking!r}")
         if self.thinking_budget is not None:
             limits.THINKING_BUDGET.check("thinking budget", self.thinking_budget)
+        if self.speculative not in limits.SPEC_MODES:
+            raise ValueError(f"speculative must be one of {', '.join(limits.SPEC_MODES)}, got {self.speculative!r}")
         if self.rating is not None and not (isinstance(self.rating, int) and 1 <= self.rating <= 5):
             raise ValueError(f"rating must be 1 to 5 (or none), got {self.rating!r}")
         for i, turn in enumerate(self.turns):

@@ -160,3 +160,19 @@ def test_ctrl_c_against_a_stalled_server_writes_the_cancelled_run_and_exits_130(
     listener.close()
     assert code == 130 and "Traceback" not in stderr, stderr
     assert [r["finish_reason"] for r in lines] == ["cancelled"]  # written, with whatever text had arrived
+
+
+def test_speculative_field_is_read_named_when_bad_and_reported(tmp_path):
+    assert parse_line('{"prompt": "x", "speculative": "on"}', 1).request.speculative.mode == "on"
+    assert parse_line('{"prompt": "x", "speculative": "off"}', 1).request.speculative is None
+    assert parse_line('{"prompt": "x", "speculative": {"max_draft": 4}}', 1).request.speculative.max_draft == 4
+    assert "max_draft must be in [1, 32]" in parse_line('{"prompt": "x", "speculative": {"max_draft": 99}}', 3).error
+    assert parse_line('{"prompt": "x", "speculative": {"colour": 1}}', 3).error.startswith("line 3: speculative must")
+    assert "mode must be one of off, auto, on" in parse_line('{"prompt": "x", "speculative": "fast"}', 2).error
+    text = "Repeat exactly: the quick brown fox jumps over the lazy dog, then the quick brown fox sleeps."
+    line = json.dumps({"id": "copy", "messages": [{"role": "user", "content": text}], "speculative": "on",
+                       "sampling": {"temperature": 0}, "max_tokens": 40})
+    out = tmp_path / "out.jsonl"
+    assert chorus(write_jsonl(tmp_path / "in.jsonl", [line]), "--out", out).returncode == 0
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert 0 < record["accepted_tokens"] <= record["drafted_tokens"]

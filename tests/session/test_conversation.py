@@ -4,7 +4,7 @@
 import pytest
 
 from app.engine import SamplingParams
-from app.session import PaneSpec, RunState, Session, SessionRunner, conversation
+from app.session import PaneResult, PaneSpec, RunState, Session, SessionRunner, conversation
 from app.session.conversation import NothingToRun
 from tests.conftest import EngineSubmitter, drive
 
@@ -117,3 +117,16 @@ def test_runner_live_figures_share_the_engine_clock(make_engine):
     # sampling itself: so the live figure can only be the later of the two, never from another clock.
     assert 0 < final.ttft_s <= live["ttft"]
     assert pane.result.ttft_s == final.ttft_s and pane.result.generated_tokens == final.generated_tokens
+
+
+def test_a_panes_speculative_mode_reaches_the_request_and_the_file(tmp_path):
+    pane = PaneSpec(draft="Repeat: one two three", speculative="auto")
+    request, _ = conversation.plan_run(pane)
+    assert request.speculative.mode == "auto"
+    assert conversation.plan_run(PaneSpec(draft="x"))[0].speculative is None  # off by default
+    Session(panes=[pane]).save(tmp_path / "s.chorus.json")
+    assert Session.load(tmp_path / "s.chorus.json").panes[0].speculative == "auto"
+    with pytest.raises(ValueError, match="speculative must be one of off, auto, on"):
+        PaneSpec(speculative="fast")
+    assert "7/10 drafted accepted" in PaneResult(drafted_tokens=10, accepted_tokens=7).summary()
+    assert "drafted" not in PaneResult().summary()

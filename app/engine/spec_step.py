@@ -1,0 +1,87 @@
+"""Speculative decoding on the engine thread: which drafts join a step, and how a drafted run is verified.
+
+A mixin of `Engine` (docs/engine.md, "Speculative decoding"; the drafts and the auto rule are speculation.py).
+A drafting sequence decodes (pending token, d1..dk) at its next k + 1 positions, every one an output. Then
+`_verify` samples output 0 with the sequence's own chain; while the sampled token equals the next draft (and
+the request has not ended) it samples the next output; the first token that differs, or the last output, ends
+it. Every sampled token becomes output exactly as it would have one step at a time, and the KV of the drafts
+after the last accepted one is dropped, so the slot holds exactly the tokens its records say.
+
+Invariants: a step's tokens never exceed n_batch, a draft never reaches past the slot's context or the
+request's max_tokens, and only indices marked as outputs of the decode just made are sampled.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from app.engine.events import EventBuilder
+from app.engine.request import Sequence
+from app.engine.scheduler import StepPlan
+
+log = logging.getLogger("chorus.engine")
+
+
+class SpeculativeStep:
+    def _drafts(self) -> dict[Sequence, list[int]]:
+        """The drafts for the next step, for every decoding sequence that speculates, within the batch: the
+        decode tokens first, then drafts in admission order, leaving room for `min_prefill_per_step` prompt
+        tokens. In reproducible mode a drafting run is a llama_decode of its own, below `prefill_chunk`."""
+        decoding = [s for s in self._running if s.pending_token is not None]
+        room = self._ctx.n_batch - len(decoding) - self.config.min_prefill_per_step
+        drafts = {}
+        for seq in decoding:
+            if seq.spec is None or seq.forced or room <= 0:
+                continue
+            limit = min(room, seq.request.max_tokens - len(seq.generated) - 1,
+                        self.n_ctx_per_slot - 2 - seq.n_past)
+            if self.config.reproducible:
+                limit = min(limit, self.config.prefill_chunk - 1)
+            draft = seq.spec.draft(seq.generated, limit, len(decoding))
+            if draft:
+                drafts[seq] = draft
+                room -= len(draft)
+        return drafts
+
+    def _verify(self, seq: Sequence, first: int, draft: list[int], now: float, events: EventBuilder) -> int:
+        """Sample the outputs `first`..`first + len(draft)` of a drafting sequence (its n_past already counts
+        the pending token) as the module docstring says; returns how many tokens became output."""
+        slot, spec = seq.slot, seq.spec
+        generated = accepted = 0
+        spec.record(len(draft), 0)
+        try:
+            for j in range(len(draft) + 1):
+                token = seq.sampler.sample(self._ctx.ptr, first + j)
+                hit = j < len(draft) and token == draft[j]
+                if hit:  # counted before the token may end the request (its Completion includes it)
+                    accepted += 1
+                    spec.record(0, 1)
+                logits = self._ctx.output_logits(first + j, copy=False) if seq.request.logprobs else None
+                generated += self._accept_token(seq, token, now, events, logits)
+                if seq.finished or not hit:
+                    break
+                seq.n_past += 1  # the draft just confirmed is in the KV already
+        finally:
+            self._ctx.trim(slot, seq.n_past)  # the rejected drafts' KV (an ended request's cache record agrees)
+            spec.review()
+            self._stats.record_draft(len(draft), accepted)
+            self._step_accepted += accepted
+        return generated
+
+    def _decode_drafting(self, seq: Sequence, draft: list[int], events: EventBuilder) -> float:
+        """Reproducible mode: one drafting sequence's run in a llama_decode of its own (one stream, fewer than
+        64 tokens: the per-row attention kernel, as for every other token); returns its seconds."""
+        group = StepPlan(decode=[seq], drafts={seq: draft})
+        outputs = self._fill_batch(group)
+        rc, elapsed = self._timed_decode(outputs)
+        if rc == 0:
+            self._advance(group, outputs, events)
+            return elapsed
+        self._ctx.trim(seq.slot, seq.n_past)  # whatever part of the run reached the KV
+        if rc == 1:  # no room left in the slot's KV: end it as a plain decode would
+            self._finish(seq, "length", events)
+        else:
+            message = f"llama_decode failed (code {rc}) verifying {len(draft)} drafted tokens"
+            log.error(message)
+            self._finish(seq, "error", events, message, kind="decode")
+        return elapsed
