@@ -12,6 +12,7 @@ import dataclasses
 import httpx
 import pytest
 
+from app.backends import OpenAIBackend
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from tests.conftest import TEST_THREADS
 from tests.servers import llama_server
@@ -73,3 +74,19 @@ def test_seeded_tokens_are_llama_servers(server, engine, case, seed):
         assert server_tokens(server, SamplingParams(**BASE, seed=seed))[0] != theirs
     assert ours.token_ids == theirs
     assert ours.text == their_text
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "default chain"])
+def test_the_openai_backend_sends_each_sampler_under_llama_servers_name(server, engine, case):
+    """The same oracle through OpenAIBackend (/v1/completions): what Chorus sends a server is what it means."""
+    request = GenerationRequest(prompt=PROMPT, sampling=SamplingParams(**{**BASE, **CASES[case], "seed": 7}),
+                                max_tokens=N, ignore_eos=True)
+    backend = OpenAIBackend(server.url, max_concurrency=1)
+    try:
+        assert backend.list_models() and backend.server_kind == "llamacpp"
+        theirs = backend.submit(request).result(timeout=120)
+    finally:
+        backend.close()
+    ours = engine.submit(request).result(timeout=120)
+    assert theirs.finish_reason == "length" and theirs.text == ours.text
+    assert theirs.note == ""  # llama-server applies every one of them
