@@ -3,8 +3,8 @@
 Standard OpenAI fields go as themselves; llama.cpp's extras (top_k, min_p, repeat_penalty, repeat_last_n,
 ignore_eos, cache_prompt) go in the body, with vLLM's names beside them where they differ (repetition_penalty,
 continue_final_message). The other samplers (DRY, XTC, typical-p, mirostat, top-nσ, dynamic temperature) go under
-llama-server's names (tools/server/server-schema.cpp), and mirostat also as llama-cpp-python's `mirostat_mode`;
-vLLM has none of them, so it is not sent them (`SAMPLER_FIELDS`). An output format goes the way the server's kind
+llama-server's names (tools/server/server-schema.cpp: `SAMPLER_FIELDS`), and mirostat also as llama-cpp-python's
+`mirostat_mode`; vLLM has none of them, so it is not sent them. An output format goes the way the server's kind
 takes it (`owned_by` in GET /v1/models; tools/server/server-common.cpp and server-schema.cpp in llama.cpp,
 vLLM's "Structured Outputs" page):
 
@@ -27,16 +27,12 @@ import json
 
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from app.engine import GenerationRequest
+from app.engine import SAMPLER_FIELDS, GenerationRequest
 from app.engine.grammar import GrammarError
 
 TEMPLATE_KEYS = ("thinking", "chat_template_kwargs")  # sent as chat_template_kwargs, which both servers pass on
 FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
 SAMPLER_KEYS = ("dry", "xtc", "typical_p", "mirostat", "top_n_sigma", "dynatemp")  # in_use's keys for them
-# SamplingParams fields sent under their own (llama-server's) names
-SAMPLER_FIELDS = ("dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n", "xtc_probability",
-                  "xtc_threshold", "typical_p", "mirostat", "mirostat_tau", "mirostat_eta", "top_n_sigma",
-                  "dynatemp_range", "dynatemp_exponent")
 # owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies
 APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *TEMPLATE_KEYS,  # llama-server
                         *FORMAT_KEYS, *SAMPLER_KEYS},

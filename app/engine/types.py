@@ -98,6 +98,11 @@ class SamplingParams:
         return self.dry_multiplier != 0.0 and self.dry_base >= 1.0 and self.dry_penalty_last_n != 0
 
 
+# The samplers' settings beyond temperature, top-k/p, min-p and the repetition penalties, in llama-server's order
+# of its request fields: each is also a sweep axis, a server request field, a promptfoo config key (a local GGUF).
+SAMPLER_FIELDS = ("dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n", "dry_sequence_breakers",
+                  "xtc_probability", "xtc_threshold", "typical_p", "mirostat", "mirostat_tau", "mirostat_eta",
+                  "top_n_sigma", "dynatemp_range", "dynatemp_exponent")
 # The settings of the samplers that look at the tokens so far (penalties, DRY): the only ones a greedy pick sees.
 HISTORY_FIELDS = ("repeat_penalty", "frequency_penalty", "presence_penalty", "penalty_last_n", "dry_multiplier",
                   "dry_base", "dry_allowed_length", "dry_penalty_last_n", "dry_sequence_breakers")
