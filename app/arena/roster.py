@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.engine import GenerationRequest
+from app.engine import SAMPLER_FIELDS, GenerationRequest, SamplingParams
 from app.session.compare import differences
 from app.session.compare import label as diff_label
 from app.session.conversation import can_run, plan_run
@@ -57,10 +57,20 @@ def _conversation(pane: PaneSpec) -> list[dict]:
     return [m for m in request.messages or [] if m["role"] != "system"]
 
 
+def _sampling(pane: PaneSpec) -> dict:
+    """The pane's sampling, with the samplers that came later (DRY, XTC & co.) only where set: a variant keeps the
+    key it had before they existed, and so meets its saved votes."""
+    fields = dataclasses.asdict(pane.sampling)
+    return {name: value for name, value in fields.items() if name not in SAMPLER_FIELDS or value != _DEFAULTS[name]}
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(SamplingParams)}
+
+
 def settings(pane: PaneSpec, model: str = "") -> dict:
     """Everything that defines the pane as a variant (not its conversation, title or number)."""
     request, _turns = plan_run(pane, use_draft=True)
-    return {"model": model, "backend": pane.backend, "system": pane.system.strip(), "sampling": pane.sampling,
+    return {"model": model, "backend": pane.backend, "system": pane.system.strip(), "sampling": _sampling(pane),
             "max_tokens": pane.max_tokens, "stop": list(pane.stop), "grammar": request.grammar,
             "json_schema": request.json_schema, "thinking": pane.thinking, "thinking_budget": pane.thinking_budget,
             "reply_prefix": request.reply_prefix}

@@ -2,8 +2,11 @@
 
 Standard OpenAI fields go as themselves; llama.cpp's extras (top_k, min_p, repeat_penalty, repeat_last_n,
 ignore_eos, cache_prompt) go in the body, with vLLM's names beside them where they differ (repetition_penalty,
-continue_final_message). An output format goes the way the server's kind takes it (`owned_by` in GET /v1/models;
-tools/server/server-common.cpp and server-schema.cpp in llama.cpp, vLLM's "Structured Outputs" page):
+continue_final_message). The other samplers (DRY, XTC, typical-p, mirostat, top-nσ, dynamic temperature) go under
+llama-server's names (tools/server/server-schema.cpp: `SAMPLER_FIELDS`), and mirostat also as llama-cpp-python's
+`mirostat_mode`; vLLM has none of them, so it is not sent them. An output format goes the way the server's kind
+takes it (`owned_by` in GET /v1/models; tools/server/server-common.cpp and server-schema.cpp in llama.cpp,
+vLLM's "Structured Outputs" page):
 
 - llama-server: chat `response_format: {type: json_schema}`; raw prompt `json_schema`; grammar `grammar`.
 - vLLM: chat `response_format`; raw prompt `structured_outputs.json` (>= 0.12) and `guided_json` (before);
@@ -24,16 +27,18 @@ import json
 
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from app.engine import GenerationRequest
+from app.engine import SAMPLER_FIELDS, GenerationRequest
 from app.engine.grammar import GrammarError
 
 TEMPLATE_KEYS = ("thinking", "chat_template_kwargs")  # sent as chat_template_kwargs, which both servers pass on
 FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
+SAMPLER_KEYS = ("dry", "xtc", "typical_p", "mirostat", "top_n_sigma", "dynatemp")  # in_use's keys for them
 # owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies
 APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *TEMPLATE_KEYS,  # llama-server
-                        *FORMAT_KEYS},
+                        *FORMAT_KEYS, *SAMPLER_KEYS},
            "vllm": {"top_k", "min_p", "repeat_penalty", *TEMPLATE_KEYS, *FORMAT_KEYS},
-           "me": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS}}  # llama-cpp-python's server
+           "me": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS,  # llama-cpp-python's server
+                  "mirostat"}}
 KNOWN = {"llamacpp": "llama-server", "vllm": "vLLM", "me": "llama-cpp-python's server"}
 
 
@@ -44,6 +49,9 @@ def create_arguments(request: GenerationRequest, model: str | None,
     s = request.sampling
     extra = {"top_k": s.top_k, "min_p": s.min_p, "repeat_penalty": s.repeat_penalty,
              "repetition_penalty": s.repeat_penalty, "repeat_last_n": s.penalty_last_n, "cache_prompt": True}
+    if server_kind != "vllm":  # vLLM has none of these samplers
+        extra.update({name: getattr(s, name) for name in SAMPLER_FIELDS},
+                     dry_sequence_breakers=list(s.dry_sequence_breakers), mirostat_mode=s.mirostat)
     if request.ignore_eos:
         extra["ignore_eos"] = True
     kwargs = dict(request.chat_template_kwargs)
@@ -117,6 +125,7 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
     if s.repeat_penalty != 1.0:
         used["repeat_penalty"] = f"repeat penalty {s.repeat_penalty:g}"
         used["penalty_last_n"] = f"penalty window {s.penalty_last_n}"
+    used.update(samplers_in_use(s))
     if request.thinking is not None:
         used["thinking"] = f"thinking {'on' if request.thinking else 'off'}"
     if request.chat_template_kwargs:
@@ -129,6 +138,25 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
         used["json_schema"] = "the JSON schema"
     if request.logprobs and request.messages is None:
         used["raw logprobs"] = "token probabilities on a raw prompt (asked of servers for chat requests only)"
+    return used
+
+
+def samplers_in_use(s) -> dict[str, str]:
+    """The samplers beyond top-k/top-p/min-p that are on, by their `in_use` keys, as shown to the user."""
+    used = {}
+    if s.uses_dry:
+        used["dry"] = (f"DRY (multiplier {s.dry_multiplier:g}, base {s.dry_base:g}, allowed length "
+                       f"{s.dry_allowed_length}, window {s.dry_penalty_last_n})")
+    if s.xtc_probability > 0 and s.xtc_threshold <= 0.5:
+        used["xtc"] = f"XTC (probability {s.xtc_probability:g}, threshold {s.xtc_threshold:g})"
+    if s.typical_p < 1.0:
+        used["typical_p"] = f"typical-p {s.typical_p:g}"
+    if s.mirostat:
+        used["mirostat"] = f"mirostat {s.mirostat} (tau {s.mirostat_tau:g}, eta {s.mirostat_eta:g})"
+    if s.top_n_sigma > 0:
+        used["top_n_sigma"] = f"top-nσ {s.top_n_sigma:g}"
+    if s.dynatemp_range > 0:
+        used["dynatemp"] = f"dynamic temperature ±{s.dynatemp_range:g} (exponent {s.dynatemp_exponent:g})"
     return used
 
 

@@ -70,8 +70,20 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-_SAMPLING_TYPES = {f.name: (_whole if f.type in ("int", "int | None") else _number)
-                   for f in dataclasses.fields(SamplingParams)}
+def _strings(value) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _sampling_type(annotation: str):
+    """(check, what it must be) for a SamplingParams field, from its annotation."""
+    if annotation in ("int", "int | None"):
+        return _whole, "a whole number"
+    if annotation.startswith("tuple[str"):
+        return _strings, "a list of strings"
+    return _number, "a number"
+
+
+_SAMPLING_TYPES = {f.name: _sampling_type(f.type) for f in dataclasses.fields(SamplingParams)}
 
 
 def field_problem(data: dict) -> str | None:
@@ -102,8 +114,9 @@ def field_problem(data: dict) -> str | None:
     for name, value in (data.get("sampling") or {}).items():
         if name not in _SAMPLING_TYPES:
             return f"sampling: unknown setting {_shown(str(name))!r} (known: {', '.join(_SAMPLING_TYPES)})"
-        if name in _SAMPLING_TYPES and not (value is None and name == "seed") and not _SAMPLING_TYPES[name](value):
-            return f"sampling.{name} must be a number, got {json.dumps(value)[:80]}"
+        ok, what = _SAMPLING_TYPES[name]
+        if not (value is None and name == "seed") and not ok(value):
+            return f"sampling.{name} must be {what}, got {json.dumps(value)[:80]}"
     return None
 
 

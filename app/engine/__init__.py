@@ -5,6 +5,7 @@ from app.engine.engine import Engine
 from app.engine.native import ModelInfo
 from app.engine.request import RequestHandle, next_request_id
 from app.engine.types import (
+    SAMPLER_FIELDS,
     Completion,
     EngineConfig,
     EngineStopped,
@@ -19,6 +20,7 @@ from app.engine.types import (
 )
 
 __all__ = [
+    "SAMPLER_FIELDS",
     "chat_format",
     "limits",
     "Completion",

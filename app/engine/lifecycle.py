@@ -131,8 +131,10 @@ class RequestLifecycle:
         try:
             if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
                 grammar, constraint.ptr = constraint.ptr, None
-                return SamplerChain(request.sampling, self._model.n_vocab, banned, grammar=grammar)
-            return SamplerChain(request.sampling, self._model.n_vocab, banned, constraint=constraint)
+                return SamplerChain(request.sampling, self._model.n_vocab, banned, grammar=grammar,
+                                    vocab=self._model.vocab)
+            return SamplerChain(request.sampling, self._model.n_vocab, banned, constraint=constraint,
+                                vocab=self._model.vocab)
         except BaseException:
             if constraint is not None:
                 constraint.free()

@@ -49,6 +49,22 @@ FREQUENCY_PENALTY = Limit(-2.0, 2.0, 0.0, step=0.1, decimals=2)
 PRESENCE_PENALTY = Limit(-2.0, 2.0, 0.0, step=0.1, decimals=2)
 PENALTY_LAST_N = Limit(0, 4096, 64)
 SEED = Limit(0, 0xFFFFFFFF, 0)  # None (no seed) = a fresh random seed per request
+# The samplers beyond those: llama-server's request names, defaults and meaning (common/common.h,
+# common_params_sampling; docs/engine.md "Samplers"). Each default turns its sampler off.
+DRY_MULTIPLIER = Limit(0.0, 5.0, 0.0, step=0.1, decimals=2)  # 0 = DRY off
+DRY_BASE = Limit(1.0, 4.0, 1.75, step=0.05, decimals=2)  # penalty = multiplier * base ^ (length - allowed length)
+DRY_ALLOWED_LENGTH = Limit(0, 100, 2)  # repeats up to this many tokens long go unpunished
+DRY_PENALTY_LAST_N = Limit(0, 131072, 64)  # tokens scanned for repeats (0 = DRY off)
+DRY_SEQUENCE_BREAKERS = ("\n", ":", "\"", "*")  # a repeat never runs across one of these
+XTC_PROBABILITY = Limit(0.0, 1.0, 0.0, step=0.05, decimals=2)  # chance per token that XTC cuts (0 = off)
+XTC_THRESHOLD = Limit(0.0, 1.0, 0.1, step=0.01, decimals=2)  # tokens at least this likely are cut (> 0.5 = off)
+TYPICAL_P = Limit(0.0, 1.0, 1.0, step=0.05, decimals=2)  # locally typical sampling (1 = off)
+MIROSTAT = Limit(0, 2, 0)  # 0 = off, 1 = Mirostat, 2 = Mirostat 2.0 (either replaces the rest of the chain)
+MIROSTAT_TAU = Limit(0.0, 20.0, 5.0, step=0.5, decimals=2)  # target surprise (bits)
+MIROSTAT_ETA = Limit(0.0, 1.0, 0.1, step=0.01, decimals=3)  # learning rate
+TOP_N_SIGMA = Limit(-1.0, 10.0, -1.0, step=0.1, decimals=2)  # keep logits within n std devs of the top (<= 0 = off)
+DYNATEMP_RANGE = Limit(0.0, 2.0, 0.0, step=0.05, decimals=2)  # temperature in [T - range, T + range] (0 = off)
+DYNATEMP_EXPONENT = Limit(0.0, 10.0, 1.0, step=0.1, decimals=2)  # how entropy maps onto that range
 
 # Requests (GenerationRequest).
 MAX_TOKENS = Limit(1, 32768, 256)

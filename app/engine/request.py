@@ -17,7 +17,7 @@ import numpy as np
 from app.engine.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from app.engine.types import Completion, GenerationRequest, RequestState, SamplingParams, final_state
+from app.engine.types import HISTORY_FIELDS, Completion, GenerationRequest, RequestState, SamplingParams, final_state
 
 _request_ids = itertools.count(1)
 
@@ -146,9 +146,8 @@ class Sequence:
             return None
         if self._key is None:
             request = self.request
-            if sampling.greedy:  # only the penalties shape a greedy pick: seeds and top-k/p cannot matter
-                kept = {k: getattr(sampling, k) for k in ("repeat_penalty", "frequency_penalty", "presence_penalty",
-                                                          "penalty_last_n")}
+            if sampling.greedy:  # only the penalties (DRY's too) shape a greedy pick: seeds and top-k/p cannot
+                kept = {k: getattr(sampling, k) for k in HISTORY_FIELDS}
                 request = dataclasses.replace(request, sampling=SamplingParams(temperature=0.0, **kept))
             request = dataclasses.replace(request, speculative=None)  # lossless: it never changes the tokens
             self._key = repr(request)  # every field of the frozen dataclass, new ones included

@@ -3,29 +3,31 @@
 Each sequence owns its chain (RNG state, penalty history, constraint state), so one pane's settings never leak
 into another's, and greedy output is the same whether a request runs alone or in a batch.
 
-Free text runs llama.cpp's chain as is: penalties -> top-k -> top-p -> min-p -> temperature -> draw (greedy at
-temperature 0). A constrained request gets the distribution of that chain with the constraint applied first (what
-llama.cpp does with its grammar sampler first in the chain), without asking the constraint about the whole
-vocabulary when it need not (docs/engine.md, "Constrained output" has the proof of each path):
+Free text runs llama-server's chain as is (sampler_order.py: penalties -> DRY -> top-n-sigma -> top-k -> typical-p
+-> top-p -> min-p -> XTC -> temperature -> draw, or temperature -> mirostat; greedy at temperature 0). A constrained
+request gets the distribution of that chain with the constraint applied first (what llama.cpp does with its grammar
+sampler first in the chain), without asking the constraint about the whole vocabulary when it need not
+(docs/engine.md, "Constrained output" has the proof of each path):
 
 - **top-k** (greedy is top-1): the chain after the constraint only ever sees the k most likely allowed tokens.
   They are found by asking the constraint about the most likely tokens, best first, in growing prefixes (1, then
   2k, x8 ...) until k are allowed; the rest of the chain then runs on those k exactly as it would have. Same
-  tokens as the grammar-first chain, seed for seed.
-- **no truncation** (top-k 0, top-p 1, min-p 0): check first. Draw from the whole chain; keep the token if the
-  constraint allows it, else draw again with the constraint applied to every candidate (llama.cpp's
-  `common_sampler_sample`). Same distribution; a seeded text may differ, as the second draw uses the RNG again.
-- **otherwise** (top-p or min-p without top-k): the constraint is asked about every token first.
+  tokens as the grammar-first chain, seed for seed. Not with top-n-sigma or mirostat, which read every candidate.
+- **nothing reshapes** (top-k 0, top-p 1, min-p 0, typical-p 1, no XTC, no dynamic temperature): check first.
+  Draw from the whole chain; keep the token if the constraint allows it, else draw again with the constraint
+  applied to every candidate (llama.cpp's `common_sampler_sample`). Same distribution; a seeded text may differ,
+  as the second draw uses the RNG again.
+- **otherwise**: the constraint is asked about every token first.
 """
 
 from __future__ import annotations
 
 import ctypes
-import random
 
 import llama_cpp
 import numpy as np
 
+from app.engine import sampler_order
 from app.engine.constraint import TOKEN_DATA, token_array
 from app.engine.types import SamplingParams
 
@@ -39,33 +41,38 @@ class SamplerChain:
     """A llama.cpp sampler chain; `sample()` also accepts the token (never accept it twice)."""
 
     def __init__(self, params: SamplingParams, n_vocab: int, banned_tokens: list[int] = (), grammar=None,
-                 constraint=None):
+                 constraint=None, vocab=None):
         """`grammar`: a raw llama.cpp grammar sampler put first in the chain (the reference path; the chain takes
-        ownership). `constraint`: a Constraint (constraint.py) sampled as the module docstring says (owned too)."""
+        ownership). `constraint`: a Constraint (constraint.py) sampled as the module docstring says (owned too).
+        `vocab`: the model's vocabulary pointer (DRY finds its sequence breakers' tokens in it)."""
         self.params = params
         self.constraint = constraint
         self.n_vocab = n_vocab
         self._banned = np.asarray(banned_tokens, dtype=np.int64) if len(banned_tokens) else None
-        self._penalties = None
-        self.ptr = self._new_chain()
+        self._tail = None
+        history = sampler_order.history(params, n_vocab, vocab)
+        self.ptr = sampler_order.new_chain()
+        self._history = list(history)  # owned by `ptr` once added: they see the prompt (accept_prompt)
         if constraint is None:
             if grammar is not None:  # first: what it forbids is gone before any other sampler looks
                 self._add(self.ptr, grammar)
             if self._banned is not None:  # ignore_eos: end-of-generation tokens can never be picked
                 self._add(self.ptr, self._logit_bias(banned_tokens))
-            self._add_penalties(self.ptr)
-            self._add_selection(self.ptr, top_k=True)
+            for sampler in [*history, *sampler_order.selection(params, n_vocab)]:
+                self._add(self.ptr, sampler)
             return
-        # Constrained: `ptr` holds the penalties (elementwise, so their place before the constraint is no matter);
-        # `_tail` what comes after the truncation the sampler does itself.
-        self._add_penalties(self.ptr)
-        self.top_k = 1 if params.greedy else (params.top_k if params.top_k > 0 else 0)
-        truncates = params.top_p < 1.0 or params.min_p > 0.0
-        self.mode = "top-k" if self.top_k else ("mask" if truncates else "check")
-        self._tail = None
+        # Constrained: `ptr` holds the history samplers (elementwise, so their place before the constraint is no
+        # matter); `_tail` what comes after the truncation the sampler does itself.
+        for sampler in history:
+            self._add(self.ptr, sampler)
+        whole = sampler_order.needs_whole_vocabulary(params)
+        self.top_k = 1 if params.greedy else (params.top_k if params.top_k > 0 and not whole else 0)
+        self.mode = ("top-k" if self.top_k else
+                     "mask" if whole or sampler_order.reshapes(params) else "check")
         if not params.greedy:
-            self._tail = self._new_chain()
-            self._add_selection(self._tail, top_k=False)
+            self._tail = sampler_order.new_chain()
+            for sampler in sampler_order.selection(params, n_vocab, top_k=self.mode != "top-k"):
+                self._add(self._tail, sampler)
 
     @property
     def wants_mask(self) -> bool:
@@ -76,12 +83,6 @@ class SamplerChain:
 
     # --- building ------------------------------------------------------------------------------------------
     @staticmethod
-    def _new_chain():
-        chain_params = llama_cpp.llama_sampler_chain_default_params()
-        chain_params.no_perf = True
-        return llama_cpp.llama_sampler_chain_init(chain_params)
-
-    @staticmethod
     def _add(chain, sampler) -> None:
         llama_cpp.llama_sampler_chain_add(chain, sampler)  # the chain takes ownership
 
@@ -91,34 +92,12 @@ class SamplerChain:
             entry.token, entry.bias = token, float("-inf")
         return llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(tokens), biases)
 
-    def _add_penalties(self, chain) -> None:
-        params = self.params
-        if params.uses_penalties:
-            self._add(chain, llama_cpp.llama_sampler_init_penalties(
-                self.n_vocab, params.penalty_last_n, params.repeat_penalty,
-                params.frequency_penalty, params.presence_penalty))
-            self._penalties = llama_cpp.llama_sampler_chain_get(chain, llama_cpp.llama_sampler_chain_n(chain) - 1)
-
-    def _add_selection(self, chain, top_k: bool) -> None:
-        params = self.params
-        if params.greedy:
-            self._add(chain, llama_cpp.llama_sampler_init_greedy())
-            return
-        # llama.cpp's common order: top-k -> top-p -> min-p -> temperature -> draw.
-        if top_k:
-            self._add(chain, llama_cpp.llama_sampler_init_top_k(params.top_k))
-        self._add(chain, llama_cpp.llama_sampler_init_top_p(params.top_p, 1))
-        self._add(chain, llama_cpp.llama_sampler_init_min_p(params.min_p, 1))
-        self._add(chain, llama_cpp.llama_sampler_init_temp(params.temperature))
-        seed = params.seed if params.seed is not None else random.getrandbits(32)
-        self._add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-
     # --- sampling ------------------------------------------------------------------------------------------
     def accept_prompt(self, tokens) -> None:
-        """Let repetition penalties see the prompt, as llama.cpp's server does."""
-        if self._penalties is not None:  # only the penalties: a grammar must not consume the prompt
+        """Let the repetition penalties and DRY see the prompt, as llama.cpp's server does."""
+        for sampler in self._history:  # only these: a grammar must not consume the prompt
             for token in tokens:
-                llama_cpp.llama_sampler_accept(self._penalties, int(token))
+                llama_cpp.llama_sampler_accept(sampler, int(token))
 
     def accept(self, token: int) -> None:
         """A token chosen without sampling (a forced one): the penalties' history and the constraint see it, as
@@ -174,13 +153,13 @@ class SamplerChain:
         return token
 
     def _adjusted(self, raw: np.ndarray) -> np.ndarray:
-        """The logits after the elementwise samplers: banned tokens at -inf, repetition penalties."""
-        if self._penalties is not None:
+        """The logits after the elementwise samplers: banned tokens at -inf, repetition penalties, DRY."""
+        if self._history:
             candidates = self._candidates(raw)
             if self._banned is not None:
                 candidates["logit"][self._banned] = -np.inf
             llama_cpp.llama_sampler_apply(self.ptr, ctypes.byref(token_array(candidates)))
-            return candidates["logit"]  # penalties keep the id order
+            return candidates["logit"]  # penalties and DRY keep the id order
         if self._banned is not None:
             logits = np.array(raw, dtype=np.float32)
             logits[self._banned] = -np.inf
@@ -221,7 +200,8 @@ class SamplerChain:
         return self._draw(candidates, is_sorted=True)
 
     def _draw(self, candidates: np.ndarray, is_sorted: bool) -> int:
-        """Run top-p -> min-p -> temperature -> draw on the candidates (sampled chains only)."""
+        """Run the chain after top-k (or all of it, when top-k is not this sampler's) on the candidates, down to
+        the draw (sampled chains only)."""
         array = token_array(candidates, is_sorted)
         llama_cpp.llama_sampler_apply(self._tail, ctypes.byref(array))
         if not 0 <= array.selected < array.size:

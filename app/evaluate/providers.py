@@ -14,7 +14,11 @@ Supported ids (anything else is a problem, listed before anything runs):
 - `file://model.gguf` (or a path ending .gguf) — a local GGUF on Chorus's own engine (Chorus's defaults).
 Settings map by name: temperature, top_p, top_k, min_p, seed, presence/frequency/repeat_penalty,
 repeat_last_n; max_tokens (OpenAI), num_predict (Ollama), n_predict (llama.cpp); stop; response_format
-(json_object / json_schema → constrained output). A server's key is $`config.apiKeyEnvar`, else `config.apiKey`
+(json_object / json_schema → constrained output). The other samplers where promptfoo's provider forwards them:
+typical_p (Ollama), mirostat, mirostat_tau, mirostat_eta (Ollama, llama); a local GGUF takes every sampler under
+llama-server's name (dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers,
+xtc_probability, xtc_threshold, typical_p, mirostat*, top_n_sigma, dynatemp_range, dynatemp_exponent).
+A server's key is $`config.apiKeyEnvar`, else `config.apiKey`
 (as promptfoo, the written key wins): a written key is moved out of the config at once into this process's
 environment under a name of its own (`stash_key`), so the evaluation, its results and the session hold only
 that name, never the key; a key that looks real, for a server that is not this machine, gets one warning.
@@ -28,22 +32,25 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from app.engine import SamplingParams, limits
+from app.engine import SAMPLER_FIELDS, SamplingParams, limits
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.session.evaluation import BackendTarget, sampling_dict
 
 _SAMPLING_KEYS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "seed": "seed",
                   "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
-                  "repeat_penalty": "repeat_penalty", "repeat_last_n": "penalty_last_n"}
+                  "repeat_penalty": "repeat_penalty", "repeat_last_n": "penalty_last_n",
+                  **{name: name for name in SAMPLER_FIELDS}}  # llama-server's names are SamplingParams'
+_MIROSTAT = {"mirostat", "mirostat_tau", "mirostat_eta"}
 _COMMON = {"stop", "temperature", "top_p", "seed", "presence_penalty", "frequency_penalty"}
 _KEYS = {"apiKey", "apiKeyEnvar"}  # accepted everywhere; used by servers, ignored by a local GGUF and echo
 CONFIG_KEYS = {
     "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format"},
-    "ollama": _COMMON | _KEYS | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n",
-                                 "response_format"},
-    "llama": _COMMON | _KEYS | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
-    "gguf": _COMMON | _KEYS | {"top_k", "min_p", "max_tokens", "repeat_penalty", "repeat_last_n", "response_format"},
+    "ollama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n",
+                                             "response_format", "typical_p"},
+    "llama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
+    "gguf": _COMMON | _KEYS | set(SAMPLER_FIELDS) | {"top_k", "min_p", "max_tokens", "repeat_penalty",
+                                                     "repeat_last_n", "response_format"},
     "echo": set(_KEYS),
 }
 _STASHED: dict[str, str] = {}  # key -> the environment variable it was moved to (this process only)
@@ -200,7 +207,9 @@ def _typed(config: dict, where: str, problems: Problems) -> dict:
     """The config without values of the wrong type, each of which is a problem naming its key."""
     kept = {}
     for key, value in config.items():
-        if key in _SAMPLING_KEYS or key in _MAX_TOKENS_KEY.values():
+        if key == "dry_sequence_breakers":
+            ok, what = isinstance(value, list) and all(isinstance(s, str) for s in value), "a list of strings"
+        elif key in _SAMPLING_KEYS or key in _MAX_TOKENS_KEY.values():
             ok, what = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
         elif key == "apiBaseUrl":
             ok, what = _http_url(value), "an http:// or https:// URL"

@@ -6,6 +6,7 @@ seed 3") instead of "Pane 5 (copy of 3)".
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
@@ -36,12 +37,41 @@ FIELDS = (
     ("min-p", lambda s: f"{s.sampling.min_p:g}"),
     ("rep", lambda s: f"{s.sampling.repeat_penalty:g}"),
     ("seed", lambda s: "random" if s.sampling.seed is None else str(s.sampling.seed)),
+    ("DRY", lambda s: _dry(s.sampling)),
+    ("XTC", lambda s: f"{s.sampling.xtc_probability:g} above {s.sampling.xtc_threshold:g}"
+     if s.sampling.xtc_probability > 0 and s.sampling.xtc_threshold <= 0.5 else "off"),
+    ("typical-p", lambda s: f"{s.sampling.typical_p:g}" if s.sampling.typical_p < 1 else "off"),
+    ("mirostat", lambda s: f"{s.sampling.mirostat} τ {s.sampling.mirostat_tau:g} η {s.sampling.mirostat_eta:g}"
+     if s.sampling.mirostat else "off"),
+    ("top-nσ", lambda s: f"{s.sampling.top_n_sigma:g}" if s.sampling.top_n_sigma > 0 else "off"),
+    ("dynatemp", lambda s: _extra(f"±{s.sampling.dynatemp_range:g}", s.sampling, ("dynatemp_exponent", "exp"))
+     if s.sampling.dynatemp_range > 0 else "off"),
     ("max", lambda s: str(s.max_tokens)),
     ("stop", lambda s: ", ".join(repr(x) for x in s.stop) or "none"),
     ("format", lambda s: s.format),
     ("backend", lambda s: s.backend),
     ("thinking", lambda s: THINKING_LABELS[s.thinking]),
 )
+
+
+def _extra(text: str, sampling: SamplingParams, *fields: tuple[str, str]) -> str:
+    """`text`, then each of `fields` (name, short label) whose value is not its default."""
+    for name, short_label in fields:
+        value = getattr(sampling, name)
+        if value != _DEFAULTS[name]:
+            shown = " ".join(repr(v) for v in value) if isinstance(value, tuple) else f"{value:g}"
+            text += f" {short_label} {shown}"
+    return text
+
+
+def _dry(sampling: SamplingParams) -> str:
+    if not sampling.uses_dry:
+        return "off"
+    return _extra(f"{sampling.dry_multiplier:g}", sampling, ("dry_base", "base"), ("dry_allowed_length", "length"),
+                  ("dry_penalty_last_n", "window"), ("dry_sequence_breakers", "breakers"))
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(SamplingParams)}
 
 
 def setup_of(pane: PaneSpec) -> Setup:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from app.engine import limits
+from app.engine import SAMPLER_FIELDS, limits
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
 
-SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
+SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed", *SAMPLER_FIELDS)
 AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking")
 THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
 CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
@@ -78,7 +78,9 @@ def seeds(base: PaneSpec, n: int, first: int = 1) -> list[PaneSpec]:
 
 
 _NUMBER_AXES = {"temperature": float, "top_p": float, "min_p": float, "repeat_penalty": float,
-                "top_k": int, "seed": int, "max_tokens": int}
+                "top_k": int, "seed": int, "max_tokens": int,
+                **{axis: int if axis in ("dry_allowed_length", "dry_penalty_last_n", "mirostat") else float
+                   for axis in SAMPLER_FIELDS if axis != "dry_sequence_breakers"}}
 
 
 def parse_values(axis: str, text: str) -> list:

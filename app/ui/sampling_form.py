@@ -1,7 +1,8 @@
 """Per-pane sampling settings: spin boxes bounded to valid ranges, so most bad input cannot be typed at all.
 
 Ranges and defaults are `app.engine.limits`, the same numbers SamplingParams validates against. What can still
-be wrong (a stop list, a seed) is reported by `read()` as a message, and nothing is lost.
+be wrong (a stop list, a seed, no DRY breakers) is reported by `read()` as a message, and nothing is lost. The
+other samplers (sampler_fields.py) sit in a folded "More samplers" section.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QS
 
 from app.engine import SamplingParams, limits
 from app.engine.limits import Limit
+from app.ui.collapsible import collapsible
+from app.ui.escaped_list import format_stops, parse_stops
+from app.ui.sampler_fields import SamplerFields
 from app.ui.thinking_view import ThinkingSettings
 
 
@@ -31,32 +35,6 @@ def _int(limit: Limit) -> QSpinBox:
     box.setRange(int(limit.low), int(limit.high))
     box.setValue(int(limit.default))
     return box
-
-
-def parse_stops(text: str) -> list[str]:
-    r"""Comma-separated stop strings; `\n` and `\t` mean newline and tab, `\,` a literal comma."""
-    parts, current, i = [], "", 0
-    escapes = {"n": "\n", "t": "\t", ",": ",", "\\": "\\"}
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] in escapes:
-            current += escapes[text[i + 1]]
-            i += 2
-            continue
-        if ch == ",":
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-        i += 1
-    parts.append(current)
-    return [p.strip(" ") for p in parts if p.strip(" ")]
-
-
-def format_stops(stops) -> str:
-    r"""The inverse of parse_stops: what the stop field shows for a tuple of stop strings."""
-    escape = {"\n": r"\n", "\t": r"\t", ",": r"\,", "\\": "\\\\"}
-    return ", ".join("".join(escape.get(ch, ch) for ch in stop) for stop in stops)
 
 
 class SamplingForm(QWidget):
@@ -95,8 +73,16 @@ class SamplingForm(QWidget):
             grid.addWidget(widget, row, col * 2 + 1)
             changed = widget.textChanged if isinstance(widget, QLineEdit) else widget.valueChanged
             changed.connect(self.sig_changed)
+        self.samplers = SamplerFields()  # DRY, XTC, typical-p, mirostat, top-nσ, dynamic temperature
+        self.samplers_toggle, _ = collapsible("More samplers", self.samplers, expanded=False)
+        self.samplers_toggle.setToolTip("DRY, XTC, typical-p, mirostat, top-nσ and dynamic temperature, "
+                                        "as llama-server has them")
+        row = len(fields) // 2 + 1
+        grid.addWidget(self.samplers_toggle, row, 0, 1, 4)
+        grid.addWidget(self.samplers, row + 1, 0, 1, 4)
+        self.samplers.sig_changed.connect(self.sig_changed)
         self.thinking = ThinkingSettings()  # a reasoning model's switch and budget (PaneSpec.thinking*)
-        grid.addWidget(self.thinking, len(fields) // 2 + 1, 0, 1, 4)
+        grid.addWidget(self.thinking, row + 2, 0, 1, 4)
         self.thinking.sig_changed.connect(self.sig_changed)
 
     def read(self, base: SamplingParams | None = None) -> tuple[SamplingParams, int, list[str]]:
@@ -107,7 +93,7 @@ class SamplingForm(QWidget):
         params = dataclasses.replace(
             base or SamplingParams(), temperature=self.temperature.value(), top_k=self.top_k.value(),
             top_p=self.top_p.value(), min_p=self.min_p.value(), repeat_penalty=self.repeat_penalty.value(), seed=seed)
-        return params, self.max_tokens.value(), parse_stops(self.stop.text())
+        return self.samplers.read(params), self.max_tokens.value(), parse_stops(self.stop.text())
 
     def load(self, params: SamplingParams, max_tokens: int, stops) -> None:
         """Show these values (no sig_changed)."""
@@ -121,5 +107,6 @@ class SamplingForm(QWidget):
                 self.seed.setText(seed)
             if parse_stops(self.stop.text()) != list(stops):
                 self.stop.setText(format_stops(stops))
+            self.samplers.load(params)
         finally:
             self.blockSignals(False)

@@ -25,9 +25,15 @@ from PySide6.QtWidgets import (
 from app.engine import limits
 from app.session import PaneSpec, sweep
 from app.session.output_format import KINDS, OutputFormat
+from app.ui.collapsible import collapsible
+from app.ui.escaped_list import parse_stops
+from app.ui.sampler_fields import NUMBERS
 
 NUMERIC_AXES = (("temperature", "Temperature"), ("top_k", "Top-k"), ("top_p", "Top-p"), ("min_p", "Min-p"),
                 ("repeat_penalty", "Repeat penalty"), ("seed", "Seed"), ("max_tokens", "Max tokens"))
+# The other samplers, as the pane's form names them (mirostat: 0 off, 1, 2)
+SAMPLER_AXES = (*((name, label) for name, label, _ in NUMBERS[:10]), ("mirostat", "Mirostat (0, 1, 2)"),
+                *((name, label) for name, label, _ in NUMBERS[10:]))
 
 
 def _column(boxes) -> QWidget:
@@ -62,6 +68,19 @@ class VariantsDialog(QDialog):
             edit = QLineEdit(placeholderText="values, e.g. 0, 0.7, 1.2 (empty: keep the pane's)")
             form.addRow(label, edit)
             self.axis_edits[axis] = edit
+        more = QWidget()  # the other samplers' axes, folded as in the pane's sampling form
+        more_form = QFormLayout(more)
+        more_form.setContentsMargins(0, 0, 0, 0)
+        for axis, label in SAMPLER_AXES:
+            edit = QLineEdit(placeholderText="values (empty: keep the pane's)")
+            more_form.addRow(label, edit)
+            self.axis_edits[axis] = edit
+        self.breakers = QPlainTextEdit(placeholderText=r"one set per line, comma-separated (\n = newline)")
+        self.breakers.setFixedHeight(48)
+        more_form.addRow("DRY breakers", self.breakers)
+        more_toggle, _ = collapsible("More samplers", more, expanded=False)
+        form.addRow(more_toggle)
+        form.addRow(more)
         self.systems = QPlainTextEdit(placeholderText="one system prompt per line (empty: keep the pane's)")
         self.systems.setFixedHeight(60)
         form.addRow("System prompts", self.systems)
@@ -86,6 +105,7 @@ class VariantsDialog(QDialog):
         for widget in (self.n_seeds, self.first_seed):
             widget.valueChanged.connect(self.update_summary)
         self.systems.textChanged.connect(self.update_summary)
+        self.breakers.textChanged.connect(self.update_summary)
         for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
         self.tabs.currentChanged.connect(self.update_summary)
@@ -101,6 +121,9 @@ class VariantsDialog(QDialog):
             values = sweep.parse_values(axis, edit.text())
             if values:
                 axes[axis] = values
+        breakers = [tuple(parse_stops(line)) for line in self.breakers.toPlainText().splitlines() if line.strip()]
+        if breakers:
+            axes["dry_sequence_breakers"] = breakers
         systems = [line for line in self.systems.toPlainText().splitlines() if line.strip()]
         if systems:
             axes["system"] = systems

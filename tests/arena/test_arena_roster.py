@@ -5,6 +5,7 @@ import pytest
 from app.arena.roster import build, candidate_sets, settings
 from app.engine import SamplingParams
 from app.session import PaneSpec, Session
+from app.session.votes import variant_key
 
 PROMPT = "Name a fruit."
 
@@ -58,3 +59,12 @@ def test_candidate_sets_are_groups_then_all_panes_and_name_no_pane():
     assert [len(panes) for _title, panes in sets] == [2, 3]
     assert all(label not in title for title, _ in sets for label in ("Greedy", "Warm", "Hot", "Pane"))
     assert PROMPT[:10] in sets[0][0]
+
+
+def test_a_variants_key_is_the_one_it_had_before_the_samplers_it_does_not_use():
+    """Votes saved before DRY, XTC & co. existed keep meeting their variants: a sampler at its default is no part
+    of the key (9c07af2a3257 was computed by Chorus before them); one that is set is."""
+    warm = PaneSpec(draft=PROMPT, sampling=SamplingParams(temperature=0.7, seed=3, top_k=20))
+    assert variant_key(settings(warm, "m.gguf")) == "9c07af2a3257"
+    dry = PaneSpec(draft=PROMPT, sampling=SamplingParams(temperature=0.7, seed=3, top_k=20, dry_multiplier=0.8))
+    assert variant_key(settings(dry, "m.gguf")) != "9c07af2a3257"

@@ -43,6 +43,35 @@ def test_unapplied_settings_are_named_per_server_kind():
     assert unapplied(chat(top_k=0, min_p=0.0), None) == ""  # nothing beyond OpenAI's own fields in use
 
 
+SAMPLERS = dict(dry_multiplier=0.8, dry_sequence_breakers=("\n", "::"), xtc_probability=0.5, typical_p=0.9,
+                mirostat=2, mirostat_tau=4.0, top_n_sigma=1.5, dynatemp_range=0.3)
+
+
+def test_each_sampler_goes_under_llama_servers_name_and_never_to_vllm():
+    for kind in ("llamacpp", None, "me"):
+        extra = create_arguments(chat(**SAMPLERS), "m", kind)[1]["extra_body"]
+        assert extra["dry_multiplier"] == 0.8 and extra["dry_sequence_breakers"] == ["\n", "::"]
+        assert (extra["xtc_probability"], extra["xtc_threshold"], extra["typical_p"]) == (0.5, 0.1, 0.9)
+        assert extra["mirostat"] == extra["mirostat_mode"] == 2 and extra["mirostat_tau"] == 4.0
+        assert (extra["top_n_sigma"], extra["dynatemp_range"], extra["dynatemp_exponent"]) == (1.5, 0.3, 1.0)
+        assert (extra["dry_base"], extra["dry_allowed_length"], extra["dry_penalty_last_n"]) == (1.75, 2, 64)
+    vllm = create_arguments(chat(**SAMPLERS), "m", "vllm")[1]["extra_body"]
+    assert not {"dry_multiplier", "xtc_probability", "typical_p", "mirostat", "top_n_sigma"} & set(vllm)
+
+
+def test_a_server_that_ignores_a_sampler_is_named_with_it():
+    request = chat(top_k=0, min_p=0.0, **SAMPLERS)
+    assert unapplied(request, "llamacpp") == ""
+    assert unapplied(request, "vllm") == (
+        "not applied on vLLM: DRY (multiplier 0.8, base 1.75, allowed length 2, window 64), XTC (probability 0.5, "
+        "threshold 0.1), typical-p 0.9, mirostat 2 (tau 4, eta 0.1), top-nσ 1.5, dynamic temperature ±0.3 "
+        "(exponent 1)")
+    python = unapplied(request, "me")
+    assert python.startswith("not applied on llama-cpp-python's server: DRY") and "mirostat" not in python
+    assert "may ignore" in unapplied(request, "library") and "XTC" in unapplied(request, "library")
+    assert unapplied(chat(top_k=0, min_p=0.0, xtc_probability=0.5, xtc_threshold=0.6), "vllm") == ""  # XTC off
+
+
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 GRAMMAR = 'root ::= "yes" | "no"'
 
