@@ -19,10 +19,11 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
+from app.engine import limits
 from app.engine.context import TokenBatch
 from app.engine.native import LlamaModel
 
-DEFAULT_EMBEDDER = "local"
+DEFAULT_EMBEDDER = limits.EMBEDDER_DEFAULT
 WEAK_NOTE = ("the main model is a generative model, a weak embedder: its similarities separate topics, not "
              "paraphrases from different answers; name an embedding GGUF or server for real meaning")
 POOLINGS = {"mean": llama_cpp.LLAMA_POOLING_TYPE_MEAN, "cls": llama_cpp.LLAMA_POOLING_TYPE_CLS,

@@ -1,8 +1,9 @@
 """`python -m app eval CONFIG`: a promptfoo config's test cases × variants, generated and judged headless.
 
 Every backend the run needs (the variants', the judges') is opened before anything runs, each once: a local GGUF
-is one engine whoever uses it, so `--judge local` shares the variants' engine. Progress goes to stderr, a summary
-table to stdout (a variant named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the
+is one engine whoever uses it, so `--judge local` shares the variants' engine. `similar` assertions open one
+embedder (--embedder, app/backends/embedding.py) beside them, only when a test has one. Progress goes to stderr, a
+summary table to stdout (a variant named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the
 config's `outputPath`) are written at the end, also after Ctrl+C (counted by a handler, app/cli/interrupt.py: the
 first cancels what runs, a second stops waiting for it; unfinished cells are written as not run). Exit codes: 0
 every cell passed (or the pass rate reached $PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config,
@@ -21,6 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from app.backends import KeyStore, plain_http_warning
+from app.backends.embedding import DEFAULT_EMBEDDER, EmbeddingError, open_embedder
 from app.backends.registry import MAIN, BackendRegistry, BackendSpec
 from app.cli.interrupt import Interrupt
 from app.engine import limits
@@ -29,6 +31,7 @@ from app.evaluate import routes as eval_routes
 from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes, default_judge, needed_targets
 from app.evaluate.runner import EvaluationRunner
+from app.evaluate.similarity import CachedEmbed, uses_similar
 from app.evaluate.variants import retarget
 from app.models import default_model_path
 from app.session import SessionRunner
@@ -114,6 +117,23 @@ def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backend
     return registry, routes, runner
 
 
+def open_embed(args, evaluation: Evaluation):
+    """The embedder `similar` uses (--embedder: "local" = the main model, a GGUF, or a server URL), or None when no
+    test has a `similar` assertion; raises EmbeddingError or the model loader's error."""
+    if not uses_similar(evaluation):
+        return None
+    spec = args.embedder or DEFAULT_EMBEDDER
+    main_model = Path(args.model) if args.model else default_model_path()
+    api_key = None
+    if spec.startswith(("http://", "https://")):
+        target = BackendTarget(kind="server", url=spec.rstrip("/"), api_key_env="CHORUS_API_KEY")
+        api_key = eval_routes.api_key(target, KeyStore())
+    embedder = open_embedder(spec, main_model, api_key=api_key)
+    if embedder.weak:
+        print(f"chorus eval: warning: similar: {embedder.note}", file=sys.stderr)
+    return embedder
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -161,10 +181,11 @@ def summary(evaluation: Evaluation, width: int | None = None) -> str:
 
 
 def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
-        concurrency: int | None, ctrl_c: Interrupt) -> bool:
+        concurrency: int | None, ctrl_c: Interrupt, embedder=None) -> bool:
     """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
-    DRAIN_TIMEOUT_S); True when interrupted."""
-    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency)
+    DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`."""
+    embed = CachedEmbed(embedder.embed) if embedder is not None else None
+    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed)
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
@@ -202,17 +223,28 @@ def eval_command(args) -> int:
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while a model loads also exits 130
         try:
             evaluation, base_dir, outputs, concurrency = prepare(args)
+            embedder = open_embed(args, evaluation)
+        except (ConfigError, Unusable, EmbeddingError, ValueError, OSError, ConnectionError) as exc:
+            print(f"chorus eval: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
+        try:
             backends, routes, runner = open_backends(args, evaluation, base_dir)
         except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus eval: {exc}", file=sys.stderr)
+            if embedder is not None:
+                embedder.close()
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
         if ctrl_c.requested:
             backends.close_all()
+            if embedder is not None:
+                embedder.close()
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
         try:
-            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c)
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder)
         finally:
             backends.close_all()
+            if embedder is not None:
+                embedder.close()
         print(replace_surrogates(summary(evaluation)), flush=True)
         try:
             write_outputs(evaluation, outputs)
