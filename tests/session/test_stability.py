@@ -1,0 +1,84 @@
+"""Stability clusters: on fixed vectors (exact geometry, every invariant), then on the real SmolLM2 pooled by
+llama.cpp. SmolLM2 is a generative model and so a WEAK embedder: with it, paraphrases land together and answers
+about different things land apart, but two contradicting answers on one topic ("Paris" / "Lyon") are not
+reliably told apart; no embedding model is installed here to test that finer case."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.backends.embedding import LocalEmbedder
+from app.session.stability import cluster_vectors, cosine_distances, stability
+from tests.conftest import TEST_THREADS
+
+
+def unit(degrees: float) -> list[float]:
+    return [np.cos(np.radians(degrees)), np.sin(np.radians(degrees))]
+
+
+def test_fixed_vectors_paraphrases_together_different_answers_apart():
+    # Three answers within 10° of each other (cosine distance <= 0.015), two near 90°, one alone at 180°.
+    vectors = [unit(0), unit(90), unit(5), unit(180), unit(10), unit(92)]
+    result = cluster_vectors(vectors, threshold=0.15)
+    assert [c.members for c in result.clusters] == [(0, 2, 4), (1, 5), (3,)]
+    assert result.clusters[0].representative == 2  # the medoid: the middle one
+    assert result.top_share == pytest.approx(0.5)
+    assert [c.size for c in result.clusters] == [3, 2, 1]
+
+
+def test_threshold_decides_what_joins():
+    vectors = [unit(0), unit(30)]  # cosine distance 1 - cos 30° = 0.134
+    assert len(cluster_vectors(vectors, threshold=0.15).clusters) == 1
+    assert len(cluster_vectors(vectors, threshold=0.10).clusters) == 2
+
+
+def test_edge_cases_empty_one_identical_and_zero_vectors():
+    assert cluster_vectors(np.zeros((0, 3))).clusters == () and cluster_vectors(np.zeros((0, 3))).top_share == 0.0
+    one = cluster_vectors([[1.0, 2.0]])
+    assert one.top_share == 1.0 and one.clusters[0].members == (0,)
+    same = cluster_vectors([[1.0, 0.0]] * 4)
+    assert same.top_share == 1.0 and same.clusters[0].representative == 0
+    zero = cluster_vectors([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    assert [c.members for c in zero.clusters] == [(1, 2), (0,)]
+    assert cosine_distances([[0.0, 0.0], [1.0, 0.0]])[0, 1] == 1.0
+
+
+@given(st.lists(st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.floats(-1, 1)), min_size=1, max_size=12),
+       st.floats(0.01, 1.0))
+def test_every_answer_in_exactly_one_cluster_largest_first(rows, threshold):
+    result = cluster_vectors(rows, threshold)
+    members = sorted(i for c in result.clusters for i in c.members)
+    assert members == list(range(len(rows)))
+    sizes = [c.size for c in result.clusters]
+    assert sizes == sorted(sizes, reverse=True)
+    assert all(c.representative in c.members for c in result.clusters)
+    assert result.top_share == sizes[0] / len(rows)
+
+
+def test_identical_texts_are_embedded_once_and_share_a_cluster():
+    asked = []
+
+    def embed(texts):
+        asked.append(list(texts))
+        return np.array([unit(0) if "yes" in t else unit(90) for t in texts])
+
+    result = stability(["yes", "no", "yes", "yes"], embed)
+    assert asked == [["yes", "no"]]
+    assert [c.members for c in result.clusters] == [(0, 2, 3), (1,)]
+    assert result.summary(["yes", "no", "yes", "yes"]) == [(3, 0.75, "yes"), (1, 0.25, "no")]
+
+
+ANSWERS = ["The capital of France is Paris.", "Paris is the capital of France.", "France's capital city is Paris.",
+           "Water boils at 100 degrees Celsius at sea level.", "At sea level, water boils at 100 °C.",
+           "Photosynthesis converts sunlight into chemical energy in plants."]
+
+
+def test_real_weak_embedder_groups_paraphrases_and_separates_topics(model_path):
+    embedder = LocalEmbedder(model_path, n_threads=TEST_THREADS, weak=True)
+    try:
+        result = stability(ANSWERS, embedder.embed)
+    finally:
+        embedder.close()
+    assert [c.members for c in result.clusters] == [(0, 1, 2), (3, 4), (5,)]
+    assert result.top_share == pytest.approx(0.5)
