@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--eval", action="store_true",
                        help="the evaluation suite instead: 48 cases x 2 variants with an llm-rubric judge, wall time "
                        "on Chorus and on the llama-server `make llama-server` built")
+    bench.add_argument("--embeddings", action="store_true",
+                       help="embedding throughput instead: 64 answers through the local embedder (the main model), "
+                       "batched and one by one, and the time to cluster them")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
