@@ -9,11 +9,14 @@ nearly everything on one topic above it, so it separates topics rather than answ
 Invariants: every answer is in exactly one cluster; clusters are listed largest first (ties: earliest member);
 a cluster's representative is its medoid (the member with the least total distance to the others; ties: earliest);
 `top_share` is the largest cluster's size over the number of answers (1.0 for one answer, 0.0 for none).
+`seed_groups` finds the panes that differ only by seed, `cell_repeats` an evaluation's repeats of each cell.
 A zero vector (an embedder's answer for nothing) is at distance 1 from every other answer. Qt-free.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +25,9 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
 from app.engine import limits
+from app.session.compare import setup_of
+from app.session.evaluation import Evaluation
+from app.session.state import PaneSpec
 
 
 @dataclass(frozen=True)
@@ -93,3 +99,31 @@ def stability(texts: list[str], embed: Callable[[list[str]], np.ndarray],
     vectors = np.asarray(embed(distinct)) if distinct else np.zeros((0, 1))
     row = {text: i for i, text in enumerate(distinct)}
     return cluster_vectors(vectors[[row[t] for t in texts]] if texts else vectors, threshold)
+
+
+def _seedless_key(pane: PaneSpec) -> str:
+    setup = setup_of(pane)
+    setup = dataclasses.replace(setup, sampling=dataclasses.replace(setup.sampling, seed=None))
+    asked = [turn for turn in pane.turns if turn.get("role") != "assistant"]  # the replies are the answers
+    return json.dumps([repr(setup), asked, pane.reply_prefix], sort_keys=True, default=repr)
+
+
+def seed_groups(panes: list[PaneSpec]) -> list[list[int]]:
+    """Indices of panes asked the same thing with the same settings but the seed, groups of two or more, each
+    in pane order, groups ordered by their first pane."""
+    groups: dict[str, list[int]] = {}
+    for index, pane in enumerate(panes):
+        groups.setdefault(_seedless_key(pane), []).append(index)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+def cell_repeats(evaluation: Evaluation) -> dict[tuple[int, int], list[str]]:
+    """(case, variant) -> the outputs of its finished repeats (an ERROR cell with no output left out), in repeat
+    order; {} when the evaluation does not repeat."""
+    found: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    if evaluation.repeat < 2:
+        return {}
+    for cell in evaluation.cells:
+        if cell.finished and (cell.status != "error" or cell.output):
+            found.setdefault((cell.case, cell.variant), []).append((cell.repeat, cell.output))
+    return {key: [text for _repeat, text in sorted(items)] for key, items in sorted(found.items())}

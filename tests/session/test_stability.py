@@ -82,3 +82,33 @@ def test_real_weak_embedder_groups_paraphrases_and_separates_topics(model_path):
         embedder.close()
     assert [c.members for c in result.clusters] == [(0, 1, 2), (3, 4), (5,)]
     assert result.top_share == pytest.approx(0.5)
+
+
+def test_seed_groups_are_panes_that_differ_only_by_seed():
+    from app.engine import SamplingParams
+    from app.session.stability import seed_groups
+    from app.session.state import PaneSpec
+
+    asked = [{"role": "user", "content": "Name a colour"}]
+    panes = [PaneSpec(title=f"s{seed}", turns=asked + [{"role": "assistant", "content": f"reply {seed}"}],
+                      sampling=SamplingParams(temperature=0.8, seed=seed)) for seed in (1, 2, 3)]
+    panes.insert(1, PaneSpec(turns=asked, sampling=SamplingParams(temperature=0.2, seed=1)))  # another temperature
+    panes.append(PaneSpec(turns=[{"role": "user", "content": "Name a fruit"}],
+                          sampling=SamplingParams(temperature=0.8, seed=9)))  # another question
+    panes.append(PaneSpec(turns=asked, sampling=SamplingParams(temperature=0.2, seed=5)))
+    assert seed_groups(panes) == [[0, 2, 3], [1, 5]]
+
+
+def test_cell_repeats_group_an_evaluations_repeats_in_order():
+    from app.session.evaluation import BackendTarget, EvalCase, Evaluation, PromptTemplate, Variant
+    from app.session.stability import cell_repeats
+
+    variant = Variant(provider_id="echo", label="echo", prompt=PromptTemplate(raw="hi", label="hi"),
+                      target=BackendTarget(kind="echo"))
+    evaluation = Evaluation(cases=[EvalCase(), EvalCase()], variants=[variant], repeat=3)
+    for cell in evaluation.cells:
+        cell.result.text = f"case {cell.case} repeat {cell.repeat}"
+        cell.status = "pass" if (cell.case, cell.repeat) != (1, 2) else "pending"
+    assert cell_repeats(evaluation) == {(0, 0): ["case 0 repeat 0", "case 0 repeat 1", "case 0 repeat 2"],
+                                        (1, 0): ["case 1 repeat 0", "case 1 repeat 1"]}
+    assert cell_repeats(Evaluation(cases=[EvalCase()], variants=[variant])) == {}
