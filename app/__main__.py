@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--judge", metavar="local|PATH.gguf|URL",
                           help="the default judge of model-graded assertions (default: local, the main model)")
     evaluate.add_argument("--embedder", metavar="local|PATH.gguf|URL",
-                          help="the embedding model of `similar` assertions: a GGUF pooled locally, or a server's "
+                          help="the embedding model of `similar` and of --repeat's stability report: a GGUF "
+                          "pooled locally, or a server's "
                           f"/v1/embeddings (default: {limits.EMBEDDER_DEFAULT}, the main model, a weak embedder)")
     evaluate.add_argument("--repeat", type=int, metavar="N",
                           help="run every test case N times (default: the config's, else 1)")

@@ -2,7 +2,8 @@
 
 Every backend the run needs (the variants', the judges') is opened before anything runs, each once: a local GGUF
 is one engine whoever uses it, so `--judge local` shares the variants' engine. `similar` assertions open one
-embedder (--embedder, app/backends/embedding.py) beside them, only when a test has one. Progress goes to stderr, a
+embedder (--embedder, app/backends/embedding.py) beside them, as does --repeat N (≥ 2), whose answers are then
+clustered by meaning after the summary. Progress goes to stderr, a
 summary table to stdout (a variant named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the
 config's `outputPath`) are written at the end, also after Ctrl+C (counted by a handler, app/cli/interrupt.py: the
 first cancels what runs, a second stops waiting for it; unfinished cells are written as not run). Exit codes: 0
@@ -36,6 +37,7 @@ from app.evaluate.variants import retarget
 from app.models import default_model_path
 from app.session import SessionRunner
 from app.session.evaluation import BackendTarget, cell_change
+from app.session.stability import cell_repeats, stability
 
 EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 NO_TERMINAL_WIDTH = 10_000  # the summary's width when stdout is a pipe or a file: names are not cut
@@ -118,9 +120,10 @@ def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backend
 
 
 def open_embed(args, evaluation: Evaluation):
-    """The embedder `similar` uses (--embedder: "local" = the main model, a GGUF, or a server URL), or None when no
-    test has a `similar` assertion; raises EmbeddingError or the model loader's error."""
-    if not uses_similar(evaluation):
+    """The embedder `similar` and the stability report use (--embedder: "local" = the main model, a GGUF, or a
+    server URL), or None when no test has a `similar` assertion and nothing repeats; raises EmbeddingError or the
+    model loader's error."""
+    if not uses_similar(evaluation) and evaluation.repeat < 2:
         return None
     spec = args.embedder or DEFAULT_EMBEDDER
     main_model = Path(args.model) if args.model else default_model_path()
@@ -130,7 +133,7 @@ def open_embed(args, evaluation: Evaluation):
         api_key = eval_routes.api_key(target, KeyStore())
     embedder = open_embedder(spec, main_model, api_key=api_key)
     if embedder.weak:
-        print(f"chorus eval: warning: similar: {embedder.note}", file=sys.stderr)
+        print(f"chorus eval: warning: meaning: {embedder.note}", file=sys.stderr)
     return embedder
 
 
@@ -148,6 +151,23 @@ def variant_name(variant) -> str:
     elif raw and label.endswith(f": {raw}"):  # "file.txt: <its text>"
         label = label[: -len(raw) - 2]
     return " ".join(f"[{variant.label}] {label}".split())
+
+
+def stability_report(evaluation: Evaluation, embed, embedder_name: str, width: int = 60) -> str:
+    """With --repeat N: each case × variant's answers clustered by meaning (app/session/stability.py): the
+    largest cluster's share, then each cluster's size and representative answer; "" when nothing repeats."""
+    groups = cell_repeats(evaluation)
+    if not groups:
+        return ""
+    lines = [f"Stability: the repeats of each cell clustered by meaning (embedder {embedder_name})"]
+    for (case, variant), texts in groups.items():
+        found = stability(texts, embed)
+        name = evaluation.cases[case].description or f"case {case + 1}"
+        clusters = " · ".join(f'{size}× "{text}"' for size, _share, text in found.summary(texts, width))
+        lines.append(f"  {variant_name(evaluation.variants[variant])} / {name}: largest cluster "
+                     f"{found.clusters[0].size}/{found.n} ({found.top_share:.0%}), "
+                     f"{plural(len(found.clusters), 'cluster')}: {clusters}")
+    return "\n".join(lines)
 
 
 def _cut(text: str, width: int) -> str:
@@ -241,11 +261,24 @@ def eval_command(args) -> int:
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
         try:
             interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder)
-        finally:
-            backends.close_all()
+        except BaseException:
             if embedder is not None:
                 embedder.close()
+            raise
+        finally:
+            backends.close_all()
         print(replace_surrogates(summary(evaluation)), flush=True)
+        report = ""
+        if embedder is not None:
+            try:
+                if evaluation.repeat > 1:
+                    report = stability_report(evaluation, CachedEmbed(embedder.embed), embedder.name)
+            except Exception as exc:  # noqa: BLE001 - the embedder's failure is reported; the run's results stand
+                report = f"Stability: not measured: {exc}"
+            finally:
+                embedder.close()
+            if report:
+                print(replace_surrogates(report), flush=True)
         try:
             write_outputs(evaluation, outputs)
         except OSError as exc:

@@ -51,3 +51,21 @@ def test_unknown_metric_and_a_missing_embedder_file_are_refused_before_anything_
     good = write_config(tmp_path, config(model_path))
     run = chorus_eval(good, "--embedder", tmp_path / "missing.gguf")
     assert run.returncode == 2 and "missing.gguf" in run.stderr, run.stderr
+
+
+def test_repeat_prints_each_cells_answers_clustered_by_meaning(model_path, tmp_path):
+    """Greedy repeats give the same answer every time: one cluster holding all of them (weak embedder or not,
+    identical texts are one point)."""
+    path = write_config(tmp_path, (
+        "prompts: ['Name one colour of the sky']\n"
+        "providers:\n"
+        f"  - id: file://{model_path}\n"
+        "    config: {temperature: 0, max_tokens: 12}\n"
+        "tests:\n"
+        "  - description: sky\n"))
+    run = chorus_eval(path, "--repeat", 3)
+    assert run.returncode in (0, 100), run.stdout + run.stderr
+    assert "Stability: the repeats of each cell clustered by meaning" in run.stdout
+    line = next(line for line in run.stdout.splitlines() if "/ sky:" in line)
+    assert "largest cluster 3/3 (100%), 1 cluster: 3×" in line
+    assert "weak embedder" in run.stderr
