@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--spec", action="store_true",
                        help="speculative decoding instead: copy, extract and free generation at N = 1, and 8 "
                        "copies at N = 8, n-gram drafts (auto and on) against plain, in pairs")
+    bench.add_argument("--embeddings", action="store_true",
+                       help="embedding throughput instead: 64 answers through the local embedder (the main model), "
+                       "batched and one by one, and the time to cluster them")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
@@ -84,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
     evaluate.add_argument("--judge", metavar="local|PATH.gguf|URL",
                           help="the default judge of model-graded assertions (default: local, the main model)")
+    evaluate.add_argument("--embedder", metavar="local|PATH.gguf|URL",
+                          help="the embedding model of `similar` and of --repeat's stability report: a GGUF "
+                          "pooled locally, or a server's "
+                          f"/v1/embeddings (default: {limits.EMBEDDER_DEFAULT}, the main model, a weak embedder)")
     evaluate.add_argument("--repeat", type=int, metavar="N",
                           help="run every test case N times (default: the config's, else 1)")
     evaluate.add_argument("--max-concurrency", type=int, metavar="N",

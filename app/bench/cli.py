@@ -207,6 +207,16 @@ def run_spec_bench(args, threads: int) -> int:
     return 0
 
 
+def run_embedding_bench(args, threads: int) -> int:
+    from app.bench.embeddings import describe, embedding_bench
+
+    result = {"embeddings": embedding_bench(threads)}
+    print(describe(result["embeddings"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
@@ -217,6 +227,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_eval_bench(args, threads)
     if getattr(args, "spec", False):
         return run_spec_bench(args, threads)
+    if getattr(args, "embeddings", False):
+        return run_embedding_bench(args, threads)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 

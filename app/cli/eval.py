@@ -1,8 +1,10 @@
 """`python -m app eval CONFIG`: a promptfoo config's test cases × variants, generated and judged headless.
 
 Every backend the run needs (the variants', the judges') is opened before anything runs, each once: a local GGUF
-is one engine whoever uses it, so `--judge local` shares the variants' engine. Progress goes to stderr, a summary
-table to stdout (a variant named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the
+is one engine whoever uses it, so `--judge local` shares the variants' engine. `similar` assertions open one
+embedder (--embedder, app/backends/embedding.py) beside them, as does --repeat N (≥ 2), whose answers are then
+clustered by meaning after the summary. Progress goes to stderr, a
+summary table to stdout (a variant named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the
 config's `outputPath`) are written at the end, also after Ctrl+C (counted by a handler, app/cli/interrupt.py: the
 first cancels what runs, a second stops waiting for it; unfinished cells are written as not run). Exit codes: 0
 every cell passed (or the pass rate reached $PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config,
@@ -22,6 +24,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from app.backends import KeyStore, plain_http_warning
+from app.backends.embedding import DEFAULT_EMBEDDER, EmbeddingError, open_embedder
 from app.backends.registry import MAIN, BackendRegistry, BackendSpec
 from app.cli.interrupt import Interrupt
 from app.engine import limits
@@ -31,10 +34,12 @@ from app.evaluate.calibration import describe, reliable
 from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes, default_judge, needed_targets
 from app.evaluate.runner import EvaluationRunner
+from app.evaluate.similarity import CachedEmbed, uses_similar
 from app.evaluate.variants import retarget
 from app.models import default_model_path
 from app.session import SessionRunner
 from app.session.evaluation import BackendTarget, cell_change
+from app.session.stability import cell_repeats, stability
 
 EXIT_UNUSABLE, EXIT_WRITE_FAILED, EXIT_INTERRUPTED = 2, 1, 130
 NO_TERMINAL_WIDTH = 10_000  # the summary's width when stdout is a pipe or a file: names are not cut
@@ -116,6 +121,24 @@ def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backend
     return registry, routes, runner
 
 
+def open_embed(args, evaluation: Evaluation):
+    """The embedder `similar` and the stability report use (--embedder: "local" = the main model, a GGUF, or a
+    server URL), or None when no test has a `similar` assertion and nothing repeats; raises EmbeddingError or the
+    model loader's error."""
+    if not uses_similar(evaluation) and evaluation.repeat < 2:
+        return None
+    spec = args.embedder or DEFAULT_EMBEDDER
+    main_model = Path(args.model) if args.model else default_model_path()
+    api_key = None
+    if spec.startswith(("http://", "https://")):
+        target = BackendTarget(kind="server", url=spec.rstrip("/"), api_key_env="CHORUS_API_KEY")
+        api_key = eval_routes.api_key(target, KeyStore())
+    embedder = open_embedder(spec, main_model, api_key=api_key)
+    if embedder.weak:
+        print(f"chorus eval: warning: meaning: {embedder.note}", file=sys.stderr)
+    return embedder
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -130,6 +153,23 @@ def variant_name(variant) -> str:
     elif raw and label.endswith(f": {raw}"):  # "file.txt: <its text>"
         label = label[: -len(raw) - 2]
     return " ".join(f"[{variant.label}] {label}".split())
+
+
+def stability_report(evaluation: Evaluation, embed, embedder_name: str, width: int = 60) -> str:
+    """With --repeat N: each case × variant's answers clustered by meaning (app/session/stability.py): the
+    largest cluster's share, then each cluster's size and representative answer; "" when nothing repeats."""
+    groups = cell_repeats(evaluation)
+    if not groups:
+        return ""
+    lines = [f"Stability: the repeats of each cell clustered by meaning (embedder {embedder_name})"]
+    for (case, variant), texts in groups.items():
+        found = stability(texts, embed)
+        name = evaluation.cases[case].description or f"case {case + 1}"
+        clusters = " · ".join(f'{size}× "{text}"' for size, _share, text in found.summary(texts, width))
+        lines.append(f"  {variant_name(evaluation.variants[variant])} / {name}: largest cluster "
+                     f"{found.clusters[0].size}/{found.n} ({found.top_share:.0%}), "
+                     f"{plural(len(found.clusters), 'cluster')}: {clusters}")
+    return "\n".join(lines)
 
 
 def _cut(text: str, width: int) -> str:
@@ -178,10 +218,11 @@ def summary(evaluation: Evaluation, width: int | None = None) -> str:
 
 
 def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
-        concurrency: int | None, ctrl_c: Interrupt) -> bool:
+        concurrency: int | None, ctrl_c: Interrupt, embedder=None) -> bool:
     """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
-    DRAIN_TIMEOUT_S); True when interrupted."""
-    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency)
+    DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`."""
+    embed = CachedEmbed(embedder.embed) if embedder is not None else None
+    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed)
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
@@ -219,18 +260,42 @@ def eval_command(args) -> int:
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while a model loads also exits 130
         try:
             evaluation, base_dir, outputs, concurrency = prepare(args)
+            embedder = open_embed(args, evaluation)
+        except (ConfigError, Unusable, EmbeddingError, ValueError, OSError, ConnectionError) as exc:
+            print(f"chorus eval: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
+        try:
             backends, routes, runner = open_backends(args, evaluation, base_dir)
         except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus eval: {exc}", file=sys.stderr)
+            if embedder is not None:
+                embedder.close()
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
         if ctrl_c.requested:
             backends.close_all()
+            if embedder is not None:
+                embedder.close()
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
         try:
-            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c)
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder)
+        except BaseException:
+            if embedder is not None:
+                embedder.close()
+            raise
         finally:
             backends.close_all()
         print(replace_surrogates(summary(evaluation)), flush=True)
+        report = ""
+        if embedder is not None:
+            try:
+                if evaluation.repeat > 1:
+                    report = stability_report(evaluation, CachedEmbed(embedder.embed), embedder.name)
+            except Exception as exc:  # noqa: BLE001 - the embedder's failure is reported; the run's results stand
+                report = f"Stability: not measured: {exc}"
+            finally:
+                embedder.close()
+            if report:
+                print(replace_surrogates(report), flush=True)
         try:
             write_outputs(evaluation, outputs)
         except OSError as exc:

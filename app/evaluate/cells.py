@@ -67,10 +67,10 @@ def record(cell: CellResult, completion: Completion, latency_ms: float | None) -
         cell.status = "grading"
 
 
-def grader(evaluation: Evaluation, cell: CellResult, base_dir=None) -> CellGrader:
+def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None) -> CellGrader:
     output = Output(text=cell.output, latency_ms=cell.latency_ms, finish_reason=cell.finish_reason,
                     logprobs=cell.logprobs)
-    return CellGrader(evaluation.cases[cell.case], output, cell.prompt, base_dir)
+    return CellGrader(evaluation.cases[cell.case], output, cell.prompt, base_dir, embed)
 
 
 def conclude(cell: CellResult, graded: CellGrader) -> None:

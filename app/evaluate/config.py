@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from app.evaluate import case_files, checks, graders, prompts, providers, templates
+from app.evaluate import case_files, checks, graders, prompts, providers, similarity, templates
 from app.evaluate.assertion_strings import ASSERTION_TYPES
 from app.evaluate.errors import Problems
 from app.evaluate.schema import ConfigFile, ProviderEntry, validate
@@ -26,11 +26,11 @@ from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTempla
 
 UNSUPPORTED_WHY = {
     "javascript": "it runs JavaScript", "python": "it runs Python code", "ruby": "it runs Ruby code",
-    "webhook": "it calls a web hook", "similar": "it needs an embedding model, and Chorus has no embedding backend",
+    "webhook": "it calls a web hook",
     "cost": "Chorus's backends report no cost", "moderation": "it needs a moderation API",
     "max-score": "it runs after all variants with a scoring script",
 }
-SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | {"assert-set"}
+SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | {"assert-set", "similar"}
 
 
 @dataclass
@@ -66,6 +66,10 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         return
     if assertion.assertions is not None:
         problems.add(where, f"`assert` belongs to an assert-set, not to {assertion.type}")
+    if kind.startswith("similar:"):
+        kind, metric = kind.split(":", 1)
+        if metric.split(":")[0] not in similarity.METRICS:
+            problems.add(where, f"unknown similarity metric {metric!r}: similar takes :cosine, :dot or :euclidean")
     if kind not in SUPPORTED:
         why = UNSUPPORTED_WHY.get(kind) or ("not a promptfoo assertion type" if kind not in ASSERTION_TYPES
                                             else "not implemented in Chorus")

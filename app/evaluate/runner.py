@@ -46,16 +46,18 @@ class EvaluationEvents(SignalGroup):
 class EvaluationRunner:
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
                  base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
-                 calibrations: CalibrationCache | None = None):
+                 calibrations: CalibrationCache | None = None, embed=None):
         """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
         runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
         every generation for that many likely tokens per position (the window does, so a cell opened as a
         pane shows probabilities and can branch); they stay in the cell's result. `calibrations` is the session's
-        cache of judge calibrations (a new one when not given)."""
+        cache of judge calibrations (a new one when not given). `embed(texts) -> vectors` serves `similar` (None:
+        a `similar` cell is an error that says to name an embedder)."""
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
         self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
+        self.embed = embed
         self.events = EvaluationEvents()
         self.calibrations = calibrations if calibrations is not None else CalibrationCache()
         self.cancelled = False
@@ -260,7 +262,7 @@ class EvaluationRunner:
         self._concluded(cell)
 
     def _grade(self, cell: CellResult) -> None:
-        grader = cells.grader(self.evaluation, cell, self.base_dir)
+        grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed)
         try:
             calls = grader.start()
         except Exception as exc:  # noqa: BLE001 - a grader's failure is that cell's error, not the run's

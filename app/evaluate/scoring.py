@@ -7,8 +7,9 @@
 - `metric` names a score: per test, the weighted mean of that metric's assertions (nested ones included).
 - `assert-set` is scored the same way with its own threshold, then counts as one entry (its weight, metric).
 - No assertions: pass, score 1, "No assertions".
-`CellGrader` runs deterministic checks at once and model-graded ones as judge conversations (graders.py), so a
-caller can submit judge requests beside generation; `select-best` is graded per row afterwards (`merge_select_best`).
+`CellGrader` runs deterministic checks (and `similar`, through its embedder) at once and model-graded ones as
+judge conversations (graders.py), so a caller can submit judge requests beside generation; `select-best` is
+graded per row afterwards (`merge_select_best`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from app.engine import GenerationRequest
 from app.evaluate import graders
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
+from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
 from app.session.evaluation import Assertion, EvalCase, GradingResult, JudgeExchange
 
@@ -83,8 +85,9 @@ class CellGrader:
     """Grades one cell. `start()` returns the first judge calls; feed each reply to `reply()` (which may return
     more, for g-eval); when `done`, `result()` is the cell's GradingResult or raises CheckError (an ERROR cell)."""
 
-    def __init__(self, case: EvalCase, output: Output, prompt: str, base_dir=None):
+    def __init__(self, case: EvalCase, output: Output, prompt: str, base_dir=None, embed=None):
         self.case, self.output, self.prompt, self.base_dir = case, output, prompt, base_dir
+        self.embed = embed  # texts -> vectors, for `similar` (similarity.py); None: `similar` is an error
         self.results: dict[tuple, GradingResult] = {}
         self.flows: dict[tuple, tuple] = {}
         self.error: str | None = None
@@ -130,6 +133,9 @@ class CellGrader:
             value = render_value(assertion.value, self.case.vars)
             if kind in CHECKS:
                 self.results[key] = run_check(assertion, value, self.output)
+                return []
+            if kind.split(":")[0] == "similar":
+                self.results[key] = check_similar(assertion, value, self.output.text, self.embed)
                 return []
             if kind in graders.MODEL_GRADED:
                 return self._step(key, self._flow(assertion, value), assertion, None)
@@ -178,9 +184,10 @@ class CellGrader:
         return main.result()
 
 
-def grade(case: EvalCase, output: Output, prompt: str, judge=None, base_dir=None) -> GradingResult:
-    """Grade synchronously; `judge(request, provider) -> text` answers judge calls (raise to report a failure)."""
-    grader = CellGrader(case, output, prompt, base_dir)
+def grade(case: EvalCase, output: Output, prompt: str, judge=None, base_dir=None, embed=None) -> GradingResult:
+    """Grade synchronously; `judge(request, provider) -> text` answers judge calls (raise to report a failure);
+    `embed(texts) -> vectors` serves `similar`."""
+    grader = CellGrader(case, output, prompt, base_dir, embed)
     pending = grader.start()
     while pending:
         call = pending.pop(0)

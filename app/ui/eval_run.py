@@ -5,6 +5,9 @@ change in place (each holds its generation's PaneResult): the view and autosave 
 Where requests go is `app.evaluate.routes.Routes`: "local", a `file://` GGUF that is the main model's file,
 the default judge and panes on "local" run on the main model; another GGUF or a server is opened first, through
 the bridge, as Model → Backends would (not remembered), its API key from the provider's variable or the key store.
+An evaluation with `similar` assertions opens the embedder Settings → Embedder names (off the GUI thread; kept for
+the next run while the setting and the main model stay the same). Its embeddings are computed as cells are graded,
+on the GUI thread: a `similar` cell costs the window one embedding of its output (~0.1 s with the main model).
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
+from app.backends.embedding import open_embedder
 from app.engine import limits
 from app.evaluate import Evaluation, stats
 from app.evaluate.calibration_run import CalibrationCache
 from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
+from app.evaluate.similarity import CachedEmbed, uses_similar
 from app.session import MAIN, SessionRunner
 from app.session.evaluation import BackendTarget
+from app.ui import settings as keys
 from app.ui.eval_view import EvalView, duration, eta_seconds
 
 
@@ -53,6 +59,8 @@ class EvalRun(QObject):
         self.calibrations = CalibrationCache()  # judges calibrated in this session: never asked twice per format
         self._starting = False
         self._started_at, self._todo = 0.0, 0
+        self.embedder = None  # open while (setting, main model) stay `_embedder_key`
+        self._embedder_key: tuple | None = None
         self.eta_timer = QTimer(self, interval=1000)
         self.eta_timer.timeout.connect(self._tick)
 
@@ -100,6 +108,7 @@ class EvalRun(QObject):
             if self.bridge.main is None and not self.bridge.backends.on_standby(MAIN) \
                     and any(self.routes.find(t) == MAIN for t in targets):
                 raise RuntimeError("No model is loaded yet: wait for it to load (or open one), then Resume.")
+            embed = await self._open_embedder() if uses_similar(evaluation) else None
         except Exception as exc:  # noqa: BLE001 - a backend's own message, shown; nothing has run
             self._starting = False
             self.view.set_running(False)
@@ -109,12 +118,35 @@ class EvalRun(QObject):
         self._starting = False
         if self.view.model.evaluation is not evaluation or self.eval_runner is not None:
             return False  # replaced while backends opened
-        self._start(evaluation, base_dir)
+        self._start(evaluation, base_dir, embed)
         return True
 
-    def _start(self, evaluation: Evaluation, base_dir: Path) -> None:
+    async def _open_embedder(self) -> CachedEmbed:
+        """The embedder `similar` uses (Settings → Embedder), opened off the GUI thread when it changed."""
+        spec = self.settings.get(keys.EMBEDDER)
+        main = self.bridge.model_info.path if self.bridge.model_info else None
+        if self.embedder is None or self._embedder_key != (spec, main):
+            self.close_embedder()
+            self.sig_status.emit("Evaluation: opening the embedder…")
+            key = None
+            if spec.startswith(("http://", "https://")):
+                key = api_key(BackendTarget(kind="server", url=spec.rstrip("/"), api_key_env="CHORUS_API_KEY"),
+                              self.keys())
+            self.embedder = await asyncio.to_thread(open_embedder, spec, main, key)
+            self._embedder_key = (spec, main)
+        if self.embedder.weak:
+            self.sig_status.emit(f"Evaluation: similar: {self.embedder.note}")
+        return CachedEmbed(self.embedder.embed)
+
+    def close_embedder(self) -> None:
+        embedder, self.embedder, self._embedder_key = self.embedder, None, None
+        if embedder is not None:
+            embedder.close()
+
+    def _start(self, evaluation: Evaluation, base_dir: Path, embed=None) -> None:
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
-                                  alternatives=limits.ALTERNATIVES_SHOWN, calibrations=self.calibrations)
+                                  alternatives=limits.ALTERNATIVES_SHOWN, calibrations=self.calibrations,
+                                  embed=embed)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner
         self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())

@@ -47,9 +47,12 @@ KV_TYPE = Setting("engine/kv_type", limits.KV_TYPE_DEFAULT, str)  # one of limit
 GPU_LAYERS = Setting("engine/gpu_layers", str(limits.GPU_LAYERS_DEFAULT), str)  # "auto", "all", "none" or N
 MODEL_FOLDERS = Setting("models/folders", "[]", str)  # JSON list of folders the Models dialog also scans
 EVAL_JUDGE = Setting("evaluation/judge", "local", str)  # the judge last picked: "local", a GGUF path or a URL
+# --- meaning (issue 36): the embedder ("local" = the main model, a GGUF path or a server URL), the cluster distance
+EMBEDDER = Setting("meaning/embedder", limits.EMBEDDER_DEFAULT, str)
+CLUSTER_DISTANCE = Setting("meaning/cluster_distance", limits.CLUSTER_DISTANCE.default, float, limits.CLUSTER_DISTANCE)
 
 ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, RECENT_SESSIONS,
-       BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS, EVAL_JUDGE)
+       BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS, EVAL_JUDGE, EMBEDDER, CLUSTER_DISTANCE)
 
 
 def gpu_layers_value(text: str):

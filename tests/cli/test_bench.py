@@ -57,3 +57,15 @@ def test_quick_bench_writes_every_contract_key(tmp_path):
     assert "Window with 16 panes streaming" in run.stdout and "Autosave on the GUI thread" in run.stdout
     # The results say when and where they were measured (docs/benchmarks.md labels runs that way).
     assert result["run"]["date"][:2] == "20" and "vCPU" in result["run"]["machine"]
+
+
+def test_embedding_bench_reports_positive_figures_for_distinct_answers():
+    from app.bench.embeddings import answers, describe, embedding_bench
+
+    texts = answers()
+    assert len(set(texts)) == 64 and all(27 <= len(t.split()) <= 77 for t in texts)
+    result = embedding_bench(threads=1, repetitions=1, n=8)
+    assert result["answers"] == 8 and result["tokens"] > 8 * 20
+    for key in ("batched_s", "batched_answers_per_s", "batched_tokens_per_s", "one_by_one_s", "cluster_s"):
+        assert result[key] > 0, key
+    assert "8 answers" in describe(result)

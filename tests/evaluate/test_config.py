@@ -243,14 +243,15 @@ def test_perplexity_asks_for_logprobs_and_chat_prompts_become_messages(tmp_path)
 def test_every_problem_in_one_error(tmp_path):
     found = problems(tmp_path, {
         "prompts": ["ok {{x}}"], "providers": ["echo", "bedrock:claude"], "outputPat": "x",
-        "tests": [{"vars": {"x": 1}, "assert": [{"type": "javascript", "value": "1"}, {"type": "similar", "value": "a"},
+        "tests": [{"vars": {"x": 1}, "assert": [{"type": "javascript", "value": "1"},
+                                                {"type": "similar:manhattan", "value": "a"},
                                                 {"type": "contains", "valeu": "typo"},
                                                 {"type": "cost", "threshold": 1}, {"type": "foo-bar"}]},
                   {"assert": [{"type": "select-best", "value": "best"}], "options": {"transform": "x"}},
                   "file://missing.csv"]})
     text = "\n".join(found)
     for expected in ("unknown key 'outputPat'", "'bedrock:claude' is not supported", "'javascript' is not supported",
-                     "'similar' is not supported by Chorus (it needs an embedding model",
+                     "unknown similarity metric 'manhattan'",
                      "tests[0].assert[2]: unknown key 'valeu'", "'cost' is not supported",
                      "'foo-bar' is not supported by Chorus (not a promptfoo assertion type)",
                      "a test `transform` is not supported", "test file not found"):

@@ -289,3 +289,21 @@ def test_a_new_evaluation_from_panes_has_a_variant_per_pane_and_a_case_per_vars_
     assert [c.status for c in evaluation.row(1)] == ["pass", "pass"]  # no checks: it passes
     assert window.evals.new_from_panes(tmp_path / "missing.csv") is None  # explained; the evaluation stays
     assert window.session.evaluation is evaluation and "missing.csv" in window.messages[-1]
+
+
+def test_similar_runs_in_the_window_on_the_embedder_of_the_settings(loaded_window, loop, tmp_path):
+    """echo cells (the output is the prompt) graded by `similar` on the main model, the default embedder (weak,
+    and the status bar says so): the same text is similar (cosine 1), so `not-similar` to it fails."""
+    window = loaded_window
+    notes = []
+    window.evals.run_control.sig_status.connect(notes.append)
+    config = {"prompts": ["Say {{word}}"], "providers": ["echo"],
+              "tests": [{"vars": {"word": "rain"}, "assert": [{"type": "similar", "value": "Say rain"}]},
+                        {"vars": {"word": "snow"}, "assert": [{"type": "not-similar", "value": "Say snow"}]}]}
+    assert window.evals.open_config(write_config(tmp_path, config)), window.messages
+    wait_until(loop, lambda: finished(window), timeout=120)
+    evaluation = window.session.evaluation
+    first, second = evaluation.cell(0, 0), evaluation.cell(1, 0)
+    assert first.status == "pass" and first.grading.component_results[0].score > 0.999
+    assert second.status == "fail" and "greater than or equal to threshold 0.75" in second.grading.reason
+    assert any("weak embedder" in note for note in notes)
