@@ -12,7 +12,7 @@ import dataclasses
 
 from PySide6.QtCore import QRegularExpression, Signal
 from PySide6.QtGui import QRegularExpressionValidator
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from app.engine import SamplingParams, limits
 from app.engine.limits import Limit
@@ -94,8 +94,11 @@ class SamplingForm(QWidget):
         for mode in limits.SPEC_MODES:
             self.speculative.addItem(mode, mode)
         self.speculative.setCurrentIndex(limits.SPEC_MODES.index(limits.SPEC_MODE_DEFAULT))
-        grid.addWidget(QLabel("Speculative decoding", toolTip=SPECULATIVE_TIP), row + 3, 0, 1, 2)
-        grid.addWidget(self.speculative, row + 3, 2)
+        line = QHBoxLayout(spacing=6)  # laid out like the thinking row above it
+        line.addWidget(QLabel("Speculative decoding", toolTip=SPECULATIVE_TIP))
+        line.addWidget(self.speculative)
+        line.addStretch(1)
+        grid.addLayout(line, row + 3, 0, 1, 4)
         self.speculative.currentIndexChanged.connect(self.sig_changed)
 
     def read(self, base: SamplingParams | None = None) -> tuple[SamplingParams, int, list[str]]:
