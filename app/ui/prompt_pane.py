@@ -40,7 +40,7 @@ from app.ui.thinking_view import ThinkingView
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget"})
+                            "thinking", "thinking_budget", "speculative"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -189,6 +189,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
         if fields & {"thinking", "thinking_budget"}:
             self.sampling.thinking.load(spec.thinking, spec.thinking_budget)
+        if "speculative" in fields:
+            self.sampling.load_speculative(spec.speculative)
         if fields & {"show_probabilities", "output_format"}:
             self.options.load(spec.show_probabilities, spec.output_format)
         if fields & {"rating", "note"}:
@@ -211,6 +213,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec = self.spec
         spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
         spec.thinking, spec.thinking_budget = self.sampling.thinking.read()
+        spec.speculative = self.sampling.speculative_mode()
         spec.output_format = output_format
         spec.show_probabilities = self.options.probabilities.isChecked()
 

@@ -2,7 +2,8 @@
 
 Ranges and defaults are `app.engine.limits`, the same numbers SamplingParams validates against. What can still
 be wrong (a stop list, a seed, no DRY breakers) is reported by `read()` as a message, and nothing is lost. The
-other samplers (sampler_fields.py) sit in a folded "More samplers" section.
+other samplers (sampler_fields.py) sit in a folded "More samplers" section. Speculative decoding (off, auto, on:
+PaneSpec.speculative) sits below, beside the thinking switch: it changes the speed, never the tokens.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import dataclasses
 
 from PySide6.QtCore import QRegularExpression, Signal
 from PySide6.QtGui import QRegularExpressionValidator
-from PySide6.QtWidgets import QDoubleSpinBox, QGridLayout, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from app.engine import SamplingParams, limits
 from app.engine.limits import Limit
@@ -35,6 +36,11 @@ def _int(limit: Limit) -> QSpinBox:
     box.setRange(int(limit.low), int(limit.high))
     box.setValue(int(limit.default))
     return box
+
+
+SPECULATIVE_TIP = ("Draft tokens from the prompt and reply (n-gram lookup) and verify them in one step: the same "
+                   "tokens, faster when the reply copies its input. auto stops drafting for a request whose drafts "
+                   "are mostly rejected, and beside more than 2 busy streams")
 
 
 class SamplingForm(QWidget):
@@ -84,6 +90,16 @@ class SamplingForm(QWidget):
         self.thinking = ThinkingSettings()  # a reasoning model's switch and budget (PaneSpec.thinking*)
         grid.addWidget(self.thinking, row + 2, 0, 1, 4)
         self.thinking.sig_changed.connect(self.sig_changed)
+        self.speculative = QComboBox(toolTip=SPECULATIVE_TIP)
+        for mode in limits.SPEC_MODES:
+            self.speculative.addItem(mode, mode)
+        self.speculative.setCurrentIndex(limits.SPEC_MODES.index(limits.SPEC_MODE_DEFAULT))
+        line = QHBoxLayout(spacing=6)  # laid out like the thinking row above it
+        line.addWidget(QLabel("Speculative decoding", toolTip=SPECULATIVE_TIP))
+        line.addWidget(self.speculative)
+        line.addStretch(1)
+        grid.addLayout(line, row + 3, 0, 1, 4)
+        self.speculative.currentIndexChanged.connect(self.sig_changed)
 
     def read(self, base: SamplingParams | None = None) -> tuple[SamplingParams, int, list[str]]:
         """The form's values over `base` (settings the form does not show, e.g. a frequency penalty from a
@@ -108,5 +124,17 @@ class SamplingForm(QWidget):
             if parse_stops(self.stop.text()) != list(stops):
                 self.stop.setText(format_stops(stops))
             self.samplers.load(params)
+        finally:
+            self.blockSignals(False)
+
+    def speculative_mode(self) -> str:
+        """The chosen mode, one of limits.SPEC_MODES (PaneSpec.speculative)."""
+        return self.speculative.currentData()
+
+    def load_speculative(self, mode: str) -> None:
+        """Show this mode (no sig_changed)."""
+        self.blockSignals(True)
+        try:
+            self.speculative.setCurrentIndex(limits.SPEC_MODES.index(mode))
         finally:
             self.blockSignals(False)

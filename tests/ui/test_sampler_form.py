@@ -73,3 +73,18 @@ def test_a_panes_sampler_reaches_the_engine(loaded_window, loop):
     assert cut.spec.sampling.xtc_probability == 1.0 and plain.spec.sampling.xtc_probability == 0.0
     assert plain.spec.result.text and cut.spec.result.text != plain.spec.result.text
     assert "XTC 1 above 0.05" in cut.title.toolTip()  # the header says what sets it apart
+
+
+def test_a_panes_speculative_mode_is_set_in_its_form_and_shown_from_its_spec(window):
+    """The form writes PaneSpec.speculative through its commit and renders it back when the spec changes."""
+    pane = window.grid.add_pane()
+    choice = pane.sampling.speculative
+    assert pane.spec.speculative == "off" and choice.currentText() == "off"  # limits.SPEC_MODE_DEFAULT
+    choice.setCurrentIndex(choice.findData("auto"))  # the user picks auto
+    assert pane.spec.speculative == "auto"
+    pane.spec.speculative = "on"  # the spec changes under the view (an undo, a script)
+    assert choice.currentText() == "on" and pane.sampling.speculative_mode() == "on"
+    loaded = window.grid.add_pane(PaneSpec(speculative="on"))  # a pane restored from a session file
+    assert loaded.sampling.speculative.currentText() == "on"
+    loaded.sampling.temperature.setValue(0.5)  # committing another field keeps the mode
+    assert (loaded.spec.sampling.temperature, loaded.spec.speculative) == (0.5, "on")

@@ -175,6 +175,24 @@ def test_readouts_state_their_window_and_go_quiet_a_minute_after_the_work(qapp):
     panel.close()
 
 
+def test_the_speculative_totals_read_drafted_and_accepted_or_a_dash(qtbot):
+    """Lifetime totals from the engine's recorder: "–" until something is drafted, and again after a Reset."""
+    from app.engine.stats import StatsRecorder
+    from app.ui.stats_readouts import Readouts
+
+    recorder = StatsRecorder(n_slots=2, n_ctx_per_slot=512)
+    readouts = Readouts()
+    qtbot.addWidget(readouts)
+    label = readouts.labels["speculative"]
+    recorder.record_draft(drafted=8, accepted=5)
+    recorder.record_draft(drafted=1200, accepted=870)
+    readouts.show_snapshot(recorder.snapshot())
+    assert label.text() == "1,208 / 875" and readouts.windows["speculative"] == "lifetime"
+    recorder.reset()
+    readouts.show_snapshot(recorder.snapshot())
+    assert label.text() == "–"
+
+
 def test_no_backend_blanks_the_readouts_instead_of_keeping_the_last_ones(qapp):
     from app.engine.stats import StatsRecorder
     from app.ui.stats_panel import StatsPanel
