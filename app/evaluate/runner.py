@@ -30,6 +30,7 @@ from psygnal import Signal, SignalGroup
 from app.engine import Completion
 from app.evaluate import calibration, calibration_run, cells
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
+from app.evaluate.holds import StandbyHolds
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
@@ -43,7 +44,7 @@ class EvaluationEvents(SignalGroup):
     """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
 
 
-class EvaluationRunner:
+class EvaluationRunner(StandbyHolds):
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
                  base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
                  calibrations: CalibrationCache | None = None, embed=None):
@@ -130,32 +131,6 @@ class EvaluationRunner:
         """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
         return not self._cells and not self._judge_calls and not self._in_flight
 
-    def held_for(self) -> set[str]:
-        """The backends that held cells or judge calls wait for."""
-        return {name for name, _kind, _item in self._held}
-
-    def release(self) -> None:
-        """Queue again what was held (its backend may take requests now; what is still not ready is held again)."""
-        held, self._held = self._held, []
-        for _name, kind, item in held:
-            if kind == "cell":
-                self._cells.append(item[0])
-            else:
-                self._judge_calls.append(item)
-        self._top_up()
-
-    def fail_held(self, why: str, name: str | None = None) -> None:
-        """End what waits for `name` (None: for any backend) with `why`: its model could not be loaded."""
-        failing = [entry for entry in self._held if name is None or entry[0] == name]
-        self._held = [entry for entry in self._held if entry not in failing]
-        for _name, kind, item in failing:
-            if kind == "cell":
-                item[0].status, item[0].error = "error", why
-                self._concluded(item[0])
-            else:
-                self._judged(*item, None, why)
-        self._top_up()
-
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
@@ -203,21 +178,6 @@ class EvaluationRunner:
         target = self.evaluation.variants[cell.variant].target
         return None if target.kind == "echo" or self.evaluation.cases[cell.case].provider_output is not None \
             else target
-
-    def _hold(self, kind: str, item: tuple, target: Callable[[], BackendTarget | None]) -> bool:
-        """Hold the item when its backend is not `ready` (a model on standby); False: go on with it now (also when
-        its backend cannot be named: starting it says why)."""
-        if self.ready is None:
-            return False
-        try:
-            found = target()
-            name = self.route(found) if found is not None else None
-        except (RuntimeError, ValueError):
-            return False
-        if name is None or self.ready(name):
-            return False
-        self._held.append((name, kind, item))
-        return True
 
     def _submit(self, request, target: BackendTarget, on_finish, result: PaneResult | None = None) -> None:
         handle = self.runner.submit(request, self.route(target), PaneResult() if result is None else result,
