@@ -11,12 +11,15 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from app.evaluate import CellResult
 from app.ui.eval_model import CELL_ROLE, NOTE_ROLE, STATE_ROLE
+from app.ui.theme import readable
 
-# verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work
+# verdict -> (badge text, hue); the cell is tinted with the hue at low alpha, so light and dark themes work; the
+# badge and coloured text use it fitted by theme.readable (white on the badge, the text on the cell's base)
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
           "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575"),
           "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f")}
 ROW_HEIGHT = 96
+WHITE = QColor("white")
 
 
 class CellDelegate(QStyledItemDelegate):
@@ -46,9 +49,9 @@ class CellDelegate(QStyledItemDelegate):
         badge = QRectF(rect.left(), rect.top(), metrics.horizontalAdvance(text) + 12, metrics.height() + 4)
         path = QPainterPath()
         path.addRoundedRect(badge, 4, 4)
-        painter.fillPath(path, QColor(colour))
+        painter.fillPath(path, readable(colour, WHITE))
         painter.setFont(badge_font)
-        painter.setPen(QColor("white"))
+        painter.setPen(WHITE)
         painter.drawText(badge, Qt.AlignCenter, text)
         painter.setFont(option.font)
         painter.setPen(option.palette.text().color())
@@ -70,7 +73,8 @@ class CellDelegate(QStyledItemDelegate):
             note_metrics = QFontMetrics(note_font)
             bottom -= note_metrics.lineSpacing()
             painter.setFont(note_font)
-            muted = option.palette.placeholderText().color() if cell.status == "pass" else QColor(colour)
+            muted = (option.palette.placeholderText().color() if cell.status == "pass"
+                     else readable(colour, option.palette.base().color()))
             if option.state & QStyle.State_Selected:  # red italic over the selection's blue was hard to read
                 muted = option.palette.text().color()
             painter.setPen(muted)
@@ -82,7 +86,7 @@ class CellDelegate(QStyledItemDelegate):
         body = QRectF(rect.left(), badge.bottom() + 4, rect.width(), bottom - badge.bottom() - 4)
         shown = index.data(Qt.DisplayRole) or ""
         if not cell.output and cell.error:
-            painter.setPen(QColor(BADGES["error"][1]))
+            painter.setPen(readable(BADGES["error"][1], option.palette.base().color()))
         elif not cell.finished:
             painter.setPen(option.palette.placeholderText().color() if not cell.output else
                            option.palette.text().color())

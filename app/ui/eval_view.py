@@ -71,9 +71,11 @@ class EvalView(QWidget):
         bar.addSpacing(12)
         self.stop_button = QPushButton("Stop", toolTip="Stop the evaluation; finished cells are kept")
         self.resume_button = QPushButton("Resume", toolTip="Run only the cells that have not finished")
+        self.stop_button.setAccessibleName("Stop the evaluation")
         self.stop_button.clicked.connect(self.sig_stop)
         self.resume_button.clicked.connect(self.sig_resume)
         self.export_button = QPushButton("Export…", toolTip="Write results.json, .csv, .html (one file) or JUnit .xml")
+        self.export_button.setAccessibleName("Export the evaluation's results")
         self.export_button.clicked.connect(self.sig_export)
         bar.addWidget(self.stop_button)
         bar.addWidget(self.resume_button)
@@ -90,6 +92,7 @@ class EvalView(QWidget):
         progress_row.addWidget(self.summary, 3)
         self.table = QTableView(wordWrap=True, alternatingRowColors=False, showGrid=True)
         self.table.setModel(self.proxy)
+        self.table.setAccessibleName("Evaluation results: test cases by variants")
         self.table.setItemDelegate(CellDelegate(self.table))
         self.table.setSelectionBehavior(QAbstractItemView.SelectItems)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
@@ -134,6 +137,7 @@ class EvalView(QWidget):
         self.resume_button.setEnabled(not running and left > 0)
         self.resume_button.setText(f"Resume ({left} cells)" if left and not running and left < len(
             evaluation.cells) else "Run" if left and not running else "Resume")
+        self.resume_button.setAccessibleName(f"{self.resume_button.text()} the evaluation")
         self.refresh()
 
     def set_eta(self, text: str) -> None:

@@ -20,6 +20,7 @@ class ModelStatus:
     def __init__(self, loading: SignalInstance, main: Callable[[], object | None], status_bar: QStatusBar):
         self._main, self.status_bar = main, status_bar
         self.label = ElidedLabel("No model loaded", objectName="modelLabel")  # cut with "…" in a narrow window
+        self.label.setAccessibleName("Model")
         self.progress = QProgressBar(maximumWidth=160, textVisible=False)
         self.progress.setRange(0, 0)  # indeterminate: llama.cpp loads a small model in well under a second
         self.progress.hide()

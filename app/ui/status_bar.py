@@ -14,13 +14,23 @@ from PySide6.QtWidgets import QStatusBar, QStyle, QStyleOption, QWidget
 
 from app.ui.elided_label import ElidedLabel
 
+READOUT_SHARE = 0.6  # of the bar's width at most for each readout beside the message (the model's), so a
+# message keeps room to be read in a narrow window
+
 
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.message = ElidedLabel(objectName="statusMessage")
+        self.message.setAccessibleName("Status")
         self.addPermanentWidget(self.message, 1)
         self.messageChanged.connect(self.message.setText)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        for label in self.findChildren(ElidedLabel):
+            if label is not self.message:
+                label.setMaximumWidth(max(label.minimumSizeHint().width(), int(self.width() * READOUT_SHARE)))
 
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
