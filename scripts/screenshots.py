@@ -10,7 +10,9 @@ OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thin
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
 votes, and its leaderboard), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
-llm-rubric judge, run in the evaluation view). `backends` needs a server running the same model:
+llm-rubric judge, run in the evaluation view), sizes (OUT_DIR/screenshot-800x560.png, -1280x800.png,
+-1920x1080.png and -dark.png, -light.png: panes beside an evaluation and the statistics; needs a 1920x1080
+screen; not in the default set). `backends` needs a server running the same model:
 CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 

@@ -18,7 +18,6 @@ have a fixed size and fill their background, so new text repaints just them (see
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout, 
 from app.engine import StatsSnapshot
 from app.session import MAIN
 from app.ui import plot_theme
+from app.ui.plot_scale import YScale
 from app.ui.plot_theme import series_color, style_plot
 from app.ui.run_pump import FEW_RUNS
 from app.ui.server_stats import ServerStats
@@ -45,44 +45,6 @@ BUSY_ACTIVE = FEW_RUNS
 COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444",
           "server": "#8b5cf6"}
 GRID_ALPHA = 40  # of 255
-
-
-def nice_step(span: float, ticks: int = 4) -> float:
-    """The 1-2-5 × 10^k step that splits `span` into about `ticks` intervals."""
-    raw = max(span, 1e-9) / ticks
-    magnitude = 10 ** math.floor(math.log10(raw))
-    return next(m * magnitude for m in (1, 2, 5, 10) if raw <= m * magnitude)
-
-
-class YScale:
-    """A plot's y range from 0 with ticks and horizontal grid lines at nice steps, changed only when needed."""
-
-    def __init__(self, plot: pg.PlotWidget, pen):
-        self.plot = plot
-        self.pen = pen
-        self.top: float | None = None
-        self.lines: list[pg.InfiniteLine] = []
-
-    def fit(self, needed: float) -> None:
-        """Show at least [0, needed]; the top snaps to half steps so a slowly rising peak rarely moves it."""
-        half = nice_step(needed) / 2
-        top = half * math.ceil(needed / half)
-        if top == self.top:
-            return
-        self.top = top
-        step = nice_step(top)
-        values = [i * step for i in range(int(top / step + 1e-9) + 1)]
-        self.plot.setYRange(0, top, padding=0)
-        self.plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in values]])
-        above_axis = values[1:]  # no grid line over the x axis
-        while len(self.lines) < len(above_axis):
-            line = pg.InfiniteLine(angle=0, pen=self.pen, movable=False)
-            self.plot.addItem(line, ignoreBounds=True)
-            self.lines.append(line)
-        for i, line in enumerate(self.lines):
-            line.setVisible(i < len(above_axis))
-            if i < len(above_axis):
-                line.setValue(above_axis[i])
 
 
 class StatsPanel(QWidget):
