@@ -55,7 +55,7 @@ STARTER_PROMPTS = [
 ]
 
 
-class MainWindow(WindowActions, QMainWindow):
+class MainWindow(WindowActions, DockLayout, QMainWindow):
     """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path` (a
     path, or the Autosaver that holds this instance's claimed file) None turns autosave off (tests, the
     self-test)."""
@@ -100,7 +100,7 @@ class MainWindow(WindowActions, QMainWindow):
                                  self.statusBar(), self.model_status,
                                  lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text), self)
         self._build_evaluation(key_store)
-        self.dock_layout = DockLayout(self, self.stats_dock, self.eval_dock)
+        self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
         bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
         bridge.sig_backends_changed.connect(self._backends_changed)

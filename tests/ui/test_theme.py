@@ -9,9 +9,10 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QToolBar
 
 from app.ui import theme
+from app.ui.diff_view import DELETED, INSERTED, side_by_side
 from app.ui.eval_cell import BADGES, WHITE
 from app.ui.plot_theme import SERIES_CONTRAST
-from app.ui.theme import TEXT_CONTRAST, contrast_ratio, dark_palette, is_dark, readable
+from app.ui.theme import TEXT_CONTRAST, blend, contrast_ratio, dark_palette, is_dark, readable
 from app.ui.token_tint import BANDS, color_for, legend_html
 from tests.ui.test_window_sizes import eval_window  # noqa: F401  (a fixture)
 
@@ -41,6 +42,15 @@ def test_token_tints_keep_the_text_readable(palettes, name):
     assert len({s.name() for s in shades}) == len(BANDS)  # the bands stay apart
     assert contrast_ratio(shades[-1], base) > contrast_ratio(shades[0], base)  # the least likely stands out most
     assert text.name() in legend_html(palette) and shades[-1].name() in legend_html(palette)
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_the_diff_s_highlights_keep_the_text_readable(palettes, name):
+    base, text = palettes[name].color(QPalette.Base), palettes[name].color(QPalette.Text)
+    left, right = side_by_side("the cat sat", "the dog sat", base)
+    for hue, html in ((DELETED, left), (INSERTED, right)):
+        shade = blend(base, *hue)
+        assert f"background:{shade.name()}" in html and contrast_ratio(text, shade) >= TEXT_CONTRAST
 
 
 @pytest.mark.parametrize("name", ["light", "dark"])
