@@ -10,7 +10,9 @@ OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thin
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
 votes, and its leaderboard), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
-llm-rubric judge, run in the evaluation view). `backends` needs a server running the same model:
+llm-rubric judge, run in the evaluation view), sizes (OUT_DIR/screenshot-800x560.png, -1280x800.png,
+-1920x1080.png and -dark.png, -light.png: panes beside an evaluation and the statistics; needs a 1920x1080
+screen; not in the default set). `backends` needs a server running the same model:
 CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
@@ -57,6 +59,53 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_arena(window, out)
     if "eval" in names:
         await shoot_eval(window, out)
+    if "sizes" in names:
+        await shoot_sizes(window, out)
+
+
+SIZES = [(800, 560), (1280, 800), (1920, 1080)]
+
+
+async def shoot_sizes(window: MainWindow, out: Path) -> None:
+    """Two panes (one tinted by token probability) beside an evaluation and the statistics, at each of SIZES
+    (OUT_DIR/screenshot-800x560.png ...), then at 1280x800 in the dark and the light theme
+    (OUT_DIR/screenshot-dark.png, -light.png). Needs a 1920x1080 screen: xvfb-run -s '-screen 0 1920x1080x24'."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from app.ui.theme import apply_scheme
+
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.columns_box.setValue(2)
+    for prompt, temperature in PROMPTS[:2]:
+        pane = window.grid.add_pane()
+        pane.prompt.setPlainText(prompt)
+        pane.sampling.temperature.setValue(temperature)
+        pane.sampling.seed.setText("3")
+        pane.sampling.max_tokens.setValue(70)
+    window.grid.panes[0].options.probabilities.setChecked(True)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "promptfooconfig.yaml"
+        config.write_text(EVAL_CONFIG.split("defaultTest:")[0].replace(  # the CSV's checks, no judge: quick
+            "MODEL", str(default_model_path())), encoding="utf-8")
+        (Path(tmp) / "tests.csv").write_text("\n".join(EVAL_TESTS.splitlines()[:5]) + "\n", encoding="utf-8")
+        window.stats_dock.show()
+        window.run_all()
+        if not window.evals.open_config(config):
+            raise SystemExit(f"sizes: {window.messages[-1]}")
+        while window.evals.running or any(p.busy for p in window.grid.panes):
+            await asyncio.sleep(0.1)
+    window.move(0, 0)
+    for width, height in SIZES:
+        window.resize(width, height)
+        await asyncio.sleep(1.0)
+        window.grab().save(str(out / f"screenshot-{width}x{height}.png"))
+    window.resize(1280, 800)
+    for name, scheme in (("dark", Qt.ColorScheme.Dark), ("light", Qt.ColorScheme.Light)):
+        apply_scheme(QApplication.instance(), scheme)
+        await asyncio.sleep(1.0)
+        window.grab().save(str(out / f"screenshot-{name}.png"))
 
 
 EVAL_CONFIG = """description: Quiz

@@ -17,6 +17,7 @@ from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
 from app.ui.resources import app_icon, stylesheet
 from app.ui.settings import APPLICATION, ORGANIZATION, Settings
+from app.ui.theme import follow_desktop
 
 qt_log = logging.getLogger("chorus.qt")
 _QT_LEVELS = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
@@ -46,6 +47,7 @@ def create_app() -> QApplication:
     app.setDesktopFileName("chorus")
     app.setWindowIcon(app_icon())
     app.setStyleSheet(stylesheet())
+    follow_desktop(app)  # light or dark as the desktop is (or CHORUS_THEME says), and when it changes
     return app
 
 

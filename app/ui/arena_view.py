@@ -74,6 +74,8 @@ class ArenaView(QDialog):
         buttons = QHBoxLayout()
         for winner, text, key in VOTES:
             button = QPushButton(f"{text}  [{key}]", toolTip=f"Vote: {text.lower()} (key {key})", autoDefault=False)
+            button.setAccessibleName(f"Vote: {text}")  # read aloud without the key's brackets
+            button.setAccessibleDescription(f"Key {key}")
             button.clicked.connect(lambda _=False, w=winner: self.vote(w))
             button.setAccessibleName(f"Vote: {text}")  # not "A is better [1]" read out
             QShortcut(QKeySequence(key), self, activated=lambda w=winner: self._vote_key(w))
@@ -81,6 +83,7 @@ class ArenaView(QDialog):
             self.vote_buttons[winner] = button
         self.next_button = QPushButton("Next pair  [N]", toolTip="Draw the next pair (the least certain one)",
                                        autoDefault=False)
+        self.next_button.setAccessibleName("Next pair")
         self.next_button.clicked.connect(self.next_pair)
         QShortcut(QKeySequence("N"), self, activated=self.next_pair)
         self.judge_box = QCheckBox("Ask the judge too", toolTip="After each of your votes, the main model judges "

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QSizePolicy, QToolTip, QWidget
 
 from app.session import PaneSpec, RunState
+from app.ui.theme import readable
 from app.ui.token_tint import alternatives_html, color_for, token_spans
 
 ROLE_LABELS = {"user": "You", "assistant": "Assistant"}
-ROLE_COLORS = {"user": QColor("#2563eb"), "assistant": QColor("#059669")}
+ROLE_COLORS = {"user": QColor("#2563eb"), "assistant": QColor("#059669")}  # hues, fitted to the palette
 
 
-def _header_format(role: str) -> QTextCharFormat:
+def _header_format(role: str, base: QColor) -> QTextCharFormat:
     fmt = QTextCharFormat()
     fmt.setFontWeight(QFont.Bold)
-    fmt.setForeground(ROLE_COLORS[role])
+    fmt.setForeground(readable(ROLE_COLORS[role], base))
     return fmt
 
 
@@ -40,21 +41,35 @@ class ConversationView(QPlainTextEdit):
         self._entries: list = []
         self.setObjectName("paneOutput")
         self.setPlaceholderText("The conversation appears here; replies stream in as they are generated.")
-        # Tinted through the palette, not a style sheet: a style sheet would make the text area transparent,
-        # and then every streamed chunk repainted the whole pane frame beneath it as well.
-        tinted = self.palette()
-        tinted.setColor(QPalette.Base, tinted.color(QPalette.AlternateBase))
-        self.setPalette(tinted)
         self.setMinimumHeight(140)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self._plain = QTextCharFormat()
-        self._headers = {role: _header_format(role) for role in ROLE_LABELS}
         self._streaming: object | None = None  # the result whose text ends the document, while it streams
         self._shown = 0  # how many characters of that result's text the document holds
+        self._spec: PaneSpec | None = None  # the pane last rendered (rendered again when the theme changes)
+        self._tint()
+
+    def _tint(self) -> None:
+        """The text area on AlternateBase, the role headers fitted to it. Through the palette, not a style sheet:
+        a style sheet would make the text area transparent, and then every streamed chunk repainted the whole
+        pane frame beneath it as well."""
+        tinted = self.palette()
+        self._tinted_for = tinted.color(QPalette.Window)
+        tinted.setColor(QPalette.Base, tinted.color(QPalette.AlternateBase))
+        self.setPalette(tinted)
+        self._headers = {role: _header_format(role, tinted.color(QPalette.Base)) for role in ROLE_LABELS}
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.PaletteChange and self.palette().color(QPalette.Window) != self._tinted_for:
+            self.setPalette(QPalette())  # light <-> dark: inherit the new palette, then tint it again
+            self._tint()
+            if self._spec is not None:
+                self.render(self._spec)
 
     def render(self, spec: PaneSpec) -> None:
         """Show every turn, then the reply in progress (or one that never became a turn)."""
-        self._streaming, self._shown = None, 0
+        self._streaming, self._shown, self._spec = None, 0, spec
         self.clear()
         cursor = QTextCursor(self.document())
         first = True
@@ -88,7 +103,8 @@ class ConversationView(QPlainTextEdit):
             if begin > done:
                 cursor.insertText(result.text[done:begin], self._plain)
             fmt = QTextCharFormat()
-            fmt.setBackground(color_for(math.exp(result.token_logprobs[index].logprob)))
+            fmt.setBackground(color_for(math.exp(result.token_logprobs[index].logprob),
+                                        self.palette().color(QPalette.Base)))
             cursor.insertText(result.text[begin:end], fmt)
             self.token_spans.append((start + begin, start + end, index))
             done = end

@@ -10,14 +10,16 @@ from __future__ import annotations
 import html
 import math
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
 from app.session import PaneSpec, Session, compare, diff
+from app.ui.theme import blend
 from app.ui.token_tint import shown
 
-DELETED = "background:#fecaca;text-decoration:line-through"
-INSERTED = "background:#bbf7d0"
+# (hue, how far the text area's base moves towards it): tints that keep the text readable in either theme
+DELETED, INSERTED = ("#ef4444", 0.35), ("#22c55e", 0.35)
 REFRESH_MS = 250  # at most this often while replies stream
 
 
@@ -26,12 +28,16 @@ def _span(text: str, style: str | None) -> str:
     return f"<span style='{style}'>{escaped}</span>" if style and text else escaped
 
 
-def side_by_side(a: str, b: str) -> tuple[str, str]:
-    """HTML for the left and right replies, differences highlighted."""
+def side_by_side(a: str, b: str, base: QColor | None = None) -> tuple[str, str]:
+    """HTML for the left and right replies, differences highlighted on tints of `base` (the text area's
+    background; white if not given)."""
+    base = QColor("white") if base is None else base
+    deleted = f"background:{blend(base, *DELETED).name()};text-decoration:line-through"
+    inserted = f"background:{blend(base, *INSERTED).name()}"
     left, right = [], []
     for op in diff.words(a, b):
-        left.append(_span(op.a, None if op.tag == "equal" else DELETED))
-        right.append(_span(op.b, None if op.tag == "equal" else INSERTED))
+        left.append(_span(op.a, None if op.tag == "equal" else deleted))
+        right.append(_span(op.b, None if op.tag == "equal" else inserted))
     wrap = "<div style='white-space:pre-wrap'>{}</div>"
     return wrap.format("".join(left)), wrap.format("".join(right))
 
@@ -99,6 +105,11 @@ class DiffDialog(QDialog):
             box.setCurrentIndex(index)
             box.blockSignals(False)
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.PaletteChange:  # light <-> dark: the tints follow the new base colour
+            self.refresh()
+
     def chosen(self) -> tuple[PaneSpec | None, PaneSpec | None]:
         """The two panes chosen (None for one that was removed since)."""
         return (self.session.pane_by_id(self.left_box.currentData() or ""),
@@ -110,11 +121,11 @@ class DiffDialog(QDialog):
             self.similarity.setText("Choose two panes")
             return
         ta, tb = a.result.text, b.result.text
-        key = (a.id, b.id, ta, tb, a.result.busy, b.result.busy)
+        key = (a.id, b.id, ta, tb, a.result.busy, b.result.busy, self.palette().color(QPalette.Base).rgba())
         if key == self._last:
             return  # nothing changed since the last look
         self._last = key
-        left, right = side_by_side(ta, tb)
+        left, right = side_by_side(ta, tb, self.palette().color(QPalette.Base))
         for view, content in ((self.left_view, left), (self.right_view, right)):
             if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
                 view.setHtml(content)

@@ -13,14 +13,17 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from app.evaluate import CellResult
 from app.ui.eval_model import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE, UNRELIABLE_ROLE
+from app.ui.theme import readable
 
-# verdict -> (badge text, colour); the cell is tinted with the colour at low alpha, so light and dark themes work
+# verdict -> (badge text, hue); the cell is tinted with the hue at low alpha, so light and dark themes work; the
+# badge and coloured text use it fitted by theme.readable (white on the badge, the text on the cell's base)
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
           "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575"),
           "waiting": ("WAITING", "#757575"),
           "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f")}
 UNRELIABLE = ("UNRELIABLE JUDGE", "#6d4c41")
 ROW_HEIGHT = 108
+WHITE = QColor("white")
 
 
 class CellDelegate(QStyledItemDelegate):
@@ -51,9 +54,9 @@ class CellDelegate(QStyledItemDelegate):
         badge = QRectF(rect.left(), rect.top(), metrics.horizontalAdvance(text) + 12, metrics.height() + 4)
         path = QPainterPath()
         path.addRoundedRect(badge, 4, 4)
-        painter.fillPath(path, QColor(colour))
+        painter.fillPath(path, readable(colour, WHITE))
         painter.setFont(badge_font)
-        painter.setPen(QColor("white"))
+        painter.setPen(WHITE)
         painter.drawText(badge, Qt.AlignCenter, text)
         if doubtful:  # the verdict is the judge's, and the judge failed its calibration
             second = QRectF(badge.right() + 4, badge.top(), metrics.horizontalAdvance(UNRELIABLE[0]) + 12,
@@ -87,7 +90,8 @@ class CellDelegate(QStyledItemDelegate):
             note_metrics = QFontMetrics(note_font)
             bottom -= note_metrics.lineSpacing()
             painter.setFont(note_font)
-            muted = option.palette.placeholderText().color() if cell.status == "pass" else QColor(colour)
+            muted = (option.palette.placeholderText().color() if cell.status == "pass"
+                     else readable(colour, option.palette.base().color()))
             if option.state & QStyle.State_Selected:  # red italic over the selection's blue was hard to read
                 muted = option.palette.text().color()
             painter.setPen(muted)
@@ -99,7 +103,7 @@ class CellDelegate(QStyledItemDelegate):
         body = QRectF(rect.left(), top, rect.width(), bottom - top)
         shown = index.data(Qt.DisplayRole) or ""
         if not cell.output and cell.error:
-            painter.setPen(QColor(BADGES["error"][1]))
+            painter.setPen(readable(BADGES["error"][1], option.palette.base().color()))
         elif not cell.finished:  # the badge says whether it waits or will not run: no second word for it here
             painter.setPen(option.palette.placeholderText().color() if cell.status == "pending" else
                            option.palette.text().color())
@@ -125,7 +129,7 @@ class CellDelegate(QStyledItemDelegate):
                 painter.drawText(QRectF(x, y, max(0.0, rect.right() - x), metrics.lineSpacing()),
                                  Qt.AlignLeft | Qt.AlignVCenter, "…")
                 break
-            painter.setPen(QColor(colour))
+            painter.setPen(readable(colour, option.palette.base().color()))  # legible in light and dark
             painter.drawText(QRectF(x, y, width + 2, metrics.lineSpacing()), Qt.AlignLeft | Qt.AlignVCenter, label)
             x += width + metrics.horizontalAdvance("   ")
         painter.setFont(option.font)

@@ -85,9 +85,11 @@ class EvalView(QWidget):
         bar.addWidget(self.judge_button)
         self.stop_button = QPushButton("Stop", toolTip="Stop the evaluation; finished cells are kept")
         self.resume_button = QPushButton("Resume", toolTip="Run only the cells that have not finished")
+        self.stop_button.setAccessibleName("Stop the evaluation")
         self.stop_button.clicked.connect(self.sig_stop)
         self.resume_button.clicked.connect(self.sig_resume)
         self.export_button = QPushButton("Export…", toolTip="Write results.json, .csv, .html (one file) or JUnit .xml")
+        self.export_button.setAccessibleName("Export the evaluation's results")
         self.export_button.clicked.connect(self.sig_export)
         bar.addWidget(self.stop_button)
         bar.addWidget(self.resume_button)
@@ -104,6 +106,7 @@ class EvalView(QWidget):
         progress_row.addWidget(self.summary, 3)
         self.table = QTableView(wordWrap=True, alternatingRowColors=False, showGrid=True)
         self.table.setModel(self.proxy)
+        self.table.setAccessibleName("Evaluation results: test cases by variants")
         self.table.setItemDelegate(CellDelegate(self.table))
         self.table.setSelectionBehavior(QAbstractItemView.SelectItems)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
@@ -149,6 +152,7 @@ class EvalView(QWidget):
         begun = evaluation is not None and evaluation.begun  # a run was cut short (Stop, a crash): resume it
         self.resume_button.setText(f"Resume ({left} cells)" if left and not running and begun
                                    else "Run" if left and not running else "Resume")
+        self.resume_button.setAccessibleName(f"{self.resume_button.text()} the evaluation")
         self.model.set_running(running)
         self.refresh()
 

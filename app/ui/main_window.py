@@ -30,6 +30,7 @@ from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge
 from app.ui.compare_tools import CompareTools
+from app.ui.dock_layout import DockLayout, bottom_height, scrolled
 from app.ui.eval_run import EvalRun
 from app.ui.eval_tools import EvalTools
 from app.ui.eval_view import EvalView
@@ -43,6 +44,7 @@ from app.ui.screen_fit import first_geometry
 from app.ui.session_files import SessionFiles
 from app.ui.settings import Settings
 from app.ui.stats_panel import StatsPanel
+from app.ui.status_bar import StatusBar
 from app.ui.window_actions import WindowActions
 from app.ui.window_models import ModelActions
 
@@ -53,7 +55,7 @@ STARTER_PROMPTS = [
 ]
 
 
-class MainWindow(WindowActions, QMainWindow):
+class MainWindow(WindowActions, DockLayout, QMainWindow):
     """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path` (a
     path, or the Autosaver that holds this instance's claimed file) None turns autosave off (tests, the
     self-test)."""
@@ -83,7 +85,8 @@ class MainWindow(WindowActions, QMainWindow):
         self.stats_panel = StatsPanel(lambda: bridge.stats(self.stats_panel.backend),
                                       lambda: bridge.reset_stats(self.stats_panel.backend))
         self.stats_dock = self._dock("Batch statistics", "statsDock", self.stats_panel, Qt.RightDockWidgetArea)
-        self.resizeDocks([self.stats_dock], [360], Qt.Horizontal)
+        self.resizeDocks([self.stats_dock], [self.stats_panel.minimumSizeHint().width()], Qt.Horizontal)
+        self.setStatusBar(StatusBar(self))
         self._last_pane: PromptPane | None = None
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
@@ -97,6 +100,7 @@ class MainWindow(WindowActions, QMainWindow):
                                  self.statusBar(), self.model_status,
                                  lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text), self)
         self._build_evaluation(key_store)
+        self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
         bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
         bridge.sig_backends_changed.connect(self._backends_changed)
@@ -112,9 +116,10 @@ class MainWindow(WindowActions, QMainWindow):
         self.act_stop_all.triggered.connect(self.evals.stop)
 
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        """A dock whose content scrolls when the window is too small for it (dock_layout.py)."""
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
-        dock.setWidget(widget)
+        dock.setWidget(scrolled(widget))
         self.addDockWidget(area, dock)
         return dock
 
@@ -132,7 +137,7 @@ class MainWindow(WindowActions, QMainWindow):
     def _show_evaluation(self, visible: bool, new: bool) -> None:
         self.eval_dock.setVisible(visible)
         if new:
-            self.resizeDocks([self.eval_dock], [int(self.height() * 0.62)], Qt.Vertical)
+            self.resizeDocks([self.eval_dock], [bottom_height(self.height())], Qt.Vertical)
 
     # --- the model (ModelActions), as the application and tests call it --------------------------------------
     def load_model(self, path: str):

@@ -1,4 +1,5 @@
-"""The status bar's model readout: a busy bar while a model loads, then what is loaded and how it is set up."""
+"""The status bar's model readout: a busy bar while a model loads, then what is loaded and how it is set up
+(elided to its room, the full text in its tooltip)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+from PySide6.QtWidgets import QProgressBar, QStatusBar
 
 from app.engine import ModelInfo
+from app.ui.elided_label import ElidedLabel
 
 
 class ModelStatus:
@@ -17,8 +19,8 @@ class ModelStatus:
 
     def __init__(self, loading: SignalInstance, main: Callable[[], object | None], status_bar: QStatusBar):
         self._main, self.status_bar = main, status_bar
-        self.label = QLabel("No model loaded")
-        self.label.setObjectName("modelLabel")
+        self.label = ElidedLabel("No model loaded", objectName="modelLabel")  # cut with "…" in a narrow window
+        self.label.setAccessibleName("Model")
         self.progress = QProgressBar(maximumWidth=160, textVisible=False)
         self.progress.setRange(0, 0)  # indeterminate: llama.cpp loads a small model in well under a second
         self.progress.hide()

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, SignalInstance
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from app.backends.standby import Plan
 from app.engine import ModelInfo
 from app.session import MAIN
 from app.session.in_turn import Progress
 from app.session.turn_loader import ModelTurns
+from app.ui.elided_label import ElidedLabel
 from app.ui.model_status import ModelStatus
 
 
@@ -34,7 +35,7 @@ class TurnsStatus(QWidget):
         self.turns, self.registry, self._model_info = turns, turns.registry, model_info
         self.status_bar, self.model_status = status_bar, model_status
         self._show_problem = show_problem
-        self.label = QLabel(objectName="turnsLabel")
+        self.label = ElidedLabel(objectName="turnsLabel")
         self.bar = QProgressBar(maximumWidth=140, textVisible=False)
         self.stop_button = QPushButton("Stop", toolTip="Stop these panes and load no further model")
         self.stop_button.clicked.connect(lambda: (self.turns.cancel(), self.stop_button.setEnabled(False)))

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.session.output_format import KINDS, OutputFormat
+from app.ui.theme import readable
 from app.ui.token_tint import legend_html
+
+PROBLEM, COMPILES = "#b91c1c", "#047857"  # hues, fitted to the palette by theme.readable
 
 PLACEHOLDERS = {"schema": '{"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}}',
                 "grammar": 'root ::= "yes" | "no"'}
@@ -39,7 +43,7 @@ class OutputOptions(QWidget):
         self.editor = QPlainTextEdit()
         self.editor.setFixedHeight(70)
         self.problem = QLabel(objectName="formatProblem", wordWrap=True)
-        self.legend = QLabel(legend_html(), objectName="probabilityLegend", wordWrap=True)
+        self.legend = QLabel(legend_html(self.palette()), objectName="probabilityLegend", wordWrap=True)
         self.legend.setTextFormat(Qt.RichText)
         self.legend.setToolTip("Hover a token for its alternatives; click one to branch into a new pane")
         layout = QVBoxLayout(self)
@@ -91,11 +95,18 @@ class OutputOptions(QWidget):
         problem = fmt.problem(self._checker)
         self.problem.setText(f"⚠ {problem}" if problem else ("✓ compiles" if fmt.kind in PLACEHOLDERS else ""))
         self.problem.setProperty("bad", bool(problem))
-        self.problem.setStyleSheet("color: #b91c1c" if problem else "color: #047857")
+        colour = readable(PROBLEM if problem else COMPILES, self.palette().color(QPalette.Window))
+        self.problem.setStyleSheet(f"color: {colour.name()}")
         self.problem.setVisible(fmt.kind != "text")
         if report and not problem:
             self.sig_changed.emit()
         return problem
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.PaletteChange:  # light <-> dark: the legend's swatches and the check's colour
+            self.legend.setText(legend_html(self.palette()))
+            self.check(report=False)
 
     def _show_editor(self) -> None:
         kind = self.kind.currentData()

@@ -18,18 +18,20 @@ have a fixed size and fill their background, so new text repaints just them (see
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.engine import StatsSnapshot
 from app.session import MAIN
+from app.ui import plot_theme
+from app.ui.plot_scale import YScale
+from app.ui.plot_theme import series_color, style_plot
 from app.ui.run_pump import FEW_RUNS
 from app.ui.server_stats import ServerStats
 from app.ui.stats_readouts import Readouts, slots_in_use
@@ -39,48 +41,10 @@ from app.ui.stats_readouts import Readouts, slots_in_use
 # largest share of it (docs/benchmarks.md).
 BUSY_ACTIVE = FEW_RUNS
 
-# Mid-saturation colours that read on both light and dark backgrounds.
+# Each series' hue; plot_theme.series_color fits its lightness to the plot's background (light or dark theme).
 COLORS = {"active": "#3b82f6", "queued": "#f59e0b", "slots": "#9ca3af", "decode": "#10b981", "prefill": "#ef4444",
           "server": "#8b5cf6"}
 GRID_ALPHA = 40  # of 255
-
-
-def nice_step(span: float, ticks: int = 4) -> float:
-    """The 1-2-5 × 10^k step that splits `span` into about `ticks` intervals."""
-    raw = max(span, 1e-9) / ticks
-    magnitude = 10 ** math.floor(math.log10(raw))
-    return next(m * magnitude for m in (1, 2, 5, 10) if raw <= m * magnitude)
-
-
-class YScale:
-    """A plot's y range from 0 with ticks and horizontal grid lines at nice steps, changed only when needed."""
-
-    def __init__(self, plot: pg.PlotWidget, pen):
-        self.plot = plot
-        self.pen = pen
-        self.top: float | None = None
-        self.lines: list[pg.InfiniteLine] = []
-
-    def fit(self, needed: float) -> None:
-        """Show at least [0, needed]; the top snaps to half steps so a slowly rising peak rarely moves it."""
-        half = nice_step(needed) / 2
-        top = half * math.ceil(needed / half)
-        if top == self.top:
-            return
-        self.top = top
-        step = nice_step(top)
-        values = [i * step for i in range(int(top / step + 1e-9) + 1)]
-        self.plot.setYRange(0, top, padding=0)
-        self.plot.getAxis("left").setTicks([[(v, f"{v:g}") for v in values]])
-        above_axis = values[1:]  # no grid line over the x axis
-        while len(self.lines) < len(above_axis):
-            line = pg.InfiniteLine(angle=0, pen=self.pen, movable=False)
-            self.plot.addItem(line, ignoreBounds=True)
-            self.lines.append(line)
-        for i, line in enumerate(self.lines):
-            line.setVisible(i < len(above_axis))
-            if i < len(above_axis):
-                line.setValue(above_axis[i])
 
 
 class StatsPanel(QWidget):
@@ -108,21 +72,24 @@ class StatsPanel(QWidget):
 
         pg.setConfigOptions(antialias=True)
         self._legends: dict[pg.PlotWidget, tuple[str, list[tuple[str, str]]]] = {}  # plot -> title, curves
+        self._curves: list[tuple[pg.PlotDataItem, str]] = []  # each curve with its COLORS key
+        self._grid_lines: list[pg.InfiniteLine] = []  # the vertical ones; YScale keeps the horizontal
         self.occupancy_plot = self._plot("Slots and queue", "requests")
         self.rate_plot = self._plot("Throughput", "tokens / s")
-        grid_color = QColor(self.palette().color(QPalette.Text))
-        grid_color.setAlpha(GRID_ALPHA)
-        grid_pen = pg.mkPen(grid_color, width=1)
+        grid_pen = self._grid_pen()
         self.occupancy_scale = YScale(self.occupancy_plot, grid_pen)
         self.rate_scale = YScale(self.rate_plot, grid_pen)
         for plot in (self.occupancy_plot, self.rate_plot):
             for x in range(-int(self.window_s) + 10, 0, 10):
-                plot.addItem(pg.InfiniteLine(pos=x, angle=90, pen=grid_pen, movable=False), ignoreBounds=True)
+                line = pg.InfiniteLine(pos=x, angle=90, pen=grid_pen, movable=False)
+                plot.addItem(line, ignoreBounds=True)
+                self._grid_lines.append(line)
         self.rate_plot.setXLink(self.occupancy_plot)
         self.active_curve = self._curve(self.occupancy_plot, "active slots", "active")
         self.queued_curve = self._curve(self.occupancy_plot, "queued", "queued")
-        self.slots_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(COLORS["slots"], width=1, style=Qt.DashLine),
-                                          label="slots", labelOpts={"position": 0.05, "color": COLORS["slots"]})
+        slots = series_color(COLORS["slots"], self.palette())
+        self.slots_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(slots, width=1, style=Qt.DashLine),
+                                          label="slots", labelOpts={"position": 0.05, "color": slots})
         self.occupancy_plot.addItem(self.slots_line)
         self.decode_curve = self._curve(self.rate_plot, "decode", "decode")
         self.prefill_curve = self._curve(self.rate_plot, "prefill", "prefill")
@@ -164,32 +131,60 @@ class StatsPanel(QWidget):
         self.rate_scale.fit(10)
         self.server_scale.fit(5)
 
+    def _grid_pen(self):
+        colour = QColor(plot_theme.foreground(self.palette()))
+        colour.setAlpha(GRID_ALPHA)
+        return pg.mkPen(colour, width=1)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.PaletteChange:
+            self.apply_palette()
+
+    def apply_palette(self) -> None:
+        """Light <-> dark: the plots, curves, grid and legends take the new palette's colours."""
+        palette, grid_pen = self.palette(), self._grid_pen()
+        for plot in self._legends:
+            style_plot(plot, palette)
+            self._show_legend(plot)
+        for item, key in self._curves:
+            item.setPen(pg.mkPen(series_color(COLORS[key], palette), width=2))
+        slots = series_color(COLORS["slots"], palette)
+        self.slots_line.setPen(pg.mkPen(slots, width=1, style=Qt.DashLine))
+        self.slots_line.label.setColor(slots)
+        for scale in (self.occupancy_scale, self.rate_scale, self.server_scale):
+            scale.pen = grid_pen
+            for line in scale.lines:
+                line.setPen(grid_pen)
+        for line in self._grid_lines:
+            line.setPen(grid_pen)
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self._redraw(self._clock())
 
     def _plot(self, title: str, unit: str) -> pg.PlotWidget:
-        palette = self.palette()
-        plot = pg.PlotWidget(background=palette.color(QPalette.Base))
-        text = palette.color(QPalette.Text).name()
+        plot = pg.PlotWidget()
+        plot.setAccessibleName(f"{title} plot")
         self._legends[plot] = (title, [])
         self._show_legend(plot)
-        plot.setLabel("left", unit, color=text)
-        plot.setLabel("bottom", "time", units="s", color=text)
+        plot.setLabel("left", unit)
+        plot.setLabel("bottom", "time", units="s")
         for axis in ("left", "bottom"):
             plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on an idle, all-zero plot
-            plot.getAxis(axis).setPen(pg.mkPen(QColor(text)))
-            plot.getAxis(axis).setTextPen(pg.mkPen(QColor(text)))
+        style_plot(plot, self.palette())
         plot.setXRange(-self.window_s, 0, padding=0)
         plot.setMouseEnabled(x=False, y=False)
         plot.setMinimumHeight(140)
         return plot
 
     def _curve(self, plot: pg.PlotWidget, name: str | None, color: str):
-        item = plot.plot([], [], pen=pg.mkPen(COLORS[color], width=2), connect="finite")
+        item = plot.plot([], [], pen=pg.mkPen(series_color(COLORS[color], self.palette()), width=2),
+                         connect="finite")
         item.curve.setSegmentedLineMode("on")
+        self._curves.append((item, color))
         if name:
-            self._legends[plot][1].append((name, COLORS[color]))
+            self._legends[plot][1].append((name, color))
             self._show_legend(plot)
         return item
 
@@ -197,7 +192,9 @@ class StatsPanel(QWidget):
         """The curves' names in the plot's title, beside it: a legend inside the plot covered the newest samples,
         which are drawn at its right edge."""
         title, entries = self._legends[plot]
-        keys = "&nbsp;&nbsp;".join(f"<span style='color:{color}'>━</span>&nbsp;{name}" for name, color in entries)
+        palette = self.palette()
+        keys = "&nbsp;&nbsp;".join(f"<span style='color:{series_color(COLORS[key], palette).name()}'>━</span>"
+                                   f"&nbsp;{name}" for name, key in entries)
         plot.setTitle(f"<b>{title}</b>&nbsp;&nbsp;&nbsp;{keys}", color=self.palette().color(QPalette.Text).name(),
                       size="9pt")
 
@@ -282,7 +279,7 @@ class StatsPanel(QWidget):
         if bool(self.server.available) != self._server_in_legend:
             self._server_in_legend = not self._server_in_legend
             entries = self._legends[self.rate_plot][1]
-            entries.append(("server decode", COLORS["server"])) if self._server_in_legend else entries.pop()
+            entries.append(("server decode", "server")) if self._server_in_legend else entries.pop()
             self._show_legend(self.rate_plot)
         if self.server.available:
             self.server_scale.fit(self.server.peak() + 1)

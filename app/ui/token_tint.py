@@ -2,6 +2,8 @@
 text sits in a reply.
 
 Low-confidence tokens stand out (red for < 10 %); confident ones are barely tinted, so a reply stays readable.
+Each band's background is the text area's base colour moved part of the way towards the band's hue
+(app/ui/theme.py), so the text keeps its contrast in a light and a dark theme alike.
 """
 
 from __future__ import annotations
@@ -9,25 +11,29 @@ from __future__ import annotations
 import html
 import math
 
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
 
 from app.engine.logprobs import TokenLogprob
+from app.ui.theme import blend
 
-# (lowest probability, background, legend text), most confident first.
-BANDS = ((0.9, QColor("#ecfdf5"), "≥90%"), (0.5, QColor("#fef9c3"), "50–90%"),
-         (0.1, QColor("#fed7aa"), "10–50%"), (0.0, QColor("#fecaca"), "<10%"))
+# (lowest probability, hue, how far the background moves towards the hue, legend text), most confident first.
+BANDS = ((0.9, "#10b981", 0.10, "≥90%"), (0.5, "#eab308", 0.25, "50–90%"),
+         (0.1, "#f97316", 0.35, "10–50%"), (0.0, "#ef4444", 0.40, "<10%"))
 
 
-def color_for(probability: float) -> QColor:
-    for low, color, _ in BANDS:
+def color_for(probability: float, base: QColor) -> QColor:
+    """The background of a token with this probability, on a text area whose base colour is `base`."""
+    for low, hue, amount, _ in BANDS:
         if probability >= low:
-            return color
-    return BANDS[-1][1]
+            return blend(base, hue, amount)
+    return blend(base, BANDS[-1][1], BANDS[-1][2])
 
 
-def legend_html() -> str:
-    swatches = "".join(f"<span style='background:{color.name()}'>&nbsp;{html.escape(text)}&nbsp;</span> "
-                       for _, color, text in BANDS)
+def legend_html(palette: QPalette) -> str:
+    """The bands on the conversation's base colour (conversation_view.py draws on AlternateBase)."""
+    base, text = palette.color(QPalette.AlternateBase), palette.color(QPalette.Text).name()
+    swatches = "".join(f"<span style='background:{blend(base, hue, amount).name()}; color:{text}'>"
+                       f"&nbsp;{html.escape(label)}&nbsp;</span> " for _, hue, amount, label in BANDS)
     return f"Token probability: {swatches}"
 
 

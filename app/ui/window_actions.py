@@ -51,12 +51,15 @@ class WindowActions:
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
-        for action in (self.act_add, self.act_run_all, self.act_stop_all):
+        for action, name in ((self.act_add, "Add a prompt pane"), (self.act_run_all, "Run all panes"),
+                             (self.act_stop_all, "Stop all panes and the evaluation")):
             toolbar.addAction(action)
+            toolbar.widgetForAction(action).setAccessibleName(name)  # what a screen reader says for the button
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Columns "))
         low, high = int(COLUMNS.low), int(COLUMNS.high)
         self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
+        self.columns_box.setAccessibleName("Panes per row")
         self.columns_box.valueChanged.connect(self.controller.set_columns)
         toolbar.addWidget(self.columns_box)
         toolbar.addSeparator()

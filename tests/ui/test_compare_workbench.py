@@ -2,10 +2,13 @@
 ratings."""
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QDialogButtonBox
 
 from app.session import RunState
 from app.session.table import COLUMNS
+from app.ui.diff_view import DELETED, INSERTED
+from app.ui.theme import blend
 from app.ui.variants_dialog import VariantsDialog
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
@@ -48,8 +51,9 @@ def test_the_diff_view_highlights_and_marks_the_first_divergent_token(loaded_win
     wait_until(loop, lambda: "streaming" not in dialog.similarity.text(), timeout=5)
     a, b = views[0].spec.result, views[3].spec.result
     assert a.text != b.text, "greedy and T 0.8 should differ on this prompt"
-    assert "line-through" in dialog.left_view.toHtml() or "#fecaca" in dialog.left_view.toHtml()
-    assert "#bbf7d0" in dialog.right_view.toHtml()
+    base = dialog.palette().color(QPalette.Base)  # the highlights are tints of it (light or dark theme)
+    assert "line-through" in dialog.left_view.toHtml() or blend(base, *DELETED).name() in dialog.left_view.toHtml()
+    assert blend(base, *INSERTED).name() in dialog.right_view.toHtml()
     assert dialog.similarity.text().startswith("Similarity ")
     note = dialog.divergence.text()
     assert note.startswith("First divergent token: #") and note.count("%") == 2  # both panes' probabilities

@@ -3,7 +3,7 @@
 import math
 
 from PySide6.QtCore import QPoint
-from PySide6.QtGui import QTextCursor
+from PySide6.QtGui import QPalette, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QToolTip
 
@@ -29,7 +29,7 @@ def test_the_toggle_tints_each_token_by_its_probability(loaded_window, loop):
     for start, end, index in view.token_spans:
         cursor = QTextCursor(view.document())
         cursor.setPosition(start + 1)  # the format of the character just before the cursor
-        expected = color_for(math.exp(entries[index].logprob))
+        expected = color_for(math.exp(entries[index].logprob), view.palette().color(QPalette.Base))
         assert cursor.charFormat().background().color() == expected
         assert view.toPlainText()[start:end] == entries[index].text
     pane.options.probabilities.setChecked(False)  # off: plain text again

@@ -1,0 +1,115 @@
+"""Light and dark: the palette follows the wanted colour scheme; the plots, token tints, evaluation badges and
+coloured text are derived from the palette, readable in both themes (WCAG 2 contrast ratios computed here), and
+follow a palette change while the window is open. Screen-reader names on the window-level controls."""
+
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QToolBar
+
+from app.ui import theme
+from app.ui.diff_view import DELETED, INSERTED, side_by_side
+from app.ui.eval_cell import BADGES, WHITE
+from app.ui.plot_theme import SERIES_CONTRAST
+from app.ui.theme import TEXT_CONTRAST, blend, contrast_ratio, dark_palette, is_dark, readable
+from app.ui.token_tint import BANDS, color_for, legend_html
+from tests.ui.test_window_sizes import eval_window  # noqa: F401  (a fixture)
+
+
+@pytest.fixture
+def palettes(qapp):
+    """The light palette (the style's own) and the dark one; the application's palette is put back after."""
+    before = QPalette(qapp.palette())
+    yield {"light": qapp.style().standardPalette(), "dark": dark_palette()}
+    qapp.setPalette(before)
+
+
+def test_contrast_ratio_is_wcag_s():
+    assert contrast_ratio(QColor("black"), QColor("white")) == pytest.approx(21.0)
+    assert contrast_ratio(QColor("#777777"), QColor("#777777")) == pytest.approx(1.0)
+    assert contrast_ratio(QColor("#767676"), QColor("white")) == pytest.approx(4.54, abs=0.01)  # WCAG's own example
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_token_tints_keep_the_text_readable(palettes, name):
+    palette = palettes[name]
+    assert is_dark(palette) == (name == "dark")
+    base, text = palette.color(QPalette.AlternateBase), palette.color(QPalette.Text)  # the conversation's colours
+    shades = [color_for(low, base) for low, *_ in BANDS]
+    for shade in shades:
+        assert contrast_ratio(text, shade) >= TEXT_CONTRAST, (name, shade.name())
+    assert len({s.name() for s in shades}) == len(BANDS)  # the bands stay apart
+    assert contrast_ratio(shades[-1], base) > contrast_ratio(shades[0], base)  # the least likely stands out most
+    assert text.name() in legend_html(palette) and shades[-1].name() in legend_html(palette)
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_the_diff_s_highlights_keep_the_text_readable(palettes, name):
+    base, text = palettes[name].color(QPalette.Base), palettes[name].color(QPalette.Text)
+    left, right = side_by_side("the cat sat", "the dog sat", base)
+    for hue, html in ((DELETED, left), (INSERTED, right)):
+        shade = blend(base, *hue)
+        assert f"background:{shade.name()}" in html and contrast_ratio(text, shade) >= TEXT_CONTRAST
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_badges_and_coloured_text_are_readable(palettes, name):
+    base = palettes[name].color(QPalette.Base)
+    for label, hue in BADGES.values():
+        assert contrast_ratio(WHITE, readable(hue, WHITE)) >= TEXT_CONTRAST, label  # white on the badge
+        assert contrast_ratio(readable(hue, base), base) >= TEXT_CONTRAST, label  # a reason in the verdict's hue
+        fitted = readable(hue, base)
+        assert abs(fitted.hslHueF() - QColor(hue).hslHueF()) < 0.02 or QColor(hue).hslSaturationF() < 0.05
+
+
+def test_the_plots_follow_the_palette(qtbot, qapp, palettes, eval_window):  # noqa: F811
+    panel = eval_window.stats_panel
+    for name in ("dark", "light", "dark"):
+        qapp.setPalette(palettes[name])  # reaches the widgets through the event loop
+        qtbot.waitUntil(lambda n=name: panel.palette().color(QPalette.Base) == palettes[n].color(QPalette.Base))
+        palette = panel.palette()
+        background, text = palette.color(QPalette.Base), palette.color(QPalette.Text)
+        for plot in (panel.occupancy_plot, panel.rate_plot):
+            assert plot.backgroundBrush().color() == background, name
+            for axis in ("left", "bottom"):
+                assert plot.getAxis(axis).pen().color() == text and plot.getAxis(axis).textPen().color() == text
+            assert text.name() in plot.getAxis("left").labelString()
+        for curve in (panel.active_curve, panel.queued_curve, panel.decode_curve, panel.prefill_curve):
+            assert contrast_ratio(curve.opts["pen"].color(), background) >= SERIES_CONTRAST, name
+        assert panel.occupancy_scale.lines[0].pen.color().rgb() == text.rgb()  # the grid, faint text colour
+
+
+def test_the_conversation_follows_the_palette(qtbot, qapp, palettes, eval_window):  # noqa: F811
+    view = eval_window.grid.panes[0].output
+    for name in ("dark", "light"):
+        qapp.setPalette(palettes[name])
+        wanted = palettes[name].color(QPalette.AlternateBase)
+        qtbot.waitUntil(lambda w=wanted: view.palette().color(QPalette.Base) == w)
+        header = view._headers["assistant"].foreground().color()
+        assert contrast_ratio(header, view.palette().color(QPalette.Base)) >= TEXT_CONTRAST
+
+
+def test_the_scheme_follows_the_desktop_or_the_environment(qapp, palettes, monkeypatch):
+    theme.apply_scheme(qapp, Qt.ColorScheme.Dark)
+    assert is_dark(qapp.palette()) and qapp.palette().color(QPalette.Base) == dark_palette().color(QPalette.Base)
+    theme.apply_scheme(qapp, Qt.ColorScheme.Light)
+    assert not is_dark(qapp.palette())
+    monkeypatch.setenv(theme.THEME_ENV, "dark")
+    assert theme.wanted_scheme() == Qt.ColorScheme.Dark
+    theme.apply_scheme(qapp)
+    assert is_dark(qapp.palette())
+    monkeypatch.setenv(theme.THEME_ENV, "auto")
+    assert theme.wanted_scheme() == QApplication.styleHints().colorScheme()
+
+
+def test_window_controls_have_names_a_screen_reader_says(eval_window):  # noqa: F811
+    window = eval_window
+    names = {window.findChild(QToolBar, "mainToolbar").widgetForAction(a).accessibleName()
+             for a in (window.act_run_all, window.act_stop_all, window.act_add)}
+    assert names == {"Run all panes", "Stop all panes and the evaluation", "Add a prompt pane"}
+    view = window.evals.view
+    assert view.resume_button.accessibleName() == f"{view.resume_button.text()} the evaluation"
+    assert view.stop_button.accessibleName() == "Stop the evaluation"
+    assert window.columns_box.accessibleName() == "Panes per row"
+    assert window.stats_panel.rate_plot.accessibleName() == "Throughput plot"
