@@ -1,9 +1,10 @@
 """A pane's message editor that leaves the height to the reply: once the pane has one, the editor is one line
 high until it is focused, and its full height while the user writes in it.
 
-Folding changes only the height, never the text (the pane's draft). A fold that follows a mouse press waits for
-the button's release, so a click that moves the focus (onto Run, into the reply) lands where it was aimed before
-the layout moves. Losing the focus to a popup or another window does not fold it.
+Folding changes only the height, never the text (the pane's draft). When a click takes the focus, the fold waits
+for the button's release, so the click (onto Run, into the reply) lands where it was aimed before the layout
+moves; a focus that leaves otherwise (Tab, a shortcut) folds at once. Losing the focus to a popup or another
+window does not fold it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ class PromptEditor(QPlainTextEdit):
     def focusOutEvent(self, event) -> None:  # noqa: N802 (Qt)
         super().focusOutEvent(event)
         if self._foldable and event.reason() not in (Qt.PopupFocusReason, Qt.ActiveWindowFocusReason):
+            if event.reason() != Qt.MouseFocusReason:  # Tab, a shortcut, code: no click to let land first
+                self._release.stop()
+                self._set_folded(True)
+                return
             self._fold_if_released()
             if not self.folded:
                 self._release.start()
