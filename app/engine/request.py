@@ -17,7 +17,7 @@ import numpy as np
 from app.engine.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from app.engine.types import Completion, GenerationRequest, RequestState, SamplingParams, final_state
+from app.engine.types import TOOLS_AS_TEXT, Completion, GenerationRequest, RequestState, SamplingParams, final_state
 
 _request_ids = itertools.count(1)
 
@@ -185,4 +185,5 @@ class Sequence:
             reasoning_text=self.split.reasoning_text,
             reasoning_tokens=self.split.tokens,
             answer_ttft_s=None if self.t_answer is None else self.t_answer - self.t_submit,
+            note=TOOLS_AS_TEXT if self.request.tools else "",
         )
