@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams
-from app.session import MAIN, Session, SessionFileError, compare, conversation
+from app.session import MAIN, Session, SessionFileError, compare, conversation, tools
 
-REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar")
+REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
+                  "tools", "tool_choice", "parallel_tool_calls")
 
 
 class InputError(ValueError):
@@ -84,7 +85,9 @@ def field_problem(data: dict) -> str | None:
               "grammar": (lambda v: isinstance(v, str), "a GBNF string"),
               "json_schema": (lambda v: isinstance(v, dict), "a JSON schema object"),
               "sampling": (lambda v: isinstance(v, dict), "an object of sampling settings"),
-              "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}")}
+              "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}"),
+              "tool_choice": (lambda v: isinstance(v, str), "auto, none, required or a tool's name"),
+              "parallel_tool_calls": (lambda v: isinstance(v, bool), "true or false")}
     for name, (ok, what) in expect.items():
         if name in data and data[name] is not None and not ok(data[name]):
             return f"{name} must be {what}, got {json.dumps(data[name])[:80]}"
@@ -127,6 +130,12 @@ def parse_line(text: str, line: int) -> RunItem:
     try:
         fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar")
                   if data.get(k) is not None}
+        if data.get("tools"):  # checked as a pane's tools are (app/session/tools.py)
+            fields.update(tools=tuple(tools.check_tools(data["tools"])),
+                          tool_choice=tools.check_tool_choice(data.get("tool_choice") or "auto", data["tools"]),
+                          parallel_tool_calls=data.get("parallel_tool_calls"))
+        elif data.get("tool_choice") not in (None, "auto", "none"):
+            raise tools.ToolsError(f"tool_choice: {data['tool_choice']!r} needs tools, and the line has none")
         request = GenerationRequest(sampling=SamplingParams(**(data.get("sampling") or {})),
                                     stop=data.get("stop") or (), **fields)
     except (TypeError, ValueError) as exc:

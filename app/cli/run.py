@@ -46,7 +46,8 @@ def result_record(item: RunItem, result: PaneResult | None) -> dict:
               "ttft_s": result.ttft_s, "decode_tps": result.decode_tps}
     for key, value in (("reply_prefix", result.reply_prefix), ("format_note", result.format_note),
                        ("note", result.backend_note), ("reasoning", result.reasoning),
-                       ("reasoning_tokens", result.reasoning_tokens), ("answer_ttft_s", result.answer_ttft_s)):
+                       ("reasoning_tokens", result.reasoning_tokens), ("answer_ttft_s", result.answer_ttft_s),
+                       ("tool_calls", result.tool_calls)):
         if value:
             record[key] = value
     if result.token_logprobs is not None:
