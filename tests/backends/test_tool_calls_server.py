@@ -79,3 +79,42 @@ def test_a_server_that_ignores_tools_is_named(start_llama_server):
     assert result.error is None and result.tool_calls == () and result.finish_reason == "length", result
     assert "the server ignored the tools" in result.note, result.note
     assert backend.close()
+
+
+def test_eval_scores_the_servers_calls_with_promptfoos_tool_assertions(jinja_server, tmp_path):
+    """`eval` on the server: config.tools from a file, tool_choice; a valid call passes is-valid-openai-tools-call
+    and tool-call-f1 for the function it called, and fails tool-call-f1 for another (score 0); with
+    tool_choice none there is no call, so the validity check fails."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.cli.test_eval_cli import ROOT, results
+
+    (tmp_path / "tools.json").write_text(json.dumps([WEATHER]))
+    (tmp_path / "prompt.json").write_text(json.dumps([{"role": "user", "content": "{{question}}"},
+                                                      {"role": "assistant", "content": PREFIX}]))
+    provider = {"id": "openai:chat:smollm2", "config": {"apiBaseUrl": jinja_server.url, "temperature": 0,
+                                                         "max_tokens": 120, "tools": "file://tools.json"}}
+    config = {"prompts": ["file://prompt.json"],
+              "providers": [{**provider, "label": "required", "config": {**provider["config"],
+                                                                         "tool_choice": "required"}},
+                            {**provider, "label": "none", "config": {**provider["config"], "tool_choice": "none"}}],
+              "tests": [{"vars": {"question": "What is the weather in Paris?"},
+                         "assert": [{"type": "is-valid-openai-tools-call"},
+                                    {"type": "tool-call-f1", "value": ["get_weather"], "metric": "right"},
+                                    {"type": "tool-call-f1", "value": "get_time", "metric": "wrong",
+                                     "weight": 0}]}]}
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
+    done = subprocess.run([sys.executable, "-m", "app", "eval", str(tmp_path / "promptfooconfig.yaml"), "-o",
+                           str(tmp_path / "results.json")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    cells = {c["provider"]["label"]: c for c in results(tmp_path / "results.json")}
+    assert done.returncode == 100, done.stderr  # the "none" column fails
+    called = cells["required"]
+    assert called["success"] and called["response"]["finishReason"] == "tool_calls", called
+    assert called["response"]["toolCalls"][0]["name"] == "get_weather"
+    assert called["namedScores"] == {"right": 1.0, "wrong": 0.0}
+    text = cells["none"]
+    reasons = [r["reason"] for r in text["gradingResult"]["componentResults"]]
+    assert not text["success"] and "did not return a valid-looking tools response" in reasons[0], reasons
