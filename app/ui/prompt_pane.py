@@ -36,10 +36,11 @@ from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
 from app.ui.thinking_view import ThinkingView
+from app.ui.tools_options import ToolsOptions
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget"})
+                            "thinking", "thinking_budget", "tools", "tool_choice"})
 
 
 class PromptPane(PaneActions, StripedFrame):
@@ -77,7 +78,9 @@ class PromptPane(PaneActions, StripedFrame):
         sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
         self.options = OutputOptions()
         options_toggle, _ = collapsible("Output", self.options, expanded=False)
-        self._editors = [system_toggle, self.prompt, sampling_toggle, options_toggle]  # hidden when compact
+        self.tools = ToolsOptions()
+        tools_toggle, _ = collapsible("Tools", self.tools, expanded=False)
+        self._editors = [system_toggle, self.prompt, sampling_toggle, options_toggle, tools_toggle]  # hidden: compact
 
         self.run_button = QPushButton("Run", toolTip="Send the message, or regenerate the last reply (Ctrl+Enter)")
         self.run_button.setObjectName("runButton")
@@ -103,7 +106,15 @@ class PromptPane(PaneActions, StripedFrame):
         for widget in (self.header, system_toggle, self.system_prompt):
             layout.addWidget(widget)
         layout.addLayout(banner)
-        for widget in (self.prompt, sampling_toggle, self.sampling, options_toggle, self.options):
+        sections = QHBoxLayout()  # Output and Tools share a row: a pane gets no taller for the Tools section
+        sections.setContentsMargins(0, 0, 0, 0)
+        for toggle in (options_toggle, tools_toggle):
+            sections.addWidget(toggle)
+        sections.addStretch(1)
+        for widget in (self.prompt, sampling_toggle, self.sampling):
+            layout.addWidget(widget)
+        layout.addLayout(sections)
+        for widget in (self.options, self.tools):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         layout.addWidget(self.thinking_view)
@@ -124,6 +135,7 @@ class PromptPane(PaneActions, StripedFrame):
         self.system_prompt.textChanged.connect(lambda: setattr(self.spec, "system", self.system_prompt.toPlainText()))
         self.sampling.sig_changed.connect(self._form_edited)
         self.options.sig_changed.connect(self._form_edited)
+        self.tools.sig_changed.connect(self._form_edited)
         self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
         self.output.sig_branch_requested.connect(self.branch)
         self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
@@ -185,6 +197,8 @@ class PromptPane(PaneActions, StripedFrame):
             self.sampling.thinking.load(spec.thinking, spec.thinking_budget)
         if fields & {"show_probabilities", "output_format"}:
             self.options.load(spec.show_probabilities, spec.output_format)
+        if fields & {"tools", "tool_choice"}:
+            self.tools.load(spec.tools, spec.tool_choice)
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
@@ -205,6 +219,7 @@ class PromptPane(PaneActions, StripedFrame):
         spec.thinking, spec.thinking_budget = self.sampling.thinking.read()
         spec.output_format = output_format
         spec.show_probabilities = self.options.probabilities.isChecked()
+        spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
 
     def _form_edited(self) -> None:
         try:
