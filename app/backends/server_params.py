@@ -29,14 +29,16 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import SAMPLER_FIELDS, GenerationRequest
 from app.engine.grammar import GrammarError
+from app.engine.types import TOOL_CHOICES
 
 TEMPLATE_KEYS = ("thinking", "chat_template_kwargs")  # sent as chat_template_kwargs, which both servers pass on
 FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
 SAMPLER_KEYS = ("dry", "xtc", "typical_p", "mirostat", "top_n_sigma", "dynatemp")  # in_use's keys for them
-# owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies
+# owned_by in GET /v1/models -> the settings beyond OpenAI's own that the server applies ("tools": tools,
+# tool_choice and parallel_tool_calls, OpenAI's own fields, which llama-server applies only when run with --jinja)
 APPLIED = {"llamacpp": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *TEMPLATE_KEYS,  # llama-server
-                        *FORMAT_KEYS, *SAMPLER_KEYS},
-           "vllm": {"top_k", "min_p", "repeat_penalty", *TEMPLATE_KEYS, *FORMAT_KEYS},
+                        *FORMAT_KEYS, *SAMPLER_KEYS, "tools"},
+           "vllm": {"top_k", "min_p", "repeat_penalty", *TEMPLATE_KEYS, *FORMAT_KEYS, "tools"},
            "me": {"top_k", "min_p", "repeat_penalty", "penalty_last_n", *FORMAT_KEYS,  # llama-cpp-python's server
                   "mirostat"}}
 KNOWN = {"llamacpp": "llama-server", "vllm": "vLLM", "me": "llama-cpp-python's server"}
@@ -71,11 +73,20 @@ def create_arguments(request: GenerationRequest, model: str | None,
         return "completions", {"prompt": request.prompt + request.reply_prefix, **common}
     if request.logprobs:
         common.update(logprobs=True, top_logprobs=request.logprobs)
+    if request.tools:
+        common.update(tools=[dict(t) for t in request.tools], tool_choice=tool_choice(request.tool_choice))
+        if request.parallel_tool_calls is not None:
+            common["parallel_tool_calls"] = request.parallel_tool_calls
     messages = list(request.messages)
     if request.reply_prefix:  # continue this reply (llama-server: a final assistant message is a prefill)
         messages.append({"role": "assistant", "content": request.reply_prefix})
         extra.update(continue_final_message=True, add_generation_prompt=False)
     return "chat", {"messages": messages, **common}
+
+
+def tool_choice(choice: str) -> str | dict:
+    """A request's tool_choice as OpenAI spells it: a word, or one function by name."""
+    return choice if choice in TOOL_CHOICES else {"type": "function", "function": {"name": choice}}
 
 
 def _format_fields(request: GenerationRequest, chat: bool, kind: str | None, extra: dict) -> dict:
@@ -136,6 +147,8 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
         used["grammar"] = "the GBNF grammar"
     if request.json_schema is not None:
         used["json_schema"] = "the JSON schema"
+    if request.tools:
+        used["tools"] = f"tools ({len(request.tools)}, tool_choice {request.tool_choice})"
     if request.logprobs and request.messages is None:
         used["raw logprobs"] = "token probabilities on a raw prompt (asked of servers for chat requests only)"
     return used

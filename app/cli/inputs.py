@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
-from app.session import MAIN, Session, SessionFileError, compare, conversation
+from app.session import MAIN, Session, SessionFileError, compare, conversation, tools
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
-                  "speculative")
+                  "speculative", "tools", "tool_choice", "parallel_tool_calls")
 SPECULATION_KEYS = tuple(f.name for f in dataclasses.fields(Speculation))
 
 
@@ -100,7 +100,9 @@ def field_problem(data: dict) -> str | None:
               "sampling": (lambda v: isinstance(v, dict), "an object of sampling settings"),
               "speculative": (lambda v: isinstance(v, str) or (isinstance(v, dict) and set(v) <= set(SPECULATION_KEYS)),
                               f'"off", "auto", "on" or an object with {", ".join(SPECULATION_KEYS)}'),
-              "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}")}
+              "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}"),
+              "tool_choice": (lambda v: isinstance(v, str), "auto, none, required or a tool's name"),
+              "parallel_tool_calls": (lambda v: isinstance(v, bool), "true or false")}
     for name, (ok, what) in expect.items():
         if name in data and data[name] is not None and not ok(data[name]):
             return f"{name} must be {what}, got {json.dumps(data[name])[:80]}"
@@ -144,6 +146,12 @@ def parse_line(text: str, line: int) -> RunItem:
     try:
         fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar")
                   if data.get(k) is not None}
+        if data.get("tools"):  # checked as a pane's tools are (app/session/tools.py)
+            fields.update(tools=tuple(tools.check_tools(data["tools"])),
+                          tool_choice=tools.check_tool_choice(data.get("tool_choice") or "auto", data["tools"]),
+                          parallel_tool_calls=data.get("parallel_tool_calls"))
+        elif data.get("tool_choice") not in (None, "auto", "none"):
+            raise tools.ToolsError(f"tool_choice: {data['tool_choice']!r} needs tools, and the line has none")
         request = GenerationRequest(sampling=SamplingParams(**(data.get("sampling") or {})),
                                     stop=data.get("stop") or (), speculative=speculation(data.get("speculative")),
                                     **fields)

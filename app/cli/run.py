@@ -47,7 +47,8 @@ def result_record(item: RunItem, result: PaneResult | None) -> dict:
     for key, value in (("reply_prefix", result.reply_prefix), ("format_note", result.format_note),
                        ("note", result.backend_note), ("reasoning", result.reasoning),
                        ("reasoning_tokens", result.reasoning_tokens), ("answer_ttft_s", result.answer_ttft_s),
-                       ("drafted_tokens", result.drafted_tokens), ("accepted_tokens", result.accepted_tokens)):
+                       ("drafted_tokens", result.drafted_tokens), ("accepted_tokens", result.accepted_tokens),
+                       ("tool_calls", result.tool_calls)):
         if value:
             record[key] = value
     if result.token_logprobs is not None:

@@ -83,9 +83,14 @@ class PromptRenderer:
     def _is_single_token(self, text: str) -> bool:
         return len(self._model.tokenize(text, add_special=False)) == 1
 
-    def render(self, messages: list[dict], thinking: bool | None = None, extra: dict | None = None) -> str:
+    def render(self, messages: list[dict], thinking: bool | None = None, extra: dict | None = None,
+               tools: tuple | list = ()) -> str:
         """The messages as the model's prompt format writes them. `thinking` sets the template's
-        `enable_thinking` (None: the template's default); `extra` adds variables (chat_template_kwargs)."""
+        `enable_thinking` (None: the template's default); `extra` adds variables (chat_template_kwargs); `tools`
+        are shown to the model by its Jinja template (a built-in or raw format cannot: PromptError)."""
+        if tools and self.mode != chat_format.GGUF:
+            raise PromptError(f"the {self.label} chat format cannot show tools to the model: only a Jinja chat "
+                              "template from the GGUF can")
         if self.mode == chat_format.RAW:
             return chat_format.raw_text(messages)
         if self.mode == BUILTIN:
@@ -96,7 +101,7 @@ class PromptRenderer:
         if self._jinja is None:
             raise PromptError(self._jinja_error or "no chat template")
         try:
-            return self._jinja.render(messages, enable_thinking=thinking, extra=extra)
+            return self._jinja.render(messages, enable_thinking=thinking, extra=extra, tools=list(tools))
         except Exception as exc:  # TemplateError: raise_exception(), a Jinja runtime error, a sandbox refusal
             raise PromptError(f"the chat template from the GGUF rejected these messages: {exc}") from exc
 
@@ -104,7 +109,8 @@ class PromptRenderer:
         """The request's prompt text before its reply prefix: the rendered messages, or the raw prompt."""
         if request.messages is None:
             return request.prompt
-        return self.render(request.messages, thinking=request.thinking, extra=request.chat_template_kwargs)
+        return self.render(request.messages, thinking=request.thinking, extra=request.chat_template_kwargs,
+                           tools=request.tools)
 
     def tokens(self, request: GenerationRequest, text: str | None = None) -> list[int]:
         """The prompt's tokens; `text` is `self.text(request)` when the caller has it already."""

@@ -17,7 +17,15 @@ import numpy as np
 from app.engine.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from app.engine.types import HISTORY_FIELDS, Completion, GenerationRequest, RequestState, SamplingParams, final_state
+from app.engine.types import (
+    HISTORY_FIELDS,
+    TOOLS_AS_TEXT,
+    Completion,
+    GenerationRequest,
+    RequestState,
+    SamplingParams,
+    final_state,
+)
 
 _request_ids = itertools.count(1)
 
@@ -188,5 +196,6 @@ class Sequence:
             answer_ttft_s=None if self.t_answer is None else self.t_answer - self.t_submit,
             drafted_tokens=self.spec.drafted if self.spec else 0,
             accepted_tokens=self.spec.accepted if self.spec else 0,
-            note=self.spec.note if self.spec else "",
+            note="; ".join(n for n in (self.spec.note if self.spec else "",
+                                       TOOLS_AS_TEXT if self.request.tools else "") if n),
         )

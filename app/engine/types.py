@@ -25,7 +25,10 @@ class RequestState(str, enum.Enum):
     ERROR = "error"
 
 
-FINISH_REASONS = ("stop", "length", "cancelled", "error")
+FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "error")  # tool_calls: the reply called tools
+TOOL_CHOICES = ("auto", "none", "required")  # or the name of one function: that one must be called
+# What a local run with tools says once in its pane's status (Completion.note): calls are not parsed out yet.
+TOOLS_AS_TEXT = "tool calls are shown as text: parsing local models' calls is not built yet"
 
 
 class EngineStopped(RuntimeError):
@@ -166,6 +169,9 @@ class GenerationRequest:
     chat_template_kwargs: dict = field(default_factory=dict)  # extra variables for the chat template, as llama-server's
     thinking_budget: int | None = None  # most thinking tokens; then the block is closed and the answer follows
     speculative: Speculation | None = None  # draft and verify several tokens a step (None: off); same tokens
+    tools: tuple[dict, ...] = ()  # OpenAI-style function definitions the model may call (app/session/tools.py)
+    tool_choice: str = "auto"  # auto, none, required, or the name of one of `tools`
+    parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -193,6 +199,15 @@ class GenerationRequest:
         if self.speculative is not None and not isinstance(self.speculative, Speculation):
             raise ValueError("speculative must be a Speculation (or None)")
         object.__setattr__(self, "stop", stop_strings(self.stop))
+        object.__setattr__(self, "tools", tuple(self.tools or ()))
+        names = [t.get("function", {}).get("name") for t in self.tools if isinstance(t, dict)]
+        if len(names) != len(self.tools):
+            raise ValueError("tools must be {'type': 'function', 'function': {...}} objects")
+        if self.tool_choice not in TOOL_CHOICES and self.tool_choice not in names:
+            raise ValueError(f"tool_choice must be auto, none, required or the name of a tool, "
+                             f"got {self.tool_choice!r}")
+        if self.tools and self.messages is None:
+            raise ValueError("tools need chat messages: a raw prompt has no template to show them to the model")
 
 
 @dataclass(frozen=True)
@@ -286,6 +301,7 @@ class Completion:
     answer_ttft_s: float | None = None  # submit -> first text of the answer, after any thinking
     drafted_tokens: int = 0  # speculative decoding: tokens drafted and verified for this request
     accepted_tokens: int = 0  # of those, the ones that became output (each saved a step)
+    tool_calls: tuple[dict, ...] = ()  # the reply's calls, each {id, name, arguments (a JSON string)}
 
 
 @dataclass(frozen=True)

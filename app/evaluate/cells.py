@@ -69,7 +69,8 @@ def record(cell: CellResult, completion: Completion, latency_ms: float | None) -
 
 def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None) -> CellGrader:
     output = Output(text=cell.output, latency_ms=cell.latency_ms, finish_reason=cell.finish_reason,
-                    logprobs=cell.logprobs)
+                    logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls),
+                    tools=tuple(evaluation.variants[cell.variant].tools))
     return CellGrader(evaluation.cases[cell.case], output, cell.prompt, base_dir, embed)
 
 

@@ -11,39 +11,24 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 
 import jsonschema
 import yaml
 from rapidfuzz.distance import Levenshtein
 
+from app.evaluate import tool_checks
 from app.evaluate.assertion_strings import split_values
+from app.evaluate.check_types import CheckError, Output, verdict
 from app.evaluate.templates import js_string
 from app.session.evaluation import Assertion, GradingResult
 
-NEGATION_IGNORED = frozenset({"levenshtein", "perplexity", "perplexity-score", "finish-reason"})
+__all__ = ["CHECKS", "CheckError", "Output", "json_objects", "normalise_finish_reason", "run_check", "verdict"]
+
+NEGATION_IGNORED = frozenset({"levenshtein", "perplexity", "perplexity-score", "finish-reason",
+                              "is-valid-openai-tools-call"})
 _FINISH = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "length": "length", "max_tokens": "length",
            "content_filter": "content_filter", "tool_calls": "tool_calls", "function_call": "tool_calls",
            "tool_use": "tool_calls"}
-
-
-class CheckError(ValueError):
-    """The assertion could not be evaluated: the cell is an ERROR with this message."""
-
-
-@dataclass(frozen=True)
-class Output:
-    """What a check sees of a cell. latency_ms is None for an output not generated now (cached or given)."""
-
-    text: str
-    latency_ms: float | None = None
-    finish_reason: str | None = None
-    logprobs: list[float] | None = None
-
-
-def verdict(passed: bool, reason: str, assertion: Assertion, score: float | None = None) -> GradingResult:
-    return GradingResult(passed=passed, score=(1.0 if passed else 0.0) if score is None else score,
-                         reason="Assertion passed" if passed else reason, assertion=assertion)
 
 
 def normalise_finish_reason(reason: str | None) -> str | None:
@@ -267,6 +252,7 @@ CHECKS = {"equals": _equals, "contains": _contains, "icontains": _contains, "con
           "levenshtein": _levenshtein, "latency": _latency, "finish-reason": _finish_reason,
           "perplexity": _perplexity, "perplexity-score": _perplexity_score}
 NEEDS_LOGPROBS = frozenset({"perplexity", "perplexity-score"})
+CHECKS.update(tool_checks.TOOL_CHECKS)
 
 
 def run_check(assertion: Assertion, value, output: Output) -> GradingResult:

@@ -189,7 +189,7 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
             problems.add(where, found)
             continue
         family, target = found
-        fields = providers.settings(family, target, entry.config, where, problems, notes)
+        fields = providers.settings(family, target, entry.config, where, problems, notes, base)
         allowed = [p for p in prompt_list if entry.prompts is None or any(
             p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
         if entry.prompts is not None and not allowed:

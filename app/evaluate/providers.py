@@ -32,9 +32,12 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
+import yaml
+
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
+from app.session import tools as tool_defs
 from app.session.evaluation import BackendTarget, sampling_dict
 
 _SAMPLING_KEYS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "seed": "seed",
@@ -45,12 +48,12 @@ _MIROSTAT = {"mirostat", "mirostat_tau", "mirostat_eta"}
 _COMMON = {"stop", "temperature", "top_p", "seed", "presence_penalty", "frequency_penalty"}
 _KEYS = {"apiKey", "apiKeyEnvar"}  # accepted everywhere; used by servers, ignored by a local GGUF and echo
 CONFIG_KEYS = {
-    "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format"},
+    "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format", "tools", "tool_choice"},
     "ollama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n",
                                              "response_format", "typical_p"},
     "llama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
     "gguf": _COMMON | _KEYS | set(SAMPLER_FIELDS) | {"top_k", "min_p", "max_tokens", "repeat_penalty",
-                                                     "repeat_last_n", "response_format"},
+                                                     "repeat_last_n", "response_format", "tools", "tool_choice"},
     "echo": set(_KEYS),
 }
 _STASHED: dict[str, str] = {}  # key -> the environment variable it was moved to (this process only)
@@ -228,9 +231,9 @@ def _typed(config: dict, where: str, problems: Problems) -> dict:
 
 
 def settings(family: str, target: BackendTarget, config: dict, where: str, problems: Problems,
-             notes: list[str] | None = None) -> dict:
-    """Variant fields (target, sampling, max_tokens, stop, json_schema) from a provider's config; a warning
-    about a written key goes to `notes`."""
+             notes: list[str] | None = None, base: Path | None = None) -> dict:
+    """Variant fields (target, sampling, max_tokens, stop, json_schema, tools, tool_choice) from a provider's
+    config; a warning about a written key goes to `notes`; `file://` tools are read relative to `base`."""
     config = _typed(stash_key(config, where, problems), where, problems)
     for key in sorted(set(config) - CONFIG_KEYS[family]):
         problems.unsupported(where, f"the {family} provider setting {key!r}",
@@ -263,4 +266,33 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
     stop = config.get("stop") or []
     stop = [stop] if isinstance(stop, str) else list(stop)
     schema = _json_schema(config["response_format"], where, problems) if "response_format" in config else None
-    return {"target": target, "sampling": sampling, "max_tokens": max_tokens, "stop": stop, "json_schema": schema}
+    tools, choice = _tools(config, base or Path("."), where, problems)
+    return {"target": target, "sampling": sampling, "max_tokens": max_tokens, "stop": stop, "json_schema": schema,
+            "tools": tools, "tool_choice": choice}
+
+
+def _tools(config: dict, base: Path, where: str, problems: Problems) -> tuple[list[dict], str]:
+    """promptfoo's `config.tools` (a list, or `file://tools.json`) and `tool_choice` (a word, or
+    {type: function, function: {name}}), checked as a pane's tools are."""
+    raw, choice = config.get("tools"), config.get("tool_choice", "auto")
+    if isinstance(choice, dict):
+        choice = (choice.get("function") or {}).get("name") if choice.get("type") == "function" else None
+    try:
+        if isinstance(raw, str) and raw.startswith("file://"):
+            path = base / raw.removeprefix("file://")
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise tool_defs.ToolsError(f"tools: cannot read {path}: {exc.strerror or exc}") from exc
+            yaml_file = path.suffix.lower() in (".yaml", ".yml")
+            found = tool_defs.check_tools(yaml.safe_load(text)) if yaml_file else tool_defs.parse_tools(text)
+        else:
+            found = tool_defs.check_tools(raw) if raw is not None else []
+        if not isinstance(choice, str):
+            raise tool_defs.ToolsError(f"tool_choice: must be auto, none, required or a function, got {choice!r}")
+        if found:
+            choice = tool_defs.check_tool_choice(choice, found)
+        return found, choice if found else "auto"
+    except tool_defs.ToolsError as exc:
+        problems.add(f"{where}.config", str(exc))
+        return [], "auto"

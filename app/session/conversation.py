@@ -10,6 +10,7 @@ silently: a conversation too long for its slot ends "error" with the sizes, and
 from __future__ import annotations
 
 from app.engine import GenerationRequest, Speculation, limits
+from app.session import tools
 from app.session.state import PaneResult, PaneSpec
 
 
@@ -31,7 +32,7 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
     """The request Run would submit and the conversation it implies; changes nothing. Without the draft
     (`use_draft=False`) it regenerates the last reply.
 
-    Raises NothingToRun, or ValueError from the request's own checks."""
+    Raises NothingToRun, or ValueError from the request's own checks (tools.ToolsError for bad tools)."""
     turns = list(pane.turns)
     if pane.editing is not None and use_draft:
         turns = turns[:pane.editing]
@@ -48,7 +49,8 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
                                 thinking_budget=pane.thinking_budget,
                                 speculative=None if pane.speculative == "off" else Speculation(pane.speculative),
                                 logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
-                                **pane.output_format.request_fields())
+                                **pane.output_format.request_fields(),
+                                **tools.request_fields(pane.tools, pane.tool_choice, pane.parallel_tool_calls))
     return request, turns
 
 

@@ -114,6 +114,8 @@ class Variant(_Model):
     max_tokens: int = limits.MAX_TOKENS.default
     stop: list[str] = Field(default_factory=list)
     json_schema: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)  # function definitions (app/session/tools.py)
+    tool_choice: str = "auto"  # auto, none, required, or one tool's name
 
     @property
     def title(self) -> str:
@@ -128,9 +130,10 @@ class Variant(_Model):
         if self.target.raw_prompt:
             return GenerationRequest(prompt=prompt_text, sampling=self.sampling_params(), max_tokens=self.max_tokens,
                                      stop=tuple(self.stop), logprobs=logprobs, json_schema=self.json_schema)
+        tools = {"tools": tuple(self.tools), "tool_choice": self.tool_choice} if self.tools else {}
         return GenerationRequest(messages=messages or [{"role": "user", "content": prompt_text}],
                                  sampling=self.sampling_params(), max_tokens=self.max_tokens, stop=tuple(self.stop),
-                                 logprobs=logprobs, json_schema=self.json_schema)
+                                 logprobs=logprobs, json_schema=self.json_schema, **tools)
 
 
 def sampling_dict(params: SamplingParams) -> dict[str, Any]:

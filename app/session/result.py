@@ -53,6 +53,7 @@ class PaneResult:
     answer_ttft_s: float | None = None  # submit -> first text of the answer, after any thinking
     drafted_tokens: int = 0  # speculative decoding: tokens drafted and verified (Completion.drafted_tokens)
     accepted_tokens: int = 0  # of those, the ones that became output
+    tool_calls: list[dict] = field(default_factory=list)  # the reply's calls: {id, name, arguments (JSON text)}
     # Engine clock (time.perf_counter) marks of a live run; not saved.
     t_submit: float | None = field(default=None, repr=False, compare=False)
     t_first: float | None = field(default=None, repr=False, compare=False)
@@ -109,7 +110,7 @@ class PaneResult:
             "generated_tokens": completion.generated_tokens, "cached_tokens": completion.cached_tokens,
             "backend_note": completion.note, "queue_wait_s": completion.queue_wait_s, "ttft_s": completion.ttft_s,
             "decode_tps": completion.decode_tps, "drafted_tokens": completion.drafted_tokens,
-            "accepted_tokens": completion.accepted_tokens,
+            "accepted_tokens": completion.accepted_tokens, "tool_calls": [dict(c) for c in completion.tool_calls],
             "state": RunState(final_state(completion.finish_reason).value),
             "reasoning": "\n".join(t for t in (prefix_thought.strip(), completion.reasoning_text) if t),
             "text": prefix_answer + completion.text})

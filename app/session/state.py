@@ -59,6 +59,9 @@ class PaneSpec:
     thinking: bool | None = None  # a reasoning model thinks (True) or answers at once (False); None = its default
     thinking_budget: int | None = None  # most thinking tokens before the block is closed (None = no cap)
     speculative: str = limits.SPEC_MODE_DEFAULT  # speculative decoding: off, auto or on (n-gram drafts; lossless)
+    tools: str = ""  # the tools' JSON as written: OpenAI-style function definitions ("" = none; app/session/tools.py)
+    tool_choice: str = "auto"  # auto, none, required, or the name of one tool
+    parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)
     group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
     rating: int | None = None  # the user's rating of the last reply, 1..5
     note: str = ""  # the user's note on it

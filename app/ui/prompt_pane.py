@@ -37,10 +37,11 @@ from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
 from app.ui.thinking_view import ThinkingView
+from app.ui.tools_options import ToolsOptions
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget", "speculative"})
+                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -71,7 +72,9 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
         self.options = OutputOptions()
         options_toggle, _ = collapsible("Output", self.options, expanded=False)
-        self._toggles = (system_toggle, sampling_toggle, options_toggle)
+        self.tools = ToolsOptions()
+        tools_toggle, _ = collapsible("Tools", self.tools, expanded=False)
+        self._toggles = (system_toggle, sampling_toggle, options_toggle, tools_toggle)
         self._compact = False
         self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
         self.cancel_edit_button = QPushButton("Cancel edit")
@@ -81,7 +84,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.prompt = PromptEditor("Ask something…  (Ctrl+Enter runs this pane)")
 
         self.controls = PaneControls([("System prompt", system_toggle), ("Sampling", sampling_toggle),
-                                      ("Output", options_toggle)])
+                                      ("Output", options_toggle), ("Tools", tools_toggle)])
         c = self.controls
         self.run_button, self.stop_button, self.drop_button, self.rating = c.run_button, c.stop_button, \
             c.drop_button, c.rating
@@ -95,8 +98,15 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.setSpacing(4)
-        for widget in (self.header, system_toggle, self.system_prompt, sampling_toggle, self.sampling,
-                       options_toggle, self.options):
+        for widget in (self.header, system_toggle, self.system_prompt, sampling_toggle, self.sampling):
+            layout.addWidget(widget)
+        sections = QHBoxLayout()  # Output and Tools share a row: a pane gets no taller for the Tools section
+        sections.setContentsMargins(0, 0, 0, 0)
+        for toggle in (options_toggle, tools_toggle):
+            sections.addWidget(toggle)
+        sections.addStretch(1)
+        layout.addLayout(sections)
+        for widget in (self.options, self.tools):
             layout.addWidget(widget)
         layout.addLayout(banner)
         layout.addWidget(self.prompt)
@@ -125,6 +135,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.system_prompt.textChanged.connect(lambda: setattr(self.spec, "system", self.system_prompt.toPlainText()))
         self.sampling.sig_changed.connect(self._form_edited)
         self.options.sig_changed.connect(self._form_edited)
+        self.tools.sig_changed.connect(self._form_edited)
         self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
         self.output.sig_branch_requested.connect(self.branch)
         self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
@@ -193,6 +204,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.sampling.load_speculative(spec.speculative)
         if fields & {"show_probabilities", "output_format"}:
             self.options.load(spec.show_probabilities, spec.output_format)
+        if fields & {"tools", "tool_choice"}:
+            self.tools.load(spec.tools, spec.tool_choice)
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
@@ -216,6 +229,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec.speculative = self.sampling.speculative_mode()
         spec.output_format = output_format
         spec.show_probabilities = self.options.probabilities.isChecked()
+        spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
 
     def _form_edited(self) -> None:
         try:

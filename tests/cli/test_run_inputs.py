@@ -73,3 +73,31 @@ def test_ctrl_c_landing_inside_a_finalizer_still_cancels_and_exits_130(tmp_path)
     assert records[0]["id"] == "q0" and len(records) >= 2  # the rest were still running (or never submitted)
     assert all(r["finish_reason"] == "cancelled" for r in records[1:]), records
     assert "KeyboardInterrupt" not in done.stderr and "Traceback" not in done.stderr
+
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}
+
+
+def test_tools_lines_are_checked_shown_to_the_model_and_results_carry_tool_calls(tmp_path):
+    from app.cli.inputs import parse_line
+    from app.cli.run import result_record
+    from app.session import PaneResult
+
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join([line("tools", tools=[WEATHER], tool_choice="get_weather"),
+                                 line("twice", tools=[WEATHER, WEATHER]),
+                                 line("choice", tool_choice="required"),
+                                 line("schema", tools=[{"type": "function", "function": {
+                                     "name": "f", "parameters": {"type": 5}}}])]) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "app", "run", str(source)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    records = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert records["tools"]["error"] is None and "calls are shown as text" in records["tools"]["note"]
+    assert "tool 2 (get_weather): the name 'get_weather' is also tool 1's" in records["twice"]["error"]
+    assert "'required' needs tools, and the line has none" in records["choice"]["error"]
+    assert "tool 1 (f): function.parameters is not a valid JSON Schema" in records["schema"]["error"]
+    item = parse_line(line("x", tools=[WEATHER], tool_choice="required", parallel_tool_calls=False), 1)
+    assert item.request.tools == (WEATHER,) and item.request.parallel_tool_calls is False
+    calls = [{"id": "c1", "name": "get_weather", "arguments": '{"city": "Paris"}'}]
+    assert result_record(item, PaneResult(tool_calls=calls, finish_reason="tool_calls"))["tool_calls"] == calls

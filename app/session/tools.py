@@ -1,0 +1,96 @@
+"""A pane's tools: OpenAI-style function definitions, checked before anything is submitted.
+
+A pane keeps its tools as the JSON text the user wrote ("" = none), so a definition that does not check yet is
+kept, not lost; `parse_tools` turns that text into the list a request carries, or raises ToolsError naming the
+tool and field at fault. `check_tools` does the same for a value already parsed (a `run` JSONL line, a promptfoo
+config). A definition is `{"type": "function", "function": {"name", "description"?, "parameters"}}` with a
+unique name and `parameters` a valid JSON Schema (checked with `jsonschema` against its own metaschema).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+
+from app.engine.types import TOOL_CHOICES
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # OpenAI's rule for a function's name
+
+
+class ToolsError(ValueError):
+    """The tools cannot be used; the message names the tool (by number and name) and the field."""
+
+
+def parse_tools(text: str) -> list[dict]:
+    """The tools in `text` (JSON), checked; "" or blank is no tools. Raises ToolsError."""
+    if not text.strip():
+        return []
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ToolsError(f"tools: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+    return check_tools(value)
+
+
+def check_tools(value) -> list[dict]:
+    """`value` as a list of checked function definitions (a copy); raises ToolsError saying what is wrong."""
+    if not isinstance(value, list):
+        raise ToolsError(f"tools: must be a JSON list of function definitions, got {type(value).__name__}")
+    seen: dict[str, int] = {}
+    for i, tool in enumerate(value, 1):
+        where = f"tool {i}"
+        if not isinstance(tool, dict):
+            raise ToolsError(f"{where}: must be an object {{\"type\": \"function\", \"function\": {{...}}}}")
+        if tool.get("type") != "function":
+            raise ToolsError(f"{where}: \"type\" must be \"function\", got {tool.get('type')!r}")
+        fn = tool.get("function")
+        if not isinstance(fn, dict):
+            raise ToolsError(f"{where}: \"function\" must be an object with name and parameters")
+        name = fn.get("name")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ToolsError(f"{where}: function.name must be 1-64 letters, digits, _ . or -, got {name!r}")
+        where = f"tool {i} ({name})"
+        if name in seen:
+            raise ToolsError(f"{where}: the name {name!r} is also tool {seen[name]}'s; names must be unique")
+        seen[name] = i
+        if "description" in fn and not isinstance(fn["description"], str):
+            raise ToolsError(f"{where}: function.description must be a string")
+        params = fn.get("parameters", {"type": "object", "properties": {}})
+        if not isinstance(params, dict):
+            raise ToolsError(f"{where}: function.parameters must be a JSON Schema object")
+        try:
+            jsonschema.validators.validator_for(params).check_schema(params)
+        except jsonschema.SchemaError as exc:
+            at = "/".join(str(p) for p in exc.path)
+            raise ToolsError(f"{where}: function.parameters is not a valid JSON Schema"
+                             f"{f' (at {at})' if at else ''}: {exc.message}") from exc
+    return json.loads(json.dumps(value))
+
+
+def check_tool_choice(choice: str, tools: list[dict]) -> str:
+    """`choice` if it fits `tools` (auto, none, required, or one tool's name); raises ToolsError."""
+    names = [t["function"]["name"] for t in tools]
+    if choice in TOOL_CHOICES and (choice != "required" or tools):
+        return choice
+    if choice == "required":
+        raise ToolsError("tool_choice: \"required\" needs at least one tool")
+    if choice not in names:
+        listed = ", ".join(names) or "no tools are defined"
+        raise ToolsError(f"tool_choice: {choice!r} is not auto, none, required or a tool's name ({listed})")
+    return choice
+
+
+def request_fields(text: str, choice: str, parallel: bool | None) -> dict:
+    """GenerationRequest fields for a pane's tools ({} for none); raises ToolsError."""
+    tools = parse_tools(text)
+    if not tools:
+        if choice not in ("auto", "none"):
+            raise ToolsError(f"tool_choice: {choice!r} needs tools, and the pane has none")
+        return {}
+    return {"tools": tuple(tools), "tool_choice": check_tool_choice(choice, tools), "parallel_tool_calls": parallel}
+
+
+def tool_names(tools: list[dict]) -> list[str]:
+    return [t["function"]["name"] for t in tools]

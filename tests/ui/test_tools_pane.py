@@ -1,0 +1,30 @@
+"""A pane's tools editor on the real engine: checked as typed, a bad definition is the pane's message and nothing
+is submitted, good tools run and the status says calls are shown as text."""
+
+import json
+
+from app.engine.types import TOOLS_AS_TEXT
+from app.session import RunState
+from tests.ui.conftest import wait_until
+from tests.ui.test_end_to_end import prepare
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}
+
+
+def test_bad_tools_are_the_panes_message_and_good_ones_run(loaded_window, loop):
+    pane = prepare(loaded_window, ["Weather in Paris?"], max_tokens=8)[0]
+    bad = json.dumps([WEATHER, {"type": "function", "function": {"name": "f", "parameters": {"type": "objekt"}}}])
+    pane.tools.editor.setPlainText(bad)
+    assert "tool 2 (f): function.parameters is not a valid JSON Schema" in pane.tools.check()
+    assert not pane.run()
+    assert "tool 2 (f)" in pane.status.text() and pane.state == RunState.IDLE and pane.spec.result.text == ""
+    assert pane.spec.tools == bad and pane.spec.turns == []  # kept as written; nothing was submitted
+    pane.tools.editor.setPlainText("[{")
+    assert "tools: not JSON" in pane.tools.check()
+    pane.tools.editor.setPlainText(json.dumps([WEATHER]))
+    pane.tools.choice.setCurrentText("get_weather")
+    assert pane.tools.check() is None and "✓ 1 tool(s): get_weather" in pane.tools.problem.text()
+    assert pane.run()
+    wait_until(loop, lambda: not pane.busy)
+    assert pane.spec.tool_choice == "get_weather" and TOOLS_AS_TEXT in pane.status.text()
