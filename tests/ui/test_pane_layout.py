@@ -95,11 +95,11 @@ def test_a_fresh_pane_shows_its_settings_and_a_full_editor(window):
 
 def test_after_a_reply_the_settings_open_from_the_pane_menu(window, qtbot):
     pane = answered(window, 2)[0]
-    system, sampling, output = pane._toggles
+    system, sampling, output, tools = pane._toggles
     assert not any(t.isVisible() for t in pane._toggles) and pane.rating.isVisible()
     pane.controls.menu.aboutToShow.emit()
     entries = {a.text(): a for a in pane.controls.menu.actions()}
-    assert {"System prompt", "Sampling", "Output", "Copy reply"} <= set(entries)
+    assert {"System prompt", "Sampling", "Output", "Tools", "Copy reply"} <= set(entries)
     entries["Sampling"].trigger()
     assert sampling.isVisible() and pane.sampling.isVisible() and not system.isVisible()
     sampling.click()  # its own toggle closes it again, and hides with it
