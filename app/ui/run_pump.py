@@ -2,7 +2,8 @@
 
 Backends hand their events to the runner's thread-safe `feed` from their own threads; the first event after a
 pump wakes this object through a queued Qt signal, and it pumps the runner FLUSH_MS later (FLUSH_MS_MANY once
-more than FEW_RUNS runs are going): every pane's result then changes once per pump, and the views repaint once.
+more than FEW_RUNS runs are going, FLUSH_MS_CROWD above CROWDED_RUNS): every pane's result then changes once per
+pump, and the views repaint once.
 On a 2-core machine the GUI's painting competes with the model for CPU, and repainting 16 panes once per step
 measurably slowed generation (docs/benchmarks.md).
 """
@@ -16,6 +17,15 @@ from app.session import SessionRunner
 FLUSH_MS = 100
 FLUSH_MS_MANY = 333  # 3 Hz: measured 18% less GUI-thread CPU than 5 Hz with 16 panes, with the stats change
 FEW_RUNS = 4
+# 2 Hz above 8 runs: with 16 panes streaming, 15-20 % less GUI-thread CPU than 3 Hz (3.7-3.9 % of a core against
+# 4.5-4.7 %, 2026-11-26, AMD EPYC 2 vCPU), and no one reads sixteen replies a token at a time.
+FLUSH_MS_CROWD = 500
+CROWDED_RUNS = 8
+
+
+def flush_ms(active: int) -> int:
+    """How long a pump waits after the first event, by the number of runs going."""
+    return FLUSH_MS if active <= FEW_RUNS else FLUSH_MS_MANY if active <= CROWDED_RUNS else FLUSH_MS_CROWD
 
 
 class RunPump(QObject):
@@ -38,7 +48,7 @@ class RunPump(QObject):
 
     def _wake(self) -> None:
         if not self._timer.isActive() and self.runner is not None:
-            self._timer.start(FLUSH_MS if self.runner.active <= FEW_RUNS else FLUSH_MS_MANY)
+            self._timer.start(flush_ms(self.runner.active))
 
     def pump(self) -> None:
         if self.runner is not None:
