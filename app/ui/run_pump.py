@@ -17,8 +17,9 @@ from app.session import SessionRunner
 FLUSH_MS = 100
 FLUSH_MS_MANY = 333  # 3 Hz: measured 18% less GUI-thread CPU than 5 Hz with 16 panes, with the stats change
 FEW_RUNS = 4
-# 2 Hz above 8 runs: with 16 panes streaming, 15-20 % less GUI-thread CPU than 3 Hz (3.7-3.9 % of a core against
-# 4.5-4.7 %, 2026-11-26, AMD EPYC 2 vCPU), and no one reads sixteen replies a token at a time.
+# 2 Hz above 8 runs: with 16 panes streaming, about 9 % less GUI-thread CPU than 3 Hz (4.3 % of a core against
+# 4.7 %, means of 6 alternating runs each, ±0.4 points run to run; 2026-11-26, AMD EPYC 2 vCPU), and no one reads
+# sixteen replies a token at a time.
 FLUSH_MS_CROWD = 500
 CROWDED_RUNS = 8
 
