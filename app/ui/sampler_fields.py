@@ -19,7 +19,8 @@ from app.ui.escaped_list import format_stops, parse_stops
 MIROSTAT_LABELS = ("off", "Mirostat", "Mirostat 2.0")  # SamplingParams.mirostat 0, 1, 2
 
 
-def _box(limit: Limit) -> QSpinBox | QDoubleSpinBox:
+def spin_box(limit: Limit) -> QSpinBox | QDoubleSpinBox:
+    """A spin box over `limit`'s range and step, at its default (an int limit gets a QSpinBox)."""
     if isinstance(limit.default, int):
         box = QSpinBox()
         box.setRange(int(limit.low), int(limit.high))
@@ -57,7 +58,7 @@ class SamplerFields(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.boxes = {name: _box(getattr(limits, name.upper())) for name, _, _ in NUMBERS}
+        self.boxes = {name: spin_box(getattr(limits, name.upper())) for name, _, _ in NUMBERS}
         self.mirostat = QComboBox()
         self.mirostat.addItems(MIROSTAT_LABELS)
         self.mirostat.setToolTip("Mirostat replaces the rest of the chain (penalties, DRY, top-k…), as in "

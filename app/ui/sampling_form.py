@@ -12,31 +12,13 @@ import dataclasses
 
 from PySide6.QtCore import QRegularExpression, Signal
 from PySide6.QtGui import QRegularExpressionValidator
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.engine import SamplingParams, limits
-from app.engine.limits import Limit
 from app.ui.collapsible import collapsible
 from app.ui.escaped_list import format_stops, parse_stops
-from app.ui.sampler_fields import SamplerFields
+from app.ui.sampler_fields import SamplerFields, spin_box
 from app.ui.thinking_view import ThinkingSettings
-
-
-def _double(limit: Limit) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setDecimals(limit.decimals)
-    box.setRange(limit.low, limit.high)
-    box.setSingleStep(limit.step)
-    box.setValue(limit.default)
-    return box
-
-
-def _int(limit: Limit) -> QSpinBox:
-    box = QSpinBox()
-    box.setRange(int(limit.low), int(limit.high))
-    box.setValue(int(limit.default))
-    return box
-
 
 SPECULATIVE_TIP = ("Draft tokens from the prompt and reply (n-gram lookup) and verify them in one step: the same "
                    "tokens, faster when the reply copies its input. auto stops drafting for a request whose drafts "
@@ -51,15 +33,15 @@ class SamplingForm(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.temperature = _double(limits.TEMPERATURE)
+        self.temperature = spin_box(limits.TEMPERATURE)
         self.temperature.setToolTip("0 = greedy (deterministic)")
-        self.top_k = _int(limits.TOP_K)
+        self.top_k = spin_box(limits.TOP_K)
         self.top_k.setToolTip("0 disables top-k")
-        self.top_p = _double(limits.TOP_P)
-        self.min_p = _double(limits.MIN_P)
-        self.repeat_penalty = _double(limits.REPEAT_PENALTY)
+        self.top_p = spin_box(limits.TOP_P)
+        self.min_p = spin_box(limits.MIN_P)
+        self.repeat_penalty = spin_box(limits.REPEAT_PENALTY)
         self.repeat_penalty.setToolTip("1.0 = off")
-        self.max_tokens = _int(limits.MAX_TOKENS)
+        self.max_tokens = spin_box(limits.MAX_TOKENS)
         self.seed = QLineEdit()
         self.seed.setPlaceholderText("random")
         self.seed.setValidator(QRegularExpressionValidator(QRegularExpression(r"\d{0,10}")))
