@@ -197,11 +197,16 @@ def run_eval_bench(args, threads: int) -> int:
 
 
 def run_spec_bench(args, threads: int) -> int:
+    from app.bench.spec_server import format_spec_server, spec_server_bench
     from app.bench.speculative import format_spec, spec_bench
 
-    result = {"speculative": spec_bench(default_model_path(), threads, repetitions=1 if args.quick else 3,
-                                        on_run=lambda label: print(f"  {label}", file=sys.stderr, flush=True))}
+    def progress(label):
+        print(f"  {label}", file=sys.stderr, flush=True)
+    repetitions = 1 if args.quick else 3
+    result = {"speculative": spec_bench(default_model_path(), threads, repetitions=repetitions, on_run=progress),
+              "speculative_vs_llama_server": spec_server_bench(default_model_path(), threads, repetitions, progress)}
     print(format_spec(result["speculative"]))
+    print(format_spec_server(result["speculative_vs_llama_server"]))
     if args.json:
         write_json(args.json, result)
     return 0

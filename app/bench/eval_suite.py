@@ -94,11 +94,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_llama_server(binary: Path, model: Path, threads: int, n_ctx_per_slot: int, log: Path):
+def start_llama_server(binary: Path, model: Path, threads: int, n_ctx_per_slot: int, log: Path, slots: int = SLOTS,
+                       extra: list[str] | tuple[str, ...] = ()):
     port = _free_port()
     proc = subprocess.Popen([str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-                             "-np", str(SLOTS), "-c", str(SLOTS * n_ctx_per_slot), "-t", str(threads),
-                             "--jinja"], stdout=log.open("wb"), stderr=subprocess.STDOUT)
+                             "-np", str(slots), "-c", str(slots * n_ctx_per_slot), "-t", str(threads),
+                             "--jinja", *extra], stdout=log.open("wb"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
