@@ -30,8 +30,7 @@ import yaml
 
 from app.backends import LocalBackend, OpenAIBackend
 from app.backends.registry import MAIN, BackendRegistry
-from app.backends.workload import prompt_of_length
-from app.bench.scenarios import steady_decode_tps
+from app.backends.workload import fixed_length_request, prompt_of_length
 from app.engine import EngineConfig, limits
 from app.engine.native import LlamaModel
 from app.evaluate import load_config, stats
@@ -164,10 +163,22 @@ def run_promptfoo(binary: str, folder: Path, model: Path, url: str, slots: int, 
 
 
 def _engine_rate(backend, prompts: list[str]) -> float:
-    rate = steady_decode_tps(backend, prompts, RATE_TOKENS)
+    """Decode t/s over the steps in which every one of the requests produced a token (each step timed from the
+    step before it): the engine's steady rate at N = len(prompts), whatever the requests' start and end did."""
+    times: list[tuple[float, int]] = []
+    unsubscribe = backend.subscribe(lambda event: times.append((time.perf_counter(), len(event.tokens))))
+    try:
+        results = [h.result(timeout=600) for h in [backend.submit(fixed_length_request(p, RATE_TOKENS))
+                                                     for p in prompts]]
+    finally:
+        unsubscribe()
+    if any(r.finish_reason == "error" for r in results):
+        raise RuntimeError(f"an engine-rate request failed: {next(r.error for r in results if r.error)}")
+    full = [(now - before, n) for (before, _), (now, n) in zip(times, times[1:], strict=False)
+            if n == len(prompts)]
     backend.engine.clear_prompt_cache()  # the suite starts cold, as the first run did
     backend.wait_idle(30)
-    return rate
+    return sum(n for _, n in full) / sum(dt for dt, _ in full)
 
 
 def _chorus(model: Path, threads: int, slots: int, n_ctx_per_slot: int, configs: dict[str, Path]) -> dict:
