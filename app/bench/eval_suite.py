@@ -164,7 +164,11 @@ def run_promptfoo(binary: str, folder: Path, model: Path, url: str, slots: int, 
 
 def _engine_rate(backend, prompts: list[str]) -> float:
     """Decode t/s over the steps in which every one of the requests produced a token (each step timed from the
-    step before it): the engine's steady rate at N = len(prompts), whatever the requests' start and end did."""
+    step before it): the engine's steady rate at N = len(prompts). The prompts are prefilled first, so the
+    measured requests start together from the prompt cache (paced admission would otherwise let the first
+    finish before the last starts)."""
+    for handle in [backend.submit(fixed_length_request(p, 1)) for p in prompts]:  # prefilled once, kept in the
+        handle.result(timeout=600)  # slots' prompt cache: below, all of them start decoding in the same step
     times: list[tuple[float, int]] = []
     unsubscribe = backend.subscribe(lambda event: times.append((time.perf_counter(), len(event.tokens))))
     try:
