@@ -211,35 +211,36 @@ def _chorus(model: Path, threads: int, slots: int, n_ctx_per_slot: int, configs:
 
 def _server_side(model: Path, threads: int, slots: int, n_ctx_per_slot: int, folder: Path,
                  configs: dict[str, Path]) -> tuple[dict, dict, str | None]:
-    """The suites on llama-server through the same runner, then through promptfoo when it is installed; a note
+    """The suites on llama-server through the same runner, then through promptfoo when it is installed, each run
+    on a freshly started server (llama-server keeps prompts in RAM: a second run would start warm); a note
     naming what was missing."""
     binary = llama_server_path()
     if not binary.is_file():
         return {}, {}, f"llama-server is not built ({binary}): run `make llama-server` for the comparisons"
     server, promptfoo, note = {}, {}, None
-    proc, url = start_llama_server(binary, model, threads, slots, n_ctx_per_slot, folder / "llama-server.log")
-    try:
-        for name, config in configs.items():
-            backend = OpenAIBackend(url, model=None, max_concurrency=slots)
-            try:
-                server[name] = run_suite(config, backend, slots)
-            finally:
-                backend.close()
-        pf = promptfoo_path()
-        if pf is None:
-            note = ("promptfoo is not installed: `npm install -g promptfoo` (or set $CHORUS_PROMPTFOO) for the "
-                    "promptfoo figures")
-        else:
-            for name in configs:
+    pf = promptfoo_path()
+    runs = [("runner", name) for name in configs] + ([("promptfoo", name) for name in configs] if pf else [])
+    for driver, name in runs:
+        proc, url = start_llama_server(binary, model, threads, slots, n_ctx_per_slot,
+                                       folder / f"llama-server-{driver}-{name}.log")
+        try:
+            if driver == "runner":
+                backend = OpenAIBackend(url, model=None, max_concurrency=slots)
+                try:
+                    server[name] = run_suite(configs[name], backend, slots)
+                finally:
+                    backend.close()
+            else:
                 try:
                     promptfoo[name] = run_promptfoo(pf, folder / f"promptfoo-{name}", model, url, slots,
                                                     judged=name == "judged")
                 except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
                     note = f"promptfoo ({pf}) failed on the {name} suite: {exc}"
-                    break
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    if pf is None:
+        note = "promptfoo is not installed: `npm install -g promptfoo` (or set $CHORUS_PROMPTFOO) for those figures"
     return server, promptfoo, note
 
 
