@@ -178,19 +178,24 @@ def run_scale(args, threads: int, write_png=None) -> int:
 def run_eval_bench(args, threads: int) -> int:
     from app.bench.eval_suite import CASES, eval_bench
 
-    print(f"Evaluation suite: {CASES} cases x 2 variants with an llm-rubric judge, on Chorus and on llama-server…",
-          file=sys.stderr, flush=True)
+    print(f"Evaluation suite: {CASES} cases x 2 variants, plain and with an llm-rubric judge, on Chorus, on "
+          "llama-server and through promptfoo…", file=sys.stderr, flush=True)
     result = {"eval": eval_bench(threads)}
     r = result["eval"]
-    chorus, server = r["chorus"], r["llama_server"]
-    print(f"Chorus: {chorus['wall_s']:.1f} s for {chorus['cells']} cells ({chorus['passed']} passed, "
-          f"{chorus.get('unreliable', 0)} unreliable verdicts)")
-    if server is None:
+    print(f"{r['setup']['slots']} slots; model load {r['chorus']['load_s']:.1f} s (not in the wall times)")
+    for name in ("plain", "judged"):
+        run = r["chorus"][name]
+        line = (f"{name}: Chorus {run['wall_s']:.1f} s for {run['cells']} cells, {run['generated_tokens']} tokens "
+                f"({run['passed']} passed, {run.get('unreliable', 0)} unreliable verdicts); at the engine's own "
+                f"rate {run['ideal_s']:.1f} s: wall ÷ engine {r['ratio_vs_engine'][name]:.2f} (goal ≤ 1.15)")
+        for peer, key in (("llama-server", "ratio_vs_llama_server"), ("promptfoo + llama-server",
+                                                                     "ratio_vs_promptfoo")):
+            if r[key]:
+                other = r["llama_server" if key == "ratio_vs_llama_server" else "promptfoo"][name]
+                line += f"; {peer} {other['wall_s']:.1f} s: ÷ {r[key][name]:.2f}"
+        print(line)
+    if r["note"]:
         print(r["note"])
-    else:
-        print(f"llama-server -np 8: {server['wall_s']:.1f} s for {server['cells']} cells ({server['passed']} passed, "
-              f"{server.get('unreliable', 0)} unreliable verdicts)")
-        print(f"Chorus / llama-server wall time: {r['ratio']:.3f}")
     if args.json:
         write_json(args.json, result)
     return 0

@@ -48,8 +48,8 @@ def _server_run(url: str, request) -> dict:
 
 def _with_server(binary: Path, model: Path, threads: int, spec_type: str, folder: Path, fn):
     extra = [] if spec_type == "none" else ["--spec-type", spec_type]
-    proc, url = start_llama_server(binary, model, threads, N_CTX, folder / f"llama-server-{spec_type}.log",
-                                   slots=1, extra=extra)
+    proc, url = start_llama_server(binary, model, threads, 1, N_CTX, folder / f"llama-server-{spec_type}.log",
+                                   extra=extra)
     try:
         return fn(url)
     finally:

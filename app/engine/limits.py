@@ -39,6 +39,21 @@ def default_threads() -> int:
     return max(1, min(os.cpu_count() or 2, 8))
 
 
+# The slots a fresh install decodes at once: `run`, `eval` and the window's first launch all take SLOTS.default.
+# Measured on a 2-vCPU EPYC with SmolLM2-135M (`bench --scale`, docs/benchmarks.md): the aggregate rate gained
+# +51 % from 2 to 4 slots, +26 % from 4 to 8 and +11 % from 8 to 16, so the knee is at 8; an evaluation suite
+# took 72.4 s with 4 slots and 65.0 s with 8. More cores run each step faster, so batching keeps paying further
+# up: 4 slots per core, at least the 8 measured here and at most 16 (each slot holds its own KV cache).
+SLOTS_PER_CORE, SLOTS_DEFAULT_LOW, SLOTS_DEFAULT_HIGH = 4, 8, 16
+
+
+def default_slots(cores: int | None = None) -> int:
+    """4 slots per core (os.cpu_count() when not given), between 8 and 16; Tools → Scaling test measures the
+    knee of a given machine and model and offers it instead."""
+    cores = cores if cores is not None else (os.cpu_count() or 2)
+    return max(SLOTS_DEFAULT_LOW, min(SLOTS_PER_CORE * max(1, cores), SLOTS_DEFAULT_HIGH))
+
+
 # Sampling (SamplingParams). temperature 0 = greedy.
 TEMPERATURE = Limit(0.0, 2.0, 0.8, step=0.05, decimals=2)
 TOP_K = Limit(0, 1000, 40)  # 0 disables top-k
@@ -81,7 +96,7 @@ REASONING_FORMATS = ("deepseek", "none")
 REASONING_FORMAT_DEFAULT = "deepseek"
 
 # Engine layout (EngineConfig); the settings dialog uses the same ranges.
-SLOTS = Limit(1, 64, 4)
+SLOTS = Limit(1, 64, default_slots())  # default: the rule above (8 on 2 cores)
 CONTEXT_PER_SLOT = Limit(64, 131072, 2048, step=256)
 THREADS = Limit(1, 128, default_threads())
 # KV cache element type (EngineConfig.kv_type): f16 is llama.cpp's default; q8_0 and q4_0 take ~53% and ~28% of its
