@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="--server: keep --api-key in the system keyring for this URL")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    run.add_argument("--embedder", metavar="local|PATH.gguf|URL",
+                     help="--report: the embedding model that clusters the answers of requests differing only by "
+                     f"seed (default: {limits.EMBEDDER_DEFAULT}, the main model, a weak embedder)")
     evaluate = sub.add_parser("eval", help="run a promptfoo config (promptfooconfig.yaml): test cases × variants, "
                               "graded; exit 0 all passed, 100 some failed, 2 unusable config")
     evaluate.add_argument("config", help="the config file (promptfoo's YAML or JSON format)")

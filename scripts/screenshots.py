@@ -10,7 +10,9 @@ OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thin
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
 votes, and its leaderboard), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
-llm-rubric judge, run in the evaluation view), sizes (OUT_DIR/screenshot-800x560.png, -1280x800.png,
+llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed
+group's comparison table with the meaning column, and its answers clustered by meaning), sizes
+(OUT_DIR/screenshot-800x560.png, -1280x800.png,
 -1920x1080.png and -dark.png, -light.png: panes beside an evaluation and the statistics; needs a 1920x1080
 screen; not in the default set). `backends` needs a server running the same model:
 CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
@@ -53,6 +55,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_compare(window, out)
     if "backends" in names:
         await shoot_backends(window, out)
+    if "meaning" in names:
+        await shoot_meaning(window, out)
     if "reasoning" in names:
         await shoot_reasoning(window, out)
     if "arena" in names:
@@ -292,6 +296,41 @@ async def shoot_compare(window: MainWindow, out: Path) -> None:
     table = window.compare.open_table(source)
     await asyncio.sleep(0.5)
     table.grab().save(str(out / "screenshot-table.png"))
+
+
+async def shoot_meaning(window: MainWindow, out: Path) -> None:
+    """A seed group of 8 on one question: the comparison table with its meaning column (OUT_DIR/
+    screenshot-meaning.png) and the stability view, its answers clustered by meaning (screenshot-stability.png),
+    both on the main model as the embedder (the default, a weak one: the views say so)."""
+    from app.session import sweep
+
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    source = window.grid.add_pane()
+    source.prompt.setPlainText(os.environ.get("CHORUS_SCREENSHOT_QUESTION",
+                                              "What is the capital of Australia? Answer in a few words."))
+    source.sampling.temperature.setValue(float(os.environ.get("CHORUS_SCREENSHOT_T", "1.0")))
+    source.sampling.seed.setText("1")
+    source.sampling.max_tokens.setValue(24)
+    source.commit_form()
+    window.compare.add_variants(source, sweep.seeds(source.spec, 7, first=2))
+    await finish_all(window)
+    table = window.compare.open_table(source)
+    table.resize(1280, 420)
+    while any(row["meaning"] is None for row in table.rows()) and not window.meaning.meaning.error:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
+    table.grab().save(str(out / "screenshot-meaning.png"))
+    table.close()
+    dialog = window.compare.open_stability(source)
+    dialog.resize(1100, 560)
+    while "largest cluster" not in dialog.tree.topLevelItem(0).text(2) and not window.meaning.meaning.error:
+        await asyncio.sleep(0.1)
+    top = dialog.tree.topLevelItem(0)
+    for i in range(min(2, top.childCount())):
+        top.child(i).setExpanded(True)
+    await asyncio.sleep(0.5)
+    dialog.grab().save(str(out / "screenshot-stability.png"))
 
 
 async def shoot_backends(window: MainWindow, out: Path) -> None:

@@ -1,7 +1,8 @@
 """`run --report PATH`: the comparison as a document (.md, or .html for a browser).
 
 A table with one row per request (the settings where it differs from the others, finish, tokens, TTFT, tok/s,
-cached prompt tokens), then every output with its timings. For a session input the panes' own Markdown follows
+cached prompt tokens); the requests that differ only by seed, their answers clustered by meaning
+(report_stability.py); then every output with its timings. For a session input the panes' own Markdown follows
 (app.session.export), grouped as in the window.
 """
 
@@ -10,7 +11,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from app.session import compare, export
+from app.session import compare, export, stability_report
+from app.session.stability_report import Clusters
 from app.session.store import write_atomic
 
 COLUMNS = ("id", "differs", "finish", "prompt (cached)", "tokens", "TTFT s", "tok/s")
@@ -43,7 +45,7 @@ def _timings(record: dict) -> str:
     return " · ".join(parts)
 
 
-def to_markdown(records: list, session, seconds: float) -> str:
+def to_markdown(records: list, session, seconds: float, clusters: Clusters | None = None) -> str:
     diffs = compare.differing([item.settings for item, _ in records])
     lines = ["# Chorus run report", "", _summary(records, seconds), "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
@@ -55,12 +57,14 @@ def to_markdown(records: list, session, seconds: float) -> str:
         if record["error"]:
             lines += [f"*Error:* {record['error']}", ""]
         lines += ["```text", record["text"].replace("```", "ʼʼʼ"), "```", "", f"*{_timings(record)}*", ""]
+    section = stability_report.markdown(clusters)
+    lines += [section, ""] if section else []
     if session is not None:
         lines += ["## The session after the run", "", export.to_markdown(session)]
     return "\n".join(lines)
 
 
-def to_html(records: list, session, seconds: float) -> str:
+def to_html(records: list, session, seconds: float, clusters: Clusters | None = None) -> str:
     diffs = compare.differing([item.settings for item, _ in records])
     esc = html.escape
     rows = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in _row(item, record, diff)) + "</tr>"
@@ -78,11 +82,12 @@ def to_html(records: list, session, seconds: float) -> str:
             ".error{color:#b91c1c}.timings{color:#6b7280}</style>"
             f"<h1>Chorus run report</h1><p>{esc(_summary(records, seconds))}</p>"
             "<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in COLUMNS) + f"</tr>{rows}</table>"
-            f"<h2>Outputs</h2>{outputs}{session_part}")
+            f"{stability_report.to_html(clusters)}<h2>Outputs</h2>{outputs}{session_part}")
 
 
-def write_report(path: str | Path, records: list, session, seconds: float) -> None:
-    """Markdown unless the name ends in .html/.htm; written crash-safely like a session."""
+def write_report(path: str | Path, records: list, session, seconds: float, clusters: Clusters | None = None) -> None:
+    """Markdown unless the name ends in .html/.htm; written crash-safely like a session. `clusters`: the seed
+    groups' answers clustered by meaning (report_stability.py), shown before the outputs."""
     path = Path(path)
     render = to_html if path.suffix.lower() in (".html", ".htm") else to_markdown
-    write_atomic(path, render(records, session, seconds))
+    write_atomic(path, render(records, session, seconds, clusters))

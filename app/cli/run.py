@@ -19,10 +19,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from app.backends import KeyStore, plain_http_warning
+from app.backends.embedding import DEFAULT_EMBEDDER
 from app.backends.registry import BackendRegistry, BackendSpec
 from app.cli.inputs import InputError, RunItem, open_input
 from app.cli.interrupt import Interrupt
 from app.cli.report import write_report
+from app.cli.report_stability import report_clusters
 from app.engine import limits
 from app.evaluate.outputs import escape_surrogates
 from app.models import default_model_path
@@ -83,6 +85,13 @@ def open_backends(args) -> BackendRegistry:
     return registry
 
 
+def main_model(args) -> str | None:
+    """The local model's path (the embedder "local" is it), or None when the run is on a server."""
+    if getattr(args, "server", None):
+        return None
+    return str(Path(args.model) if args.model else default_model_path())
+
+
 def run_command(args) -> int:
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while the model loads also exits 130
         try:
@@ -97,7 +106,9 @@ def run_command(args) -> int:
             if ctrl_c.requested:
                 return EXIT_INTERRUPTED
             out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
-            run = Run(backends, items, total, session, out, args.slots, keep=bool(args.report))
+            run = Run(backends, items, total, session, out, args.slots, keep=bool(args.report),
+                      stability=lambda records, session: report_clusters(
+                          records, session, getattr(args, "embedder", None) or DEFAULT_EMBEDDER, main_model(args)))
             return run.execute(args.report, ctrl_c)
 
 
@@ -105,8 +116,11 @@ class Run:
     """Feeds the inputs to the SessionRunner as slots free up and writes each result as its run ends. A session
     input's panes run as panes (`runner.run`), so the session after the run is what the window would hold."""
 
-    def __init__(self, backends: BackendRegistry, items, total: int, session, out, slots: int, keep: bool):
-        """`backends`: a registry with its main backend open; every name a session's panes store means it."""
+    def __init__(self, backends: BackendRegistry, items, total: int, session, out, slots: int, keep: bool,
+                 stability=None):
+        """`backends`: a registry with its main backend open; every name a session's panes store means it.
+        `stability(records, session)` gives the report's answer clusters (report_stability.py)."""
+        self.stability = stability
         self.backend, self.items, self.session, self.out, self.keep = backends.main, iter(items), session, out, keep
         self.limit = slots * IN_FLIGHT_PER_SLOT
         for pane in session.panes if session is not None else ():
@@ -137,7 +151,9 @@ class Run:
         finally:
             self.progress.close()
         if report_path:
-            write_report(report_path, self.records, self.session, time.perf_counter() - self.started)
+            seconds = time.perf_counter() - self.started
+            clusters = self.stability(self.records, self.session) if self.stability is not None else None
+            write_report(report_path, self.records, self.session, seconds, clusters)
         return EXIT_INTERRUPTED if ctrl_c.requested else 0
 
     def _drain(self, ctrl_c: Interrupt, timeout_s: float = DRAIN_TIMEOUT_S) -> None:

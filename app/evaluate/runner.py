@@ -30,6 +30,7 @@ from psygnal import Signal, SignalGroup
 from app.engine import Completion
 from app.evaluate import calibration, calibration_run, cells
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
+from app.evaluate.embed_waits import EmbedWaits
 from app.evaluate.holds import StandbyHolds
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
@@ -44,7 +45,7 @@ class EvaluationEvents(SignalGroup):
     """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
 
 
-class EvaluationRunner(StandbyHolds):
+class EvaluationRunner(EmbedWaits, StandbyHolds):
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
                  base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
                  calibrations: CalibrationCache | None = None, embed=None):
@@ -53,7 +54,8 @@ class EvaluationRunner(StandbyHolds):
         every generation for that many likely tokens per position (the window does, so a cell opened as a
         pane shows probabilities and can branch); they stay in the cell's result. `calibrations` is the session's
         cache of judge calibrations (a new one when not given). `embed(texts) -> vectors` serves `similar` (None:
-        a `similar` cell is an error that says to name an embedder)."""
+        a `similar` cell is an error that says to name an embedder); one that can `prefetch` (the window's
+        Meaning) embeds on its own thread and a cell is graded once its vectors are in (embed_waits.py)."""
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
@@ -73,6 +75,7 @@ class EvaluationRunner(StandbyHolds):
         # now. A cell or judge call whose backend does not is held until `release`, never failed for it.
         self.ready: Callable[[str], bool] | None = None
         self._held: list[tuple[str, str, tuple]] = []  # (backend, "cell" | "judge", the queue's item)
+        self._waiting = {}  # cells waiting for their `similar` embeddings (embed_waits.py)
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -108,6 +111,7 @@ class EvaluationRunner(StandbyHolds):
             if cell is not None:
                 self._reset(cell)
         self._judge_calls.clear()
+        self._cancel_waits()
         for handle in list(self._in_flight.values()):
             handle.cancel()
         self._check_done()
@@ -129,7 +133,7 @@ class EvaluationRunner(StandbyHolds):
     @property
     def idle(self) -> bool:
         """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
-        return not self._cells and not self._judge_calls and not self._in_flight
+        return not self._cells and not self._judge_calls and not self._in_flight and not self._waiting
 
     @property
     def in_flight(self) -> int:
@@ -222,6 +226,8 @@ class EvaluationRunner(StandbyHolds):
         self._concluded(cell)
 
     def _grade(self, cell: CellResult) -> None:
+        if self._awaits_vectors(cell):
+            return None
         grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed)
         try:
             calls = grader.start()

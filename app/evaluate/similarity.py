@@ -21,8 +21,8 @@ from collections.abc import Callable
 import numpy as np
 
 from app.evaluate.checks import CheckError
-from app.evaluate.templates import js_fixed, js_string
-from app.session.evaluation import Assertion, Evaluation, GradingResult
+from app.evaluate.templates import js_fixed, js_string, render_value
+from app.session.evaluation import Assertion, EvalCase, Evaluation, GradingResult
 
 DEFAULT_THRESHOLD = 0.75
 METRICS = {"cosine": "cosine", "dot": "dot_product", "euclidean": "euclidean"}
@@ -138,3 +138,21 @@ def uses_similar(evaluation: Evaluation) -> bool:
         if assertion.base_type.split(":")[0] == "similar":
             return True
     return False
+
+
+def similar_texts(case: EvalCase, output: str) -> list[str]:
+    """The texts grading `case`'s `similar` assertions on `output` will embed: the output, then every value
+    (rendered with the test's vars); [] when it has none (a value that will not render is left to the grader)."""
+    values: list[str] = []
+    stack = list(case.assertions)
+    while stack:
+        assertion = stack.pop(0)
+        stack += assertion.assertions or []
+        if assertion.base_type.split(":")[0] != "similar":
+            continue
+        try:
+            value = render_value(assertion.value, case.vars)
+        except Exception:  # noqa: BLE001 - the grader reports it as the cell's error
+            continue
+        values += [value] if isinstance(value, str) else [v for v in value or [] if isinstance(v, str)]
+    return [output, *values] if values else []

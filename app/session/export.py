@@ -1,10 +1,13 @@
-"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts."""
+"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts. Given the answer
+clusters (stability_report.Clusters), the Markdown ends with a Stability section and each clustered pane's JSON
+line has a "stability" field."""
 
 from __future__ import annotations
 
 import json
 
 from app.session.compare import differences_in_groups, label, settings_of
+from app.session.stability_report import Clusters, markdown, pane_fields
 from app.session.state import PaneSpec, SessionModel
 
 
@@ -28,8 +31,8 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
-def to_markdown(session: SessionModel) -> str:
-    """Prompts, the settings that differ between panes, every output, and timings."""
+def to_markdown(session: SessionModel, clusters: Clusters | None = None) -> str:
+    """Prompts, the settings that differ between panes, every output, and timings (then the clusters)."""
     panes = session.panes
     lines = ["# Chorus session", ""]
     if not panes:
@@ -57,13 +60,16 @@ def to_markdown(session: SessionModel) -> str:
             stars = "★" * pane.rating + "☆" * (5 - pane.rating) if pane.rating else "not rated"
             lines += [f"**Rating:** {stars}" + (f" — {pane.note}" if pane.note else ""), ""]
         lines += [f"*{_figures(pane)}*", ""]
-    return "\n".join(lines)
+    section = markdown(clusters)
+    return "\n".join(lines + ([section] if section else []))
 
 
-def result_lines(session: SessionModel):
-    """One JSON object per pane: its settings, conversation and last result."""
+def result_lines(session: SessionModel, clusters: Clusters | None = None):
+    """One JSON object per pane: its settings, conversation and last result (and its answer cluster)."""
+    found = pane_fields(clusters)
     for pane in session.panes:
         r = pane.result
+        extra = {"stability": found[pane.id]} if pane.id in found else {}
         yield json.dumps({
             "pane": pane.number, "id": pane.id, "title": pane.title, "settings": settings_of(pane),
             "system": pane.system, "turns": pane.turns, "state": r.state.value, "text": r.text,
@@ -71,9 +77,9 @@ def result_lines(session: SessionModel):
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
             "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
             "reasoning": r.reasoning, "reasoning_tokens": r.reasoning_tokens, "answer_ttft_s": r.answer_ttft_s,
-            "group": pane.group, "rating": pane.rating, "note": pane.note,
+            "group": pane.group, "rating": pane.rating, "note": pane.note, **extra,
         }, ensure_ascii=False)
 
 
-def to_jsonl(session: SessionModel) -> str:
-    return "".join(line + "\n" for line in result_lines(session))
+def to_jsonl(session: SessionModel, clusters: Clusters | None = None) -> str:
+    return "".join(line + "\n" for line in result_lines(session, clusters))

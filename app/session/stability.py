@@ -127,3 +127,51 @@ def cell_repeats(evaluation: Evaluation) -> dict[tuple[int, int], list[str]]:
         if cell.finished and (cell.status != "error" or cell.output):
             found.setdefault((cell.case, cell.variant), []).append((cell.repeat, cell.output))
     return {key: [text for _repeat, text in sorted(items)] for key, items in sorted(found.items())}
+
+
+@dataclass(frozen=True)
+class AnswerSet:
+    """Answers that should agree: a seed group's replies, or the repeats of one evaluation cell. `texts` are the
+    finished answers in order, `labels` who gave each; `waiting` counts members still running."""
+
+    key: str  # "seeds:<first pane's id>" or "cell:<case>:<variant>"
+    kind: str  # "seeds" or "repeats"
+    title: str
+    texts: tuple[str, ...]
+    labels: tuple[str, ...]
+    waiting: int = 0
+    ids: tuple[str, ...] = ()  # the panes' ids (seed groups)
+
+
+def _asked(pane: PaneSpec) -> str:
+    users = [t["content"] for t in pane.turns if t.get("role") == "user"]
+    return " ".join((users[-1] if users else pane.draft).split())
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def answer_sets(panes: list[PaneSpec], evaluation: Evaluation | None = None) -> list[AnswerSet]:
+    """Every seed group of `panes` (its finished, non-empty replies), then every repeated evaluation cell."""
+    found = []
+    for members in seed_groups(panes):
+        group = [panes[i] for i in members]
+        done = [p for p in group if not p.result.busy and p.result.text]
+        seeds = ", ".join("random" if p.sampling.seed is None else str(p.sampling.seed) for p in group)
+        found.append(AnswerSet(
+            key=f"seeds:{group[0].id}", kind="seeds",
+            title=f"\u201c{_cut(_asked(group[0]), 48)}\u201d · {len(group)} seeds ({seeds})",
+            texts=tuple(p.result.text for p in done),
+            labels=tuple(f"{p.label} · seed {p.sampling.seed}" for p in done),
+            waiting=sum(p.result.busy for p in group), ids=tuple(p.id for p in done)))
+    if evaluation is not None:
+        for (case, variant), texts in cell_repeats(evaluation).items():
+            test = evaluation.cases[case]
+            name = f"test #{case + 1}" + (f" {test.description}" if test.description else "")
+            found.append(AnswerSet(
+                key=f"cell:{case}:{variant}", kind="repeats",
+                title=f"[{evaluation.variants[variant].label}] {_cut(name, 48)} · {evaluation.repeat} repeats",
+                texts=tuple(texts), labels=tuple(f"repeat {i + 1}" for i in range(len(texts))),
+                waiting=evaluation.repeat - len(texts)))
+    return found

@@ -1,20 +1,25 @@
 """The comparison table: one row per pane with what differs, how it ended, its figures, its similarity to a
-reference pane and its rating; sortable by any column and exported as CSV."""
+reference pane (in words, difflib's ratio, and in meaning, the embedders' cosine) and its rating; sortable by any
+column and exported as CSV."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 
 from app.session import compare, diff
 from app.session.state import PaneSpec
 
 COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
-           "similarity", "rating")
+           "similarity", "meaning", "rating")
 
 
-def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]:
-    """Values are numbers where they are numbers (None when unknown), so sorting is numeric."""
+def rows(panes: list[PaneSpec], reference: PaneSpec | None = None,
+         meaning: Callable[[str, str], float | None] | None = None) -> list[dict]:
+    """Values are numbers where they are numbers (None when unknown), so sorting is numeric. `meaning(a, b)` is
+    the meaning similarity of two finished replies (None until known: app/session/meaning.py); a reply still
+    running or empty has none."""
     diffs = compare.differences_in_groups(panes)
     out = []
     for pane, difference in zip(panes, diffs, strict=True):
@@ -24,8 +29,18 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]
                     "thinking tok": r.reasoning_tokens, "TTFT s": r.ttft_s, "answer s": r.answer_ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
                     "similarity": None if reference is None else diff.similarity(reference.result.text, r.text),
+                    "meaning": _meaning(meaning, reference, pane),
                     "rating": pane.rating, "note": pane.note, "id": pane.id})
     return out
+
+
+def _meaning(meaning, reference: PaneSpec | None, pane: PaneSpec) -> float | None:
+    if meaning is None or reference is None:
+        return None
+    a, b = reference.result, pane.result
+    if a.busy or b.busy or not a.text or not b.text:
+        return None
+    return meaning(a.text, b.text)
 
 
 def sort(table: list[dict], column: str, descending: bool = False) -> list[dict]:

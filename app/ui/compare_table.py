@@ -3,7 +3,8 @@ selected scrolls the grid to its pane; CSV export.
 
 A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
 the table re-reads them whenever the session announces a change (at most every REFRESH_MS while replies
-stream), so it never goes stale while a sweep runs.
+stream), so it never goes stale while a sweep runs. The "meaning" column comes from the window's Meaning
+(embedded on its worker thread; "…" until the vectors are in), which announces its vectors the same way.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ REFRESH_MS = 250
 def cell_text(value, column: str) -> str:
     if value is None:
         return "–"
-    if column == "similarity":
+    if column in ("similarity", "meaning"):
         return f"{value * 100:.0f} %"
     if column == "tok/s":
         return f"{value:.1f}"
@@ -44,9 +45,11 @@ class CompareTable(QDialog):
     sig_pane_selected = Signal(object)
     """A row was selected: its PaneSpec."""
 
-    def __init__(self, session: Session, focus: PaneSpec | None = None, parent: QWidget | None = None):
-        """`focus` preselects its group (and is the first reference)."""
+    def __init__(self, session: Session, focus: PaneSpec | None = None, parent: QWidget | None = None,
+                 meaning=None):
+        """`focus` preselects its group (and is the first reference); `meaning` is the window's MeaningLink."""
         super().__init__(parent)
+        self.link = meaning
         self.setWindowTitle("Comparison table")
         self.resize(980, 420)
         self.session = session
@@ -73,6 +76,8 @@ class CompareTable(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.table)
+        self.meaning_note = QLabel(objectName="meaningNote", wordWrap=True)
+        layout.addWidget(self.meaning_note)
         self._timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
         self.refresh_references(focus)
@@ -83,9 +88,12 @@ class CompareTable(QDialog):
         self.export_button.clicked.connect(self.export)
         session.events.all.connect(self._changed)
         self.finished.connect(lambda _r: session.events.all.disconnect(self._changed))
+        if self.link is not None:
+            self.link.meaning.events.changed.connect(self._changed)
+            self.finished.connect(lambda _r: self.link.meaning.events.changed.disconnect(self._changed))
         self.refresh()
 
-    def _changed(self, _info) -> None:
+    def _changed(self, _info=None) -> None:
         if not self._timer.isActive():
             self._timer.start()
 
@@ -107,7 +115,8 @@ class CompareTable(QDialog):
         """The rows as shown: from the session, sorted by the chosen column."""
         specs = self.specs()
         reference = next((s for s in specs if s.id == self.reference.currentData()), None)
-        return table.sort(table.rows(specs, reference), self.sort_column, self.descending)
+        meaning = self.link.sync().similarity if self.link is not None else None
+        return table.sort(table.rows(specs, reference, meaning), self.sort_column, self.descending)
 
     def sort_by(self, section: int) -> None:
         column = table.COLUMNS[section]
@@ -128,7 +137,8 @@ class CompareTable(QDialog):
                     item = QTableWidgetItem()
                     item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                     self.table.setItem(r, c, item)
-                item.setText(cell_text(row[column], column))
+                item.setText("…" if column == "meaning" and row[column] is None and self._embedding()
+                             else cell_text(row[column], column))
                 item.setData(Qt.UserRole, row["id"])
             if row["id"] == selected:
                 self.table.selectRow(r)
@@ -136,6 +146,10 @@ class CompareTable(QDialog):
         order = Qt.DescendingOrder if self.descending else Qt.AscendingOrder
         self.table.horizontalHeader().setSortIndicator(table.COLUMNS.index(self.sort_column), order)
         self.table.resizeColumnsToContents()
+        self.meaning_note.setText(self.link.status() if self.link is not None else "")
+
+    def _embedding(self) -> bool:
+        return self.link is not None and self.link.meaning.pending > 0
 
     def _selected_id(self) -> str | None:
         items = self.table.selectedItems()

@@ -19,6 +19,7 @@ from app.ui.compare_table import CompareTable
 from app.ui.diff_view import DiffDialog
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
+from app.ui.stability_view import StabilityDialog
 from app.ui.variants_dialog import VariantsDialog
 
 
@@ -29,8 +30,10 @@ def _spec(pane: PaneSpec | PromptPane | None) -> PaneSpec | None:
 
 class CompareTools(QObject):
     def __init__(self, controller: SessionController, grid: PaneGrid, backend_names: Callable[[], list[str]],
-                 current_pane: Callable[[], PromptPane | None], parent: QWidget):
+                 current_pane: Callable[[], PromptPane | None], parent: QWidget, meaning=None):
+        """`meaning`: the window's MeaningLink, for the meaning similarity and the stability view."""
         super().__init__(parent)
+        self.meaning = meaning
         self.controller, self.grid = controller, grid
         self.session = controller.session
         self._backend_names, self._current = backend_names, current_pane
@@ -47,6 +50,7 @@ class CompareTools(QObject):
         for text, keys, key in (("Variants and sweeps…", "Ctrl+Shift+V", "variants"),
                                 ("Compare two panes…", "Ctrl+Shift+D", "compare"),
                                 ("Comparison table…", "Ctrl+Shift+T", "table"),
+                                ("Stability: answers clustered by meaning…", "Ctrl+Shift+Y", "stability"),
                                 ("Show group in columns", "Ctrl+Shift+C", "columns"),
                                 ("Run group", "Ctrl+Shift+R", "run_group")):
             action = QAction(text, self.parent_widget, shortcut=QKeySequence(keys))
@@ -70,6 +74,8 @@ class CompareTools(QObject):
             self.open_table(view.spec)
         elif key == "columns":
             self.show_columns(view)
+        elif key == "stability":
+            self.open_stability(view.spec)
         elif key == "run_group":
             self.run_group(view)
 
@@ -107,12 +113,19 @@ class CompareTools(QObject):
         self.controller.show_group_in_columns(view.spec.group)
 
     def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane) -> DiffDialog:
-        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget)
+        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget, self.meaning)
         self._show(dialog)
         return dialog
 
     def open_table(self, focus: PaneSpec | PromptPane | None = None) -> CompareTable:
-        dialog = CompareTable(self.session, _spec(focus), self.parent_widget)
+        dialog = CompareTable(self.session, _spec(focus), self.parent_widget, self.meaning)
+        dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
+        self._show(dialog)
+        return dialog
+
+    def open_stability(self, focus: PaneSpec | PromptPane | None = None) -> StabilityDialog:
+        """Seed groups and repeated evaluation cells, their answers clustered by meaning; `focus`'s group first."""
+        dialog = StabilityDialog(self.session, self.meaning, _spec(focus), self.parent_widget)
         dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
         self._show(dialog)
         return dialog

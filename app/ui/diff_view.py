@@ -2,7 +2,9 @@
 
 Words only in the left reply are struck through in red, words only in the right one are green; the first token
 where the two diverge is marked, with both panes' probabilities there when they were asked for. The figures
-come from `app.session.diff`; the dialog re-reads the two panes whenever the session announces a change.
+come from `app.session.diff`; the dialog re-reads the two panes whenever the session announces a change. Beside
+the word similarity is the meaning similarity of the two finished replies (the window's Meaning, embedded on its
+worker thread; it is read again when the vectors arrive).
 """
 
 from __future__ import annotations
@@ -63,8 +65,10 @@ class DiffDialog(QDialog):
     """Non-modal; shows two panes of `session` (chosen by id, so a pane removed since is noticed)."""
 
     def __init__(self, session: Session, left: PaneSpec | None = None, right: PaneSpec | None = None,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, meaning=None):
+        """`meaning`: the window's MeaningLink (None: no meaning similarity)."""
         super().__init__(parent)
+        self.link = meaning
         self.setWindowTitle("Compare two replies")
         self.resize(1000, 640)
         self.session = session
@@ -87,9 +91,12 @@ class DiffDialog(QDialog):
         self.timer.timeout.connect(self.refresh)
         session.events.all.connect(self._changed)
         self.finished.connect(lambda _r: session.events.all.disconnect(self._changed))
+        if self.link is not None:
+            self.link.meaning.events.changed.connect(self._changed)
+            self.finished.connect(lambda _r: self.link.meaning.events.changed.disconnect(self._changed))
         self.refresh()
 
-    def _changed(self, _info) -> None:
+    def _changed(self, _info=None) -> None:
         if not self.timer.isActive():
             self.timer.start()
 
@@ -115,12 +122,27 @@ class DiffDialog(QDialog):
         return (self.session.pane_by_id(self.left_box.currentData() or ""),
                 self.session.pane_by_id(self.right_box.currentData() or ""))
 
+    def similarity_text(self, a: PaneSpec, b: PaneSpec) -> str:
+        """"Similarity: words 42 % · meaning 91 %": difflib's word ratio, and the embedders' cosine once both
+        replies are finished and embedded ("meaning …" while they are being embedded)."""
+        ta, tb = a.result.text, b.result.text
+        busy = a.result.busy or b.result.busy
+        text = f"Similarity: words {diff.similarity(ta, tb) * 100:.0f} %"
+        if self.link is not None and not busy and ta and tb:
+            meaning = self.link.sync()
+            value = meaning.similarity(ta, tb)
+            shown = f"{value * 100:.0f} %" if value is not None else "–" if meaning.error else "…"
+            text += f" · meaning {shown}"
+            self.similarity.setToolTip(self.link.status())
+        return text + (" · streaming…" if busy else "")
+
     def refresh(self) -> None:
         a, b = self.chosen()
         if a is None or b is None:
             self.similarity.setText("Choose two panes")
             return
         ta, tb = a.result.text, b.result.text
+        self.similarity.setText(self.similarity_text(a, b))
         key = (a.id, b.id, ta, tb, a.result.busy, b.result.busy, self.palette().color(QPalette.Base).rgba())
         if key == self._last:
             return  # nothing changed since the last look
@@ -130,6 +152,4 @@ class DiffDialog(QDialog):
             if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
                 view.setHtml(content)
                 view.setProperty("shown", content)
-        self.similarity.setText(f"Similarity {diff.similarity(ta, tb) * 100:.0f} %"
-                                + (" · streaming…" if a.result.busy or b.result.busy else ""))
         self.divergence.setText(divergence_note(a, b))

@@ -5,9 +5,9 @@ change in place (each holds its generation's PaneResult): the view and autosave 
 Where requests go is `app.evaluate.routes.Routes`: "local", a `file://` GGUF that is the main model's file,
 the default judge and panes on "local" run on the main model; another GGUF or a server is opened first, through
 the bridge, as Model → Backends would (not remembered), its API key from the provider's variable or the key store.
-An evaluation with `similar` assertions opens the embedder Settings → Embedder names (off the GUI thread; kept for
-the next run while the setting and the main model stay the same). Its embeddings are computed as cells are graded,
-on the GUI thread: a `similar` cell costs the window one embedding of its output (~0.1 s with the main model).
+An evaluation with `similar` assertions embeds through the window's Meaning (Settings → Embedder, on its own
+worker thread, kept while the setting and the main model stay the same): a `similar` cell is graded once its
+output's and values' vectors are in (app/evaluate/embed_waits.py), so the GUI thread never embeds.
 """
 
 from __future__ import annotations
@@ -19,17 +19,15 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from app.backends.embedding import open_embedder
 from app.engine import limits
 from app.evaluate import Evaluation, stats
 from app.evaluate.calibration_run import CalibrationCache
 from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
-from app.evaluate.similarity import CachedEmbed, uses_similar
+from app.evaluate.similarity import uses_similar
 from app.session import MAIN, SessionRunner
 from app.session.evaluation import BackendTarget
-from app.ui import settings as keys
 from app.ui.eval_view import EvalView, duration, eta_seconds
 
 
@@ -45,8 +43,9 @@ class EvalRun(QObject):
     """A short note for the status bar."""
 
     def __init__(self, runner: SessionRunner, bridge, settings, keys, view: EvalView, show_message,
-                 parent: QObject | None = None):
-        """`keys()` is the API key store; `show_message(title, text, icon)` a non-blocking message."""
+                 parent: QObject | None = None, meaning=None):
+        """`keys()` is the API key store; `show_message(title, text, icon)` a non-blocking message; `meaning` the
+        window's MeaningLink (its embedder serves `similar`)."""
         super().__init__(parent)
         self.runner, self.bridge, self.settings, self.keys, self.view = runner, bridge, settings, keys, view
         self.show_message = show_message
@@ -59,8 +58,7 @@ class EvalRun(QObject):
         self.calibrations = CalibrationCache()  # judges calibrated in this session: never asked twice per format
         self._starting = False
         self._started_at, self._todo = 0.0, 0
-        self.embedder = None  # open while (setting, main model) stay `_embedder_key`
-        self._embedder_key: tuple | None = None
+        self.meaning = meaning
         self.eta_timer = QTimer(self, interval=1000)
         self.eta_timer.timeout.connect(self._tick)
 
@@ -108,7 +106,7 @@ class EvalRun(QObject):
             if self.bridge.main is None and not self.bridge.backends.on_standby(MAIN) \
                     and any(self.routes.find(t) == MAIN for t in targets):
                 raise RuntimeError("No model is loaded yet: wait for it to load (or open one), then Resume.")
-            embed = await self._open_embedder() if uses_similar(evaluation) else None
+            embed = self._embedder() if uses_similar(evaluation) else None
         except Exception as exc:  # noqa: BLE001 - a backend's own message, shown; nothing has run
             self._starting = False
             self.view.set_running(False)
@@ -121,27 +119,14 @@ class EvalRun(QObject):
         self._start(evaluation, base_dir, embed)
         return True
 
-    async def _open_embedder(self) -> CachedEmbed:
-        """The embedder `similar` uses (Settings → Embedder), opened off the GUI thread when it changed."""
-        spec = self.settings.get(keys.EMBEDDER)
-        main = self.bridge.model_info.path if self.bridge.model_info else None
-        if self.embedder is None or self._embedder_key != (spec, main):
-            self.close_embedder()
-            self.sig_status.emit("Evaluation: opening the embedder…")
-            key = None
-            if spec.startswith(("http://", "https://")):
-                key = api_key(BackendTarget(kind="server", url=spec.rstrip("/"), api_key_env="CHORUS_API_KEY"),
-                              self.keys())
-            self.embedder = await asyncio.to_thread(open_embedder, spec, main, key)
-            self._embedder_key = (spec, main)
-        if self.embedder.weak:
-            self.sig_status.emit(f"Evaluation: similar: {self.embedder.note}")
-        return CachedEmbed(self.embedder.embed)
-
-    def close_embedder(self) -> None:
-        embedder, self.embedder, self._embedder_key = self.embedder, None, None
-        if embedder is not None:
-            embedder.close()
+    def _embedder(self):
+        """The window's Meaning (Settings → Embedder, on its worker thread) for `similar`."""
+        if self.meaning is None:
+            raise RuntimeError("similar needs an embedder, and this window has none")
+        meaning = self.meaning.sync()
+        if meaning.weak:
+            self.sig_status.emit(f"Evaluation: similar: {meaning.note}")
+        return meaning
 
     def _start(self, evaluation: Evaluation, base_dir: Path, embed=None) -> None:
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,

@@ -34,6 +34,7 @@ from app.ui.dock_layout import DockLayout, bottom_height, scrolled
 from app.ui.eval_run import EvalRun
 from app.ui.eval_tools import EvalTools
 from app.ui.eval_view import EvalView
+from app.ui.meaning_link import MeaningLink
 from app.ui.model_status import ModelStatus
 from app.ui.model_turns import TurnsStatus
 from app.ui.pane_grid import PaneGrid
@@ -78,6 +79,9 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in turn
         self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
                                   restored.unsaved)
+        self.meaning = MeaningLink(settings, lambda: bridge.model_info.path if bridge.model_info else None,
+                                   lambda: self.backends.keys, self)  # embeds on its own thread
+        self.files.clusters = self.meaning.clusters  # exports end with the clusters known
         self.setWindowTitle(self.files.title)
         self.setWindowIcon(app_icon())
         self.grid = PaneGrid(session, self.controller, bridge.check_grammar)
@@ -90,7 +94,8 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self._last_pane: PromptPane | None = None
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
-        self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self)
+        self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self,
+                                    self.meaning)
         self.model_status = ModelStatus(bridge.sig_loading, lambda: bridge.main, self.statusBar())
         self.model_label = self.model_status.label
         self.backends = BackendManager(bridge, settings, key_store, self)
@@ -130,7 +135,7 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self.eval_dock = self._dock("Evaluation", "evalDock", view, Qt.BottomDockWidgetArea)
         self.eval_dock.hide()
         run = EvalRun(self.runner, self.bridge, self.settings, lambda: self.backends.keys, view, self.show_message,
-                      self)
+                      self, self.meaning)
         self.evals = EvalTools(self.controller, view, run, self.grid, self.show_message, self)
         self.evals.sig_show.connect(self._show_evaluation)
 
@@ -208,6 +213,7 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self.settings.set(keys.WINDOW_STATE, self.saveState())
         self.settings.sync()
         self.stats_panel.timer.stop()
+        self.meaning.close()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop runs: stop here (each engine thread ends within ~2 s)

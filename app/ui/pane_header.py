@@ -23,7 +23,7 @@ from app.ui.conversation_menu import ConversationMenu
 NOT_CONNECTED = " (not connected)"
 COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
                    ("table", "Comparison table…"), ("columns", "Show its group in columns"),
-                   ("run_group", "Run its group"))
+                   ("run_group", "Run its group"), ("stability", "Stability: its seeds' answers by meaning…"))
 
 
 class ElidedTitle(QLabel):
@@ -75,7 +75,7 @@ class PaneHeader(QWidget):
     sig_backend_chosen = Signal(str)
     """The user picked another backend for this pane (its name); the pane writes it into its spec."""
     sig_compare_action = Signal(str)
-    """A compare action: "variants" | "compare" | "columns" | "run_group" | "table"."""
+    """A compare action: "variants" | "compare" | "columns" | "run_group" | "table" | "stability"."""
 
     def __init__(self, pane, parent: QWidget | None = None):
         super().__init__(parent)

@@ -60,6 +60,7 @@ class SessionFiles(QObject):
         self._timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS)
         self._timer.timeout.connect(lambda: self.autosave(wait=False))
         session.events.all.connect(self.changed)
+        self.clusters = None  # session -> its answer clusters for exports (the window's MeaningLink.clusters)
 
     # --- state ------------------------------------------------------------------------------------------------
     @property
@@ -153,13 +154,14 @@ class SessionFiles(QObject):
     def export(self, kind: str, path: str | None = None) -> bool:
         """kind "markdown" or "jsonl"."""
         suffix, text = (".md", export.to_markdown) if kind == "markdown" else (".jsonl", export.to_jsonl)
+        clusters = self.clusters(self.session) if self.clusters is not None else None
         if path is None:
             path, _ = QFileDialog.getSaveFileName(self.parent_widget, f"Export as {kind}",
                                                   self._start(f"{self._stem()}{suffix}"), f"*{suffix};;All files (*)")
             if not path:
                 return False
         try:
-            store.write_atomic(path, text(self.session))
+            store.write_atomic(path, text(self.session, clusters))
         except OSError as exc:
             self.sig_message.emit("Could not export", str(exc))
             return False

@@ -1,15 +1,25 @@
 """Engine settings: slots, context per slot, threads, reproducible outputs, KV cache type and GPU layers (with the
 memory they need). Changing them reloads the engine; settings that will not fit free memory ask first. The
-embedder (meaning similarity, `similar`, answer clusters) is saved without a reload."""
+embedder (meaning similarity, `similar`, answer clusters: embedder_field.py) and the cluster distance are saved
+without a reload."""
 
 from __future__ import annotations
 
 import os
 
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QSpinBox,
+    QWidget,
+)
 
-from app.backends.embedding import WEAK_NOTE
 from app.ui import settings as keys
+from app.ui.embedder_field import EmbedderField
 from app.ui.fit_prompt import confirm_fit
 from app.ui.memory_settings import MemoryRows
 from app.ui.settings import Settings
@@ -42,10 +52,15 @@ class SettingsDialog(QDialog):
         self.model_path = model_path
         self.memory = MemoryRows(form, settings, model_path, self.boxes[keys.SLOTS.key],
                                  self.boxes[keys.CONTEXT_PER_SLOT.key])
-        self.embedder = QLineEdit(settings.get(keys.EMBEDDER), placeholderText=keys.EMBEDDER.default)
-        self.embedder.setToolTip("What compares answers by meaning: \"local\" (the main model: "
-                                 f"{WEAK_NOTE}), an embedding GGUF's path, or a server's URL (its /v1/embeddings)")
-        form.addRow("Embedder", self.embedder)
+        self.embedder_field = EmbedderField(settings.get(keys.EMBEDDER))
+        self.embedder = self.embedder_field.embedder
+        form.addRow("Embedder", self.embedder_field)
+        limit = keys.CLUSTER_DISTANCE.limit
+        self.cluster_distance = QDoubleSpinBox(decimals=limit.decimals, minimum=limit.low, maximum=limit.high,
+                                               singleStep=limit.step, value=settings.get(keys.CLUSTER_DISTANCE))
+        self.cluster_distance.setToolTip("Answers join one cluster while their mean cosine distance (1 − cosine "
+                                         "similarity) is at most this")
+        form.addRow("Cluster distance", self.cluster_distance)
         note = QLabel("Changing these reloads the model; running generations are stopped (you are asked first).")
         note.setWordWrap(True)
         form.addRow(note)
@@ -66,5 +81,6 @@ class SettingsDialog(QDialog):
             self.settings.set(keys.REPRODUCIBLE, self.reproducible.isChecked())
             self.engine_changed = True
         self.engine_changed |= self.memory.apply()
-        self.settings.set(keys.EMBEDDER, self.embedder.text().strip() or keys.EMBEDDER.default)
+        self.settings.set(keys.EMBEDDER, self.embedder_field.spec())
+        self.settings.set(keys.CLUSTER_DISTANCE, self.cluster_distance.value())
         super().accept()

@@ -176,3 +176,19 @@ def test_speculative_field_is_read_named_when_bad_and_reported(tmp_path):
     assert chorus(write_jsonl(tmp_path / "in.jsonl", [line]), "--out", out).returncode == 0
     record = json.loads(out.read_text(encoding="utf-8"))
     assert 0 < record["accepted_tokens"] <= record["drafted_tokens"]
+
+
+def test_the_report_clusters_requests_that_differ_only_by_seed(tmp_path):
+    lines = [json.dumps({"id": f"s{seed}", "messages": [{"role": "user", "content": "Name one colour."}],
+                         "sampling": {"temperature": 1.0, "seed": seed}, "max_tokens": 6}) for seed in (1, 2, 3)]
+    lines.append(request_line(9))  # alone: in no group
+    source = write_jsonl(tmp_path / "in.jsonl", lines)
+    run = chorus(source, "--out", tmp_path / "out.jsonl", "--report", tmp_path / "r.md", "--embedder", "local")
+    assert run.returncode == 0, run.stderr
+    report = (tmp_path / "r.md").read_text()
+    assert "## Stability" in report and "s1 and 2 more · 3 seeds (1, 2, 3)" in report
+    assert "largest cluster " in report and "/3 (" in report and "weak embedder" in report
+    html = chorus(source, "--report", tmp_path / "r.html", "--embedder", str(tmp_path / "none.gguf"))
+    assert html.returncode == 0, html.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "<h2>Stability</h2>" in page and "not clustered" in page and "none.gguf" in page

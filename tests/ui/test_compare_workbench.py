@@ -54,7 +54,7 @@ def test_the_diff_view_highlights_and_marks_the_first_divergent_token(loaded_win
     base = dialog.palette().color(QPalette.Base)  # the highlights are tints of it (light or dark theme)
     assert "line-through" in dialog.left_view.toHtml() or blend(base, *DELETED).name() in dialog.left_view.toHtml()
     assert blend(base, *INSERTED).name() in dialog.right_view.toHtml()
-    assert dialog.similarity.text().startswith("Similarity ")
+    assert dialog.similarity.text().startswith("Similarity: words ")
     note = dialog.divergence.text()
     assert note.startswith("First divergent token: #") and note.count("%") == 2  # both panes' probabilities
     dialog.close()

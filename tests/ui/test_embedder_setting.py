@@ -26,3 +26,26 @@ def test_embedder_is_saved_from_the_dialog_without_an_engine_reload(qtbot, setti
 def test_a_hand_edited_cluster_distance_is_clamped(settings):
     settings.set(keys.CLUSTER_DISTANCE, 7)
     assert settings.get(keys.CLUSTER_DISTANCE) == limits.CLUSTER_DISTANCE.high
+
+
+def test_the_embedder_is_chosen_by_kind_and_the_main_model_is_called_weak(qtbot, settings, tmp_path):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    field = dialog.embedder_field
+    assert field.kind.currentData() == "local" and field.embedder.isReadOnly()
+    assert "weak embedder" in field.note.text()
+    field.kind.setCurrentIndex(1)  # an embedding GGUF: typed (or browsed)
+    assert not field.embedder.isReadOnly() and field.browse.isVisibleTo(dialog) and field.embedder.text() == ""
+    qtbot.keyClicks(field.embedder, str(tmp_path / "bge-small.gguf"))
+    field.kind.setCurrentIndex(2)  # a server; then back: the typed path is kept
+    qtbot.keyClicks(field.embedder, "http://127.0.0.1:8080/v1")
+    assert "--embeddings" in field.note.text()
+    field.kind.setCurrentIndex(1)
+    assert field.embedder.text() == str(tmp_path / "bge-small.gguf")
+    dialog.cluster_distance.setValue(0.3)
+    dialog.accept()
+    assert settings.get(keys.EMBEDDER) == str(tmp_path / "bge-small.gguf")
+    assert settings.get(keys.CLUSTER_DISTANCE) == 0.3 and not dialog.engine_changed
+    again = SettingsDialog(settings)
+    qtbot.addWidget(again)
+    assert again.embedder_field.kind.currentData() == "gguf" and again.cluster_distance.value() == 0.3
