@@ -1,0 +1,67 @@
+"""A pane's versions row: "‹ version 2 of 3 ›" and Branch. Back and forward show another of the pane's runs (its
+conversation and reply); Branch makes a new pane that replays the shown version with its settings. It renders
+the pane's `versions` and calls the controller; hidden until the pane has two versions."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from app.session import PaneSpec, SessionController, versions
+
+
+class VersionBar(QWidget):
+    sig_problem = Signal(str)
+    """A version could not be shown (the pane is running): the message, for the pane's status line."""
+
+    def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
+        super().__init__(parent, objectName="versionBar")
+        self.spec, self.controller = spec, controller
+        self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
+        self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
+        self.label = QLabel(objectName="versionLabel")
+        self.branch_button = QToolButton(text="Branch", autoRaise=True,
+                                         toolTip="A new pane that replays this version (its conversation and "
+                                                 "settings) and runs it again")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        for widget in (self.back, self.label, self.forward, self.branch_button):
+            row.addWidget(widget)
+        row.addStretch(1)
+        self.back.clicked.connect(lambda: self.step(-1))
+        self.forward.clicked.connect(lambda: self.step(1))
+        self.branch_button.clicked.connect(self.branch)
+        self.sync()
+
+    def sync(self) -> None:
+        spec = self.spec
+        count, index = len(spec.versions), versions.shown(spec)
+        self.setVisible(count >= 2)
+        text = versions.label(spec)
+        if spec.result.busy and spec.current is not None and spec.current != index:
+            text += f" · replaces {spec.current + 1} when done"
+        self.label.setText(text)
+        self.back.setEnabled(not spec.result.busy and (index is None or index > 0))
+        self.forward.setEnabled(not spec.result.busy and index is not None and index < count - 1)
+        self.branch_button.setEnabled(index is not None)
+        self.back.setAccessibleName(f"Previous version of {spec.label}")
+        self.forward.setAccessibleName(f"Next version of {spec.label}")
+
+    def step(self, delta: int) -> None:
+        index = versions.shown(self.spec)
+        target = (len(self.spec.versions) if index is None else index) + delta
+        try:
+            self.controller.show_version(self.spec, max(0, min(len(self.spec.versions) - 1, target)))
+        except (ValueError, IndexError) as exc:
+            self.sig_problem.emit(str(exc))
+
+    def branch(self) -> PaneSpec | None:
+        index = versions.shown(self.spec)
+        if index is None:
+            return None
+        try:
+            return self.controller.branch_version(self.spec, index)
+        except (ValueError, RuntimeError) as exc:
+            self.sig_problem.emit(str(exc))
+            return None
