@@ -161,3 +161,32 @@ def link(pane) -> None:
         if index is not None and 0 <= index < len(pane.versions) and pane.versions[index].result == pane.result:
             pane.result = pane.versions[index].result
             return
+
+
+PREVIOUS = "previous"  # in `pick`: the version before the shown one
+
+
+def pick(pane, which: int | str | None = None) -> PaneResult | None:
+    """A reply of the pane to compare: None = the shown one (live while it streams), PREVIOUS = the version
+    before the shown one (the last version when none is shown), an index = that version; None when it has no
+    such version."""
+    if which is None:
+        return pane.result
+    count = len(pane.versions)
+    if which == PREVIOUS:
+        index = shown(pane)
+        index = (count if index is None else index) - 1
+    else:
+        index = int(which)
+    return pane.versions[index].result if 0 <= index < count else None
+
+
+def choices(pane) -> list[tuple[str, int | str | None]]:
+    """What a compare view offers for the pane: (text, `pick`'s argument), the shown reply first."""
+    found: list[tuple[str, int | str | None]] = [("shown reply", None)]
+    if pane.versions:
+        found.append(("previous version", PREVIOUS))
+    for index, version in enumerate(pane.versions):
+        when = f" · {version.started_at[11:19]}" if version.started_at else ""
+        found.append((f"version {index + 1}{when} · {version.result.state.value}", index))
+    return found
