@@ -91,3 +91,31 @@ def test_a_crash_mid_regenerate_gives_back_the_reply_it_was_replacing(tmp_path):
     assert back.turns[-1]["content"] == "Old reply." and back.result.text == "Old reply."
     assert back.versions[1].result.state == RunState.INTERRUPTED and back.versions[1].result.text == "New rep"
     assert versions.label(back) == "version 1 of 2"
+
+
+def test_exports_list_every_version_and_the_flips_of_the_last_run():
+    import json as json_
+
+    from app.cli import report
+    from app.evaluate import reports, results_json
+    from app.session import export
+    from tests.ui.test_versions_pane import three_versions, two_runs
+
+    session = Session(panes=[three_versions()], evaluation=two_runs())
+    markdown = export.to_markdown(session)
+    assert "### Versions (version 3 of 3)" in markdown and "**Version 3** — shown" in markdown
+    assert "> Red, like a rose." in markdown and "T 0.2" in markdown  # each version, what differs between them
+    [line] = export.to_jsonl(session).splitlines()
+    record = json_.loads(line)
+    assert [v["text"] for v in record["versions"]] == ["Blue.", "Red, like a rose.", "Green."]
+    assert record["shown_version"] == 3 and record["versions"][0]["messages"][0]["content"] == "Name a colour."
+
+    cells = [json_.loads(line) for line in results_json.to_jsonl(session.evaluation).splitlines()]
+    flipped = [c["flipped"] for c in cells if "flipped" in c]
+    assert sorted(flipped) == ["fail → pass"] * 7 + ["pass → fail"] * 2 and all("previousRun" in c for c in cells)
+    page = reports.to_html(session.evaluation)
+    assert "Compared with the previous run" in page and "No detectable change" in page
+    document = report.to_markdown([], session, 0.0)
+    assert "## Evaluation runs compared: run 1 of 2" in document and "pass → fail" in document
+    assert "### Versions (version 3 of 3)" in document
+    assert "No detectable change" in report.to_html([], session, 0.0)
