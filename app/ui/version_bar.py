@@ -1,4 +1,5 @@
-"""A pane's versions row: "‹ version 2 of 3 ›" and Branch. Back and forward show another of the pane's runs (its
+"""A pane's versions row: "‹ version 2 of 3 · T 0.9 ›" (with the settings that set the shown version apart from
+the pane's others) and Branch. Back and forward show another of the pane's runs (its
 conversation and reply); Branch makes a new pane that replays the shown version with its settings. It renders
 the pane's `versions` and calls the controller; hidden until the pane has two versions."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
-from app.session import PaneSpec, SessionController, versions
+from app.session import PaneSpec, SessionController, compare, versions
 
 
 class VersionBar(QWidget):
@@ -38,7 +39,7 @@ class VersionBar(QWidget):
         spec = self.spec
         count, index = len(spec.versions), versions.shown(spec)
         self.setVisible(count >= 2)
-        text = versions.label(spec)
+        text = versions.label(spec) + self._differs(index)
         if spec.result.busy and spec.current is not None and spec.current != index:
             text += f" · replaces {spec.current + 1} when done"
         self.label.setText(text)
@@ -47,6 +48,20 @@ class VersionBar(QWidget):
         self.branch_button.setEnabled(index is not None)
         self.back.setAccessibleName(f"Previous version of {spec.label}")
         self.forward.setAccessibleName(f"Next version of {spec.label}")
+
+    def _differs(self, index: int | None) -> str:
+        """" · T 0.9 · seed 2": what the shown version ran with, where the pane's versions differ (the header
+        shows the pane's settings now, which the next run uses)."""
+        key = (len(self.spec.versions), index)
+        if key != getattr(self, "_differs_key", None):
+            self._differs_key, self._differs_text = key, ""
+            if index is not None and len(self.spec.versions) > 1:
+                read = [compare.settings_of(self.spec.copy(**{k: v for k, v in version.settings.items()
+                                                              if k != "system"}, system=version.system))
+                        for version in self.spec.versions]
+                shown = compare.label(compare.differing(read)[index])
+                self._differs_text = f" · {shown}" if shown else ""
+        return self._differs_text
 
     def step(self, delta: int) -> None:
         index = versions.shown(self.spec)
