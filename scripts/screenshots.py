@@ -14,8 +14,9 @@ llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meani
 group's comparison table with the meaning column, and its answers clustered by meaning), sizes
 (OUT_DIR/screenshot-800x560.png, -1280x800.png,
 -1920x1080.png and -dark.png, -light.png: panes beside an evaluation and the statistics; needs a 1920x1080
-screen; not in the default set). `backends` needs a server running the same model:
-CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
+screen; not in the default set), versions (OUT_DIR/screenshot-versions.png, a pane showing version 2 of 3, and
+-run-compare.png, two runs of an evaluation compared; not in the default set). `backends` needs a server running
+the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
 import asyncio
@@ -65,6 +66,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_eval(window, out)
     if "sizes" in names:
         await shoot_sizes(window, out)
+    if "versions" in names:
+        await shoot_versions(window, out)
 
 
 SIZES = [(800, 560), (1280, 800), (1920, 1080)]
@@ -157,6 +160,56 @@ async def shoot_eval(window: MainWindow, out: Path) -> None:
             await asyncio.sleep(0.1)
     await asyncio.sleep(1.0)
     window.grab().save(str(out / "screenshot-eval.png"))
+
+
+async def shoot_versions(window: MainWindow, out: Path) -> None:
+    """A pane run three times (other temperatures), showing version 2 of 3 (OUT_DIR/screenshot-versions.png);
+    then an evaluation run twice, the second time with the warm variant cut to 6 tokens, and its two runs
+    compared (OUT_DIR/screenshot-run-compare.png)."""
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.columns_box.setValue(2)
+    pane = window.grid.add_pane()
+    pane.prompt.setPlainText("Write a haiku about autumn rain.")
+    pane.sampling.max_tokens.setValue(60)
+    for temperature, seed in ((0.2, "1"), (0.9, "2"), (1.2, "3")):
+        pane.sampling.temperature.setValue(temperature)
+        pane.sampling.seed.setText(seed)
+        pane.run()
+        while pane.busy:
+            await asyncio.sleep(0.1)
+    other = window.grid.add_pane()
+    other.prompt.setPlainText("Write a haiku about autumn rain.")
+    other.sampling.max_tokens.setValue(60)
+    other.run()
+    while other.busy:
+        await asyncio.sleep(0.1)
+    pane.version_bar.back.click()
+    await asyncio.sleep(1.0)
+    window.grid.grab().save(str(out / "screenshot-versions.png"))
+
+    from app.session.evaluation import Variant
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "promptfooconfig.yaml"
+        config.write_text(EVAL_CONFIG.split("defaultTest:")[0].replace("MODEL", str(default_model_path())),
+                          encoding="utf-8")
+        (Path(tmp) / "tests.csv").write_text(EVAL_TESTS, encoding="utf-8")
+        if not window.evals.open_config(config):
+            raise SystemExit(f"versions: {window.messages[-1]}")
+        while window.evals.running:
+            await asyncio.sleep(0.1)
+        evaluation = window.session.evaluation
+        evaluation.variants = [v if v.label != "warm" else Variant(**{**v.model_dump(), "max_tokens": 6})
+                               for v in evaluation.variants]  # the change whose effect we want to know
+        window.evals.run_again()
+        await asyncio.sleep(0.5)
+        while window.evals.running:
+            await asyncio.sleep(0.1)
+    dialog = window.evals.compare_runs()
+    dialog.resize(1000, 460)
+    await asyncio.sleep(1.0)
+    dialog.grab().save(str(out / "screenshot-run-compare.png"))
 
 
 async def shoot_reasoning(window: MainWindow, out: Path) -> None:

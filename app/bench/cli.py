@@ -227,6 +227,16 @@ def run_embedding_bench(args, threads: int) -> int:
     return 0
 
 
+def run_versions_bench(args) -> int:
+    from app.bench.versions import describe, versions_bench
+
+    result = {"versions": versions_bench()}
+    print(describe(result["versions"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
@@ -239,6 +249,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_spec_bench(args, threads)
     if getattr(args, "embeddings", False):
         return run_embedding_bench(args, threads)
+    if getattr(args, "versions", False):
+        return run_versions_bench(args)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 
@@ -249,6 +261,10 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         result["gui"] = gui = measure_gui(threads, repetitions=plan.window_pairs)
         gui["pairs_for_5pct"] = pairs_needed(gui["samples"]["pair_ratios"])
     print(format_table(result))
+    from app.bench.versions import describe, versions_bench
+
+    result["versions"] = versions_bench()
+    print(describe(result["versions"]))
     if args.json:
         write_json(args.json, result)
     return 0

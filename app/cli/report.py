@@ -2,8 +2,9 @@
 
 A table with one row per request (the settings where it differs from the others, finish, tokens, TTFT, tok/s,
 cached prompt tokens); the requests that differ only by seed, their answers clustered by meaning
-(report_stability.py); then every output with its timings. For a session input the panes' own Markdown follows
-(app.session.export), grouped as in the window.
+(stability_report.py); then every output with its timings. For a session input the panes' own Markdown follows
+(app.session.export), grouped as in the window, each pane's versions with them, and, when its evaluation kept
+earlier runs, the last two compared (flips, pass-rate changes, McNemar).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from app.evaluate import run_history
 from app.session import compare, export, stability_report
 from app.session.stability_report import Clusters
 from app.session.store import write_atomic
@@ -61,7 +63,19 @@ def to_markdown(records: list, session, seconds: float, clusters: Clusters | Non
     lines += [section, ""] if section else []
     if session is not None:
         lines += ["## The session after the run", "", export.to_markdown(session)]
+        lines += _runs_compared(session)
     return "\n".join(lines)
+
+
+def _runs_compared(session) -> list[str]:
+    """The session's evaluation, when it kept earlier runs: its current run against the one before."""
+    evaluation = getattr(session, "evaluation", None)
+    if evaluation is None or not evaluation.runs:
+        return []
+    last = len(evaluation.runs)
+    return [f"## Evaluation runs compared: {run_history.run_name(evaluation, last - 1)} → "
+            f"{run_history.run_name(evaluation, last)}", "",
+            *run_history.summary_lines(run_history.compare_runs(evaluation, last - 1, last)), ""]
 
 
 def to_html(records: list, session, seconds: float, clusters: Clusters | None = None) -> str:
@@ -74,8 +88,9 @@ def to_html(records: list, session, seconds: float, clusters: Clusters | None = 
         + (f"<p class='error'>Error: {esc(record['error'])}</p>" if record["error"] else "")
         + f"<pre>{esc(record['text'])}</pre><p class='timings'>{esc(_timings(record))}</p>"
         for (item, record), diff in zip(records, diffs, strict=True))
+    runs = "\n".join(_runs_compared(session)) if session is not None else ""
     session_part = (f"<h2>The session after the run</h2><pre>{esc(export.to_markdown(session))}</pre>"
-                    if session is not None else "")
+                    + (f"<pre>{esc(runs)}</pre>" if runs else "") if session is not None else "")
     return ("<!doctype html><meta charset='utf-8'><title>Chorus run report</title>"
             "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:2px 8px}pre{white-space:pre-wrap;background:#f6f6f6;padding:8px}"

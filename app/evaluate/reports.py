@@ -6,7 +6,8 @@ then per variant `[provider] prompt label`, `Status` (PASS/FAIL/ERROR), `Score` 
 a spreadsheet would run as a formula get a leading "'". HTML: one file, inline CSS, no scripts or links out.
 JUnit: one <testsuite> per variant, one <testcase> per cell; FAIL is <failure>, ERROR is <error>, a verdict
 resting on an unreliable judge is <skipped> (not counted either way). HTML marks such a verdict "UNRELIABLE
-JUDGE" and gives the judges' calibration under the summary.
+JUDGE" and gives the judges' calibration under the summary, and, when earlier runs are kept, this run compared
+with the one before (app/evaluate/run_history.py: flips, pass-rate changes, McNemar).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-from app.evaluate import stats
+from app.evaluate import run_history, stats
 from app.evaluate.calibration import Reliability, describe
 from app.evaluate.templates import js_fixed
 from app.session.evaluation import CellResult, Evaluation
@@ -110,7 +111,17 @@ def to_html(evaluation: Evaluation) -> str:
                + "".join(f"\n{describe(found)}" for found in evaluation.calibrations))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title><style>{_CSS}</style></head>"
             f"<body><h1>{title}</h1><p class='reason'>{esc(summary)}</p><table><thead><tr>{head}</tr></thead><tbody>"
-            + "\n".join(body) + "</tbody></table></body></html>\n")
+            + "\n".join(body) + "</tbody></table>" + _runs_html(evaluation) + "</body></html>\n")
+
+
+def _runs_html(evaluation: Evaluation) -> str:
+    """With earlier runs kept: this run against the one before (flips and each variant's change)."""
+    if not evaluation.runs:
+        return ""
+    last = len(evaluation.runs)
+    lines = run_history.summary_lines(run_history.compare_runs(evaluation, last - 1, last))
+    head = f"Compared with the previous run ({run_history.run_name(evaluation, last - 1)})"
+    return f"<h2>{html.escape(head)}</h2><pre class='out'>{html.escape(chr(10).join(lines))}</pre>"
 
 
 def to_junit(evaluation: Evaluation) -> str:

@@ -136,6 +136,33 @@ def to_json(evaluation: Evaluation) -> str:
 
 
 def to_jsonl(evaluation: Evaluation) -> str:
+    """One line per finished cell; with earlier runs kept, each line also says what the previous run's verdict
+    for the same variant and case was (`previousRun`) and whether it flipped (`flipped`: "pass → fail"…)."""
     reliability = Reliability(evaluation)
-    return "".join(json.dumps(cell_record(evaluation, c, reliability), ensure_ascii=False) + "\n"
-                   for c in evaluation.cells if c.finished)
+    before = _previous_verdicts(evaluation)
+    lines = []
+    for c in evaluation.cells:
+        if not c.finished:
+            continue
+        record = cell_record(evaluation, c, reliability)
+        if before:
+            was = before.get((evaluation.variants[c.variant].title, _case_key(evaluation.cases[c.case]), c.repeat))
+            record["previousRun"] = was
+            passed = c.status == "pass"
+            if was is not None and (was == "pass") != passed:
+                record["flipped"] = "fail → pass" if passed else "pass → fail"
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+def _case_key(case) -> str:
+    return json.dumps([case.vars, case.description or None], sort_keys=True, default=str)
+
+
+def _previous_verdicts(evaluation: Evaluation) -> dict:
+    """(variant title, case key, repeat) -> the verdict of the run before this one (none kept: empty)."""
+    if not evaluation.runs:
+        return {}
+    run = evaluation.runs[-1]
+    return {(run.variant_title(c.variant), run.case_key(c.case), c.repeat): c.status for c in run.cells
+            if c.status in ("pass", "fail", "error")}

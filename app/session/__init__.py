@@ -3,7 +3,7 @@ view, the arena's votes and an evaluation), the controller every front end calls
 runs to backends, and the file format. The window, `run` and `eval` share it."""
 
 from app.backends.registry import MAIN, BackendRegistry, BackendSpec
-from app.session import compare, conversation, diff, export, store, sweep
+from app.session import compare, conversation, diff, export, store, sweep, versions
 from app.session.controller import RunAll, SessionController
 from app.session.runner import AlreadyRunning, SessionRunner
 from app.session.session import Session
@@ -12,4 +12,4 @@ from app.session.store import SessionFileError
 
 __all__ = ["BUSY_STATES", "MAIN", "AlreadyRunning", "BackendRegistry", "BackendSpec", "PaneResult", "PaneSpec",
            "RunAll", "RunState", "Session", "SessionController", "SessionFileError", "SessionModel",
-           "SessionRunner", "ViewSettings", "compare", "conversation", "diff", "export", "store", "sweep"]
+           "SessionRunner", "ViewSettings", "compare", "conversation", "diff", "export", "store", "sweep", "versions"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.engine import RequestHandle
-from app.session import conversation
+from app.session import conversation, versions
 from app.session.runner import SessionRunner
 from app.session.state import PaneSpec, SessionModel, new_id
 
@@ -101,6 +101,21 @@ class SessionController:
         spec = conversation.branch(pane, token_index, token_text)
         added = self.add_variants(pane, [spec], run=False)[0]
         self.run(added)
+        return added
+
+    def show_version(self, pane: PaneSpec, index: int) -> None:
+        """Make the pane's version `index` its reply (its conversation and result). Raises ValueError while the
+        pane runs (its running version would lose its place), IndexError for a version it does not have."""
+        if self.busy(pane):
+            raise ValueError("Wait for the run to end (or Stop it) before showing another version.")
+        versions.show(pane, index)
+
+    def branch_version(self, pane: PaneSpec, index: int, run: bool = True) -> PaneSpec:
+        """A new pane after `pane`, in its group, replaying version `index` (its conversation and settings);
+        run at once (a regenerate of that version's reply) unless `run` is False."""
+        added = self.add_variants(pane, [versions.branch(pane, index)], run=False)[0]
+        if run:
+            self.run(added, use_draft=False)
         return added
 
     # --- conversation edits ---------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from psygnal.containers import EventedList
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.engine import GenerationRequest, SamplingParams, limits
+from app.session.eval_runs import EvalRun
 from app.session.result import PaneResult
 
 Status = Literal["pending", "running", "grading", "pass", "fail", "error"]
@@ -269,6 +270,7 @@ class Evaluation:
     started_at: str | None = None
     duration_s: float | None = None
     calibrations: list[JudgeCalibration] = field(default_factory=list)  # replaced whole, never mutated
+    runs: list[EvalRun] = field(default_factory=list)  # its earlier runs, oldest first (eval_runs.py)
 
     def __post_init__(self) -> None:
         expected = [(c, v, r) for r in range(self.repeat) for c in range(len(self.cases))

@@ -21,6 +21,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.engine import final_state
+from app.session.eval_runs import EvalRun
 from app.session.evaluation import CellResult, Evaluation
 from app.session.file_structs import dataclass_struct, from_model, given, to_model
 from app.session.result import PaneResult, RunState
@@ -49,10 +50,11 @@ class _CellBefore(msgspec.Struct, kw_only=True):
     logprobs: list[float] | None | UnsetType = UNSET  # dropped: they served a grading already done
 
 
+RunFile = dataclass_struct(EvalRun, "EvalRunFile", kw_only=True, forbid_unknown_fields=True)
 Cell = dataclass_struct(CellResult, "Cell", {"result": Result}, kw_only=True, forbid_unknown_fields=True,
                         bases=(_CellBefore,))
-EvaluationFile = dataclass_struct(Evaluation, "EvaluationFile", {"cells": list[Cell]}, kw_only=True,
-                                  forbid_unknown_fields=True, bases=(_Header,))
+EvaluationFile = dataclass_struct(Evaluation, "EvaluationFile", {"cells": list[Cell], "runs": list[RunFile]},
+                                  kw_only=True, forbid_unknown_fields=True, bases=(_Header,))
 
 
 # --- file → model --------------------------------------------------------------------------------------------
@@ -87,6 +89,8 @@ def evaluation_from_file(raw: EvaluationFile) -> Evaluation:
             fields[name] = to_model(fields[name])
     if "cells" in fields:
         fields["cells"] = [cell_from_file(cell) for cell in fields["cells"]]
+    if "runs" in fields:
+        fields["runs"] = [EvalRun(**given(run)) for run in fields["runs"]]
     return Evaluation(**fields)
 
 
@@ -109,6 +113,17 @@ def _cell_raw(cell: CellResult) -> msgspec.Raw:
     return kept[1]
 
 
+_runs: weakref.WeakKeyDictionary[EvalRun, msgspec.Raw] = weakref.WeakKeyDictionary()
+
+
+def _run_raw(run: EvalRun) -> msgspec.Raw:
+    """A kept run as encoded JSON, once (a kept run never changes)."""
+    kept = _runs.get(run)
+    if kept is None:
+        kept = _runs[run] = msgspec.Raw(msgspec.json.encode(RunFile(**vars(run))))
+    return kept
+
+
 def evaluation_to_file(evaluation: Evaluation) -> EvaluationFile:
     """The evaluation's struct, ready to encode; its cases, variants and each unchanged cell are reused as
     encoded the last time (msgspec writes a Raw as it is)."""
@@ -121,7 +136,8 @@ def evaluation_to_file(evaluation: Evaluation) -> EvaluationFile:
                           source=evaluation.source, judge=evaluation.judge, repeat=evaluation.repeat,
                           cases=kept[2], variants=kept[3], cells=[_cell_raw(cell) for cell in evaluation.cells],
                           started_at=evaluation.started_at, duration_s=evaluation.duration_s,
-                          calibrations=from_model(evaluation.calibrations))
+                          calibrations=from_model(evaluation.calibrations),
+                          runs=[_run_raw(run) for run in evaluation.runs])
 
 
 def encode(evaluation: Evaluation) -> bytes:

@@ -1,18 +1,23 @@
-"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts. Given the answer
-clusters (stability_report.Clusters), the Markdown ends with a Stability section and each clustered pane's JSON
-line has a "stability" field."""
+"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts. A pane with
+several versions lists each (what it asked, the settings that differ between them, its reply and figures).
+Given the answer clusters (stability_report.Clusters), the Markdown ends with a Stability section and each
+clustered pane's JSON line has a "stability" field."""
 
 from __future__ import annotations
 
 import json
 
-from app.session.compare import differences_in_groups, label, settings_of
+from app.session import versions
+from app.session.compare import differences_in_groups, differing, label, settings_of
 from app.session.stability_report import Clusters, markdown, pane_fields
 from app.session.state import PaneSpec, SessionModel
 
 
 def _figures(pane: PaneSpec) -> str:
-    r = pane.result
+    return _result_figures(pane.result)
+
+
+def _result_figures(r) -> str:
     parts = [r.state.value]
     if r.finish_reason:
         parts.append(f"finish {r.finish_reason}")
@@ -60,12 +65,48 @@ def to_markdown(session: SessionModel, clusters: Clusters | None = None) -> str:
             stars = "★" * pane.rating + "☆" * (5 - pane.rating) if pane.rating else "not rated"
             lines += [f"**Rating:** {stars}" + (f" — {pane.note}" if pane.note else ""), ""]
         lines += [f"*{_figures(pane)}*", ""]
+        lines += _versions_markdown(pane)
     section = markdown(clusters)
     return "\n".join(lines + ([section] if section else []))
 
 
+def _versions_markdown(pane: PaneSpec) -> list[str]:
+    """Every version of the pane's reply (when it has more than one): what it answered, with which settings
+    (those that differ between its versions), its reply and figures; the shown one marked."""
+    if len(pane.versions) < 2:
+        return []
+    shown = versions.shown(pane)
+    diffs = differing([_version_settings(v) for v in pane.versions])
+    lines = [f"### Versions ({versions.label(pane)})", ""]
+    for index, (version, diff) in enumerate(zip(pane.versions, diffs, strict=True)):
+        mark = " — shown" if index == shown else ""
+        head = f"**Version {index + 1}**{mark}" + (f" ({version.started_at[:19].replace('T', ' ')})"
+                                                   if version.started_at else "")
+        lines += [head + (f" — {label(diff)}" if diff else ""), "", f"*Asked:* {version.prompt}", "",
+                  _quote(version.result.text), "", f"*{_result_figures(version.result)}*", ""]
+    return lines
+
+
+def _version_settings(version) -> dict:
+    """A version's settings as `compare.settings_of` labels them (via a pane carrying them)."""
+    return settings_of(PaneSpec(**{k: v for k, v in version.settings.items() if k != "system"},
+                                system=version.system))
+
+
+def _number(index: int | None) -> int | None:
+    return None if index is None else index + 1
+
+
+def _version_records(pane: PaneSpec) -> list[dict]:
+    return [{"version": i + 1, "started_at": v.started_at, "messages": v.messages,
+             "settings": _version_settings(v), "state": v.result.state.value, "text": v.result.text,
+             "finish_reason": v.result.finish_reason, "error": v.result.error,
+             "generated_tokens": v.result.generated_tokens, "ttft_s": v.result.ttft_s,
+             "decode_tps": v.result.decode_tps} for i, v in enumerate(pane.versions)]
+
+
 def result_lines(session: SessionModel, clusters: Clusters | None = None):
-    """One JSON object per pane: its settings, conversation and last result (and its answer cluster)."""
+    """One JSON object per pane: its settings, conversation and last result (its versions, its answer cluster)."""
     found = pane_fields(clusters)
     for pane in session.panes:
         r = pane.result
@@ -77,7 +118,8 @@ def result_lines(session: SessionModel, clusters: Clusters | None = None):
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
             "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
             "reasoning": r.reasoning, "reasoning_tokens": r.reasoning_tokens, "answer_ttft_s": r.answer_ttft_s,
-            "group": pane.group, "rating": pane.rating, "note": pane.note, **extra,
+            "group": pane.group, "rating": pane.rating, "note": pane.note,
+            "versions": _version_records(pane), "shown_version": _number(versions.shown(pane)), **extra,
         }, ensure_ascii=False)
 
 

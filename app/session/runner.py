@@ -22,6 +22,7 @@ from psygnal import Signal, SignalGroup
 from app.backends.base import Backend
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.engine.reasoning import split_prefix
+from app.session import versions
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.output_format import format_applied
 from app.session.state import PaneResult, PaneSpec, RunState
@@ -130,10 +131,13 @@ class SessionRunner:
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
         handle = self.backends.submit(request, pane.backend)
+        versions.keep_unversioned(pane)  # a reply from before versions existed is not dropped either
         prefix = commit_run(pane, turns, use_draft)
         answer, thought = split_prefix(prefix)  # a prefix that opens <think> starts the thinking, not the answer
-        pane.result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=answer, reasoning=thought,
-                                 reply_prefix=prefix, token_logprobs=[] if request.logprobs else None)
+        result = PaneResult(state=RunState.QUEUED, t_submit=handle.t_submit, text=answer, reasoning=thought,
+                            reply_prefix=prefix, token_logprobs=[] if request.logprobs else None)
+        versions.begin(pane, list(request.messages or ()), result)  # the reply it replaces stays current till it ends
+        pane.result = result
         self._track(handle, pane.result, pane, None)
         return handle
 
@@ -236,6 +240,7 @@ class SessionRunner:
                     result.reply_prefix + completion.text, completion.finish_reason, format_applied(completion))
             result.finish(completion)
             record_reply(pane)
+            versions.end(pane, result)
         else:
             result.finish(completion)
         if run.on_finish is not None:

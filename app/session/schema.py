@@ -16,12 +16,13 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.engine import limits
-from app.session import evaluation_file
+from app.session import evaluation_file, versions
 from app.session.evaluation import Evaluation
 from app.session.evaluation_file import EvaluationFile
 from app.session.file_structs import dataclass_struct, given
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import COLUMNS, PaneSpec, ViewSettings
+from app.session.version_file import Version, version_from_file, version_raw
 from app.session.votes import Vote
 
 FORMAT = "chorus-session"
@@ -43,7 +44,8 @@ class Turn(msgspec.Struct):
 
 
 # A pane's fields, each optional (absent: the model's default), as PaneSpec declares them.
-Pane = dataclass_struct(PaneSpec, "Pane", {"turns": list[Turn], "stop": list[str], "result": Result})
+Pane = dataclass_struct(PaneSpec, "Pane", {"turns": list[Turn], "stop": list[str], "result": Result,
+                                          "versions": list[Version]})
 
 
 class View(msgspec.Struct):
@@ -90,7 +92,13 @@ def pane_from_file(raw: Pane) -> PaneSpec:
         fields.pop("id", None)
     if "result" in fields:
         fields["result"] = result_from_file(fields["result"])
-    return PaneSpec(**fields)
+    if "versions" in fields:
+        fields["versions"] = [version_from_file(v) for v in fields["versions"]]
+    if fields.get("current") is not None and not 0 <= fields["current"] < len(fields.get("versions", [])):
+        fields["current"] = None  # it pointed past the versions: none is current
+    pane = PaneSpec(**fields)
+    versions.recover(pane)  # a run cut short by a crash gives back the reply it was replacing
+    return pane
 
 
 def view_from_file(raw: View | UnsetType) -> ViewSettings:
@@ -118,7 +126,7 @@ def autosave_from_file(data: SessionFile) -> Autosave:
 def pane_to_file(pane: PaneSpec) -> Pane:
     fields = {name: getattr(pane, name) for name in Pane.__struct_fields__}
     fields.update(turns=[Turn(t["role"], t["content"]) for t in pane.turns], stop=list(pane.stop),
-                  result=result_to_file(pane.result))
+                  result=result_to_file(pane.result), versions=[version_raw(v) for v in pane.versions])
     return Pane(**fields)
 
 

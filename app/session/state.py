@@ -24,6 +24,7 @@ from app.engine import SamplingParams, limits
 from app.session.evaluation import Evaluation
 from app.session.output_format import OutputFormat
 from app.session.result import BUSY_STATES, PaneResult, RunState
+from app.session.versions import PaneVersion
 from app.session.votes import Vote
 
 __all__ = ["BUSY_STATES", "COLUMNS", "THINKING_LABELS", "PaneResult", "PaneSpec", "RunState", "SessionModel",
@@ -68,6 +69,8 @@ class PaneSpec:
     number: int | None = None  # given by Session.adopt; None until the pane joins a session
     id: str = field(default_factory=new_id)
     result: PaneResult = field(default_factory=PaneResult)
+    versions: list[PaneVersion] = field(default_factory=list)  # every run's reply, oldest first (versions.py)
+    current: int | None = None  # the version the conversation ends with (a running one replaces it when it ends)
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
@@ -92,7 +95,8 @@ class PaneSpec:
     def copy(self, **changes) -> PaneSpec:
         """A new pane with the same question and settings (new id and number, no result, no rating)."""
         fresh = dataclasses.replace(self, id=new_id(), number=None, result=PaneResult(),
-                                    turns=[dict(t) for t in self.turns], rating=None, note="")
+                                    turns=[dict(t) for t in self.turns], rating=None, note="", versions=[],
+                                    current=None)
         return dataclasses.replace(fresh, **changes) if changes else fresh
 
 

@@ -1,6 +1,6 @@
 """The comparison table: one row per pane with what differs, how it ended, its figures, its similarity to a
-reference pane (in words, difflib's ratio, and in meaning, the embedders' cosine) and its rating; sortable by any
-column and exported as CSV."""
+reference pane (or a version of it, or of each pane's own; in words, difflib's ratio, and in meaning, the
+embedders' cosine) and its rating; sortable by any column and exported as CSV."""
 
 from __future__ import annotations
 
@@ -8,36 +8,43 @@ import csv
 import io
 from collections.abc import Callable
 
-from app.session import compare, diff
+from app.session import compare, diff, versions
 from app.session.state import PaneSpec
 
 COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
            "similarity", "meaning", "rating")
 
 
-def rows(panes: list[PaneSpec], reference: PaneSpec | None = None,
+OWN = "own"  # as the reference: each pane's own reply (with `version`: e.g. its previous version)
+
+
+def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version: int | str | None = None,
          meaning: Callable[[str, str], float | None] | None = None) -> list[dict]:
-    """Values are numbers where they are numbers (None when unknown), so sorting is numeric. `meaning(a, b)` is
-    the meaning similarity of two finished replies (None until known: app/session/meaning.py); a reply still
-    running or empty has none."""
+    """Values are numbers where they are numbers (None when unknown), so sorting is numeric. Similarity is to
+    `reference`'s reply (OWN: each pane's own), its `version` as `versions.pick` reads it (None: the shown one,
+    versions.PREVIOUS, or an index); None where that version does not exist. `meaning(a, b)` is the meaning
+    similarity of two finished replies (None until known: app/session/meaning.py); a reply still running or
+    empty has none."""
     diffs = compare.differences_in_groups(panes)
     out = []
     for pane, difference in zip(panes, diffs, strict=True):
         r = pane.result
+        against = pane if reference == OWN else reference
+        theirs = versions.pick(against, version) if against is not None else None
         out.append({"pane": pane.number, "title": pane.label, "differs": compare.label(difference),
                     "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens,
                     "thinking tok": r.reasoning_tokens, "TTFT s": r.ttft_s, "answer s": r.answer_ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
-                    "similarity": None if reference is None else diff.similarity(reference.result.text, r.text),
-                    "meaning": _meaning(meaning, reference, pane),
+                    "similarity": None if theirs is None else diff.similarity(theirs.text, r.text),
+                    "meaning": _meaning(meaning, theirs, r),
                     "rating": pane.rating, "note": pane.note, "id": pane.id})
     return out
 
 
-def _meaning(meaning, reference: PaneSpec | None, pane: PaneSpec) -> float | None:
-    if meaning is None or reference is None:
+def _meaning(meaning, a, b) -> float | None:
+    """The meaning similarity of two results (PaneResult), when both are finished replies."""
+    if meaning is None or a is None:
         return None
-    a, b = reference.result, pane.result
     if a.busy or b.busy or not a.text or not b.text:
         return None
     return meaning(a.text, b.text)

@@ -1,5 +1,6 @@
 """The comparison table: one row per pane (of a group or the whole session), sortable by any column; a row
-selected scrolls the grid to its pane; CSV export.
+selected scrolls the grid to its pane; CSV export. Similarity is to a pane's reply, to any of its versions (the
+previous one included), or to each pane's own previous (or k-th) version.
 
 A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
 the table re-reads them whenever the session announces a change (at most every REFRESH_MS while replies
@@ -25,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session import PaneSpec, Session, table
+from app.session import PaneSpec, Session, table, versions
 from app.session.store import write_atomic
 
 REFRESH_MS = 250
@@ -60,6 +61,9 @@ class CompareTable(QDialog):
             self.scope.addItem("This pane's group", focus.group)
             self.scope.setCurrentIndex(1)
         self.reference = QComboBox()
+        self.version = QComboBox(toolTip="Which of the reference's replies: the shown one, the version before it, "
+                                         "or any version")
+        self.version.setAccessibleName("Version of the reference")
         self.table = QTableWidget(0, len(table.COLUMNS))
         self.table.setHorizontalHeaderLabels(table.COLUMNS)
         self.table.setSelectionBehavior(QTableWidget.SelectRows)
@@ -69,7 +73,7 @@ class CompareTable(QDialog):
         header.setSectionsClickable(True)
         self.export_button = QPushButton("Export CSV…")
         top = QHBoxLayout()
-        for widget in (QLabel("Rows"), self.scope, QLabel("Similarity to"), self.reference):
+        for widget in (QLabel("Rows"), self.scope, QLabel("Similarity to"), self.reference, self.version):
             top.addWidget(widget)
         top.addStretch(1)
         top.addWidget(self.export_button)
@@ -82,7 +86,8 @@ class CompareTable(QDialog):
         self._timer.timeout.connect(self.refresh)
         self.refresh_references(focus)
         self.scope.currentIndexChanged.connect(lambda: (self.refresh_references(None), self.refresh()))
-        self.reference.currentIndexChanged.connect(self.refresh)
+        self.reference.currentIndexChanged.connect(lambda: (self.refresh_versions(), self.refresh()))
+        self.version.currentIndexChanged.connect(self.refresh)
         header.sectionClicked.connect(self.sort_by)
         self.table.itemSelectionChanged.connect(self._selected)
         self.export_button.clicked.connect(self.export)
@@ -107,16 +112,39 @@ class CompareTable(QDialog):
         specs = self.specs()
         for spec in specs:
             self.reference.addItem(spec.label, spec.id)
+        self.reference.addItem("each pane's own reply", table.OWN)
         if focus in specs:
             self.reference.setCurrentIndex(specs.index(focus))
         self.reference.blockSignals(False)
+        self.refresh_versions()
+
+    def refresh_versions(self) -> None:
+        """The reference's versions (for "each pane's own": the shown reply, the previous version, version k)."""
+        chosen = self.reference.currentData()
+        spec = self.session.pane_by_id(chosen) if isinstance(chosen, str) and chosen != table.OWN else None
+        if spec is not None:
+            found = versions.choices(spec)
+        else:
+            most = max((len(s.versions) for s in self.specs()), default=0)
+            found = [("shown reply", None), ("previous version", versions.PREVIOUS)] + [
+                (f"version {i + 1}", i) for i in range(most)]
+        keep = self.version.currentData()
+        self.version.blockSignals(True)
+        self.version.clear()
+        for text, value in found:
+            self.version.addItem(text, value)
+        values = [value for _text, value in found]
+        self.version.setCurrentIndex(values.index(keep) if keep in values else 0)
+        self.version.blockSignals(False)
 
     def rows(self) -> list[dict]:
         """The rows as shown: from the session, sorted by the chosen column."""
         specs = self.specs()
-        reference = next((s for s in specs if s.id == self.reference.currentData()), None)
+        chosen = self.reference.currentData()
+        reference = table.OWN if chosen == table.OWN else next((s for s in specs if s.id == chosen), None)
         meaning = self.link.sync().similarity if self.link is not None else None
-        return table.sort(table.rows(specs, reference, meaning), self.sort_column, self.descending)
+        return table.sort(table.rows(specs, reference, self.version.currentData(), meaning), self.sort_column,
+                          self.descending)
 
     def sort_by(self, section: int) -> None:
         column = table.COLUMNS[section]

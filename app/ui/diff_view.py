@@ -1,4 +1,5 @@
-"""Two panes' replies side by side with their differences highlighted, live while they stream.
+"""Two panes' replies side by side with their differences highlighted, live while they stream. Each side can
+show its pane's shown reply, its previous version or any version (`versions.pick`), of the same pane or another.
 
 Words only in the left reply are struck through in red, words only in the right one are green; the first token
 where the two diverge is marked, with both panes' probabilities there when they were asked for. The figures
@@ -16,7 +17,7 @@ from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
-from app.session import PaneSpec, Session, compare, diff
+from app.session import PaneSpec, Session, compare, diff, versions
 from app.ui.theme import blend
 from app.ui.token_tint import shown
 
@@ -46,7 +47,11 @@ def side_by_side(a: str, b: str, base: QColor | None = None) -> tuple[str, str]:
 
 def divergence_note(pane_a: PaneSpec, pane_b: PaneSpec) -> str:
     """Where the token sequences first differ, with each pane's probability of its own token there."""
-    ra, rb = pane_a.result, pane_b.result
+    return result_divergence(pane_a.result, pane_b.result)
+
+
+def result_divergence(ra, rb) -> str:
+    """`divergence_note` for two replies (PaneResults: shown ones or versions)."""
     if ra.reply_prefix or rb.reply_prefix:
         return "First divergent token: not comparable (a reply was branched from a chosen token)"
     index = diff.first_divergence(ra.token_ids, rb.token_ids)
@@ -74,19 +79,27 @@ class DiffDialog(QDialog):
         self.session = session
         self._last = None
         self.left_box, self.right_box = QComboBox(), QComboBox()
+        self.left_version, self.right_version = QComboBox(), QComboBox()  # the shown reply, previous, version k
+        self.left_version.setAccessibleName("Version of the left reply")
+        self.right_version.setAccessibleName("Version of the right reply")
         self.left_view, self.right_view = QTextBrowser(), QTextBrowser()
         self.similarity = QLabel(objectName="diffSimilarity")
         self.divergence = QLabel(objectName="diffDivergence")
         layout = QGridLayout(self)
         layout.addWidget(self.left_box, 0, 0)
         layout.addWidget(self.right_box, 0, 1)
-        layout.addWidget(self.left_view, 1, 0)
-        layout.addWidget(self.right_view, 1, 1)
-        layout.addWidget(self.similarity, 2, 0)
-        layout.addWidget(self.divergence, 2, 1)
+        layout.addWidget(self.left_version, 1, 0)
+        layout.addWidget(self.right_version, 1, 1)
+        layout.addWidget(self.left_view, 2, 0)
+        layout.addWidget(self.right_view, 2, 1)
+        layout.addWidget(self.similarity, 3, 0)
+        layout.addWidget(self.divergence, 3, 1)
         self.fill_choices(left, right)
-        self.left_box.currentIndexChanged.connect(self.refresh)
-        self.right_box.currentIndexChanged.connect(self.refresh)
+        self.fill_versions()
+        self.left_box.currentIndexChanged.connect(lambda: (self.fill_versions(), self.refresh()))
+        self.right_box.currentIndexChanged.connect(lambda: (self.fill_versions(), self.refresh()))
+        self.left_version.currentIndexChanged.connect(self.refresh)
+        self.right_version.currentIndexChanged.connect(self.refresh)
         self.timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         session.events.all.connect(self._changed)
@@ -112,6 +125,25 @@ class DiffDialog(QDialog):
             box.setCurrentIndex(index)
             box.blockSignals(False)
 
+    def fill_versions(self) -> None:
+        """Each side's versions: its pane's shown reply (the default), its previous version, any version."""
+        for box, pane in zip((self.left_version, self.right_version), self.chosen(), strict=True):
+            found = versions.choices(pane) if pane is not None else [("shown reply", None)]
+            keep = box.currentData()
+            values = [value for _text, value in found]
+            box.blockSignals(True)
+            box.clear()
+            for text, value in found:
+                box.addItem(text, value)
+            box.setCurrentIndex(values.index(keep) if keep in values else 0)
+            box.setVisible(len(found) > 1)
+            box.blockSignals(False)
+
+    def pick_version(self, side: str, which: int | str | None) -> None:
+        """Show `which` of the left or right pane's replies (`versions.pick`'s argument)."""
+        box = self.left_version if side == "left" else self.right_version
+        box.setCurrentIndex(max(0, box.findData(which)))
+
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.PaletteChange:  # light <-> dark: the tints follow the new base colour
@@ -122,11 +154,11 @@ class DiffDialog(QDialog):
         return (self.session.pane_by_id(self.left_box.currentData() or ""),
                 self.session.pane_by_id(self.right_box.currentData() or ""))
 
-    def similarity_text(self, a: PaneSpec, b: PaneSpec) -> str:
-        """"Similarity: words 42 % · meaning 91 %": difflib's word ratio, and the embedders' cosine once both
-        replies are finished and embedded ("meaning …" while they are being embedded)."""
-        ta, tb = a.result.text, b.result.text
-        busy = a.result.busy or b.result.busy
+    def similarity_text(self, ra, rb) -> str:
+        """"Similarity: words 42 % · meaning 91 %" of two results (PaneResult): difflib's word ratio, and the
+        embedders' cosine once both replies are finished and embedded ("meaning …" while they are embedded)."""
+        ta, tb = ra.text, rb.text
+        busy = ra.busy or rb.busy
         text = f"Similarity: words {diff.similarity(ta, tb) * 100:.0f} %"
         if self.link is not None and not busy and ta and tb:
             meaning = self.link.sync()
@@ -141,9 +173,14 @@ class DiffDialog(QDialog):
         if a is None or b is None:
             self.similarity.setText("Choose two panes")
             return
-        ta, tb = a.result.text, b.result.text
-        self.similarity.setText(self.similarity_text(a, b))
-        key = (a.id, b.id, ta, tb, a.result.busy, b.result.busy, self.palette().color(QPalette.Base).rgba())
+        if self.left_version.count() != len(versions.choices(a)) or self.right_version.count() != len(
+                versions.choices(b)):
+            self.fill_versions()  # a run added a version since
+        ra = versions.pick(a, self.left_version.currentData()) or a.result
+        rb = versions.pick(b, self.right_version.currentData()) or b.result
+        ta, tb = ra.text, rb.text
+        self.similarity.setText(self.similarity_text(ra, rb))
+        key = (a.id, b.id, ta, tb, ra.busy, rb.busy, self.palette().color(QPalette.Base).rgba())
         if key == self._last:
             return  # nothing changed since the last look
         self._last = key
@@ -152,4 +189,4 @@ class DiffDialog(QDialog):
             if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
                 view.setHtml(content)
                 view.setProperty("shown", content)
-        self.divergence.setText(divergence_note(a, b))
+        self.divergence.setText(result_divergence(ra, rb))

@@ -26,10 +26,12 @@ from app.evaluate import (
     write_outputs,
 )
 from app.evaluate.panes import cell_pane, evaluation_from_panes
+from app.evaluate.run_history import keep_and_restart
 from app.evaluate.templates import TemplateProblem
-from app.session import PaneSpec, SessionController
+from app.session import PaneSpec, SessionController, eval_runs
 from app.ui.eval_run import EvalRun
 from app.ui.eval_view import EvalView, duration, judge_label
+from app.ui.run_compare_view import RunCompareDialog
 from app.ui.settings import EVAL_JUDGE
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
@@ -57,6 +59,8 @@ class EvalTools(QObject):
         self.view.sig_resume.connect(self.run)
         self.view.sig_open_cell.connect(self.open_cell)
         self.view.sig_export.connect(lambda: self.export())
+        self.view.sig_run_again.connect(self.run_again)
+        self.view.sig_compare_runs.connect(lambda: self.compare_runs())
         self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
         self.session.events.evaluation.connect(self._replaced)
@@ -155,6 +159,7 @@ class EvalTools(QObject):
 
     def _set(self, evaluation: Evaluation) -> None:
         self.stop()
+        eval_runs.carry_over(self.session.evaluation, evaluation)  # the same config again: its runs are kept
         self.session.evaluation = evaluation  # -> _replaced
 
     def _replaced(self, evaluation, *_old) -> None:
@@ -243,6 +248,27 @@ class EvalTools(QObject):
 
     def stop(self) -> None:
         self.run_control.stop()
+
+    def run_again(self) -> asyncio.Future | None:
+        """Run every cell again; the run they hold is kept (Compare runs… shows what changed)."""
+        evaluation = self.session.evaluation
+        if evaluation is None or self.running:
+            return None
+        keep_and_restart(evaluation)
+        self.view.model.set_evaluation(evaluation)
+        self.sig_status.emit(f"Evaluation: run {len(evaluation.runs) + 1} started; the earlier runs are kept")
+        return self.run()
+
+    def compare_runs(self, old: int | None = None, new: int | None = None) -> RunCompareDialog | None:
+        """The run comparison (the previous run against the current one unless told), as a window of its own."""
+        evaluation = self.session.evaluation
+        if evaluation is None or not evaluation.runs:
+            return None
+        dialog = RunCompareDialog(evaluation, self.window)
+        last = len(evaluation.runs)
+        dialog.pick(last - 1 if old is None else old, last if new is None else new)
+        dialog.show()
+        return dialog
 
     def export(self, path: str | Path | None = None) -> bool:
         """Write the results (promptfoo's results.json, .jsonl, .yaml, .csv, .html or JUnit .xml, by extension)."""

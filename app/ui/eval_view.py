@@ -56,6 +56,9 @@ class EvalView(QWidget):
     sig_open_cell = Signal(object)
     """A cell was double-clicked or Enter pressed on it, or "Open as a pane" chosen (its CellResult)."""
     sig_export = Signal()
+    sig_run_again = Signal()
+    """Run every cell again, the run they hold kept as an earlier run (app/session/eval_runs.py)."""
+    sig_compare_runs = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -91,8 +94,16 @@ class EvalView(QWidget):
         self.export_button = QPushButton("Export…", toolTip="Write results.json, .csv, .html (one file) or JUnit .xml")
         self.export_button.setAccessibleName("Export the evaluation's results")
         self.export_button.clicked.connect(self.sig_export)
+        self.run_again_button = QPushButton("Run again", toolTip="Run every cell again; this run is kept, to "
+                                                                  "compare with (Compare runs…)")
+        self.run_again_button.clicked.connect(self.sig_run_again)
+        self.compare_runs_button = QPushButton("Compare runs…", toolTip="Two runs side by side: the cells that "
+                                                                        "flipped and each variant's change")
+        self.compare_runs_button.clicked.connect(self.sig_compare_runs)
         bar.addWidget(self.stop_button)
         bar.addWidget(self.resume_button)
+        bar.addWidget(self.run_again_button)
+        bar.addWidget(self.compare_runs_button)
         bar.addWidget(self.export_button)
         self.progress = QProgressBar(textVisible=False)  # its count beside it: over the fill it was split in two
         self.progress_text = QLabel(objectName="evalProgressText")
@@ -153,6 +164,8 @@ class EvalView(QWidget):
         self.resume_button.setText(f"Resume ({left} cells)" if left and not running and begun
                                    else "Run" if left and not running else "Resume")
         self.resume_button.setAccessibleName(f"{self.resume_button.text()} the evaluation")
+        self.run_again_button.setEnabled(not running and evaluation is not None and left < len(evaluation.cells))
+        self.compare_runs_button.setEnabled(evaluation is not None and bool(evaluation.runs))
         self.model.set_running(running)
         self.refresh()
 

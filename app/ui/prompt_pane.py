@@ -38,6 +38,7 @@ from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
 from app.ui.thinking_view import ThinkingView
 from app.ui.tools_options import ToolsOptions
+from app.ui.version_bar import VersionBar
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
@@ -112,6 +113,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         layout.addWidget(self.prompt)
         layout.addWidget(self.controls)
         layout.addWidget(self.thinking_view)
+        self.version_bar = VersionBar(spec, controller)  # "‹ version 2 of 3 ›", Branch
+        layout.addWidget(self.version_bar)
         layout.addWidget(self.output, 1)
         for widget in (self.options.legend, self.status):
             layout.addWidget(widget)
@@ -140,6 +143,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.output.sig_branch_requested.connect(self.branch)
         self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
         self.header.sig_backend_chosen.connect(lambda name: setattr(self.spec, "backend", name))
+        self.version_bar.sig_problem.connect(self.show_error)
         spec.events.all.connect(self._on_spec_event)
 
     def detach(self) -> None:
@@ -174,6 +178,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         if dirty & {"result", "new result", "turns"}:
             self.thinking_view.sync(self.spec)
             self.show_state()
+        if dirty & {"new result", "turns", "versions", "current"}:
+            self.version_bar.sync()
         if dirty & {"new result", "turns"}:
             self._arrange()
             if "new result" in dirty and self.busy:
@@ -268,6 +274,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.drop_button.setVisible(drop)
             self.controls.place_rating()
         self._update_stripe()
+        self.version_bar.sync()
         self.refresh_status()
 
     def show_error(self, message: str) -> None:

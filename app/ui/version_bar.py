@@ -1,0 +1,82 @@
+"""A pane's versions row: "‹ version 2 of 3 · T 0.9 ›" (with the settings that set the shown version apart from
+the pane's others) and Branch. Back and forward show another of the pane's runs (its
+conversation and reply); Branch makes a new pane that replays the shown version with its settings. It renders
+the pane's `versions` and calls the controller; hidden until the pane has two versions."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from app.session import PaneSpec, SessionController, compare, versions
+
+
+class VersionBar(QWidget):
+    sig_problem = Signal(str)
+    """A version could not be shown (the pane is running): the message, for the pane's status line."""
+
+    def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
+        super().__init__(parent, objectName="versionBar")
+        self.spec, self.controller = spec, controller
+        self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
+        self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
+        self.label = QLabel(objectName="versionLabel")
+        self.branch_button = QToolButton(text="Branch", autoRaise=True,
+                                         toolTip="A new pane that replays this version (its conversation and "
+                                                 "settings) and runs it again")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        for widget in (self.back, self.label, self.forward, self.branch_button):
+            row.addWidget(widget)
+        row.addStretch(1)
+        self.back.clicked.connect(lambda: self.step(-1))
+        self.forward.clicked.connect(lambda: self.step(1))
+        self.branch_button.clicked.connect(self.branch)
+        self.sync()
+
+    def sync(self) -> None:
+        spec = self.spec
+        count, index = len(spec.versions), versions.shown(spec)
+        self.setVisible(count >= 2)
+        text = versions.label(spec) + self._differs(index)
+        if spec.result.busy and spec.current is not None and spec.current != index:
+            text += f" · replaces {spec.current + 1} when done"
+        self.label.setText(text)
+        self.back.setEnabled(not spec.result.busy and (index is None or index > 0))
+        self.forward.setEnabled(not spec.result.busy and index is not None and index < count - 1)
+        self.branch_button.setEnabled(index is not None)
+        self.back.setAccessibleName(f"Previous version of {spec.label}")
+        self.forward.setAccessibleName(f"Next version of {spec.label}")
+
+    def _differs(self, index: int | None) -> str:
+        """" · T 0.9 · seed 2": what the shown version ran with, where the pane's versions differ (the header
+        shows the pane's settings now, which the next run uses)."""
+        key = (len(self.spec.versions), index)
+        if key != getattr(self, "_differs_key", None):
+            self._differs_key, self._differs_text = key, ""
+            if index is not None and len(self.spec.versions) > 1:
+                read = [compare.settings_of(self.spec.copy(**{k: v for k, v in version.settings.items()
+                                                              if k != "system"}, system=version.system))
+                        for version in self.spec.versions]
+                shown = compare.label(compare.differing(read)[index])
+                self._differs_text = f" · {shown}" if shown else ""
+        return self._differs_text
+
+    def step(self, delta: int) -> None:
+        index = versions.shown(self.spec)
+        target = (len(self.spec.versions) if index is None else index) + delta
+        try:
+            self.controller.show_version(self.spec, max(0, min(len(self.spec.versions) - 1, target)))
+        except (ValueError, IndexError) as exc:
+            self.sig_problem.emit(str(exc))
+
+    def branch(self) -> PaneSpec | None:
+        index = versions.shown(self.spec)
+        if index is None:
+            return None
+        try:
+            return self.controller.branch_version(self.spec, index)
+        except (ValueError, RuntimeError) as exc:
+            self.sig_problem.emit(str(exc))
+            return None

@@ -1,0 +1,116 @@
+"""A pane with several versions shows "version N of M"; back and forward show each version's conversation and
+reply, and Branch makes a pane that replays the shown version."""
+
+from app.engine import SamplingParams
+from app.session import PaneResult, PaneSpec, RunState, Session, versions
+from app.ui.bridge import EngineBridge
+from app.ui.main_window import MainWindow
+
+REPLIES = ["Blue.", "Red, like a rose.", "Green."]
+
+
+def three_versions() -> PaneSpec:
+    made = [versions.PaneVersion(PaneResult(state=RunState.DONE, text=t, finish_reason="stop"),
+                                 [{"role": "user", "content": "Name a colour."}],
+                                 {"sampling": SamplingParams(temperature=0.2 * i), "max_tokens": 20 + i})
+            for i, t in enumerate(REPLIES)]
+    return PaneSpec(title="Colours", turns=[{"role": "user", "content": "Name a colour."},
+                                            {"role": "assistant", "content": REPLIES[2]}],
+                    result=made[2].result, versions=made, current=2)
+
+
+def test_back_forward_and_branch_from_the_version_bar(qtbot, settings, loop, tmp_path):
+    Session(panes=[three_versions()]).save(tmp_path / "s.chorus.json")
+    window = MainWindow(EngineBridge(), settings, session=Session.load(tmp_path / "s.chorus.json"),
+                        autosave_path=tmp_path / "autosave.chorus.json")
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        pane = window.session.panes[0]
+        view = window.grid.view_of(pane)
+        bar = view.version_bar
+        assert bar.isVisible() and bar.label.text() == "version 3 of 3 · T 0.4 · max 22"
+        assert not bar.forward.isEnabled()
+        bar.back.click()
+        qtbot.waitUntil(lambda: "Red, like a rose." in view.output.toPlainText())
+        assert bar.label.text() == "version 2 of 3 · T 0.2 · max 21" and bar.forward.isEnabled()
+        assert pane.result is pane.versions[1].result and pane.turns[-1]["content"] == REPLIES[1]
+        bar.branch_button.click()  # no model is loaded: the branch is made, and its run says why it cannot start
+        assert len(window.session.panes) == 2
+        copy = window.session.panes[1]
+        assert copy.turns[-1]["content"] == REPLIES[1] and copy.max_tokens == 21 and copy.group == pane.group
+        assert copy.sampling.temperature == 0.2
+        bar.forward.click()
+        qtbot.waitUntil(lambda: bar.label.text().startswith("version 3 of 3"))
+    finally:
+        window.close()
+
+
+def test_the_diff_view_and_the_table_compare_a_reply_with_its_previous_or_any_version(qtbot, settings, loop,
+                                                                                       tmp_path):
+    from app.session import diff, table
+    from app.ui.compare_table import CompareTable
+    from app.ui.diff_view import DiffDialog
+
+    pane = three_versions()
+    other = PaneSpec(title="Other", result=PaneResult(state=RunState.DONE, text="Blue, like the sea."))
+    session = Session(panes=[pane, other])
+    dialog = DiffDialog(session, pane, pane)
+    qtbot.addWidget(dialog)
+    assert [dialog.left_version.itemText(i).split(" ·")[0] for i in range(dialog.left_version.count())] == [
+        "shown reply", "previous version", "version 1", "version 2", "version 3"]
+    dialog.pick_version("left", versions.PREVIOUS)  # the same pane: its last reply against the one before
+    assert "Red, like a rose." in dialog.left_view.toPlainText() and "Green." in dialog.right_view.toPlainText()
+    assert dialog.similarity.text().startswith(f"Similarity {diff.similarity(REPLIES[1], REPLIES[2]) * 100:.0f} %")
+    dialog.right_box.setCurrentIndex(1)  # another pane's shown reply against version 1 of this one
+    dialog.pick_version("left", 0)
+    assert dialog.left_view.toPlainText().strip() == "Blue." and "like the sea" in dialog.right_view.toPlainText()
+
+    rows = {r["title"]: r for r in table.rows([pane, other], table.OWN, versions.PREVIOUS)}
+    assert rows["Colours"]["similarity"] == diff.similarity(REPLIES[1], REPLIES[2])
+    assert rows["Other"]["similarity"] is None  # it has no earlier version
+    compare = CompareTable(session, pane)
+    qtbot.addWidget(compare)
+    compare.reference.setCurrentIndex(compare.reference.findData(table.OWN))
+    compare.version.setCurrentIndex(compare.version.findData(versions.PREVIOUS))
+    shown = {r["title"]: r["similarity"] for r in compare.rows()}
+    assert shown == {"Colours": diff.similarity(REPLIES[1], REPLIES[2]), "Other": None}
+
+
+def two_runs():
+    """An evaluation of 10 cases × 2 variants whose current run flipped 7 cells of "model A" to pass (and one to
+    fail), and one of "model B" to fail; the run before is kept."""
+    from app.session.eval_runs import EvalRun, RunCell
+    from app.session.evaluation import BackendTarget, EvalCase, Evaluation, PromptTemplate, Variant
+
+    cases = [EvalCase(vars={"topic": t}) for t in ("rain", "bread", "sea", "cats", "maps", "bells", "snow",
+                                                      "tea", "ink", "salt")]
+    variants = [Variant(provider_id="echo", label=name, prompt=PromptTemplate(raw="About {{topic}}", label="p"),
+                        target=BackendTarget(kind="echo")) for name in ("model A", "model B")]
+    evaluation = Evaluation(cases=cases, variants=variants, description="topics")
+    before = {0: ["fail"] * 7 + ["pass"] + ["fail"] * 2, 1: ["pass"] * 10}
+    after = {0: ["pass"] * 7 + ["fail"] + ["fail"] * 2, 1: ["pass"] * 9 + ["fail"]}
+    for cell in evaluation.cells:
+        cell.status = after[cell.variant][cell.case]
+    evaluation.runs = [EvalRun(started_at="2026-11-26T07:00:00", judge="local",
+                               cases=[c.model_dump(by_alias=True, mode="json") for c in cases],
+                               variants=[v.model_dump(by_alias=True, mode="json") for v in variants],
+                               cells=[RunCell(c, v, 0, before[v][c], reason="" if before[v][c] == "pass" else "no")
+                                      for c in range(10) for v in range(2)])]
+    return evaluation
+
+
+def test_compare_runs_shows_the_flipped_cells_and_each_variants_change(window, qtbot):
+    window.session.evaluation = two_runs()
+    view = window.evals.view
+    assert view.compare_runs_button.isEnabled() and view.run_again_button.isEnabled()
+    dialog = window.evals.compare_runs()
+    qtbot.addWidget(dialog)
+    rows = [[dialog.variants.item(r, c).text() for c in range(dialog.variants.columnCount())]
+            for r in range(dialog.variants.rowCount())]
+    assert rows[0][:4] == ["[model A] p", "1/10 10% → 7/10 70% (+60 pts)", "1", "7"]
+    assert rows[0][5] == "No detectable change"  # p = 18/256 = 0.07: the test cannot tell
+    assert rows[1][:4] == ["[model B] p", "10/10 100% → 9/10 90% (-10 pts)", "1", "0"]
+    flips = [[dialog.flips.item(r, c).text() for c in range(3)] for r in range(dialog.flips.rowCount())]
+    assert len(flips) == 9 and ["[model B] p", "topic=salt", "pass → fail"] in flips
+    assert ["[model A] p", "topic=rain", "fail → pass"] in flips
