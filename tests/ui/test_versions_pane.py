@@ -61,7 +61,8 @@ def test_the_diff_view_and_the_table_compare_a_reply_with_its_previous_or_any_ve
         "shown reply", "previous version", "version 1", "version 2", "version 3"]
     dialog.pick_version("left", versions.PREVIOUS)  # the same pane: its last reply against the one before
     assert "Red, like a rose." in dialog.left_view.toPlainText() and "Green." in dialog.right_view.toPlainText()
-    assert dialog.similarity.text().startswith(f"Similarity {diff.similarity(REPLIES[1], REPLIES[2]) * 100:.0f} %")
+    expected = f"Similarity: words {diff.similarity(REPLIES[1], REPLIES[2]) * 100:.0f} %"
+    assert dialog.similarity.text().startswith(expected)
     dialog.right_box.setCurrentIndex(1)  # another pane's shown reply against version 1 of this one
     dialog.pick_version("left", 0)
     assert dialog.left_view.toPlainText().strip() == "Blue." and "like the sea" in dialog.right_view.toPlainText()
