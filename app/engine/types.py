@@ -244,6 +244,9 @@ class EngineConfig:
     # How a reasoning model's thinking is reported: "deepseek" splits `<think>…</think>` from the answer
     # (Completion.reasoning_text), "none" leaves it in the text (llama-server's --reasoning-format).
     reasoning_format: str = limits.REASONING_FORMAT_DEFAULT
+    # The vision projector (an mmproj GGUF) paired with the model: with it, chat messages may carry image parts
+    # (docs/images.md); None = a text-only model, which refuses images.
+    mmproj: str | None = None
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
