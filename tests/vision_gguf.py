@@ -94,7 +94,7 @@ def tiny_mmproj(cache: Path = CACHE) -> Path:
     return target if target.is_file() else write_mmproj(target)
 
 
-def test_png(kind: int, size: int = 48) -> bytes:
+def sample_png(kind: int, size: int = 48) -> bytes:
     """A small PNG with a pattern per `kind` (0: gradient, 1: stripes, 2: checks, else noise), made with Qt-free
     stdlib zlib: the test images, decodable by stb like any PNG."""
     import struct
@@ -132,4 +132,4 @@ if __name__ == "__main__":
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else CACHE
     print(write_mmproj(folder / f"tiny-mlp-mmproj-v{VERSION}.gguf"))
     for k in range(3):
-        (folder / f"test-{k}.png").write_bytes(test_png(k))
+        (folder / f"test-{k}.png").write_bytes(sample_png(k))

@@ -360,6 +360,8 @@ class StatsSnapshot:
     recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
     drafted_tokens: int = 0  # speculative decoding since the last reset: tokens drafted and verified
     accepted_tokens: int = 0  # of those, the ones that became output
+    images_encoded: int = 0  # images the vision projector encoded since the last reset
+    images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
 
     @property
     def cache_hit_rate(self) -> float | None:
