@@ -4,8 +4,9 @@ A mixin of `Engine` (engine thread only). At admission a request with image part
 `media.MARKER` per image (as llama-server renders it) and tokenised by libmtmd into text tokens and image
 placeholders (vision.py). The scheduler never puts a placeholder into a text batch (`Sequence.text_ready`
 stops a text run at the next image); instead each step first decodes one piece of image embeddings, at most
-`prefill_chunk` rows, for the first sequence (in admission order) whose prompt goes on with an image, and then
-runs the usual step, so the other panes keep decoding while an image is prefilled. An image is encoded the
+`prefill_chunk` rows (fewer beside generating panes: what the pacer lets a prompt add to their step), for the
+first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step, so the
+other panes keep decoding while an image is prefilled. An image is encoded the
 first time a piece of it is decoded and never again while its embeddings are kept; a sequence that copies a
 prefix holding an image from another slot (or finds it in the prompt cache) decodes nothing of it.
 
@@ -79,7 +80,9 @@ class VisionStep:
         serial, row = image_of(seq.prompt[seq.n_prompt_done])
         entry = self._vision.entry(serial)
         left = entry.n_tokens - row
-        n = left if entry.non_causal else min(left, self.config.prefill_chunk)
+        n = left if entry.non_causal else min(left, self._image_piece_rows())
+        if left - n == 1 and n > 1:  # never leave a one-row piece: alone in its ubatch it meets another kernel
+            n -= 1
         if n > self._ctx.n_batch:
             self._finish(seq, "error", events, f"the image is {entry.n_tokens} tokens, which this model must "
                          f"decode at once, but a batch holds {self._ctx.n_batch}: raise the batch size", kind="prompt")
@@ -103,6 +106,15 @@ class VisionStep:
         seq.n_past += n
         seq.n_prompt_done += n
         self._stats.record_step(0, n, elapsed)
+
+    def _image_piece_rows(self) -> int:
+        """Rows of an image piece: `prefill_chunk` while no pane is generating; beside generating panes, what the
+        pacer lets a prompt add to their step (scheduler.py), at least `min_prefill_per_step`."""
+        n_decode = sum(seq.pending_token is not None for seq in self._running)
+        if not n_decode:
+            return self.config.prefill_chunk
+        allowance = self._pacer.prefill_allowance(n_decode)
+        return max(self.config.min_prefill_per_step, min(allowance, self.config.prefill_chunk))
 
     def _decode_embd(self, non_causal: bool) -> tuple[int, float]:
         ctx = self._ctx
