@@ -36,7 +36,7 @@ class StandbyModels:
             raise ValueError(problem)
         self._check_new(spec)
         with self._lock:
-            self._standby[spec.name] = (spec, EngineConfig(model_path=spec.path, **(engine or {})))
+            self._standby[spec.name] = (spec, EngineConfig(**spec.engine_fields(engine)))
         return spec
 
     def on_standby(self, name: str) -> bool:

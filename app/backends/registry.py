@@ -71,7 +71,7 @@ class BackendRegistry(StandbyModels):
         if problem:
             raise ValueError(problem)
         if spec.kind == "local":
-            backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
+            backend: Backend = LocalBackend(EngineConfig(**spec.engine_fields(engine)))
         else:
             backend = self._open_server(spec, api_key)
         old = self.set_main(backend)
@@ -112,7 +112,7 @@ class BackendRegistry(StandbyModels):
             raise ValueError(problem)
         if spec.kind == "local":
             self._check_new(spec)
-            backend: Backend = LocalBackend(EngineConfig(model_path=spec.path, **(engine or {})))
+            backend: Backend = LocalBackend(EngineConfig(**spec.engine_fields(engine)))
         else:
             backend = self._open_server(spec, api_key)
             spec = dataclasses.replace(spec, model=backend.model_info.model)

@@ -20,6 +20,7 @@ class BackendSpec:
     url: str = ""  # server: the base URL, e.g. http://127.0.0.1:8080/v1
     model: str | None = None  # server: the model to ask for (None: the first one it lists)
     max_concurrency: int = limits.SERVER_CONCURRENCY.default
+    mmproj: str | None = None  # local: the vision projector paired with the model (EngineConfig.mmproj)
 
     @property
     def name(self) -> str:
@@ -36,6 +37,8 @@ class BackendSpec:
         if self.kind == "local":
             if not self.path:
                 return "choose a GGUF model file"
+            if self.mmproj and not Path(self.mmproj).is_file():
+                return f"projector file not found: {self.mmproj}"
             return None if Path(self.path).is_file() else f"model file not found: {self.path}"
         parsed = urlparse(self.url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -45,6 +48,10 @@ class BackendSpec:
                     f"{limits.SERVER_CONCURRENCY.high:g}, got {self.max_concurrency}")
         return None
 
+    def engine_fields(self, engine: dict | None = None) -> dict:
+        """EngineConfig fields for this local model: its file, its projector, then `engine`'s settings."""
+        return {"model_path": self.path, "mmproj": self.mmproj or None, **(engine or {})}
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -53,8 +60,9 @@ class BackendSpec:
         """Raises ValueError for anything that is not a spec this version wrote."""
         if not isinstance(data, dict) or data.get("kind") not in KINDS:
             raise ValueError(f"not a backend: {data!r}")
-        known = {k: data[k] for k in ("kind", "path", "url", "model", "max_concurrency") if k in data}
-        types = {"path": str, "url": str, "model": (str, type(None)), "max_concurrency": int}
+        known = {k: data[k] for k in ("kind", "path", "url", "model", "max_concurrency", "mmproj") if k in data}
+        types = {"path": str, "url": str, "model": (str, type(None)), "max_concurrency": int,
+                 "mmproj": (str, type(None))}
         if any(not isinstance(known[k], t) or isinstance(known[k], bool) for k, t in types.items() if k in known):
             raise ValueError(f"not a backend: {data!r}")
         return cls(**known)

@@ -34,12 +34,14 @@ from app.engine.spec_step import SpeculativeStep
 from app.engine.stats import StatsRecorder
 from app.engine.step import StepExecution
 from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, StatsSnapshot, StepEvent
+from app.engine.vision import ImageStore
+from app.engine.vision_step import VisionStep
 
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
 
 
-class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep, PrefixSharing):
+class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep, PrefixSharing, VisionStep):
     """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
 
     def __init__(self, config: EngineConfig):
@@ -49,6 +51,9 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         try:
             self._ctx = LlamaContext(self._model, config)
             self._renderer = PromptRenderer(self._model, config.chat_format)
+            # the vision projector (vision.py, vision_step.py): images in messages; None = text only
+            self._vision = ImageStore(self._model, config.mmproj, config.n_threads) if config.mmproj else None
+            self._embd_batch = None
         except BaseException:
             if getattr(self, "_ctx", None):
                 self._ctx.close()
@@ -107,8 +112,9 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
 
     def render_prompt(self, request: GenerationRequest) -> str:
         """The exact text the request becomes before tokenization: its messages through the chat template (or
-        its raw prompt), then its reply prefix. Safe from any thread; raises PromptError as a submit would end."""
-        return self._renderer.text(request) + request.reply_prefix
+        its raw prompt; `media.MARKER` in place of each image), then its reply prefix. Safe from any thread;
+        raises PromptError as a submit would end."""
+        return self._marked_text(request) + request.reply_prefix
 
     def cancel_all(self) -> None:
         with self._cond:
@@ -165,6 +171,11 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
 
     def reset_stats(self) -> None:
         self._stats.reset()
+
+    @property
+    def takes_images(self) -> bool:
+        """Whether messages may carry images: the model was opened with its vision projector."""
+        return self._vision is not None
 
     @property
     def closed(self) -> bool:
@@ -272,5 +283,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
                 if seq.sampler is not None:
                     seq.sampler.free()
             self._running.clear()
+            if self._vision is not None:
+                self._vision.close()
             self._ctx.close()
             self._model.close()

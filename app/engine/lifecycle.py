@@ -98,14 +98,18 @@ class RequestLifecycle:
             self._admitting = None
 
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
-        text = self._renderer.text(seq.request)
-        prompt = self._renderer.tokens(seq.request, text)
+        text, prompt, n_images = self._prompt_tokens(seq.request)  # vision_step.py: images as placeholders
         seq.prompt = np.asarray(prompt, dtype=np.int32)
         seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
                                    opened=opens_thinking(text, seq.request.reply_prefix))
         if len(prompt) >= self.n_ctx_per_slot:
-            raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
-                                  "(prompt plus reply): shorten it or raise the context per slot")
+            images = f", {int((seq.prompt < 0).sum())} of them for {n_images} image(s)," if n_images else ""
+            raise ContextOverflow(f"the prompt is {len(prompt)} tokens{images} but a slot holds "
+                                  f"{self.n_ctx_per_slot} (prompt plus reply): shorten it or raise the context "
+                                  "per slot")
+        if n_images:
+            prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
+            self._stats.record_images(in_prompts=n_images)
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
         seq.sampler = self._sampler_chain(seq.request, banned)

@@ -172,6 +172,13 @@ class Sequence:
     def prompt_remaining(self) -> int:
         return len(self.prompt) - self.n_prompt_done
 
+    @property
+    def text_ready(self) -> int:
+        """Prompt tokens left before the next image placeholder (vision.py), or all that are left if none."""
+        rest = np.asarray(self.prompt[self.n_prompt_done:])
+        images = np.flatnonzero(rest < 0)
+        return int(images[0]) if len(images) else len(rest)
+
     def completion(self, reason: str, error: str | None = None, error_kind: str | None = None) -> Completion:
         n = len(self.generated)
         decode_tps = None

@@ -77,12 +77,13 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
               prefill_cap: int | None = None, pacer: PrefillPacer | None = None,
               drafts: dict[Sequence, list[int]] | None = None) -> StepPlan:
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
-    sequence waiting to copy a donor's prefix gets no prompt tokens. In reproducible mode the prompt part is a
+    sequence waiting to copy a donor's prefix gets no prompt tokens, and a text run stops before an image
+    (`Sequence.text_ready`: images are decoded apart, vision_step.py). In reproducible mode the prompt part is a
     list of pieces of at most `prefill_chunk` tokens, possibly several of one prompt, each for its own decode.
     `drafts` (speculation): tokens each decoding sequence verifies after its pending one; they count as
     decode rows for the pacer and take their room in the batch."""
     plan = StepPlan(decode=[s for s in running if s.pending_token is not None], drafts=dict(drafts or {}))
-    admitting = [s for s in running if s.pending_token is None and s.prompt_remaining > 0 and s.donor is None]
+    admitting = [s for s in running if s.pending_token is None and s.text_ready > 0 and s.donor is None]
     rows = plan.n_decode + plan.n_draft
     if plan.n_decode:
         allowance = (pacer.prefill_allowance(rows) if pacer
@@ -101,7 +102,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
     for seq in admitting:
         if budget <= 0:
             break
-        n = min(seq.prompt_remaining, budget)
+        n = min(seq.text_ready, budget)
         plan.prefill.append((seq, n))
         budget -= n
     return plan
@@ -111,7 +112,7 @@ def _plan_pieces(plan: StepPlan, admitting: list[Sequence], budget: int, piece: 
     """Reproducible mode: the same prompt tokens the budget allows, first come first served, cut into pieces of
     at most `piece` tokens; each piece is meant for a llama_decode of its own (reproducible.py)."""
     for seq in admitting:
-        n = min(seq.prompt_remaining, budget)
+        n = min(seq.text_ready, budget)
         budget -= n
         while n > 0:
             k = min(n, piece)

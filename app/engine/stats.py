@@ -46,6 +46,8 @@ class StatsRecorder:
             self.coalesced = 0
             self.drafted = 0
             self.accepted = 0
+            self.images_in_prompts = 0  # images in admitted prompts (each occurrence)
+            self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
@@ -77,6 +79,11 @@ class StatsRecorder:
         with self._lock:
             self.drafted += drafted
             self.accepted += accepted
+
+    def record_images(self, in_prompts: int = 0, encoded: int = 0) -> None:
+        with self._lock:
+            self.images_in_prompts += in_prompts
+            self.images_encoded += encoded
 
     def record_reuse(self, cached_tokens: int, coalesced: int = 0) -> None:
         with self._lock:
@@ -114,6 +121,8 @@ class StatsRecorder:
                 coalesced=self.coalesced,
                 drafted_tokens=self.drafted,
                 accepted_tokens=self.accepted,
+                images_encoded=self.images_encoded,
+                images_reused=max(0, self.images_in_prompts - self.images_encoded),
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,

@@ -25,11 +25,14 @@ class StepExecution:
         self._resolve_shared(events)  # prefix copies now possible; first tokens from cached logits
         if not self._running:
             return
+        imaged = self._vision is not None and self._prefill_image(events)  # one image piece (vision_step.py)
         prefill_cap = None
         self._step_accepted = 0  # drafted tokens accepted this step (spec_step.py): decode tokens too
         drafts = self._drafts()
         while True:
             plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts)
+            if not plan.n_tokens and imaged:  # only an image piece this step (or its request ended)
+                return
             if not plan.n_tokens and any(seq.donor for seq in self._running):
                 for seq in self._running:  # only donor-waiters left: cannot happen, but never wait forever
                     seq.donor = None

@@ -244,6 +244,9 @@ class EngineConfig:
     # How a reasoning model's thinking is reported: "deepseek" splits `<think>…</think>` from the answer
     # (Completion.reasoning_text), "none" leaves it in the text (llama-server's --reasoning-format).
     reasoning_format: str = limits.REASONING_FORMAT_DEFAULT
+    # The vision projector (an mmproj GGUF) paired with the model: with it, chat messages may carry image parts
+    # (docs/images.md); None = a text-only model, which refuses images.
+    mmproj: str | None = None
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -357,6 +360,8 @@ class StatsSnapshot:
     recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
     drafted_tokens: int = 0  # speculative decoding since the last reset: tokens drafted and verified
     accepted_tokens: int = 0  # of those, the ones that became output
+    images_encoded: int = 0  # images the vision projector encoded since the last reset
+    images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
 
     @property
     def cache_hit_rate(self) -> float | None:

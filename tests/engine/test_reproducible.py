@@ -75,6 +75,8 @@ def test_planner_pieces_stay_below_the_attention_tile_whatever_the_load():
         def prompt_remaining(self):
             return len(self.prompt) - self.n_prompt_done
 
+        text_ready = prompt_remaining  # a text-only prompt: no image stops a run (vision_step.py)
+
     config = EngineConfig(model_path="x", reproducible=True)
     for decoding in (0, 1, 7):
         prompts = [Seq(150), Seq(70)]

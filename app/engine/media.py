@@ -1,0 +1,104 @@
+"""Image parts of chat messages, as the engine takes them: OpenAI content parts with data URLs.
+
+A message's `content` may be a list of parts, `{"type": "text", "text": ...}` and
+`{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}`. An image is keyed by the SHA-256 of
+its decoded bytes (hex): the same picture is the same image whatever its URL's media type or message, and that
+key is its mtmd bitmap id. A message with an image becomes one string for the chat template, as llama-server
+writes it (common/chat.cpp, `concat_content_parts`): the parts in order, a newline between two text parts and
+none beside an image, each image replaced by the media marker `MARKER`. No llama.cpp here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass
+
+MARKER = "<__media__>"  # libmtmd's default media marker (mtmd_default_marker()); the engine passes it explicitly
+
+
+class ImagePartError(ValueError):
+    """A content part that is not a usable image (the message names the part, and the image if it has a name)."""
+
+
+@dataclass(frozen=True)
+class ImageData:
+    """One image of a request: its bytes, their SHA-256 (hex) and where it was (for messages)."""
+
+    data: bytes
+    key: str
+    where: str  # e.g. "message 2, image 1 (cat.png)"
+
+
+def _part_name(part: dict) -> str:
+    """A name the part carries, if any (a file name a UI attached: `name` on the part or its image_url)."""
+    image_url = part.get("image_url")
+    for holder in (part, image_url if isinstance(image_url, dict) else {}):
+        name = holder.get("name") or holder.get("filename")
+        if isinstance(name, str) and name:
+            return f" ({name})"
+    return ""
+
+
+def decode_data_url(url: str, where: str) -> bytes:
+    """The bytes of a base64 `data:` URL (llama-server also takes bare base64); ImagePartError otherwise."""
+    if not isinstance(url, str) or not url:
+        raise ImagePartError(f"{where}: the image has no URL")
+    payload = url
+    if url.startswith("data:"):
+        header, sep, payload = url.partition(",")
+        if not sep:
+            raise ImagePartError(f"{where}: the data URL has no ',' before its data")
+        if not header.endswith(";base64"):
+            raise ImagePartError(f"{where}: the data URL is not base64 ({header[:40]!r})")
+    elif url.startswith(("http://", "https://", "file:")):
+        raise ImagePartError(f"{where}: a local model takes images as data URLs, not links ({url[:60]!r})")
+    try:
+        data = base64.b64decode(payload, validate=False)
+    except (binascii.Error, ValueError) as exc:
+        raise ImagePartError(f"{where}: the image's base64 data cannot be decoded ({exc})") from exc
+    if not data:
+        raise ImagePartError(f"{where}: the image is empty")
+    return data
+
+
+def has_images(messages: list[dict] | None) -> bool:
+    return any(isinstance(m.get("content"), list) and any(
+        isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"]) for m in messages or ())
+
+
+def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
+    """The messages with every image replaced by `MARKER` (each message with an image flattened to one string,
+    as llama-server does), and the images in prompt order. Raises ImagePartError naming a bad part."""
+    out, images = [], []
+    for m_index, message in enumerate(messages, 1):
+        content = message.get("content")
+        if not isinstance(content, list) or not any(
+                isinstance(p, dict) and p.get("type") == "image_url" for p in content):
+            out.append(message)
+            continue
+        text, last_was_marker = "", False
+        for p_index, part in enumerate(content, 1):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "image_url":
+                where = f"message {m_index}, part {p_index}{_part_name(part)}"
+                image_url = part.get("image_url")
+                url = image_url.get("url") if isinstance(image_url, dict) else image_url
+                data = decode_data_url(url, where)
+                images.append(ImageData(data, hashlib.sha256(data).hexdigest(), where))
+                text += MARKER
+                last_was_marker = True
+            elif kind == "text":
+                piece = part.get("text", "")
+                if not isinstance(piece, str):
+                    raise ImagePartError(f"message {m_index}, part {p_index}: text must be a string")
+                if text and not last_was_marker:
+                    text += "\n"
+                text += piece
+                last_was_marker = False
+            else:
+                raise ImagePartError(f"message {m_index}, part {p_index}: unsupported content part type {kind!r} "
+                                     "(text and image_url are)")
+        out.append({**message, "content": text})
+    return out, images

@@ -1,0 +1,212 @@
+"""The vision projector (libmtmd): images tokenised into the prompt, encoded once, their embeddings decoded.
+
+A prompt with images is one int32 array like any other: its text tokens, and for each image token a negative
+*placeholder* `-(serial * SPAN + index + 1)`, where `serial` numbers the distinct images (by content hash) this
+engine has seen and `index` is the row of that image's embeddings. So two prompts with the same picture have
+equal placeholders there, and the prompt cache, fan-out copies and coalescing share an image's KV exactly as
+they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
+and keeps the result: N panes on one picture encode it once. Runs on the engine thread only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+from llama_cpp import mtmd_cpp as mtmd
+
+from app.engine import native
+from app.engine.media import MARKER, ImageData
+from app.engine.native import LlamaModel
+from app.engine.prompt import PromptError
+
+SPAN = 1 << 16  # most image tokens in one image; placeholders of one image are SPAN apart from the next's
+MAX_KEPT = 32  # images whose embeddings are kept beyond the requests that use them (least recently used go)
+_I32P = ctypes.POINTER(ctypes.c_int32)
+
+
+def placeholder(serial: int, index: int) -> int:
+    return -(serial * SPAN + index + 1)
+
+
+def image_of(token: int) -> tuple[int, int]:
+    """(serial, row) of a placeholder token."""
+    return divmod(-int(token) - 1, SPAN)
+
+
+def serials(prompt: np.ndarray) -> set[int]:
+    """The images a prompt holds."""
+    return {int(s) for s in np.unique((-prompt[prompt < 0] - 1) // SPAN)}
+
+
+@dataclass
+class ImageEntry:
+    key: str  # SHA-256 of the image's bytes: its mtmd bitmap id
+    serial: int
+    n_tokens: int
+    non_causal: bool  # mtmd_decode_use_non_causal: its tokens go in one decode with causal attention off
+    chunk: object | None  # an owned mtmd_input_chunk copy, freed once encoded
+    embd: np.ndarray | None = None  # (n_tokens, n_embd) float32 once encoded
+    used: int = 0
+
+
+class ImageStore:
+    """One mtmd context for one text model and its projector; raises ValueError for a file it cannot load."""
+
+    def __init__(self, model: LlamaModel, path: str | Path, n_threads: int):
+        # mtmd's own log (clip loading, per-image debug lines) goes where llama.cpp's does (native.py)
+        mtmd.mtmd_helper_log_set(native._LOG_CALLBACK, None)
+        params = mtmd.mtmd_context_params_default()
+        params.media_marker = MARKER.encode()
+        params.n_threads = n_threads
+        params.print_timings = False
+        self.path = Path(path)
+        self.ptr = mtmd.mtmd_init_from_file(str(path).encode(), model.ptr, params)
+        if not self.ptr:
+            raise ValueError(f"cannot load the vision projector {path}: not an mmproj GGUF, or not one made for "
+                             f"this model (its embedding size must be the model's); see the log for llama.cpp's reason")
+        if not mtmd.mtmd_support_vision(self.ptr):
+            self.close()
+            raise ValueError(f"{path} has no vision encoder (an audio projector?): it cannot take images")
+        self.mrope = bool(mtmd.mtmd_decode_use_mrope(self.ptr))
+        self.n_embd = llama_cpp.llama_model_n_embd_inp(model.ptr)
+        self._by_key: dict[str, ImageEntry] = {}
+        self._by_serial: dict[int, ImageEntry] = {}
+        self._serial = 0
+        self._clock = 0
+        self.encoded = 0  # mtmd encodes run (one per distinct image while its embeddings are kept)
+
+    def tokenize(self, text: str, images: list[ImageData], pinned: set[int]) -> list[int]:
+        """The prompt's tokens: `text` holds one MARKER per image, in order. `pinned`: images that running or
+        waiting requests still need (never dropped to make room). Raises PromptError naming a bad image."""
+        if self.mrope:
+            raise PromptError("this projector needs M-RoPE positions (a Qwen2-VL-style model), which the engine "
+                              "does not support yet: use llama-server for it")
+        bitmaps = []
+        chunks = mtmd.mtmd_input_chunks_init()
+        try:
+            for image in images:
+                buf = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
+                bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(self.ptr, buf, len(image.data), False)
+                if not bitmap:
+                    raise PromptError(f"{image.where}: the image cannot be decoded ({len(image.data)} bytes; "
+                                      "PNG, JPEG, BMP, GIF, TGA, PSD, HDR and PNM images can)")
+                bitmaps.append(bitmap)
+                mtmd.mtmd_bitmap_set_id(bitmap, image.key.encode())
+            raw = text.encode()
+            inp = mtmd.mtmd_input_text(raw, len(raw), True, True)
+            array = (mtmd.mtmd_bitmap_p_ctypes * max(1, len(bitmaps)))(*bitmaps)
+            rc = mtmd.mtmd_tokenize(self.ptr, chunks, ctypes.byref(inp), array, len(bitmaps))
+            if rc == 1:
+                raise PromptError(f"the prompt has {text.count(MARKER)} image markers for {len(images)} images: "
+                                  f"remove the text {MARKER!r} from the messages")
+            if rc != 0:
+                raise PromptError(f"the projector could not prepare the images (mtmd_tokenize returned {rc})")
+            return self._tokens(chunks, pinned)
+        finally:
+            mtmd.mtmd_input_chunks_free(chunks)
+            for bitmap in bitmaps:
+                mtmd.mtmd_bitmap_free(bitmap)
+
+    def _tokens(self, chunks, pinned: set[int]) -> list[int]:
+        tokens: list[int] = []
+        pinned = set(pinned)  # this prompt's own images too, as they are registered
+        for i in range(mtmd.mtmd_input_chunks_size(chunks)):
+            chunk = mtmd.mtmd_input_chunks_get(chunks, i)
+            kind = mtmd.mtmd_input_chunk_get_type(chunk)
+            if kind == mtmd.MTMD_INPUT_CHUNK_TYPE_TEXT:
+                n = ctypes.c_size_t()
+                pointer = mtmd.mtmd_input_chunk_get_tokens_text(chunk, ctypes.byref(n))
+                tokens.extend(pointer[:n.value])
+            elif kind == mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE:
+                entry = self._entry(chunk, pinned)
+                pinned.add(entry.serial)
+                tokens.extend(placeholder(entry.serial, j) for j in range(entry.n_tokens))
+            else:
+                raise PromptError("audio input is not supported by the engine")
+        return tokens
+
+    def _entry(self, chunk, pinned: set[int]) -> ImageEntry:
+        key = mtmd.mtmd_input_chunk_get_id(chunk).decode()
+        self._clock += 1
+        entry = self._by_key.get(key)
+        if entry is None:
+            n_tokens = mtmd.mtmd_input_chunk_get_n_tokens(chunk)
+            if n_tokens >= SPAN:
+                raise PromptError(f"an image of {n_tokens} tokens is more than the engine takes ({SPAN - 1})")
+            self._serial += 1
+            entry = ImageEntry(key, self._serial, n_tokens, bool(mtmd.mtmd_decode_use_non_causal(self.ptr, chunk)),
+                               mtmd.mtmd_input_chunk_copy(chunk))
+            self._by_key[key] = self._by_serial[entry.serial] = entry
+            self._evict(pinned | {entry.serial})
+        entry.used = self._clock
+        return entry
+
+    def _evict(self, pinned: set[int]) -> None:
+        spare = sorted((e for e in self._by_serial.values() if e.serial not in pinned), key=lambda e: e.used)
+        for entry in spare[:max(0, len(self._by_serial) - MAX_KEPT)]:
+            self._drop(entry)
+
+    def _drop(self, entry: ImageEntry) -> None:
+        del self._by_key[entry.key], self._by_serial[entry.serial]
+        if entry.chunk:
+            mtmd.mtmd_input_chunk_free(entry.chunk)
+            entry.chunk = None
+
+    def entry(self, serial: int) -> ImageEntry:
+        return self._by_serial[serial]
+
+    def embeddings(self, serial: int) -> np.ndarray:
+        """The image's embeddings, encoded now if this is their first use. Raises RuntimeError if mtmd fails."""
+        entry = self._by_serial[serial]
+        if entry.embd is None:
+            rc = mtmd.mtmd_encode_chunk(self.ptr, entry.chunk)
+            if rc != 0:
+                raise RuntimeError(f"the projector failed to encode the image (mtmd_encode_chunk returned {rc})")
+            out = mtmd.mtmd_get_output_embd(self.ptr)
+            entry.embd = np.ctypeslib.as_array(out, shape=(entry.n_tokens * self.n_embd,)).reshape(
+                entry.n_tokens, self.n_embd).copy()
+            mtmd.mtmd_input_chunk_free(entry.chunk)
+            entry.chunk = None
+            self.encoded += 1
+        return entry.embd
+
+    def close(self) -> None:
+        for entry in list(self._by_serial.values()):
+            self._drop(entry)
+        if self.ptr:
+            mtmd.mtmd_free(self.ptr)
+            self.ptr = None
+
+
+class EmbdBatch:
+    """A llama_batch of image embeddings (token = NULL) over numpy buffers: one sequence, consecutive positions."""
+
+    def __init__(self, capacity: int, n_embd: int):
+        self.capacity = capacity
+        self.embd = np.zeros((capacity, n_embd), np.float32)
+        self.pos = np.zeros(capacity, np.int32)
+        self.seq = np.zeros(capacity, np.int32)
+        self.logits = np.zeros(capacity, np.int8)
+        self._n_seq_id = np.ones(capacity, np.int32)
+        base = self.seq.ctypes.data
+        self._seq_ptrs = (_I32P * (capacity + 1))(*[ctypes.cast(base + 4 * i, _I32P) for i in range(capacity)])
+        self.struct = llama_cpp.llama_batch()
+        self.struct.token = None
+        self.struct.embd = self.embd.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        self.struct.pos = self.pos.ctypes.data_as(_I32P)
+        self.struct.n_seq_id = self._n_seq_id.ctypes.data_as(_I32P)
+        self.struct.seq_id = ctypes.cast(self._seq_ptrs, ctypes.POINTER(_I32P))
+        self.struct.logits = self.logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
+
+    def fill(self, rows: np.ndarray, first_pos: int, seq_id: int) -> None:
+        n = len(rows)
+        if n > self.capacity:
+            raise OverflowError(f"an image piece of {n} tokens is more than the batch holds ({self.capacity})")
+        self.embd[:n] = rows
+        self.pos[:n] = np.arange(first_pos, first_pos + n, dtype=np.int32)
+        self.seq[:n] = seq_id
+        self.struct.n_tokens = n

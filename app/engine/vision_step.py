@@ -1,0 +1,130 @@
+"""Images in the engine's steps: a request's images tokenised at admission, their embeddings decoded in pieces.
+
+A mixin of `Engine` (engine thread only). At admission a request with image parts is rendered with one
+`media.MARKER` per image (as llama-server renders it) and tokenised by libmtmd into text tokens and image
+placeholders (vision.py). The scheduler never puts a placeholder into a text batch (`Sequence.text_ready`
+stops a text run at the next image); instead each step first decodes one piece of image embeddings, at most
+`prefill_chunk` rows (fewer beside generating panes: what the pacer lets a prompt add to their step), for the
+first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step, so the
+other panes keep decoding while an image is prefilled. An image is encoded the
+first time a piece of it is decoded and never again while its embeddings are kept; a sequence that copies a
+prefix holding an image from another slot (or finds it in the prompt cache) decodes nothing of it.
+
+Invariants: a piece of one image goes into a llama_decode of its own, at the sequence's next positions (plain
+positions: an M-RoPE projector is refused at tokenisation); an image that mtmd says needs non-causal attention
+goes whole into one decode with causal attention off, and causal attention is back on when it returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+import llama_cpp
+
+from app.engine import media
+from app.engine.core_share import CORES
+from app.engine.events import EventBuilder
+from app.engine.prompt import PromptError
+from app.engine.request import Sequence
+from app.engine.types import GenerationRequest
+from app.engine.vision import EmbdBatch, image_of, serials
+
+log = logging.getLogger("chorus.engine")
+
+NO_PROJECTOR = ("this model was opened without a vision projector (mmproj), so it cannot read images: open it "
+                "with its projector, or remove the images from the messages")
+
+
+class VisionStep:
+    def _prompt_tokens(self, request: GenerationRequest) -> tuple[str, list[int], int]:
+        """The request's prompt text (markers in place of images), its tokens and how many images it holds.
+        Raises PromptError for images on a text-only model, an image that cannot be read, or an image last."""
+        if not media.has_images(request.messages):
+            text = self._renderer.text(request)
+            return text, self._renderer.tokens(request, text), 0
+        if self._vision is None:
+            raise PromptError(NO_PROJECTOR)
+        try:
+            messages, images = media.split_images(request.messages)
+        except media.ImagePartError as exc:
+            raise PromptError(str(exc)) from exc
+        text = self._renderer.text(dataclasses.replace(request, messages=messages))
+        pinned = set().union(*(serials(seq.prompt) for seq in self._running))
+        tokens = self._vision.tokenize(text, images, pinned)
+        if tokens and tokens[-1] < 0:
+            raise PromptError("the prompt ends with an image: the chat template must put text after it")
+        if request.reply_prefix:
+            tokens += self._model.tokenize(request.reply_prefix, add_special=False)
+        return text, tokens, len(images)
+
+    def _marked_text(self, request: GenerationRequest) -> str:
+        """The prompt text of a request with images, a marker in place of each (what `render_prompt` shows)."""
+        if media.has_images(request.messages):
+            request = dataclasses.replace(request, messages=media.split_images(request.messages)[0])
+        return self._renderer.text(request)
+
+    def _prefill_image(self, events: EventBuilder) -> bool:
+        """Decode one piece of image embeddings for the first sequence whose prompt goes on with an image.
+        Returns whether it made progress (a piece decoded, or that sequence ended with an error)."""
+        for seq in self._running:
+            if (seq.finished or seq.donor is not None or seq.pending_token is not None
+                    or seq.prompt_remaining <= 0 or seq.prompt[seq.n_prompt_done] >= 0):
+                continue
+            self._image_piece(seq, events)
+            return True
+        return False
+
+    def _image_piece(self, seq: Sequence, events: EventBuilder) -> None:
+        serial, row = image_of(seq.prompt[seq.n_prompt_done])
+        entry = self._vision.entry(serial)
+        left = entry.n_tokens - row
+        n = left if entry.non_causal else min(left, self._image_piece_rows())
+        if left - n == 1 and n > 1:  # never leave a one-row piece: alone in its ubatch it meets another kernel
+            n -= 1
+        if n > self._ctx.n_batch:
+            self._finish(seq, "error", events, f"the image is {entry.n_tokens} tokens, which this model must "
+                         f"decode at once, but a batch holds {self._ctx.n_batch}: raise the batch size", kind="prompt")
+            return
+        try:
+            before = self._vision.encoded
+            embd = self._vision.embeddings(serial)
+            self._stats.record_images(encoded=self._vision.encoded - before)
+        except RuntimeError as exc:
+            self._finish(seq, "error", events, str(exc), kind="prompt")
+            return
+        if self._embd_batch is None:
+            self._embd_batch = EmbdBatch(self._ctx.n_batch, self._vision.n_embd)
+        self._embd_batch.fill(embd[row:row + n], seq.n_past, seq.slot)
+        rc, elapsed = self._decode_embd(entry.non_causal)
+        if rc != 0:
+            why = "no room left in the KV cache" if rc == 1 else f"llama_decode returned {rc}"
+            log.error("image piece of %s tokens for request %s failed: %s", n, seq.id, why)
+            self._finish(seq, "error", events, f"decoding the image failed ({why})", kind="decode")
+            return
+        seq.n_past += n
+        seq.n_prompt_done += n
+        self._stats.record_step(0, n, elapsed)
+
+    def _image_piece_rows(self) -> int:
+        """Rows of an image piece: `prefill_chunk` while no pane is generating; beside generating panes, what the
+        pacer lets a prompt add to their step (scheduler.py), at least `min_prefill_per_step`."""
+        n_decode = sum(seq.pending_token is not None for seq in self._running)
+        if not n_decode:
+            return self.config.prefill_chunk
+        allowance = self._pacer.prefill_allowance(n_decode)
+        return max(self.config.min_prefill_per_step, min(allowance, self.config.prefill_chunk))
+
+    def _decode_embd(self, non_causal: bool) -> tuple[int, float]:
+        ctx = self._ctx
+        ctx.share_threads(CORES.busy(id(self)))
+        if non_causal:
+            llama_cpp.llama_set_causal_attn(ctx.ptr, False)
+        started = time.perf_counter()
+        try:
+            rc = llama_cpp.llama_decode(ctx.ptr, self._embd_batch.struct)
+        finally:
+            if non_causal:
+                llama_cpp.llama_set_causal_attn(ctx.ptr, True)
+        return rc, time.perf_counter() - started

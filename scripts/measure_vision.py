@@ -1,0 +1,100 @@
+"""Images in the engine, measured (issue 37; figures in docs/benchmarks.md, "Images"). No assertions: figures.
+
+1. 8 panes, 8 different questions about one image (image first), submitted together: the last pane's time to
+   first token ÷ one pane's alone (the cache cleared between), and how many times the image was encoded.
+2. 4 panes streaming text while a fifth request's image is prefilled: the p99 of the 4 streams' inter-token
+   gaps from the image's submission to its first token, ÷ their median gap before it (steady).
+
+SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens), or `--model/--mmproj`.
+
+    python scripts/measure_vision.py [--threads 2] [--model M --mmproj P] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
+from app.models import default_model_path  # noqa: E402
+from tests.vision_gguf import data_url, sample_png, tiny_mmproj  # noqa: E402
+
+GREEDY = SamplingParams(temperature=0.0)
+QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
+             "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]
+
+
+def about(png: bytes, question: str, max_tokens: int = 8) -> GenerationRequest:
+    return GenerationRequest(messages=[{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": data_url(png)}}, {"type": "text", "text": question}]}],
+        max_tokens=max_tokens, sampling=GREEDY)
+
+
+def fan_out(model, mmproj, threads: int) -> dict:
+    png = sample_png(1)
+    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=8, n_threads=threads)) as engine:
+        engine.submit(about(sample_png(0), "warm up")).result(300)
+        engine.clear_prompt_cache()
+        one = engine.submit(about(png, QUESTIONS[0])).result(300).ttft_s
+        engine.clear_prompt_cache()
+        engine._vision._drop(engine._vision.entry(max(engine._vision._by_serial)))  # encode it again, as cold
+        engine.wait_idle(60)
+        engine.reset_stats()
+        done = [h.result(600) for h in [engine.submit(about(png, q)) for q in QUESTIONS]]
+        stats = engine.stats()
+    last = max(d.ttft_s for d in done)
+    return {"one_ttft_s": one, "last_of_8_ttft_s": last, "ratio": last / one,
+            "encoded": stats.images_encoded, "reused": stats.images_reused}
+
+
+def gaps_while_image(model, mmproj, threads: int) -> dict:
+    times: dict[int, list[float]] = {}
+
+    def on_step(event) -> None:
+        for rid in event.tokens:
+            times.setdefault(rid, []).append(event.time)
+
+    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=5, n_threads=threads)) as engine:
+        engine.subscribe(on_step)
+        streams = [engine.submit(GenerationRequest(messages=[{"role": "user", "content": f"Story {i}, please."}],
+                                                   max_tokens=160, ignore_eos=True, sampling=GREEDY))
+                   for i in range(4)]
+        while min((len(times.get(h.id, [])) for h in streams), default=0) < 40:
+            time.sleep(0.01)
+        t_image = time.perf_counter()
+        image = engine.submit(about(sample_png(2), "What is this?")).result(300)
+        t_first = t_image + image.ttft_s
+        for h in streams:
+            h.result(600)
+    before, during = [], []
+    for h in streams:
+        t = np.asarray(times[h.id])
+        gaps, ends = np.diff(t), t[1:]
+        before += list(gaps[(ends < t_image) & (ends > t[10])])
+        during += list(gaps[(ends >= t_image) & (ends <= t_first + 0.5 * np.median(gaps))])
+    steady = float(np.median(before))
+    return {"steady_gap_ms": steady * 1000, "p99_gap_during_image_ms": float(np.percentile(during, 99)) * 1000,
+            "ratio": float(np.percentile(during, 99)) / steady, "image_ttft_s": image.ttft_s, "gaps": len(during)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--mmproj", default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    model, mmproj = args.model or default_model_path(), args.mmproj or tiny_mmproj()
+    for _ in range(args.repeat):
+        print("8 panes on one image:", {k: round(v, 3) for k, v in fan_out(model, mmproj, args.threads).items()})
+        print("4 streams, an image prefilled:",
+              {k: round(v, 3) for k, v in gaps_while_image(model, mmproj, args.threads).items()})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Images in the engine (issue 37): SmolLM2-135M with the tiny random projector of tests/vision_gguf.py.
+
+The replies mean nothing (random weights); what is checked is what the engine does with images: each distinct
+image is encoded once however many panes ask about it, a request gives the same tokens alone or in a batch,
+and images it cannot take are refused with a message naming why. Token parity with llama-server --mmproj is in
+tests/backends/test_vision_server.py.
+"""
+
+import base64
+
+import pytest
+
+from app.engine import GenerationRequest
+from app.engine.media import MARKER
+from tests.conftest import GREEDY, assert_kv_accounted
+from tests.vision_gguf import IMAGE_TOKENS, data_url, sample_png, tiny_mmproj
+
+QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
+             "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]
+
+
+def image_part(png: bytes, name: str | None = None) -> dict:
+    part = {"type": "image_url", "image_url": {"url": data_url(png)}}
+    if name:
+        part["image_url"]["name"] = name
+    return part
+
+
+def about(png: bytes, question: str, max_tokens: int = 12, image_first: bool = True) -> GenerationRequest:
+    parts = [image_part(png), {"type": "text", "text": question}]
+    return GenerationRequest(messages=[{"role": "user", "content": parts if image_first else parts[::-1]}],
+                             max_tokens=max_tokens, sampling=GREEDY)
+
+
+@pytest.fixture
+def vision(make_engine):
+    def make(**overrides):
+        return make_engine(mmproj=str(tiny_mmproj()), **overrides)
+    return make
+
+
+def test_an_image_is_tokenised_with_the_marker_and_answered(vision):
+    engine = vision(n_slots=2)
+    request = about(sample_png(0), "What is in this image?")
+    assert f"<|im_start|>user\n{MARKER}What is in this image?<|im_end|>" in engine.render_prompt(request)
+    done = engine.submit(request).result(120)
+    assert done.error is None and done.generated_tokens > 0
+    assert done.prompt_tokens > IMAGE_TOKENS
+    assert engine.stats().images_encoded == 1
+    assert_kv_accounted(engine)
+
+
+def test_eight_panes_on_one_image_encode_it_once(vision):
+    engine = vision(n_slots=8)
+    png = sample_png(1)
+    handles = [engine.submit(about(png, q)) for q in QUESTIONS]
+    done = [h.result(300) for h in handles]
+    assert all(d.error is None and d.generated_tokens > 0 for d in done)
+    stats = engine.stats()
+    assert (stats.images_encoded, stats.images_reused) == (1, 7)
+    assert sum(d.cached_tokens >= IMAGE_TOKENS for d in done) == 7  # the image's KV was copied, not decoded
+    assert engine.submit(about(png, "Once more?")).result(120).error is None
+    assert engine.stats().images_encoded == 1  # kept: asked again later, still not encoded again
+    assert_kv_accounted(engine)
+
+
+def test_the_same_request_gives_the_same_tokens_alone_and_in_a_batch(vision):
+    engine = vision(n_slots=4)
+    target = about(sample_png(2), "Describe the colours.", max_tokens=16, image_first=False)
+    alone = engine.submit(target).result(120).token_ids
+    engine.clear_prompt_cache()
+    others = [about(sample_png(0), "Count the shapes.", max_tokens=24), about(sample_png(1), "Who made it?"),
+              GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}], max_tokens=24,
+                                sampling=GREEDY)]
+    handles = [engine.submit(r) for r in others[:2]] + [engine.submit(target), engine.submit(others[2])]
+    batched = [h.result(300) for h in handles]
+    assert all(d.error is None for d in batched)
+    assert batched[2].token_ids == alone
+
+
+def test_a_model_without_its_projector_refuses_an_image(make_engine):
+    engine = make_engine(n_slots=1)
+    done = engine.submit(about(sample_png(0), "What is this?")).result(60)
+    assert done.finish_reason == "error" and done.error_kind == "prompt"
+    assert "without a vision projector (mmproj)" in done.error
+    assert engine.submit(GenerationRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=4,
+                                           sampling=GREEDY)).result(60).error is None
+
+
+def test_an_image_that_cannot_be_decoded_is_named(vision):
+    engine = vision(n_slots=1)
+    garbage = {"type": "image_url", "image_url": {"url": "data:image/png;base64,"
+                                                  + base64.b64encode(b"not a picture").decode(), "name": "cat.png"}}
+    request = GenerationRequest(messages=[{"role": "user", "content": [{"type": "text", "text": "Look:"}, garbage]}],
+                                max_tokens=4, sampling=GREEDY)
+    done = engine.submit(request).result(60)
+    assert done.finish_reason == "error" and done.error_kind == "prompt"
+    assert "message 1, part 2 (cat.png)" in done.error and "cannot be decoded" in done.error
+    not_base64 = GenerationRequest(messages=[{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}, {"type": "text", "text": "?"}]}])
+    refused = engine.submit(not_base64).result(60)
+    assert refused.error_kind == "prompt" and "data URLs" in refused.error
+    assert engine.submit(about(sample_png(0), "And this one?", max_tokens=4)).result(60).error is None
+
+
+def test_an_image_that_does_not_fit_the_slot_says_the_sizes(vision):
+    engine = vision(n_slots=1, n_ctx_per_slot=64)
+    done = engine.submit(about(sample_png(0), "What is in this image?")).result(60)
+    assert done.error_kind == "context"
+    assert f"{IMAGE_TOKENS} of them for 1 image(s)" in done.error and "a slot holds 64" in done.error
