@@ -15,6 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from psygnal import Signal, SignalGroup
@@ -25,6 +26,22 @@ from app.engine.reasoning import split_prefix
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.output_format import format_applied
 from app.session.state import PaneResult, PaneSpec, RunState
+
+
+def has_images(request: GenerationRequest) -> bool:
+    return any(isinstance(m.get("content"), list) and any(p.get("type") == "image_url" for p in m["content"])
+               for m in request.messages or ())
+
+
+def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
+    """Why `backend` cannot take the request's images: a local model opened without its projector (a server
+    answers for itself). None when it can, or when the request has none."""
+    config = backend.config if backend is not None else None
+    if config is None or getattr(config, "mmproj", None) or not has_images(request):
+        return None
+    model = getattr(backend.model_info, "model", None) or Path(str(config.model_path)).name
+    return (f"{model} was opened without a vision projector (mmproj), so it cannot read images. Open the model "
+            f"with its projector, or remove the images from the message.")
 
 
 class AlreadyRunning(ValueError):
@@ -129,6 +146,9 @@ class SessionRunner:
         if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
+        problem = has_images(request) and vision_problem(request, self.backends.get(pane.backend))
+        if problem:
+            raise ValueError(f"{pane.label}: {problem}")
         handle = self.backends.submit(request, pane.backend)
         prefix = commit_run(pane, turns, use_draft)
         answer, thought = split_prefix(prefix)  # a prefix that opens <think> starts the thinking, not the answer
@@ -140,7 +160,11 @@ class SessionRunner:
     def submit(self, request: GenerationRequest, backend: str, result: PaneResult,
                on_finish: Callable[[PaneResult, Completion], None] | None = None) -> RequestHandle:
         """Submit any request (an evaluation cell, a judge, a JSONL line); `result` is filled live and
-        `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit."""
+        `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit, and
+        ValueError for images sent to a local model without its projector."""
+        problem = has_images(request) and vision_problem(request, self.backends.get(backend))
+        if problem:
+            raise ValueError(problem)
         handle = self.backends.submit(request, backend)
         result.state, result.t_submit = RunState.QUEUED, handle.t_submit
         result.token_logprobs = [] if request.logprobs else None
