@@ -21,6 +21,7 @@ from typing import Protocol
 from psygnal import Signal, SignalGroup
 
 from app.backends.base import Backend
+from app.backends.image_parts import count_images
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.engine.reasoning import split_prefix
 from app.session.conversation import commit_run, plan_run, record_reply
@@ -28,16 +29,11 @@ from app.session.output_format import format_applied
 from app.session.state import PaneResult, PaneSpec, RunState
 
 
-def has_images(request: GenerationRequest) -> bool:
-    return any(isinstance(m.get("content"), list) and any(p.get("type") == "image_url" for p in m["content"])
-               for m in request.messages or ())
-
-
 def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
     """Why `backend` cannot take the request's images: a local model opened without its projector (a server
     answers for itself). None when it can, or when the request has none."""
     config = backend.config if backend is not None else None
-    if config is None or getattr(config, "mmproj", None) or not has_images(request):
+    if config is None or getattr(config, "mmproj", None) or not count_images(request):
         return None
     model = getattr(backend.model_info, "model", None) or Path(str(config.model_path)).name
     return (f"{model} was opened without a vision projector (mmproj), so it cannot read images. Open the model "
@@ -146,7 +142,7 @@ class SessionRunner:
         if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
-        problem = has_images(request) and vision_problem(request, self.backends.get(pane.backend))
+        problem = count_images(request) and vision_problem(request, self.backends.get(pane.backend))
         if problem:
             raise ValueError(f"{pane.label}: {problem}")
         handle = self.backends.submit(request, pane.backend)
@@ -162,7 +158,7 @@ class SessionRunner:
         """Submit any request (an evaluation cell, a judge, a JSONL line); `result` is filled live and
         `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit, and
         ValueError for images sent to a local model without its projector."""
-        problem = has_images(request) and vision_problem(request, self.backends.get(backend))
+        problem = count_images(request) and vision_problem(request, self.backends.get(backend))
         if problem:
             raise ValueError(problem)
         handle = self.backends.submit(request, backend)
