@@ -1,9 +1,13 @@
-"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts."""
+"""Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts.
+
+A message's images are shown by path: `images_dir` is the folder, relative to the document, that holds them
+(`images.folder_for(document)`, written by the caller); without one they are named by label and file name."""
 
 from __future__ import annotations
 
 import json
 
+from app.session import images
 from app.session.compare import differences_in_groups, label, settings_of
 from app.session.state import PaneSpec, SessionModel
 
@@ -28,7 +32,15 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
-def to_markdown(session: SessionModel) -> str:
+def image_path(ref: images.ImageRef, images_dir: str | None) -> str:
+    return f"{images_dir}/{ref.file_name}" if images_dir else ref.file_name
+
+
+def _image_lines(refs, images_dir: str | None) -> list[str]:
+    return [" ".join(f"![{r.label}]({image_path(r, images_dir)})" for r in refs), ""] if refs else []
+
+
+def to_markdown(session: SessionModel, images_dir: str | None = None) -> str:
     """Prompts, the settings that differ between panes, every output, and timings."""
     panes = session.panes
     lines = ["# Chorus session", ""]
@@ -46,13 +58,14 @@ def to_markdown(session: SessionModel) -> str:
             lines += ["**System:**", "", _quote(pane.system), ""]
         for turn in pane.turns:
             who = "User" if turn["role"] == "user" else "Assistant"
-            lines += [f"**{who}:**", "", _quote(turn["content"]), ""]
+            lines += [f"**{who}:**", "", *_image_lines(turn.get("images", ()), images_dir), _quote(turn["content"]), ""]
         if pane.result.busy or (pane.result.text and not (pane.turns and pane.turns[-1]["role"] == "assistant")):
             lines += [f"**Assistant ({pane.result.state.value}):**", "", _quote(pane.result.text), ""]
         if pane.result.error:
             lines += [f"*Error:* {pane.result.error}", ""]
         if pane.draft.strip():
-            lines += ["**Next message (not sent yet):**", "", _quote(pane.draft), ""]
+            lines += ["**Next message (not sent yet):**", "", *_image_lines(pane.draft_images, images_dir),
+                      _quote(pane.draft), ""]
         if pane.rating or pane.note:
             stars = "★" * pane.rating + "☆" * (5 - pane.rating) if pane.rating else "not rated"
             lines += [f"**Rating:** {stars}" + (f" — {pane.note}" if pane.note else ""), ""]
@@ -60,13 +73,19 @@ def to_markdown(session: SessionModel) -> str:
     return "\n".join(lines)
 
 
-def result_lines(session: SessionModel):
+def _turns(pane: PaneSpec, images_dir: str | None) -> list[dict]:
+    """The turns as JSON: images as {name, sha256, path}."""
+    return [{**t, "images": [{"name": r.name, "sha256": r.sha256, "path": image_path(r, images_dir)}
+                             for r in t["images"]]} if t.get("images") else t for t in pane.turns]
+
+
+def result_lines(session: SessionModel, images_dir: str | None = None):
     """One JSON object per pane: its settings, conversation and last result."""
     for pane in session.panes:
         r = pane.result
         yield json.dumps({
             "pane": pane.number, "id": pane.id, "title": pane.title, "settings": settings_of(pane),
-            "system": pane.system, "turns": pane.turns, "state": r.state.value, "text": r.text,
+            "system": pane.system, "turns": _turns(pane, images_dir), "state": r.state.value, "text": r.text,
             "finish_reason": r.finish_reason, "error": r.error, "prompt_tokens": r.prompt_tokens,
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
             "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
@@ -75,5 +94,5 @@ def result_lines(session: SessionModel):
         }, ensure_ascii=False)
 
 
-def to_jsonl(session: SessionModel) -> str:
-    return "".join(line + "\n" for line in result_lines(session))
+def to_jsonl(session: SessionModel, images_dir: str | None = None) -> str:
+    return "".join(line + "\n" for line in result_lines(session, images_dir))

@@ -139,9 +139,10 @@ def parts(text: str, refs: tuple[ImageRef, ...] | list[ImageRef]) -> str | list[
 
 # --- beside the session file ----------------------------------------------------------------------------------
 def folder_for(session_path: str | Path) -> Path:
-    """`talk.chorus.json` → `talk.images/` next to it."""
+    """`talk.chorus.json` → `talk.images/` next to it (an export `talk.md` or `talk.jsonl` shares it: files are
+    named by content, so sharing never mixes two images up)."""
     path = Path(session_path)
-    stem = path.name.removesuffix(".chorus.json").removesuffix(".json")
+    stem = path.name.removesuffix(".chorus.json") if path.name.endswith(".chorus.json") else path.stem
     return path.with_name(f"{stem}.images")
 
 

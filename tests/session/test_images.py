@@ -165,3 +165,18 @@ def test_a_local_model_without_a_projector_refuses_an_image_naming_the_pane(tmp_
         assert runner.active == 0
     finally:
         registry.close_all()
+
+
+def test_exports_show_images_by_path(tmp_path, fresh_store):
+    import json
+
+    from app.session import export
+
+    pane, ref = _pane_with_image(tmp_path)
+    commit_run(pane, plan_run(pane)[1])
+    session = Session()
+    session.adopt(pane)
+    line = json.loads(export.to_jsonl(session, "talk.images"))
+    assert line["turns"][0]["images"] == [{"name": "red.png", "sha256": ref.sha256,
+                                           "path": f"talk.images/{ref.sha256}.png"}]
+    assert f"![red.png](talk.images/{ref.sha256}.png)" in export.to_markdown(session, "talk.images")
