@@ -137,6 +137,13 @@ def parts(text: str, refs: tuple[ImageRef, ...] | list[ImageRef]) -> str | list[
             {"type": "text", "text": text}]
 
 
+def text_of(content: str | list[dict]) -> str:
+    """A message's text: the content itself, or its text parts joined (image parts left out)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+
+
 # --- beside the session file ----------------------------------------------------------------------------------
 def folder_for(session_path: str | Path) -> Path:
     """`talk.chorus.json` → `talk.images/` next to it (an export `talk.md` or `talk.jsonl` shares it: files are

@@ -180,3 +180,25 @@ def test_exports_show_images_by_path(tmp_path, fresh_store):
     assert line["turns"][0]["images"] == [{"name": "red.png", "sha256": ref.sha256,
                                            "path": f"talk.images/{ref.sha256}.png"}]
     assert f"![red.png](talk.images/{ref.sha256}.png)" in export.to_markdown(session, "talk.images")
+
+
+def test_a_sweep_varies_the_image_over_a_folder_and_a_list(tmp_path, fresh_store):
+    from app.session import sweep
+
+    folder = tmp_path / "pics"
+    folder.mkdir()
+    for name, rgb in (("b.png", (0, 0, 255)), ("a.png", (255, 0, 0))):
+        write_png(folder / name, rgb=rgb)
+    (folder / "notes.txt").write_text("not an image")
+    extra = write_png(tmp_path / "green.png", rgb=(0, 255, 0))
+    base = PaneSpec(draft="What colour?")
+    panes = sweep.expand(base, {"image": [str(folder), str(extra)], "temperature": [0.0, 0.5]})
+    assert [(p.draft_images[0].name, p.sampling.temperature) for p in panes] == [
+        ("a.png", 0.0), ("a.png", 0.5), ("b.png", 0.0), ("b.png", 0.5), ("green.png", 0.0), ("green.png", 0.5)]
+    assert all(p.draft == "What colour?" for p in panes) and base.draft_images == ()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="image: the folder .*empty holds no PNG"):
+        sweep.expand(base, {"image": [str(empty)]})
+    with pytest.raises(ValueError, match="image = .*gone.png.*image not found"):
+        sweep.expand(base, {"image": [str(tmp_path / "gone.png")]})
