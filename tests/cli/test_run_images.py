@@ -29,7 +29,8 @@ def test_image_parts_in_run_lines_are_read_and_bad_ones_named_with_their_line(tm
     sent = items[0].request.messages[0]["content"][1]["image_url"]["url"]
     assert base64.b64decode(sent.split(",", 1)[1]) == png() and items[0].error is None
     assert items[1].request.messages[0]["content"][1]["image_url"]["url"] == data_url
-    assert items[2].error.startswith("line 3: messages[0].content[1]: image not found:") and "gone.png" in items[2].error
+    assert items[2].error.startswith("line 3: messages[0].content[1]: image not found:")
+    assert "gone.png" in items[2].error
     assert "line 4: messages[0].content[1]: " in items[3].error and "notes.png is not an image" in items[3].error
     assert items[4].error is None and items[4].request.messages[0]["content"][1]["image_url"]["url"] == sent
     assert "line 6" in items[5].error and "web address" in items[5].error
