@@ -58,8 +58,8 @@ class ImageStrip(QWidget):
         super().__init__(parent)
         self.spec, self.controller = spec, controller
         self._choose = choose or self._ask_files
-        self.attach_button = QToolButton(text="🖼＋", toolTip="Attach images to the next message (or paste or drop "
-                                                             "them onto it)", autoRaise=True)
+        self.attach_button = QToolButton(text="Attach image…", autoRaise=True,
+                                          toolTip="Attach images to the next message (or paste or drop them onto it)")
         self.attach_button.clicked.connect(self.attach_chosen)
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
