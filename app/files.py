@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Replace `path` with `text` so that a crash leaves either the old or the new content. The new file gets
-    the mode an editor's would: the old file's, else 0666 less the umask."""
+def write_atomic(path: str | Path, text: str | bytes) -> None:
+    """Replace `path` with `text` (str: written as UTF-8; bytes: as they are) so that a crash leaves either the
+    old or the new content. The new file gets the mode an editor's would: the old file's, else 0666 less the
+    umask."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
@@ -20,8 +21,8 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         if path.exists():
             os.fchmod(fd, path.stat().st_mode & 0o7777)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

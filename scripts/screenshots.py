@@ -9,7 +9,8 @@ the server's /metrics in the stats panel) and -backends-dialog.png; with NAME `r
 OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thinking on with its section opened,
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
-votes, and its leaderboard), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
+votes, and its leaderboard), images (OUT_DIR/screenshot-images.png: three panes with one chart attached; not in
+the default set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
 llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed
 group's comparison table with the meaning column, and its answers clustered by meaning), sizes
 (OUT_DIR/screenshot-800x560.png, -1280x800.png,
@@ -68,6 +69,46 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_sizes(window, out)
     if "versions" in names:
         await shoot_versions(window, out)
+    if "images" in names:
+        await shoot_images(window, out)
+
+
+def chart_png(path: Path) -> Path:
+    """A small bar chart to ask about (drawn with Qt: no image files in the repository)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    image = QImage(320, 200, QImage.Format_RGB32)
+    image.fill(Qt.white)
+    painter = QPainter(image)
+    for i, (height, colour) in enumerate(zip((60, 140, 100, 170), ("#2563eb", "#059669", "#d97706", "#dc2626"),
+                                             strict=True)):
+        painter.fillRect(30 + i * 70, 180 - height, 50, height, QColor(colour))
+    painter.setPen(Qt.black)
+    painter.drawLine(20, 180, 310, 180)
+    painter.drawText(20, 20, "Sales by quarter")
+    painter.end()
+    image.save(str(path))
+    return path
+
+
+IMAGE_QUESTIONS = ["What does this chart show?", "Which bar is the tallest?", "Describe the colours in this image."]
+
+
+async def shoot_images(window: MainWindow, out: Path) -> None:
+    """Panes on one image (the README's Images section): two with it attached to the next message, one that ran
+    it on a model without a projector and says so."""
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.columns_box.setValue(3)
+    chart = chart_png(Path(tempfile.mkdtemp()) / "chart.png")
+    for question in IMAGE_QUESTIONS:
+        pane = window.grid.add_pane()
+        pane.prompt.setPlainText(question)
+        window.controller.attach_image(pane.spec, str(chart))
+    window.grid.panes[-1].run()
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-images.png"))
 
 
 SIZES = [(800, 560), (1280, 800), (1920, 1080)]

@@ -16,6 +16,7 @@ from app.engine import SAMPLER_FIELDS, GenerationRequest, SamplingParams
 from app.session.compare import differences
 from app.session.compare import label as diff_label
 from app.session.conversation import can_run, plan_run
+from app.session.images import text_of
 from app.session.state import PaneSpec, SessionModel
 from app.session.votes import variant_key
 
@@ -97,7 +98,7 @@ def build(panes: Sequence[PaneSpec], model_of: Callable[[str], str] | None = Non
     if len(contenders) < 2:
         raise ValueError("An arena needs at least two panes whose settings differ: make variants first "
                          "(Compare → Variants and sweeps).")
-    last_user = next((m["content"] for m in reversed(conversations[0]) if m["role"] == "user"), "")
+    last_user = next((text_of(m["content"]) for m in reversed(conversations[0]) if m["role"] == "user"), "")
     if same_case:
         return Arena(list(contenders.values()), "prompt:" + variant_key(conversations[0]), last_user)
     return Arena(list(contenders.values()), "prompts:" + variant_key(conversations), "")
@@ -120,6 +121,6 @@ def _prompt_of(pane: PaneSpec) -> str:
     """The pane's question, shortened, to name a set of panes without naming any of them."""
     if not can_run(pane):
         return "(no prompt)"
-    last = next((m["content"] for m in reversed(_conversation(pane)) if m["role"] == "user"), "")
+    last = next((text_of(m["content"]) for m in reversed(_conversation(pane)) if m["role"] == "user"), "")
     text = " ".join(last.split())
     return f"“{text if len(text) <= 40 else text[:39] + '…'}”"

@@ -2,7 +2,9 @@
 
 Each input becomes a RunItem: its line number (or pane number), an id, the GenerationRequest and its settings
 as the comparison labels, or the reason the line cannot run (then the rest still run). An input that cannot be
-read at all raises InputError with one sentence.
+read at all raises InputError with one sentence. A message's image parts (OpenAI's `image_url`) may give a data
+URL or a file (a path relative to the JSONL's folder, or file://); each is read and sent as a data URL, and
+one that is missing or not an image is named with its line.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
-from app.session import MAIN, Session, SessionFileError, compare, conversation, tools
+from app.session import MAIN, Session, SessionFileError, compare, conversation, images, tools
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
                   "speculative", "tools", "tool_choice", "parallel_tool_calls")
@@ -111,8 +113,10 @@ def field_problem(data: dict) -> str | None:
             return f"messages[{index}] must be an object with a string role and a content"
         content = message.get("content")
         if not (isinstance(content, str) or (isinstance(content, list) and all(
-                isinstance(part, dict) and isinstance(part.get("text", ""), str) for part in content))):
-            return f"messages[{index}].content must be a string or a list of text parts"
+                isinstance(part, dict) and (isinstance(part.get("text", ""), str) and part.get("type") != "image_url"
+                                            or _image_part(part)) for part in content))):
+            return (f"messages[{index}].content must be a string or a list of text and image parts "
+                    '({"type": "image_url", "image_url": {"url": "<a path or a data URL>"}})')
     for name, value in (data.get("sampling") or {}).items():
         if name not in _SAMPLING_TYPES:
             return f"sampling: unknown setting {_shown(str(name))!r} (known: {', '.join(_SAMPLING_TYPES)})"
@@ -122,8 +126,49 @@ def field_problem(data: dict) -> str | None:
     return None
 
 
-def parse_line(text: str, line: int) -> RunItem:
-    """One JSONL line as a RunItem; a bad line becomes an item with `error` (and its id, if it had one)."""
+def _image_part(part: dict) -> bool:
+    image = part.get("image_url")
+    return part.get("type") == "image_url" and isinstance(image, dict | str) and isinstance(
+        image.get("url") if isinstance(image, dict) else image, str)
+
+
+def inline_images(messages: list[dict], base: Path | None) -> list[dict]:
+    """Messages whose image parts name a file (a path, relative to `base`, or a file:// URL) or a data URL, with
+    every image read, checked and sent as a data URL. Raises ValueError naming the part and the file."""
+    out = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            out.append(message)
+            continue
+        parts = []
+        for number, part in enumerate(content):
+            if part.get("type") != "image_url":
+                parts.append(part)
+                continue
+            image = part["image_url"]
+            url = (image.get("url") if isinstance(image, dict) else image).strip()
+            where = f"messages[{index}].content[{number}]"
+            try:
+                ref = images.add_data_url(url, where) if url.startswith("data:") else _image_file(url, base)
+            except images.ImageError as exc:
+                raise ValueError(f"{where}: {exc}") from exc
+            parts.append({"type": "image_url", "image_url": {"url": images.data_url(ref)}})
+        out.append({**message, "content": parts})
+    return out
+
+
+def _image_file(url: str, base: Path | None) -> images.ImageRef:
+    if url.startswith(("http://", "https://")):
+        raise images.ImageError(f"{url} is a web address: Chorus reads images from files or data URLs (download "
+                                "it and give its path)")
+    path = Path(url.removeprefix("file://")).expanduser()
+    return images.add_file(path if path.is_absolute() or base is None else base / path)
+
+
+def parse_line(text: str, line: int, base: Path | None = None) -> RunItem:
+    """One JSONL line as a RunItem; a bad line becomes an item with `error` (and its id, if it had one). Image
+    paths are relative to `base` (the JSONL's folder)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -146,6 +191,8 @@ def parse_line(text: str, line: int) -> RunItem:
     try:
         fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar")
                   if data.get(k) is not None}
+        if "messages" in fields:
+            fields["messages"] = inline_images(fields["messages"], base)
         if data.get("tools"):  # checked as a pane's tools are (app/session/tools.py)
             fields.update(tools=tuple(tools.check_tools(data["tools"])),
                           tool_choice=tools.check_tool_choice(data.get("tool_choice") or "auto", data["tools"]),
@@ -172,7 +219,7 @@ def _jsonl_items(path: Path) -> Iterator[RunItem]:
     with path.open(encoding="utf-8", errors="replace") as lines:
         for number, text in enumerate(lines, start=1):
             if text.strip():
-                yield parse_line(text, number)
+                yield parse_line(text, number, path.parent)
 
 
 def _session_items(session: Session) -> Iterator[RunItem]:

@@ -25,6 +25,7 @@ import yaml
 
 from app.evaluate.assertion_strings import assertion_from_string
 from app.evaluate.errors import Problems
+from app.session import images
 from app.session.evaluation import EvalCase
 
 TEST_KEYS = frozenset({"description", "vars", "assert", "threshold", "metadata", "options", "providerOutput",
@@ -248,8 +249,14 @@ def read_vars_file(path: Path) -> list[dict]:
     return tests
 
 
+# The extensions promptfoo reads as images (src/util/file.ts isImageFile): such a `file://` var becomes
+# `data:<mime>;base64,...`. Chorus sends the formats its engine decodes and names any other.
+PROMPTFOO_IMAGE_TYPES = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "heic", "heif", "avif", "tif", "tiff")
+
+
 def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
-    """Var values `file://path` become the file's contents (.json/.yaml parsed), as promptfoo loads them."""
+    """Var values `file://path` become the file's contents (.json/.yaml parsed; an image a data URL), as
+    promptfoo loads them."""
     loaded = {}
     for key, value in test.vars.items():
         items = value if isinstance(value, list) else [value]
@@ -265,6 +272,11 @@ def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -
                 problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
             elif not is_file(path):
                 problems.add(f"{where}.vars.{key}", f"no such file: {path}")
+            elif path.suffix.lower().lstrip(".") in PROMPTFOO_IMAGE_TYPES:
+                try:  # promptfoo inlines it as a data URL (evaluatorHelpers.ts renderPrompt); see docs/evaluate.md
+                    out.append(images.data_url(images.add_file(path)))
+                except images.ImageError as exc:
+                    problems.add(f"{where}.vars.{key}", str(exc))
             elif (text := read_text(path, problems)) is None:
                 continue
             elif path.suffix.lower() in (".json", ".yaml", ".yml"):

@@ -22,6 +22,7 @@ from app.evaluate.case_files import read_vars_file
 from app.evaluate.config import read_config
 from app.evaluate.templates import chat_messages
 from app.evaluate.variants import variants_from_panes
+from app.session import images
 from app.session.evaluation import CellResult, Evaluation
 from app.session.state import PaneSpec
 
@@ -46,8 +47,20 @@ def cell_conversation(evaluation: Evaluation, cell: CellResult) -> tuple[str, li
     prompt = cell.prompt or cells.prepare(evaluation, cell).prompt
     messages = chat_messages(prompt) or [{"role": "user", "content": prompt}]
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-    turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] in ("user", "assistant")]
+    turns = [_turn(m) for m in messages if m["role"] in ("user", "assistant")]
     return system, turns
+
+
+def _turn(message: dict) -> dict:
+    """A chat message as a pane's turn: image parts (data URLs) become the turn's images."""
+    content = message["content"]
+    if not isinstance(content, list):
+        return {"role": message["role"], "content": content}
+    text = "\n".join(p["text"] for p in content if p["type"] == "text")
+    urls = [p["image_url"].get("url", "") if isinstance(p["image_url"], dict) else str(p["image_url"])
+            for p in content if p["type"] == "image_url"]
+    refs = tuple(images.add_data_url(url) for url in urls)
+    return {"role": message["role"], "content": text, "images": refs}
 
 
 def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str) -> PaneSpec:
@@ -61,8 +74,8 @@ def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str) -> PaneSpe
     fields = dict(title=title, system=system, sampling=variant.sampling_params(), max_tokens=variant.max_tokens,
                   stop=tuple(variant.stop), backend=backend)
     if not cell.output:
-        draft = turns.pop()["content"] if turns and turns[-1]["role"] == "user" else ""
-        return PaneSpec(turns=turns, draft=draft, **fields)
+        last = turns.pop() if turns and turns[-1]["role"] == "user" else {"content": ""}
+        return PaneSpec(turns=turns, draft=last["content"], draft_images=last.get("images", ()), **fields)
     shown = dataclasses.replace(cell.result)
     pane = PaneSpec(turns=[*turns, {"role": "assistant", "content": cell.output}],
                     show_probabilities=bool(shown.token_logprobs), **fields)

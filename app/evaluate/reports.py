@@ -78,7 +78,14 @@ def to_csv(evaluation: Evaluation) -> str:
 _CSS = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;width:100%}
 th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;text-align:left}th{background:#f4f4f4}
 .PASS{color:#176f2c}.FAIL{color:#b3261e}.ERROR{color:#8a4b00}.out{white-space:pre-wrap;font-family:monospace}
-.reason{color:#555;font-size:90%;white-space:pre-wrap}.stats{font-weight:normal;font-size:85%;color:#444}"""
+.reason{color:#555;font-size:90%;white-space:pre-wrap}.thumb{max-width:96px;max-height:96px}.stats{font-weight:normal;font-size:85%;color:#444}"""
+
+
+def _var_cell(value) -> str:
+    """A var's cell: an image var (a data URL, as a `file://` image var loads) as its thumbnail, else its text."""
+    if isinstance(value, str) and value.startswith("data:image/"):
+        return f"<td><img class='thumb' alt='image' src='{html.escape(value, quote=True)}'></td>"
+    return f"<td class='out'>{html.escape(str(value))}</td>"
 
 
 def to_html(evaluation: Evaluation) -> str:
@@ -92,8 +99,7 @@ def to_html(evaluation: Evaluation) -> str:
                     for c in matrix.columns)
     body = []
     for row in matrix.rows:
-        cells = [f"<td>{esc(row.description)}</td>"] + [f"<td class='out'>{esc(str(row.vars.get(n, '')))}</td>"
-                                                         for n in names]
+        cells = [f"<td>{esc(row.description)}</td>"] + [_var_cell(row.vars.get(n, "")) for n in names]
         for cell in row.cells:
             word = status_word(cell) or "PENDING"
             doubtful = reliability.doubtful(cell)

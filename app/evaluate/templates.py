@@ -153,5 +153,14 @@ def chat_messages(prompt: str) -> list[dict] | None:
         return None
     if parsed and isinstance(parsed, list) and all(
             isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in parsed):
-        return [{"role": m["role"], "content": js_string(m["content"])} for m in parsed]
+        return [{"role": m["role"], "content": _content(m["content"])} for m in parsed]
     return None
+
+
+def _content(value) -> str | list[dict]:
+    """A message's content: text, or OpenAI parts kept as parts when they hold an image (an `image_url` part,
+    whose url a `file://` image var has become a data URL: case_files.load_file_vars)."""
+    if isinstance(value, list) and value and all(isinstance(p, dict) and p.get("type") in ("text", "image_url")
+                                                 for p in value) and any(p["type"] == "image_url" for p in value):
+        return [{"type": "text", "text": js_string(p.get("text"))} if p["type"] == "text" else p for p in value]
+    return js_string(value)

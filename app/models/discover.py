@@ -2,7 +2,9 @@
 into another app's folder (the only file written is Chorus' own scan cache).
 
 Layouts and where each app keeps them: app/models/sources.py. Rules:
-- `mmproj*` (vision projectors) and partial downloads (`incomplete*`, `*.downloadInProgress`) are skipped;
+- partial downloads (`incomplete*`, `*.downloadInProgress`) are skipped; a vision projector (`mmproj*`, Ollama's
+  projector layer, Jan's `mmproj_path`) is not a model but the `mmproj` of the model it belongs to
+  (app/models/projectors.py), and that model's row says "vision";
 - split shards (`-00001-of-00003.gguf`) are one model, loaded through the first shard;
 - within one app a file is listed once: a hub snapshot symlink and its blob, or two Ollama tags naming one
   blob (the tags become aliases). The same file reached from two apps is one entry per app, each noting the
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from app.models import projectors
 from app.models.info import ModelFacts
 from app.models.scan_cache import ScanCache
 from app.models.shards import group, missing_note, shard_paths, split_parts
@@ -54,6 +57,11 @@ class ModelEntry:
     broken: str | None = None  # why it cannot load; None when it looks usable
     real_path: str = ""
     facts: ModelFacts | None = field(default=None, compare=False, repr=False)
+    mmproj: str = ""  # the vision projector paired with the model ("" = none: a text-only model)
+
+    @property
+    def vision(self) -> bool:
+        return bool(self.mmproj)
 
     @property
     def source_label(self) -> str:
@@ -86,6 +94,7 @@ class _Candidate:
     expected: int = 1
     repo: str = ""
     aliases: list[str] = field(default_factory=list)
+    mmproj: Path | None = None
 
 
 def discover(home: str | Path | None = None, env: dict | None = None, *, folders=(), cache: ScanCache | None = None,
@@ -136,7 +145,8 @@ def _entry(cand: _Candidate, cache: ScanCache) -> ModelEntry:
     size = sum(_size(p) for p in cand.shards)
     base = ModelEntry(path=str(cand.shards[0]), name=cand.name, source=cand.source, size_bytes=size,
                       shards=cand.expected, repo=cand.repo, aliases=tuple(cand.aliases),
-                      real_path=os.path.realpath(cand.shards[0]))
+                      real_path=os.path.realpath(cand.shards[0]),
+                      mmproj=str(cand.mmproj) if cand.mmproj is not None and cand.mmproj.is_file() else "")
     missing = missing_note(cand.shards, cand.expected)
     if missing or not cand.shards[0].exists():
         return replace(base, broken=missing or "the file is gone (a dangling link?)")
@@ -204,7 +214,8 @@ def _tree(root: Root) -> list[_Candidate]:
     out = []
     for shards, count in group(_walk(root.path)):
         repo = shards[0].parent.relative_to(root.path).as_posix()
-        out.append(_Candidate(root.source, _stem(shards[0]), shards, count, "" if repo == "." else repo))
+        out.append(_Candidate(root.source, _stem(shards[0]), shards, count, "" if repo == "." else repo,
+                              mmproj=projectors.beside(shards[0])))
     return out
 
 
@@ -217,13 +228,16 @@ def _ollama(root: Root) -> list[_Candidate]:
         try:
             layers = json.loads(manifest.read_text(encoding="utf-8")).get("layers", [])
             digest = next(layer["digest"] for layer in layers if layer.get("mediaType") == OLLAMA_MODEL_LAYER)
+            projector = next((layer["digest"] for layer in layers
+                              if layer.get("mediaType") == projectors.OLLAMA_PROJECTOR_LAYER), None)
         except (OSError, ValueError, StopIteration, KeyError, TypeError, AttributeError):
             continue  # a manifest without a model layer (or not JSON) names no GGUF
         registry, namespace, model, tag = parts
         short = (f"{model}:{tag}" if namespace == "library" else f"{namespace}/{model}:{tag}")
         name = short if registry == "registry.ollama.ai" else f"{registry}/{short}"
         blob = root.path / "blobs" / str(digest).replace(":", "-")
-        out.append(_Candidate("ollama", name, [blob], 1, f"{registry}/{namespace}/{model}"))
+        mmproj = root.path / "blobs" / str(projector).replace(":", "-") if projector else None
+        out.append(_Candidate("ollama", name, [blob], 1, f"{registry}/{namespace}/{model}", mmproj=mmproj))
     return out
 
 
@@ -242,14 +256,17 @@ def _hf(root: Root) -> list[_Candidate]:
             continue
         revision = repo.refs.get("main") or max(repo.revisions, key=lambda r: r.last_modified)
         files = sorted(Path(f.file_path) for f in revision.files if not _skip(f.file_name))
+        found = sorted(Path(f.file_path) for f in revision.files if projectors.is_projector(f.file_name))
         for shards, count in group(files):
-            out.append(_Candidate(root.source, _stem(shards[0]), shards, count, repo.repo_id))
+            out.append(_Candidate(root.source, _stem(shards[0]), shards, count, repo.repo_id,
+                                  mmproj=projectors.pick(shards[0], found)))
     return out
 
 
 def _llamacpp(root: Root) -> list[_Candidate]:
     flat = sorted(p for p in root.path.iterdir() if not p.is_dir() and not _skip(p.name))
-    out = [_Candidate(root.source, _stem(shards[0]), shards, count) for shards, count in group(flat)]
+    out = [_Candidate(root.source, _stem(shards[0]), shards, count, mmproj=projectors.beside(shards[0]))
+           for shards, count in group(flat)]
     if any(p.name.startswith("models--") for p in root.path.iterdir()):
         out += _hf(root)
     return out
@@ -264,8 +281,11 @@ def _jan(root: Root) -> list[_Candidate]:
         except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError):
             continue
         path = model_path if model_path.is_absolute() else root.path / model_path
+        mmproj = Path(str(data["mmproj_path"])).expanduser() if data.get("mmproj_path") else None
+        if mmproj is not None and not mmproj.is_absolute():
+            mmproj = root.path / mmproj
         model_id = config.parent.relative_to(models).as_posix()
-        out.append(_Candidate("jan", str(data.get("name") or model_id), [path], 1, model_id))
+        out.append(_Candidate("jan", str(data.get("name") or model_id), [path], 1, model_id, mmproj=mmproj))
     return out
 
 

@@ -4,7 +4,9 @@ every other huggingface_hub user share the files (and discover() lists them unde
 Everything goes through huggingface_hub's own client: `HfApi.list_models` (search), `HfApi.list_repo_tree`
 (files and sizes), and for a download its `get_hf_file_metadata` and `http_get` into the cache layout
 hf_hub_download writes (see `_download_one`: the partial file is kept, so a cancel or a crash resumes with a
-Range request). A finished transfer is checked against the hub's size and, for LFS files (an ETag of 64 hex
+Range request). A vision model's projector (`mmproj`, paired as app/models/projectors.py pairs them) is
+downloaded with it, into the same snapshot, so discovery and *Open model…* find it beside the model. A finished
+transfer is checked against the hub's size and, for LFS files (an ETag of 64 hex
 digits), its sha256: a file that does not match is removed, so the next attempt starts clean. The hub's
 address is `$HF_ENDPOINT`, read at each call (huggingface_hub reads it once, at import). Cancelling raises
 from the progress callback inside the transfer loop, before a chunk is written.
@@ -21,10 +23,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
+from app.models import projectors
 from app.models.info import quant_from_name
 from app.models.shards import split_parts
 from app.models.sources import hf_cache_dir
@@ -60,6 +63,8 @@ class HubFile:
     size: int
     quantization: str
     best: bool = False  # the file that fits memory best (mark_best)
+    mmproj: str | None = None  # the repo's vision projector for this model, downloaded with it (None: text only)
+    mmproj_size: int = 0
 
     @property
     def filename(self) -> str:
@@ -102,12 +107,14 @@ def search(query: str, limit: int = 40) -> list[HubRepo]:
 
 
 def files(repo_id: str) -> list[HubFile]:
-    """The repo's GGUF models with quantization and size (split models as one; mmproj files left out)."""
+    """The repo's GGUF models with quantization and size (split models as one), each with the repo's projector
+    that belongs to it (mmproj files are not models of their own)."""
     try:
         tree = [f for f in _api().list_repo_tree(repo_id, recursive=True) if hasattr(f, "size")]
     except Exception as exc:
         raise _unreachable(exc) from exc
     models: dict[str, list] = {}
+    found = {PurePosixPath(f.path): f.size for f in tree if projectors.is_projector(f.path.rsplit("/", 1)[-1])}
     for f in sorted(tree, key=lambda f: f.path):
         name = f.path.rsplit("/", 1)[-1]
         if not name.lower().endswith(".gguf") or "mmproj" in name.lower():
@@ -115,8 +122,13 @@ def files(repo_id: str) -> list[HubFile]:
         parts = split_parts(name)
         key = f.path[: -len(name)] + (parts[0] if parts else name)
         models.setdefault(key, []).append(f)
-    return [HubFile(repo_id, tuple(f.path for f in group), sum(f.size for f in group),
-                    quant_from_name(group[0].path) or "?") for group in models.values()]
+    out = []
+    for group in models.values():
+        mmproj = projectors.pick(PurePosixPath(group[0].path), list(found))
+        out.append(HubFile(repo_id, tuple(f.path for f in group), sum(f.size for f in group),
+                           quant_from_name(group[0].path) or "?", mmproj=str(mmproj) if mmproj else None,
+                           mmproj_size=found[mmproj] if mmproj else 0))
+    return out
 
 
 def needed(file: HubFile) -> int:
@@ -133,14 +145,14 @@ def mark_best(found: list[HubFile], memory: int) -> list[HubFile]:
 
 def download(file: HubFile, progress: Callable[[int, int, float], None] | None = None,
              cancel: threading.Event | None = None, cache: Path | None = None) -> Path:
-    """Download every file of `file` into the hub cache; returns the local path of the first (its snapshot
-    link). `progress(done, total, bytes_per_second)` is called as data arrives. Raises DownloadCancelled (the
-    partial file stays and the next call resumes it) or HubError."""
+    """Download every file of `file` (and its projector) into the hub cache; returns the local path of the
+    first (its snapshot link). `progress(done, total, bytes_per_second)` is called as data arrives. Raises
+    DownloadCancelled (the partial file stays and the next call resumes it) or HubError."""
     cancel = cancel or threading.Event()
-    meter = _Meter(file.size, progress)
+    meter = _Meter(file.size + file.mmproj_size, progress)
     paths = []
     try:
-        for name in file.files:
+        for name in (*file.files, *([file.mmproj] if file.mmproj else [])):
             paths.append(_download_one(file.repo_id, name, Path(cache or cache_dir()), meter, cancel))
     except (DownloadCancelled, HubError):
         raise
@@ -148,7 +160,7 @@ def download(file: HubFile, progress: Callable[[int, int, float], None] | None =
         if cancel.is_set():
             raise DownloadCancelled() from exc
         raise _unreachable(exc) from exc
-    meter.report(file.size)
+    meter.report(file.size + file.mmproj_size)
     return paths[0]
 
 

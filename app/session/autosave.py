@@ -7,7 +7,8 @@ an instance only ever clears the stale temporaries of its own slot. At start-up 
 free slot that holds a session (the one a closed or crashed instance left), else the first free one; the other
 free slots holding sessions are `orphans()`, offered to the user, each restored by the next instance started.
 
-The autosave is written with the same crash-safe write as any session file (temp file, fsync, rename), plus
+The autosave is written with the same crash-safe write as any session file (temp file, fsync, rename; its
+images first, into `autosave.images/`), plus
 a record of the file the session belongs to and whether it had changes that file lacks. `Autosaver.save`
 encodes on the caller's thread (the GUI's; timed in `encode_seconds`) and writes on a worker thread; the
 latest text wins when saves come faster than writes. An autosave that cannot be used is moved aside (kept for
@@ -26,7 +27,7 @@ from pathlib import Path
 import platformdirs
 from filelock import FileLock, Timeout
 
-from app.session import store
+from app.session import schema, store
 from app.session.schema import Autosave
 from app.session.session import Session
 
@@ -116,6 +117,7 @@ class Autosaver:
         self.encodes, self.encode_seconds, self.writes, self.write_seconds = 0, 0.0, 0, 0.0
         self.failed: str | None = None
         self._pending: str | None = None
+        self._images: list = []  # the images the pending text names (written before it)
         self._writing = False
         self._closed = False
         self._cv = threading.Condition()
@@ -130,12 +132,13 @@ class Autosaver:
         """Encode now (raises SessionFileError for text that cannot be saved); write on the worker."""
         start = time.perf_counter()
         text = store.encode(session, Autosave(file=file, unsaved=unsaved))
+        refs = schema.image_refs(session)
         with self._cv:
             self.encode_seconds += time.perf_counter() - start
             self.encodes += 1
             if self._closed:
                 raise store.SessionFileError("the autosave is closed")
-            self._pending = text
+            self._pending, self._images = text, refs
             self._cv.notify_all()
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -161,8 +164,10 @@ class Autosaver:
                 if self._pending is None:
                     return
                 text, self._pending, self._writing = self._pending, None, True
+                refs = self._images
             start = time.perf_counter()
             try:
+                store.save_images(refs, self.path)
                 store.write_atomic(self.path, text)
                 error = None
             except OSError as exc:

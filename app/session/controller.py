@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.engine import RequestHandle
-from app.session import conversation, versions
+from app.session import conversation, images, versions
 from app.session.runner import SessionRunner
 from app.session.state import PaneSpec, SessionModel, new_id
 
@@ -122,10 +122,20 @@ class SessionController:
     def start_edit(self, pane: PaneSpec, index: int) -> None:
         conversation.start_edit(pane, index)
 
-    def cancel_edit(self, pane: PaneSpec, draft: str = "") -> None:
-        """Stop rewriting a message; `draft` is what the editor held before the edit began."""
+    def cancel_edit(self, pane: PaneSpec, draft: str = "", draft_images: tuple = ()) -> None:
+        """Stop rewriting a message; `draft` (and `draft_images`) is what the editor held before the edit began."""
         conversation.cancel_edit(pane)
-        pane.draft = draft
+        pane.draft, pane.draft_images = draft, tuple(draft_images)
+
+    def attach_image(self, pane: PaneSpec, source) -> images.ImageRef:
+        """Attach an image to the pane's draft: a file path, or bytes (a paste). Raises ImageError naming it
+        (missing, unreadable, too big, not an image); the draft is unchanged then."""
+        ref = images.add_bytes(source) if isinstance(source, bytes) else images.add_file(source)
+        conversation.attach(pane, ref)
+        return ref
+
+    def detach_image(self, pane: PaneSpec, ref: images.ImageRef) -> None:
+        conversation.detach(pane, ref)
 
     def drop_oldest(self, pane: PaneSpec) -> int:
         return conversation.drop_oldest_exchange(pane)

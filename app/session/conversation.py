@@ -10,7 +10,7 @@ silently: a conversation too long for its slot ends "error" with the sizes, and
 from __future__ import annotations
 
 from app.engine import GenerationRequest, Speculation, limits
-from app.session import tools
+from app.session import images, tools
 from app.session.state import PaneResult, PaneSpec
 
 
@@ -18,33 +18,48 @@ class NothingToRun(ValueError):
     """The pane has no message to answer."""
 
 
+def message(turn: dict) -> dict:
+    """A turn as a chat message: its images (if any) become OpenAI parts beside the text. Raises ImageError
+    naming an image whose bytes are missing."""
+    return {"role": turn["role"], "content": images.parts(turn["content"], turn.get("images", ()))}
+
+
 def messages(pane: PaneSpec) -> list[dict]:
     """The system prompt (if any) and the turns, as chat messages."""
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
-    return system + [{"role": t["role"], "content": t["content"]} for t in pane.turns]
+    return system + [message(t) for t in pane.turns]
+
+
+def _user_turn(text: str, refs: tuple) -> dict:
+    return {"role": "user", "content": text, "images": tuple(refs)} if refs else {"role": "user", "content": text}
 
 
 def can_run(pane: PaneSpec) -> bool:
-    return bool(pane.draft.strip()) or any(t["role"] == "user" for t in pane.turns)
+    return bool(pane.draft.strip() or pane.draft_images) or any(t["role"] == "user" for t in pane.turns)
 
 
 def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest, list[dict]]:
     """The request Run would submit and the conversation it implies; changes nothing. Without the draft
     (`use_draft=False`) it regenerates the last reply.
 
-    Raises NothingToRun, or ValueError from the request's own checks (tools.ToolsError for bad tools)."""
+    Raises NothingToRun, images.ImageError naming the pane and a missing image, or ValueError from the
+    request's own checks (tools.ToolsError for bad tools)."""
     turns = list(pane.turns)
     if pane.editing is not None and use_draft:
         turns = turns[:pane.editing]
-    if use_draft and pane.draft.strip():
-        turns.append({"role": "user", "content": pane.draft.strip()})
+    if use_draft and (pane.draft.strip() or pane.draft_images):
+        turns.append(_user_turn(pane.draft.strip(), pane.draft_images))
     elif turns and turns[-1]["role"] == "assistant":
         turns.pop()  # regenerate the last reply
     if not turns or turns[-1]["role"] != "user":
         raise NothingToRun("Type a message first.")
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
     prefix = pane.reply_prefix if turns == pane.turns else ""  # a branch continues its chosen start
-    request = GenerationRequest(messages=system + turns, sampling=pane.sampling, max_tokens=pane.max_tokens,
+    try:
+        sent = [message(t) for t in turns]
+    except images.ImageError as exc:
+        raise images.ImageError(f"{pane.label}: {exc}") from exc
+    request = GenerationRequest(messages=system + sent, sampling=pane.sampling, max_tokens=pane.max_tokens,
                                 stop=pane.stop, reply_prefix=prefix, thinking=pane.thinking,
                                 thinking_budget=pane.thinking_budget,
                                 speculative=None if pane.speculative == "off" else Speculation(pane.speculative),
@@ -61,7 +76,7 @@ def commit_run(pane: PaneSpec, turns: list[dict], used_draft: bool = True) -> st
     pane.reply_prefix = ""
     pane.turns = turns
     if used_draft:
-        pane.draft, pane.editing = "", None
+        pane.draft, pane.editing, pane.draft_images = "", None, ()
     return prefix
 
 
@@ -93,10 +108,21 @@ def start_edit(pane: PaneSpec, index: int) -> None:
     if not (0 <= index < len(pane.turns)) or pane.turns[index]["role"] != "user":
         raise ValueError(f"turn {index + 1} is not a user message")
     pane.editing, pane.draft = index, pane.turns[index]["content"]
+    pane.draft_images = tuple(pane.turns[index].get("images", ()))
 
 
 def cancel_edit(pane: PaneSpec) -> None:
-    pane.editing, pane.draft = None, ""
+    pane.editing, pane.draft, pane.draft_images = None, "", ()
+
+
+def attach(pane: PaneSpec, *refs: images.ImageRef) -> None:
+    """Add images to the draft (one already there is not added twice)."""
+    pane.draft_images = tuple(dict.fromkeys((*pane.draft_images, *refs)))
+
+
+def detach(pane: PaneSpec, ref: images.ImageRef) -> None:
+    """Remove an image from the draft before Run."""
+    pane.draft_images = tuple(r for r in pane.draft_images if r != ref)
 
 
 def drop_oldest_exchange(pane: PaneSpec) -> int:

@@ -1,13 +1,16 @@
 """Sessions as documents: Markdown for people (any viewer, diffable), JSON lines for scripts. A pane with
 several versions lists each (what it asked, the settings that differ between them, its reply and figures).
 Given the answer clusters (stability_report.Clusters), the Markdown ends with a Stability section and each
-clustered pane's JSON line has a "stability" field."""
+clustered pane's JSON line has a "stability" field.
+
+A message's images are shown by path: `images_dir` is the folder, relative to the document, that holds them
+(`images.folder_for(document)`, written by the caller); without one they are named by label and file name."""
 
 from __future__ import annotations
 
 import json
 
-from app.session import versions
+from app.session import images, versions
 from app.session.compare import differences_in_groups, differing, label, settings_of
 from app.session.stability_report import Clusters, markdown, pane_fields
 from app.session.state import PaneSpec, SessionModel
@@ -36,7 +39,15 @@ def _quote(text: str) -> str:
     return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
 
 
-def to_markdown(session: SessionModel, clusters: Clusters | None = None) -> str:
+def image_path(ref: images.ImageRef, images_dir: str | None) -> str:
+    return f"{images_dir}/{ref.file_name}" if images_dir else ref.file_name
+
+
+def _image_lines(refs, images_dir: str | None) -> list[str]:
+    return [" ".join(f"![{r.label}]({image_path(r, images_dir)})" for r in refs), ""] if refs else []
+
+
+def to_markdown(session: SessionModel, clusters: Clusters | None = None, images_dir: str | None = None) -> str:
     """Prompts, the settings that differ between panes, every output, and timings (then the clusters)."""
     panes = session.panes
     lines = ["# Chorus session", ""]
@@ -54,13 +65,14 @@ def to_markdown(session: SessionModel, clusters: Clusters | None = None) -> str:
             lines += ["**System:**", "", _quote(pane.system), ""]
         for turn in pane.turns:
             who = "User" if turn["role"] == "user" else "Assistant"
-            lines += [f"**{who}:**", "", _quote(turn["content"]), ""]
+            lines += [f"**{who}:**", "", *_image_lines(turn.get("images", ()), images_dir), _quote(turn["content"]), ""]
         if pane.result.busy or (pane.result.text and not (pane.turns and pane.turns[-1]["role"] == "assistant")):
             lines += [f"**Assistant ({pane.result.state.value}):**", "", _quote(pane.result.text), ""]
         if pane.result.error:
             lines += [f"*Error:* {pane.result.error}", ""]
         if pane.draft.strip():
-            lines += ["**Next message (not sent yet):**", "", _quote(pane.draft), ""]
+            lines += ["**Next message (not sent yet):**", "", *_image_lines(pane.draft_images, images_dir),
+                      _quote(pane.draft), ""]
         if pane.rating or pane.note:
             stars = "★" * pane.rating + "☆" * (5 - pane.rating) if pane.rating else "not rated"
             lines += [f"**Rating:** {stars}" + (f" — {pane.note}" if pane.note else ""), ""]
@@ -105,7 +117,13 @@ def _version_records(pane: PaneSpec) -> list[dict]:
              "decode_tps": v.result.decode_tps} for i, v in enumerate(pane.versions)]
 
 
-def result_lines(session: SessionModel, clusters: Clusters | None = None):
+def _turns(pane: PaneSpec, images_dir: str | None) -> list[dict]:
+    """The turns as JSON: images as {name, sha256, path}."""
+    return [{**t, "images": [{"name": r.name, "sha256": r.sha256, "path": image_path(r, images_dir)}
+                             for r in t["images"]]} if t.get("images") else t for t in pane.turns]
+
+
+def result_lines(session: SessionModel, clusters: Clusters | None = None, images_dir: str | None = None):
     """One JSON object per pane: its settings, conversation and last result (its versions, its answer cluster)."""
     found = pane_fields(clusters)
     for pane in session.panes:
@@ -113,7 +131,7 @@ def result_lines(session: SessionModel, clusters: Clusters | None = None):
         extra = {"stability": found[pane.id]} if pane.id in found else {}
         yield json.dumps({
             "pane": pane.number, "id": pane.id, "title": pane.title, "settings": settings_of(pane),
-            "system": pane.system, "turns": pane.turns, "state": r.state.value, "text": r.text,
+            "system": pane.system, "turns": _turns(pane, images_dir), "state": r.state.value, "text": r.text,
             "finish_reason": r.finish_reason, "error": r.error, "prompt_tokens": r.prompt_tokens,
             "cached_tokens": r.cached_tokens, "generated_tokens": r.generated_tokens,
             "queue_wait_s": r.queue_wait_s, "ttft_s": r.ttft_s, "decode_tps": r.decode_tps,
@@ -123,5 +141,5 @@ def result_lines(session: SessionModel, clusters: Clusters | None = None):
         }, ensure_ascii=False)
 
 
-def to_jsonl(session: SessionModel, clusters: Clusters | None = None) -> str:
-    return "".join(line + "\n" for line in result_lines(session, clusters))
+def to_jsonl(session: SessionModel, clusters: Clusters | None = None, images_dir: str | None = None) -> str:
+    return "".join(line + "\n" for line in result_lines(session, clusters, images_dir))

@@ -15,17 +15,30 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from psygnal import Signal, SignalGroup
 
 from app.backends.base import Backend
+from app.backends.image_parts import count_images
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.engine.reasoning import split_prefix
 from app.session import versions
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.output_format import format_applied
 from app.session.state import PaneResult, PaneSpec, RunState
+
+
+def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
+    """Why `backend` cannot take the request's images: a local model opened without its projector (a server
+    answers for itself). None when it can, or when the request has none."""
+    config = backend.config if backend is not None else None
+    if config is None or getattr(config, "mmproj", None) or not count_images(request):
+        return None
+    model = getattr(backend.model_info, "model", None) or Path(str(config.model_path)).name
+    return (f"{model} was opened without a vision projector (mmproj), so it cannot read images. Open the model "
+            f"with its projector, or remove the images from the message.")
 
 
 class AlreadyRunning(ValueError):
@@ -130,6 +143,9 @@ class SessionRunner:
         if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft)
+        problem = count_images(request) and vision_problem(request, self.backends.get(pane.backend))
+        if problem:
+            raise ValueError(f"{pane.label}: {problem}")
         handle = self.backends.submit(request, pane.backend)
         versions.keep_unversioned(pane)  # a reply from before versions existed is not dropped either
         prefix = commit_run(pane, turns, use_draft)
@@ -144,7 +160,11 @@ class SessionRunner:
     def submit(self, request: GenerationRequest, backend: str, result: PaneResult,
                on_finish: Callable[[PaneResult, Completion], None] | None = None) -> RequestHandle:
         """Submit any request (an evaluation cell, a judge, a JSONL line); `result` is filled live and
-        `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit."""
+        `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit, and
+        ValueError for images sent to a local model without its projector."""
+        problem = count_images(request) and vision_problem(request, self.backends.get(backend))
+        if problem:
+            raise ValueError(problem)
         handle = self.backends.submit(request, backend)
         result.state, result.t_submit = RunState.QUEUED, handle.t_submit
         result.token_logprobs = [] if request.logprobs else None

@@ -20,6 +20,7 @@ from app.session import evaluation_file, versions
 from app.session.evaluation import Evaluation
 from app.session.evaluation_file import EvaluationFile
 from app.session.file_structs import dataclass_struct, given
+from app.session.images import ImageRef
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import COLUMNS, PaneSpec, ViewSettings
 from app.session.version_file import Version, version_from_file, version_raw
@@ -41,11 +42,12 @@ class Header(msgspec.Struct):
 class Turn(msgspec.Struct):
     role: Literal["user", "assistant"]
     content: str
+    images: list[ImageRef] | UnsetType = UNSET  # by content hash; the files are beside the session (images.py)
 
 
 # A pane's fields, each optional (absent: the model's default), as PaneSpec declares them.
 Pane = dataclass_struct(PaneSpec, "Pane", {"turns": list[Turn], "stop": list[str], "result": Result,
-                                          "versions": list[Version]})
+                                          "versions": list[Version], "draft_images": list[ImageRef]})
 
 
 class View(msgspec.Struct):
@@ -79,7 +81,7 @@ def pane_from_file(raw: Pane) -> PaneSpec:
     """Raises ValueError for values no pane can hold (the model's own checks)."""
     fields = given(raw)
     if "turns" in fields:
-        fields["turns"] = [{"role": t.role, "content": t.content} for t in fields["turns"]]
+        fields["turns"] = [_turn_from_file(t) for t in fields["turns"]]
     if "stop" in fields:
         fields["stop"] = tuple(fields["stop"])
     if fields.get("rating") is not None:
@@ -99,6 +101,17 @@ def pane_from_file(raw: Pane) -> PaneSpec:
     pane = PaneSpec(**fields)
     versions.recover(pane)  # a run cut short by a crash gives back the reply it was replacing
     return pane
+
+
+def _turn_from_file(t: Turn) -> dict:
+    turn = {"role": t.role, "content": t.content}
+    return {**turn, "images": tuple(t.images)} if t.images else turn
+
+
+def image_refs(session) -> list[ImageRef]:
+    """Every image the session's panes name (turns and drafts), in order, each once."""
+    refs = [r for p in session.panes for t in p.turns for r in t.get("images", ())]
+    return list(dict.fromkeys(refs + [r for p in session.panes for r in p.draft_images]))
 
 
 def view_from_file(raw: View | UnsetType) -> ViewSettings:
@@ -125,8 +138,9 @@ def autosave_from_file(data: SessionFile) -> Autosave:
 # --- model → file --------------------------------------------------------------------------------------------
 def pane_to_file(pane: PaneSpec) -> Pane:
     fields = {name: getattr(pane, name) for name in Pane.__struct_fields__}
-    fields.update(turns=[Turn(t["role"], t["content"]) for t in pane.turns], stop=list(pane.stop),
-                  result=result_to_file(pane.result), versions=[version_raw(v) for v in pane.versions])
+    fields.update(turns=[Turn(t["role"], t["content"], list(t.get("images", ())) or UNSET) for t in pane.turns],
+                  stop=list(pane.stop), result=result_to_file(pane.result),
+                  versions=[version_raw(v) for v in pane.versions], draft_images=list(pane.draft_images) or UNSET)
     return Pane(**fields)
 
 

@@ -8,7 +8,8 @@ listens; nothing calls "changed()" by hand. A run's figures are the one exceptio
 together with its text and state (`PaneResult.stream`, `finish`), and only those announce the change, so a
 steady pump emits one event per result. Invariant: lists and dicts held here are replaced, never mutated in
 place (an in-place change would emit nothing). A pane's conversation is `turns`, oldest first; `draft` is the
-next user message being written; `result` is its last run, including one still streaming.
+next user message being written; `result` is its last run, including one still streaming. A user turn may
+carry `"images"`, a tuple of ImageRefs (app/session/images.py), and the draft its `draft_images`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from psygnal.containers import EventedList
 
 from app.engine import SamplingParams, limits
 from app.session.evaluation import Evaluation
+from app.session.images import ImageRef
 from app.session.output_format import OutputFormat
 from app.session.result import BUSY_STATES, PaneResult, RunState
 from app.session.versions import PaneVersion
@@ -71,6 +73,7 @@ class PaneSpec:
     result: PaneResult = field(default_factory=PaneResult)
     versions: list[PaneVersion] = field(default_factory=list)  # every run's reply, oldest first (versions.py)
     current: int | None = None  # the version the conversation ends with (a running one replaces it when it ends)
+    draft_images: tuple[ImageRef, ...] = ()  # images attached to the draft (a user turn's are its "images")
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
@@ -86,6 +89,10 @@ class PaneSpec:
         for i, turn in enumerate(self.turns):
             if turn.get("role") not in ("user", "assistant") or not isinstance(turn.get("content"), str):
                 raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant', 'content': str}}")
+        self.draft_images = tuple(self.draft_images)
+        for i, turn in enumerate(self.turns):
+            if not all(isinstance(r, ImageRef) for r in turn.get("images", ())):
+                raise ValueError(f"turn {i + 1}: images must be ImageRefs (app/session/images.py)")
 
     @property
     def label(self) -> str:

@@ -4,7 +4,9 @@ A write goes to a temporary file in the same folder (created with the user's uma
 is fsynced, then renamed over the target (and the folder fsynced), so a crash at any moment leaves the old
 file or the new one, never a mix. A file that cannot be read raises SessionFileError with a sentence a user
 can act on — naming the field for a wrong value — and nothing in memory changes; the autosave's reader moves
-such a file aside (never deletes it).
+such a file aside (never deletes it). A session's images are written beside it first (`talk.images/`,
+app/session/images.py), so a session file never names an image its folder lacks; reading loads them, and one
+that is missing is left out (`images.describe_missing` names it) while the rest loads.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from app.files import move_aside, remove_stale_temps, write_atomic
-from app.session import schema
+from app.session import images, schema
 from app.session.state import SessionModel
 
 __all__ = ["FORMAT", "SUFFIX", "VERSION", "SessionFileError", "decode", "encode", "move_aside", "read_autosave",
@@ -167,9 +169,11 @@ def read_autosave(path: str | Path) -> dict:
     except UnicodeDecodeError as exc:
         raise SessionFileError(f"{path.name} is not a Chorus session file (not text)") from exc
     try:
-        return decode(text)
+        fields = decode(text)
     except SessionFileError as exc:
         raise SessionFileError(f"{path.name} cannot be opened: {exc}") from exc
+    images.load_from(images.folder_for(path), schema.image_refs(_Panes(fields["panes"])))
+    return fields
 
 
 # --- encoding and files ---------------------------------------------------------------------------------------
@@ -183,4 +187,18 @@ def encode(session: SessionModel, autosave: schema.Autosave | None = None) -> st
 
 
 def save_session(session: SessionModel, path: str | Path, autosave: schema.Autosave | None = None) -> None:
-    write_atomic(path, encode(session, autosave))
+    """The images first (each file once), then the session file. Raises OSError, SessionFileError."""
+    text = encode(session, autosave)
+    save_images(schema.image_refs(session), path)
+    write_atomic(path, text)
+
+
+def save_images(refs: list[images.ImageRef], path: str | Path) -> None:
+    """Write the images a session file at `path` names into its images folder (those it lacks)."""
+    if refs:
+        images.save_to(images.folder_for(path), refs)
+
+
+class _Panes:
+    def __init__(self, panes):
+        self.panes = panes

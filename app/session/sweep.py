@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from pathlib import Path
 
 from app.engine import SAMPLER_FIELDS, limits
+from app.session import images
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed", *SAMPLER_FIELDS)
-AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking")
+AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
 CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
 
@@ -44,6 +47,9 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
         if problem:
             raise ValueError(problem)
         return dataclasses.replace(pane, output_format=fmt)
+    if axis == "image":  # the next message's image: a file, or an ImageRef already held
+        ref = value if isinstance(value, images.ImageRef) else images.add_file(value)
+        return dataclasses.replace(pane, draft_images=(ref,))
     if axis == "thinking":
         if value not in THINKING_VALUES:
             raise ValueError("choose on, off or default")
@@ -51,8 +57,27 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
     return dataclasses.replace(pane, backend=str(value))
 
 
+def image_values(values: list) -> list:
+    """The `image` axis's values with each folder replaced by the images in it (by name); raises ValueError for
+    a folder that holds none."""
+    out = []
+    for value in values:
+        folder = Path(value) if isinstance(value, str | Path) else None
+        if folder is not None and folder.is_dir():
+            found = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+            if not found:
+                raise ValueError(f"image: the folder {folder} holds no {images.FORMATS} file")
+            out += [str(p) for p in found]
+        else:
+            out.append(value)
+    return out
+
+
 def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
-    """One new pane per combination, in order (the last axis varies fastest)."""
+    """One new pane per combination, in order (the last axis varies fastest). The `image` axis takes image files
+    and folders of them (each image in a folder is one value)."""
+    if "image" in axes:
+        axes = {**axes, "image": image_values(axes["image"])}
     for axis, values in axes.items():
         if axis not in AXES:
             raise ValueError(f"cannot sweep {axis!r}: choose from {', '.join(AXES)}")

@@ -85,7 +85,8 @@ class EngineBridge(QObject):
     async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int,
                          chat_format: str = "auto", reproducible: bool = limits.REPRODUCIBLE_DEFAULT,
                          kv_type: str = limits.KV_TYPE_DEFAULT,
-                         n_gpu_layers: int | str | None = limits.GPU_LAYERS_DEFAULT) -> ModelInfo:
+                         n_gpu_layers: int | str | None = limits.GPU_LAYERS_DEFAULT,
+                         mmproj: str | None = None) -> ModelInfo:
         """Build the new main model in a worker thread; swap it in only if it loads. Raises ModelLoadError.
         The old one is closed after the swap, off the GUI thread; its last requests' ends are still heard."""
         if self.loading:
@@ -97,7 +98,7 @@ class EngineBridge(QObject):
         try:
             config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
                                   n_threads=n_threads, chat_format=chat_format, reproducible=reproducible,
-                                  kv_type=kv_type, n_gpu_layers=n_gpu_layers)
+                                  kv_type=kv_type, n_gpu_layers=n_gpu_layers, mmproj=mmproj or None)
             backend = await asyncio.to_thread(self._build, config)
             with self._lock:
                 claimed, self._just_loaded = self._just_loaded is backend, None

@@ -78,7 +78,9 @@ class ConversationView(QPlainTextEdit):
         tinted = spec.show_probabilities and bool(result.token_logprobs) and not result.busy
         turns = spec.turns[:-1] if tinted and answered and spec.turns[-1]["content"] == result.text else spec.turns
         for turn in turns:
-            self._block(cursor, turn["role"], turn["content"], first)
+            shown = turn.get("images", ())  # named in the header; the thumbnails are the draft's (image_strip.py)
+            note = "  🖼 " + ", ".join(r.label for r in shown) if shown else ""
+            self._block(cursor, turn["role"], turn["content"], first, note)
             first = False
         self.token_spans, self._entries = [], []
         if tinted and (turns is not spec.turns or not answered):

@@ -58,7 +58,8 @@ def row_items(entry: ModelEntry, engine_fields: dict) -> list[QStandardItem]:
     items = [
         _item(entry.name, tip=name_tip),
         _item(entry.source_label + (f" (also {same})" if same else ""), tip=source_tip),
-        _item(entry.architecture),
+        _item(entry.architecture + (" · vision" if entry.vision else ""),
+              tip=f"Vision: images go through its projector {entry.mmproj}" if entry.vision else ""),
         _item(params_label(entry.n_params), entry.n_params),
         _item(entry.quantization),
         _item(size_label(entry.size_bytes), entry.size_bytes),

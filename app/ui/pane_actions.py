@@ -36,11 +36,12 @@ class PaneActions:
 
     def start_edit(self, index: int) -> None:
         self._draft_before_edit = self.spec.draft
+        self._images_before_edit = self.spec.draft_images
         self.controller.start_edit(self.spec, index)
         self.prompt.setFocus()
 
     def cancel_edit(self) -> None:
-        self.controller.cancel_edit(self.spec, self._draft_before_edit)
+        self.controller.cancel_edit(self.spec, self._draft_before_edit, getattr(self, "_images_before_edit", ()))
 
     def drop_oldest(self) -> None:
         self.controller.drop_oldest(self.spec)

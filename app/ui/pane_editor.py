@@ -4,22 +4,27 @@ high until it is focused, and its full height while the user writes in it.
 Folding changes only the height, never the text (the pane's draft). When a click takes the focus, the fold waits
 for the button's release, so the click (onto Run, into the reply) lands where it was aimed before the layout
 moves; a focus that leaves otherwise (Tab, a shortcut) folds at once. Losing the focus to a popup or another
-window does not fold it.
+window does not fold it. Images pasted or dropped onto it are handed to the pane's attachments (`sig_images`).
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+from app.ui.image_strip import sources
 
 EXPANDED_HEIGHT = 72  # about four lines
 RELEASE_POLL_MS = 50  # while a mouse button is held after the focus left
 
 
 class PromptEditor(QPlainTextEdit):
+    sig_images = Signal(list)
+    """Images pasted or dropped onto the message: file paths and/or PNG bytes (app/ui/image_strip.py)."""
+
     def __init__(self, placeholder: str, parent: QWidget | None = None):
         super().__init__(parent, placeholderText=placeholder)
         self.setTabChangesFocus(True)  # Tab walks the pane (editor -> Run -> ...); a prompt rarely needs a tab
@@ -49,6 +54,16 @@ class PromptEditor(QPlainTextEdit):
     def _typed(self) -> None:
         if self.folded and self.hasFocus():
             self._set_folded(False)
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt)
+        return bool(sources(source)) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt): a paste, or a drop
+        items = sources(source)
+        if items:
+            self.sig_images.emit(items)  # images go to the message's attachments, not into its text
+        else:
+            super().insertFromMimeData(source)
 
     def focusInEvent(self, event) -> None:  # noqa: N802 (Qt)
         super().focusInEvent(event)

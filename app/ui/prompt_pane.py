@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.session import PaneSpec, RunState, SessionController
 from app.ui.collapsible import collapsible
 from app.ui.conversation_view import ConversationView
+from app.ui.image_strip import ImageStrip
 from app.ui.output_options import OutputOptions
 from app.ui.pane_actions import PaneActions
 from app.ui.pane_arrangement import PaneArrangement
@@ -83,6 +84,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         banner.addWidget(self.edit_banner, 1)
         banner.addWidget(self.cancel_edit_button)
         self.prompt = PromptEditor("Ask something…  (Ctrl+Enter runs this pane)")
+        self.images = ImageStrip(spec, controller)
 
         self.controls = PaneControls([("System prompt", system_toggle), ("Sampling", sampling_toggle),
                                       ("Output", options_toggle), ("Tools", tools_toggle)])
@@ -110,6 +112,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         for widget in (self.options, self.tools):
             layout.addWidget(widget)
         layout.addLayout(banner)
+        layout.addWidget(self.images)
         layout.addWidget(self.prompt)
         layout.addWidget(self.controls)
         layout.addWidget(self.thinking_view)
@@ -141,6 +144,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.tools.sig_changed.connect(self._form_edited)
         self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
         self.output.sig_branch_requested.connect(self.branch)
+        self.prompt.sig_images.connect(self.images.incoming)
+        self.images.sig_problem.connect(self.show_error)
         self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
         self.header.sig_backend_chosen.connect(lambda name: setattr(self.spec, "backend", name))
         self.version_bar.sig_problem.connect(self.show_error)
@@ -171,6 +176,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         dirty, self._dirty = self._dirty, set()
         if dirty & _EDITOR_FIELDS:
             self.load_editors(dirty)
+        if "draft_images" in dirty:
+            self.images.render()
         if dirty & {"turns", "show_probabilities", "editing", "new result"}:
             self.output.render(self.spec)
         elif "result" in dirty:

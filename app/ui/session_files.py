@@ -16,8 +16,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from app.session import Session, SessionController, SessionFileError, export, store
+from app.session import Session, SessionController, SessionFileError, export, images, store
 from app.session import autosave as autosaves
+from app.session.schema import image_refs
 from app.ui.settings import Settings
 
 log = logging.getLogger("chorus.ui.files")
@@ -126,6 +127,9 @@ class SessionFiles(QObject):
             return False
         self._replace(session, Path(path))
         self.settings.add_recent_session(str(Path(path).resolve()))
+        missing = session.missing_images(path)
+        if missing:  # the rest loaded: say which images did not
+            self.sig_message.emit("Some images are missing", missing)
         return True
 
     def save(self) -> bool:
@@ -160,8 +164,11 @@ class SessionFiles(QObject):
                                                   self._start(f"{self._stem()}{suffix}"), f"*{suffix};;All files (*)")
             if not path:
                 return False
+        folder = images.folder_for(path)  # the messages' images, beside the export, named by path in it
         try:
-            store.write_atomic(path, text(self.session, clusters))
+            refs = image_refs(self.session)
+            store.save_images(refs, path)
+            store.write_atomic(path, text(self.session, clusters, folder.name if refs else None))
         except OSError as exc:
             self.sig_message.emit("Could not export", str(exc))
             return False

@@ -84,6 +84,10 @@ class VariantsDialog(QDialog):
         self.systems = QPlainTextEdit(placeholderText="one system prompt per line (empty: keep the pane's)")
         self.systems.setFixedHeight(60)
         form.addRow("System prompts", self.systems)
+        self.images = QPlainTextEdit(placeholderText="one image file or folder per line: each image is one variant's "
+                                                     "(empty: keep the pane's)")
+        self.images.setFixedHeight(48)
+        form.addRow("Images", self.images)
         self.formats = {kind: QCheckBox(label) for kind, label in KINDS.items() if kind in ("text", "json")}
         form.addRow("Output formats", _column(self.formats.values()))
         self.thinking = {"on": QCheckBox("on"), "off": QCheckBox("off")}  # a reasoning model with and without
@@ -105,6 +109,7 @@ class VariantsDialog(QDialog):
         for widget in (self.n_seeds, self.first_seed):
             widget.valueChanged.connect(self.update_summary)
         self.systems.textChanged.connect(self.update_summary)
+        self.images.textChanged.connect(self.update_summary)
         self.breakers.textChanged.connect(self.update_summary)
         for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
@@ -127,6 +132,9 @@ class VariantsDialog(QDialog):
         systems = [line for line in self.systems.toPlainText().splitlines() if line.strip()]
         if systems:
             axes["system"] = systems
+        pictures = [line.strip() for line in self.images.toPlainText().splitlines() if line.strip()]
+        if pictures:
+            axes["image"] = pictures
         formats = [OutputFormat(kind) for kind, box in self.formats.items() if box.isChecked()]
         if formats:
             axes["output_format"] = formats

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.backends.registry import BackendSpec
 from app.engine import ModelInfo
-from app.models import ModelNotFoundError, default_model_path
+from app.models import ModelNotFoundError, default_model_path, projectors
 from app.session import SessionRunner
 from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
@@ -44,6 +44,7 @@ class ModelActions(QObject):
         self._stop_all, self.parent_widget = stop_all, parent
         self._reported_dead = None  # the main backend whose dead engine was already reported
         self._restoring: asyncio.Future | None = None
+        self.models_dialog: ModelsDialog | None = None  # the Models dialog, once opened
         runner.events.ended.connect(lambda _pane, _result: self._watch_main_model())
         bridge.sig_model_loaded.connect(self._on_model_loaded)
 
@@ -82,11 +83,13 @@ class ModelActions(QObject):
                 return info
         return None
 
-    async def load_model(self, path: str) -> ModelInfo | None:
-        """Load a model; on failure say why and keep the current one. Returns its info, or None."""
+    async def load_model(self, path: str, mmproj: str | None = None) -> ModelInfo | None:
+        """Load a model (with `mmproj`, else the projector paired with it: `projector_for`); on failure say why
+        and keep the current one. Returns its info, or None."""
         try:
             return await self.bridge.load_model(path, **self.settings.engine_fields(),
-                                                chat_format=self.settings.chat_format(str(Path(path).resolve())))
+                                                chat_format=self.settings.chat_format(str(Path(path).resolve())),
+                                                mmproj=mmproj or self.projector_for(path))
         except ModelLoadError as exc:
             if self.bridge.closed:
                 return None
@@ -101,13 +104,33 @@ class ModelActions(QObject):
         path, _ = QFileDialog.getOpenFileName(self.parent_widget, "Open a GGUF model", start,
                                               "GGUF models (*.gguf);;All files (*)")
         if path:
-            self.load_asked(path)
+            self.load_asked(path, self.projector_for(path) or self.ask_projector(path))
 
-    def load_asked(self, path: str) -> None:
+    def projector_for(self, path: str) -> str | None:
+        """The vision projector paired with a model: the one discovery found for it (Models dialog), else one
+        beside the file (app/models/projectors.py); None for a text-only model."""
+        entries = self.models_dialog.entries if self.models_dialog is not None else []
+        paired = next((e.mmproj for e in entries if e.path == path and e.mmproj), None)
+        found = paired or projectors.beside(path)
+        return str(found) if found else None
+
+    def ask_projector(self, path: str) -> str | None:
+        """*Open model…* found no projector beside the file: offer to choose one (text works without)."""
+        answer = QMessageBox.question(
+            self.parent_widget, "No vision projector",
+            f"No vision projector (mmproj) was found beside {Path(path).name}.\n\nChoose one to give this model "
+            "images? Without one it answers text only.", QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        if answer != QMessageBox.Yes:
+            return None
+        chosen, _ = QFileDialog.getOpenFileName(self.parent_widget, "Choose the model's projector (mmproj)",
+                                                str(Path(path).parent), "GGUF projectors (*.gguf);;All files (*)")
+        return chosen or None
+
+    def load_asked(self, path: str, mmproj: str | None = None) -> None:
         """Load after asking about memory (when it will not fit) and about running generations."""
         if confirm_fit(self.parent_widget, path, self.settings.engine_fields()) \
                 and self.confirm_interrupt("Loading another model"):
-            asyncio.ensure_future(self.load_model(path))
+            asyncio.ensure_future(self.load_model(path, mmproj))
 
     def open_models(self) -> ModelsDialog:
         try:
@@ -119,7 +142,8 @@ class ModelActions(QObject):
                                           builtin=builtin)
         self.models_dialog.sig_load.connect(self.load_asked)
         self.models_dialog.sig_add_backend.connect(  # one that does not fit beside the loaded ones waits on standby
-            lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path))))
+            lambda path: asyncio.ensure_future(self.backends.add(BackendSpec(kind="local", path=path,
+                                                                             mmproj=self.projector_for(path)))))
         self.models_dialog.show()
         return self.models_dialog
 

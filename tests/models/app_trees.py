@@ -75,7 +75,7 @@ def sha256(path: Path) -> str:
 
 
 def ollama_pull(models: Path, source: Path, name: str, tag: str, registry: str = "registry.ollama.ai",
-                namespace: str = "library") -> Path:
+                namespace: str = "library", projector: Path | None = None) -> Path:
     """What `ollama pull` leaves: the GGUF as blobs/sha256-<hex>, a template and a config blob, and the
     manifest manifests/<registry>/<namespace>/<model>/<tag> (a Docker v2 manifest)."""
     blobs = models / "blobs"
@@ -86,6 +86,11 @@ def ollama_pull(models: Path, source: Path, name: str, tag: str, registry: str =
         blob.write_bytes(source.read_bytes())
     layers = [{"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest}",
                "size": source.stat().st_size}]
+    if projector is not None:  # a vision model: its projector is a layer of its own (ollama's server/model.go)
+        projector_hex = sha256(projector)
+        (blobs / f"sha256-{projector_hex}").write_bytes(projector.read_bytes())
+        layers.append({"mediaType": "application/vnd.ollama.image.projector", "digest": f"sha256:{projector_hex}",
+                       "size": projector.stat().st_size})
     for media, text in (("application/vnd.ollama.image.template", "{{ .Prompt }}"),
                         ("application/vnd.ollama.image.params", '{"stop": ["<|im_end|>"]}')):
         data = text.encode()

@@ -70,13 +70,14 @@ def test_a_cancelled_download_resumes_where_it_stopped(hub, tmp_path, model_path
     partial = list((tmp_path / "hub").rglob("*.incomplete"))
     assert len(partial) == 1 and 20 * 1024**2 <= partial[0].stat().st_size < target.size
     kept = partial[0].stat().st_size
-    assert seen[-1][1] == target.size and seen[-1][2] > 0  # progress with a speed
+    total = target.size + target.mmproj_size  # the model and its projector
+    assert seen[-1][1] == total and seen[-1][2] > 0  # progress with a speed
 
     seen.clear()
     path = download(target, lambda *a: seen.append(a))
     assert ("GET", f"/{REPO}/resolve/main/{target.filename}", f"bytes={kept}-") in hub.requests
     assert hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(model_path.read_bytes()).digest()
-    assert seen[0][0] > kept and seen[-1][:2] == (target.size, target.size)
+    assert seen[0][0] > kept and seen[-1][:2] == (total, total)
     assert not list((tmp_path / "hub").rglob("*.incomplete"))
     # The standard cache layout: other tools, and Models on this computer, find it.
     assert path.parent.name == COMMIT and path.is_symlink()
@@ -124,3 +125,17 @@ def test_a_damaged_download_is_removed_with_a_clear_message_and_the_retry_starts
     path = download(target)
     assert path.read_bytes() == good
     assert all(rng is None for method, _, rng in hub.requests if method == "GET")  # from the start, no Range
+
+
+def test_a_vision_model_downloads_with_its_projector_and_is_listed_as_vision(hub, tmp_path):
+    target = next(f for f in files(REPO) if f.filename == "SmolLM2-135M-Instruct-Q2_K.gguf")
+    assert target.mmproj == "mmproj-SmolLM2-f16.gguf" and target.mmproj_size > 0
+    path = download(target)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["SmolLM2-135M-Instruct-Q2_K.gguf",
+                                                             "mmproj-SmolLM2-f16.gguf"]
+    entries = discover(tmp_path / "nohome", {"HF_HUB_CACHE": str(tmp_path / "hub")}, cache=ScanCache(),
+                       platform="linux")
+    assert [(e.name, e.vision, e.mmproj) for e in entries] == [
+        ("SmolLM2-135M-Instruct-Q2_K", True, str(path.parent / "mmproj-SmolLM2-f16.gguf"))]
+    other = files("someone/Other-GGUF")
+    assert [(f.filename, f.mmproj) for f in other] == [("other-Q8_0.gguf", None)]  # a text-only repo

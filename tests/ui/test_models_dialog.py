@@ -38,6 +38,10 @@ def test_the_table_lists_every_app_s_models_with_what_they_need(qtbot, settings,
     assert headers == list(COLUMNS)
     row = {dialog.model.headerData(c, Qt.Horizontal): dialog.model.item(0, c).text() for c in range(len(COLUMNS))}
     assert row["Source"] == "LM Studio" and row["Memory needed"].endswith("MiB") and row["Architecture"] == "llama"
+    arch = {dialog.model.item(r, 0).text(): dialog.model.item(r, COLUMNS.index("Architecture"))
+            for r in range(dialog.model.rowCount())}
+    assert arch["Qwen3-0.6B-Q4_K_M"].text() == "llama · vision"  # its LM Studio folder holds its mmproj
+    assert "mmproj-Qwen3-F16.gguf" in arch["Qwen3-0.6B-Q4_K_M"].toolTip() and arch["old.Q8_0"].text() == "llama"
     assert "cannot load" in dialog.findChild(QLabel, "scanStatus").text()
 
     dialog.search.setText("qwen")
