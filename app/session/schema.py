@@ -109,9 +109,10 @@ def _turn_from_file(t: Turn) -> dict:
 
 
 def image_refs(session) -> list[ImageRef]:
-    """Every image the session's panes name (turns and drafts), in order, each once."""
+    """Every image the session's panes name (turns, drafts and kept versions), in order, each once."""
     refs = [r for p in session.panes for t in p.turns for r in t.get("images", ())]
-    return list(dict.fromkeys(refs + [r for p in session.panes for r in p.draft_images]))
+    kept = [r for p in session.panes for v in p.versions for t in v.turns for r in t.get("images", ())]
+    return list(dict.fromkeys(refs + [r for p in session.panes for r in p.draft_images] + kept))
 
 
 def view_from_file(raw: View | UnsetType) -> ViewSettings:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from app.session import images
 from app.session.result import PaneResult, RunState
 
 # The PaneSpec fields a version keeps as "the settings it ran with" (what a branch from it copies back).
@@ -38,7 +39,7 @@ class PaneVersion:
     @property
     def turns(self) -> list[dict]:
         """The conversation this version answers, with its reply (the pane's `turns` when it is shown)."""
-        turns = [dict(m) for m in self.messages if m.get("role") in ("user", "assistant")]
+        turns = [_as_turn(m) for m in self.messages if m.get("role") in ("user", "assistant")]
         if self.result.text:
             turns.append({"role": "assistant", "content": self.result.text})
         return turns
@@ -75,10 +76,31 @@ def keep_unversioned(pane) -> None:
     pane.current = len(pane.versions) - 1
 
 
+def _kept(message: dict) -> dict:
+    """A sent message as a version keeps it: image parts (data URLs) become {sha256, name} beside the text, so
+    the session file holds each image once, in its images folder (app/session/images.py)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    refs = [images.add_data_url(p["image_url"]["url"], p.get("name", "")) for p in content
+            if isinstance(p, dict) and p.get("type") == "image_url"]
+    return {**message, "content": images.text_of(content),
+            "images": [{"sha256": r.sha256, "name": r.name} for r in refs]}
+
+
+def _as_turn(message: dict) -> dict:
+    """A kept message as a pane's turn: its images as ImageRefs again."""
+    turn = dict(message)
+    if turn.get("images"):
+        turn["images"] = tuple(images.ImageRef(i["sha256"], i.get("name", "")) if isinstance(i, dict) else i
+                               for i in turn["images"])
+    return turn
+
+
 def begin(pane, messages: list[dict], result: PaneResult) -> PaneVersion:
     """A run of `pane` was submitted with `messages`, streaming into `result`: it becomes the last version;
     `current` stays on the reply it replaces until `end`."""
-    version = PaneVersion(result, [dict(m) for m in messages], settings_of(pane), now())
+    version = PaneVersion(result, [_kept(m) for m in messages], settings_of(pane), now())
     pane.versions = [*pane.versions, version]
     return version
 

@@ -202,3 +202,23 @@ def test_a_sweep_varies_the_image_over_a_folder_and_a_list(tmp_path, fresh_store
         sweep.expand(base, {"image": [str(empty)]})
     with pytest.raises(ValueError, match="image = .*gone.png.*image not found"):
         sweep.expand(base, {"image": [str(tmp_path / "gone.png")]})
+
+
+def test_a_version_keeps_its_images_by_hash_through_save_and_load(tmp_path, monkeypatch, fresh_store):
+    from app.session import versions
+    from app.session.result import PaneResult, RunState
+
+    pane, ref = _pane_with_image(tmp_path)
+    request, turns = plan_run(pane)
+    commit_run(pane, turns)
+    versions.begin(pane, list(request.messages), PaneResult(state=RunState.DONE, text="Red."))
+    kept = pane.versions[-1].messages[-1]
+    assert kept["content"] == "What colour is this?" and "base64" not in repr(kept)  # the hash, not the bytes
+    assert pane.versions[-1].turns[0]["images"] == (images.ImageRef(ref.sha256),)
+    session = Session()
+    session.adopt(pane)
+    path = tmp_path / "talk.chorus.json"
+    session.save(path)
+    monkeypatch.setattr(images, "_store", {})  # a new process
+    loaded = Session.load(path).panes[0]
+    assert loaded.versions[-1].turns[0]["images"][0].sha256 == ref.sha256 and images.data(ref) == png()
