@@ -13,18 +13,22 @@ from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
 
 REASONING_FORMATS = ("auto", "deepseek", "deepseek-legacy", "none")
+CONTENT = Format("content")
 _READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call}
 
 
 def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: str = "auto",
-          opened: bool = False, tools=()) -> ParsedMessage:
+          opened: bool = False, tools=(), calls: bool = True) -> ParsedMessage:
     """The reply `text` in format `fmt`. `opened`: the generation prompt already opened the thinking block;
-    `reasoning_format` "none" leaves thinking in the content (llama-server's --reasoning-format none)."""
+    `reasoning_format` "none" leaves thinking in the content (llama-server's --reasoning-format none);
+    `calls` False: the request offered no tools, so call markup is content (llama.cpp builds no call parser)."""
     if fmt.kind == "harmony":
         return harmony.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools)
     think = fmt.think if reasoning_format != "none" else None
+    if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
+        text = fmt.think[0] + text
     reasoning, rest = split_reasoning(text, think, partial, opened)
-    content, calls = split_calls(rest, fmt, partial, tools)
+    content, calls = split_calls(rest, fmt if calls else CONTENT, partial, tools)
     return ParsedMessage(unwrap(content, fmt.wrap, partial), reasoning, tuple(calls))
 
 
