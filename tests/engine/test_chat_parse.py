@@ -2,6 +2,7 @@
 token by token (the partial results only grow and end at the one-shot parse)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -40,31 +41,56 @@ def test_the_qwen_templates_are_hermes():
     assert detect(templates["Qwen3-Coder"]).name == "qwen3-coder"
 
 
-def _stream_agrees(text: str, cuts: list[int], fmt_name: str, opened: bool = False) -> None:
-    fmt = BY_NAME[fmt_name]
-    final = parse(text, fmt, opened=opened)
+def _stream_agrees(text: str, cuts: list[int], fmt, opened, **kw) -> None:
+    final = parse(text, fmt, opened=opened, **kw)
     points = sorted({c % (len(text) + 1) for c in cuts}) + [len(text)]
-    shown = ""
+    last = ()
     for point in points:
-        step = parse(text[:point], fmt, partial=True, opened=opened)
-        assert final.content.startswith(step.content.rstrip()) or not step.content.strip(), (point, step)
-        assert step.content.startswith(shown.rstrip()) or not shown.strip(), (point, step)
-        shown = step.content
-        assert len(step.tool_calls) <= len(final.tool_calls), (point, step)
+        step = parse(text[:point], fmt, partial=True, opened=opened, **kw)
+        if point == len(text) and step.content.strip() and final.content.strip():
+            assert final.content.strip().startswith(step.content.strip()), (point, step, final)
+        assert len(last) <= len(step.tool_calls) <= len(final.tool_calls), (point, step, final)
         for got, want in zip(step.tool_calls, final.tool_calls, strict=False):
             assert got.name == want.name and want.arguments.startswith(got.arguments), (point, got, want)
-    assert parse(text, fmt, partial=False, opened=opened) == final
+        for before, after in zip(last, step.tool_calls, strict=False):
+            assert after.arguments.startswith(before.arguments), (point, before, after)
+        last = step.tool_calls
+    assert parse(text, fmt, partial=False, opened=opened, **kw) == final
 
 
 SAMPLES = [  # (format, reply, generation prompt opened thinking)
-    ("hermes", "Sure." + CALL + CALL.replace("Paris", "Rome"), False),
-    ("hermes", "weigh it</think>\n\n" + CALL, True),
-    ("hermes", "<think>no</think>plain <tool_call> text", False),
+    (HERMES, "Sure." + CALL + CALL.replace("Paris", "Rome"), ""),
+    (HERMES, "weigh it</think>\n\n" + CALL, "<think>\n"),
+    (HERMES, "<think>no</think>plain <tool_call> text", ""),
 ]
 
 
-@settings(max_examples=60, deadline=None)
-@given(case=st.sampled_from(SAMPLES), cuts=st.lists(st.integers(0, 10_000), max_size=40))
+def _ported():
+    """llama.cpp's whole replies with calls (the ported cases that pass), each as a stream to cut up."""
+    if not TEMPLATES:
+        return []
+    from tests.engine.chat_parse_excluded import EXCLUDED
+    from tests.engine.test_chat_parse_ported import DATA, _setting
+    out = []
+    for case in DATA:
+        for template in case["templates"]:
+            stem = Path(template).stem
+            if ("unread" in case or case["params"].get("is_partial") or case["params"].get("continue_final_message")
+                    or f"{case['line']}:{stem}" in EXCLUDED or not case["expect"]["tool_calls"]):
+                continue
+            fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
+            out.append((fmt, case["input"], opened, {"reasoning_format": reasoning, "tools": tools}))
+    return out
+
+
+TEMPLATES = llama_cpp_templates()
+STREAMS = [(fmt, text, opened, {}) for fmt, text, opened in SAMPLES] + _ported()
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(STREAMS), cuts=st.lists(st.integers(0, 10_000), max_size=40))
 def test_token_by_token_partial_calls_are_prefixes_of_the_final_ones(case, cuts):
-    fmt, text, opened = case
-    _stream_agrees(text, cuts, fmt, opened)
+    """Cut anywhere (a token may end mid-marker): calls only appear and grow, each partial call a prefix of the
+    final one, and the last parse is the one-shot parse."""
+    fmt, text, opened, kw = case
+    _stream_agrees(text, cuts, fmt, opened, **kw)

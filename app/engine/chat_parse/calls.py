@@ -65,6 +65,8 @@ def tag_json_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | Non
     if at < 0 or not complete:
         return (None, len(text), False) if "\n" not in text[j:] or fmt.name_suffix == "\n" else FAIL
     name, call_id = text[j:at].strip(), ""
+    if fmt.extra.get("id_marker") and fmt.extra["id_marker"] in name:
+        name, call_id = name.split(fmt.extra["id_marker"], 1)
     if fmt.id_suffix and fmt.id_suffix in name:  # Kimi: functions.NAME:IDX, the whole being the id
         call_id = fmt.extra.get("id_prefix", "") + name
         name = name[:name.rfind(fmt.id_suffix)]
@@ -137,7 +139,7 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
         k = skip_ws(text, k)
         if not text.startswith(before, k):
             rest = text[k:]
-            if not rest or any(m and m.startswith(rest) for m in (before, close, fmt.call[1])):
+            if not rest or any(len(rest) < len(m) and m.startswith(rest) for m in (before, close, fmt.call[1])):
                 return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
             break
         key_end, ok = find_marker(text, after_key, k + len(before), partial=True)
@@ -154,12 +156,13 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
         v1, ok = find_marker(text, after_value, v0, partial=True)
         if v1 < 0 or not ok:
             raw = text[v0:len(text) if v1 < 0 else v1]
-            raw = raw[1:] if raw.startswith("\n") else raw
+            raw = raw[1:] if raw.startswith("\n") and fmt.extra.get("trim") else raw
             shown = parts
             if types.get(key) == "string" and raw.rstrip():
                 shown = [*parts, json.dumps(key) + ": " + json.dumps(raw.rstrip(), ensure_ascii=False)[:-1]]
             return ToolCall("", name, "{" + ", ".join(shown)), len(text), False
-        parts.append(json.dumps(key) + ": " + _value(_trim(text[v0:v1]), types.get(key)))
+        raw = _trim(text[v0:v1]) if fmt.extra.get("trim") else text[v0:v1]
+        parts.append(json.dumps(key) + ": " + _value(raw, types.get(key)))
         k = v1 + len(after_value)
     if close:
         c = skip_ws(text, k)
@@ -177,19 +180,57 @@ def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], in
     if close is None:
         if not partial:
             return [], -1, False
-        names = [seg.split("(")[0].strip(" [,") for seg in text[j:].split(")") if "(" in seg]
-        return [ToolCall("", n, "") for n in names if n], len(text), False
+        return [ToolCall("", n, "") for n in _open_calls(text, j)], len(text), False
     try:
         tree = ast.parse(text[j:close].strip(), mode="eval").body
         calls = []
         for node in (tree.elts if isinstance(tree, ast.List) else [tree]):
             if not isinstance(node, ast.Call):
                 return [], -1, False
-            args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
+            args = {kw.arg: _literal(kw.value) for kw in node.keywords}
             calls.append(ToolCall("", ast.unparse(node.func), json.dumps(args, ensure_ascii=False)))
         return calls, close, True
     except (SyntaxError, ValueError):
         return [], -1, False
+
+
+_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+
+
+def _literal(node):
+    """A Python literal, JSON's true/false/null allowed too (LFM2 writes both)."""
+    if isinstance(node, ast.Name) and node.id in _NAMES:
+        return _NAMES[node.id]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True)}
+    return ast.literal_eval(node)
+
+
+def _open_calls(text: str, j: int) -> list[str]:
+    """Names of the calls begun in the unfinished list at text[j] ("[a(x=1), b(" -> a, b)."""
+    names, depth, quote, k, start = [], 0, "", j, None
+    while k < len(text):
+        c = text[k]
+        if quote:
+            if c == "\\":
+                k += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "(" and depth == 1 and start is not None:
+            names.append(text[start:k].strip(" ,"))
+            depth += 1
+        elif c in "[(":
+            depth += 1
+            start = k + 1 if depth == 1 else start
+        elif c in "])":
+            depth -= 1
+            start = k + 1 if depth == 1 else start
+        k += 1
+    return [n for n in names if n]
 
 
 def _list_end(text: str, j: int) -> int | None:

@@ -22,15 +22,19 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
     (lambda s: _has(s, ">>>all", ">>>${recipient}"), F.FUNCTIONARY_V3_2),
     (lambda s: _has(s, "<|tool_calls_section_begin|>", "<|tool_call_begin|>"), F.KIMI_K2),
     (lambda s: _has(s, "<|tool_list_start|>") or ("List of tools: [" in s), F.LFM2),
+    (lambda s: _has(s, "<|role_sep|>", "<|message_sep|>") and "<|function_call|>" not in s, F.GIGACHAT_V3),
     (lambda s: _has(s, "<tool_call>", "<function=", "<parameter=")
      and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),
 )
 _AUTO = (  # what the differential analysis finds in the remaining reference templates
     (lambda s: _has(s, "<seed:tool_call>"), F.SEED_OSS),
+    (lambda s: _has(s, "<|function_call|>", "<|role_sep|>"), F.GIGACHAT_V3_1),
+    (lambda s: _has(s, "<tool_calls>", "Here are my reasoning steps:"), F.APRIEL_THINKER),
+    (lambda s: _has(s, "<tool_calls>[") or _has(s, "<tool_calls>", "[BEGIN FINAL RESPONSE]"), F.APRIEL),
     (lambda s: _has(s, "<minimax:tool_call>"), F.MINIMAX_M2),
     (lambda s: _has(s, "<arg_key>", "<tool_call>"), F.GLM_4_5),
-    (lambda s: _has(s, "<｜tool▁calls▁begin｜>") and "<｜tool▁sep｜>" in s and "function<｜tool▁sep｜>" not in s
-     and "tool_call['type']" not in s, F.DEEPSEEK_V3_1),
+    (lambda s: _has(s, "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>") and "function<｜tool▁sep｜>" not in s
+     and "tool['type'] + '<｜tool▁sep｜>'" not in s, F.DEEPSEEK_V3_1),
     (lambda s: _has(s, "<｜tool▁calls▁begin｜>"), F.DEEPSEEK_R1),
     (lambda s: _has(s, "<|START_ACTION|>"), F.COMMAND_R7B),
     (lambda s: _has(s, "<|tools_prefix|>"), F.APERTUS),
@@ -55,9 +59,11 @@ def detect(template_source: str | None) -> Format:
     return F.CONTENT_ONLY
 
 
-def opened_thinking(prompt_text: str, fmt: Format) -> bool:
-    """Whether the rendered prompt (its generation prompt) ends inside `fmt`'s thinking block."""
+def opened_thinking(prompt_text: str, fmt: Format) -> str:
+    """The end of the rendered prompt from the thinking tag it leaves open (e.g. "<think>\n"), or "" when its
+    generation prompt does not open `fmt`'s thinking block."""
     if not fmt.think:
-        return False
+        return ""
     tail = prompt_text[-64:]
-    return tail.rfind(fmt.think[0]) > tail.rfind(fmt.think[1])
+    at = tail.rfind(fmt.think[0])
+    return tail[at:] if at > tail.rfind(fmt.think[1]) else ""

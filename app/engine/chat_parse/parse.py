@@ -7,7 +7,7 @@ complete, with arguments that only grow.
 
 from __future__ import annotations
 
-from app.engine.chat_parse import harmony
+from app.engine.chat_parse import functionary, harmony
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
@@ -24,17 +24,22 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
     `calls` False: the request offered no tools, so call markup is content (llama.cpp builds no call parser)."""
     if fmt.kind == "harmony":
         return harmony.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools)
+    if fmt.kind == "functionary-v3.2":
+        return functionary.parse(text, partial=partial)
     think = fmt.think if reasoning_format != "none" else None
     if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
-        text = fmt.think[0] + text
-    reasoning, rest = split_reasoning(text, think, partial, opened)
+        text = (opened if isinstance(opened, str) else fmt.think[0]) + text
+    stop = fmt.triggers if calls and fmt.think_ends_at_call else ()
+    reasoning, rest = split_reasoning(text, think, partial, opened, stop)
+    if reasoning and isinstance(opened, str) and fmt.extra.get("keep_opening"):
+        reasoning = opened + reasoning  # Apriel 1.6: the prompt's "Here are my reasoning steps:" is reasoning
     content, calls = split_calls(rest, fmt if calls else CONTENT, partial, tools)
     return ParsedMessage(unwrap(content, fmt.wrap, partial), reasoning, tuple(calls))
 
 
-def split_reasoning(text: str, tags, partial: bool, opened: bool) -> tuple[str, str]:
-    """(reasoning, the rest): a block opened by `tags[0]` at the start (or by the prompt) up to `tags[1]`; one
-    never closed is all reasoning."""
+def split_reasoning(text: str, tags, partial: bool, opened, stop=()) -> tuple[str, str]:
+    """(reasoning, the rest): a block opened by `tags[0]` at the start (or by the prompt) up to `tags[1]` (or
+    up to `stop`, a call's start, left in the rest); one never closed is all reasoning."""
     if not tags:
         return "", text
     start, end = tags
@@ -48,6 +53,11 @@ def split_reasoning(text: str, tags, partial: bool, opened: bool) -> tuple[str, 
         else:
             return "", text
     at, complete = find_marker(body, end, 0, partial)
+    cuts = [hit for hit in (find_marker(body, s, 0, partial) for s in stop) if hit[0] >= 0]
+    if cuts:
+        cut, cut_complete = min(cuts)
+        if at < 0 or cut < at:
+            return body[:cut].strip(), body[cut:] if cut_complete else ""
     if at >= 0 and complete:
         return body[:at].strip(), body[at + len(end):].lstrip()
     return (body[:at] if at >= 0 else body).strip(), ""
@@ -57,11 +67,9 @@ def unwrap(content: str, wrap: tuple[str, str], partial: bool) -> str:
     """Content without the markers a format wraps it in (Granite's <response>, Command R7B's)."""
     start, end = wrap
     if start:
-        stripped = content.lstrip()
-        if stripped.startswith(start):
-            content = stripped[len(start):]
-        elif partial and start.startswith(stripped):
-            return ""
+        at, complete = find_marker(content, start, 0, partial)
+        if at >= 0:
+            content = content[:at] + (content[at + len(start):] if complete else "")
         if end:
             at, _ = find_marker(content, end, 0, partial)
             content = content[:at] if at >= 0 else content
@@ -76,11 +84,13 @@ def split_calls(text: str, fmt: Format, partial: bool, tools) -> tuple[str, list
     if fmt.start_json and text.lstrip()[:1] in ("{", "["):
         at = len(text) - len(text.lstrip())
     else:
-        at, complete = find_marker(text, fmt.trigger, 0, partial)
+        triggers = fmt.triggers
+        hits = [hit for hit in (find_marker(text, t, 0, partial) for t in triggers) if hit[0] >= 0]
+        at, complete = min(hits) if hits else (-1, False)
         if at >= 0 and not complete:
             return text[:at], []
     if at < 0:
-        return (held(text, [fmt.trigger]) if partial else text), []
+        return (held(text, triggers) if partial else text), []
     calls, end, ok = read_calls(text, at, fmt, partial, tools)
     if not ok or (not calls and not partial):
         return (text if not partial else text[:at]), []
@@ -93,7 +103,7 @@ def split_calls(text: str, fmt: Format, partial: bool, tools) -> tuple[str, list
 def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[list[ToolCall], int, bool]:
     """The calls from the trigger at text[i]: (calls, index after them, ok)."""
     start, end = fmt.section
-    j = i + len(start) if start else i
+    j = i + len(start) if start and text.startswith(start, i) else i
     if fmt.kind == "pythonic":
         calls, k, ok = pythonic_calls(text, skip_ws(text, j), partial)
         if ok:
@@ -127,6 +137,8 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
                 j += len(marker)
             elif partial and marker.startswith(text[j:]):
                 return calls, len(text), True
+            elif marker is fmt.call[0] and fmt.optional_start and fmt.name_prefix:
+                continue
             elif calls:
                 return calls, _after(text, j, end), True
             else:

@@ -59,6 +59,8 @@ class Format:
     name_is_key: bool = False
     id_suffix: str = ""  # tag_json: text after the name up to name_suffix is the call id (Kimi's ":0")
     wrap: tuple[str, str] = ("", "")
+    think_ends_at_call: bool = False  # with tools, a call's start also ends the thinking (Qwen3.5)
+    optional_start: bool = False  # a call may omit call[0] and begin at name_prefix (Qwen3-Coder)
     start_json: bool = False  # json: a reply that starts with "{" is a call even without a section marker
     extra: dict = field(default_factory=dict, compare=False)
 
@@ -66,3 +68,12 @@ class Format:
     def trigger(self) -> str:
         """The marker that starts the calls."""
         return self.section[0] or self.call[0] or self.name_prefix
+
+    @property
+    def triggers(self) -> tuple[str, ...]:
+        """Every marker that may start the calls: with `optional_start`, also the next one in (section, call,
+        name prefix), which models sometimes begin with."""
+        if not self.optional_start:
+            return (self.trigger,)
+        later = [m for m in (self.call[0], self.name_prefix) if m and m != self.trigger]
+        return (self.trigger, *later[:1])
