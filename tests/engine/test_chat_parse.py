@@ -94,3 +94,10 @@ def test_token_by_token_partial_calls_are_prefixes_of_the_final_ones(case, cuts)
     final one, and the last parse is the one-shot parse."""
     fmt, text, opened, kw = case
     _stream_agrees(text, cuts, fmt, opened, **kw)
+
+
+def test_the_bench_figure_for_the_parser_is_measured_on_both_replies():
+    from app.bench.tool_parse import parser_cost_us
+
+    cost = parser_cost_us(repeats=1)
+    assert cost["plain"] > 0 and cost["call"] > 0 and cost["plain_tokens"] > cost["call_tokens"] > 50
