@@ -6,8 +6,8 @@ COHERE2MOE = ("Cohere2 MoE's <|START_TEXT|>/<|START_ACTION|> format (common/pars
 COMMAND_R_PLUS = ("Command R+'s `Action: ```json` format comes from the auto-parser's analysis, not ported "
                   'for this template')
 DSML = ("DeepSeek V3.2/V4's DSML format (common/parsers/deepseek.cpp) is not ported yet")
-GEMMA4 = ("Gemma 4's `<|tool_call>call:NAME{...}` format (common/parsers/gemma4.cpp) is not ported "
-          'yet')
+GEMMA4_STRAY = ("Gemma 4's stray <|channel> / <channel|> tokens around the content (common/parsers/gemma4.cpp) are "
+                'not dropped yet')
 KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
@@ -17,6 +17,10 @@ PARTIAL_PY = ("a partial pythonic call's arguments are reported once its list cl
               'them as JSON while they arrive)')
 
 EXCLUDED: dict[str, str] = {
+    '3155:google-gemma-4-31B-it': GEMMA4_STRAY,
+    '3161:google-gemma-4-31B-it': GEMMA4_STRAY,
+    '3167:google-gemma-4-31B-it': GEMMA4_STRAY,
+    '3173:google-gemma-4-31B-it': GEMMA4_STRAY,
     '2877:Cohere2MoE': COHERE2MOE,
     '2883:Cohere2MoE': COHERE2MOE,
     '2888:Cohere2MoE': COHERE2MOE,
@@ -72,30 +76,6 @@ EXCLUDED: dict[str, str] = {
     '4315:deepseek-ai-DeepSeek-V4': DSML,
     '4353:deepseek-ai-DeepSeek-V4': DSML,
     '4371:deepseek-ai-DeepSeek-V4-Flash-0731': DSML,
-    '2997:google-gemma-4-31B-it': GEMMA4,
-    '3004:google-gemma-4-31B-it': GEMMA4,
-    '3018:google-gemma-4-31B-it': GEMMA4,
-    '3025:google-gemma-4-31B-it': GEMMA4,
-    '3032:google-gemma-4-31B-it': GEMMA4,
-    '3039:google-gemma-4-31B-it': GEMMA4,
-    '3046:google-gemma-4-31B-it': GEMMA4,
-    '3054:google-gemma-4-31B-it': GEMMA4,
-    '3066:google-gemma-4-31B-it': GEMMA4,
-    '3078:google-gemma-4-31B-it': GEMMA4,
-    '3085:google-gemma-4-31B-it': GEMMA4,
-    '3092:google-gemma-4-31B-it': GEMMA4,
-    '3099:google-gemma-4-31B-it': GEMMA4,
-    '3106:google-gemma-4-31B-it': GEMMA4,
-    '3113:google-gemma-4-31B-it': GEMMA4,
-    '3120:google-gemma-4-31B-it': GEMMA4,
-    '3127:google-gemma-4-31B-it': GEMMA4,
-    '3134:google-gemma-4-31B-it': GEMMA4,
-    '3141:google-gemma-4-31B-it': GEMMA4,
-    '3148:google-gemma-4-31B-it': GEMMA4,
-    '3155:google-gemma-4-31B-it': GEMMA4,
-    '3161:google-gemma-4-31B-it': GEMMA4,
-    '3167:google-gemma-4-31B-it': GEMMA4,
-    '3173:google-gemma-4-31B-it': GEMMA4,
     '4742:inclusionai-ling-3.0-flash': LING3,
     '6365:muse-glimmer': MUSE_GLIMMER,
     '6880:openbmb-MiniCPM5-1B': MINICPM5,

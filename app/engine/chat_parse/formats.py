@@ -51,10 +51,11 @@ APRIEL_THINKER = Format("apriel-thinker", "json", think=("Here are my reasoning 
                         section=("<tool_calls>", "</tool_calls>"), array=True, extra={"keep_opening": True})
 GIGACHAT_V3 = Format("gigachat-v3", "json", think=None, call=("<|message_sep|>\n\nfunction call<|role_sep|>", ""))
 GIGACHAT_V3_1 = Format("gigachat-v3.1", "json", think=None, call=("<|function_call|>", ""))
+GEMMA4 = Format("gemma4", "gemma4", think=("<|channel>thought", "<channel|>"),
+                call=("<|tool_call>call:", "<tool_call|>"))
 GPT_OSS = Format("gpt-oss", "harmony", think=None)
-GENERIC = Format("generic", "json", think=None, start_json=True, extra={"generic": True})
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS, NEMOTRON_V2,
-       GLM_4_5, MINIMAX_M2, APRIEL, APRIEL_THINKER, GIGACHAT_V3, GIGACHAT_V3_1, CONTENT_ONLY)
+       GLM_4_5, MINIMAX_M2, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1, CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

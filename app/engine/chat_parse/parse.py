@@ -7,14 +7,14 @@ complete, with arguments that only grow.
 
 from __future__ import annotations
 
-from app.engine.chat_parse import functionary, harmony
+from app.engine.chat_parse import functionary, gemma4, harmony
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
 
 REASONING_FORMATS = ("auto", "deepseek", "deepseek-legacy", "none")
 CONTENT = Format("content")
-_READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call}
+_READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call, "gemma4": gemma4.call}
 
 
 def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: str = "auto",
