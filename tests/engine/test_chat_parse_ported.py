@@ -25,9 +25,6 @@ def _cases():
             stem = Path(template).stem
             key = f"{case['line']}:{stem}"
             reason = case.get("unread") and f"the extractor cannot read this C++ chain ({case['unread']})"
-            if case["params"].get("continue_final_message"):
-                reason = reason or ("the case continues a prefilled assistant message, which the port's harness "
-                                    "does not render (Chorus parses a reply prefix with the reply: ToolStream)")
             reason = reason or EXCLUDED.get(key) or EXCLUDED.get(stem)
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
             yield pytest.param(case, stem, id=key, marks=marks)
@@ -58,12 +55,26 @@ def _same_args(want: str, got: str) -> bool:
         return want.strip() == got.strip()
 
 
+def _continued(case, fmt, opened, reasoning, **kw):
+    """A parse that continues the case's prefilled assistant message (llama.cpp's continue_final_message) as the
+    engine continues a reply prefix: thinking continued is parsed with the rest (the block open), content
+    continued is the prefill's followed by the reply's."""
+    params, text = case["params"], case["input"]
+    how, prefill = params.get("continue_final_message", ""), params.get("prefill") or {}
+    if how.endswith("REASONING") and fmt.think and reasoning != "none":
+        return parse(prefill["reasoning_content"] + text, fmt, opened=fmt.think[0], reasoning_format=reasoning, **kw)
+    got = parse(text, fmt, opened="" if how else opened, reasoning_format=reasoning, **kw)
+    if how.endswith("CONTENT"):
+        thought = prefill.get("reasoning_content", "") if reasoning != "none" else ""
+        return type(got)(prefill["content"] + got.content, (thought + got.reasoning_content).strip(), got.tool_calls)
+    return got
+
+
 @pytest.mark.parametrize(("case", "stem"), list(_cases()))
 def test_llama_cpp_parse_case(case, stem):
     fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
     partial = bool(case["params"].get("is_partial"))
-    got = parse(case["input"], fmt, partial=partial, reasoning_format=reasoning, opened=opened, tools=tools,
-                calls=calls)
+    got = _continued(case, fmt, opened, reasoning, partial=partial, tools=tools, calls=calls)
     want = case["expect"]
     assert (got.content.strip(), got.reasoning_content.strip()) == (want["content"].strip(),
                                                                      want["reasoning_content"].strip()), got

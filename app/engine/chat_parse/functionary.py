@@ -4,10 +4,13 @@ is its JSON arguments."""
 
 from __future__ import annotations
 
+import re
+
 from app.engine.chat_parse.scan import loads, partial_tail, skip_ws, value_end
 from app.engine.chat_parse.types import ParsedMessage, ToolCall
 
 SEP = ">>>"
+_NAME = re.compile(r"[\w.-]+")
 
 
 def parse(text: str, *, partial: bool) -> ParsedMessage:
@@ -30,6 +33,8 @@ def parse(text: str, *, partial: bool) -> ParsedMessage:
             content.append(body)
             continue
         j = skip_ws(body, 0)
+        if not _NAME.fullmatch(name) or (j < len(body) and body[j] != "{"):
+            return ParsedMessage(content=text)
         end = value_end(body, j) if j < len(body) else None
         if end is None:
             if not (last and partial):

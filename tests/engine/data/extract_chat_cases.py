@@ -241,8 +241,12 @@ def apply(case, method, args):
     elif method == "tools":
         params["tools"] = [t if isinstance(t, dict) else
                            {"name": t[0], "description": t[1], "parameters": json.loads(t[2] or "{}")} for t in args[0]]
-    elif method == "messages":
+    elif method == "messages":  # the conversation: only its last message matters here (a prefill to continue)
         params["messages"] = "custom"
+        last = args[0][-1] if args and args[0] else None
+        if isinstance(last, dict) and "content" in last:
+            params["prefill"] = {"content": last.get("content", ""),
+                                 "reasoning_content": last.get("reasoning_content", "")}
     elif method == "expect_reconstruction":
         pass
     elif method in ("reasoning_format", "enable_thinking", "parallel_tool_calls", "add_generation_prompt",
