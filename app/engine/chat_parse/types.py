@@ -39,7 +39,8 @@ class Format:
     - "tagged": `name_prefix` NAME `name_suffix` then parameters `param` = (before key, after key, after value)
       (Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM 4.5);
     - "pythonic": [name(key=value, ...)] (LFM2);
-    - "harmony": GPT-OSS channels.
+    - "gemma4": NAME{key:value} in Gemma 4's own syntax (gemma4.py);
+    - "harmony": GPT-OSS channels (harmony.py); "functionary-v3.2": `>>>` blocks (functionary.py).
 
     `section` = (start, end) around all calls ("" for none: then the call's own start triggers), `call` = (start,
     end) around each. `think` = reasoning (start, end); `wrap` = content markers to drop (start, end)."""
