@@ -25,6 +25,7 @@ from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_l
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
 from app.bench.summary import summarize
 from app.bench.table import format_table, write_json
+from app.bench.tool_parse import parser_cost_us
 from app.bench.workloads import prompt_of_length
 from app.engine import default_threads, limits
 from app.engine.native import LlamaModel
@@ -153,6 +154,7 @@ def measure(plan: Plan, threads: int) -> dict:
                 mixed[n], plan.max_tokens, threads))
     samples["kv_agreement"].append(progress.run("greedy agreement of q8_0 and q4_0 KV caches with f16",
                                                 kv_agreement, *feature_args))
+    samples["tool_parse"].append(parser_cost_us())  # CPU only, no model: not worth a progress step
     return summarize(plan, threads, model_name, samples)
 
 

@@ -73,6 +73,7 @@ def summarize(plan, threads: int, model_name: str, samples: dict) -> dict:
             "coalesced_decode_tokens": coalesced,
             "two_engines_tps": {k: median([r[k] for r in samples["two_engines"]]) for k in ("one", "together")},
             "reasoning_tps": {k: median([r[k] for r in samples["reasoning", 8]]) for k in ("on", "off")},
+            "tool_parse_us_per_token": samples["tool_parse"][-1] if samples["tool_parse"] else None,
             "kv_type_tps": {kv: median([r[kv] for r in samples["kv_types"]]) for kv in ("f16", *KV_COMPARED)},
             "kv_type_identical_requests": {kv: samples["kv_agreement"][-1][f"{kv}_identical"] for kv in KV_COMPARED},
             "kv_type_greedy_agreement_raw_prompts": {kv: samples["kv_agreement"][-1][f"{kv}_raw"]

@@ -45,6 +45,11 @@ def format_table(result: dict) -> str:
               "(each over free text run beside it)",
               f"N=8 thinking, reasoning split on / off: {d['reasoning_tps']['on']:.1f} / "
               f"{d['reasoning_tps']['off']:.1f} t/s -> {ratios['reasoning_parsing_ratio']:.3f}x (interleaved)"]
+    parse = d.get("tool_parse_us_per_token")
+    if parse:
+        lines += [f"Tool-call parser (app/engine/chat_parse), re-parsing after each token: {parse['plain']:.1f} us a "
+                  f"token over {parse['plain_tokens']} tokens of text, {parse['call']:.1f} us over a "
+                  f"{parse['call_tokens']}-token reply with a call"]
     repro = d["reproducible_workload_tps"]
     lines += ["Mixed prompts end to end, reproducible on / off: " + ", ".join(
         f"N={n} {repro[n]['on']:.1f} / {repro[n]['off']:.1f} t/s -> {ratios['reproducible_throughput_ratio'][n]:.3f}x"
