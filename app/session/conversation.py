@@ -21,7 +21,20 @@ class NothingToRun(ValueError):
 def messages(pane: PaneSpec) -> list[dict]:
     """The system prompt (if any) and the turns, as chat messages."""
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
-    return system + [{"role": t["role"], "content": t["content"]} for t in pane.turns]
+    return system + [chat_message(t) for t in pane.turns]
+
+
+def chat_message(turn: dict) -> dict:
+    """A turn as an OpenAI chat message: an assistant's calls as `tool_calls` [{id, type, function}], a tool
+    turn with the `tool_call_id` it answers (the template shows it in its own tool-response format)."""
+    message = {"role": turn["role"], "content": turn["content"]}
+    if turn.get("tool_calls"):
+        message["tool_calls"] = [{"id": c.get("id", ""), "type": "function",
+                                  "function": {"name": c["name"], "arguments": c.get("arguments", "")}}
+                                 for c in turn["tool_calls"]]
+    if turn["role"] == "tool":
+        message["tool_call_id"] = turn.get("tool_call_id", "")
+    return message
 
 
 def can_run(pane: PaneSpec) -> bool:
@@ -40,11 +53,12 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
         turns.append({"role": "user", "content": pane.draft.strip()})
     elif turns and turns[-1]["role"] == "assistant":
         turns.pop()  # regenerate the last reply
-    if not turns or turns[-1]["role"] != "user":
+    if not turns or turns[-1]["role"] not in ("user", "tool"):  # a tool turn: the model goes on after a result
         raise NothingToRun("Type a message first.")
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
     prefix = pane.reply_prefix if turns == pane.turns else ""  # a branch continues its chosen start
-    request = GenerationRequest(messages=system + turns, sampling=pane.sampling, max_tokens=pane.max_tokens,
+    request = GenerationRequest(messages=system + [chat_message(t) for t in turns], sampling=pane.sampling,
+                                max_tokens=pane.max_tokens,
                                 stop=pane.stop, reply_prefix=prefix, thinking=pane.thinking,
                                 thinking_budget=pane.thinking_budget,
                                 speculative=None if pane.speculative == "off" else Speculation(pane.speculative),
@@ -83,9 +97,18 @@ def branch(pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
 
 
 def record_reply(pane: PaneSpec) -> None:
-    """After a run ends: its text (also a partial, cancelled one) becomes the assistant's turn."""
-    if pane.result.text and pane.turns and pane.turns[-1]["role"] == "user":
-        pane.turns = [*pane.turns, {"role": "assistant", "content": pane.result.text}]
+    """After a run ends: its text (also a partial, cancelled one) becomes the assistant's turn, with its tool
+    calls if it made any (their text is the calls', not the reply's: a prefix that opened a call is left out)."""
+    result = pane.result
+    if not (result.text or result.tool_calls) or not pane.turns or pane.turns[-1]["role"] not in ("user", "tool"):
+        return
+    turn = {"role": "assistant", "content": result.text}
+    if result.tool_calls:
+        text = result.text
+        if result.reply_prefix and text.startswith(result.reply_prefix):
+            text = text[len(result.reply_prefix):]
+        turn = {"role": "assistant", "content": text, "tool_calls": [dict(c) for c in result.tool_calls]}
+    pane.turns = [*pane.turns, turn]
 
 
 def start_edit(pane: PaneSpec, index: int) -> None:
