@@ -197,7 +197,7 @@ class SessionController:
         loop = tool_loop.AutoLoop(panes, steps, self.busy, lambda ready: self.run_many(ready, use_draft=False))
 
         def on_end(pane, _result) -> None:
-            if pane in loop.panes:
+            if any(p is pane for p in loop.panes):  # by identity: panes compare equal by value
                 loop.step()
 
         self.runner.events.ended.connect(on_end)

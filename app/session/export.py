@@ -6,6 +6,7 @@ import json
 
 from app.session.compare import differences_in_groups, label, settings_of
 from app.session.state import PaneSpec, SessionModel
+from app.session.tool_cards import turn_text
 
 
 def _figures(pane: PaneSpec) -> str:
@@ -45,8 +46,8 @@ def to_markdown(session: SessionModel) -> str:
         if pane.system.strip():
             lines += ["**System:**", "", _quote(pane.system), ""]
         for turn in pane.turns:
-            who = "User" if turn["role"] == "user" else "Assistant"
-            lines += [f"**{who}:**", "", _quote(turn["content"]), ""]
+            who = {"user": "User", "tool": "Tool result"}.get(turn["role"], "Assistant")
+            lines += [f"**{who}:**", "", _quote(turn_text(turn)), ""]
         if pane.result.busy or (pane.result.text and not (pane.turns and pane.turns[-1]["role"] == "assistant")):
             lines += [f"**Assistant ({pane.result.state.value}):**", "", _quote(pane.result.text), ""]
         if pane.result.error:

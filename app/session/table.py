@@ -1,16 +1,18 @@
 """The comparison table: one row per pane with what differs, how it ended, its figures, its similarity to a
-reference pane and its rating; sortable by any column and exported as CSV."""
+reference pane, its tool calls (as `name(arguments)`, the share that validate against the pane's tools, and the
+F1 of the names called against the pane's expected calls, else against the reference pane's calls) and its
+rating; sortable by any column and exported as CSV."""
 
 from __future__ import annotations
 
 import csv
 import io
 
-from app.session import compare, diff
+from app.session import compare, diff, tool_cards
 from app.session.state import PaneSpec
 
 COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
-           "similarity", "rating")
+           "similarity", "tool calls", "valid", "F1 vs expected", "rating")
 
 
 def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]:
@@ -24,8 +26,21 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | None = None) -> list[dict]
                     "thinking tok": r.reasoning_tokens, "TTFT s": r.ttft_s, "answer s": r.answer_ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
                     "similarity": None if reference is None else diff.similarity(reference.result.text, r.text),
+                    **tool_columns(pane, reference),
                     "rating": pane.rating, "note": pane.note, "id": pane.id})
     return out
+
+
+def tool_columns(pane: PaneSpec, reference: PaneSpec | None = None) -> dict:
+    """The pane's calls, the share of them that validate (None without calls), and F1 vs what was expected."""
+    calls = pane.result.tool_calls
+    valid, total = tool_cards.validity(calls, pane.tools)
+    expected = tool_cards.expected_names(pane.expected_calls)
+    if not expected and reference is not None and reference is not pane:
+        expected = {c["name"] for c in reference.result.tool_calls}
+    return {"tool calls": "; ".join(tool_cards.call_line(c) for c in calls),
+            "valid": valid / total if total else None,
+            "F1 vs expected": tool_cards.f1({c["name"] for c in calls}, expected)}
 
 
 def sort(table: list[dict], column: str, descending: bool = False) -> list[dict]:

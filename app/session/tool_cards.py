@@ -28,7 +28,8 @@ class Card:
     pretty: str  # indented JSON, or the raw text when it is not JSON
     status: str  # VALID, UNKNOWN, NOT_JSON or INVALID
     problem: str = ""  # why the call is not valid, or why no mock answers it ("" when answerable)
-    answer: str | None = None  # the mock result that answers it (only for a valid call)
+    answer: str | None = None  # the mock result that answers it (only for a valid call), or the one that did
+    answered: bool = False  # a tool turn with this result follows the call in the conversation
 
     @property
     def valid(self) -> bool:
@@ -118,3 +119,19 @@ def call_line(call: dict) -> str:
     except json.JSONDecodeError:
         args = call.get("arguments", "")
     return f"{call.get('name', '')}({args})"
+
+
+def turn_text(turn: dict) -> str:
+    """A turn as the conversation shows it: an assistant's calls as `→ name(arguments)` lines after its text, a
+    tool result under the function that gave it."""
+    if turn["role"] == "tool":
+        return f"{turn.get('name', '')} → {turn['content']}" if turn.get("name") else turn["content"]
+    calls = "\n".join(f"→ {call_line(c)}" for c in turn.get("tool_calls", ()))
+    return "\n".join(part for part in (turn["content"], calls) if part)
+
+
+def reply_text(result) -> str:
+    """A result's reply as compare views show it (diff, arena, judge): its text, then each call as
+    `→ name(arguments)`, so calls read as calls whichever backend parsed them."""
+    calls = "\n".join(f"→ {call_line(c)}" for c in result.tool_calls)
+    return "\n".join(part for part in (result.text, calls) if part)

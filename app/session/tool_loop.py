@@ -10,11 +10,16 @@ together once the last of them has ended, so the steps join the same engine batc
 
 from __future__ import annotations
 
+import dataclasses
+
 from psygnal import Signal
 
+from app.engine import limits
 from app.session.conversation import plan_run
 from app.session.state import PaneSpec
 from app.session.tool_cards import Card, cards_for
+
+AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
 
 
 class CannotContinue(ValueError):
@@ -29,9 +34,25 @@ def pending_calls(pane: PaneSpec) -> list[dict]:
     return []
 
 
+def last_calls(pane: PaneSpec) -> tuple[int, list[dict]]:
+    """(index, calls) of the pane's last assistant turn that called tools ((-1, []) when none did)."""
+    for index in range(len(pane.turns) - 1, -1, -1):
+        if pane.turns[index]["role"] == "assistant" and pane.turns[index].get("tool_calls"):
+            return index, list(pane.turns[index]["tool_calls"])
+    return -1, []
+
+
 def cards(pane: PaneSpec) -> list[Card]:
-    """The cards of the pane's last reply: its calls, checked and answered from its mocks."""
-    return cards_for(list(pane.result.tool_calls), pane.tools, pane.mocks)
+    """The cards of the pane's last calls: checked against its tools, answered from its mocks, or, once
+    continued, with the result the conversation holds for each."""
+    index, calls = last_calls(pane)
+    given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
+    out = []
+    for card in cards_for(calls, pane.tools, pane.mocks):
+        if card.id in given:
+            card = dataclasses.replace(card, answer=given[card.id], answered=True, problem="")
+        out.append(card)
+    return out
 
 
 def answer_turns(pane: PaneSpec) -> list[dict]:

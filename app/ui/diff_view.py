@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
 from app.session import PaneSpec, Session, compare, diff
+from app.session.tool_cards import reply_text
 from app.ui.theme import blend
 from app.ui.token_tint import shown
 
@@ -120,7 +121,7 @@ class DiffDialog(QDialog):
         if a is None or b is None:
             self.similarity.setText("Choose two panes")
             return
-        ta, tb = a.result.text, b.result.text
+        ta, tb = reply_text(a.result), reply_text(b.result)  # tool calls as calls: name(arguments)
         key = (a.id, b.id, ta, tb, a.result.busy, b.result.busy, self.palette().color(QPalette.Base).rgba())
         if key == self._last:
             return  # nothing changed since the last look

@@ -115,6 +115,8 @@ def test_calls_and_results_are_saved_in_the_session_file_and_sent_as_openai_mess
     tool_loop.continue_pane(pane)
     assert pane.turns[-1] == {"role": "tool", "content": '{"temp_c": 18}', "tool_call_id": "call_1",
                               "name": "get_weather"}
+    card = tool_loop.cards(pane)[0]
+    assert card.answered and card.answer == '{"temp_c": 18}' and tool_loop.pending_calls(pane) == []
     back = pane_from_file(pane_to_file(pane))
     assert back.turns == pane.turns and back.mocks == MOCKS
     request, _ = conversation.plan_run(back, use_draft=False)  # a tool turn last: the model goes on
@@ -155,3 +157,36 @@ def test_four_panes_continue_together_in_the_same_engine_steps(qwen_engine):
     together = [s for s in steps if len(s) == 4]
     assert len(together) >= 4, f"steps decoding all four: {len(together)} of {len(steps)}"
     assert qwen_engine.stats().avg_concurrent > 1
+
+
+def test_the_comparison_table_shows_calls_validity_and_f1_and_the_diff_shows_calls_as_calls():
+    from app.session import table
+    from app.session.tool_cards import reply_text
+
+    good, mixed, none = (waiting_pane(calls) for calls in (
+        [call()], [call(arguments='{"city": 1}'), call("get_time", "{}")], []))
+    for pane in (good, mixed, none):
+        pane.result.tool_calls = pane.turns[-1]["tool_calls"]
+    good.expected_calls = "get_weather, get_time"
+    rows = table.rows([good, mixed, none], reference=good)
+    assert rows[0]["tool calls"] == 'get_weather({"city": "Paris"})' and rows[0]["valid"] == 1.0
+    assert rows[0]["F1 vs expected"] == pytest.approx(2 / 3)  # the pane's own expected calls
+    assert rows[1]["tool calls"] == 'get_weather({"city": 1}); get_time({})' and rows[1]["valid"] == 0.0
+    assert rows[1]["F1 vs expected"] == pytest.approx(2 / 3)  # vs the reference pane's calls: get_weather
+    assert rows[2]["valid"] is None and rows[2]["F1 vs expected"] == 0.0 and rows[2]["tool calls"] == ""
+    assert [r["id"] for r in table.sort(rows, "valid", descending=True)] == [good.id, mixed.id, none.id]
+    assert "tool calls,valid,F1 vs expected" in table.to_csv(rows).splitlines()[0]
+    good.result.text = "Let me look."
+    assert reply_text(good.result) == 'Let me look.\n→ get_weather({"city": "Paris"})'
+
+
+def test_a_sweep_over_tool_sets_labels_each_pane_by_its_tools_and_refuses_a_bad_set():
+    from app.session import compare, sweep
+
+    time_tool = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
+    panes = sweep.expand(PaneSpec(draft="Weather?"), {"tools": [[WEATHER], [WEATHER, time_tool], ""]})
+    assert [json.loads(p.tools) if p.tools else [] for p in panes] == [[WEATHER], [WEATHER, time_tool], []]
+    assert [d["tools"] for d in compare.coordinates([compare.settings_of(p) for p in panes])] == [
+        "get_weather", "get_weather, get_time", "none"]
+    with pytest.raises(ValueError, match="tools = .*tool 1: \"type\" must be \"function\""):
+        sweep.expand(PaneSpec(), {"tools": [[{"type": "tool"}]]})
