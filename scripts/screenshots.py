@@ -97,6 +97,7 @@ async def shoot_tools(window: MainWindow, out: Path) -> None:
             raise SystemExit(f"server: {reason}")
         for pane in list(window.grid.panes):
             window.grid.remove_pane(pane)
+        window.stats_dock.hide()  # the panes get the width
         window.columns_box.setValue(2)
         for city in ("Paris", "Oslo", "Lima", "Kyoto"):
             pane = window.grid.add_pane()
@@ -104,11 +105,10 @@ async def shoot_tools(window: MainWindow, out: Path) -> None:
             mocks = {} if city == "Kyoto" else WEATHER_MOCKS
             pane.tools.load(json.dumps(WEATHER_TOOLS, indent=1), "required", json.dumps(mocks))
             pane.sampling.temperature.setValue(0.0)
-            pane.sampling.max_tokens.setValue(48)
+            pane.sampling.max_tokens.setValue(40)  # one whole call (the model goes on calling until the limit)
             pane.commit_form()
             pane.spec.backend, pane.spec.group, pane.spec.reply_prefix = window.backends.last_added, "trip", \
                 "<tool_call>\n"
-            pane.spec.parallel_tool_calls = False  # one call per reply
         window.grid.set_backend_names(window.bridge.backend_names())
         window.run_all()
         await finish_all(window)

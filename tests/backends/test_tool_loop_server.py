@@ -4,7 +4,8 @@ model writes the next turn; the conversation the server was sent renders, in lla
 /apply-template, exactly as Chorus's engine renders it (the result inside Qwen's <tool_response>).
 
 As in test_tool_calls_server.py, the 135M model needs its first reply to start with `<tool_call>` (a reply
-prefix) to call at all; the next turn has tool_choice auto, and it answers in text."""
+prefix) to call at all; the next turn has tool_choice auto, and it answers in text (the 135M model mostly echoes
+the tool response)."""
 
 import json
 
@@ -43,15 +44,17 @@ def test_four_panes_call_get_a_mock_result_and_go_on(qwen_variant):
         controller = SessionController(session, runner)
         panes = [session.adopt(PaneSpec(turns=[{"role": "user", "content": f"What is the weather in {city}?"}],
                                         tools=json.dumps([WEATHER]), tool_choice="required",
-                                        parallel_tool_calls=False, mocks=MOCKS, reply_prefix=PREFIX, group="trip",
-                                        sampling=SamplingParams(temperature=0), max_tokens=60))
+                                        mocks=MOCKS, reply_prefix=PREFIX, group="trip",
+                                        sampling=SamplingParams(temperature=0), max_tokens=40))
                  for city in ("Paris", "Rome", "Oslo", "Lima")]
         assert controller.run_many(panes).started == 4
         drive(runner)
         for pane in panes:
-            assert pane.result.finish_reason == "tool_calls", pane.result
+            # The prefix sits in the prompt, so no grammar trigger fires: the model goes on calling until the
+            # token limit; 40 tokens hold one whole call (a cut-off second one would be "arguments not JSON").
+            assert pane.result.finish_reason in ("tool_calls", "length"), pane.result
             cards = tool_loop.cards(pane)
-            assert [c.name for c in cards][:1] == ["get_weather"] and all(c.valid for c in cards), cards
+            assert [c.name for c in cards] == ["get_weather"] and cards[0].valid and cards[0].answer, cards
             assert pane.turns[-1]["tool_calls"] == pane.result.tool_calls and pane.turns[-1]["content"] == ""
             pane.tool_choice = "auto"  # the next turn answers in words
         loop = controller.auto_continue(panes, steps=3)
