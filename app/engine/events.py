@@ -20,12 +20,16 @@ class EventBuilder:
         self._tokens: dict[int, int] = {}
         self._logprobs: dict[int, list] = {}
         self._reasoning: dict[int, str] = {}
+        self._tool_calls: dict[int, tuple] = {}
 
     def delta(self, request_id: int, text: str) -> None:
         self._deltas[request_id] = self._deltas.get(request_id, "") + text
 
     def reasoning(self, request_id: int, text: str) -> None:
         self._reasoning[request_id] = self._reasoning.get(request_id, "") + text
+
+    def tool_calls(self, request_id: int, calls: tuple) -> None:
+        self._tool_calls[request_id] = calls
 
     def tokens(self, request_id: int, count: int) -> None:
         self._tokens[request_id] = count
@@ -44,8 +48,8 @@ class EventBuilder:
         self._states[completion.request_id] = state
 
     def build(self) -> StepEvent | None:
-        if not (self._deltas or self._states or self._finished or self._reasoning):
+        if not (self._deltas or self._states or self._finished or self._reasoning or self._tool_calls):
             return None
         return StepEvent(step=self._step, deltas=self._deltas, states=self._states, finished=self._finished,
                          tokens=self._tokens, time=time.perf_counter(), logprobs=self._logprobs,
-                         reasoning=self._reasoning, since=self._since)
+                         reasoning=self._reasoning, since=self._since, tool_calls=self._tool_calls)

@@ -15,11 +15,12 @@ import numpy as np
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import sampling
+from app.engine.chat_parse.stream import for_request
 from app.engine.constraint import GrammarConstraint
 from app.engine.events import EventBuilder
 from app.engine.grammar import GrammarError, make_constraint
 from app.engine.prompt import ContextOverflow, PromptError
-from app.engine.reasoning import ReasoningSplit, opens_thinking
+from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.speculation import SpecState
@@ -103,6 +104,7 @@ class RequestLifecycle:
         seq.prompt = np.asarray(prompt, dtype=np.int32)
         seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
                                    opened=opens_thinking(text, seq.request.reply_prefix))
+        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0])
         if len(prompt) >= self.n_ctx_per_slot:
             raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
                                   "(prompt plus reply): shorten it or raise the context per slot")

@@ -67,6 +67,11 @@ class PromptRenderer:
             raise ValueError(f"unknown chat format {requested!r}: use auto, gguf, raw or one of llama.cpp's "
                              f"built-in names ({', '.join(chat_format.builtin_names())})")
 
+    @property
+    def template_source(self) -> str | None:
+        """The Jinja chat template in use (None: a built-in or raw format)."""
+        return self._jinja.source if self._jinja is not None else None
+
     def _compile(self, template: str) -> None:
         model = self._model
         try:  # rendered as llama-server --jinja renders it (chat_template.py), BOS/EOS as it passes them

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from app.engine.chat_parse.stream import ToolStream, call_dicts
 from app.engine.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
@@ -119,6 +120,7 @@ class Sequence:
         self.sampler: SamplerChain | None = None
         self.text = TextStream(tuple(self.request.stop))
         self.split = ReasoningSplit(enabled=False)  # replaced at admission, when the prompt is known
+        self.tools: ToolStream | None = None  # parses the answer for tool calls (a request with tools)
         self.spec = None  # a SpecState (speculation.py) while the request drafts tokens; set at admission
         self.forced: list[int] = []  # tokens to emit instead of sampling (a spent thinking budget closes the block)
         # Prefix sharing (engine thread only; docs/engine.md "Slots as a prompt cache"):
@@ -177,9 +179,14 @@ class Sequence:
         decode_tps = None
         if self.t_first is not None and self.t_last is not None and n > 1 and self.t_last > self.t_first:
             decode_tps = (n - 1) / (self.t_last - self.t_first)
+        text, calls = self.split.answer, ()
+        if self.tools is not None:  # the answer parsed as llama.cpp parses it: the calls out of the content
+            text, calls = self.tools.final_content(), call_dicts(self.tools.final().tool_calls, self.id)
+            if calls and reason == "stop":
+                reason = "tool_calls"
         return Completion(
             request_id=self.id,
-            text=self.split.answer,
+            text=text,
             token_ids=list(self.generated),
             finish_reason=reason,
             error=error,
@@ -197,5 +204,6 @@ class Sequence:
             drafted_tokens=self.spec.drafted if self.spec else 0,
             accepted_tokens=self.spec.accepted if self.spec else 0,
             note="; ".join(n for n in (self.spec.note if self.spec else "",
-                                       TOOLS_AS_TEXT if self.request.tools else "") if n),
+                                       TOOLS_AS_TEXT if self.request.tools and self.tools is None else "") if n),
+            tool_calls=calls,
         )

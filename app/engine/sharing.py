@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
+from app.engine.chat_parse.stream import call_dicts
 from app.engine.events import EventBuilder
 from app.engine.prompt_cache import MIN_SHARED_PREFIX, common_prefix
 from app.engine.request import Sequence
@@ -134,7 +135,7 @@ class PrefixSharing:
         seq.leader = leader
         leader.followers.append(seq)
         seq.prompt, seq.generated, seq.text = leader.prompt, leader.generated, leader.text  # shared, read-only
-        seq.split = leader.split
+        seq.split, seq.tools = leader.split, leader.tools
         seq.token_logprobs = leader.token_logprobs
         seq.cached_tokens = len(leader.prompt)
         seq.t_admit = now
@@ -143,10 +144,14 @@ class PrefixSharing:
             seq.t_first = seq.t_last = now
         seq.state = leader.state
         events.state(seq.id, leader.state)
-        if leader.split.answer:  # replay what the leader already produced
+        tools = leader.tools
+        answer = leader.split.answer if tools is None else tools.content
+        if answer:  # replay what the leader already produced
             seq.t_answer = now
-            seq.handle._publish(leader.split.answer)
-            events.delta(seq.id, leader.split.answer)
+            seq.handle._publish(answer)
+            events.delta(seq.id, answer)
+        if leader.tools is not None and leader.tools.calls:
+            events.tool_calls(seq.id, call_dicts(leader.tools.calls, seq.id))
         if leader.split.reasoning:
             events.reasoning(seq.id, leader.split.reasoning)
         if leader.generated:

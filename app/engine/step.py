@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 
+from app.engine.chat_parse.stream import call_dicts
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.logprobs import token_logprob
@@ -184,6 +185,15 @@ class StepExecution:
         if final:
             more_answer, more_thought = seq.split.finish()
             answer, thought = answer + more_answer, thought + more_thought
+        if seq.tools is not None:  # only content leaves; calls go out whole, as they grow
+            answer, changed = seq.tools.feed(answer)
+            if final:
+                more, finished = seq.tools.finish()
+                answer, changed = answer + more, changed or finished
+            if changed:
+                calls = call_dicts(seq.tools.calls, seq.id)
+                for target in (seq, *seq.followers):
+                    events.tool_calls(target.id, calls)
         if thought:
             events.reasoning(seq.id, thought)
         if answer:

@@ -27,8 +27,9 @@ class RequestState(str, enum.Enum):
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "error")  # tool_calls: the reply called tools
 TOOL_CHOICES = ("auto", "none", "required")  # or the name of one function: that one must be called
-# What a local run with tools says once in its pane's status (Completion.note): calls are not parsed out yet.
-TOOLS_AS_TEXT = "tool calls are shown as text: parsing local models' calls is not built yet"
+# What a local run with tools says once in its pane's status (Completion.note) when its chat template has no call
+# format llama.cpp parses (app/engine/chat_parse): its calls, if any, stay in the text.
+TOOLS_AS_TEXT = "tool calls are shown as text: this model's chat template has no tool-call format to parse"
 
 
 class EngineStopped(RuntimeError):
@@ -319,6 +320,7 @@ class StepEvent:
     logprobs: dict[int, list] = field(default_factory=dict)  # new TokenLogprob entries per request (if asked)
     reasoning: dict[int, str] = field(default_factory=dict)  # thinking text per request (`deltas` is the answer)
     since: dict[int, dict] = field(default_factory=dict)  # per request: each state it entered this step -> when
+    tool_calls: dict[int, tuple] = field(default_factory=dict)  # per request whose calls grew: all its calls so far
 
 
 @dataclass(frozen=True)

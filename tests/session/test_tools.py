@@ -75,7 +75,7 @@ def test_tools_are_saved_in_the_session_file_and_old_files_still_load():
     assert (old.tools, old.tool_choice, old.parallel_tool_calls) == ("", "auto", None)
 
 
-def test_the_local_engine_shows_the_tools_to_the_model_and_says_calls_are_text(make_engine, model_path, tmp_path):
+def test_the_local_engine_shows_the_tools_to_the_model_and_parses_its_reply(make_engine, model_path, tmp_path):
     template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
     if template is None:
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
@@ -88,5 +88,6 @@ def test_the_local_engine_shows_the_tools_to_the_model_and_says_calls_are_text(m
     engine.subscribe(runner.feed)
     runner.run(pane)
     drive(runner)
-    assert pane.result.backend_note == TOOLS_AS_TEXT and TOOLS_AS_TEXT in pane.result.summary()
+    # Qwen2.5's template has a call format (app/engine/chat_parse): no "shown as text" note; 8 tokens hold no call.
+    assert TOOLS_AS_TEXT not in pane.result.backend_note and TOOLS_AS_TEXT not in pane.result.summary()
     assert pane.result.tool_calls == [] and pane.result.finish_reason == "length"

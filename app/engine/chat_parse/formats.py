@@ -1,0 +1,60 @@
+"""The output formats llama.cpp parses, each as a Format (app/engine/chat_parse/types.py). Names follow
+llama.cpp's common_chat_format / its specialized-template handlers in common/chat.cpp; the markers are the ones
+its handlers and its differential analysis (common/chat-diff-analyzer.cpp) find in those templates."""
+
+from __future__ import annotations
+
+from app.engine.chat_parse.types import Format
+
+CONTENT_ONLY = Format("content-only", think=("<think>", "</think>"))
+HERMES = Format("hermes", "json", call=("<tool_call>", "</tool_call>"))  # Hermes 2 Pro, Qwen 2.5, Qwen3, QwQ
+QWEN3_CODER = Format("qwen3-coder", "tagged", call=("<tool_call>", "</tool_call>"), name_prefix="<function=",
+                     name_suffix=">", param=("<parameter=", ">", "</parameter>"),
+                     extra={"close": "</function>", "trim": True}, optional_start=True, think_ends_at_call=True)
+SEED_OSS = Format("seed-oss", "tagged", think=("<seed:think>", "</seed:think>"),
+                  call=("<seed:tool_call>", "</seed:tool_call>"), name_prefix="<function=", name_suffix=">",
+                  param=("<parameter=", ">", "</parameter>"), extra={"close": "</function>"})
+MINIMAX_M2 = Format("minimax-m2", "tagged", section=("<minimax:tool_call>", "</minimax:tool_call>"),
+                    name_prefix='<invoke name="', name_suffix='">', param=('<parameter name="', '">', "</parameter>"),
+                    extra={"close": "</invoke>"})
+GLM_4_5 = Format("glm-4.5", "tagged", call=("<tool_call>", "</tool_call>"), name_suffix="\n",
+                 param=("<arg_key>", "</arg_key>", "</arg_value>"), extra={"value_prefix": "<arg_value>"})
+LLAMA_3 = Format("llama-3.x", "json", think=None, section=("<|python_tag|>", ""), args_key="parameters",
+                 start_json=True)
+MISTRAL_NEMO = Format("mistral-nemo", "json", think=None, section=("[TOOL_CALLS]", ""), array=True, id_key="id")
+MAGISTRAL = Format("magistral", "tag_json", think=("[THINK]", "[/THINK]"), call=("[TOOL_CALLS]", ""),
+                   name_suffix="[ARGS]", extra={"id_marker": "[CALL_ID]"})
+FUNCTIONARY_V3_1 = Format("functionary-v3.1-llama-3.1", "tag_json", think=None, call=("<function=", "</function>"),
+                          name_suffix=">")
+FUNCTIONARY_V3_2 = Format("functionary-v3.2", "functionary-v3.2", think=None)
+FIREFUNCTION_V2 = Format("firefunction-v2", "json", think=None, section=(" functools", ""), array=True)
+COMMAND_R7B = Format("command-r7b", "json", think=("<|START_THINKING|>", "<|END_THINKING|>"),
+                     section=("<|START_ACTION|>", "<|END_ACTION|>"), array=True, name_key="tool_name",
+                     args_key="parameters", id_key="tool_call_id", wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"))
+DEEPSEEK_R1 = Format("deepseek-r1", "tag_json", section=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
+                     call=("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"), name_prefix="function<｜tool▁sep｜>",
+                     name_suffix="\n", extra={"fence": "```json"})
+DEEPSEEK_V3_1 = Format("deepseek-v3.1", "tag_json", section=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
+                       call=("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"), name_suffix="<｜tool▁sep｜>")
+GRANITE = Format("granite", "json", section=("<|tool_call|>", ""), array=True,
+                 wrap=("<response>", "</response>"))
+KIMI_K2 = Format("kimi-k2", "tag_json", section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+                 call=("<|tool_call_begin|>", "<|tool_call_end|>"), name_prefix="functions.",
+                 name_suffix="<|tool_call_argument_begin|>", id_suffix=":", extra={"id_prefix": "functions."},
+                 think_ends_at_call=True, optional_start=True)
+APERTUS = Format("apertus", "json", think=("<|inner_prefix|>", "<|inner_suffix|>"),
+                 section=("<|tools_prefix|>", "<|tools_suffix|>"), array=True, name_is_key=True)
+LFM2 = Format("lfm2", "pythonic", section=("<|tool_call_start|>", "<|tool_call_end|>"))
+NEMOTRON_V2 = Format("nemotron-v2", "json", section=("<TOOLCALL>", "</TOOLCALL>"), array=True)
+APRIEL = Format("apriel", "json", think=None, section=("<tool_calls>", "</tool_calls>"), array=True)
+APRIEL_THINKER = Format("apriel-thinker", "json", think=("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"),
+                        section=("<tool_calls>", "</tool_calls>"), array=True, extra={"keep_opening": True})
+GIGACHAT_V3 = Format("gigachat-v3", "json", think=None, call=("<|message_sep|>\n\nfunction call<|role_sep|>", ""))
+GIGACHAT_V3_1 = Format("gigachat-v3.1", "json", think=None, call=("<|function_call|>", ""))
+GPT_OSS = Format("gpt-oss", "harmony", think=None)
+GENERIC = Format("generic", "json", think=None, start_json=True, extra={"generic": True})
+
+ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
+       COMMAND_R7B, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS, NEMOTRON_V2,
+       GLM_4_5, MINIMAX_M2, APRIEL, APRIEL_THINKER, GIGACHAT_V3, GIGACHAT_V3_1, CONTENT_ONLY)
+BY_NAME = {f.name: f for f in ALL}

@@ -1,0 +1,85 @@
+"""ToolStream: one reply's answer parsed while it streams, as llama-server re-parses the whole message after
+every token (common_chat_peg_parse with is_partial) and sends the difference.
+
+Content is released only once it cannot turn into call markup; calls appear once named, their arguments
+growing. The final parse (`finish`) is the one-shot parse of the whole text.
+"""
+
+from __future__ import annotations
+
+from app.engine.chat_parse.detect import detect
+from app.engine.chat_parse.parse import parse
+from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
+
+
+class ToolStream:
+    """Feed it the answer's text deltas (thinking already split off); read `content` and `calls`."""
+
+    def __init__(self, fmt: Format, tools=(), reasoning_format: str = "none", prefix: str = ""):
+        """`prefix`: answer text the reply starts with that was not generated (a reply prefix): parsed with
+        the rest, never released as a delta."""
+        self.fmt = fmt
+        self.tools = tuple(tools)
+        self.reasoning_format = reasoning_format
+        self.text = self.prefix = prefix
+        self.calls: tuple[ToolCall, ...] = ()
+        self.message = self._parse(partial=True)
+        self.prefix_content = self.message.content
+        self.content = ""  # released content, the prefix's part excluded
+        self._final: tuple[int, ParsedMessage] | None = None
+
+    def feed(self, delta: str) -> tuple[str, bool]:
+        """Take the next answer text: (content delta now decided, whether the calls changed)."""
+        if not delta:
+            return "", False
+        self.text += delta
+        return self._update(self._parse(partial=True))
+
+    def finish(self) -> tuple[str, bool]:
+        """The reply ended: the whole text parsed once more, not partial."""
+        return self._update(self.final())
+
+    def final(self) -> ParsedMessage:
+        """The one-shot parse of the text so far (as if the reply ended here)."""
+        if self._final is None or self._final[0] != len(self.text):
+            self._final = len(self.text), self._parse(partial=False)
+        return self._final[1]
+
+    def final_content(self) -> str:
+        """The final content without the reply prefix's part (what the caller did not already have)."""
+        return self._visible(self.final().content)
+
+    def _visible(self, content: str) -> str:
+        for known in (self.prefix, self.prefix_content):
+            if known and content.startswith(known):
+                return content[len(known):]
+        return content
+
+    def _parse(self, partial: bool) -> ParsedMessage:
+        return parse(self.text, self.fmt, partial=partial, reasoning_format=self.reasoning_format, tools=self.tools)
+
+    def _update(self, message: ParsedMessage) -> tuple[str, bool]:
+        self.message = message
+        old, new = self.content, self._visible(message.content)
+        delta = new[len(old):] if new.startswith(old) else ""
+        if new.startswith(old):
+            self.content = new
+        changed = message.tool_calls != self.calls
+        self.calls = message.tool_calls
+        return delta, changed
+
+
+def for_request(template_source: str | None, request, prefix: str = "") -> ToolStream | None:
+    """The stream that parses a request's reply for calls: None when it offers no tools (or tool_choice "none"),
+    or its template's replies carry no calls."""
+    if not request.tools or request.tool_choice == "none":
+        return None
+    fmt = detect(template_source)
+    return None if fmt.kind == "none" else ToolStream(fmt, request.tools, prefix=prefix)
+
+
+def call_dicts(calls, request_id: int) -> tuple[dict, ...]:
+    """Calls as Completion.tool_calls holds them: {id, name, arguments}; a call the model gave no id gets
+    `call_<request>_<index>` (llama-server makes up a random one)."""
+    return tuple({"id": c.id or f"call_{request_id}_{i}", "name": c.name, "arguments": c.arguments}
+                 for i, c in enumerate(calls))

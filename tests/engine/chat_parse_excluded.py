@@ -1,0 +1,107 @@
+"""Ported llama.cpp parse cases (tests/engine/test_chat_parse_ported.py) not passed yet, each with its reason:
+keyed by "<line in test-chat.cpp>:<template>", or by a template's name for all of its cases."""
+
+COHERE2MOE = ("Cohere2 MoE's <|START_TEXT|>/<|START_ACTION|> format (common/parsers/cohere2moe.cpp) is "
+              'not ported yet')
+COMMAND_R_PLUS = ("Command R+'s `Action: ```json` format comes from the auto-parser's analysis, not ported "
+                  'for this template')
+DSML = ("DeepSeek V3.2/V4's DSML format (common/parsers/deepseek.cpp) is not ported yet")
+GEMMA4 = ("Gemma 4's `<|tool_call>call:NAME{...}` format (common/parsers/gemma4.cpp) is not ported "
+          'yet')
+KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
+LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
+MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
+MINIMAX_M3 = ("MiniMax-M3's namespaced format (common/parsers/minimax-m3.cpp) is not ported yet")
+MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
+PARTIAL_PY = ("a partial pythonic call's arguments are reported once its list closes (llama.cpp streams "
+              'them as JSON while they arrive)')
+
+EXCLUDED: dict[str, str] = {
+    '2877:Cohere2MoE': COHERE2MOE,
+    '2883:Cohere2MoE': COHERE2MOE,
+    '2888:Cohere2MoE': COHERE2MOE,
+    '2955:Cohere2MoE': COHERE2MOE,
+    '5893:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
+    '5895:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
+    '4869:Kimi-K3': KIMI_K3,
+    '4875:Kimi-K3': KIMI_K3,
+    '4883:Kimi-K3': KIMI_K3,
+    '4889:Kimi-K3': KIMI_K3,
+    '4895:Kimi-K3': KIMI_K3,
+    '4907:Kimi-K3': KIMI_K3,
+    '4920:Kimi-K3': KIMI_K3,
+    '4933:Kimi-K3': KIMI_K3,
+    '4951:Kimi-K3': KIMI_K3,
+    '2116:LFM2-8B-A1B': PARTIAL_PY,
+    '2116:LFM2.5-8B-A1B': PARTIAL_PY,
+    '2116:LFM2.5-Instruct': PARTIAL_PY,
+    '5495:MiniMax-M3': MINIMAX_M3,
+    '5503:MiniMax-M3': MINIMAX_M3,
+    '5511:MiniMax-M3': MINIMAX_M3,
+    '5526:MiniMax-M3': MINIMAX_M3,
+    '5541:MiniMax-M3': MINIMAX_M3,
+    '5555:MiniMax-M3': MINIMAX_M3,
+    '5576:MiniMax-M3': MINIMAX_M3,
+    '5596:MiniMax-M3': MINIMAX_M3,
+    '5614:MiniMax-M3': MINIMAX_M3,
+    '5632:MiniMax-M3': MINIMAX_M3,
+    '5650:MiniMax-M3': MINIMAX_M3,
+    '5669:MiniMax-M3': MINIMAX_M3,
+    '5690:MiniMax-M3': MINIMAX_M3,
+    '5717:MiniMax-M3': MINIMAX_M3,
+    '5738:MiniMax-M3': MINIMAX_M3,
+    '5755:MiniMax-M3': MINIMAX_M3,
+    '5775:MiniMax-M3': MINIMAX_M3,
+    '5793:MiniMax-M3': MINIMAX_M3,
+    '5813:MiniMax-M3': MINIMAX_M3,
+    '4022:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4036:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4049:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4069:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4089:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4106:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4123:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4140:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4157:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4174:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4188:deepseek-ai-DeepSeek-V3.2': DSML,
+    '4248:deepseek-ai-DeepSeek-V4': DSML,
+    '4262:deepseek-ai-DeepSeek-V4': DSML,
+    '4275:deepseek-ai-DeepSeek-V4': DSML,
+    '4295:deepseek-ai-DeepSeek-V4': DSML,
+    '4315:deepseek-ai-DeepSeek-V4': DSML,
+    '4353:deepseek-ai-DeepSeek-V4': DSML,
+    '4371:deepseek-ai-DeepSeek-V4-Flash-0731': DSML,
+    '2997:google-gemma-4-31B-it': GEMMA4,
+    '3004:google-gemma-4-31B-it': GEMMA4,
+    '3018:google-gemma-4-31B-it': GEMMA4,
+    '3025:google-gemma-4-31B-it': GEMMA4,
+    '3032:google-gemma-4-31B-it': GEMMA4,
+    '3039:google-gemma-4-31B-it': GEMMA4,
+    '3046:google-gemma-4-31B-it': GEMMA4,
+    '3054:google-gemma-4-31B-it': GEMMA4,
+    '3066:google-gemma-4-31B-it': GEMMA4,
+    '3078:google-gemma-4-31B-it': GEMMA4,
+    '3085:google-gemma-4-31B-it': GEMMA4,
+    '3092:google-gemma-4-31B-it': GEMMA4,
+    '3099:google-gemma-4-31B-it': GEMMA4,
+    '3106:google-gemma-4-31B-it': GEMMA4,
+    '3113:google-gemma-4-31B-it': GEMMA4,
+    '3120:google-gemma-4-31B-it': GEMMA4,
+    '3127:google-gemma-4-31B-it': GEMMA4,
+    '3134:google-gemma-4-31B-it': GEMMA4,
+    '3141:google-gemma-4-31B-it': GEMMA4,
+    '3148:google-gemma-4-31B-it': GEMMA4,
+    '3155:google-gemma-4-31B-it': GEMMA4,
+    '3161:google-gemma-4-31B-it': GEMMA4,
+    '3167:google-gemma-4-31B-it': GEMMA4,
+    '3173:google-gemma-4-31B-it': GEMMA4,
+    '4742:inclusionai-ling-3.0-flash': LING3,
+    '6365:muse-glimmer': MUSE_GLIMMER,
+    '6880:openbmb-MiniCPM5-1B': MINICPM5,
+    '6887:openbmb-MiniCPM5-1B': MINICPM5,
+    '6894:openbmb-MiniCPM5-1B': MINICPM5,
+    '6903:openbmb-MiniCPM5-1B': MINICPM5,
+    '6910:openbmb-MiniCPM5-1B': MINICPM5,
+    '6918:openbmb-MiniCPM5-1B': MINICPM5,
+}

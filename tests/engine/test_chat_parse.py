@@ -1,0 +1,96 @@
+"""app.engine.chat_parse: replies split into content, reasoning and tool calls as llama.cpp splits them, whole and
+token by token (the partial results only grow and end at the one-shot parse)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.engine.chat_parse import BY_NAME, ToolCall, detect, parse
+from tests.servers import llama_cpp_templates
+
+HERMES = BY_NAME["hermes"]
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+def test_a_hermes_call_is_parsed_out_of_the_content():
+    message = parse("Let me look." + CALL, HERMES)
+    assert message.content == "Let me look."
+    assert message.tool_calls == (ToolCall("", "get_weather", '{"city": "Paris"}'),)
+
+
+def test_thinking_content_and_two_calls():
+    message = parse("<think>\nweather\n</think>\n\n" + CALL + "\n" + CALL.replace("Paris", "Rome"), HERMES)
+    assert message.reasoning_content == "weather" and message.content == ""
+    assert [json.loads(c.arguments)["city"] for c in message.tool_calls] == ["Paris", "Rome"]
+
+
+def test_markup_that_is_not_a_call_stays_content():
+    text = "Use <tool_call>not json</tool_call> here"
+    assert parse(text, HERMES).content == text and not parse(text, HERMES).tool_calls
+
+
+def test_the_qwen_templates_are_hermes():
+    templates = llama_cpp_templates()
+    if not templates:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    for name in ("Qwen-Qwen2.5-7B-Instruct", "Qwen-Qwen3-0.6B", "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use"):
+        assert detect(templates[name]).name == "hermes", name
+    assert detect(templates["Qwen3-Coder"]).name == "qwen3-coder"
+
+
+def _stream_agrees(text: str, cuts: list[int], fmt, opened, **kw) -> None:
+    final = parse(text, fmt, opened=opened, **kw)
+    points = sorted({c % (len(text) + 1) for c in cuts}) + [len(text)]
+    last = ()
+    for point in points:
+        step = parse(text[:point], fmt, partial=True, opened=opened, **kw)
+        if point == len(text) and step.content.strip() and final.content.strip():
+            assert final.content.strip().startswith(step.content.strip()), (point, step, final)
+        assert len(last) <= len(step.tool_calls) <= len(final.tool_calls), (point, step, final)
+        for got, want in zip(step.tool_calls, final.tool_calls, strict=False):
+            assert got.name == want.name and want.arguments.startswith(got.arguments), (point, got, want)
+        for before, after in zip(last, step.tool_calls, strict=False):
+            assert after.arguments.startswith(before.arguments), (point, before, after)
+        last = step.tool_calls
+    assert parse(text, fmt, partial=False, opened=opened, **kw) == final
+
+
+SAMPLES = [  # (format, reply, generation prompt opened thinking)
+    (HERMES, "Sure." + CALL + CALL.replace("Paris", "Rome"), ""),
+    (HERMES, "weigh it</think>\n\n" + CALL, "<think>\n"),
+    (HERMES, "<think>no</think>plain <tool_call> text", ""),
+]
+
+
+def _ported():
+    """llama.cpp's whole replies with calls (the ported cases that pass), each as a stream to cut up."""
+    if not TEMPLATES:
+        return []
+    from tests.engine.chat_parse_excluded import EXCLUDED
+    from tests.engine.test_chat_parse_ported import DATA, _setting
+    out = []
+    for case in DATA:
+        for template in case["templates"]:
+            stem = Path(template).stem
+            if ("unread" in case or case["params"].get("is_partial") or case["params"].get("continue_final_message")
+                    or f"{case['line']}:{stem}" in EXCLUDED or not case["expect"]["tool_calls"]):
+                continue
+            fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
+            out.append((fmt, case["input"], opened, {"reasoning_format": reasoning, "tools": tools}))
+    return out
+
+
+TEMPLATES = llama_cpp_templates()
+STREAMS = [(fmt, text, opened, {}) for fmt, text, opened in SAMPLES] + _ported()
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(STREAMS), cuts=st.lists(st.integers(0, 10_000), max_size=40))
+def test_token_by_token_partial_calls_are_prefixes_of_the_final_ones(case, cuts):
+    """Cut anywhere (a token may end mid-marker): calls only appear and grow, each partial call a prefix of the
+    final one, and the last parse is the one-shot parse."""
+    fmt, text, opened, kw = case
+    _stream_agrees(text, cuts, fmt, opened, **kw)

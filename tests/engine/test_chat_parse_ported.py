@@ -1,0 +1,86 @@
+"""llama.cpp's own parse cases (tests/test-chat.cpp, extracted to data/chat_parse_cases.json by
+data/extract_chat_cases.py): each template's replies parsed by app.engine.chat_parse give the message llama.cpp
+expects (content and reasoning compared stripped, arguments as JSON, as its assert_msg_equals does), one-shot and
+fed character by character. Cases not passed yet are listed in EXCLUDED with the reason; they run as strict
+xfails, so one that starts passing must leave the list."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.engine.chat_parse import ToolCall, detect, opened_thinking, parse
+from app.engine.chat_template import ChatTemplate
+from tests.engine.chat_parse_excluded import EXCLUDED
+from tests.servers import llama_cpp_templates
+
+DATA = json.loads(Path(__file__).with_name("data").joinpath("chat_parse_cases.json").read_text())
+TEMPLATES = llama_cpp_templates()
+USER = [{"role": "user", "content": "Hey there!"}]
+
+
+def _cases():
+    for case in DATA:
+        for template in case["templates"] or ["?"]:
+            stem = Path(template).stem
+            key = f"{case['line']}:{stem}"
+            reason = case.get("unread") and f"the extractor cannot read this C++ chain ({case['unread']})"
+            if case["params"].get("continue_final_message"):
+                reason = reason or ("the case continues a prefilled assistant message, which the port's harness "
+                                    "does not render (Chorus parses a reply prefix with the reply: ToolStream)")
+            reason = reason or EXCLUDED.get(key) or EXCLUDED.get(stem)
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            yield pytest.param(case, stem, id=key, marks=marks)
+
+
+def _tools(case) -> list[dict]:
+    return [{"type": "function", "function": tool} for tool in case["params"].get("tools") or []]
+
+
+def _setting(case):
+    """(format, opened, reasoning_format, tools, calls) for the case, as llama.cpp's test sets them up."""
+    if not TEMPLATES:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    source = TEMPLATES[case["stem"]]
+    params = case["params"]
+    fmt, tools = detect(source), _tools(case)
+    thinking = params.get("enable_thinking", True)
+    prompt = ChatTemplate(source, "", "").render(USER, enable_thinking=thinking, tools=tools or None)
+    reasoning = "none" if params.get("reasoning_format", "COMMON_REASONING_FORMAT_NONE").endswith("NONE") else "auto"
+    calls = bool(tools) and params.get("tool_choice", "") != "COMMON_CHAT_TOOL_CHOICE_NONE"
+    return fmt, opened_thinking(prompt, fmt), reasoning, tools, calls
+
+
+def _same_args(want: str, got: str) -> bool:
+    try:
+        return json.loads(want or "{}") == json.loads(got or "{}")
+    except ValueError:
+        return want.strip() == got.strip()
+
+
+@pytest.mark.parametrize(("case", "stem"), list(_cases()))
+def test_llama_cpp_parse_case(case, stem):
+    fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
+    partial = bool(case["params"].get("is_partial"))
+    got = parse(case["input"], fmt, partial=partial, reasoning_format=reasoning, opened=opened, tools=tools,
+                calls=calls)
+    want = case["expect"]
+    assert (got.content.strip(), got.reasoning_content.strip()) == (want["content"].strip(),
+                                                                     want["reasoning_content"].strip()), got
+    assert [c.name for c in got.tool_calls] == [c["name"] for c in want["tool_calls"]], got
+    pairs = zip(want["tool_calls"], got.tool_calls, strict=False)
+    assert all(_same_args(w["arguments"], g.arguments) for w, g in pairs), got
+    assert [c.id for c in got.tool_calls] == [c["id"] for c in want["tool_calls"]], got
+    if not partial:  # fed character by character: calls only grow, ending at the one-shot parse
+        text, last = case["input"], ()
+        for end in range(1, len(text) + 1):
+            step = parse(text[:end], fmt, partial=True, reasoning_format=reasoning, opened=opened, tools=tools,
+                         calls=calls).tool_calls
+            grown = all(_grows(a, b) for a, b in zip(last, step, strict=False))
+            assert len(step) >= len(last) and grown, (end, last, step)
+            last = step
+        assert all(_grows(a, b) for a, b in zip(last, got.tool_calls, strict=False))
+
+
+def _grows(before: ToolCall, after: ToolCall) -> bool:
+    return before.name == after.name and after.arguments.startswith(before.arguments)

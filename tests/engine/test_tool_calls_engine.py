@@ -1,0 +1,71 @@
+"""Tool calls from the local engine (real SmolLM2 135M): a variant carrying Qwen2.5's template, whose replies
+are parsed as llama.cpp parses the Hermes `<tool_call>` format. The 135M model does not call tools by itself
+(no grammar here), so the reply starts inside a call (a reply prefix) and the model finishes it."""
+
+import json
+
+import pytest
+
+from app.engine import GenerationRequest
+from app.engine.types import TOOLS_AS_TEXT
+from tests.conftest import GREEDY
+from tests.gguf_variants import write_variant
+from tests.servers import llama_cpp_templates
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The current weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+PREFIX = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "'
+
+
+@pytest.fixture(scope="module")
+def qwen_variant(model_path, tmp_path_factory):
+    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
+    if template is None:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    return write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen.gguf", template)
+
+
+def request(**fields) -> GenerationRequest:
+    return GenerationRequest(**{"messages": QUESTION, "sampling": GREEDY, "max_tokens": 40, "tools": (WEATHER,),
+                                "reply_prefix": PREFIX, **fields})
+
+
+def test_a_call_comes_back_as_tool_calls_and_streams_growing(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant)
+    seen = []
+    engine.subscribe(lambda event: seen.extend(event.tool_calls.get(rid, ()) for rid in event.tool_calls))
+    result = engine.submit(request()).result(timeout=120)
+    assert result.finish_reason == "tool_calls" and result.error is None, result
+    (call,) = result.tool_calls
+    assert call["name"] == "get_weather" and call["id"]
+    assert set(json.loads(call["arguments"])) == {"city"}
+    assert "<tool_call>" not in result.text and TOOLS_AS_TEXT not in result.note
+    assert seen and seen[-1] == result.tool_calls
+    for calls in seen:  # every streamed snapshot is a prefix of the final call
+        assert len(calls) == 1 and call["arguments"].startswith(calls[0]["arguments"])
+        assert calls[0]["name"] == "get_weather" and calls[0]["id"] == call["id"]
+
+
+def test_coalesced_twins_both_get_the_calls(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant)
+    first, second = engine.submit(request()), engine.submit(request())
+    a, b = first.result(timeout=120), second.result(timeout=120)
+    assert a.finish_reason == b.finish_reason == "tool_calls"
+    assert [c["arguments"] for c in a.tool_calls] == [c["arguments"] for c in b.tool_calls]
+    assert a.text == b.text
+
+
+def test_without_tools_or_with_tool_choice_none_nothing_is_parsed(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant)
+    for req in (request(tools=()), request(tool_choice="none")):
+        result = engine.submit(req).result(timeout=120)
+        assert result.tool_calls == () and result.finish_reason in ("stop", "length")
+        assert result.text.startswith("Paris") or result.text  # the raw continuation, markup included
+
+
+def test_a_template_with_no_call_format_keeps_the_text_and_says_so(make_engine):
+    engine = make_engine()
+    result = engine.submit(request(max_tokens=8)).result(timeout=120)
+    assert result.tool_calls == () and result.note == TOOLS_AS_TEXT
