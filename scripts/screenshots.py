@@ -16,8 +16,10 @@ group's comparison table with the meaning column, and its answers clustered by m
 (OUT_DIR/screenshot-800x560.png, -1280x800.png,
 -1920x1080.png and -dark.png, -light.png: panes beside an evaluation and the statistics; needs a 1920x1080
 screen; not in the default set), versions (OUT_DIR/screenshot-versions.png, a pane showing version 2 of 3, and
--run-compare.png, two runs of an evaluation compared; not in the default set). `backends` needs a server running
-the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
+-run-compare.png, two runs of an evaluation compared; not in the default set), tools
+(OUT_DIR/screenshot-tools.png: four panes calling a tool on llama-server, their cards, mock results and a
+continued turn; needs llama-server built; not in the default set). `backends` needs a server running the same
+model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
 import asyncio
@@ -71,6 +73,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_versions(window, out)
     if "images" in names:
         await shoot_images(window, out)
+    if "tools" in names:
+        await shoot_tools(window, out)
 
 
 def chart_png(path: Path) -> Path:
@@ -109,6 +113,64 @@ async def shoot_images(window: MainWindow, out: Path) -> None:
     window.grid.panes[-1].run()
     await asyncio.sleep(1.0)
     window.grab().save(str(out / "screenshot-images.png"))
+
+
+WEATHER_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "The current weather in a city",
+                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                     "required": ["city"]}}}]
+WEATHER_MOCKS = {"get_weather": {"cases": [{"when": {"city": "Paris"}, "result": {"temp_c": 18, "sky": "clear"}},
+                                           {"when": {"city": "Oslo"}, "result": {"temp_c": -3, "sky": "snow"}}],
+                                 "result": {"temp_c": 24, "sky": "sunny"}}}
+
+
+async def shoot_tools(window: MainWindow, out: Path) -> None:
+    """Four panes of one group on llama-server --jinja (SmolLM2 carrying Qwen2.5's template, started here) call
+    get_weather: cards with their arguments and validity, mock results (one pane has none: its card says so and
+    it is not answered), then Continue with auto-continue: the next turn after the results
+    (OUT_DIR/screenshot-tools.png). The 135M model starts its first reply with `<tool_call>` (a reply prefix)."""
+    import json
+
+    from app.models import default_model_path as model
+    from app.session import BackendSpec
+    from tests.gguf_variants import write_variant
+    from tests.servers import llama_cpp_templates, llama_server
+
+    variant = write_variant(model(), Path(tempfile.mkdtemp()) / "smollm2-qwen-template.gguf",
+                            llama_cpp_templates()["Qwen-Qwen2.5-7B-Instruct"])
+    server = llama_server(variant, "--jinja").start()
+    try:
+        reason = await window.backends.add(BackendSpec(kind="server", url=server.url))
+        if reason:
+            raise SystemExit(f"server: {reason}")
+        for pane in list(window.grid.panes):
+            window.grid.remove_pane(pane)
+        window.stats_dock.hide()  # the panes get the width
+        window.columns_box.setValue(2)
+        for city in ("Paris", "Oslo", "Lima", "Kyoto"):
+            pane = window.grid.add_pane()
+            pane.spec.turns = [{"role": "user", "content": f"What is the weather in {city} right now?"}]
+            mocks = {} if city == "Kyoto" else WEATHER_MOCKS
+            pane.tools.load(json.dumps(WEATHER_TOOLS, indent=1), "required", json.dumps(mocks))
+            pane.sampling.temperature.setValue(0.0)
+            pane.sampling.max_tokens.setValue(40)  # one whole call (the model goes on calling until the limit)
+            pane.commit_form()
+            pane.spec.backend, pane.spec.group, pane.spec.reply_prefix = window.backends.last_added, "trip", \
+                "<tool_call>\n"
+        window.grid.set_backend_names(window.bridge.backend_names())
+        window.run_all()
+        await finish_all(window)
+        for pane in window.grid.panes:
+            pane.tools.choice.setCurrentText("auto")  # the next turn answers in words
+            pane.commit_form()
+        first = window.grid.panes[0].tool_cards
+        first.auto_steps.setValue(2)
+        first.continue_button.click()
+        await finish_all(window)
+        await asyncio.sleep(1.0)
+        window.grab().save(str(out / "screenshot-tools.png"))
+    finally:
+        server.kill()
 
 
 SIZES = [(800, 560), (1280, 800), (1920, 1080)]

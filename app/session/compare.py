@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest, SamplingParams
+from app.session import tools
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
 
@@ -26,6 +27,7 @@ class Setup:
     format: str
     backend: str
     thinking: bool | None = None
+    tools: tuple[str, ...] = ()  # the names of the functions it may call
 
 
 # (label, how to read it from a Setup), in the order they are shown.
@@ -51,6 +53,7 @@ FIELDS = (
     ("format", lambda s: s.format),
     ("backend", lambda s: s.backend),
     ("thinking", lambda s: THINKING_LABELS[s.thinking]),
+    ("tools", lambda s: ", ".join(s.tools) or "none"),
 )
 
 
@@ -75,15 +78,20 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(SamplingParams)}
 
 
 def setup_of(pane: PaneSpec) -> Setup:
+    try:
+        names = tuple(tools.tool_names(tools.parse_tools(pane.tools)))
+    except tools.ToolsError:
+        names = ("(tools that do not check)",)
     return Setup(pane.system, pane.sampling, pane.max_tokens, tuple(pane.stop), pane.output_format.label,
-                 pane.backend, pane.thinking)
+                 pane.backend, pane.thinking, names)
 
 
 def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
     system = next((m["content"] for m in request.messages or [] if m.get("role") == "system"), "")
     fmt = OutputFormat.of_request(request.grammar, request.json_schema)
     return Setup(system if isinstance(system, str) else "", request.sampling, request.max_tokens,
-                 tuple(request.stop), fmt.label, backend, request.thinking)
+                 tuple(request.stop), fmt.label, backend, request.thinking,
+                 tuple(tools.tool_names(list(request.tools))))
 
 
 def short(text: str, width: int = 24) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.engine import RequestHandle
-from app.session import conversation, images, versions
+from app.session import conversation, images, tool_loop, versions
 from app.session.runner import SessionRunner
 from app.session.state import PaneSpec, SessionModel, new_id
 
@@ -197,6 +197,38 @@ class SessionController:
     def run_group(self, pane: PaneSpec) -> RunAll:
         """Run the pane's group (just the pane if it has none)."""
         return self.run_many(self.session.group(pane.group) or [pane])
+
+    # --- the tool loop (app/session/tool_loop.py) --------------------------------------------------------------
+    def continue_tools(self, panes: list[PaneSpec]) -> RunAll:
+        """Answer each pane's pending calls with its mock results and run the next turns, all submitted together
+        (they join one engine batch). A pane that cannot go on (a call unknown, invalid or unanswered, bad
+        mocks or tools) is listed with the reason in `problems` and left as it was."""
+        ready, problems = [], []
+        for pane in panes:
+            if self.busy(pane) or not tool_loop.pending_calls(pane):
+                continue
+            try:
+                tool_loop.continue_pane(pane)
+            except ValueError as exc:
+                problems.append((pane, str(exc)))
+                continue
+            ready.append(pane)
+        report = self.run_many(ready, use_draft=False)
+        return RunAll(report.started, len(panes) - report.started, (*problems, *report.problems))
+
+    def auto_continue(self, panes: list[PaneSpec], steps: int) -> tool_loop.AutoLoop:
+        """Continue `panes` by themselves for up to `steps` rounds (starting now for those that wait with calls,
+        else when their runs end); each round's steps are submitted together."""
+        loop = tool_loop.AutoLoop(panes, steps, self.busy, lambda ready: self.run_many(ready, use_draft=False))
+
+        def on_end(pane, _result) -> None:
+            if any(p is pane for p in loop.panes):  # by identity: panes compare equal by value
+                loop.step()
+
+        self.runner.events.ended.connect(on_end)
+        loop.finished.connect(lambda _loop: self.runner.events.ended.disconnect(on_end))
+        loop.step()
+        return loop
 
     def prompt_as_seen(self, pane: PaneSpec) -> str:
         """The text the pane's next run sends its model (its draft, else a rerun of the last reply), rendered by

@@ -18,20 +18,28 @@ class NothingToRun(ValueError):
     """The pane has no message to answer."""
 
 
-def message(turn: dict) -> dict:
-    """A turn as a chat message: its images (if any) become OpenAI parts beside the text. Raises ImageError
-    naming an image whose bytes are missing."""
-    return {"role": turn["role"], "content": images.parts(turn["content"], turn.get("images", ()))}
-
-
 def messages(pane: PaneSpec) -> list[dict]:
     """The system prompt (if any) and the turns, as chat messages."""
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
-    return system + [message(t) for t in pane.turns]
+    return system + [chat_message(t) for t in pane.turns]
 
 
 def _user_turn(text: str, refs: tuple) -> dict:
     return {"role": "user", "content": text, "images": tuple(refs)} if refs else {"role": "user", "content": text}
+
+
+def chat_message(turn: dict) -> dict:
+    """A turn as an OpenAI chat message: its images (if any) as OpenAI parts beside the text, an assistant's
+    calls as `tool_calls` [{id, type, function}], a tool turn with the `tool_call_id` it answers (the template
+    shows it in its own tool-response format). Raises ImageError naming an image whose bytes are missing."""
+    message = {"role": turn["role"], "content": images.parts(turn["content"], turn.get("images", ()))}
+    if turn.get("tool_calls"):
+        message["tool_calls"] = [{"id": c.get("id", ""), "type": "function",
+                                  "function": {"name": c["name"], "arguments": c.get("arguments", "")}}
+                                 for c in turn["tool_calls"]]
+    if turn["role"] == "tool":
+        message["tool_call_id"] = turn.get("tool_call_id", "")
+    return message
 
 
 def can_run(pane: PaneSpec) -> bool:
@@ -51,12 +59,12 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
         turns.append(_user_turn(pane.draft.strip(), pane.draft_images))
     elif turns and turns[-1]["role"] == "assistant":
         turns.pop()  # regenerate the last reply
-    if not turns or turns[-1]["role"] != "user":
+    if not turns or turns[-1]["role"] not in ("user", "tool"):  # a tool turn: the model goes on after a result
         raise NothingToRun("Type a message first.")
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
     prefix = pane.reply_prefix if turns == pane.turns else ""  # a branch continues its chosen start
     try:
-        sent = [message(t) for t in turns]
+        sent = [chat_message(t) for t in turns]
     except images.ImageError as exc:
         raise images.ImageError(f"{pane.label}: {exc}") from exc
     request = GenerationRequest(messages=system + sent, sampling=pane.sampling, max_tokens=pane.max_tokens,
@@ -98,9 +106,18 @@ def branch(pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
 
 
 def record_reply(pane: PaneSpec) -> None:
-    """After a run ends: its text (also a partial, cancelled one) becomes the assistant's turn."""
-    if pane.result.text and pane.turns and pane.turns[-1]["role"] == "user":
-        pane.turns = [*pane.turns, {"role": "assistant", "content": pane.result.text}]
+    """After a run ends: its text (also a partial, cancelled one) becomes the assistant's turn, with its tool
+    calls if it made any (their text is the calls', not the reply's: a prefix that opened a call is left out)."""
+    result = pane.result
+    if not (result.text or result.tool_calls) or not pane.turns or pane.turns[-1]["role"] not in ("user", "tool"):
+        return
+    turn = {"role": "assistant", "content": result.text}
+    if result.tool_calls:
+        text = result.text
+        if result.reply_prefix and text.startswith(result.reply_prefix):
+            text = text[len(result.reply_prefix):]
+        turn = {"role": "assistant", "content": text, "tool_calls": [dict(c) for c in result.tool_calls]}
+    pane.turns = [*pane.turns, turn]
 
 
 def start_edit(pane: PaneSpec, index: int) -> None:

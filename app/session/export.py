@@ -14,6 +14,7 @@ from app.session import images, versions
 from app.session.compare import differences_in_groups, differing, label, settings_of
 from app.session.stability_report import Clusters, markdown, pane_fields
 from app.session.state import PaneSpec, SessionModel
+from app.session.tool_cards import turn_text
 
 
 def _figures(pane: PaneSpec) -> str:
@@ -64,8 +65,9 @@ def to_markdown(session: SessionModel, clusters: Clusters | None = None, images_
         if pane.system.strip():
             lines += ["**System:**", "", _quote(pane.system), ""]
         for turn in pane.turns:
-            who = "User" if turn["role"] == "user" else "Assistant"
-            lines += [f"**{who}:**", "", *_image_lines(turn.get("images", ()), images_dir), _quote(turn["content"]), ""]
+            who = {"user": "User", "tool": "Tool result"}.get(turn["role"], "Assistant")
+            lines += [f"**{who}:**", "", *_image_lines(turn.get("images", ()), images_dir), _quote(turn_text(turn)),
+                      ""]
         if pane.result.busy or (pane.result.text and not (pane.turns and pane.turns[-1]["role"] == "assistant")):
             lines += [f"**Assistant ({pane.result.state.value}):**", "", _quote(pane.result.text), ""]
         if pane.result.error:

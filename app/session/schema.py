@@ -39,10 +39,35 @@ class Header(msgspec.Struct):
     version: object = None
 
 
+class ToolCall(msgspec.Struct):
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it
+
+
 class Turn(msgspec.Struct):
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "tool"]
     content: str
     images: list[ImageRef] | UnsetType = UNSET  # by content hash; the files are beside the session (images.py)
+    tool_calls: list[ToolCall] | UnsetType = UNSET  # an assistant turn's calls
+    tool_call_id: str | UnsetType = UNSET  # a tool turn: the call it answers
+    name: str | UnsetType = UNSET  # a tool turn: the function that answered
+
+
+def turn_from_file(t: Turn) -> dict:
+    turn = {"role": t.role, "content": t.content}
+    if t.images:
+        turn["images"] = tuple(t.images)
+    if t.tool_calls:
+        turn["tool_calls"] = [msgspec.structs.asdict(c) for c in t.tool_calls]
+    turn.update({k: getattr(t, k) for k in ("tool_call_id", "name") if getattr(t, k) is not UNSET})
+    return turn
+
+
+def turn_to_file(turn: dict) -> Turn:
+    calls = [ToolCall(c.get("id", ""), c.get("name", ""), c.get("arguments", "")) for c in turn.get("tool_calls", ())]
+    return Turn(turn["role"], turn["content"], list(turn.get("images", ())) or UNSET, calls or UNSET,
+                turn.get("tool_call_id", UNSET), turn.get("name", UNSET))
 
 
 # A pane's fields, each optional (absent: the model's default), as PaneSpec declares them.
@@ -81,7 +106,7 @@ def pane_from_file(raw: Pane) -> PaneSpec:
     """Raises ValueError for values no pane can hold (the model's own checks)."""
     fields = given(raw)
     if "turns" in fields:
-        fields["turns"] = [_turn_from_file(t) for t in fields["turns"]]
+        fields["turns"] = [turn_from_file(t) for t in fields["turns"]]
     if "stop" in fields:
         fields["stop"] = tuple(fields["stop"])
     if fields.get("rating") is not None:
@@ -101,11 +126,6 @@ def pane_from_file(raw: Pane) -> PaneSpec:
     pane = PaneSpec(**fields)
     versions.recover(pane)  # a run cut short by a crash gives back the reply it was replacing
     return pane
-
-
-def _turn_from_file(t: Turn) -> dict:
-    turn = {"role": t.role, "content": t.content}
-    return {**turn, "images": tuple(t.images)} if t.images else turn
 
 
 def image_refs(session) -> list[ImageRef]:
@@ -139,9 +159,9 @@ def autosave_from_file(data: SessionFile) -> Autosave:
 # --- model → file --------------------------------------------------------------------------------------------
 def pane_to_file(pane: PaneSpec) -> Pane:
     fields = {name: getattr(pane, name) for name in Pane.__struct_fields__}
-    fields.update(turns=[Turn(t["role"], t["content"], list(t.get("images", ())) or UNSET) for t in pane.turns],
-                  stop=list(pane.stop), result=result_to_file(pane.result),
-                  versions=[version_raw(v) for v in pane.versions], draft_images=list(pane.draft_images) or UNSET)
+    fields.update(turns=[turn_to_file(t) for t in pane.turns], stop=list(pane.stop),
+                  result=result_to_file(pane.result), versions=[version_raw(v) for v in pane.versions],
+                  draft_images=list(pane.draft_images) or UNSET)
     return Pane(**fields)
 
 

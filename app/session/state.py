@@ -34,6 +34,9 @@ __all__ = ["BUSY_STATES", "COLUMNS", "THINKING_LABELS", "PaneResult", "PaneSpec"
 
 THINKING_LABELS = {None: "default", True: "on", False: "off"}  # PaneSpec.thinking as the window and sweeps say it
 COLUMNS = limits.Limit(1, 4, 2)  # panes per row in the grid
+# A turn is {"role", "content"}; an assistant turn may carry "tool_calls" [{id, name, arguments}], and a "tool"
+# turn (a call's result) "tool_call_id" and "name" (app/session/tool_loop.py).
+TURN_ROLES = ("user", "assistant", "tool")
 
 
 def new_id() -> str:
@@ -65,6 +68,8 @@ class PaneSpec:
     tools: str = ""  # the tools' JSON as written: OpenAI-style function definitions ("" = none; app/session/tools.py)
     tool_choice: str = "auto"  # auto, none, required, or the name of one tool
     parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)
+    mocks: str = ""  # mock results for the tools' calls, JSON as written ("" = none; app/session/mocks.py)
+    expected_calls: str = ""  # the functions the reply should call, comma-separated (the table's F1)
     group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
     rating: int | None = None  # the user's rating of the last reply, 1..5
     note: str = ""  # the user's note on it
@@ -87,8 +92,8 @@ class PaneSpec:
         if self.rating is not None and not (isinstance(self.rating, int) and 1 <= self.rating <= 5):
             raise ValueError(f"rating must be 1 to 5 (or none), got {self.rating!r}")
         for i, turn in enumerate(self.turns):
-            if turn.get("role") not in ("user", "assistant") or not isinstance(turn.get("content"), str):
-                raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant', 'content': str}}")
+            if turn.get("role") not in TURN_ROLES or not isinstance(turn.get("content"), str):
+                raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant' | 'tool', 'content': str}}")
         self.draft_images = tuple(self.draft_images)
         for i, turn in enumerate(self.turns):
             if not all(isinstance(r, ImageRef) for r in turn.get("images", ())):

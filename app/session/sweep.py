@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 from pathlib import Path
 
 from app.engine import SAMPLER_FIELDS, limits
-from app.session import images
+from app.session import images, tools
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed", *SAMPLER_FIELDS)
-AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image")
+AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image", "tools")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
 CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
@@ -54,6 +55,10 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
         if value not in THINKING_VALUES:
             raise ValueError("choose on, off or default")
         return dataclasses.replace(pane, thinking=THINKING_VALUES[value])
+    if axis == "tools":  # a tool set: its JSON text, or the list of definitions
+        text = value if isinstance(value, str) else json.dumps(tools.check_tools(value))
+        tools.request_fields(text, pane.tool_choice, pane.parallel_tool_calls)  # raises ToolsError, a ValueError
+        return dataclasses.replace(pane, tools=text)
     return dataclasses.replace(pane, backend=str(value))
 
 

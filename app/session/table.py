@@ -1,6 +1,8 @@
 """The comparison table: one row per pane with what differs, how it ended, its figures, its similarity to a
 reference pane (or a version of it, or of each pane's own; in words, difflib's ratio, and in meaning, the
-embedders' cosine) and its rating; sortable by any column and exported as CSV."""
+embedders' cosine), its tool calls (as `name(arguments)`, the share that validate against the pane's tools, and
+the F1 of the names called against the pane's expected calls, else against the reference pane's calls) and its
+rating; sortable by any column and exported as CSV."""
 
 from __future__ import annotations
 
@@ -8,11 +10,11 @@ import csv
 import io
 from collections.abc import Callable
 
-from app.session import compare, diff, versions
+from app.session import compare, diff, tool_cards, versions
 from app.session.state import PaneSpec
 
 COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
-           "similarity", "meaning", "rating")
+           "similarity", "meaning", "tool calls", "valid", "F1 vs expected", "rating")
 
 
 OWN = "own"  # as the reference: each pane's own reply (with `version`: e.g. its previous version)
@@ -37,6 +39,7 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
                     "similarity": None if theirs is None else diff.similarity(theirs.text, r.text),
                     "meaning": _meaning(meaning, theirs, r),
+                    **tool_columns(pane, against),
                     "rating": pane.rating, "note": pane.note, "id": pane.id})
     return out
 
@@ -48,6 +51,18 @@ def _meaning(meaning, a, b) -> float | None:
     if a.busy or b.busy or not a.text or not b.text:
         return None
     return meaning(a.text, b.text)
+
+
+def tool_columns(pane: PaneSpec, reference: PaneSpec | None = None) -> dict:
+    """The pane's calls, the share of them that validate (None without calls), and F1 vs what was expected."""
+    calls = pane.result.tool_calls
+    valid, total = tool_cards.validity(calls, pane.tools)
+    expected = tool_cards.expected_names(pane.expected_calls)
+    if not expected and reference is not None and reference is not pane:
+        expected = {c["name"] for c in reference.result.tool_calls}
+    return {"tool calls": "; ".join(tool_cards.call_line(c) for c in calls),
+            "valid": valid / total if total else None,
+            "F1 vs expected": tool_cards.f1({c["name"] for c in calls}, expected)}
 
 
 def sort(table: list[dict], column: str, descending: bool = False) -> list[dict]:

@@ -39,7 +39,7 @@ class PaneVersion:
     @property
     def turns(self) -> list[dict]:
         """The conversation this version answers, with its reply (the pane's `turns` when it is shown)."""
-        turns = [_as_turn(m) for m in self.messages if m.get("role") in ("user", "assistant")]
+        turns = [_as_turn(m) for m in self.messages if m.get("role") in ("user", "assistant", "tool")]
         if self.result.text:
             turns.append({"role": "assistant", "content": self.result.text})
         return turns
@@ -89,8 +89,11 @@ def _kept(message: dict) -> dict:
 
 
 def _as_turn(message: dict) -> dict:
-    """A kept message as a pane's turn: its images as ImageRefs again."""
+    """A kept message as a pane's turn: its images as ImageRefs again, its calls as {id, name, arguments}."""
     turn = dict(message)
+    if turn.get("tool_calls"):
+        turn["tool_calls"] = [{"id": c.get("id", ""), "name": c.get("function", c).get("name", ""),
+                               "arguments": c.get("function", c).get("arguments", "")} for c in turn["tool_calls"]]
     if turn.get("images"):
         turn["images"] = tuple(images.ImageRef(i["sha256"], i.get("name", "")) if isinstance(i, dict) else i
                                for i in turn["images"])

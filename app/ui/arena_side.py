@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QVBoxLayout
 
 from app.session import PaneResult
+from app.session.tool_cards import reply_text
 
 WON, LOST = "#16a34a", "#94a3b8"
 
@@ -51,4 +52,4 @@ def side_text(result: PaneResult) -> str:
     """What a side shows of a result: its text, or why there is none."""
     if result.error and not result.text:
         return f"(no output: {result.error})"
-    return result.text
+    return reply_text(result)  # tool calls as calls: name(arguments)

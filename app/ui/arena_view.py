@@ -36,6 +36,7 @@ from app.arena.standby import PairLoads
 from app.engine import limits
 from app.engine.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
+from app.session.tool_cards import reply_text
 from app.ui.arena_side import ArenaSide, side_text
 
 VOTES = (("a", "A is better", "1"), ("b", "B is better", "2"), ("tie", "Tie", "3"), ("both_bad", "Both bad", "4"))
@@ -245,7 +246,7 @@ class ArenaView(QDialog):
 
     def _ask_judge(self, vote: Vote) -> None:
         """The main model votes on the same pair, both orders, through the runner; its votes join the session."""
-        task = JudgeTask(vote.a, vote.b, self.results["a"].text, self.results["b"].text, vote.case_id,
+        task = JudgeTask(vote.a, vote.b, reply_text(self.results["a"]), reply_text(self.results["b"]), vote.case_id,
                          vote.case_text, vote.a_label, vote.b_label)
         session = self.session
 

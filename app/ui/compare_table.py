@@ -35,7 +35,7 @@ REFRESH_MS = 250
 def cell_text(value, column: str) -> str:
     if value is None:
         return "–"
-    if column in ("similarity", "meaning"):
+    if column in ("similarity", "meaning", "valid"):
         return f"{value * 100:.0f} %"
     if column == "tok/s":
         return f"{value:.1f}"

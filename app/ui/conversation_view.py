@@ -16,11 +16,13 @@ from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QMenu, QPlainTextEdit, QSizePolicy, QToolTip, QWidget
 
 from app.session import PaneSpec, RunState
+from app.session.tool_cards import turn_text
 from app.ui.theme import readable
 from app.ui.token_tint import alternatives_html, color_for, token_spans
 
-ROLE_LABELS = {"user": "You", "assistant": "Assistant"}
-ROLE_COLORS = {"user": QColor("#2563eb"), "assistant": QColor("#059669")}  # hues, fitted to the palette
+ROLE_LABELS = {"user": "You", "assistant": "Assistant", "tool": "Tool result"}
+ROLE_COLORS = {"user": QColor("#2563eb"), "assistant": QColor("#059669"),  # hues, fitted to the palette
+               "tool": QColor("#b45309")}
 
 
 def _header_format(role: str, base: QColor) -> QTextCharFormat:
@@ -80,7 +82,7 @@ class ConversationView(QPlainTextEdit):
         for turn in turns:
             shown = turn.get("images", ())  # named in the header; the thumbnails are the draft's (image_strip.py)
             note = "  🖼 " + ", ".join(r.label for r in shown) if shown else ""
-            self._block(cursor, turn["role"], turn["content"], first, note)
+            self._block(cursor, turn["role"], turn_text(turn), first, note)
             first = False
         self.token_spans, self._entries = [], []
         if tinted and (turns is not spec.turns or not answered):

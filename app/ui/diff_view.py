@@ -18,6 +18,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
 from app.session import PaneSpec, Session, compare, diff, versions
+from app.session.tool_cards import reply_text
 from app.ui.theme import blend
 from app.ui.token_tint import shown
 
@@ -178,7 +179,7 @@ class DiffDialog(QDialog):
             self.fill_versions()  # a run added a version since
         ra = versions.pick(a, self.left_version.currentData()) or a.result
         rb = versions.pick(b, self.right_version.currentData()) or b.result
-        ta, tb = ra.text, rb.text
+        ta, tb = reply_text(ra), reply_text(rb)  # tool calls as calls: name(arguments)
         self.similarity.setText(self.similarity_text(ra, rb))
         key = (a.id, b.id, ta, tb, ra.busy, rb.busy, self.palette().color(QPalette.Base).rgba())
         if key == self._last:

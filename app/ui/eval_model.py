@@ -12,6 +12,7 @@ those where variants disagree (app.evaluate.stats).
 
 from __future__ import annotations
 
+import json
 import re
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
@@ -20,6 +21,7 @@ from app.evaluate import CellResult, Evaluation, stats
 from app.evaluate.calibration import Reliability, describe
 from app.session.evaluation import cell_change
 from app.session.result import RunState
+from app.session.tool_cards import reply_text, validity
 from app.ui.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
@@ -251,13 +253,22 @@ class EvalTableModel(QAbstractTableModel):
             state = cell.result.state.value
             return state if cell.status == "running" and state in ("queued", "prefilling") else (
                 "waiting" if waiting else cell.status)
-        if role == Qt.DisplayRole:
-            return preview(cell.output) if cell.output else (cell.error or "")
+        if role == Qt.DisplayRole:  # tool calls as calls: name(arguments), with how many validate
+            shown = reply_text(cell.result)
+            return preview(shown) + self.calls_note(cell) if shown else (cell.error or "")
         if role == Qt.ToolTipRole:
-            return cell_tooltip(cell, self.reliability().doubtful(cell))
+            return cell_tooltip(cell, self.reliability().doubtful(cell)) + self.calls_note(cell)
         if role == Qt.AccessibleTextRole:
             return f"{cell.status}, score {cell.score:.2f}: {preview(cell.output, 80)}"
         return None
+
+    def calls_note(self, cell: CellResult) -> str:
+        """"\n2 calls, 1 valid" against the variant's tools ("" without calls); F1 is the tool-call-f1 check's."""
+        calls = cell.result.tool_calls
+        if not calls:
+            return ""
+        valid, total = validity(calls, json.dumps(self.evaluation.variants[cell.variant].tools))
+        return f"\n{total} call(s), {valid} valid against the variant's tools"
 
     def headerData(self, section: int, orientation, role=Qt.DisplayRole):
         if orientation == Qt.Vertical:

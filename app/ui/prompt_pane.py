@@ -38,12 +38,14 @@ from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
 from app.ui.thinking_view import ThinkingView
+from app.ui.tool_cards_view import ToolCardsView
 from app.ui.tools_options import ToolsOptions
 from app.ui.version_bar import VersionBar
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice"})
+                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
+                            "expected_calls"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -95,6 +97,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.output = ConversationView()
         self.output.setTabChangesFocus(True)
         self.thinking_view = ThinkingView()
+        self.tool_cards = ToolCardsView(spec, controller)
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
@@ -119,6 +122,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.version_bar = VersionBar(spec, controller)  # "‹ version 2 of 3 ›", Branch
         layout.addWidget(self.version_bar)
         layout.addWidget(self.output, 1)
+        layout.addWidget(self.tool_cards)
         for widget in (self.options.legend, self.status):
             layout.addWidget(widget)
         self.setMinimumWidth(180)
@@ -182,6 +186,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.output.render(self.spec)
         elif "result" in dirty:
             self.output.sync(self.spec)
+        if dirty & {"result", "new result", "turns", "tools", "mocks"}:
+            self.tool_cards.sync()
         if dirty & {"result", "new result", "turns"}:
             self.thinking_view.sync(self.spec)
             self.show_state()
@@ -217,8 +223,9 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.sampling.load_speculative(spec.speculative)
         if fields & {"show_probabilities", "output_format"}:
             self.options.load(spec.show_probabilities, spec.output_format)
-        if fields & {"tools", "tool_choice"}:
-            self.tools.load(spec.tools, spec.tool_choice)
+        if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
+            self.tools.load(*(getattr(spec, name) if name in fields else None
+                              for name in ("tools", "tool_choice", "mocks", "expected_calls")))
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
@@ -243,6 +250,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec.output_format = output_format
         spec.show_probabilities = self.options.probabilities.isChecked()
         spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
+        spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
 
     def _form_edited(self) -> None:
         try:

@@ -1,4 +1,5 @@
-"""A pane's tools: OpenAI-style function definitions as JSON, and tool_choice, checked as they are typed.
+"""A pane's tools: OpenAI-style function definitions as JSON, tool_choice, the mock results that answer the calls
+(app/session/mocks.py) and the calls expected (the comparison table's F1), checked as they are typed.
 
 The text is the pane's own (`PaneSpec.tools`) and is kept as written even while it does not check, so nothing
 typed is lost; a run of a pane whose tools do not check submits nothing and shows the same message
@@ -8,13 +9,15 @@ typed is lost; a run of a pane whose tools do not check submits nothing and show
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.engine.types import TOOL_CHOICES
-from app.session import tools
+from app.session import mocks, tools
 
 PLACEHOLDER = ('[{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", '
                '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]')
+MOCKS_PLACEHOLDER = ('Mock results: {"get_weather": {"result": {"temp_c": 18}}}, or by arguments: '
+                     '{"get_weather": {"cases": [{"when": {"city": "Paris"}, "result": ...}], "result": ...}}')
 CHECK_DELAY_MS = 300  # wait for a pause in typing before checking
 
 
@@ -29,6 +32,9 @@ class ToolsOptions(QWidget):
         self.choice = QComboBox(editable=True, toolTip="auto, none, required, or the one function to call")
         self.choice.addItems(TOOL_CHOICES)
         self.problem = QLabel(objectName="toolsProblem", wordWrap=True)
+        self.mocks = QPlainTextEdit(placeholderText=MOCKS_PLACEHOLDER)
+        self.mocks.setFixedHeight(60)
+        self.expected = QLineEdit(placeholderText="Expected calls: get_weather, … (the table's F1)")
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("Tool choice"))
@@ -37,20 +43,31 @@ class ToolsOptions(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.editor)
+        for widget in (self.mocks, self.expected):
+            layout.addWidget(widget)
         layout.addWidget(self.problem)
         self._timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
         self._timer.timeout.connect(self.check)
-        self.editor.textChanged.connect(self._timer.start)
+        for editor in (self.editor, self.mocks, self.expected):
+            editor.textChanged.connect(self._timer.start)
         self.choice.currentTextChanged.connect(lambda _text: self.check())
         self.check(report=False)
 
-    def load(self, text: str, choice: str) -> None:
-        for widget in (self.editor, self.choice):
+    def load(self, text: str | None, choice: str | None, mock_text: str | None = None,
+             expected: str | None = None) -> None:
+        """Show these values (None: leave that editor as it is, so the echo of one field's edit never
+        overwrites another editor that has not been committed yet)."""
+        widgets = (self.editor, self.choice, self.mocks, self.expected)
+        for widget in widgets:
             widget.blockSignals(True)
-        if self.editor.toPlainText() != text:
-            self.editor.setPlainText(text)
-        self.choice.setCurrentText(choice)
-        for widget in (self.editor, self.choice):
+        for editor, value in ((self.editor, text), (self.mocks, mock_text)):
+            if value is not None and editor.toPlainText() != value:
+                editor.setPlainText(value)
+        if expected is not None and self.expected.text() != expected:
+            self.expected.setText(expected)
+        if choice is not None:
+            self.choice.setCurrentText(choice)
+        for widget in widgets:
             widget.blockSignals(False)
         self.check(report=False)
 
@@ -58,13 +75,18 @@ class ToolsOptions(QWidget):
         """(tools text, tool_choice) as written."""
         return self.editor.toPlainText(), self.choice.currentText().strip() or "auto"
 
+    def mock_values(self) -> tuple[str, str]:
+        """(mock results text, expected calls) as written."""
+        return self.mocks.toPlainText(), self.expected.text().strip()
+
     def check(self, report: bool = True) -> str | None:
-        """The problem with the tools as written (shown under the editor), or None."""
+        """The problem with the tools or mock results as written (shown under the editors), or None."""
         text, choice = self.values()
         try:
             found = tools.request_fields(text, choice, None).get("tools", ())
+            mocks.parse_mocks(self.mocks.toPlainText(), tools.tool_names(list(found)))
             problem = None
-        except tools.ToolsError as exc:
+        except (tools.ToolsError, mocks.MockError) as exc:
             found, problem = (), str(exc)
         names = ", ".join(t["function"]["name"] for t in found)
         self.problem.setText(f"⚠ {problem}" if problem else (f"✓ {len(found)} tool(s): {names}" if found else ""))

@@ -88,6 +88,10 @@ class VariantsDialog(QDialog):
                                                      "(empty: keep the pane's)")
         self.images.setFixedHeight(48)
         form.addRow("Images", self.images)
+        self.tool_sets = QPlainTextEdit(placeholderText='one tool set per line: [{"type": "function", ...}] '
+                                        "([] for none; empty: keep the pane's)")
+        self.tool_sets.setFixedHeight(48)
+        form.addRow("Tool sets", self.tool_sets)
         self.formats = {kind: QCheckBox(label) for kind, label in KINDS.items() if kind in ("text", "json")}
         form.addRow("Output formats", _column(self.formats.values()))
         self.thinking = {"on": QCheckBox("on"), "off": QCheckBox("off")}  # a reasoning model with and without
@@ -110,6 +114,7 @@ class VariantsDialog(QDialog):
             widget.valueChanged.connect(self.update_summary)
         self.systems.textChanged.connect(self.update_summary)
         self.images.textChanged.connect(self.update_summary)
+        self.tool_sets.textChanged.connect(self.update_summary)
         self.breakers.textChanged.connect(self.update_summary)
         for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
@@ -138,6 +143,9 @@ class VariantsDialog(QDialog):
         formats = [OutputFormat(kind) for kind, box in self.formats.items() if box.isChecked()]
         if formats:
             axes["output_format"] = formats
+        tool_sets = [line.strip() for line in self.tool_sets.toPlainText().splitlines() if line.strip()]
+        if tool_sets:  # each one's JSON, checked by sweep.expand
+            axes["tools"] = ["" if line == "[]" else line for line in tool_sets]
         thinking = [value for value, box in self.thinking.items() if box.isChecked()]
         if thinking:
             axes["thinking"] = thinking

@@ -1,0 +1,119 @@
+"""The tool loop: answer a reply's calls with the pane's mock results and let the model go on, by hand or by itself.
+
+*Continue* appends one `tool` turn per call (the mock result, with the id of the call it answers) after the
+assistant turn that made the calls (recorded with its `tool_calls` when the run ended), then runs the pane: the
+model's template shows the results in its own tool-response format. A pane is continued only when every call
+of its last reply is valid and answered (tool_cards.py); otherwise CannotContinue says which call and why and
+nothing changes. `AutoLoop` repeats that up to N steps for a set of panes, and submits every pane's step
+together once the last of them has ended, so the steps join the same engine batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from psygnal import Signal
+
+from app.engine import limits
+from app.session.conversation import plan_run
+from app.session.state import PaneSpec
+from app.session.tool_cards import Card, cards_for
+
+AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
+
+
+class CannotContinue(ValueError):
+    """The pane's calls cannot be answered (the message says which call and why); nothing was changed."""
+
+
+def pending_calls(pane: PaneSpec) -> list[dict]:
+    """The calls of the pane's last assistant turn when no result follows them yet ([] otherwise)."""
+    turns = pane.turns
+    if turns and turns[-1]["role"] == "assistant" and turns[-1].get("tool_calls"):
+        return list(turns[-1]["tool_calls"])
+    return []
+
+
+def last_calls(pane: PaneSpec) -> tuple[int, list[dict]]:
+    """(index, calls) of the pane's last assistant turn that called tools ((-1, []) when none did)."""
+    for index in range(len(pane.turns) - 1, -1, -1):
+        if pane.turns[index]["role"] == "assistant" and pane.turns[index].get("tool_calls"):
+            return index, list(pane.turns[index]["tool_calls"])
+    return -1, []
+
+
+def cards(pane: PaneSpec) -> list[Card]:
+    """The cards of the pane's last calls: checked against its tools, answered from its mocks, or, once
+    continued, with the result the conversation holds for each."""
+    index, calls = last_calls(pane)
+    given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
+    out = []
+    for card in cards_for(calls, pane.tools, pane.mocks):
+        if card.id in given:
+            card = dataclasses.replace(card, answer=given[card.id], answered=True, problem="")
+        out.append(card)
+    return out
+
+
+def answer_turns(pane: PaneSpec) -> list[dict]:
+    """The tool turns that answer the pending calls; raises CannotContinue naming the call at fault."""
+    calls = pending_calls(pane)
+    if not calls:
+        raise CannotContinue("no tool calls to answer: the last reply called no function")
+    turns = []
+    for i, card in enumerate(cards_for(calls, pane.tools, pane.mocks), 1):
+        if card.answer is None:
+            raise CannotContinue(f"call {i} ({card.name or 'no name'}) is not answered: {card.problem}")
+        turns.append({"role": "tool", "content": card.answer, "tool_call_id": card.id, "name": card.name})
+    return turns
+
+
+def continue_pane(pane: PaneSpec) -> None:
+    """Append the mock results after the pane's calls (the next run generates the following turn). Raises
+    CannotContinue, or ValueError from the run's own checks (bad tools): the pane is unchanged then."""
+    turns = [*pane.turns, *answer_turns(pane)]
+    plan_run(pane.copy(turns=turns, draft=""), use_draft=False)  # the run would start: checked before any change
+    pane.turns = turns
+
+
+class AutoLoop:
+    """Continue `panes` by themselves for up to `steps` rounds. A round starts when none of the panes is
+    running: each pane whose last reply made answerable calls is continued, all in one go (`submit(panes)`);
+    a pane whose reply called nothing is done, one whose calls cannot be answered stops with the reason in
+    `stopped`. `finished` is emitted once no pane goes on."""
+
+    finished = Signal(object)
+    """The loop ended: (this AutoLoop)."""
+
+    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit):
+        """`busy(pane)` says whether a pane runs; `submit(panes)` runs them (the controller's run_many)."""
+        self.panes, self.steps_left = list(panes), steps
+        self.rounds = 0
+        self.stopped: dict[str, str] = {}  # pane id -> why it stopped before its reply called nothing
+        self._busy, self._submit = busy, submit
+        self.done = False
+
+    def step(self) -> None:
+        """Run the next round if every pane has ended its turn (call this when one ends)."""
+        if self.done or any(self._busy(p) for p in self.panes):
+            return
+        ready = []
+        for pane in self.panes:
+            if pane.id in self.stopped or not pending_calls(pane):
+                continue
+            if self.steps_left <= 0:
+                self.stopped[pane.id] = "auto-continue stopped: the step limit was reached"
+                continue
+            try:
+                continue_pane(pane)
+            except ValueError as exc:  # CannotContinue, or the run's own checks
+                self.stopped[pane.id] = str(exc)
+                continue
+            ready.append(pane)
+        if not ready:
+            self.done = True
+            self.finished.emit(self)
+            return
+        self.steps_left -= 1
+        self.rounds += 1
+        self._submit(ready)

@@ -1,0 +1,117 @@
+"""A pane's tool calls as cards, with Continue and auto-continue: a view over `tool_loop.cards(spec)`.
+
+Each card shows the function, its arguments pretty-printed, whether they validate against the function's
+parameters, and the mock result that answers it, or why none does (app/session/tool_cards.py decides; this view
+only renders). Continue goes through the controller for the pane's group (every pane of it waiting with calls),
+so all their next steps are submitted together; with auto-continue above 0 the loop goes on by itself for up to
+that many rounds. The cards are those of the pane's last calls (answered ones show the result given); the view
+is hidden while no reply of the conversation called a function.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from app.session import PaneSpec, SessionController, tool_loop
+from app.session.tool_cards import VALID, Card
+
+BAD, GOOD, MONO = "#b91c1c", "#047857", "font-family: monospace;"
+
+
+def card_widget(card: Card) -> QFrame:
+    frame = QFrame(objectName="toolCard", frameShape=QFrame.StyledPanel)
+    layout = QVBoxLayout(frame)
+    layout.setContentsMargins(6, 4, 6, 4)
+    layout.setSpacing(2)
+    mark = f"<span style='color:{GOOD}'>✓ valid</span>" if card.status == VALID \
+        else f"<span style='color:{BAD}'>✗ {card.status}</span>"
+    layout.addWidget(QLabel(f"<b>{card.name or '(no name)'}</b> &nbsp; {mark}", objectName="toolCardTitle"))
+    args = QLabel(card.pretty, objectName="toolCardArguments", wordWrap=True)
+    args.setStyleSheet(MONO)
+    layout.addWidget(args)
+    if card.answer is not None:
+        text = f"{'answered' if card.answered else 'mock result'}: {card.answer}"
+        answer = QLabel(text, objectName="toolCardAnswer", wordWrap=True)
+        answer.setStyleSheet(f"color:{GOOD}; {MONO}")
+    else:
+        answer = QLabel(f"⚠ not answered: {card.problem}", objectName="toolCardProblem", wordWrap=True)
+        answer.setStyleSheet(f"color:{BAD}")
+    layout.addWidget(answer)
+    return frame
+
+
+class ToolCardsView(QWidget):
+    def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.spec, self.controller = spec, controller
+        self.cards_box = QVBoxLayout()
+        self.cards_box.setContentsMargins(0, 0, 0, 0)
+        self.cards_box.setSpacing(3)
+        self.continue_button = QPushButton("Continue", toolTip="Answer the calls with the mock results and "
+                                           "generate the next turn (every pane of the group waiting with calls)")
+        self.auto_steps = QSpinBox(toolTip="Auto-continue: go on by itself for up to this many rounds (off: "
+                                   "once, by hand)", specialValueText="off", suffix=" steps")
+        limit = tool_loop.AUTO_STEPS
+        self.auto_steps.setRange(int(limit.low), int(limit.high))
+        self.auto_steps.setValue(int(limit.default))
+        self.note = QLabel(objectName="toolLoopNote", wordWrap=True)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.continue_button)
+        row.addWidget(QLabel("auto"))
+        row.addWidget(self.auto_steps)
+        row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
+        layout.addLayout(self.cards_box)
+        layout.addLayout(row)
+        layout.addWidget(self.note)
+        self.continue_button.clicked.connect(self.continue_calls)
+        self._loop: tool_loop.AutoLoop | None = None
+        self.sync()
+
+    def sync(self) -> None:
+        """Render the cards of the pane's last reply (hidden when it made no call); a no-op while nothing they
+        show has changed (a streamed token does not rebuild them)."""
+        spec = self.spec
+        shown = (id(spec.result), tuple(map(str, spec.result.tool_calls)), spec.result.busy, spec.tools, spec.mocks,
+                 len(spec.turns))
+        if shown == getattr(self, "_shown", None):
+            return
+        self._shown = shown
+        while self.cards_box.count():
+            item = self.cards_box.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        cards = tool_loop.cards(spec)
+        self.setVisible(bool(cards))
+        for card in cards:
+            self.cards_box.addWidget(card_widget(card))
+        self.continue_button.setEnabled(bool(tool_loop.pending_calls(spec)) and not spec.result.busy)
+
+    def group(self) -> list[PaneSpec]:
+        return self.controller.session.group(self.spec.group) or [self.spec]
+
+    def continue_calls(self) -> None:
+        """Continue the group (auto-continue when steps are set); problems are shown, never raised."""
+        panes, steps = self.group(), self.auto_steps.value()
+        if steps:
+            self._loop = loop = self.controller.auto_continue(panes, steps)
+            if loop.done:  # nothing could go on
+                self._loop_ended(loop)
+            else:
+                loop.finished.connect(self._loop_ended)
+                self._show_problems([], f"auto-continue: up to {steps} rounds for {len(panes)} pane(s)")
+            return
+        report = self.controller.continue_tools(panes)
+        self._show_problems(report.problems, f"continued {report.started} pane(s)")
+
+    def _loop_ended(self, loop: tool_loop.AutoLoop) -> None:
+        stopped = [(p, loop.stopped[p.id]) for p in loop.panes if p.id in loop.stopped]
+        self._show_problems(stopped, f"auto-continue ended after {loop.rounds} round(s)")
+
+    def _show_problems(self, problems, done: str) -> None:
+        lines = [done] + [f"{p.label}: {why}" for p, why in problems]
+        self.note.setText("\n".join(lines))
+        self.note.setStyleSheet(f"color:{BAD}" if problems else "")
