@@ -18,6 +18,7 @@ from app.engine import sampling
 from app.engine.constraint import GrammarConstraint
 from app.engine.events import EventBuilder
 from app.engine.grammar import GrammarError, make_constraint
+from app.engine.lora import AdapterError
 from app.engine.prompt import ContextOverflow, PromptError
 from app.engine.reasoning import ReasoningSplit, opens_thinking
 from app.engine.request import Sequence
@@ -90,6 +91,8 @@ class RequestLifecycle:
                 self._finish(seq, "error", events, str(exc), kind="context")
             except GrammarError as exc:
                 self._finish(seq, "error", events, str(exc), kind="grammar")
+            except AdapterError as exc:
+                self._finish(seq, "error", events, str(exc), kind="adapter")
             except PromptError as exc:
                 self._finish(seq, "error", events, str(exc), kind="prompt")
             except Exception as exc:
@@ -106,6 +109,7 @@ class RequestLifecycle:
         if len(prompt) >= self.n_ctx_per_slot:
             raise ContextOverflow(f"the prompt is {len(prompt)} tokens but a slot holds {self.n_ctx_per_slot} "
                                   "(prompt plus reply): shorten it or raise the context per slot")
+        self._adapters.load(seq.request.lora)
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
         seq.sampler = self._sampler_chain(seq.request, banned)
