@@ -54,8 +54,10 @@ class LoraAdapters:
             ptr = llama_cpp.llama_adapter_lora_init(self._model.ptr, str(path).encode())
         if ptr:
             return ptr
-        reason = next((line.split(": failed to apply lora adapter: ", 1)[-1] for line in reversed(lines)
-                       if "lora" in line.lower()), "see the log for llama.cpp's reason")
+        said = [line.split("failed to apply lora adapter: ", 1)[-1] if "failed to apply lora adapter: " in line
+                else line.split(": ", 1)[-1] for line in lines]
+        said = [s.strip() for s in said if s.strip() and s.strip() != "failed to load lora adapter from file"]
+        reason = "; ".join(dict.fromkeys(said)) or "see the log for llama.cpp's reason"
         if "arch mismatch" in reason:
             arch = _adapter_arch(path)
             reason = (f"it was made for {arch or 'another architecture'}, this model is "

@@ -324,7 +324,7 @@ class Completion:
     queue_wait_s: float | None
     ttft_s: float | None
     decode_tps: float | None
-    error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "internal"
+    error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "adapter", "internal"
     cached_tokens: int = 0  # prompt tokens not prefilled: their KV came from the prompt cache or another slot
     token_logprobs: list | None = None  # one TokenLogprob per generated token when the request asked for them
     note: str = ""  # settings the backend could not apply (a server that ignores some), for the user

@@ -37,8 +37,10 @@ def test_an_adapter_changes_the_text_by_its_scale_and_scale_zero_is_the_base_mod
     assert run((adapters["b"], 1.0)) != full
 
 
-def test_sets_never_share_a_decode_take_turns_and_give_each_request_its_own_tokens(make_engine, adapters):
-    engine = make_engine(n_slots=4, reproducible=False)  # no placeholder tokens from neighbouring slots
+@pytest.mark.parametrize("reproducible", [False, True])
+def test_sets_never_share_a_decode_take_turns_and_give_each_request_its_own_tokens(make_engine, adapters,
+                                                                                   reproducible):
+    engine = make_engine(n_slots=4, reproducible=reproducible)
     sets = [(), ((adapters["a"], 1.0),), ((adapters["a"], 0.5),), ((adapters["b"], 1.0),)]
     alone = [engine.submit(req(*lora)).result(timeout=120).token_ids for lora in sets]
     engine.clear_prompt_cache()
@@ -55,6 +57,8 @@ def test_sets_never_share_a_decode_take_turns_and_give_each_request_its_own_toke
     handles = [engine.submit(req(*lora)) for lora in sets]
     together = [h.result(timeout=120).token_ids for h in handles]
     assert together == alone
+    if reproducible:  # its placeholder tokens sit in neighbouring slots, whatever their set, and are dropped
+        return
     assert all(keys == {applied} for keys, applied, _ in steps)  # one set per decode, the one llama.cpp applies
     served = [applied for _, applied, running in steps if running == 4]  # a step may make several decodes
     turns = [key for i, key in enumerate(served) if i == 0 or key != served[i - 1]]
@@ -76,7 +80,7 @@ def test_the_prompt_cache_never_reuses_kv_across_adapter_sets(make_engine, adapt
 @pytest.mark.parametrize("bad, says", [("arch", "made for qwen2, this model is llama"),
                                        ("vocab", "another model (a different vocabulary"),
                                        ("missing", "no such file"),
-                                       ("garbage", "cannot be applied")])
+                                       ("garbage", "failed to read header")])
 def test_a_bad_adapter_ends_its_request_with_a_message_and_the_model_stays(make_engine, adapters, tmp_path, bad,
                                                                            says):
     engine = make_engine(n_slots=2)
