@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.types import lora_key
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
 
@@ -26,6 +28,7 @@ class Setup:
     format: str
     backend: str
     thinking: bool | None = None
+    lora: tuple = ()  # GenerationRequest.lora_key: the LoRA adapters in effect, with their scales
 
 
 # (label, how to read it from a Setup), in the order they are shown.
@@ -51,6 +54,7 @@ FIELDS = (
     ("format", lambda s: s.format),
     ("backend", lambda s: s.backend),
     ("thinking", lambda s: THINKING_LABELS[s.thinking]),
+    ("adapter", lambda s: " + ".join(Path(p).name + ("" if k == 1 else f" ×{k:g}") for p, k in s.lora) or "none"),
 )
 
 
@@ -76,14 +80,14 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(SamplingParams)}
 
 def setup_of(pane: PaneSpec) -> Setup:
     return Setup(pane.system, pane.sampling, pane.max_tokens, tuple(pane.stop), pane.output_format.label,
-                 pane.backend, pane.thinking)
+                 pane.backend, pane.thinking, lora_key(pane.lora))
 
 
 def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
     system = next((m["content"] for m in request.messages or [] if m.get("role") == "system"), "")
     fmt = OutputFormat.of_request(request.grammar, request.json_schema)
     return Setup(system if isinstance(system, str) else "", request.sampling, request.max_tokens,
-                 tuple(request.stop), fmt.label, backend, request.thinking)
+                 tuple(request.stop), fmt.label, backend, request.thinking, request.lora_key)
 
 
 def short(text: str, width: int = 24) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
-from app.engine import SamplingParams, limits
+from app.engine import LoraAdapter, SamplingParams, limits
 from app.session.evaluation import Evaluation
 from app.session.output_format import OutputFormat
 from app.session.result import BUSY_STATES, PaneResult, RunState
@@ -68,9 +68,13 @@ class PaneSpec:
     number: int | None = None  # given by Session.adopt; None until the pane joins a session
     id: str = field(default_factory=new_id)
     result: PaneResult = field(default_factory=PaneResult)
+    lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales, on a local model (none: the base model)
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
+        self.lora = tuple(self.lora)
+        if not all(isinstance(a, LoraAdapter) for a in self.lora):
+            raise ValueError("lora must be a list of adapters, each {path, scale}")
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
         if self.thinking not in (None, True, False):
             raise ValueError(f"thinking must be on, off or the model's default, got {self.thinking!r}")

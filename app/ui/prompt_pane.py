@@ -41,7 +41,7 @@ from app.ui.tools_options import ToolsOptions
 
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice"})
+                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "lora"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -206,6 +206,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.options.load(spec.show_probabilities, spec.output_format)
         if fields & {"tools", "tool_choice"}:
             self.tools.load(spec.tools, spec.tool_choice)
+        if "lora" in fields:
+            self.sampling.adapters.load(spec.lora)
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
@@ -230,6 +232,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec.output_format = output_format
         spec.show_probabilities = self.options.probabilities.isChecked()
         spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
+        spec.lora = self.sampling.adapters.read()
 
     def _form_edited(self) -> None:
         try:

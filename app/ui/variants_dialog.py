@@ -84,6 +84,11 @@ class VariantsDialog(QDialog):
         self.systems = QPlainTextEdit(placeholderText="one system prompt per line (empty: keep the pane's)")
         self.systems.setFixedHeight(60)
         form.addRow("System prompts", self.systems)
+        self.adapters = QPlainTextEdit(placeholderText="LoRA adapters: one GGUF file per line, none = the base model")
+        self.adapters.setFixedHeight(48)
+        form.addRow("Adapters", self.adapters)
+        self.axis_edits["scale"] = QLineEdit(placeholderText="adapter scales, e.g. 1, 0.5 (empty: keep the pane's)")
+        form.addRow("Adapter scale", self.axis_edits["scale"])
         self.formats = {kind: QCheckBox(label) for kind, label in KINDS.items() if kind in ("text", "json")}
         form.addRow("Output formats", _column(self.formats.values()))
         self.thinking = {"on": QCheckBox("on"), "off": QCheckBox("off")}  # a reasoning model with and without
@@ -105,6 +110,7 @@ class VariantsDialog(QDialog):
         for widget in (self.n_seeds, self.first_seed):
             widget.valueChanged.connect(self.update_summary)
         self.systems.textChanged.connect(self.update_summary)
+        self.adapters.textChanged.connect(self.update_summary)
         self.breakers.textChanged.connect(self.update_summary)
         for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
@@ -127,6 +133,9 @@ class VariantsDialog(QDialog):
         systems = [line for line in self.systems.toPlainText().splitlines() if line.strip()]
         if systems:
             axes["system"] = systems
+        adapters = [line.strip() for line in self.adapters.toPlainText().splitlines() if line.strip()]
+        if adapters:
+            axes["adapter"] = adapters
         formats = [OutputFormat(kind) for kind, box in self.formats.items() if box.isChecked()]
         if formats:
             axes["output_format"] = formats
