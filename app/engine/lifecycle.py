@@ -24,6 +24,7 @@ from app.engine.reasoning import ReasoningSplit, opens_thinking
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.speculation import SpecState
+from app.engine.tool_grammar import tool_constraint
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
@@ -115,7 +116,8 @@ class RequestLifecycle:
         seq.sampler = self._sampler_chain(seq.request, banned)
         seq.sampler.accept_prompt(prompt)
         spec = seq.request.speculative
-        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None:
+        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
+                and seq.sampler.constraint is None:
             seq.spec = SpecState(spec, prompt)  # a constrained request never drafts (docs/engine.md)
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
@@ -132,6 +134,8 @@ class RequestLifecycle:
             request = dataclasses.replace(request, json_schema=None,
                                           grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
         constraint = make_constraint(self._model, request.grammar, request.json_schema)
+        if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
+            constraint = tool_constraint(self._model, request, self._model.chat_template())
         try:
             if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
                 grammar, constraint.ptr = constraint.ptr, None
