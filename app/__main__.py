@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "that URL; never written to outputs or logs)")
     run.add_argument("--remember-key", action="store_true",
                      help="--server: keep --api-key in the system keyring for this URL")
+    run.add_argument("--lora", action="append", metavar="FILE",
+                     help="a LoRA adapter (GGUF), repeatable, as llama-server's: lines without \"lora\" get every "
+                     "one at scale 1; a line's \"lora\": [{\"id\": 0, \"scale\": 0.5}] picks them by order (or "
+                     "by \"path\")")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
     run.add_argument("--embedder", metavar="local|PATH.gguf|URL",

@@ -24,6 +24,7 @@ raw prompt's are always reported as not applied.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
@@ -149,6 +150,8 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
         used["json_schema"] = "the JSON schema"
     if request.tools:
         used["tools"] = f"tools ({len(request.tools)}, tool_choice {request.tool_choice})"
+    if request.lora_key:  # local adapter files: a server has its own, loaded at its start (--lora)
+        used["lora"] = "LoRA adapters (" + ", ".join(f"{Path(p).name} × {s:g}" for p, s in request.lora_key) + ")"
     if request.logprobs and request.messages is None:
         used["raw logprobs"] = "token probabilities on a raw prompt (asked of servers for chat requests only)"
     return used

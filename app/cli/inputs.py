@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
-from app.session import MAIN, Session, SessionFileError, compare, conversation, images, tools
+from app.session import MAIN, Session, SessionFileError, adapters, compare, conversation, images, tools
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
-                  "speculative", "tools", "tool_choice", "parallel_tool_calls")
+                  "speculative", "tools", "tool_choice", "parallel_tool_calls", "lora")
 SPECULATION_KEYS = tuple(f.name for f in dataclasses.fields(Speculation))
 
 
@@ -166,9 +166,10 @@ def _image_file(url: str, base: Path | None) -> images.ImageRef:
     return images.add_file(path if path.is_absolute() or base is None else base / path)
 
 
-def parse_line(text: str, line: int, base: Path | None = None) -> RunItem:
+def parse_line(text: str, line: int, base: Path | None = None, loaded: tuple[str, ...] = ()) -> RunItem:
     """One JSONL line as a RunItem; a bad line becomes an item with `error` (and its id, if it had one). Image
-    paths are relative to `base` (the JSONL's folder)."""
+    paths are relative to `base` (the JSONL's folder). `loaded`: the adapter files given with `run --lora`,
+    which a line's `lora` names by id (adapters.py)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -199,6 +200,7 @@ def parse_line(text: str, line: int, base: Path | None = None) -> RunItem:
                           parallel_tool_calls=data.get("parallel_tool_calls"))
         elif data.get("tool_choice") not in (None, "auto", "none"):
             raise tools.ToolsError(f"tool_choice: {data['tool_choice']!r} needs tools, and the line has none")
+        fields["lora"] = adapters.lora_from_json(data.get("lora"), loaded)
         request = GenerationRequest(sampling=SamplingParams(**(data.get("sampling") or {})),
                                     stop=data.get("stop") or (), speculative=speculation(data.get("speculative")),
                                     **fields)
@@ -215,11 +217,11 @@ def speculation(value: str | dict | None) -> Speculation | None:
     return settings if settings.enabled else None
 
 
-def _jsonl_items(path: Path) -> Iterator[RunItem]:
+def _jsonl_items(path: Path, loaded: tuple[str, ...] = ()) -> Iterator[RunItem]:
     with path.open(encoding="utf-8", errors="replace") as lines:
         for number, text in enumerate(lines, start=1):
             if text.strip():
-                yield parse_line(text, number, path.parent)
+                yield parse_line(text, number, path.parent, loaded)
 
 
 def _session_items(session: Session) -> Iterator[RunItem]:
@@ -233,8 +235,9 @@ def _session_items(session: Session) -> Iterator[RunItem]:
         yield RunItem(number, item_id, request, compare.settings_of(pane), turns=turns)
 
 
-def open_input(path: str | Path) -> tuple[Iterator[RunItem], int, Session | None]:
-    """(items, how many there are, the session if the input is one). JSONL is read lazily."""
+def open_input(path: str | Path, loaded: tuple[str, ...] = ()) -> tuple[Iterator[RunItem], int, Session | None]:
+    """(items, how many there are, the session if the input is one). JSONL is read lazily; `loaded`: the
+    adapter files of `run --lora` (a session's panes name their own)."""
     path = Path(path)
     try:
         with path.open(encoding="utf-8", errors="replace") as f:
@@ -248,7 +251,7 @@ def open_input(path: str | Path) -> tuple[Iterator[RunItem], int, Session | None
     if not (first.strip() == "{" or (isinstance(head, dict) and head.get("format") == "chorus-session")):
         with path.open("rb") as f:  # one request per line: count them (for the progress bar), keep none
             total = sum(1 for raw in f if raw.strip())
-        return _jsonl_items(path), total, None
+        return _jsonl_items(path, tuple(loaded)), total, None
     try:
         session = Session.load(path)
     except (SessionFileError, UnicodeDecodeError) as exc:

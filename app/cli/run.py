@@ -96,7 +96,7 @@ def run_command(args) -> int:
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while the model loads also exits 130
         try:
             limits.SLOTS.check("--slots", args.slots)
-            items, total, session = open_input(args.input)
+            items, total, session = open_input(args.input, tuple(getattr(args, "lora", None) or ()))
             backends = open_backends(args)
         except (InputError, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus run: {exc}", file=sys.stderr)

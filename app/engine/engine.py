@@ -21,6 +21,7 @@ from app.engine.devices import resolve_gpu_layers
 from app.engine.events import EventBuilder
 from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
+from app.engine.lora import LoraAdapters
 from app.engine.masks import MaskBatch
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
@@ -57,6 +58,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         except BaseException:
             if getattr(self, "_ctx", None):
                 self._ctx.close()
+            self._adapters.close()
             self._model.close()
             raise
         self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label,
@@ -91,6 +93,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         self._step_accepted = 0
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
         self._pacer = PrefillPacer(config)
+        self._adapters = LoraAdapters(self._model)  # LoRA files loaded on this model (lora.py)
+        self._adapter_turn: tuple | None = None  # the adapter set the last step decoded (scheduler.adapter_group)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
         self._thread.start()
 

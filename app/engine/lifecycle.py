@@ -19,11 +19,13 @@ from app.engine.chat_parse.stream import for_request
 from app.engine.constraint import GrammarConstraint
 from app.engine.events import EventBuilder
 from app.engine.grammar import GrammarError, make_constraint
+from app.engine.lora import AdapterError
 from app.engine.prompt import ContextOverflow, PromptError
 from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.speculation import SpecState
+from app.engine.tool_grammar import tool_constraint
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
@@ -91,6 +93,8 @@ class RequestLifecycle:
                 self._finish(seq, "error", events, str(exc), kind="context")
             except GrammarError as exc:
                 self._finish(seq, "error", events, str(exc), kind="grammar")
+            except AdapterError as exc:
+                self._finish(seq, "error", events, str(exc), kind="adapter")
             except PromptError as exc:
                 self._finish(seq, "error", events, str(exc), kind="prompt")
             except Exception as exc:
@@ -112,12 +116,14 @@ class RequestLifecycle:
         if n_images:
             prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
             self._stats.record_images(in_prompts=n_images)
+        self._adapters.load(seq.request.lora)
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
         seq.sampler = self._sampler_chain(seq.request, banned)
         seq.sampler.accept_prompt(prompt)
         spec = seq.request.speculative
-        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None:
+        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
+                and seq.sampler.constraint is None:
             seq.spec = SpecState(spec, prompt)  # a constrained request never drafts (docs/engine.md)
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
@@ -134,6 +140,8 @@ class RequestLifecycle:
             request = dataclasses.replace(request, json_schema=None,
                                           grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
         constraint = make_constraint(self._model, request.grammar, request.json_schema)
+        if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
+            constraint = tool_constraint(self._model, request, self._model.chat_template())
         try:
             if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
                 grammar, constraint.ptr = constraint.ptr, None

@@ -33,6 +33,7 @@ class CacheRecord:
     prompt_len: int  # the prompt whose final logits are kept (0: none kept)
     logits: np.ndarray | None
     last_used: int
+    adapters: tuple = ()  # the LoRA set its KV was computed with (GenerationRequest.lora_key): only that set reuses it
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,13 @@ class PromptCache:
         self._clock = 0
         self.n_slots = n_slots
 
-    def store(self, slot: int, tokens: np.ndarray, prompt_len: int, logits: np.ndarray | None) -> None:
+    def store(self, slot: int, tokens: np.ndarray, prompt_len: int, logits: np.ndarray | None,
+              adapters: tuple = ()) -> None:
         """A sequence left `slot`: its KV holds `tokens`; `logits` are those after `tokens[:prompt_len]`."""
         self._clock += 1
         keep_logits = logits is not None and 0 < prompt_len <= len(tokens)
         self._records[slot] = CacheRecord(np.asarray(tokens, dtype=np.int32), prompt_len if keep_logits else 0,
-                                          logits if keep_logits else None, self._clock)
+                                          logits if keep_logits else None, self._clock, adapters)
 
     def drop(self, slot: int) -> None:
         self._records.pop(slot, None)
@@ -68,13 +70,13 @@ class PromptCache:
         record = self._records.get(slot)
         return 0 if record is None else len(record.tokens)
 
-    def choose(self, free_slots: set[int], prompt: np.ndarray) -> Reuse:
+    def choose(self, free_slots: set[int], prompt: np.ndarray, adapters: tuple = ()) -> Reuse:
         """The free slot sharing the longest prefix with `prompt`, else the least recently used one (an empty
         slot first). Always leaves at least one prompt token to prefill, unless the cached logits cover it."""
         best, best_len = None, 0
         for slot in sorted(free_slots):
             record = self._records.get(slot)
-            if record is not None:
+            if record is not None and record.adapters == adapters:
                 shared = common_prefix(record.tokens, prompt)
                 if shared > best_len:
                     best, best_len = slot, shared

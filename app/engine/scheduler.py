@@ -120,3 +120,19 @@ def _plan_pieces(plan: StepPlan, admitting: list[Sequence], budget: int, piece: 
             n -= k
         if budget <= 0:
             break
+
+
+def adapter_group(running: list[Sequence], last: tuple | None) -> tuple[tuple, list[Sequence]]:
+    """The LoRA adapter set this step decodes and its sequences (`running`'s order kept): llama.cpp applies one
+    set to a whole llama_decode, so two sets never share one (llama-server's `can_batch_with`). With several
+    sets, the one after `last` (the set served last step) in a fixed order among those with work: round-robin,
+    so every set gets a step in turn whatever its size. A sequence waiting on a donor has no work."""
+    keys = {seq.request.lora_key for seq in running}
+    if len(keys) == 1:
+        return keys.pop(), running
+    working = sorted({seq.request.lora_key for seq in running if seq.pending_token is not None
+                      or (seq.prompt_remaining > 0 and seq.donor is None)})
+    if not working:
+        working = sorted(keys)
+    key = next((k for k in working if last is not None and k > last), working[0])
+    return key, [seq for seq in running if seq.request.lora_key == key]

@@ -29,7 +29,7 @@ class PrefixSharing:
             self._free_slots.discard(seq.slot)
             self._ctx.clear_sequence(seq.slot)
             return
-        reuse = self._cache.choose(self._free_slots, seq.prompt)
+        reuse = self._cache.choose(self._free_slots, seq.prompt, seq.request.lora_key)
         seq.slot = reuse.slot
         self._free_slots.discard(seq.slot)
         self._cache.take(seq.slot)
@@ -46,7 +46,7 @@ class PrefixSharing:
     def _best_donor(self, seq: Sequence) -> tuple[Sequence | None, int]:
         best, best_share = None, 0
         for other in self._running:
-            if other.donor is None and other is not seq:
+            if other.donor is None and other is not seq and other.request.lora_key == seq.request.lora_key:
                 shared = common_prefix(other.prompt, seq.prompt)
                 if shared > best_share:
                     best, best_share = other, shared
@@ -98,7 +98,7 @@ class PrefixSharing:
     def _store_in_cache(self, seq: Sequence, usable: bool) -> None:
         """The sequence leaves its slot: keep its KV as the slot's cache, or clear it if it cannot be trusted."""
         if usable and self.config.prompt_cache:
-            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits)
+            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits, seq.request.lora_key)
         else:
             self._cache.drop(seq.slot)
             self._ctx.clear_sequence(seq.slot)

@@ -15,7 +15,7 @@ from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.logprobs import token_logprob
 from app.engine.request import Sequence
-from app.engine.scheduler import StepPlan, plan_step
+from app.engine.scheduler import StepPlan, adapter_group, plan_step
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
@@ -30,8 +30,13 @@ class StepExecution:
         prefill_cap = None
         self._step_accepted = 0  # drafted tokens accepted this step (spec_step.py): decode tokens too
         drafts = self._drafts()
+        running, adapters = self._running, ()
+        if any(seq.request.lora for seq in running):  # one LoRA set per llama_decode (scheduler.adapter_group)
+            self._adapter_turn, running = adapter_group(running, self._adapter_turn)
+            drafts, adapters = {seq: d for seq, d in drafts.items() if seq in running}, self._adapter_turn
+        self._adapters.apply(self._ctx, adapters)
         while True:
-            plan = plan_step(self._running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts)
+            plan = plan_step(running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts)
             if not plan.n_tokens and imaged:  # only an image piece this step (or its request ended)
                 return
             if not plan.n_tokens and any(seq.donor for seq in self._running):

@@ -7,6 +7,8 @@ settings, a CLI flag) instead of deep inside the engine thread.
 from __future__ import annotations
 
 import enum
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,6 +155,29 @@ class Speculation:
 
 
 @dataclass(frozen=True)
+class LoraAdapter:
+    """One LoRA adapter applied to a request: a GGUF adapter file (convert_lora_to_gguf.py's output) and its
+    scale, as llama-server's `--lora FILE` and per-request `lora: [{id, scale}]`. Scale 0 leaves it off."""
+
+    path: str
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.path, (str, Path)) or not str(self.path).strip():
+            raise ValueError(f"a LoRA adapter needs the path of its GGUF file, got {self.path!r:.80}")
+        if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float)) or not math.isfinite(self.scale):
+            raise ValueError(f"a LoRA adapter's scale must be a finite number, got {self.scale!r:.80}")
+        object.__setattr__(self, "path", os.path.abspath(os.path.expanduser(str(self.path))))
+        object.__setattr__(self, "scale", float(self.scale))
+
+
+def lora_key(adapters) -> tuple[tuple[str, float], ...]:
+    """The adapter set a request decodes with, as llama.cpp sees it (zero scales dropped, order irrelevant):
+    requests with equal keys may share a llama_decode, with different keys never (docs/engine.md)."""
+    return tuple(sorted((a.path, a.scale) for a in adapters if a.scale != 0.0)) if adapters else ()
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """One generation: chat `messages` (rendered with the model's own template) or a raw `prompt`."""
 
@@ -173,6 +198,7 @@ class GenerationRequest:
     tools: tuple[dict, ...] = ()  # OpenAI-style function definitions the model may call (app/session/tools.py)
     tool_choice: str = "auto"  # auto, none, required, or the name of one of `tools`
     parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)
+    lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales (none: the base model)
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -209,6 +235,13 @@ class GenerationRequest:
                              f"got {self.tool_choice!r}")
         if self.tools and self.messages is None:
             raise ValueError("tools need chat messages: a raw prompt has no template to show them to the model")
+        object.__setattr__(self, "lora", tuple(self.lora or ()))
+        if not all(isinstance(a, LoraAdapter) for a in self.lora):
+            raise ValueError("lora must be a list of LoraAdapter(path, scale)")
+
+    @property
+    def lora_key(self) -> tuple[tuple[str, float], ...]:
+        return lora_key(self.lora)
 
 
 @dataclass(frozen=True)
@@ -295,7 +328,7 @@ class Completion:
     queue_wait_s: float | None
     ttft_s: float | None
     decode_tps: float | None
-    error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "internal"
+    error_kind: str | None = None  # "context" (prompt too long for a slot), "prompt", "decode", "adapter", "internal"
     cached_tokens: int = 0  # prompt tokens not prefilled: their KV came from the prompt cache or another slot
     token_logprobs: list | None = None  # one TokenLogprob per generated token when the request asked for them
     note: str = ""  # settings the backend could not apply (a server that ignores some), for the user

@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.types import lora_key
 from app.session import tools
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
@@ -28,6 +30,7 @@ class Setup:
     backend: str
     thinking: bool | None = None
     tools: tuple[str, ...] = ()  # the names of the functions it may call
+    lora: tuple = ()  # GenerationRequest.lora_key: the LoRA adapters in effect, with their scales
 
 
 # (label, how to read it from a Setup), in the order they are shown.
@@ -54,6 +57,7 @@ FIELDS = (
     ("backend", lambda s: s.backend),
     ("thinking", lambda s: THINKING_LABELS[s.thinking]),
     ("tools", lambda s: ", ".join(s.tools) or "none"),
+    ("adapter", lambda s: " + ".join(Path(p).name + ("" if k == 1 else f" ×{k:g}") for p, k in s.lora) or "none"),
 )
 
 
@@ -83,7 +87,7 @@ def setup_of(pane: PaneSpec) -> Setup:
     except tools.ToolsError:
         names = ("(tools that do not check)",)
     return Setup(pane.system, pane.sampling, pane.max_tokens, tuple(pane.stop), pane.output_format.label,
-                 pane.backend, pane.thinking, names)
+                 pane.backend, pane.thinking, names, lora_key(pane.lora))
 
 
 def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
@@ -91,7 +95,7 @@ def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
     fmt = OutputFormat.of_request(request.grammar, request.json_schema)
     return Setup(system if isinstance(system, str) else "", request.sampling, request.max_tokens,
                  tuple(request.stop), fmt.label, backend, request.thinking,
-                 tuple(tools.tool_names(list(request.tools))))
+                 tuple(tools.tool_names(list(request.tools))), request.lora_key)
 
 
 def short(text: str, width: int = 24) -> str:

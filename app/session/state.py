@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
-from app.engine import SamplingParams, limits
+from app.engine import LoraAdapter, SamplingParams, limits
 from app.session.evaluation import Evaluation
 from app.session.images import ImageRef
 from app.session.output_format import OutputFormat
@@ -79,9 +79,13 @@ class PaneSpec:
     versions: list[PaneVersion] = field(default_factory=list)  # every run's reply, oldest first (versions.py)
     current: int | None = None  # the version the conversation ends with (a running one replaces it when it ends)
     draft_images: tuple[ImageRef, ...] = ()  # images attached to the draft (a user turn's are its "images")
+    lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales, on a local model (none: the base model)
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
+        self.lora = tuple(self.lora)
+        if not all(isinstance(a, LoraAdapter) for a in self.lora):
+            raise ValueError("lora must be a list of adapters, each {path, scale}")
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
         if self.thinking not in (None, True, False):
             raise ValueError(f"thinking must be on, off or the model's default, got {self.thinking!r}")

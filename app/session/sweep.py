@@ -12,14 +12,16 @@ import itertools
 import json
 from pathlib import Path
 
-from app.engine import SAMPLER_FIELDS, limits
+from app.engine import SAMPLER_FIELDS, LoraAdapter, limits
 from app.session import images, tools
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed", *SAMPLER_FIELDS)
-AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image", "tools")
+AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image", "tools", "adapter",
+        "scale")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
+NO_ADAPTER = ("", "none", "base")  # an "adapter" axis value meaning the base model
 THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
 CONFIRM_ABOVE = 32  # a sweep this large asks before creating its panes
 
@@ -59,7 +61,23 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
         text = value if isinstance(value, str) else json.dumps(tools.check_tools(value))
         tools.request_fields(text, pane.tool_choice, pane.parallel_tool_calls)  # raises ToolsError, a ValueError
         return dataclasses.replace(pane, tools=text)
+    if axis == "adapter":
+        return dataclasses.replace(pane, lora=_adapters(value, pane.lora))
+    if axis == "scale":
+        return dataclasses.replace(pane, lora=tuple(dataclasses.replace(a, scale=float(value)) for a in pane.lora))
     return dataclasses.replace(pane, backend=str(value))
+
+
+def _adapters(value, current: tuple[LoraAdapter, ...]) -> tuple[LoraAdapter, ...]:
+    """An "adapter" axis value: an adapter file (at the pane's first adapter's scale, else 1), a LoraAdapter, a
+    list of them, or none."""
+    if isinstance(value, LoraAdapter):
+        return (value,)
+    if isinstance(value, (list, tuple)):
+        return tuple(a for v in value for a in _adapters(v, current))
+    if value is None or str(value).strip().lower() in NO_ADAPTER:
+        return ()
+    return (LoraAdapter(str(value).strip(), current[0].scale if current else 1.0),)
 
 
 def image_values(values: list) -> list:
@@ -80,7 +98,8 @@ def image_values(values: list) -> list:
 
 def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
     """One new pane per combination, in order (the last axis varies fastest). The `image` axis takes image files
-    and folders of them (each image in a folder is one value)."""
+    and folders of them (each image in a folder is one value). A "scale" applies to the adapters the combination
+    ends with; without one it means nothing, so those combinations make one base pane."""
     if "image" in axes:
         axes = {**axes, "image": image_values(axes["image"])}
     for axis, values in axes.items():
@@ -88,14 +107,19 @@ def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
             raise ValueError(f"cannot sweep {axis!r}: choose from {', '.join(AXES)}")
         if not values:
             raise ValueError(f"{axis}: give at least one value")
-    panes = []
+    panes, unscaled = [], set()
     for combination in itertools.product(*axes.values()):
         pane = base.copy(group=None, title="")
-        for axis, value in zip(axes, combination, strict=True):
+        for axis, value in sorted(zip(axes, combination, strict=True), key=lambda av: av[0] == "scale"):
             try:
                 pane = _apply(pane, axis, value)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"{axis} = {value!r}: {exc}") from exc
+        if "scale" in axes and not pane.lora:  # a scale means nothing without an adapter: one base pane
+            others = tuple((a, repr(v)) for a, v in zip(axes, combination, strict=True) if a != "scale")
+            if others in unscaled:
+                continue
+            unscaled.add(others)
         panes.append(pane)
     return panes
 
@@ -107,7 +131,7 @@ def seeds(base: PaneSpec, n: int, first: int = 1) -> list[PaneSpec]:
     return expand(base, {"seed": list(range(first, first + n))})
 
 
-_NUMBER_AXES = {"temperature": float, "top_p": float, "min_p": float, "repeat_penalty": float,
+_NUMBER_AXES = {"temperature": float, "top_p": float, "min_p": float, "repeat_penalty": float, "scale": float,
                 "top_k": int, "seed": int, "max_tokens": int,
                 **{axis: int if axis in ("dry_allowed_length", "dry_penalty_last_n", "mirostat") else float
                    for axis in SAMPLER_FIELDS if axis != "dry_sequence_breakers"}}

@@ -45,7 +45,7 @@ from app.ui.version_bar import VersionBar
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
                             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
-                            "expected_calls"})
+                            "expected_calls", "lora"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -226,6 +226,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
             self.tools.load(*(getattr(spec, name) if name in fields else None
                               for name in ("tools", "tool_choice", "mocks", "expected_calls")))
+        if "lora" in fields:
+            self.sampling.adapters.load(spec.lora)
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
@@ -251,6 +253,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec.show_probabilities = self.options.probabilities.isChecked()
         spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
         spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
+        spec.lora = self.sampling.adapters.read()
 
     def _form_edited(self) -> None:
         try:

@@ -15,6 +15,7 @@ from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.engine import SamplingParams, limits
+from app.ui.adapter_field import AdapterField
 from app.ui.collapsible import collapsible
 from app.ui.escaped_list import format_stops, parse_stops
 from app.ui.sampler_fields import SamplerFields, spin_box
@@ -82,6 +83,9 @@ class SamplingForm(QWidget):
         line.addStretch(1)
         grid.addLayout(line, row + 3, 0, 1, 4)
         self.speculative.currentIndexChanged.connect(self.sig_changed)
+        self.adapters = AdapterField()  # LoRA adapters with scales (PaneSpec.lora)
+        grid.addWidget(self.adapters, row + 4, 0, 1, 4)
+        self.adapters.sig_changed.connect(self.sig_changed)
 
     def read(self, base: SamplingParams | None = None) -> tuple[SamplingParams, int, list[str]]:
         """The form's values over `base` (settings the form does not show, e.g. a frequency penalty from a

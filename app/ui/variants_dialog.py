@@ -92,6 +92,11 @@ class VariantsDialog(QDialog):
                                         "([] for none; empty: keep the pane's)")
         self.tool_sets.setFixedHeight(48)
         form.addRow("Tool sets", self.tool_sets)
+        self.adapters = QPlainTextEdit(placeholderText="LoRA adapters: one GGUF file per line, none = the base model")
+        self.adapters.setFixedHeight(48)
+        form.addRow("Adapters", self.adapters)
+        self.axis_edits["scale"] = QLineEdit(placeholderText="adapter scales, e.g. 1, 0.5 (empty: keep the pane's)")
+        form.addRow("Adapter scale", self.axis_edits["scale"])
         self.formats = {kind: QCheckBox(label) for kind, label in KINDS.items() if kind in ("text", "json")}
         form.addRow("Output formats", _column(self.formats.values()))
         self.thinking = {"on": QCheckBox("on"), "off": QCheckBox("off")}  # a reasoning model with and without
@@ -115,6 +120,7 @@ class VariantsDialog(QDialog):
         self.systems.textChanged.connect(self.update_summary)
         self.images.textChanged.connect(self.update_summary)
         self.tool_sets.textChanged.connect(self.update_summary)
+        self.adapters.textChanged.connect(self.update_summary)
         self.breakers.textChanged.connect(self.update_summary)
         for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
@@ -140,6 +146,9 @@ class VariantsDialog(QDialog):
         pictures = [line.strip() for line in self.images.toPlainText().splitlines() if line.strip()]
         if pictures:
             axes["image"] = pictures
+        adapters = [line.strip() for line in self.adapters.toPlainText().splitlines() if line.strip()]
+        if adapters:
+            axes["adapter"] = adapters
         formats = [OutputFormat(kind) for kind, box in self.formats.items() if box.isChecked()]
         if formats:
             axes["output_format"] = formats

@@ -1,0 +1,82 @@
+"""Constrained tool calls on the real model (SmolLM2 135M carrying Qwen2.5's template, whose calls are Hermes'
+`<tool_call>` JSON): with tool_choice required the reply is a well-formed call whose arguments validate against the
+tool's schema; a named function is the one called; with auto the grammar waits for the trigger (lazy) and then
+holds the model to a call; with none there is no grammar."""
+
+import json
+import re
+
+import jsonschema
+import numpy as np
+import pytest
+
+from app.engine import GenerationRequest, SamplingParams
+from app.engine.constraint import GrammarConstraint
+from app.engine.native import LlamaModel
+from app.engine.tool_grammar import FORMATS, lazy_sampler, template_format, tool_gbnf
+from tests.gguf_variants import write_variant
+from tests.servers import llama_cpp_templates
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The current weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"},
+                                                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                   "required": ["city", "unit"]}}}
+TIME = {"type": "function", "function": {
+    "name": "get_time", "description": "The time in a timezone",
+    "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]}}}
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+CALL = re.compile(r"^<tool_call>\n?(.*?)\n?</tool_call>$", re.S)
+
+
+@pytest.fixture(scope="module")
+def qwen_variant(model_path, tmp_path_factory):
+    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
+    if template is None:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    return write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen-template.gguf", template)
+
+
+def ask(engine, **fields):
+    fields.setdefault("max_tokens", 120)
+    request = GenerationRequest(messages=QUESTION, sampling=SamplingParams(temperature=0.0), tools=(WEATHER, TIME),
+                                **fields)
+    return engine.submit(request).result(timeout=120)
+
+
+def parsed_call(text: str) -> dict:
+    match = CALL.match(text.strip())
+    assert match, f"not one well-formed call: {text!r}"
+    return json.loads(match.group(1))
+
+
+def test_required_makes_the_reply_a_call_that_validates_against_its_schema(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant, n_slots=2)
+    result = ask(engine, tool_choice="required")
+    assert result.finish_reason == "stop", result
+    call = parsed_call(result.text)
+    tool = {"get_weather": WEATHER, "get_time": TIME}[call["name"]]
+    jsonschema.validate(call["arguments"], tool["function"]["parameters"])
+    named = parsed_call(ask(engine, tool_choice="get_time").text)
+    assert named["name"] == "get_time"
+    jsonschema.validate(named["arguments"], TIME["function"]["parameters"])
+    assert not ask(engine, tool_choice="none", max_tokens=24).text.startswith("<tool_call>")
+
+
+def test_the_auto_grammar_waits_for_the_trigger_then_allows_only_a_call(qwen_variant):
+    model = LlamaModel(qwen_variant)
+    try:
+        assert template_format(model.chat_template()) == "hermes"
+        gbnf = tool_gbnf(FORMATS["hermes"], (WEATHER,), parallel=False)
+        constraint = GrammarConstraint(lazy_sampler(model, gbnf, "<tool_call>"), model.eog_ids)
+        words = ["Hello", "{", " {", "<"]
+        ids = np.array([model.tokenize(w, add_special=False)[0] for w in words])
+        assert constraint.allowed(ids).all()  # free text until the trigger
+        for token in model.tokenize("Let me check. <tool_call>\n", add_special=False):
+            constraint.accept(token)
+        assert dict(zip(words, constraint.allowed(ids).tolist(), strict=True)) == {
+            "Hello": False, "{": True, " {": False, "<": False}  # inside the call: its JSON, nothing else
+        assert not constraint.allowed(np.array(model.eog_ids[:1])).any()  # the call is not complete
+        constraint.free()
+    finally:
+        model.close()
