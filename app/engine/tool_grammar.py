@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import llama_cpp
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
+from app.engine.chat_parse import detect
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import GrammarError, closed_objects, grammar_sampler
 from app.engine.native import capture_log
@@ -47,12 +48,10 @@ FORMATS = {
 
 
 def template_format(template: str | None) -> str | None:
-    """The FORMATS key of a chat template's calls, or None (until chat_parse.detect is merged: Hermes/Qwen's
-    `<tool_call>` JSON calls, not the XML ones of Qwen3-Coder or GLM that share the tag)."""
-    src = template or ""
-    if "<tool_call>" in src and not any(tag in src for tag in ("<function=", "<arg_key>", "<parameter")):
-        return "hermes"
-    return None
+    """The FORMATS key of a chat template's calls (chat_parse.detect's format name, as llama.cpp chooses it), or
+    None when its calls are in a format without a grammar here."""
+    name = detect(template).name
+    return name if name in FORMATS else None
 
 
 def call_schema(tools: tuple[dict, ...]) -> dict:
