@@ -4,16 +4,14 @@ from app.engine import chat_format, limits
 from app.engine.engine import Engine
 from app.engine.native import ModelInfo
 from app.engine.request import RequestHandle, next_request_id
+from app.engine.request_options import LoraAdapter, Speculation
+from app.engine.sampling_params import SAMPLER_FIELDS, SamplingParams
 from app.engine.types import (
-    SAMPLER_FIELDS,
     Completion,
     EngineConfig,
     EngineStopped,
     GenerationRequest,
-    LoraAdapter,
     RequestState,
-    SamplingParams,
-    Speculation,
     StatsSnapshot,
     StepEvent,
     default_threads,

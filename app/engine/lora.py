@@ -14,7 +14,7 @@ from pathlib import Path
 import llama_cpp
 
 from app.engine.native import LlamaModel, capture_log
-from app.engine.types import LoraAdapter
+from app.engine.request_options import LoraAdapter
 
 
 class AdapterError(ValueError):

@@ -20,7 +20,7 @@ import random
 
 import llama_cpp
 
-from app.engine.types import SamplingParams
+from app.engine.sampling_params import SamplingParams
 
 MIROSTAT_M = 100  # the tokens mirostat 1 estimates its s_hat from (llama-server's fixed value)
 MIN_KEEP = 0

@@ -29,7 +29,7 @@ import numpy as np
 
 from app.engine import sampler_order
 from app.engine.constraint import TOKEN_DATA, token_array
-from app.engine.types import SamplingParams
+from app.engine.sampling_params import SamplingParams
 
 _TOKEN_DATA = TOKEN_DATA  # the record layout, for callers that build candidates themselves
 # The old path, kept as the reference tests and scripts/profile_constrained.py compare against: a GBNF grammar's

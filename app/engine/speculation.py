@@ -15,7 +15,7 @@ O(NGRAM_MAX) per token.
 
 from __future__ import annotations
 
-from app.engine.types import Speculation
+from app.engine.request_options import Speculation
 
 NGRAM_MAX = 4  # longest suffix looked up
 NGRAM_MIN = 2  # shortest: one token matches too often to guess well

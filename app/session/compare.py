@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams
-from app.engine.types import lora_key
+from app.engine.request_options import lora_key
 from app.session import tools
 from app.session.output_format import OutputFormat
 from app.session.state import THINKING_LABELS, PaneSpec
