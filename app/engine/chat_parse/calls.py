@@ -208,9 +208,9 @@ def _literal(node):
     return ast.literal_eval(node)
 
 
-def _open_calls(text: str, j: int) -> list[str]:
-    """Names of the calls begun in the unfinished list at text[j] ("[a(x=1), b(" -> a, b)."""
-    names, depth, quote, k, start = [], 0, "", j, None
+def _unquoted(text: str, j: int):
+    """(index, character) of text[j:] outside Python string literals (quotes and escapes skipped)."""
+    quote, k = "", j
     while k < len(text):
         c = text[k]
         if quote:
@@ -220,7 +220,16 @@ def _open_calls(text: str, j: int) -> list[str]:
                 quote = ""
         elif c in "\"'":
             quote = c
-        elif c == "(" and depth == 1 and start is not None:
+        else:
+            yield k, c
+        k += 1
+
+
+def _open_calls(text: str, j: int) -> list[str]:
+    """Names of the calls begun in the unfinished list at text[j] ("[a(x=1), b(" -> a, b)."""
+    names, depth, start = [], 0, None
+    for k, c in _unquoted(text, j):
+        if c == "(" and depth == 1 and start is not None:
             names.append(text[start:k].strip(" ,"))
             depth += 1
         elif c in "[(":
@@ -229,28 +238,18 @@ def _open_calls(text: str, j: int) -> list[str]:
         elif c in "])":
             depth -= 1
             start = k + 1 if depth == 1 else start
-        k += 1
     return [n for n in names if n]
 
 
 def _list_end(text: str, j: int) -> int | None:
-    depth, quote, k = 0, "", j
-    while k < len(text):
-        c = text[k]
-        if quote:
-            if c == "\\":
-                k += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "[(":
+    depth = 0
+    for k, c in _unquoted(text, j):
+        if c in "[(":
             depth += 1
         elif c in "])":
             depth -= 1
             if depth == 0:
                 return k + 1
-        k += 1
     return None
 
 
