@@ -18,12 +18,12 @@ from app.models.memory import KV_TYPES, kv_cells
 _I32P = ctypes.POINTER(ctypes.c_int32)
 
 
-class TokenBatch:
-    """A llama_batch of fixed capacity over numpy buffers: one seq id per token."""
+class BatchBuffers:
+    """A llama_batch of fixed capacity over numpy buffers (positions, one seq id per row, output flags); the rows'
+    content (token ids or embeddings) is the subclass's."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self.token = np.zeros(capacity, np.int32)
         self.pos = np.zeros(capacity, np.int32)
         self.seq = np.zeros(capacity, np.int32)
         self.logits = np.zeros(capacity, np.int8)
@@ -32,12 +32,21 @@ class TokenBatch:
         base = self.seq.ctypes.data
         self._seq_ptrs = (_I32P * (capacity + 1))(*[ctypes.cast(base + 4 * i, _I32P) for i in range(capacity)])
         self.struct = llama_cpp.llama_batch()
-        self.struct.token = self.token.ctypes.data_as(_I32P)
+        self.struct.token = None
         self.struct.embd = None
         self.struct.pos = self.pos.ctypes.data_as(_I32P)
         self.struct.n_seq_id = self._n_seq_id.ctypes.data_as(_I32P)
         self.struct.seq_id = ctypes.cast(self._seq_ptrs, ctypes.POINTER(_I32P))
         self.struct.logits = self.logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
+
+
+class TokenBatch(BatchBuffers):
+    """A llama_batch of token ids."""
+
+    def __init__(self, capacity: int):
+        super().__init__(capacity)
+        self.token = np.zeros(capacity, np.int32)
+        self.struct.token = self.token.ctypes.data_as(_I32P)
         self.n_tokens = 0
 
     def clear(self) -> None:

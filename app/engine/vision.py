@@ -19,13 +19,13 @@ import numpy as np
 from llama_cpp import mtmd_cpp as mtmd
 
 from app.engine import native
+from app.engine.context import BatchBuffers
 from app.engine.media import MARKER, ImageData
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptError
 
 SPAN = 1 << 16  # most image tokens in one image; placeholders of one image are SPAN apart from the next's
 MAX_KEPT = 32  # images whose embeddings are kept beyond the requests that use them (least recently used go)
-_I32P = ctypes.POINTER(ctypes.c_int32)
 
 
 def placeholder(serial: int, index: int) -> int:
@@ -182,25 +182,13 @@ class ImageStore:
             self.ptr = None
 
 
-class EmbdBatch:
+class EmbdBatch(BatchBuffers):
     """A llama_batch of image embeddings (token = NULL) over numpy buffers: one sequence, consecutive positions."""
 
     def __init__(self, capacity: int, n_embd: int):
-        self.capacity = capacity
+        super().__init__(capacity)
         self.embd = np.zeros((capacity, n_embd), np.float32)
-        self.pos = np.zeros(capacity, np.int32)
-        self.seq = np.zeros(capacity, np.int32)
-        self.logits = np.zeros(capacity, np.int8)
-        self._n_seq_id = np.ones(capacity, np.int32)
-        base = self.seq.ctypes.data
-        self._seq_ptrs = (_I32P * (capacity + 1))(*[ctypes.cast(base + 4 * i, _I32P) for i in range(capacity)])
-        self.struct = llama_cpp.llama_batch()
-        self.struct.token = None
         self.struct.embd = self.embd.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
-        self.struct.pos = self.pos.ctypes.data_as(_I32P)
-        self.struct.n_seq_id = self._n_seq_id.ctypes.data_as(_I32P)
-        self.struct.seq_id = ctypes.cast(self._seq_ptrs, ctypes.POINTER(_I32P))
-        self.struct.logits = self.logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
 
     def fill(self, rows: np.ndarray, first_pos: int, seq_id: int) -> None:
         n = len(rows)
