@@ -31,6 +31,18 @@ def model_path():
 
 
 @pytest.fixture(scope="session")
+def qwen_variant(model_path, tmp_path_factory):
+    """The embedded model carrying Qwen2.5's chat template (tools in <tool_call> JSON): a tool-capable model."""
+    from tests.gguf_variants import write_variant
+    from tests.servers import llama_cpp_templates
+
+    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
+    if template is None:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    return write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen-template.gguf", template)
+
+
+@pytest.fixture(scope="session")
 def gemma(tmp_path_factory):
     """Gemma 3 270M (base, no chat template in its GGUF), a second architecture, joined from the chunk wheels
     `make test` installs."""

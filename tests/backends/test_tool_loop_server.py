@@ -17,20 +17,11 @@ from app.engine import Engine, EngineConfig, SamplingParams
 from app.session import PaneSpec, SessionController, SessionModel, SessionRunner, conversation, tool_loop
 from tests.backends.test_tool_calls_server import PREFIX, WEATHER
 from tests.conftest import EngineSubmitter, drive
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates, llama_server
+from tests.servers import llama_server
 
 pytestmark = pytest.mark.servers
 
 MOCKS = json.dumps({"get_weather": {"result": {"temp_c": 18, "sky": "clear"}}})
-
-
-@pytest.fixture(scope="module")
-def qwen_variant(model_path, tmp_path_factory):
-    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    return write_variant(model_path, tmp_path_factory.mktemp("loop") / "smollm2-qwen-template.gguf", template)
 
 
 def test_four_panes_call_get_a_mock_result_and_go_on(qwen_variant):

@@ -4,27 +4,15 @@ are parsed as llama.cpp parses the Hermes `<tool_call>` format. The 135M model d
 
 import json
 
-import pytest
-
 from app.engine import GenerationRequest
 from app.engine.types import TOOLS_AS_TEXT
 from tests.conftest import GREEDY
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 PREFIX = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "'
-
-
-@pytest.fixture(scope="module")
-def qwen_variant(model_path, tmp_path_factory):
-    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    return write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen.gguf", template)
 
 
 def request(**fields) -> GenerationRequest:

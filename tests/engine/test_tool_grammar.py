@@ -8,14 +8,11 @@ import re
 
 import jsonschema
 import numpy as np
-import pytest
 
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.constraint import GrammarConstraint
 from app.engine.native import LlamaModel
 from app.engine.tool_grammar import FORMATS, lazy_sampler, template_format, tool_gbnf
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -27,14 +24,6 @@ TIME = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 CALL = re.compile(r"^<tool_call>\n?(.*?)\n?</tool_call>$", re.S)
-
-
-@pytest.fixture(scope="module")
-def qwen_variant(model_path, tmp_path_factory):
-    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    return write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen-template.gguf", template)
 
 
 def ask(engine, **fields):
