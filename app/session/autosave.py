@@ -10,8 +10,9 @@ free slots holding sessions are `orphans()`, offered to the user, each restored 
 The autosave is written with the same crash-safe write as any session file (temp file, fsync, rename; its
 images first, into `autosave.images/`), plus
 a record of the file the session belongs to and whether it had changes that file lacks. `Autosaver.save`
-encodes on the caller's thread (the GUI's; timed in `encode_seconds`) and writes on a worker thread; the
-latest text wins when saves come faster than writes. An autosave that cannot be used is moved aside (kept for
+encodes on the caller's thread (the GUI's; timed in `encode_seconds`: the session's compact JSON, finished
+versions reused) and formats and writes it on a worker thread; the latest text wins when saves come faster than
+writes. An autosave that cannot be used is moved aside (kept for
 the user, never deleted) and the app starts with a clean session and a message: launch never crashes on one.
 """
 
@@ -116,7 +117,7 @@ class Autosaver:
             raise AutosaveBusy(f"another running Chorus autosaves to {self.path}") from exc
         self.encodes, self.encode_seconds, self.writes, self.write_seconds = 0, 0.0, 0, 0.0
         self.failed: str | None = None
-        self._pending: str | None = None
+        self._pending: bytes | None = None
         self._images: list = []  # the images the pending text names (written before it)
         self._writing = False
         self._closed = False
@@ -131,7 +132,7 @@ class Autosaver:
     def save(self, session: Session, file: str | None, unsaved: bool) -> None:
         """Encode now (raises SessionFileError for text that cannot be saved); write on the worker."""
         start = time.perf_counter()
-        text = store.encode(session, Autosave(file=file, unsaved=unsaved))
+        text = store.encode_compact(session, Autosave(file=file, unsaved=unsaved))  # formatted on the worker
         refs = schema.image_refs(session)
         with self._cv:
             self.encode_seconds += time.perf_counter() - start
@@ -168,7 +169,7 @@ class Autosaver:
             start = time.perf_counter()
             try:
                 store.save_images(refs, self.path)
-                store.write_atomic(self.path, text)
+                store.write_atomic(self.path, store.formatted(text))
                 error = None
             except OSError as exc:
                 error = str(exc)

@@ -177,13 +177,24 @@ def read_autosave(path: str | Path) -> dict:
 
 
 # --- encoding and files ---------------------------------------------------------------------------------------
-def encode(session: SessionModel, autosave: schema.Autosave | None = None) -> str:
-    """The file's text. Raises SessionFileError if a text in the session cannot be encoded."""
+def encode_compact(session: SessionModel, autosave: schema.Autosave | None = None) -> bytes:
+    """The file's JSON, unformatted (the costly formatting is `formatted`'s, which may run on another thread).
+    Raises SessionFileError if a text in the session cannot be encoded."""
     data = schema.session_to_file(session, time.strftime("%Y-%m-%dT%H:%M:%S%z"), autosave)
     try:
-        return msgspec.json.format(msgspec.json.encode(data), indent=1).decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError, msgspec.EncodeError) as exc:
+        return msgspec.json.encode(data)  # a lone surrogate raises UnicodeEncodeError: no invalid UTF-8 out
+    except (UnicodeEncodeError, msgspec.EncodeError) as exc:
         raise SessionFileError(f"the session holds text that cannot be saved: {exc}") from exc
+
+
+def formatted(compact: bytes) -> bytes:
+    """`encode_compact`'s JSON as the file holds it: indented, one field a line, so it diffs well."""
+    return msgspec.json.format(compact, indent=1)
+
+
+def encode(session: SessionModel, autosave: schema.Autosave | None = None) -> str:
+    """The file's text. Raises SessionFileError if a text in the session cannot be encoded."""
+    return formatted(encode_compact(session, autosave)).decode("utf-8")
 
 
 def save_session(session: SessionModel, path: str | Path, autosave: schema.Autosave | None = None) -> None:
