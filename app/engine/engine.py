@@ -58,8 +58,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         except BaseException:
             if getattr(self, "_ctx", None):
                 self._ctx.close()
-            self._adapters.close()
-            self._model.close()
+            self._model.close()  # no adapter is loaded yet: LoraAdapters comes later, and loads on first use
             raise
         self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label,
                                               chat_format_note=self._renderer.note, offload=self.offload.label(),

@@ -4,7 +4,6 @@ tool's schema; a named function is the one called; with auto the grammar waits f
 holds the model to a call; with none there is no grammar."""
 
 import json
-import re
 
 import jsonschema
 import numpy as np
@@ -23,7 +22,6 @@ TIME = {"type": "function", "function": {
     "name": "get_time", "description": "The time in a timezone",
     "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
-CALL = re.compile(r"^<tool_call>\n?(.*?)\n?</tool_call>$", re.S)
 
 
 def ask(engine, **fields):
@@ -33,22 +31,16 @@ def ask(engine, **fields):
     return engine.submit(request).result(timeout=120)
 
 
-def parsed_call(text: str) -> dict:
-    match = CALL.match(text.strip())
-    assert match, f"not one well-formed call: {text!r}"
-    return json.loads(match.group(1))
-
-
 def test_required_makes_the_reply_a_call_that_validates_against_its_schema(make_engine, qwen_variant):
     engine = make_engine(model_path=qwen_variant, n_slots=2)
     result = ask(engine, tool_choice="required")
-    assert result.finish_reason == "stop", result
-    call = parsed_call(result.text)
+    assert result.finish_reason == "tool_calls" and len(result.tool_calls) == 1, result  # parsed (chat_parse)
+    call = result.tool_calls[0]
     tool = {"get_weather": WEATHER, "get_time": TIME}[call["name"]]
-    jsonschema.validate(call["arguments"], tool["function"]["parameters"])
-    named = parsed_call(ask(engine, tool_choice="get_time").text)
-    assert named["name"] == "get_time"
-    jsonschema.validate(named["arguments"], TIME["function"]["parameters"])
+    jsonschema.validate(json.loads(call["arguments"]), tool["function"]["parameters"])
+    named = ask(engine, tool_choice="get_time").tool_calls
+    assert [c["name"] for c in named] == ["get_time"]
+    jsonschema.validate(json.loads(named[0]["arguments"]), TIME["function"]["parameters"])
     assert not ask(engine, tool_choice="none", max_tokens=24).text.startswith("<tool_call>")
 
 
