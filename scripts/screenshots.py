@@ -9,8 +9,9 @@ the server's /metrics in the stats panel) and -backends-dialog.png; with NAME `r
 OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thinking on with its section opened,
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
-votes, and its leaderboard), images (OUT_DIR/screenshot-images.png: three panes with one chart attached; not in
-the default set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
+votes, and its leaderboard), images (OUT_DIR/screenshot-images.png: four panes on one chart, on SmolLM2 with
+the tiny random projector of tests/vision_gguf.py, and -models-vision.png: the Models dialog pairing it with
+SmolLM2; not in the default set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
 llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed
 group's comparison table with the meaning column, and its answers clustered by meaning), sizes
 (OUT_DIR/screenshot-800x560.png, -1280x800.png,
@@ -96,23 +97,63 @@ def chart_png(path: Path) -> Path:
     return path
 
 
-IMAGE_QUESTIONS = ["What does this chart show?", "Which bar is the tallest?", "Describe the colours in this image."]
+IMAGE_QUESTIONS = ["What does this chart show?", "Which bar is the tallest?", "Describe the colours in this image.",
+                   "What title would you give this picture?"]
 
 
 async def shoot_images(window: MainWindow, out: Path) -> None:
-    """Panes on one image (the README's Images section): two with it attached to the next message, one that ran
-    it on a model without a projector and says so."""
+    """The embedded SmolLM2 opened with the tiny random-weight projector of tests/vision_gguf.py (its replies mean
+    nothing), four panes asking about one attached chart, run together: the stats panel says the image was
+    encoded once (OUT_DIR/screenshot-images.png). Then the Models dialog over a temporary LM Studio folder and
+    Hugging Face cache holding SmolLM2 with that projector beside it (OUT_DIR/screenshot-models-vision.png)."""
+    from tests.vision_gguf import tiny_mmproj
+
+    model, projector = default_model_path(), tiny_mmproj()
+    if not await window.models.load_model(str(model), str(projector)):
+        raise SystemExit(f"images: could not load {model.name} with {projector}")
     for pane in list(window.grid.panes):
         window.grid.remove_pane(pane)
-    window.columns_box.setValue(3)
+    window.stats_dock.show()
+    window.columns_box.setValue(2)
     chart = chart_png(Path(tempfile.mkdtemp()) / "chart.png")
     for question in IMAGE_QUESTIONS:
         pane = window.grid.add_pane()
         pane.prompt.setPlainText(question)
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(48)
         window.controller.attach_image(pane.spec, str(chart))
-    window.grid.panes[-1].run()
-    await asyncio.sleep(1.0)
+    window.run_all()
+    await finish_all(window)
+    await asyncio.sleep(1.5)  # the stats panel's next sample
     window.grab().save(str(out / "screenshot-images.png"))
+    await shoot_models_vision(window, out, model, projector)
+
+
+async def shoot_models_vision(window: MainWindow, out: Path, model: Path, projector: Path) -> None:
+    """Models on this computer over a temporary home: LM Studio's folder (symlinks to the model and projector)
+    and the Hugging Face cache (blobs and snapshot links, as hf_hub_download leaves them), each pairing the
+    projector with SmolLM2 ("· vision")."""
+    from app.models import ScanCache
+    from app.ui.models_dialog import ModelsDialog
+    from tests.models.app_trees import hub_download
+
+    home = Path(tempfile.mkdtemp()) / "home"
+    folder = home / ".lmstudio" / "models" / "chorus-tests" / "SmolLM2-135M-Instruct-vision-GGUF"
+    folder.mkdir(parents=True)
+    (folder / model.name).symlink_to(model)
+    (folder / "mmproj-tiny-mlp-random-f16.gguf").symlink_to(projector)
+    hub_download(home / ".cache" / "huggingface" / "hub", "chorus-tests/SmolLM2-135M-Instruct-vision-GGUF",
+                 {model.name: model, "mmproj-tiny-mlp-random-f16.gguf": projector})
+    dialog = ModelsDialog(window.settings, window, cache=ScanCache(home / "scan.json"),
+                          scan_kwargs={"home": home, "env": {}, "platform": "linux"},
+                          loaded=str(window.bridge.model_info.path), builtin=str(model))
+    dialog.resize(1280, 420)
+    dialog.show()
+    while dialog.job is not None:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    dialog.grab().save(str(out / "screenshot-models-vision.png"))
+    dialog.close()
 
 
 WEATHER_TOOLS = [

@@ -23,7 +23,8 @@ NOW = [("slots", "Slots in use"), ("queued", "Queued"), ("following", "Coalesced
 RATES = [("decode", "Decode"), ("prefill", "Prefill"), ("concurrency", "Avg concurrent")]  # key: lifetime mean
 TOTALS = [("prompt_total", "Prompt tokens prefilled"), ("cached_total", "Prompt tokens reused"),
           ("hit_rate", "Cache hit rate"), ("coalesced", "Coalesced requests"),
-          ("generated_total", "Generated tokens"), ("steps", "Steps"), ("speculative", "Drafted / accepted")]
+          ("generated_total", "Generated tokens"), ("steps", "Steps"), ("speculative", "Drafted / accepted"),
+          ("images", "Images encoded / reused")]
 # Every readout's key, with the window it covers ("decode" is the lifetime mean, "decode_recent" the last second).
 WINDOWS = {**{key: "now" for key, _ in NOW}, **{key: LIFETIME for key, _ in RATES + TOTALS},
            **{f"{key}_recent": RECENT for key, _ in RATES}}
@@ -38,6 +39,8 @@ TIPS = {"slots": "Slots holding a request now (a coalesced follower holds none)"
         "coalesced": "Requests identical to a running one: decoded once, streamed to each",
         "speculative": "Speculative decoding: tokens drafted and verified / of those, the ones kept as output "
                        "(– until a request drafts)",
+        "images": "Images in prompts: encoded by the vision projector / not encoded again (a kept encoding, "
+                  "cached or copied KV); – until a prompt has an image",
         "reproducible": "yes: a request's tokens do not depend on what else runs or on the cache "
                         "(Settings > Reproducible outputs); unknown for a server. Measured on CPU kernels only: "
                         "with layers on a GPU it says \"not measured\""}
@@ -90,6 +93,8 @@ def values(snap: StatsSnapshot) -> dict[str, str]:
         "generated_total": f"{snap.generated_tokens_total:,}",
         "steps": f"{snap.steps:,}",
         "speculative": f"{snap.drafted_tokens:,} / {snap.accepted_tokens:,}" if snap.drafted_tokens else "–",
+        "images": f"{snap.images_encoded:,} / {snap.images_reused:,}"
+                  if snap.images_encoded or snap.images_reused else "–",
     }
 
 

@@ -193,6 +193,27 @@ def test_the_speculative_totals_read_drafted_and_accepted_or_a_dash(qtbot):
     assert label.text() == "–"
 
 
+
+def test_the_image_totals_read_encoded_and_reused_or_a_dash(qtbot):
+    """Lifetime image totals from the engine's recorder: "–" until a prompt has an image, and again after a
+    Reset; four prompts on one image encoded once read 1 / 3."""
+    from app.engine.stats import StatsRecorder
+    from app.ui.stats_readouts import Readouts
+
+    recorder = StatsRecorder(n_slots=4, n_ctx_per_slot=512)
+    readouts = Readouts()
+    qtbot.addWidget(readouts)
+    label = readouts.labels["images"]
+    readouts.show_snapshot(recorder.snapshot())
+    assert label.text() == "–"
+    recorder.record_images(in_prompts=1, encoded=1)
+    recorder.record_images(in_prompts=3)
+    readouts.show_snapshot(recorder.snapshot())
+    assert label.text() == "1 / 3" and readouts.windows["images"] == "lifetime"
+    recorder.reset()
+    readouts.show_snapshot(recorder.snapshot())
+    assert label.text() == "–"
+
 def test_no_backend_blanks_the_readouts_instead_of_keeping_the_last_ones(qapp):
     from app.engine.stats import StatsRecorder
     from app.ui.stats_panel import StatsPanel
