@@ -71,7 +71,8 @@ def tools_bench(model_path: Path, directory: Path, threads: int, repetitions: in
             ratios.append(pair["tool"]["tps"] / pair["free"]["tps"])
             runs.append(pair)
     return {**figure(ratios), "runs": runs, "tokens_per_request": lengths,
-            "calls": sum(1 for c in first if c.tool_calls), "first_call": first[0].text[:120],
+            "calls": sum(1 for c in first if c.tool_calls),
+            "first_call": dict(first[0].tool_calls[0]) if first[0].tool_calls else None,
             "parser_us_per_token": parser_cost_us()}
 
 
