@@ -17,6 +17,8 @@ import httpx
 import llama_cpp
 import pytest
 
+from app.bench import model_files
+
 CACHE = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus"))
 LLAMA_SERVER = Path(os.environ.get("CHORUS_LLAMA_SERVER",
                                    CACHE / f"llama-server-{llama_cpp.__version__}" / "llama-server"))
@@ -102,18 +104,6 @@ def python_server(model_path):
 
 
 def llama_cpp_templates() -> dict[str, str]:
-    """name -> source of the chat templates llama.cpp ships (models/templates in the vendored source), read from
-    the sdist `make llama-server` keeps in the cache (or a llama.cpp tree named by CHORUS_LLAMA_CPP_SOURCE); {}
-    when neither is there."""
-    import tarfile
-    from pathlib import PurePosixPath
-
-    tree = os.environ.get("CHORUS_LLAMA_CPP_SOURCE")
-    if tree:
-        return {p.stem: p.read_text() for p in sorted(Path(tree, "models", "templates").glob("*.jinja"))}
-    sdist = CACHE / "src" / f"llama_cpp_python-{llama_cpp.__version__}.tar.gz"
-    if not sdist.is_file():
-        return {}
-    with tarfile.open(sdist) as tar:
-        return {PurePosixPath(m.name).stem: tar.extractfile(m).read().decode() for m in tar.getmembers()
-                if m.isfile() and "/models/templates/" in m.name and m.name.endswith(".jinja")}
+    """name -> source of the chat templates llama.cpp ships (app/bench/model_files.py reads them from the sdist
+    `make llama-server` keeps in CACHE, or a tree named by CHORUS_LLAMA_CPP_SOURCE); {} when neither is there."""
+    return model_files.llama_cpp_templates(CACHE)

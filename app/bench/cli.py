@@ -12,6 +12,7 @@ import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.bench.constrained import constrained_tps
 from app.bench.engines import several_engines_tps
@@ -219,6 +220,30 @@ def run_spec_bench(args, threads: int) -> int:
     return 0
 
 
+def run_tools_lora_bench(args, threads: int) -> int:
+    """`bench --tools` and/or `--lora`: the paired figures of tool_rate.py and lora_rate.py, in one JSON."""
+    import tempfile
+
+    from app.bench.lora_rate import format_lora, lora_bench
+    from app.bench.tool_rate import format_tools, tools_bench
+
+    def progress(label):
+        print(f"  {label}", file=sys.stderr, flush=True)
+    repetitions, result = 1 if args.quick else 3, {}
+    with tempfile.TemporaryDirectory(prefix="chorus-bench-") as directory:
+        if getattr(args, "tools", False):
+            result["tools"] = tools_bench(default_model_path(), Path(directory), threads, repetitions,
+                                          on_run=progress)
+            print(format_tools(result["tools"]))
+        if getattr(args, "lora", False):
+            result["lora"] = lora_bench(default_model_path(), Path(directory), threads, repetitions,
+                                        on_run=progress)
+            print(format_lora(result["lora"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_embedding_bench(args, threads: int) -> int:
     from app.bench.embeddings import describe, embedding_bench
 
@@ -249,6 +274,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_eval_bench(args, threads)
     if getattr(args, "spec", False):
         return run_spec_bench(args, threads)
+    if getattr(args, "tools", False) or getattr(args, "lora", False):
+        return run_tools_lora_bench(args, threads)
     if getattr(args, "embeddings", False):
         return run_embedding_bench(args, threads)
     if getattr(args, "versions", False):

@@ -1,0 +1,88 @@
+"""Model files the benchmarks (and the tests) write with the `gguf` package: a copy of a GGUF with another chat
+template, and a random LoRA adapter in convert_lora_to_gguf.py's layout; and the chat templates llama.cpp ships.
+
+`gguf` is a test/benchmark dependency (the `test` extra), imported only when a file is written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CACHE = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus"))  # where `make llama-server` keeps
+LORA_TARGETS = ("attn_q", "attn_v", "ffn_up", "ffn_down")  # the weights a typical PEFT config adapts
+
+
+def write_variant(source: Path, target: Path, chat_template: str | None, uint32: dict | None = None) -> Path:
+    """Copy `source` to `target` with the chat template replaced (a string) or removed (None), and any
+    integer keys in `uint32` set (e.g. the EOS token id)."""
+    import gguf
+    from gguf.scripts.gguf_new_metadata import MetadataDetails, copy_with_new_metadata
+
+    key = gguf.Keys.Tokenizer.CHAT_TEMPLATE
+    reader = gguf.GGUFReader(source, "r")
+    arch = reader.fields[gguf.Keys.General.ARCHITECTURE].contents()
+    writer = gguf.GGUFWriter(target, arch=arch, endianess=reader.endianess)
+    alignment = reader.fields.get(gguf.Keys.General.ALIGNMENT)
+    if alignment is not None:
+        writer.data_alignment = alignment.contents()
+    new = {} if chat_template is None else {key: MetadataDetails(gguf.GGUFValueType.STRING, chat_template)}
+    new.update({k: MetadataDetails(gguf.GGUFValueType.UINT32, value) for k, value in (uint32 or {}).items()})
+    copy_with_new_metadata(reader, writer, new, remove_metadata=[] if chat_template else [key])
+    return target
+
+
+def write_lora(model: Path, target: Path, seed: int = 0, rank: int = 8, alpha: float = 16.0, std: float = 0.05,
+               arch: str | None = None, embd_vocab: int | None = None) -> Path:
+    """A random adapter for `model`'s blocks (`LORA_TARGETS` in every layer), strong enough to change its greedy
+    text: general.type = adapter, adapter.type = lora, adapter.lora.alpha, and for each adapted weight `W` (GGUF
+    shape ne = [n_in, n_out]) the pair `W.lora_a` (ne [n_in, rank]) and `W.lora_b` (ne [rank, n_out]), F32.
+    `arch` overrides the architecture it claims; `embd_vocab` adds a token-embedding pair sized for that
+    vocabulary (another vocabulary than the model's: an adapter made for another model)."""
+    import gguf
+    import numpy as np
+
+    reader = gguf.GGUFReader(model, "r")
+    model_arch = str(reader.fields[gguf.Keys.General.ARCHITECTURE].contents())
+    writer = gguf.GGUFWriter(target, arch=arch or model_arch)
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, alpha)
+    rng = np.random.default_rng(seed)
+    for tensor in reader.tensors:
+        parts = tensor.name.split(".")
+        if len(parts) != 4 or parts[0] != "blk" or parts[2] not in LORA_TARGETS:
+            continue
+        n_in, n_out = (int(x) for x in tensor.shape)
+        # numpy shapes are GGUF's ne reversed
+        writer.add_tensor(f"{tensor.name}.lora_a", rng.normal(0, std, (rank, n_in)).astype(np.float32))
+        writer.add_tensor(f"{tensor.name}.lora_b", rng.normal(0, std, (n_out, rank)).astype(np.float32))
+    if embd_vocab is not None:  # llm_build_inp_embd's layout: A is ne [rank, n_vocab], B is ne [rank, n_embd]
+        n_embd = int(next(t for t in reader.tensors if t.name == "token_embd.weight").shape[0])
+        writer.add_tensor("token_embd.weight.lora_a", rng.normal(0, std, (embd_vocab, rank)).astype(np.float32))
+        writer.add_tensor("token_embd.weight.lora_b", rng.normal(0, std, (n_embd, rank)).astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return target
+
+
+def llama_cpp_templates(cache: Path = CACHE) -> dict[str, str]:
+    """name -> source of the chat templates llama.cpp ships (models/templates in the vendored source), read from
+    the sdist `make llama-server` keeps in `cache` (or a llama.cpp tree named by CHORUS_LLAMA_CPP_SOURCE); {}
+    when neither is there."""
+    import tarfile
+    from pathlib import PurePosixPath
+
+    import llama_cpp
+
+    tree = os.environ.get("CHORUS_LLAMA_CPP_SOURCE")
+    if tree:
+        return {p.stem: p.read_text() for p in sorted(Path(tree, "models", "templates").glob("*.jinja"))}
+    sdist = cache / "src" / f"llama_cpp_python-{llama_cpp.__version__}.tar.gz"
+    if not sdist.is_file():
+        return {}
+    with tarfile.open(sdist) as tar:
+        return {PurePosixPath(m.name).stem: tar.extractfile(m).read().decode() for m in tar.getmembers()
+                if m.isfile() and "/models/templates/" in m.name and m.name.endswith(".jinja")}
