@@ -2,7 +2,7 @@
 
 The session is autosaved (crash-safe write, `app.session.store`) at most AUTOSAVE_MS after any change it
 announces (`session.events`) and on quit, to this instance's own autosave in the app-data folder
-(`app.session.autosave.Autosaver`: encoded here on the GUI thread, written and fsynced on its worker thread),
+(`app.session.autosave.Autosaver`: encoded here on the GUI thread, formatted, written and fsynced on its worker thread),
 together with the name of the file it belongs to and whether it has changes that file lacks; the next launch
 restores it. So quitting never loses anything and never asks. New and Open replace the session's content
 (through the controller), so they ask first when it has changes saved nowhere but the autosave.
