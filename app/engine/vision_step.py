@@ -97,6 +97,7 @@ class VisionStep:
         if self._embd_batch is None:
             self._embd_batch = EmbdBatch(self._ctx.n_batch, self._vision.n_embd)
         self._embd_batch.fill(embd[row:row + n], seq.n_past, seq.slot)
+        self._adapters.apply(self._ctx, seq.request.lora_key)  # the image's rows see its request's LoRA set
         rc, elapsed = self._decode_embd(entry.non_causal)
         if rc != 0:
             why = "no room left in the KV cache" if rc == 1 else f"llama_decode returned {rc}"

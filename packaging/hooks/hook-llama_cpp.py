@@ -3,8 +3,9 @@
 so they are collected to that same place inside the bundle.
 
 The wheel stores each Linux library three times (libllama.so, .so.0, .so.0.5.0: copies, not symlinks). ctypes
-opens `libX.so` and the loader follows the `libX.so.N` sonames, so the fully versioned copies are left out, as
-is the multimodal library (mtmd/llava), which Chorus never loads.
+opens `libX.so` and the loader follows the `libX.so.N` sonames, so the fully versioned copies are left out.
+The multimodal library (libmtmd, `llama_cpp.mtmd_cpp`) is kept: the engine loads it for vision projectors
+(app/engine/vision.py). The old llava bindings and the server are left out: Chorus never loads them.
 """
 
 from PyInstaller.utils.hooks import collect_dynamic_libs
@@ -12,6 +13,6 @@ from PyInstaller.utils.hooks import collect_dynamic_libs
 _PATTERNS = ["lib*.so", "lib*.so.[0-9]", "lib*.so.[0-9][0-9]", "*.dylib", "*.dll"]
 binaries = [
     (src, dest) for src, dest in collect_dynamic_libs("llama_cpp", search_patterns=_PATTERNS)
-    if "mtmd" not in src and "llava" not in src
+    if "llava" not in src
 ]
-excludedimports = ["llama_cpp.server", "llama_cpp.mtmd_cpp", "llama_cpp.llava_cpp"]
+excludedimports = ["llama_cpp.server", "llama_cpp.llava_cpp"]
