@@ -204,15 +204,18 @@ def run_eval_bench(args, threads: int) -> int:
     return 0
 
 
+def _progress(label: str) -> None:
+    """A sub-benchmark's run label, on stderr as it starts."""
+    print(f"  {label}", file=sys.stderr, flush=True)
+
+
 def run_spec_bench(args, threads: int) -> int:
     from app.bench.spec_server import format_spec_server, spec_server_bench
     from app.bench.speculative import format_spec, spec_bench
 
-    def progress(label):
-        print(f"  {label}", file=sys.stderr, flush=True)
     repetitions = 1 if args.quick else 3
-    result = {"speculative": spec_bench(default_model_path(), threads, repetitions=repetitions, on_run=progress),
-              "speculative_vs_llama_server": spec_server_bench(default_model_path(), threads, repetitions, progress)}
+    result = {"speculative": spec_bench(default_model_path(), threads, repetitions=repetitions, on_run=_progress),
+              "speculative_vs_llama_server": spec_server_bench(default_model_path(), threads, repetitions, _progress)}
     print(format_spec(result["speculative"]))
     print(format_spec_server(result["speculative_vs_llama_server"]))
     if args.json:
@@ -227,17 +230,15 @@ def run_tools_lora_bench(args, threads: int) -> int:
     from app.bench.lora_rate import format_lora, lora_bench
     from app.bench.tool_rate import format_tools, tools_bench
 
-    def progress(label):
-        print(f"  {label}", file=sys.stderr, flush=True)
     repetitions, result = 1 if args.quick else 3, {}
     with tempfile.TemporaryDirectory(prefix="chorus-bench-") as directory:
         if getattr(args, "tools", False):
             result["tools"] = tools_bench(default_model_path(), Path(directory), threads, repetitions,
-                                          on_run=progress)
+                                          on_run=_progress)
             print(format_tools(result["tools"]))
         if getattr(args, "lora", False):
             result["lora"] = lora_bench(default_model_path(), Path(directory), threads, repetitions,
-                                        on_run=progress)
+                                        on_run=_progress)
             print(format_lora(result["lora"]))
     if args.json:
         write_json(args.json, result)
