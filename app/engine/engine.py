@@ -18,6 +18,7 @@ from collections.abc import Callable
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
 from app.engine.devices import resolve_gpu_layers
+from app.engine.draft_model import DraftModels
 from app.engine.events import EventBuilder
 from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
@@ -94,6 +95,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         self._pacer = PrefillPacer(config)
         self._adapters = LoraAdapters(self._model)  # LoRA files loaded on this model (lora.py)
         self._adapter_turn: tuple | None = None  # the adapter set the last step decoded (scheduler.adapter_group)
+        # draft models of speculative kind "draft", loaded on first use (draft_model.py)
+        self._draft_models = DraftModels(self._model, config, -1 if self.offload.on_gpu else 0)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
         self._thread.start()
 
@@ -288,5 +291,6 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
             self._running.clear()
             if self._vision is not None:
                 self._vision.close()
+            self._draft_models.close()
             self._ctx.close()
             self._model.close()

@@ -17,6 +17,7 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 from app.engine import sampling
 from app.engine.chat_parse.stream import for_request
 from app.engine.constraint import GrammarConstraint
+from app.engine.draft_model import DraftModelError, DraftSpec
 from app.engine.events import EventBuilder
 from app.engine.grammar import GrammarError, make_constraint
 from app.engine.lora import AdapterError
@@ -95,6 +96,8 @@ class RequestLifecycle:
                 self._finish(seq, "error", events, str(exc), kind="grammar")
             except AdapterError as exc:
                 self._finish(seq, "error", events, str(exc), kind="adapter")
+            except DraftModelError as exc:
+                self._finish(seq, "error", events, str(exc), kind="draft")
             except PromptError as exc:
                 self._finish(seq, "error", events, str(exc), kind="prompt")
             except Exception as exc:
@@ -117,6 +120,7 @@ class RequestLifecycle:
             prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
             self._stats.record_images(in_prompts=n_images)
         self._adapters.load(seq.request.lora)
+        draft_model = self._draft_models.for_request(seq.request)  # kind "draft": loaded now, or DraftModelError
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
         seq.sampler = self._sampler_chain(seq.request, banned)
@@ -124,7 +128,8 @@ class RequestLifecycle:
         spec = seq.request.speculative
         if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
                 and seq.sampler.constraint is None:
-            seq.spec = SpecState(spec, prompt)  # a constrained request never drafts (docs/engine.md)
+            # a constrained request never drafts (docs/engine.md)
+            seq.spec = SpecState(spec, prompt) if draft_model is None else DraftSpec(spec, prompt, draft_model)
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()

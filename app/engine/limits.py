@@ -88,7 +88,13 @@ ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 # Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): most drafted tokens a step.
 SPEC_MODES = ("off", "auto", "on")
 SPEC_MODE_DEFAULT = "off"  # a pane's (PaneSpec.speculative); a request without a Speculation does not draft
-SPEC_KINDS = ("ngram",)
+SPEC_KINDS = ("ngram", "draft")  # n-gram lookup in the request's own tokens; a draft model (draft_model.py)
+SPEC_KIND_DEFAULT = "ngram"
+SPEC_KIND_LABELS = {"ngram": "n-gram", "draft": "draft model"}  # how the window names them
+# A draft model's vocabulary must be the target's, as llama.cpp's common_speculative_are_compatible has it: sizes
+# within this many tokens, and the same text for every token id from DRAFT_VOCAB_CHECK_START on.
+DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
+DRAFT_VOCAB_CHECK_START = 5
 SPEC_MAX_DRAFT = Limit(1, 32, 8)
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
 # EngineConfig.reasoning_format (app/engine/reasoning.py): split <think>…</think> from the answer, or leave it in.

@@ -15,12 +15,14 @@ from app.engine import limits
 class Speculation:
     """Speculative decoding for one request (docs/engine.md, "Speculative decoding"): lossless, the same tokens
     as without it. `mode`: off, on, or auto (on until its drafts stop paying, then off with a note); `kind`:
-    how drafts are made ("ngram": looked up in the request's own prompt and output); `max_draft`: most
-    drafted tokens verified in one step."""
+    how drafts are made ("ngram": looked up in the request's own prompt and output; "draft": by a small draft
+    model sharing the vocabulary); `max_draft`: most drafted tokens verified in one step; `draft_model`: kind
+    "draft"'s GGUF file (None: the engine's EngineConfig.draft_model)."""
 
     mode: str = "auto"
-    kind: str = "ngram"
+    kind: str = limits.SPEC_KIND_DEFAULT
     max_draft: int = limits.SPEC_MAX_DRAFT.default
+    draft_model: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in limits.SPEC_MODES:
@@ -28,6 +30,12 @@ class Speculation:
         if self.kind not in limits.SPEC_KINDS:
             raise ValueError(f"speculative kind must be one of {', '.join(limits.SPEC_KINDS)}, got {self.kind!r}")
         limits.SPEC_MAX_DRAFT.check("max_draft", self.max_draft)
+        if self.draft_model is not None:
+            path = self.draft_model
+            if self.kind != "draft" or not isinstance(path, (str, Path)) or not str(path).strip():
+                raise ValueError(f"draft_model is the GGUF file of speculative kind 'draft', got {path!r:.80} "
+                                 f"with kind {self.kind!r}")
+            object.__setattr__(self, "draft_model", os.path.abspath(os.path.expanduser(str(self.draft_model))))
 
     @property
     def enabled(self) -> bool:

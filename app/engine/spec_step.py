@@ -14,7 +14,10 @@ request's max_tokens, and only indices marked as outputs of the decode just made
 from __future__ import annotations
 
 import logging
+import time
 
+from app.engine.core_share import CORES
+from app.engine.draft_model import DraftSpec, model_drafts
 from app.engine.events import EventBuilder
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
@@ -23,13 +26,15 @@ log = logging.getLogger("chorus.engine")
 
 
 class SpeculativeStep:
+    _step_draft_s = 0.0  # seconds the draft models took this step (counted in the step's time)
+
     def _drafts(self) -> dict[Sequence, list[int]]:
         """The drafts for the next step, for every decoding sequence that speculates, within the batch: the
         decode tokens first, then drafts in admission order, leaving room for `min_prefill_per_step` prompt
         tokens. In reproducible mode a drafting run is a llama_decode of its own, below `prefill_chunk`."""
         decoding = [s for s in self._running if s.pending_token is not None]
         room = self._ctx.n_batch - len(decoding) - self.config.min_prefill_per_step
-        drafts = {}
+        drafts, wanted = {}, {}
         for seq in decoding:
             if seq.spec is None or seq.forced or room <= 0:
                 continue
@@ -37,10 +42,20 @@ class SpeculativeStep:
                         self.n_ctx_per_slot - 2 - seq.n_past)
             if self.config.reproducible:
                 limit = min(limit, self.config.prefill_chunk - 1)
+            if isinstance(seq.spec, DraftSpec):  # a draft model drafts for all of them at once, below
+                wanted[seq] = seq.spec.wanted(seq.generated, limit, len(decoding))
+                room -= wanted[seq]
+                continue
             draft = seq.spec.draft(seq.generated, limit, len(decoding))
             if draft:
                 drafts[seq] = draft
                 room -= len(draft)
+        self._step_draft_s = 0.0
+        if any(wanted.values()):
+            started = time.perf_counter()
+            self._draft_models.share_threads(CORES.busy(id(self)))
+            drafts.update(model_drafts({seq: n for seq, n in wanted.items() if n > 0}))
+            self._step_draft_s = time.perf_counter() - started
         return drafts
 
     def _verify(self, seq: Sequence, first: int, draft: list[int], now: float, events: EventBuilder) -> int:

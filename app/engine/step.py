@@ -93,7 +93,7 @@ class StepExecution:
     def _end_step(self, plan: StepPlan, elapsed: float) -> None:
         """Stats, pacing and slot occupancy for a step that decoded `plan` in `elapsed` seconds."""
         self._steps += 1
-        self._stats.record_step(plan.n_decode + self._step_accepted, plan.n_prefill, elapsed)
+        self._stats.record_step(plan.n_decode + self._step_accepted, plan.n_prefill, elapsed + self._step_draft_s)
         self._pacer.observe(plan.n_decode + plan.n_draft, plan.n_prefill, elapsed)
         slot_fill = [0] * self.config.n_slots
         for seq in self._running:

@@ -147,6 +147,9 @@ class EngineConfig:
     # The vision projector (an mmproj GGUF) paired with the model: with it, chat messages may carry image parts
     # (docs/images.md); None = a text-only model, which refuses images.
     mmproj: str | None = None
+    # The draft model of requests with speculative kind "draft" that name none (app/engine/draft_model.py): a small
+    # GGUF sharing the model's vocabulary, loaded on first use; None = such requests must name their own.
+    draft_model: str | Path | None = None
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
