@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "by \"path\")")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    run.add_argument("--spec-draft", metavar="FILE",
+                     help="a draft model (GGUF sharing the model's vocabulary) for lines whose \"speculative\" has "
+                     "\"kind\": \"draft\" and no \"draft_model\" of their own, and for panes of kind draft model "
+                     "without a file (as llama-server's -md)")
     run.add_argument("--embedder", metavar="local|PATH.gguf|URL",
                      help="--report: the embedding model that clusters the answers of requests differing only by "
                      f"seed (default: {limits.EMBEDDER_DEFAULT}, the main model, a weak embedder)")

@@ -210,6 +210,7 @@ def _progress(label: str) -> None:
 
 
 def run_spec_bench(args, threads: int) -> int:
+    from app.bench.spec_draft import draft_bench, format_draft
     from app.bench.spec_server import format_spec_server, spec_server_bench
     from app.bench.speculative import format_spec, spec_bench
 
@@ -218,6 +219,8 @@ def run_spec_bench(args, threads: int) -> int:
               "speculative_vs_llama_server": spec_server_bench(default_model_path(), threads, repetitions, _progress)}
     print(format_spec(result["speculative"]))
     print(format_spec_server(result["speculative_vs_llama_server"]))
+    result["speculative_draft_model"] = draft_bench(default_model_path(), threads, repetitions, _progress)
+    print(format_draft(result["speculative_draft_model"]))
     if args.json:
         write_json(args.json, result)
     return 0

@@ -210,7 +210,8 @@ def parse_line(text: str, line: int, base: Path | None = None, loaded: tuple[str
 
 
 def speculation(value: str | dict | None) -> Speculation | None:
-    """A line's `speculative`: a mode ("off", "auto", "on") or {mode, kind, max_draft}; ValueError if bad."""
+    """A line's `speculative`: a mode ("off", "auto", "on") or {mode, kind, max_draft, draft_model} (kind "draft":
+    a draft model's GGUF file, or none for `run --spec-draft`'s); ValueError if bad."""
     if value is None:
         return None
     settings = Speculation(mode=value) if isinstance(value, str) else Speculation(**value)

@@ -73,6 +73,9 @@ def open_backends(args) -> BackendRegistry:
     unusable input). Its step events go nowhere until a Run takes them (`Run.__init__`)."""
     registry = BackendRegistry(lambda _event: None)
     if getattr(args, "server", None):
+        if getattr(args, "spec_draft", None):
+            raise ValueError("--spec-draft drafts on the local engine: a server drafts with its own draft model "
+                             "(llama-server -md FILE)")
         warning = plain_http_warning(args.server)
         if warning:
             print(f"chorus run: warning: {warning}", file=sys.stderr)
@@ -81,7 +84,8 @@ def open_backends(args) -> BackendRegistry:
         registry.open_main(spec, api_key=key)
     else:
         model = Path(args.model) if args.model else default_model_path()
-        registry.open_main(BackendSpec(kind="local", path=str(model)), engine={"n_slots": args.slots})
+        draft = {"draft_model": str(Path(args.spec_draft).expanduser())} if getattr(args, "spec_draft", None) else {}
+        registry.open_main(BackendSpec(kind="local", path=str(model)), engine={"n_slots": args.slots, **draft})
     return registry
 
 

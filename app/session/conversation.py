@@ -70,12 +70,20 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
     request = GenerationRequest(messages=system + sent, sampling=pane.sampling, max_tokens=pane.max_tokens,
                                 stop=pane.stop, reply_prefix=prefix, thinking=pane.thinking,
                                 thinking_budget=pane.thinking_budget,
-                                speculative=None if pane.speculative == "off" else Speculation(pane.speculative),
+                                speculative=speculation_of(pane),
                                 logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields(),
                                 **tools.request_fields(pane.tools, pane.tool_choice, pane.parallel_tool_calls),
                                 lora=pane.lora)
     return request, turns
+
+
+def speculation_of(pane: PaneSpec) -> Speculation | None:
+    """The pane's speculative decoding as the engine takes it (None: off); a draft model only for kind "draft"."""
+    if pane.speculative == "off":
+        return None
+    draft = pane.draft_model.strip() if pane.speculative_kind == "draft" else ""
+    return Speculation(pane.speculative, kind=pane.speculative_kind, draft_model=draft or None)
 
 
 def commit_run(pane: PaneSpec, turns: list[dict], used_draft: bool = True) -> str:

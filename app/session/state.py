@@ -80,6 +80,8 @@ class PaneSpec:
     current: int | None = None  # the version the conversation ends with (a running one replaces it when it ends)
     draft_images: tuple[ImageRef, ...] = ()  # images attached to the draft (a user turn's are its "images")
     lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales, on a local model (none: the base model)
+    speculative_kind: str = limits.SPEC_KIND_DEFAULT  # how speculation drafts: "ngram" or "draft" (a draft model)
+    draft_model: str = ""  # kind "draft": the draft model's GGUF file ("" = the local model's configured one)
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
@@ -93,6 +95,9 @@ class PaneSpec:
             limits.THINKING_BUDGET.check("thinking budget", self.thinking_budget)
         if self.speculative not in limits.SPEC_MODES:
             raise ValueError(f"speculative must be one of {', '.join(limits.SPEC_MODES)}, got {self.speculative!r}")
+        if self.speculative_kind not in limits.SPEC_KINDS:
+            raise ValueError(f"speculative_kind must be one of {', '.join(limits.SPEC_KINDS)}, "
+                             f"got {self.speculative_kind!r}")
         if self.rating is not None and not (isinstance(self.rating, int) and 1 <= self.rating <= 5):
             raise ValueError(f"rating must be 1 to 5 (or none), got {self.rating!r}")
         for i, turn in enumerate(self.turns):

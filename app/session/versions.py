@@ -19,7 +19,8 @@ from app.session.result import PaneResult, RunState
 
 # The PaneSpec fields a version keeps as "the settings it ran with" (what a branch from it copies back).
 SETTINGS = ("system", "sampling", "max_tokens", "stop", "backend", "show_probabilities", "output_format",
-            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "parallel_tool_calls")
+            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "parallel_tool_calls",
+            "speculative_kind", "draft_model")
 
 
 def now() -> str:
