@@ -45,7 +45,7 @@ from app.ui.version_bar import VersionBar
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
                             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
-                            "expected_calls", "lora"})
+                            "expected_calls", "lora", "speculative_kind", "draft_model"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -228,6 +228,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
                               for name in ("tools", "tool_choice", "mocks", "expected_calls")))
         if "lora" in fields:
             self.sampling.adapters.load(spec.lora)
+        if fields & {"speculative_kind", "draft_model"}:
+            self.sampling.draft.load(spec.speculative_kind, spec.draft_model)
         if fields & {"rating", "note"}:
             self.rating.load(spec.rating, spec.note)
         self.header.show_spec()
@@ -254,6 +256,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
         spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
         spec.lora = self.sampling.adapters.read()
+        spec.speculative_kind, spec.draft_model = self.sampling.draft.read()
 
     def _form_edited(self) -> None:
         try:

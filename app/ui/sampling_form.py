@@ -3,7 +3,8 @@
 Ranges and defaults are `app.engine.limits`, the same numbers SamplingParams validates against. What can still
 be wrong (a stop list, a seed, no DRY breakers) is reported by `read()` as a message, and nothing is lost. The
 other samplers (sampler_fields.py) sit in a folded "More samplers" section. Speculative decoding (off, auto, on:
-PaneSpec.speculative) sits below, beside the thinking switch: it changes the speed, never the tokens.
+PaneSpec.speculative; n-gram or a draft model: draft_field.py) sits below, beside the thinking switch: it changes
+the speed, never the tokens.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLine
 from app.engine import SamplingParams, limits
 from app.ui.adapter_field import AdapterField
 from app.ui.collapsible import collapsible
+from app.ui.draft_field import DraftField
 from app.ui.escaped_list import format_stops, parse_stops
 from app.ui.sampler_fields import SamplerFields, spin_box
 from app.ui.thinking_view import ThinkingSettings
 
-SPECULATIVE_TIP = ("Draft tokens from the prompt and reply (n-gram lookup) and verify them in one step: the same "
-                   "tokens, faster when the reply copies its input. auto stops drafting for a request whose drafts "
-                   "are mostly rejected, and beside more than 2 busy streams")
+SPECULATIVE_TIP = ("Draft tokens (looked up in the prompt and reply, or guessed by a draft model) and verify them in "
+                   "one step: the same tokens, faster when the drafts are right (a reply that copies its input). "
+                   "auto stops drafting for a request whose drafts are mostly rejected, and beside more than 2 busy "
+                   "streams")
 
 
 class SamplingForm(QWidget):
@@ -80,9 +83,11 @@ class SamplingForm(QWidget):
         line = QHBoxLayout(spacing=6)  # laid out like the thinking row above it
         line.addWidget(QLabel("Speculative decoding", toolTip=SPECULATIVE_TIP))
         line.addWidget(self.speculative)
-        line.addStretch(1)
+        self.draft = DraftField()  # n-gram or a draft model, and its file (PaneSpec.speculative_kind, draft_model)
+        line.addWidget(self.draft, 1)
         grid.addLayout(line, row + 3, 0, 1, 4)
         self.speculative.currentIndexChanged.connect(self.sig_changed)
+        self.draft.sig_changed.connect(self.sig_changed)
         self.adapters = AdapterField()  # LoRA adapters with scales (PaneSpec.lora)
         grid.addWidget(self.adapters, row + 4, 0, 1, 4)
         self.adapters.sig_changed.connect(self.sig_changed)
