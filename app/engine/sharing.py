@@ -12,6 +12,7 @@ import logging
 import time
 
 from app.engine.chat_parse.stream import call_dicts
+from app.engine.draft_model import DraftModelError
 from app.engine.events import EventBuilder
 from app.engine.prompt_cache import MIN_SHARED_PREFIX, common_prefix
 from app.engine.request import Sequence
@@ -131,6 +132,11 @@ class PrefixSharing:
             self._leaders.setdefault(seq.coalesce_key, seq)
 
     def _follow(self, leader: Sequence, seq: Sequence, events: EventBuilder) -> None:
+        try:  # its drafts would not be used, but a draft model it cannot have is reported as on admission
+            self._draft_models.for_request(seq.request)
+        except DraftModelError as exc:
+            self._finish(seq, "error", events, str(exc), kind="draft")
+            return
         now = time.perf_counter()
         seq.leader = leader
         leader.followers.append(seq)

@@ -114,3 +114,18 @@ def test_speculation_settings_check_the_draft_model_field(model_path):
     assert Speculation(kind="draft", draft_model="~/x.gguf").draft_model.endswith("/x.gguf")
     assert not Speculation(kind="draft", draft_model="~/x.gguf").draft_model.startswith("~")
     assert GenerationRequest(prompt="x", speculative=Speculation(kind="draft")).speculative.kind == "draft"
+
+
+def test_a_request_that_coalesces_is_refused_its_bad_draft_model_too(make_engine, tmp_path):
+    """An identical request decoding already serves a copy whatever its speculation (lossless), but a draft model
+    that cannot be used is reported as it is for a request admitted on its own."""
+    engine = make_engine(n_slots=2)
+    junk = tmp_path / "junk.gguf"
+    junk.write_text("not a model")
+    leader = engine.submit(request(PASSAGE * 2 + "\n\nRepeat it.", max_tokens=200, ignore_eos=True))
+    follower = engine.submit(request(PASSAGE * 2 + "\n\nRepeat it.", draft_spec(junk), max_tokens=200,
+                                     ignore_eos=True))
+    refused = follower.result(600)
+    assert refused.finish_reason == "error" and refused.error_kind == "draft" and "junk.gguf" in refused.error
+    assert leader.result(600).generated_tokens == 200
+    assert engine.stats().coalesced == 0
