@@ -124,7 +124,8 @@ class RequestLifecycle:
         spec = seq.request.speculative
         if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
                 and seq.sampler.constraint is None:
-            seq.spec = SpecState(spec, prompt)  # a constrained request never drafts (docs/engine.md)
+            # a constrained request never drafts (docs/engine.md)
+            seq.spec = SpecState(spec, prompt, self._draft_vocab())
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()

@@ -89,7 +89,7 @@ ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
 SPEC_MODES = ("off", "auto", "on")
 SPEC_MODE_DEFAULT = "off"  # a pane's (PaneSpec.speculative); a request without a Speculation does not draft
 SPEC_KINDS = ("ngram",)
-SPEC_MAX_DRAFT = Limit(1, 32, 8)
+SPEC_MAX_DRAFT = Limit(1, 64, 32)  # the most; SpecState adapts below it
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
 # EngineConfig.reasoning_format (app/engine/reasoning.py): split <think>…</think> from the answer, or leave it in.
 REASONING_FORMATS = ("deepseek", "none")
