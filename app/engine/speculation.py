@@ -29,7 +29,7 @@ NGRAM_MAX = 4  # longest suffix looked up
 NGRAM_MIN = 2  # shortest: one token matches too often to guess well
 # Auto mode: after AUTO_PROBE drafted tokens, a request whose drafts were accepted less than AUTO_MIN_RATE of the
 # time stops drafting (a verify row costs about what an accepted token saves only when most are accepted).
-AUTO_PROBE = 32
+AUTO_PROBE = 16
 AUTO_MIN_RATE = 0.3
 # Auto mode drafts only while at most this many sequences decode in a step: beside many others a step is
 # compute-bound, and a drafted row costs nearly a whole token's time (docs/benchmarks.md, "Speculative decoding").
