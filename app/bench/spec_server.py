@@ -5,7 +5,8 @@ Chorus's engine with speculation on and llama-server once per n-gram spec type (
 context), back to back, the order alternating between repetitions (pairs.py). A run is timed from sending the
 request to its last token, prefill included, with llama-server's prompt cache off for the request
 (`cache_prompt: false`) as Chorus's is cleared before each run. The figure is the median of the per-repetition
-ratios Chorus ÷ the spec type that was fastest over all repetitions.
+ratios Chorus ÷ the spec type that was fastest over all repetitions; "decode" the same from the first token on
+(llama-server's `predicted_per_second`), prefill left out.
 
 llama-server is the one `make llama-server` built from the vendored llama.cpp; without it the peer is skipped
 and says so.
@@ -42,7 +43,8 @@ def _server_run(url: str, request) -> dict:
     wall = time.perf_counter() - started
     tokens = answer["usage"]["completion_tokens"]
     timings = answer.get("timings", {})
-    return {"tps": tokens / wall, "tokens": tokens, "drafted": timings.get("draft_n", 0),
+    return {"tps": tokens / wall, "tokens": tokens, "decode_tps": timings.get("predicted_per_second", 0.0),
+            "drafted": timings.get("draft_n", 0),
             "accepted": timings.get("draft_n_accepted", 0)}
 
 
@@ -84,7 +86,12 @@ def spec_server_bench(model_path: Path, threads: int, repetitions: int = 3, on_r
         rates = {kind: median([r["tps"] for r in runs]) for kind, runs in by_kind.items()}
         best = max(SPEC_TYPES[1:], key=lambda kind: rates[kind])
         pairs = [c["tps"] / s["tps"] for c, s in zip(by_kind["chorus"], by_kind[best], strict=True)]
-        out[name] = {"best_spec_type": best, "tps": rates, **figure(pairs), "runs": by_kind}
+        decode = {kind: median([r["decode_tps"] for r in runs]) for kind, runs in by_kind.items()}
+        fastest = max(SPEC_TYPES[1:], key=lambda kind: decode[kind])
+        decode_pairs = [c["decode_tps"] / s["decode_tps"]
+                        for c, s in zip(by_kind["chorus"], by_kind[fastest], strict=True)]
+        out[name] = {"best_spec_type": best, "tps": rates, **figure(pairs), "decode_tps": decode,
+                     "decode": {"best_spec_type": fastest, **figure(decode_pairs)}, "runs": by_kind}
     return out
 
 
@@ -96,4 +103,7 @@ def format_spec_server(result: dict) -> str:
         rates = ", ".join(f"{kind} {tps:.1f}" for kind, tps in r["tps"].items())
         lines.append(f"  {name:<12} {r['median']:.2f}x vs {r['best_spec_type']}  pairs "
                      f"{', '.join(f'{p:.2f}' for p in r['pairs'])}  (t/s: {rates})")
+        decode = ", ".join(f"{kind} {tps:.1f}" for kind, tps in r["decode_tps"].items())
+        lines.append(f"  {'':<12} decode only: {r['decode']['median']:.2f}x vs {r['decode']['best_spec_type']}  "
+                     f"(t/s after the first token: {decode})")
     return "\n".join(lines)

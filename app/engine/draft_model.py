@@ -163,7 +163,7 @@ class DraftSpec(SpecState):
             return 0
         seen = len(self.history) - self.n_prompt_tokens
         self.history.extend(generated[seen:])
-        return min(limit, self.settings.max_draft)
+        return min(limit, self.length)  # adapted as for n-gram drafts (SpecState.review)
 
 
 def model_drafts(wanted: dict) -> dict:

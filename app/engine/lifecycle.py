@@ -129,7 +129,8 @@ class RequestLifecycle:
         if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
                 and seq.sampler.constraint is None:
             # a constrained request never drafts (docs/engine.md)
-            seq.spec = SpecState(spec, prompt) if draft_model is None else DraftSpec(spec, prompt, draft_model)
+            seq.spec = (SpecState(spec, prompt, self._draft_vocab()) if draft_model is None
+                        else DraftSpec(spec, prompt, draft_model))
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()

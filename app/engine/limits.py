@@ -95,7 +95,7 @@ SPEC_KIND_LABELS = {"ngram": "n-gram", "draft": "draft model"}  # how the window
 # within this many tokens, and the same text for every token id from DRAFT_VOCAB_CHECK_START on.
 DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_VOCAB_CHECK_START = 5
-SPEC_MAX_DRAFT = Limit(1, 32, 8)
+SPEC_MAX_DRAFT = Limit(1, 64, 32)  # the most; SpecState adapts below it
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
 # EngineConfig.reasoning_format (app/engine/reasoning.py): split <think>…</think> from the answer, or leave it in.
 REASONING_FORMATS = ("deepseek", "none")

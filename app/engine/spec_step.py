@@ -21,12 +21,20 @@ from app.engine.draft_model import DraftSpec, model_drafts
 from app.engine.events import EventBuilder
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
+from app.engine.speculation import DraftVocab
 
 log = logging.getLogger("chorus.engine")
 
 
 class SpeculativeStep:
     _step_draft_s = 0.0  # seconds the draft models took this step (counted in the step's time)
+
+    def _draft_vocab(self) -> DraftVocab:
+        """The model's DraftVocab (speculation.py), built for the first drafting request (~0.1 s) and kept."""
+        vocab = getattr(self, "_spec_vocab", None)
+        if vocab is None:
+            vocab = self._spec_vocab = DraftVocab([self._model.piece_text(t) for t in range(self._model.n_vocab)])
+        return vocab
 
     def _drafts(self) -> dict[Sequence, list[int]]:
         """The drafts for the next step, for every decoding sequence that speculates, within the batch: the

@@ -10,10 +10,18 @@ is sampled from the same logits, with the same RNG draws, as without speculation
 Drafts ("ngram", prompt-lookup decoding): find the most recent earlier place where the last n tokens of the
 prompt + output occurred (n = NGRAM_MAX down to NGRAM_MIN, longest match first) and guess that what followed
 it follows again (a match near the end continues with its own period). The index is kept incrementally:
-O(NGRAM_MAX) per token.
+O(NGRAM_MAX) per token. With the model's DraftVocab, tokens match by key (case and surrounding space ignored)
+and a draft stops after its first line end.
+
+Length: like llama.cpp's ngram-map (a draft as long as the last one accepted), the length adapts to the
+acceptance: it doubles after a run accepted whole and falls to one more than the accepted part after a
+rejection (SpecState.review). A drafted row costs about a quarter of a one-token step on a CPU (docs/
+benchmarks.md), so long drafts pay only where they are accepted, and a short one is cheap where they are not.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from app.engine.request_options import Speculation
 
@@ -21,29 +29,49 @@ NGRAM_MAX = 4  # longest suffix looked up
 NGRAM_MIN = 2  # shortest: one token matches too often to guess well
 # Auto mode: after AUTO_PROBE drafted tokens, a request whose drafts were accepted less than AUTO_MIN_RATE of the
 # time stops drafting (a verify row costs about what an accepted token saves only when most are accepted).
-AUTO_PROBE = 32
+AUTO_PROBE = 16
 AUTO_MIN_RATE = 0.3
 # Auto mode drafts only while at most this many sequences decode in a step: beside many others a step is
 # compute-bound, and a drafted row costs nearly a whole token's time (docs/benchmarks.md, "Speculative decoding").
 AUTO_MAX_BATCH = 2
+# The draft length adapts to the acceptance (SpecState.review): it starts at DRAFT_START, never below DRAFT_MIN.
+DRAFT_START = 8
+DRAFT_MIN = 2
+
+
+class DraftVocab:
+    """What drafts need of a model's vocabulary: each token's lookup key (tokens that spell the same word but for
+    case and surrounding space share one: "Account number:" in a record is found after "Account Number:" in the
+    reply) and which tokens end a line."""
+
+    def __init__(self, pieces):
+        first: dict[str, int] = {}
+        self.keys = np.array([first.setdefault(p.strip().lower() or p, i) for i, p in enumerate(pieces)], np.int64)
+        self.line_ends = np.array(["\n" in p for p in pieces], bool)
 
 
 class NgramDrafter:
-    """The history of one request (prompt, then output) and, per n, where each n-gram was last followed."""
+    """The history of one request (prompt, then output) and, per n, where each n-gram was last followed. With
+    a `vocab`, n-grams are matched by their tokens' keys and a draft ends with its first line end (the next line
+    is where replies renumber, reorder or reformat what they copy); a draft is always the history's own tokens."""
 
-    def __init__(self, prompt):
+    def __init__(self, prompt, vocab: DraftVocab | None = None):
         self.tokens: list[int] = []
+        self._keys: list[int] = []
+        self._vocab = vocab
         self._next: dict[int, dict[tuple[int, ...], int]] = {n: {} for n in range(NGRAM_MIN, NGRAM_MAX + 1)}
         self.extend(int(t) for t in prompt)
 
     def extend(self, tokens) -> None:
-        history = self.tokens
+        history, keys = self.tokens, self._keys
+        key_of = None if self._vocab is None else self._vocab.keys
         for token in tokens:
             end = len(history)  # the index the new token takes: every n-gram ending just before it is followed
             for n, index in self._next.items():
                 if end >= n:
-                    index[tuple(history[end - n:end])] = end
+                    index[tuple(keys[end - n:end])] = end
             history.append(token)
+            keys.append(token if key_of is None else int(key_of[token]))
 
     def draft(self, limit: int) -> list[int]:
         """Up to `limit` tokens guessed to follow the history (empty when no suffix occurred before)."""
@@ -51,26 +79,36 @@ class NgramDrafter:
         for n in range(NGRAM_MAX, NGRAM_MIN - 1, -1):
             if len(history) <= n:
                 continue
-            start = self._next[n].get(tuple(history[-n:]))
+            start = self._next[n].get(tuple(self._keys[-n:]))
             if start is not None:  # a match near the end repeats with its period: continue the draft itself
                 draft = history[start:start + limit]
                 while len(draft) < limit:
                     draft.append(draft[len(draft) - (len(history) - start)])
-                return draft
+                return self._to_line_end(draft)
         return []
+
+    def _to_line_end(self, draft: list[int]) -> list[int]:
+        if self._vocab is not None:
+            ends = self._vocab.line_ends
+            for i, token in enumerate(draft):
+                if ends[token]:
+                    return draft[:i + 1]
+        return draft
 
 
 class SpecState:
     """One sequence's speculation: its drafter, its counts, and whether auto mode has turned it off."""
 
-    def __init__(self, settings: Speculation, prompt):
+    def __init__(self, settings: Speculation, prompt, vocab: DraftVocab | None = None):
         self.settings = settings
-        self.drafter = NgramDrafter(prompt)
+        self.drafter = NgramDrafter(prompt, vocab)
         self.n_prompt = len(self.drafter.tokens)
         self.drafted = 0
         self.accepted = 0
         self.active = True
         self.note = ""
+        self.length = min(settings.max_draft, DRAFT_START)  # the next draft's length (adapted in `review`)
+        self._reviewed = (0, 0)  # drafted and accepted at the last review
 
     def sync(self, generated: list[int]) -> None:
         """Bring the history up to the sequence's output (every generated token, the pending one included)."""
@@ -85,7 +123,7 @@ class SpecState:
         if self.settings.mode == "auto" and batched > AUTO_MAX_BATCH:
             return []
         self.sync(generated)
-        return self.drafter.draft(min(limit, self.settings.max_draft))
+        return self.drafter.draft(min(limit, self.length))
 
     def record(self, drafted: int, accepted: int) -> None:
         """Count drafted and accepted tokens as they happen (a Completion made meanwhile includes them)."""
@@ -93,7 +131,14 @@ class SpecState:
         self.accepted += accepted
 
     def review(self) -> None:
-        """After a verified run: auto mode turns itself off (with a note) once its drafts have not paid."""
+        """After a verified run: the draft length adapts to it (twice as long after a run accepted whole, one
+        more than the accepted part after a rejection, within [DRAFT_MIN, max_draft]), and auto mode turns
+        itself off (with a note) once its drafts have not paid."""
+        drafted, accepted = self.drafted - self._reviewed[0], self.accepted - self._reviewed[1]
+        self._reviewed = (self.drafted, self.accepted)
+        if drafted:
+            grown = self.length * 2 if accepted == drafted else accepted + 1
+            self.length = max(DRAFT_MIN, min(self.settings.max_draft, grown))
         if (self.settings.mode == "auto" and self.active and self.drafted >= AUTO_PROBE
                 and self.accepted < AUTO_MIN_RATE * self.drafted):
             self.active = False

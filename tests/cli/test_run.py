@@ -166,7 +166,7 @@ def test_speculative_field_is_read_named_when_bad_and_reported(tmp_path):
     assert parse_line('{"prompt": "x", "speculative": "on"}', 1).request.speculative.mode == "on"
     assert parse_line('{"prompt": "x", "speculative": "off"}', 1).request.speculative is None
     assert parse_line('{"prompt": "x", "speculative": {"max_draft": 4}}', 1).request.speculative.max_draft == 4
-    assert "max_draft must be in [1, 32]" in parse_line('{"prompt": "x", "speculative": {"max_draft": 99}}', 3).error
+    assert "max_draft must be in [1, 64]" in parse_line('{"prompt": "x", "speculative": {"max_draft": 99}}', 3).error
     assert parse_line('{"prompt": "x", "speculative": {"colour": 1}}', 3).error.startswith("line 3: speculative must")
     assert "mode must be one of off, auto, on" in parse_line('{"prompt": "x", "speculative": "fast"}', 2).error
     text = "Repeat exactly: the quick brown fox jumps over the lazy dog, then the quick brown fox sleeps."

@@ -6,7 +6,15 @@ import threading
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
-from app.engine.speculation import AUTO_MAX_BATCH, AUTO_PROBE, NgramDrafter, SpecState
+from app.engine.speculation import (
+    AUTO_MAX_BATCH,
+    AUTO_PROBE,
+    DRAFT_MIN,
+    DRAFT_START,
+    DraftVocab,
+    NgramDrafter,
+    SpecState,
+)
 from tests.conftest import assert_kv_accounted
 
 PASSAGE = ("The river bends twice before it reaches the old mill at the edge of town. Every spring the orchard "
@@ -128,6 +136,25 @@ def test_ngram_drafts_follow_the_longest_most_recent_match():
     assert NgramDrafter([1, 2, 3]).draft(4) == []
 
 
+def test_vocab_keys_match_across_case_and_space_and_drafts_stop_at_a_line_end():
+    vocab = DraftVocab(["Name", ":", " Bob", "\n", "Age", " name", " 7"])
+    record = [0, 1, 2, 3, 4, 1, 6, 3]  # "Name: Bob\nAge: 7\n"
+    drafter = NgramDrafter(record, vocab)
+    drafter.extend([5, 1])  # " name:" in the reply
+    assert drafter.draft(8) == [2, 3]  # " Bob\n", not on into "Age"
+    assert NgramDrafter(record).draft(8) == [] and NgramDrafter(record + [5, 1]).draft(8) == []
+
+
+def test_draft_length_grows_after_whole_runs_and_shrinks_after_rejections():
+    state = SpecState(Speculation(mode="on", max_draft=32), list(range(50)) * 2)
+    assert state.length == DRAFT_START and len(state.draft([], 64, batched=1)) == DRAFT_START
+    for drafted, accepted, length in ((8, 8, 16), (16, 16, 32), (32, 32, 32), (32, 5, 6), (6, 0, DRAFT_MIN)):
+        state.record(drafted, accepted)
+        state.review()
+        assert state.length == length
+    assert len(state.draft([], 64, batched=1)) == DRAFT_MIN
+
+
 def test_auto_mode_turns_off_when_drafts_do_not_pay_and_beside_many_requests():
     state = SpecState(Speculation(mode="auto"), [1, 2, 1, 2, 1])
     assert state.draft([2], 4, batched=1) == [1, 2, 1, 2]
@@ -139,7 +166,7 @@ def test_auto_mode_turns_off_when_drafts_do_not_pay_and_beside_many_requests():
     forced_on = SpecState(Speculation(mode="on"), [1, 2, 1, 2, 1])
     forced_on.record(AUTO_PROBE, 0)
     forced_on.review()
-    assert forced_on.active and forced_on.draft([2], 4, batched=AUTO_MAX_BATCH + 1) == [1, 2, 1, 2]
+    assert forced_on.active and forced_on.draft([2], 4, batched=AUTO_MAX_BATCH + 1) == [1, 2]  # DRAFT_MIN now
 
 
 def test_drafts_share_a_small_batch_with_prompts_in_the_default_mode(make_engine):
