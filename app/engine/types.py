@@ -147,6 +147,9 @@ class EngineConfig:
     # The vision projector (an mmproj GGUF) paired with the model: with it, chat messages may carry image parts
     # (docs/images.md); None = a text-only model, which refuses images.
     mmproj: str | None = None
+    # Reproducible mode: prompt pieces of several sequences share one llama_decode where llama.cpp's ubatch cut
+    # keeps every token on the per-row kernel and saves a pass (app/engine/packing.py); off: each piece alone.
+    pack_pieces: bool = True
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -263,6 +266,8 @@ class StatsSnapshot:
     accepted_tokens: int = 0  # of those, the ones that became output
     images_encoded: int = 0  # images the vision projector encoded since the last reset
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
+    packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
+    packed_decodes: int = 0  # the llama_decodes those pieces went into
 
     @property
     def cache_hit_rate(self) -> float | None:
