@@ -9,9 +9,10 @@ its prompt was cut. llama.cpp cuts a llama_decode into ubatches by sequence (`sp
 stream, consecutive sequence ids only), so the shape a token meets depends on its neighbours. Here the engine
 makes sure every token meets the per-row kernel:
 
-- a prompt advances in pieces of at most `prefill_chunk` (< 64) tokens, each its own llama_decode, so it
-  reaches ggml as one stream with fewer than 64 query tokens (the pacer still decides how many tokens a step
-  takes: their number changes with load, their bits do not);
+- a prompt advances in pieces of at most `prefill_chunk` (< 64) tokens, each its own llama_decode or packed
+  with other sequences' pieces where llama.cpp's cut keeps every ubatch below 64 tokens a stream and never one
+  token alone (packing.py), so it reaches ggml with fewer than 64 query tokens a stream (the pacer still decides
+  how many tokens a step takes: their number changes with load, their bits do not);
 - decode tokens share one llama_decode; a speculating sequence's run (pending token and drafts, fewer than 64)
   is a llama_decode of its own, like a prompt piece (spec_step.py); a token that would be alone in its ubatch
   (no neighbouring slot decoding), and a one-token prompt piece, gets a placeholder token in a neighbouring
@@ -29,13 +30,14 @@ from __future__ import annotations
 import logging
 
 from app.engine.events import EventBuilder
+from app.engine.packing import PackedPieces
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
 
 log = logging.getLogger("chorus.engine")
 
 
-class ReproducibleStep:
+class ReproducibleStep(PackedPieces):
     def _step_reproducible(self, plan: StepPlan, events: EventBuilder) -> None:
         elapsed = 0.0
         plain = [seq for seq in plan.decode if seq not in plan.drafts]
@@ -44,10 +46,7 @@ class ReproducibleStep:
         for seq, draft in plan.drafts.items():  # each drafting run alone: one stream, < 64 tokens
             if not seq.finished and seq in self._running:
                 elapsed += self._decode_drafting(seq, draft, events)
-        for seq, n in plan.prefill:
-            if seq.finished or seq not in self._running:
-                continue
-            elapsed += self._chunk(seq, n, events)
+        elapsed += self._prefill_pieces(plan.prefill, events)  # packed where safe (packing.py)
         self._end_step(plan, elapsed)
 
     def _decode_padded(self, group: StepPlan, tokens: list[tuple[int, int]]) -> tuple[int, list, float]:

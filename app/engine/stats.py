@@ -48,6 +48,8 @@ class StatsRecorder:
             self.accepted = 0
             self.images_in_prompts = 0  # images in admitted prompts (each occurrence)
             self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
+            self.packed_pieces = 0  # prompt pieces that shared a llama_decode with other sequences' (packing.py)
+            self.packed_decodes = 0  # those llama_decodes
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
@@ -84,6 +86,11 @@ class StatsRecorder:
         with self._lock:
             self.images_in_prompts += in_prompts
             self.images_encoded += encoded
+
+    def record_packed(self, pieces: int) -> None:
+        with self._lock:
+            self.packed_pieces += pieces
+            self.packed_decodes += 1
 
     def record_reuse(self, cached_tokens: int, coalesced: int = 0) -> None:
         with self._lock:
@@ -126,4 +133,6 @@ class StatsRecorder:
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,
+                packed_pieces=self.packed_pieces,
+                packed_decodes=self.packed_decodes,
             )

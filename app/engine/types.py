@@ -150,6 +150,9 @@ class EngineConfig:
     # The draft model of requests with speculative kind "draft" that name none (app/engine/draft_model.py): a small
     # GGUF sharing the model's vocabulary, loaded on first use; None = such requests must name their own.
     draft_model: str | Path | None = None
+    # Reproducible mode: prompt pieces of several sequences share one llama_decode where llama.cpp's ubatch cut
+    # keeps every token on the per-row kernel and saves a pass (app/engine/packing.py); off: each piece alone.
+    pack_pieces: bool = True
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -266,6 +269,8 @@ class StatsSnapshot:
     accepted_tokens: int = 0  # of those, the ones that became output
     images_encoded: int = 0  # images the vision projector encoded since the last reset
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
+    packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
+    packed_decodes: int = 0  # the llama_decodes those pieces went into
 
     @property
     def cache_hit_rate(self) -> float | None:
