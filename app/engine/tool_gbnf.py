@@ -9,7 +9,8 @@ common/chat-peg-parser.cpp, common/parsers/*.cpp), with the rule names it uses (
   allows one optional newline or space: every call Chorus's grammar allows reads the same to the parser, and
   a small model has no room to ramble in whitespace.
 - A parameter written as tags (Qwen3-Coder, GLM 4.5, Seed-OSS, MiniMax-M2) is free text up to its closing tag
-  when its schema may be a string, else JSON of its schema, as llama.cpp's tagged parser builds it.
+  when its schema may be a string, else JSON of its schema, as llama.cpp's tagged parser builds it; a string
+  enum is one of its values, a string with a maxLength at most that many characters on one line, no `<`.
 - Where llama-server's grammar makes an optional call id mandatory by a misplaced comma (Mistral Nemo's "id",
   Command R7B's "tool_call_id"), Chorus asks for the id, so the call is valid JSON that both grammars allow.
 """
@@ -127,6 +128,8 @@ def tagged_params(b: Builder, name: str, params: dict, key: tuple[str, str], val
         kind = schema.get("type", "string")
         if isinstance(schema.get("enum"), list) and all(isinstance(v, str) for v in schema["enum"]):
             val = "(" + " | ".join(lit(v) for v in schema["enum"]) + ")"  # one of its strings, as text
+        elif kind == "string" and isinstance(schema.get("maxLength"), int):  # text on one line, no tag inside
+            val = f"[^<\\n]{{{schema.get('minLength', 0)},{schema['maxLength']}}}"
         elif kind == "string" or (isinstance(kind, list) and "string" in kind):
             val = b.stops[stop]
         else:
