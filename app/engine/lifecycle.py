@@ -123,7 +123,7 @@ class RequestLifecycle:
         draft_model = self._draft_models.for_request(seq.request)  # kind "draft": loaded now, or DraftModelError
         self._place(seq)
         banned = self._model.eog_ids if seq.request.ignore_eos else ()
-        seq.sampler = self._sampler_chain(seq.request, banned)
+        seq.sampler = self._sampler_chain(seq.request, banned, thinking=seq.split.thinking)
         seq.sampler.accept_prompt(prompt)
         spec = seq.request.speculative
         if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
@@ -139,7 +139,7 @@ class RequestLifecycle:
         self._running.append(seq)
         self._register_leader(seq)
 
-    def _sampler_chain(self, request, banned) -> SamplerChain:
+    def _sampler_chain(self, request, banned, thinking: bool = False) -> SamplerChain:
         """The request's sampler chain with its constraint. When `sampling.GRAMMAR_FIRST` (the reference path,
         as before issue 26): llama.cpp's grammar sampler first in the chain, a schema converted to GBNF."""
         if sampling.GRAMMAR_FIRST and request.json_schema is not None:
@@ -147,7 +147,7 @@ class RequestLifecycle:
                                           grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
         constraint = make_constraint(self._model, request.grammar, request.json_schema)
         if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
-            constraint = tool_constraint(self._model, request, self._model.chat_template())
+            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking)
         try:
             if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
                 grammar, constraint.ptr = constraint.ptr, None

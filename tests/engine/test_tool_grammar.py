@@ -11,7 +11,8 @@ import numpy as np
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.constraint import GrammarConstraint
 from app.engine.native import LlamaModel
-from app.engine.tool_grammar import FORMATS, lazy_sampler, template_format, tool_gbnf
+from app.engine.tool_gbnf import tool_gbnf
+from app.engine.tool_grammar import lazy_sampler, template_format
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -48,7 +49,7 @@ def test_the_auto_grammar_waits_for_the_trigger_then_allows_only_a_call(qwen_var
     model = LlamaModel(qwen_variant)
     try:
         assert template_format(model.chat_template()) == "hermes"
-        gbnf = tool_gbnf(FORMATS["hermes"], (WEATHER,), parallel=False)
+        gbnf = tool_gbnf("hermes", (WEATHER,), parallel=False)
         constraint = GrammarConstraint(lazy_sampler(model, gbnf, "<tool_call>"), model.eog_ids)
         words = ["Hello", "{", " {", "<"]
         ids = np.array([model.tokenize(w, add_special=False)[0] for w in words])
