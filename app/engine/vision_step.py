@@ -65,16 +65,18 @@ class VisionStep:
             request = dataclasses.replace(request, messages=media.split_images(request.messages)[0])
         return self._renderer.text(request)
 
-    def _prefill_image(self, events: EventBuilder) -> bool:
+    def _prefill_image(self, events: EventBuilder) -> Sequence | None:
         """Decode one piece of image embeddings for the first sequence whose prompt goes on with an image.
-        Returns whether it made progress (a piece decoded, or that sequence ended with an error)."""
+        Returns that sequence (a piece decoded, or it ended with an error), None if no prompt is at an image.
+        The piece is the sequence's share of this step: the step plans no text of it (step.py), so the step
+        that finishes an image does not also take the text after it."""
         for seq in self._running:
             if (seq.finished or seq.donor is not None or seq.pending_token is not None
                     or seq.prompt_remaining <= 0 or seq.prompt[seq.n_prompt_done] >= 0):
                 continue
             self._image_piece(seq, events)
-            return True
-        return False
+            return seq
+        return None
 
     def _image_piece(self, seq: Sequence, events: EventBuilder) -> None:
         serial, row = image_of(seq.prompt[seq.n_prompt_done])
