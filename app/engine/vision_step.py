@@ -5,8 +5,9 @@ A mixin of `Engine` (engine thread only). At admission a request with image part
 placeholders (vision.py). The scheduler never puts a placeholder into a text batch (`Sequence.text_ready`
 stops a text run at the next image); instead each step first decodes one piece of image embeddings, at most
 `prefill_chunk` rows (fewer beside generating panes: what the pacer lets a prompt add to their step), for the
-first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step, so the
-other panes keep decoding while an image is prefilled. An image is encoded the
+first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step without
+that sequence's text (the piece was its share of the step), so the other panes keep decoding while an image
+is prefilled. An image is encoded the
 first time a piece of it is decoded and never again while its embeddings are kept; a sequence that copies a
 prefix holding an image from another slot (or finds it in the prompt cache) decodes nothing of it.
 
