@@ -26,7 +26,7 @@ class StepExecution:
         self._resolve_shared(events)  # prefix copies now possible; first tokens from cached logits
         if not self._running:
             return
-        imaged = self._vision is not None and self._prefill_image(events)  # one image piece (vision_step.py)
+        imaged = self._prefill_image(events) if self._vision is not None else None  # an image piece (vision_step)
         prefill_cap = None
         self._step_accepted = 0  # drafted tokens accepted this step (spec_step.py): decode tokens too
         drafts = self._drafts()
@@ -35,9 +35,11 @@ class StepExecution:
             self._adapter_turn, running = adapter_group(running, self._adapter_turn)
             drafts, adapters = {seq: d for seq, d in drafts.items() if seq in running}, self._adapter_turn
         self._adapters.apply(self._ctx, adapters)
+        if imaged is not None:  # its image piece was its share of this step: its text waits for the next one
+            running = [seq for seq in running if seq is not imaged]
         while True:
             plan = plan_step(running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts)
-            if not plan.n_tokens and imaged:  # only an image piece this step (or its request ended)
+            if not plan.n_tokens and imaged is not None:  # only an image piece this step (or its request ended)
                 return
             if not plan.n_tokens and any(seq.donor for seq in self._running):
                 for seq in self._running:  # only donor-waiters left: cannot happen, but never wait forever

@@ -5,8 +5,9 @@ A mixin of `Engine` (engine thread only). At admission a request with image part
 placeholders (vision.py). The scheduler never puts a placeholder into a text batch (`Sequence.text_ready`
 stops a text run at the next image); instead each step first decodes one piece of image embeddings, at most
 `prefill_chunk` rows (fewer beside generating panes: what the pacer lets a prompt add to their step), for the
-first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step, so the
-other panes keep decoding while an image is prefilled. An image is encoded the
+first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step without
+that sequence's text (the piece was its share of the step), so the other panes keep decoding while an image
+is prefilled. An image is encoded the
 first time a piece of it is decoded and never again while its embeddings are kept; a sequence that copies a
 prefix holding an image from another slot (or finds it in the prompt cache) decodes nothing of it.
 
@@ -65,16 +66,18 @@ class VisionStep:
             request = dataclasses.replace(request, messages=media.split_images(request.messages)[0])
         return self._renderer.text(request)
 
-    def _prefill_image(self, events: EventBuilder) -> bool:
+    def _prefill_image(self, events: EventBuilder) -> Sequence | None:
         """Decode one piece of image embeddings for the first sequence whose prompt goes on with an image.
-        Returns whether it made progress (a piece decoded, or that sequence ended with an error)."""
+        Returns that sequence (a piece decoded, or it ended with an error), None if no prompt is at an image.
+        The piece is the sequence's share of this step: the step plans no text of it (step.py), so the step
+        that finishes an image does not also take the text after it."""
         for seq in self._running:
             if (seq.finished or seq.donor is not None or seq.pending_token is not None
                     or seq.prompt_remaining <= 0 or seq.prompt[seq.n_prompt_done] >= 0):
                 continue
             self._image_piece(seq, events)
-            return True
-        return False
+            return seq
+        return None
 
     def _image_piece(self, seq: Sequence, events: EventBuilder) -> None:
         serial, row = image_of(seq.prompt[seq.n_prompt_done])

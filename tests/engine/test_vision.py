@@ -108,3 +108,35 @@ def test_an_image_that_does_not_fit_the_slot_says_the_sizes(vision):
     done = engine.submit(about(sample_png(0), "What is in this image?")).result(60)
     assert done.error_kind == "context"
     assert f"{IMAGE_TOKENS} of them for 1 image(s)" in done.error and "a slot holds 64" in done.error
+
+
+def test_a_step_with_an_image_piece_takes_no_text_of_that_prompt(vision):
+    """An image piece is its prompt's share of a step (vision_step.py): the text after the image waits for the
+    next step, so generating panes never wait for an image piece and a text piece of one prompt in one step
+    (the longest gap while an image was prefilled, docs/benchmarks.md "Images")."""
+    engine = vision(n_slots=2)
+    step, pieces = [0], []
+    step_fn, image_fn, fill_fn = engine._step, engine._image_piece, engine._fill_batch
+
+    def counted(events):
+        step[0] += 1
+        return step_fn(events)
+
+    def image(seq, events):
+        pieces.append((step[0], seq.id, "image"))
+        return image_fn(seq, events)
+
+    def fill(plan, pads=()):
+        pieces.extend((step[0], seq.id, "text") for seq, _ in plan.prefill)
+        return fill_fn(plan, pads)
+
+    engine._step, engine._image_piece, engine._fill_batch = counted, image, fill
+    stream = engine.submit(GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}],
+                                             max_tokens=48, ignore_eos=True, sampling=GREEDY))
+    done = engine.submit(about(sample_png(0), "What is in this image?", max_tokens=4)).result(120)
+    assert done.error is None and stream.result(120).error is None
+    image_steps = {(s, rid) for s, rid, kind in pieces if kind == "image"}
+    text_steps = {(s, rid) for s, rid, kind in pieces if kind == "text"}
+    assert {rid for _, rid in image_steps} == {done.request_id}  # the image was decoded in pieces
+    assert any(rid == done.request_id and s > max(image_steps)[0] for s, rid in text_steps)  # then its question
+    assert not image_steps & text_steps
