@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.session import PaneSpec, RunState, SessionController
 from app.ui.collapsible import collapsible
 from app.ui.conversation_view import ConversationView
+from app.ui.group_mocks_editor import GroupMocksEditor
 from app.ui.image_strip import ImageStrip
 from app.ui.output_options import OutputOptions
 from app.ui.pane_actions import PaneActions
@@ -45,7 +46,7 @@ from app.ui.version_bar import VersionBar
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
                             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
-                            "expected_calls", "lora"})
+                            "expected_calls", "lora", "parallel_tool_calls"})
 
 
 class PromptPane(PaneActions, PaneArrangement, StripedFrame):
@@ -98,6 +99,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.output.setTabChangesFocus(True)
         self.thinking_view = ThinkingView()
         self.tool_cards = ToolCardsView(spec, controller)
+        self.group_mocks = GroupMocksEditor(spec, controller)  # the group's, shown in every pane of it
+        self.tools.add_group_editor(self.group_mocks)
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
@@ -146,6 +149,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.sampling.sig_changed.connect(self._form_edited)
         self.options.sig_changed.connect(self._form_edited)
         self.tools.sig_changed.connect(self._form_edited)
+        self.group_mocks.sig_changed.connect(self.tool_cards.sync)
         self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
         self.output.sig_branch_requested.connect(self.branch)
         self.prompt.sig_images.connect(self.images.incoming)
@@ -158,6 +162,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
     def detach(self) -> None:
         """The pane leaves the session: stop listening to its spec (the widget is about to be deleted)."""
         self.spec.events.all.disconnect(self._on_spec_event)
+        self.group_mocks.detach()
         self._refresh.stop()
 
     # --- spec -> widgets --------------------------------------------------------------------------------------
@@ -186,8 +191,10 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
             self.output.render(self.spec)
         elif "result" in dirty:
             self.output.sync(self.spec)
-        if dirty & {"result", "new result", "turns", "tools", "mocks"}:
+        if dirty & {"result", "new result", "turns", "tools", "mocks", "group"}:
             self.tool_cards.sync()
+        if dirty & {"group", "tools"}:
+            self.group_mocks.sync()
         if dirty & {"result", "new result", "turns"}:
             self.thinking_view.sync(self.spec)
             self.show_state()
@@ -226,6 +233,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
             self.tools.load(*(getattr(spec, name) if name in fields else None
                               for name in ("tools", "tool_choice", "mocks", "expected_calls")))
+        if "parallel_tool_calls" in fields:
+            self.tools.load_parallel(spec.parallel_tool_calls)
         if "lora" in fields:
             self.sampling.adapters.load(spec.lora)
         if fields & {"rating", "note"}:
@@ -253,6 +262,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         spec.show_probabilities = self.options.probabilities.isChecked()
         spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
         spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
+        spec.parallel_tool_calls = self.tools.parallel_value()
         spec.lora = self.sampling.adapters.read()
 
     def _form_edited(self) -> None:
