@@ -18,8 +18,7 @@ from app.session.tools import PARALLEL_LABELS
 
 PLACEHOLDER = ('[{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", '
                '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]')
-MOCKS_PLACEHOLDER = ('This pane\'s mock results (for a tool, they replace the group\'s): {"get_weather": {"result": '
-                     '{"temp_c": 18}}}, or by arguments: '
+MOCKS_PLACEHOLDER = ('{"get_weather": {"result": {"temp_c": 18}}}, or by arguments: '
                      '{"get_weather": {"cases": [{"when": {"city": "Paris"}, "result": ...}], "result": ...}}')
 PARALLEL_TIP = ("parallel_tool_calls: several calls in one reply (on), one at most (off), or not sent (default: "
                 "the backend's own default)")
@@ -40,6 +39,8 @@ class ToolsOptions(QWidget):
         for value, label in PARALLEL_LABELS.items():
             self.parallel.addItem(label, value)
         self.problem = QLabel(objectName="toolsProblem", wordWrap=True)
+        self.mocks_title = QLabel("<b>This pane's mock results</b> — for a tool, they take precedence over the "
+                                  "group's", wordWrap=True, objectName="paneMocksTitle")
         self.mocks = QPlainTextEdit(placeholderText=MOCKS_PLACEHOLDER)
         self.mocks.setFixedHeight(60)
         self.expected = QLineEdit(placeholderText="Expected calls: get_weather, … (the table's F1)")
@@ -53,7 +54,7 @@ class ToolsOptions(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.editor)
-        for widget in (self.mocks, self.expected):
+        for widget in (self.mocks_title, self.mocks, self.expected):
             layout.addWidget(widget)
         layout.addWidget(self.problem)
         self._timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)

@@ -42,6 +42,8 @@ def test_a_group_mock_answers_the_groups_panes_and_a_pane_continues_with_it(load
     assert bare.group_mocks.check() is None and "mock results for get_weather" in bare.group_mocks.problem.text()
     assert answer_of(bare) == 'group mock result: {"temp_c": 7, "sky": "clear"}'
     assert answer_of(own) == 'mock result: {"temp_c": 18}'  # the pane's own mock takes precedence
+    assert "take precedence over the group's" in own.tools.mocks_title.text()  # and both editors say so
+    assert "a pane's own mock results for a tool take precedence" in own.group_mocks.title.text()
     bare.tool_cards.auto_steps.setValue(0)
     bare.tool_cards.continue_button.click()
     assert own.busy and bare.busy
