@@ -19,8 +19,11 @@ group's comparison table with the meaning column, and its answers clustered by m
 screen; not in the default set), versions (OUT_DIR/screenshot-versions.png, a pane showing version 2 of 3, and
 -run-compare.png, two runs of an evaluation compared; not in the default set), tools
 (OUT_DIR/screenshot-tools.png: four panes calling a tool on llama-server, their cards, mock results and a
-continued turn; needs llama-server built; not in the default set). `backends` needs a server running the same
-model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
+continued turn; needs llama-server built; not in the default set), groupmocks (OUT_DIR/screenshot-group-mocks.png:
+a group of three panes whose calls are answered by the group's mock results, one pane's own mock taking
+precedence, the Tools section open on the group mock editor and Parallel calls; not in the default set).
+`backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
+(e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
 """
 
 import asyncio
@@ -76,6 +79,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_images(window, out)
     if "tools" in names:
         await shoot_tools(window, out)
+    if "groupmocks" in names:
+        await shoot_group_mocks(window, out)
 
 
 def chart_png(path: Path) -> Path:
@@ -212,6 +217,45 @@ async def shoot_tools(window: MainWindow, out: Path) -> None:
         window.grab().save(str(out / "screenshot-tools.png"))
     finally:
         server.kill()
+
+
+async def shoot_group_mocks(window: MainWindow, out: Path) -> None:
+    """Three panes of one group waiting with get_weather calls (given as data: the embedded model's own template
+    has no call format), the group's mock results typed in the first pane's Tools section (Parallel calls on),
+    the first pane with its own mock for Paris; Continue answers all three and the model writes the next turns
+    (OUT_DIR/screenshot-group-mocks.png)."""
+    import json
+
+    from app.session import PaneResult, RunState
+
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.stats_dock.hide()
+    window.columns_box.setValue(3)
+    group = {"get_weather": {"cases": [{"when": {"city": "Oslo"}, "result": {"temp_c": -3, "sky": "snow"}}],
+                             "result": {"temp_c": 24, "sky": "sunny"}}}
+    for i, city in enumerate(("Paris", "Oslo", "Lima")):
+        pane = window.grid.add_pane()
+        own = {"get_weather": {"result": {"temp_c": 18, "sky": "clear"}}} if i == 0 else {}
+        pane.tools.load(json.dumps(WEATHER_TOOLS), "auto", json.dumps(own) if own else "")
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(32)
+        pane.commit_form()
+        calls = [{"id": f"call_{city}", "name": "get_weather", "arguments": json.dumps({"city": city})}]
+        pane.spec.group = "trip"
+        pane.spec.turns = [{"role": "user", "content": f"What is the weather in {city}?"},
+                           {"role": "assistant", "content": "", "tool_calls": calls}]
+        pane.spec.result = PaneResult(state=RunState.DONE, finish_reason="tool_calls", tool_calls=calls)
+    first = window.grid.panes[0]
+    first.tools.parallel.setCurrentText("on")
+    first.group_mocks.editor.setPlainText(json.dumps(group, indent=1))
+    first.group_mocks.check()
+    first._toggles[3].setChecked(True)  # open its Tools section
+    first.tool_cards.auto_steps.setValue(0)
+    first.tool_cards.continue_button.click()
+    await finish_all(window)
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-group-mocks.png"))
 
 
 SIZES = [(800, 560), (1280, 800), (1920, 1080)]

@@ -72,6 +72,7 @@ class SessionController:
         self.session.next_number = max(self.session.next_number, other.next_number)
         self.session.votes = list(other.votes)
         self.session.evaluation = other.evaluation
+        self.session.group_mocks = dict(other.group_mocks)
 
     def set_columns(self, columns: int) -> None:
         self.session.view.columns = columns
@@ -199,16 +200,25 @@ class SessionController:
         return self.run_many(self.session.group(pane.group) or [pane])
 
     # --- the tool loop (app/session/tool_loop.py) --------------------------------------------------------------
+    def set_group_mocks(self, group: str, text: str) -> None:
+        """The group's mock results, as written (kept even while they do not check; "" removes them)."""
+        others = {g: t for g, t in self.session.group_mocks.items() if g != group}
+        self.session.group_mocks = {**others, group: text} if text else others
+
+    def group_mocks(self, pane: PaneSpec) -> tool_loop.GroupMocks:
+        """The mock results of the pane's group (a pane's own mock for a tool wins over them)."""
+        return tool_loop.group_mocks(self.session, pane)
+
     def continue_tools(self, panes: list[PaneSpec]) -> RunAll:
         """Answer each pane's pending calls with its mock results and run the next turns, all submitted together
         (they join one engine batch). A pane that cannot go on (a call unknown, invalid or unanswered, bad
-        mocks or tools) is listed with the reason in `problems` and left as it was."""
+        mocks or tools, the pane's or its group's) is listed with the reason in `problems` and left as it was."""
         ready, problems = [], []
         for pane in panes:
             if self.busy(pane) or not tool_loop.pending_calls(pane):
                 continue
             try:
-                tool_loop.continue_pane(pane)
+                tool_loop.continue_pane(pane, self.group_mocks(pane))
             except ValueError as exc:
                 problems.append((pane, str(exc)))
                 continue
@@ -219,7 +229,8 @@ class SessionController:
     def auto_continue(self, panes: list[PaneSpec], steps: int) -> tool_loop.AutoLoop:
         """Continue `panes` by themselves for up to `steps` rounds (starting now for those that wait with calls,
         else when their runs end); each round's steps are submitted together."""
-        loop = tool_loop.AutoLoop(panes, steps, self.busy, lambda ready: self.run_many(ready, use_draft=False))
+        loop = tool_loop.AutoLoop(panes, steps, self.busy, lambda ready: self.run_many(ready, use_draft=False),
+                                  self.group_mocks)
 
         def on_end(pane, _result) -> None:
             if any(p is pane for p in loop.panes):  # by identity: panes compare equal by value

@@ -1,179 +1,42 @@
 """An evaluation as data: test cases × variants, one result per cell. Qt-free; a part of the session model.
 
-What a promptfoo config declares (cases, assertions, variants, gradings) is declared once with pydantic: the
-same classes validate a config (unknown keys are errors) and give the session file its evaluation's shape
-(app/session/evaluation_file.py derives msgspec structs from them, promptfoo's key names included: `assert`,
-`pass`, `namedScores`…). The evaluation and its cells are psygnal-evented dataclasses, like panes: assigning a
-field emits `obj.events.<field>(new, old)`, and a cell's change — its status, its grading, a token streamed
-into its `result` (a PaneResult, as a pane's) — reaches `evaluation.events.all` and, through the session,
-`session.events.all`. Views and autosave listen there; nobody relays or announces a change by hand. A cell is
-keyed by (case, variant, repeat); its `output` is its result's text, never a copy.
+What a promptfoo config declares (cases, assertions, variants, gradings) is declared once with pydantic in
+app/session/eval_config.py (and imported from here too). The evaluation and its cells are psygnal-evented
+dataclasses, like panes: assigning a field emits `obj.events.<field>(new, old)`, and a cell's change — its status,
+its grading, a token streamed into its `result` (a PaneResult, as a pane's) — reaches `evaluation.events.all` and,
+through the session, `session.events.all`. Views and autosave listen there; nobody relays or announces a change by
+hand. A cell is keyed by (case, variant, repeat); its `output` is its result's text, never a copy.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
-from pydantic import BaseModel, ConfigDict, Field
 
-from app.engine import GenerationRequest, SamplingParams, limits
+from app.session.eval_config import (  # declared there; imported from here by the rest of Chorus
+    Assertion,
+    BackendTarget,
+    CaseOptions,
+    EvalCase,
+    GradingResult,
+    JudgeCalibration,
+    JudgeExchange,
+    PromptTemplate,
+    Variant,
+    sampling_dict,
+)
 from app.session.eval_runs import EvalRun
 from app.session.result import PaneResult
 
+__all__ = ["FINAL_STATUSES", "Assertion", "BackendTarget", "CaseOptions", "CellResult", "EvalCase", "Evaluation",
+           "GradingResult", "JudgeCalibration", "JudgeExchange", "PromptTemplate", "Status", "Variant",
+           "cell_change", "sampling_dict"]
+
 Status = Literal["pending", "running", "grading", "pass", "fail", "error"]
 FINAL_STATUSES = frozenset({"pass", "fail", "error"})
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=False)
-
-
-class Assertion(_Model):
-    """One check (promptfoo's assertion). `assertions` is the nested list of an `assert-set`."""
-
-    type: str
-    value: Any = None
-    threshold: float | None = None
-    weight: float = 1.0
-    metric: str | None = None
-    provider: Any = None  # the judge for this assertion (overrides the test's and the evaluation's)
-    rubric_prompt: Any = Field(None, alias="rubricPrompt")
-    assertions: list[Assertion] | None = Field(None, alias="assert")
-    config: dict[str, Any] | None = None
-    transform: Any = None  # promptfoo runs JavaScript here: reported as unsupported when set
-
-    @property
-    def negated(self) -> bool:
-        return self.type.startswith("not-")
-
-    @property
-    def base_type(self) -> str:
-        return self.type[4:] if self.negated else self.type
-
-
-class CaseOptions(_Model):
-    prefix: str = ""
-    suffix: str = ""
-    provider: Any = None  # the judge for this test's model-graded assertions
-    rubric_prompt: Any = Field(None, alias="rubricPrompt")
-    disable_var_expansion: bool = Field(False, alias="disableVarExpansion")
-    disable_default_asserts: bool = Field(False, alias="disableDefaultAsserts")
-    factuality: dict[str, float] | None = None  # scores per category: subset, superset, agree, disagree, …
-    transform: Any = None  # JavaScript: unsupported when set
-    run_serially: bool | None = Field(None, alias="runSerially")  # accepted; Chorus's order does not matter
-
-
-class EvalCase(_Model):
-    """One row of the matrix: the vars a prompt is rendered with and the checks its outputs must pass."""
-
-    description: str = ""
-    vars: dict[str, Any] = Field(default_factory=dict)
-    assertions: list[Assertion] = Field(default_factory=list, alias="assert")
-    threshold: float | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    options: CaseOptions = Field(default_factory=CaseOptions)
-    provider_output: Any = Field(None, alias="providerOutput")  # replaces the model call when set
-
-
-class PromptTemplate(_Model):
-    raw: str
-    label: str
-
-
-class BackendTarget(_Model):
-    """Where a variant's requests go. `api_key_env` names an environment variable; a key is never stored."""
-
-    kind: Literal["local", "server", "echo", "named"]
-    backend: str = ""  # named: a backend of the session's registry by the name panes store ("local" = main model)
-    path: str = ""  # local: the GGUF file ("" = the main model)
-    url: str = ""  # server: base URL of its OpenAI-compatible API, e.g. http://localhost:11434/v1
-    model: str | None = None
-    api_key_env: str | None = None
-    raw_prompt: bool = False  # send the rendered prompt as raw text (llama:, openai:completion:), no chat template
-
-    @property
-    def name(self) -> str:
-        if self.kind in ("echo", "named"):
-            return self.backend or self.kind
-        if self.kind == "local":
-            return f"local · {self.path.rsplit('/', 1)[-1] or 'main model'}"
-        return f"{self.url} · {self.model or 'default model'}"
-
-
-class Variant(_Model):
-    """One column: a prompt template on a provider (backend, model, settings). Providers keep their label."""
-
-    provider_id: str
-    label: str  # the provider's label, or its id
-    prompt: PromptTemplate
-    target: BackendTarget
-    sampling: dict[str, Any] = Field(default_factory=dict)  # SamplingParams fields
-    max_tokens: int = limits.MAX_TOKENS.default
-    stop: list[str] = Field(default_factory=list)
-    json_schema: dict[str, Any] | None = None
-    tools: list[dict[str, Any]] = Field(default_factory=list)  # function definitions (app/session/tools.py)
-    tool_choice: str = "auto"  # auto, none, required, or one tool's name
-
-    @property
-    def title(self) -> str:
-        """promptfoo's column header: `[provider] prompt label`."""
-        return f"[{self.label}] {self.prompt.label}"
-
-    def sampling_params(self) -> SamplingParams:
-        return SamplingParams(**self.sampling)
-
-    def request(self, prompt_text: str, messages: list[dict] | None, logprobs: int = 0) -> GenerationRequest:
-        """The generation request for one rendered prompt (`messages` for a chat prompt, else one user turn)."""
-        if self.target.raw_prompt:
-            return GenerationRequest(prompt=prompt_text, sampling=self.sampling_params(), max_tokens=self.max_tokens,
-                                     stop=tuple(self.stop), logprobs=logprobs, json_schema=self.json_schema)
-        tools = {"tools": tuple(self.tools), "tool_choice": self.tool_choice} if self.tools else {}
-        return GenerationRequest(messages=messages or [{"role": "user", "content": prompt_text}],
-                                 sampling=self.sampling_params(), max_tokens=self.max_tokens, stop=tuple(self.stop),
-                                 logprobs=logprobs, json_schema=self.json_schema, **tools)
-
-
-def sampling_dict(params: SamplingParams) -> dict[str, Any]:
-    return dataclasses.asdict(params)
-
-
-class JudgeExchange(_Model):
-    """One judge call: what it was asked (the last message) and what it replied, shown beside the verdict."""
-
-    asked: str
-    reply: str = ""
-    error: str | None = None
-
-
-class GradingResult(_Model):
-    """promptfoo's GradingResult: a verdict, its score in [0, 1] (latency without threshold: milliseconds)."""
-
-    passed: bool = Field(alias="pass")
-    score: float
-    reason: str = ""
-    named_scores: dict[str, float] = Field(default_factory=dict, alias="namedScores")
-    component_results: list[GradingResult] = Field(default_factory=list, alias="componentResults")
-    assertion: Assertion | None = None
-    judge: list[JudgeExchange] = Field(default_factory=list)
-
-
-class JudgeCalibration(_Model):
-    """A judge's answers on the calibration set (app/evaluate/calibration.py) for one rubric format: `correct`
-    of `total` questions right, `done` once every answer is in. `judge` is the judge as the evaluation names it
-    (its provider, else the evaluation's judge; JSON), `format` the rubric format's key, `name` the judge's
-    model as shown ("SmolLM2-135M"), `misses` the calibration cases it got wrong."""
-
-    judge: str
-    format: str
-    name: str = ""
-    correct: int = 0
-    total: int = 0
-    done: bool = False
-    misses: list[str] = Field(default_factory=list)
 
 
 @dataclass(eq=False)

@@ -12,6 +12,10 @@ text is one object with a key per tool:
 A case matches when every key of its `when` equals the call's argument of that name (other arguments are free);
 the first case that matches answers, else the tool's own `result`, else the call has no answer. A result that is
 a string is sent as it is; anything else as JSON text.
+
+A group of panes may have mock results too (`GroupMocks`, written the same way): they answer the calls of every
+pane of the group, except that a pane's own mock for a tool replaces the group's for that tool (whole: cases and
+default together). The group's are checked against the tools any of its panes defines.
 """
 
 from __future__ import annotations
@@ -24,6 +28,17 @@ _NO_DEFAULT = object()
 
 class MockError(ValueError):
     """The mocks cannot be used; the message names the tool and the field."""
+
+
+@dataclass(frozen=True)
+class GroupMocks:
+    """A group's mock results as written ("" = none) and the tools its panes define (None: not checked)."""
+
+    text: str = ""
+    tool_names: tuple[str, ...] | None = None
+
+
+NO_GROUP = GroupMocks()
 
 
 @dataclass(frozen=True)
@@ -44,23 +59,26 @@ def as_text(result) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 
-def parse_mocks(text: str, tool_names: list[str] | None = None) -> dict[str, Mock]:
-    """The mocks in `text` (JSON), checked; "" or blank is none. With `tool_names`, a mock for a tool the pane
-    does not define is refused too. Raises MockError."""
+def parse_mocks(text: str, tool_names: list[str] | tuple[str, ...] | None = None,
+                owner: str = "pane") -> dict[str, Mock]:
+    """The mocks in `text` (JSON), checked; "" or blank is none. With `tool_names`, a mock for a tool the
+    `owner` ("pane" or "group") does not define is refused too. Raises MockError; a group's messages start
+    "group mock results"."""
     if not text.strip():
         return {}
+    label = "mock results" if owner == "pane" else f"{owner} mock results"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise MockError(f"mock results: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+        raise MockError(f"{label}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     if not isinstance(value, dict):
-        raise MockError(f"mock results: must be a JSON object with a key per tool, got {type(value).__name__}")
+        raise MockError(f"{label}: must be a JSON object with a key per tool, got {type(value).__name__}")
     mocks = {}
     for name, spec in value.items():
-        where = f"mock results: {name!r}"
+        where = f"{label}: {name!r}"
         if tool_names is not None and name not in tool_names:
-            listed = ", ".join(tool_names) or "the pane has no tools"
-            raise MockError(f"{where} is not one of the pane's tools ({listed})")
+            listed = ", ".join(tool_names) or f"the {owner} has no tools"
+            raise MockError(f"{where} is not one of the {owner}'s tools ({listed})")
         if not isinstance(spec, dict) or not set(spec) <= {"result", "cases"} or not spec:
             raise MockError(f"{where} must be {{\"result\": ...}} and/or {{\"cases\": [{{\"when\": {{...}}, "
                             f"\"result\": ...}}]}}, got {json.dumps(spec)[:80]}")

@@ -99,6 +99,7 @@ class SessionFile(msgspec.Struct):
     autosave: Autosave | None | UnsetType = UNSET
     votes: list[Vote] | UnsetType = UNSET  # the arena's votes (their own declaration: app/session/votes.py)
     evaluation: EvaluationFile | None | UnsetType = UNSET  # its own declaration: app/session/evaluation_file.py
+    group_mocks: dict[str, str] | UnsetType = UNSET  # group id -> its mock results as written (absent: none)
 
 
 # --- file → model --------------------------------------------------------------------------------------------
@@ -172,4 +173,10 @@ def session_to_file(session, saved_at: str, autosave: Autosave | None = None) ->
                        view=View(columns=session.view.columns, column_group=session.view.column_group),
                        panes=[pane_to_file(p) for p in session.panes], next_number=session.next_number,
                        autosave=autosave if autosave is not None else UNSET, votes=list(session.votes),
-                       evaluation=evaluation)
+                       evaluation=evaluation, group_mocks=group_mocks_to_file(session))
+
+
+def group_mocks_to_file(session) -> dict[str, str] | UnsetType:
+    """The mock results of the groups that still have panes (UNSET when none: older Chorus reads the file)."""
+    kept = {group: text for group, text in session.group_mocks.items() if text and session.group(group)}
+    return kept or UNSET

@@ -145,6 +145,8 @@ class SessionModel:
     next_number: int = 1
     votes: list[Vote] = field(default_factory=list)  # the arena's votes, oldest first (replaced, never mutated)
     evaluation: Evaluation | None = None  # the evaluation this session holds, if any
+    # group id -> the group's mock results, JSON as written (app/session/mocks.py; replaced, never mutated)
+    group_mocks: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.panes, EventedList):

@@ -131,6 +131,8 @@ def decode(text: str) -> dict:
         fields["next_number"] = max(data.next_number, 1)
     if data.votes is not msgspec.UNSET:
         fields["votes"] = list(data.votes)
+    if data.group_mocks is not msgspec.UNSET:
+        fields["group_mocks"] = dict(data.group_mocks)
     try:
         fields["evaluation"] = schema.evaluation_from_file(data.evaluation)
     except (TypeError, ValueError) as exc:

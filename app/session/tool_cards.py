@@ -1,10 +1,11 @@
 """Call cards: each tool call of a pane's last reply, checked against the pane's tools and answered from its mocks.
 
-A card says which function was called, its arguments pretty-printed, whether they validate against that
-function's `parameters` (jsonschema, as app/session/tools.py checks the schemas themselves), and the mock result
-that would answer it. A call to an unknown function, arguments that are not JSON or do not validate, or a call
-no mock answers is never answered: `Card.answer` is None and `Card.problem` says why. Views render cards; the
-loop (tool_loop.py) submits only when every card of a pane is answerable.
+A card says which function was called, its arguments pretty-printed, whether they validate against that function's
+`parameters` (jsonschema, as app/session/tools.py checks the schemas themselves), and the mock result that would
+answer it: the pane's own mock for that tool, else its group's (app/session/mocks.py). A call to an unknown
+function, arguments that are not JSON or do not validate, or a call no mock answers is never answered:
+`Card.answer` is None and `Card.problem` says why. Views render cards; the loop (tool_loop.py) submits only when
+every card of a pane is answerable.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Card:
     problem: str = ""  # why the call is not valid, or why no mock answers it ("" when answerable)
     answer: str | None = None  # the mock result that answers it (only for a valid call), or the one that did
     answered: bool = False  # a tool turn with this result follows the call in the conversation
+    from_group: bool = False  # the answer is the group's mock result (the pane has none for this tool)
 
     @property
     def valid(self) -> bool:
@@ -58,9 +60,11 @@ def schemas_of(tools: list[dict]) -> dict[str, dict]:
     return {t["function"]["name"]: t["function"].get("parameters", {"type": "object"}) for t in tools}
 
 
-def cards_for(calls: list[dict], tools_text: str, mocks_text: str) -> list[Card]:
-    """Cards for `calls` ({id, name, arguments}) under a pane's tools and mocks as written. Tools or mocks that
-    do not check make every card say so (and answer nothing)."""
+def cards_for(calls: list[dict], tools_text: str, mocks_text: str,
+              group: mock_results.GroupMocks = mock_results.NO_GROUP) -> list[Card]:
+    """Cards for `calls` ({id, name, arguments}) under a pane's tools and mocks as written, and its group's
+    mocks (a pane's own mock for a tool wins). Tools or mocks (the pane's or the group's) that do not check make
+    every card say so (and answer nothing)."""
     try:
         tools = tool_defs.parse_tools(tools_text)
     except tool_defs.ToolsError as exc:
@@ -69,9 +73,12 @@ def cards_for(calls: list[dict], tools_text: str, mocks_text: str) -> list[Card]
         tools_problem = ""
     schemas = schemas_of(tools)
     try:
-        mocks, mocks_problem = mock_results.parse_mocks(mocks_text, list(schemas) if tools else None), ""
+        own = mock_results.parse_mocks(mocks_text, list(schemas) if tools else None)
+        shared = mock_results.parse_mocks(group.text, group.tool_names, owner="group")
+        mocks_problem = ""
     except mock_results.MockError as exc:
-        mocks, mocks_problem = {}, str(exc)
+        own, shared, mocks_problem = {}, {}, str(exc)
+    mocks = {**shared, **own}  # the pane's own mock for a tool replaces its group's
     out = []
     for call in calls:
         name, arguments = call.get("name", ""), call.get("arguments", "")
@@ -84,10 +91,11 @@ def cards_for(calls: list[dict], tools_text: str, mocks_text: str) -> list[Card]
             if mocks_problem:
                 problem = mocks_problem
             elif name not in mocks:
-                problem = f"no mock result for {name}: give one under Tools → Mock results"
+                problem = f"no mock result for {name}: give one under Tools → Mock results (pane or group)"
             elif (answer := mocks[name].answer(args if isinstance(args, dict) else {})) is None:
                 problem = f"no mock case of {name} matches these arguments, and it has no default \"result\""
-        out.append(Card(call.get("id", ""), name, arguments, pretty, status, problem, answer))
+        out.append(Card(call.get("id", ""), name, arguments, pretty, status, problem, answer,
+                        from_group=answer is not None and name not in own))
     return out
 
 

@@ -2,10 +2,12 @@
 
 *Continue* appends one `tool` turn per call (the mock result, with the id of the call it answers) after the
 assistant turn that made the calls (recorded with its `tool_calls` when the run ended), then runs the pane: the
-model's template shows the results in its own tool-response format. A pane is continued only when every call
-of its last reply is valid and answered (tool_cards.py); otherwise CannotContinue says which call and why and
-nothing changes. `AutoLoop` repeats that up to N steps for a set of panes, and submits every pane's step
-together once the last of them has ended, so the steps join the same engine batch.
+model's template shows the results in its own tool-response format. A pane is continued only when every call of its
+last reply is valid and answered (tool_cards.py); otherwise CannotContinue says which call and why and nothing
+changes. A pane's calls are answered from its own mocks, else from its group's (`group_mocks`: the session's
+`group_mocks[pane.group]`, checked against the tools of the group's panes). `AutoLoop` repeats that up to N steps
+for a set of panes, and submits every pane's step together once the last of them has ended, so the steps join the
+same engine batch.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import dataclasses
 from psygnal import Signal
 
 from app.engine import limits
+from app.session import tools as tool_defs
 from app.session.conversation import plan_run
-from app.session.state import PaneSpec
+from app.session.mocks import NO_GROUP, GroupMocks
+from app.session.state import PaneSpec, SessionModel
 from app.session.tool_cards import Card, cards_for
 
 AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
@@ -42,36 +46,53 @@ def last_calls(pane: PaneSpec) -> tuple[int, list[dict]]:
     return -1, []
 
 
-def cards(pane: PaneSpec) -> list[Card]:
-    """The cards of the pane's last calls: checked against its tools, answered from its mocks, or, once
-    continued, with the result the conversation holds for each."""
+def group_tool_names(panes: list[PaneSpec]) -> tuple[str, ...]:
+    """The tools the panes define (those whose tools check), each once, in order: what a group's mocks may name."""
+    names: dict[str, None] = {}
+    for pane in panes:
+        try:
+            names.update(dict.fromkeys(tool_defs.tool_names(tool_defs.parse_tools(pane.tools))))
+        except tool_defs.ToolsError:
+            continue
+    return tuple(names)
+
+
+def group_mocks(session: SessionModel, pane: PaneSpec) -> GroupMocks:
+    """The mock results of the pane's group, with its panes' tools (none for a pane in no group)."""
+    text = session.group_mocks.get(pane.group, "") if pane.group is not None else ""
+    return GroupMocks(text, group_tool_names(session.group(pane.group))) if text.strip() else NO_GROUP
+
+
+def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[Card]:
+    """The cards of the pane's last calls: checked against its tools, answered from its mocks (else the
+    group's), or, once continued, with the result the conversation holds for each."""
     index, calls = last_calls(pane)
     given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
     out = []
-    for card in cards_for(calls, pane.tools, pane.mocks):
+    for card in cards_for(calls, pane.tools, pane.mocks, group):
         if card.id in given:
             card = dataclasses.replace(card, answer=given[card.id], answered=True, problem="")
         out.append(card)
     return out
 
 
-def answer_turns(pane: PaneSpec) -> list[dict]:
+def answer_turns(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[dict]:
     """The tool turns that answer the pending calls; raises CannotContinue naming the call at fault."""
     calls = pending_calls(pane)
     if not calls:
         raise CannotContinue("no tool calls to answer: the last reply called no function")
     turns = []
-    for i, card in enumerate(cards_for(calls, pane.tools, pane.mocks), 1):
+    for i, card in enumerate(cards_for(calls, pane.tools, pane.mocks, group), 1):
         if card.answer is None:
             raise CannotContinue(f"call {i} ({card.name or 'no name'}) is not answered: {card.problem}")
         turns.append({"role": "tool", "content": card.answer, "tool_call_id": card.id, "name": card.name})
     return turns
 
 
-def continue_pane(pane: PaneSpec) -> None:
+def continue_pane(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> None:
     """Append the mock results after the pane's calls (the next run generates the following turn). Raises
     CannotContinue, or ValueError from the run's own checks (bad tools): the pane is unchanged then."""
-    turns = [*pane.turns, *answer_turns(pane)]
+    turns = [*pane.turns, *answer_turns(pane, group)]
     plan_run(pane.copy(turns=turns, draft=""), use_draft=False)  # the run would start: checked before any change
     pane.turns = turns
 
@@ -85,9 +106,11 @@ class AutoLoop:
     finished = Signal(object)
     """The loop ended: (this AutoLoop)."""
 
-    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit):
-        """`busy(pane)` says whether a pane runs; `submit(panes)` runs them (the controller's run_many)."""
+    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit, group_of=lambda pane: NO_GROUP):
+        """`busy(pane)` says whether a pane runs; `submit(panes)` runs them (the controller's run_many);
+        `group_of(pane)` gives its group's mocks when a round starts (the controller's group_mocks)."""
         self.panes, self.steps_left = list(panes), steps
+        self._group_of = group_of
         self.rounds = 0
         self.stopped: dict[str, str] = {}  # pane id -> why it stopped before its reply called nothing
         self._busy, self._submit = busy, submit
@@ -105,7 +128,7 @@ class AutoLoop:
                 self.stopped[pane.id] = "auto-continue stopped: the step limit was reached"
                 continue
             try:
-                continue_pane(pane)
+                continue_pane(pane, self._group_of(pane))
             except ValueError as exc:  # CannotContinue, or the run's own checks
                 self.stopped[pane.id] = str(exc)
                 continue

@@ -17,6 +17,8 @@ import jsonschema
 from app.engine.types import TOOL_CHOICES
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # OpenAI's rule for a function's name
+# PaneSpec.parallel_tool_calls as the window says it: None is not sent, so the backend's own default applies
+PARALLEL_LABELS = {None: "default", True: "on", False: "off"}
 
 
 class ToolsError(ValueError):

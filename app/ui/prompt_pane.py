@@ -3,9 +3,9 @@ its run streaming in with its latency figures.
 
 The pane renders its spec and writes the user's edits into it; structural actions and runs go through the
 SessionController (app/ui/pane_actions.py). It listens to the spec's events and refreshes at most once per
-event-loop turn, so a pump of many steps repaints it once; a pane scrolled out of view defers streamed changes
-until it is painted again. It keeps no copy of the run's state: text, state and figures are read from
-`spec.result` each time. Once it has a reply, the reply comes first (app/ui/pane_arrangement.py).
+event-loop turn (app/ui/pane_render.py), so a pump of many steps repaints it once; a pane scrolled out of view
+defers streamed changes until it is painted again. It keeps no copy of the run's state: text, state and figures
+are read from `spec.result` each time. Once it has a reply, the reply comes first (app/ui/pane_arrangement.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.session import PaneSpec, RunState, SessionController
 from app.ui.collapsible import collapsible
 from app.ui.conversation_view import ConversationView
+from app.ui.group_mocks_editor import GroupMocksEditor
 from app.ui.image_strip import ImageStrip
 from app.ui.output_options import OutputOptions
 from app.ui.pane_actions import PaneActions
@@ -34,6 +35,7 @@ from app.ui.pane_arrangement import PaneArrangement
 from app.ui.pane_controls import PaneControls
 from app.ui.pane_editor import PromptEditor
 from app.ui.pane_header import PaneHeader
+from app.ui.pane_render import PaneRendering
 from app.ui.sampling_form import SamplingForm
 from app.ui.status_line import StatusLine
 from app.ui.striped_frame import StripedFrame
@@ -42,13 +44,8 @@ from app.ui.tool_cards_view import ToolCardsView
 from app.ui.tools_options import ToolsOptions
 from app.ui.version_bar import VersionBar
 
-_EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
-                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
-                            "expected_calls", "lora", "speculative_kind", "draft_model"})
 
-
-class PromptPane(PaneActions, PaneArrangement, StripedFrame):
+class PromptPane(PaneActions, PaneArrangement, PaneRendering, StripedFrame):
     sig_compare_action = Signal(object, str)
     """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
 
@@ -98,6 +95,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.output.setTabChangesFocus(True)
         self.thinking_view = ThinkingView()
         self.tool_cards = ToolCardsView(spec, controller)
+        self.group_mocks = GroupMocksEditor(spec, controller)  # the group's, shown in every pane of it
+        self.tools.add_group_editor(self.group_mocks)
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
@@ -146,6 +145,7 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
         self.sampling.sig_changed.connect(self._form_edited)
         self.options.sig_changed.connect(self._form_edited)
         self.tools.sig_changed.connect(self._form_edited)
+        self.group_mocks.sig_changed.connect(self.tool_cards.sync)
         self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
         self.output.sig_branch_requested.connect(self.branch)
         self.prompt.sig_images.connect(self.images.incoming)
@@ -158,111 +158,8 @@ class PromptPane(PaneActions, PaneArrangement, StripedFrame):
     def detach(self) -> None:
         """The pane leaves the session: stop listening to its spec (the widget is about to be deleted)."""
         self.spec.events.all.disconnect(self._on_spec_event)
+        self.group_mocks.detach()
         self._refresh.stop()
-
-    # --- spec -> widgets --------------------------------------------------------------------------------------
-    def _on_spec_event(self, info) -> None:
-        """A change the user made (or an action: run, edit, clear) shows at once; streamed results are
-        coalesced into one refresh per event-loop turn."""
-        field = info.path[0].attr if info.path and info.path[0].attr else "result"
-        if field == "result" and len(info.path) == 1:
-            field = "new result"  # a run started or the conversation was cleared: not a streamed change
-        self._dirty.add(field)
-        if self._dirty - {"result"}:
-            self._render()
-        elif not self._refresh.isActive():
-            self._refresh.start()
-
-    def _render(self) -> None:
-        self._refresh.stop()
-        if self._dirty == {"result"} and self._scrolled_away():
-            return  # only streamed changes, and no one can see them: they show when the pane is painted again
-        dirty, self._dirty = self._dirty, set()
-        if dirty & _EDITOR_FIELDS:
-            self.load_editors(dirty)
-        if "draft_images" in dirty:
-            self.images.render()
-        if dirty & {"turns", "show_probabilities", "editing", "new result"}:
-            self.output.render(self.spec)
-        elif "result" in dirty:
-            self.output.sync(self.spec)
-        if dirty & {"result", "new result", "turns", "tools", "mocks"}:
-            self.tool_cards.sync()
-        if dirty & {"result", "new result", "turns"}:
-            self.thinking_view.sync(self.spec)
-            self.show_state()
-        if dirty & {"new result", "turns", "versions", "current"}:
-            self.version_bar.sync()
-        if dirty & {"new result", "turns"}:
-            self._arrange()
-            if "new result" in dirty and self.busy:
-                self.prompt.fold()  # the message is sent: its reply gets the room until the user types again
-
-    def load_spec(self) -> None:
-        """Show everything the spec holds (after a restore, a duplicate or a run)."""
-        self.load_editors()
-        self.output.render(self.spec)
-        self.thinking_view.sync(self.spec)
-        self.show_state()
-        self._arrange()
-
-    def load_editors(self, fields=_EDITOR_FIELDS) -> None:
-        """Show the spec's values in the editors for `fields` (an editor already showing them is untouched,
-        so typing is never disturbed by the echo of its own edit)."""
-        spec = self.spec
-        for editor, text in ((self.system_prompt, spec.system), (self.prompt, spec.draft)):
-            if editor.toPlainText() != text:
-                editor.blockSignals(True)
-                editor.setPlainText(text)
-                editor.blockSignals(False)
-        if fields & {"sampling", "max_tokens", "stop"}:
-            self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
-        if fields & {"thinking", "thinking_budget"}:
-            self.sampling.thinking.load(spec.thinking, spec.thinking_budget)
-        if "speculative" in fields:
-            self.sampling.load_speculative(spec.speculative)
-        if fields & {"show_probabilities", "output_format"}:
-            self.options.load(spec.show_probabilities, spec.output_format)
-        if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
-            self.tools.load(*(getattr(spec, name) if name in fields else None
-                              for name in ("tools", "tool_choice", "mocks", "expected_calls")))
-        if "lora" in fields:
-            self.sampling.adapters.load(spec.lora)
-        if fields & {"speculative_kind", "draft_model"}:
-            self.sampling.draft.load(spec.speculative_kind, spec.draft_model)
-        if fields & {"rating", "note"}:
-            self.rating.load(spec.rating, spec.note)
-        self.header.show_spec()
-        if fields & {"title", "number"}:
-            self.name_controls()
-        editing = spec.editing is not None
-        if editing:
-            self.edit_banner.setText(f"Editing message {spec.editing // 2 + 1}: Run replaces it and everything "
-                                     "after it.")
-        self.edit_banner.setVisible(editing)
-        self.cancel_edit_button.setVisible(editing)
-
-    def commit_form(self) -> None:
-        """Copy the sampling and output forms into the spec; raises ValueError with a message if a value is
-        invalid (the spec keeps its last valid values then)."""
-        params, max_tokens, stops = self.sampling.read(self.spec.sampling)
-        output_format = self.options.read()
-        spec = self.spec
-        spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
-        spec.thinking, spec.thinking_budget = self.sampling.thinking.read()
-        spec.speculative = self.sampling.speculative_mode()
-        spec.output_format = output_format
-        spec.show_probabilities = self.options.probabilities.isChecked()
-        spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
-        spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
-        spec.lora = self.sampling.adapters.read()
-        spec.speculative_kind, spec.draft_model = self.sampling.draft.read()
-
-    def _form_edited(self) -> None:
-        try:
-            self.commit_form()
-        except ValueError:
-            return  # shown when the user runs the pane
 
     # --- state ----------------------------------------------------------------------------------------------------
     @property

@@ -1,11 +1,12 @@
 """A pane's tool calls as cards, with Continue and auto-continue: a view over `tool_loop.cards(spec)`.
 
 Each card shows the function, its arguments pretty-printed, whether they validate against the function's
-parameters, and the mock result that answers it, or why none does (app/session/tool_cards.py decides; this view
-only renders). Continue goes through the controller for the pane's group (every pane of it waiting with calls),
-so all their next steps are submitted together; with auto-continue above 0 the loop goes on by itself for up to
-that many rounds. The cards are those of the pane's last calls (answered ones show the result given); the view
-is hidden while no reply of the conversation called a function.
+parameters, and the mock result that answers it (the pane's own, else its group's: "group mock result"), or why
+none does (app/session/tool_cards.py decides; this view only renders). Continue goes through the controller for the
+pane's group (every pane of it waiting with calls), so all their next steps are submitted together; with
+auto-continue above 0 the loop goes on by itself for up to that many rounds. The cards are those of the pane's last
+calls (answered ones show the result given); the view is hidden while no reply of the conversation called a
+function.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def card_widget(card: Card) -> QFrame:
     args.setStyleSheet(MONO)
     layout.addWidget(args)
     if card.answer is not None:
-        text = f"{'answered' if card.answered else 'mock result'}: {card.answer}"
+        given = "group mock result" if card.from_group else "mock result"
+        text = f"{'answered' if card.answered else given}: {card.answer}"
         answer = QLabel(text, objectName="toolCardAnswer", wordWrap=True)
         answer.setStyleSheet(f"color:{GOOD}; {MONO}")
     else:
@@ -75,8 +77,9 @@ class ToolCardsView(QWidget):
         """Render the cards of the pane's last reply (hidden when it made no call); a no-op while nothing they
         show has changed (a streamed token does not rebuild them)."""
         spec = self.spec
+        group = self.controller.session.group_mocks.get(spec.group, "") if spec.group is not None else ""
         shown = (id(spec.result), tuple(map(str, spec.result.tool_calls)), spec.result.busy, spec.tools, spec.mocks,
-                 len(spec.turns))
+                 len(spec.turns), group)
         if shown == getattr(self, "_shown", None):
             return
         self._shown = shown
@@ -84,7 +87,7 @@ class ToolCardsView(QWidget):
             item = self.cards_box.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
-        cards = tool_loop.cards(spec)
+        cards = tool_loop.cards(spec, self.controller.group_mocks(spec))
         self.setVisible(bool(cards))
         for card in cards:
             self.cards_box.addWidget(card_widget(card))

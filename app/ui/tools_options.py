@@ -1,5 +1,6 @@
-"""A pane's tools: OpenAI-style function definitions as JSON, tool_choice, the mock results that answer the calls
-(app/session/mocks.py) and the calls expected (the comparison table's F1), checked as they are typed.
+"""A pane's tools: OpenAI-style function definitions as JSON, tool_choice, parallel_tool_calls, the mock results
+that answer the calls (app/session/mocks.py) and the calls expected (the comparison table's F1), checked as they
+are typed. The group's mock results have their own editor below (app/ui/group_mocks_editor.py).
 
 The text is the pane's own (`PaneSpec.tools`) and is kept as written even while it does not check, so nothing
 typed is lost; a run of a pane whose tools do not check submits nothing and shows the same message
@@ -13,11 +14,14 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainT
 
 from app.engine.types import TOOL_CHOICES
 from app.session import mocks, tools
+from app.session.tools import PARALLEL_LABELS
 
 PLACEHOLDER = ('[{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", '
                '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]')
-MOCKS_PLACEHOLDER = ('Mock results: {"get_weather": {"result": {"temp_c": 18}}}, or by arguments: '
+MOCKS_PLACEHOLDER = ('{"get_weather": {"result": {"temp_c": 18}}}, or by arguments: '
                      '{"get_weather": {"cases": [{"when": {"city": "Paris"}, "result": ...}], "result": ...}}')
+PARALLEL_TIP = ("parallel_tool_calls: several calls in one reply (on), one at most (off), or not sent (default: "
+                "the backend's own default)")
 CHECK_DELAY_MS = 300  # wait for a pause in typing before checking
 
 
@@ -31,7 +35,12 @@ class ToolsOptions(QWidget):
         self.editor.setFixedHeight(90)
         self.choice = QComboBox(editable=True, toolTip="auto, none, required, or the one function to call")
         self.choice.addItems(TOOL_CHOICES)
+        self.parallel = QComboBox(toolTip=PARALLEL_TIP)
+        for value, label in PARALLEL_LABELS.items():
+            self.parallel.addItem(label, value)
         self.problem = QLabel(objectName="toolsProblem", wordWrap=True)
+        self.mocks_title = QLabel("<b>This pane's mock results</b> — for a tool, they take precedence over the "
+                                  "group's", wordWrap=True, objectName="paneMocksTitle")
         self.mocks = QPlainTextEdit(placeholderText=MOCKS_PLACEHOLDER)
         self.mocks.setFixedHeight(60)
         self.expected = QLineEdit(placeholderText="Expected calls: get_weather, … (the table's F1)")
@@ -39,11 +48,13 @@ class ToolsOptions(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("Tool choice"))
         top.addWidget(self.choice, 1)
+        top.addWidget(QLabel("Parallel calls", toolTip=PARALLEL_TIP))
+        top.addWidget(self.parallel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addWidget(self.editor)
-        for widget in (self.mocks, self.expected):
+        for widget in (self.mocks_title, self.mocks, self.expected):
             layout.addWidget(widget)
         layout.addWidget(self.problem)
         self._timer = QTimer(self, singleShot=True, interval=CHECK_DELAY_MS)
@@ -51,6 +62,7 @@ class ToolsOptions(QWidget):
         for editor in (self.editor, self.mocks, self.expected):
             editor.textChanged.connect(self._timer.start)
         self.choice.currentTextChanged.connect(lambda _text: self.check())
+        self.parallel.currentIndexChanged.connect(lambda _index: self.sig_changed.emit())
         self.check(report=False)
 
     def load(self, text: str | None, choice: str | None, mock_text: str | None = None,
@@ -70,6 +82,19 @@ class ToolsOptions(QWidget):
         for widget in widgets:
             widget.blockSignals(False)
         self.check(report=False)
+
+    def load_parallel(self, parallel: bool | None) -> None:
+        """Show parallel_tool_calls (no sig_changed)."""
+        self.parallel.blockSignals(True)
+        self.parallel.setCurrentIndex(list(PARALLEL_LABELS).index(parallel))
+        self.parallel.blockSignals(False)
+
+    def parallel_value(self) -> bool | None:
+        return self.parallel.currentData()
+
+    def add_group_editor(self, editor: QWidget) -> None:
+        """The group's mock results, below the pane's own (and its message)."""
+        self.layout().addWidget(editor)
 
     def values(self) -> tuple[str, str]:
         """(tools text, tool_choice) as written."""
