@@ -94,21 +94,22 @@ def tiny_mmproj(cache: Path = CACHE) -> Path:
     return target if target.is_file() else write_mmproj(target)
 
 
-def sample_png(kind: int, size: int = 48) -> bytes:
+def sample_png(kind: int, size: int = 48, height: int | None = None) -> bytes:
     """A small PNG with a pattern per `kind` (0: gradient, 1: stripes, 2: checks, else noise), made with Qt-free
-    stdlib zlib: the test images, decodable by stb like any PNG."""
+    stdlib zlib: the test images, decodable by stb like any PNG. `size` wide, `height` (default `size`) high."""
     import struct
     import zlib
 
-    y, x = np.mgrid[0:size, 0:size]
+    height = size if height is None else height
+    y, x = np.mgrid[0:height, 0:size]
     if kind == 0:
-        rgb = np.stack([x * 255 // size, y * 255 // size, np.full_like(x, 128)], -1)
+        rgb = np.stack([x * 255 // size, y * 255 // height, np.full_like(x, 128)], -1)
     elif kind == 1:
         rgb = np.stack([((x // 6) % 2) * 255] * 3, -1)
     elif kind == 2:
         rgb = np.stack([(((x // 8) + (y // 8)) % 2) * 255, np.zeros_like(x), ((y // 8) % 2) * 200], -1)
     else:
-        rgb = np.random.default_rng(kind).integers(0, 256, (size, size, 3))
+        rgb = np.random.default_rng(kind).integers(0, 256, (height, size, 3))
     raw = b"".join(b"\x00" + row.astype(np.uint8).tobytes() for row in rgb)
 
     def chunk(tag: bytes, data: bytes) -> bytes:
@@ -116,7 +117,7 @@ def sample_png(kind: int, size: int = 48) -> bytes:
 
     out = io.BytesIO()
     out.write(b"\x89PNG\r\n\x1a\n")
-    out.write(chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)))
+    out.write(chunk(b"IHDR", struct.pack(">IIBBBBB", size, height, 8, 2, 0, 0, 0)))
     out.write(chunk(b"IDAT", zlib.compress(raw)))
     out.write(chunk(b"IEND", b""))
     return out.getvalue()

@@ -262,9 +262,9 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
                 return
 
     def _snapshot_kv(self) -> None:
-        expected = [self._cache.cached_length(slot) for slot in range(self.config.n_slots)]
+        expected = [self._cache.cached_end(slot) for slot in range(self.config.n_slots)]
         for seq in self._running:
-            expected[seq.slot] = seq.n_past
+            expected[seq.slot] = seq.kv_end()
         self._kv_expected = expected
         self._kv_positions = [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
 

@@ -118,6 +118,7 @@ class RequestLifecycle:
                                   "per slot")
         if n_images:
             prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
+            seq.positions = self._vision.positions(seq.prompt)  # M-RoPE images take fewer positions (positions.py)
             self._stats.record_images(in_prompts=n_images)
         self._adapters.load(seq.request.lora)
         draft_model = self._draft_models.for_request(seq.request)  # kind "draft": loaded now, or DraftModelError

@@ -34,6 +34,7 @@ class CacheRecord:
     logits: np.ndarray | None
     last_used: int
     adapters: tuple = ()  # the LoRA set its KV was computed with (GenerationRequest.lora_key): only that set reuses it
+    kv_end: int | None = None  # the next position llama.cpp reports for it, when not len(tokens) (M-RoPE images)
 
 
 @dataclass(frozen=True)
@@ -53,12 +54,13 @@ class PromptCache:
         self.n_slots = n_slots
 
     def store(self, slot: int, tokens: np.ndarray, prompt_len: int, logits: np.ndarray | None,
-              adapters: tuple = ()) -> None:
+              adapters: tuple = (), kv_end: int | None = None) -> None:
         """A sequence left `slot`: its KV holds `tokens`; `logits` are those after `tokens[:prompt_len]`."""
         self._clock += 1
         keep_logits = logits is not None and 0 < prompt_len <= len(tokens)
         self._records[slot] = CacheRecord(np.asarray(tokens, dtype=np.int32), prompt_len if keep_logits else 0,
-                                          logits if keep_logits else None, self._clock, adapters)
+                                          logits if keep_logits else None, self._clock, adapters,
+                                          None if kv_end == len(tokens) else kv_end)
 
     def drop(self, slot: int) -> None:
         self._records.pop(slot, None)
@@ -69,6 +71,13 @@ class PromptCache:
     def cached_length(self, slot: int) -> int:
         record = self._records.get(slot)
         return 0 if record is None else len(record.tokens)
+
+    def cached_end(self, slot: int) -> int:
+        """The next KV position of a free slot's cached tokens, as llama.cpp reports it (0: nothing cached)."""
+        record = self._records.get(slot)
+        if record is None:
+            return 0
+        return len(record.tokens) if record.kv_end is None else record.kv_end
 
     def choose(self, free_slots: set[int], prompt: np.ndarray, adapters: tuple = ()) -> Reuse:
         """The free slot sharing the longest prefix with `prompt`, else the least recently used one (an empty

@@ -137,6 +137,7 @@ class Sequence:
         self.t_first: float | None = None
         self.t_last: float | None = None
         self.t_answer: float | None = None  # when the answer's first text was published
+        self.positions = None  # PositionMap (positions.py) of an M-RoPE prompt with images; None: position = index
 
     @property
     def state(self) -> RequestState:
@@ -168,6 +169,19 @@ class Sequence:
             return self.prompt[:self.n_prompt_done]
         return np.concatenate([self.prompt, np.asarray(self.generated[:self.n_past - len(self.prompt)],
                                                        dtype=np.int32)])
+
+    def position(self, index: int) -> int:
+        """The KV position of the token at `index` (prompt, then reply): the index itself unless M-RoPE images
+        before it take fewer positions than tokens (positions.py)."""
+        return index if self.positions is None else self.positions.position(index)
+
+    def boundary(self, index: int) -> int:
+        """`index`, or the start of the M-RoPE image it falls inside: where this sequence's KV can be cut."""
+        return index if self.positions is None else self.positions.boundary(index)
+
+    def kv_end(self) -> int:
+        """The next position llama.cpp reports for this sequence's KV (its largest position + 1)."""
+        return self.n_past if self.positions is None else self.positions.kv_end(self.n_past)
 
     @property
     def prompt_remaining(self) -> int:

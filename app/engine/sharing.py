@@ -34,15 +34,16 @@ class PrefixSharing:
         seq.slot = reuse.slot
         self._free_slots.discard(seq.slot)
         self._cache.take(seq.slot)
-        self._ctx.trim(seq.slot, reuse.tokens)
-        seq.n_past = seq.n_prompt_done = seq.cached_tokens = reuse.tokens
-        self._stats.record_reuse(reuse.tokens)
+        kept = seq.boundary(reuse.tokens)  # an M-RoPE image is kept whole or not at all (positions.py)
+        self._ctx.trim(seq.slot, seq.position(kept))
+        seq.n_past = seq.n_prompt_done = seq.cached_tokens = kept
+        self._stats.record_reuse(kept)
         if reuse.logits is not None:
             seq.prompt_logits = seq.ready_logits = reuse.logits
             return
         donor, share = self._best_donor(seq)
-        if donor is not None and share >= reuse.tokens + MIN_SHARED_PREFIX:
-            seq.donor, seq.share = donor, share
+        if donor is not None and share >= kept + MIN_SHARED_PREFIX:
+            seq.donor, seq.share = donor, seq.boundary(share)
 
     def _best_donor(self, seq: Sequence) -> tuple[Sequence | None, int]:
         best, best_share = None, 0
@@ -77,7 +78,7 @@ class PrefixSharing:
 
     def _copy_from_donor(self, seq: Sequence) -> None:
         donor, seq.donor = seq.donor, None
-        if not self._ctx.copy_prefix(donor.slot, seq.slot, seq.share):
+        if not self._ctx.copy_prefix(donor.slot, seq.slot, seq.position(seq.share)):
             log.warning("copying %s prompt tokens from slot %s to %s failed: prefilling them instead",
                         seq.share, donor.slot, seq.slot)
             seq.n_past = seq.n_prompt_done = seq.cached_tokens = 0
@@ -99,7 +100,8 @@ class PrefixSharing:
     def _store_in_cache(self, seq: Sequence, usable: bool) -> None:
         """The sequence leaves its slot: keep its KV as the slot's cache, or clear it if it cannot be trusted."""
         if usable and self.config.prompt_cache:
-            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits, seq.request.lora_key)
+            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits, seq.request.lora_key,
+                              kv_end=seq.kv_end())
         else:
             self._cache.drop(seq.slot)
             self._ctx.clear_sequence(seq.slot)
@@ -142,6 +144,7 @@ class PrefixSharing:
         leader.followers.append(seq)
         seq.prompt, seq.generated, seq.text = leader.prompt, leader.generated, leader.text  # shared, read-only
         seq.split, seq.tools = leader.split, leader.tools
+        seq.positions = leader.positions
         seq.token_logprobs = leader.token_logprobs
         seq.cached_tokens = len(leader.prompt)
         seq.t_admit = now

@@ -85,7 +85,7 @@ class SpeculativeStep:
                     break
                 seq.n_past += 1  # the draft just confirmed is in the KV already
         finally:
-            self._ctx.trim(slot, seq.n_past)  # the rejected drafts' KV (an ended request's cache record agrees)
+            self._ctx.trim(slot, seq.position(seq.n_past))  # the rejected drafts' KV (the cache record agrees)
             spec.review()
             self._stats.record_draft(len(draft), accepted)
             self._step_accepted += accepted
@@ -100,7 +100,7 @@ class SpeculativeStep:
         if rc == 0:
             self._advance(group, outputs, events)
             return elapsed
-        self._ctx.trim(seq.slot, seq.n_past)  # whatever part of the run reached the KV
+        self._ctx.trim(seq.slot, seq.position(seq.n_past))  # whatever part of the run reached the KV
         if rc == 1:  # no room left in the slot's KV: end it as a plain decode would
             self._finish(seq, "length", events)
         else:

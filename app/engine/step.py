@@ -57,7 +57,7 @@ class StepExecution:
                 break
             if plan.drafts:  # a failed decode left nothing usable: retry without drafts, then as before
                 for seq in plan.drafts:
-                    self._ctx.trim(seq.slot, seq.n_past)
+                    self._ctx.trim(seq.slot, seq.position(seq.n_past))
                 drafts = {}
                 continue
             if rc == 1 and plan.n_prefill > 0:  # KV full: retry with a smaller prompt part
@@ -106,9 +106,10 @@ class StepExecution:
         """Write the plan into the batch, grouped by slot; returns (sequence, output index) pairs (a
         drafting sequence's first output: every token of its run is one). `pads` are (slot, position, token)
         placeholders whose outputs nobody samples (reproducible.py)."""
-        runs = [(s.slot, s, (s.pending_token, *plan.drafts.get(s, ())), s.n_past, True) for s in plan.decode]
-        runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], s.n_past, n == s.prompt_remaining)
-                 for s, n in plan.prefill]
+        runs = [(s.slot, s, (s.pending_token, *plan.drafts.get(s, ())), s.position(s.n_past), True)
+                for s in plan.decode]
+        runs += [(s.slot, s, s.prompt[s.n_prompt_done:s.n_prompt_done + n], s.position(s.n_past),
+                  n == s.prompt_remaining) for s, n in plan.prefill]
         runs += [(slot, None, (token,), position, True) for slot, position, token in pads]
         runs.sort(key=lambda run: run[0])
         batch = self._ctx.batch

@@ -6,6 +6,10 @@ engine has seen and `index` is the row of that image's embeddings. So two prompt
 equal placeholders there, and the prompt cache, fan-out copies and coalescing share an image's KV exactly as
 they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
 and keeps the result: N panes on one picture encode it once. Runs on the engine thread only.
+
+With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
+(t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
+max(nx, ny), not its token count); positions.py turns a prompt's placeholders into KV positions with them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from app.engine import native
 from app.engine.context import BatchBuffers
 from app.engine.media import MARKER, ImageData
 from app.engine.native import LlamaModel
+from app.engine.positions import PositionMap
 from app.engine.prompt import PromptError
 
 SPAN = 1 << 16  # most image tokens in one image; placeholders of one image are SPAN apart from the next's
@@ -51,6 +56,8 @@ class ImageEntry:
     chunk: object | None  # an owned mtmd_input_chunk copy, freed once encoded
     embd: np.ndarray | None = None  # (n_tokens, n_embd) float32 once encoded
     used: int = 0
+    n_pos: int = 0  # positions it takes in the sequence (M-RoPE: max(nx, ny); else n_tokens)
+    grid: np.ndarray | None = None  # M-RoPE: (n_tokens, 4) int32 (t, y, x, z) of each row from its first position
 
 
 class ImageStore:
@@ -76,15 +83,13 @@ class ImageStore:
         self._by_key: dict[str, ImageEntry] = {}
         self._by_serial: dict[int, ImageEntry] = {}
         self._serial = 0
+        self._geometry: dict[int, tuple[int, int]] = {}  # serial -> (n_tokens, n_pos), kept after the entry goes
         self._clock = 0
         self.encoded = 0  # mtmd encodes run (one per distinct image while its embeddings are kept)
 
     def tokenize(self, text: str, images: list[ImageData], pinned: set[int]) -> list[int]:
         """The prompt's tokens: `text` holds one MARKER per image, in order. `pinned`: images that running or
         waiting requests still need (never dropped to make room). Raises PromptError naming a bad image."""
-        if self.mrope:
-            raise PromptError("this projector needs M-RoPE positions (a Qwen2-VL-style model), which the engine "
-                              "does not support yet: use llama-server for it")
         bitmaps = []
         chunks = mtmd.mtmd_input_chunks_init()
         try:
@@ -139,11 +144,29 @@ class ImageStore:
                 raise PromptError(f"an image of {n_tokens} tokens is more than the engine takes ({SPAN - 1})")
             self._serial += 1
             entry = ImageEntry(key, self._serial, n_tokens, bool(mtmd.mtmd_decode_use_non_causal(self.ptr, chunk)),
-                               mtmd.mtmd_input_chunk_copy(chunk))
+                               mtmd.mtmd_input_chunk_copy(chunk), n_pos=mtmd.mtmd_input_chunk_get_n_pos(chunk),
+                               grid=self._grid(chunk, n_tokens) if self.mrope else None)
             self._by_key[key] = self._by_serial[entry.serial] = entry
+            self._geometry[entry.serial] = (n_tokens, entry.n_pos)
             self._evict(pinned | {entry.serial})
         entry.used = self._clock
         return entry
+
+    @staticmethod
+    def _grid(chunk, n_tokens: int) -> np.ndarray:
+        """The rows' M-RoPE positions from the image's first one, in llama_batch section order (t, y, x, z), as
+        mtmd_helper_decode_image_chunk sets them (set_position_mrope_2d)."""
+        out = (mtmd.mtmd_decoder_pos * n_tokens)()
+        mtmd.mtmd_helper_image_get_decoder_pos(mtmd.mtmd_input_chunk_get_tokens_image(chunk), 0, out)
+        return np.array([(p.t, p.y, p.x, p.z) for p in out], dtype=np.int32).reshape(n_tokens, 4)
+
+    def geometry(self, serial: int) -> tuple[int, int]:
+        """(n_tokens, n_pos) of an image this store has tokenised (known even after its entry is dropped)."""
+        return self._geometry[serial]
+
+    def positions(self, prompt: np.ndarray) -> PositionMap | None:
+        """The prompt's token -> position map (positions.py); None with plain positions (not M-RoPE)."""
+        return PositionMap.of_prompt(prompt, image_of, self.geometry) if self.mrope else None
 
     def _evict(self, pinned: set[int]) -> None:
         spare = sorted((e for e in self._by_serial.values() if e.serial not in pinned), key=lambda e: e.used)
@@ -183,18 +206,27 @@ class ImageStore:
 
 
 class EmbdBatch(BatchBuffers):
-    """A llama_batch of image embeddings (token = NULL) over numpy buffers: one sequence, consecutive positions."""
+    """A llama_batch of image embeddings (token = NULL) over numpy buffers: one sequence, consecutive positions,
+    or M-RoPE positions (4 per row, section-major, as llama_batch takes them for embeddings)."""
 
     def __init__(self, capacity: int, n_embd: int):
         super().__init__(capacity)
         self.embd = np.zeros((capacity, n_embd), np.float32)
         self.struct.embd = self.embd.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        self.pos = np.zeros(4 * capacity, np.int32)  # room for M-RoPE's 4 sections
+        self.struct.pos = self.pos.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
 
-    def fill(self, rows: np.ndarray, first_pos: int, seq_id: int) -> None:
+    def fill(self, rows: np.ndarray, first_pos: int, seq_id: int, grid: np.ndarray | None = None) -> None:
+        """`rows` at positions first_pos, first_pos + 1, ...; with `grid` (those rows' (t, y, x, z) from their
+        image's first position, vision.ImageEntry.grid), at first_pos + t, + y, + x and z instead."""
         n = len(rows)
         if n > self.capacity:
             raise OverflowError(f"an image piece of {n} tokens is more than the batch holds ({self.capacity})")
         self.embd[:n] = rows
-        self.pos[:n] = np.arange(first_pos, first_pos + n, dtype=np.int32)
+        if grid is None:
+            self.pos[:n] = np.arange(first_pos, first_pos + n, dtype=np.int32)
+        else:  # section-major: pos[j * n + i] is row i's section j; z (unused) is not offset, as in mtmd
+            sections = grid.T + np.array([[first_pos], [first_pos], [first_pos], [0]], dtype=np.int32)
+            self.pos[:4 * n] = sections.reshape(-1)
         self.seq[:n] = seq_id
         self.struct.n_tokens = n

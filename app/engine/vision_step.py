@@ -11,8 +11,9 @@ is prefilled. An image is encoded the
 first time a piece of it is decoded and never again while its embeddings are kept; a sequence that copies a
 prefix holding an image from another slot (or finds it in the prompt cache) decodes nothing of it.
 
-Invariants: a piece of one image goes into a llama_decode of its own, at the sequence's next positions (plain
-positions: an M-RoPE projector is refused at tokenisation); an image that mtmd says needs non-causal attention
+Invariants: a piece of one image goes into a llama_decode of its own, at the sequence's next positions (with an
+M-RoPE projector, the (t, y, x) of its rows from the image's first position, and the text after the image
+`n_pos` positions on: positions.py); an image that mtmd says needs non-causal attention
 goes whole into one decode with causal attention off, and causal attention is back on when it returns.
 """
 
@@ -99,7 +100,11 @@ class VisionStep:
             return
         if self._embd_batch is None:
             self._embd_batch = EmbdBatch(self._ctx.n_batch, self._vision.n_embd)
-        self._embd_batch.fill(embd[row:row + n], seq.n_past, seq.slot)
+        first = seq.position(seq.n_past - row)  # the image's first position (positions.py)
+        if entry.grid is None:
+            self._embd_batch.fill(embd[row:row + n], first + row, seq.slot)
+        else:  # M-RoPE: (t, y, x) from the image's first position
+            self._embd_batch.fill(embd[row:row + n], first, seq.slot, entry.grid[row:row + n])
         self._adapters.apply(self._ctx, seq.request.lora_key)  # the image's rows see its request's LoRA set
         rc, elapsed = self._decode_embd(entry.non_causal)
         if rc != 0:
