@@ -5,9 +5,10 @@ common/chat-peg-parser.cpp, common/parsers/*.cpp), with the rule names it uses (
 
 - Markers are spelled as llama-server spells them (its analysis keeps their newlines: Hermes' "<tool_call>\\n").
 - JSON comes from the tools' schemas through llama-cpp-python's port of json-schema-to-grammar (objects closed
-  as llama.cpp closes them). Where llama-server allows any whitespace between markers (its `space`), Chorus
-  allows one optional newline or space: every call Chorus's grammar allows reads the same to the parser, and
-  a small model has no room to ramble in whitespace.
+  as llama.cpp closes them), its whitespace that of llama.cpp's current converter (`CurrentSpacing`). Where
+  llama-server allows any whitespace between markers (its `space`), Chorus allows one optional newline or
+  space: every call Chorus's grammar allows reads the same to the parser, and a small model has no room to
+  ramble in whitespace.
 - A parameter written as tags (Qwen3-Coder, GLM 4.5, Seed-OSS, MiniMax-M2) is free text up to its closing tag
   when its schema may be a string, else JSON of its schema, as llama.cpp's tagged parser builds it; a string
   enum is one of its values, a string with a maxLength at most that many characters on one line, no `<`.
@@ -65,13 +66,37 @@ def until(name: str, stop: str) -> list[str]:
     return rules
 
 
+SPACE_RULE = '| " " | "\\n"{1,2} [ \\t]{0,20}'  # common/json-schema-to-grammar.cpp's SPACE_RULE
+_TRAILING = re.compile(r'(?:("[}\]]") )?(?<![\w-])space$')
+CHAR_RULE = r'[^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'  # no raw control character, no `\/`
+_TWICE = re.compile(r'(?<![\w-])space\s+space(?![\w-])')
+
+
+class CurrentSpacing(SchemaConverter):
+    """llama-cpp-python's converter with the whitespace of llama.cpp's current one: `space` is nothing, a blank,
+    or one or two newlines and an indent; it follows `{`, `[`, `,`, `:` and a key, and precedes `}` and `]`,
+    never a value (the older converter puts a blank after every value, so it allows `"Paris" ,`). A string's
+    character is llama.cpp's current one too."""
+
+    def __init__(self):
+        super().__init__(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        self._rules["space"] = SPACE_RULE
+
+    def _add_rule(self, name, rule):
+        if name == "char":
+            rule = CHAR_RULE
+        rule = _TRAILING.sub(lambda m: f"space {m.group(1)}" if m.group(1) else "", rule).rstrip()
+        rule = _TWICE.sub("space", rule)  # an empty object: `"{" space "}"`, one `space`, as llama.cpp's
+        return super()._add_rule(name, rule)
+
+
 class Builder:
     """Collects rules: the tools' JSON schemas (one converter, so shared rules are written once) and the
     format's own."""
 
     def __init__(self, tools: tuple[dict, ...]):
         self.tools = tools
-        self.conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        self.conv = CurrentSpacing()
         self.rules: dict[str, str] = {}
         self.stops: dict[str, str] = {}  # closing tag -> the rule of free text before it
 
@@ -109,7 +134,7 @@ def json_object(b: Builder, name: str, params: dict, name_key: str = "name", arg
     schema = b.schema(params, f"tool-{name}-schema")
     head = f'"{{" space {id_field}' if id_field else '"{" space '
     return (f'{head}{lit(json.dumps(name_key))} space ":" space {lit(json.dumps(name))} space "," space '
-            f'{lit(json.dumps(args_key))} space ":" space {schema}{id_tail} "}}"')
+            f'{lit(json.dumps(args_key))} space ":" space {schema}{id_tail} space "}}"')
 
 
 def tagged_params(b: Builder, name: str, params: dict, key: tuple[str, str], value: tuple[str, str]) -> str:
@@ -192,7 +217,7 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
     "llama-3.x": (None, lambda b, par: calls(b.each(lambda n, p: json_object(b, n, p, args_key="parameters")),
                                              par, _COMMA)),
     "mistral-nemo": ("[TOOL_CALLS]", _json_array(
-        "[TOOL_CALLS]", "", id_tail=f' "," space "\\"id\\"" space ":" space {_MISTRAL_ID}')),
+        "[TOOL_CALLS]", "", id_tail=f' space "," space "\\"id\\"" space ":" space {_MISTRAL_ID}')),
     "command-r7b": ("<|START_ACTION|>", _json_array(
         "<|START_ACTION|>", "<|END_ACTION|>", name_key="tool_name", args_key="parameters",
         id_field=f'"\\"tool_call_id\\"" space ":" space {_ID} space "," space ')),

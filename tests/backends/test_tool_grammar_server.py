@@ -11,10 +11,9 @@ the language, on sampled strings, both ways:
 Where llama-server's grammar itself refuses a well-formed call, the format is in SERVER_BUGS with the reason; its
 test asserts the refusal is still there (a fixed server fails it, so the entry gets removed).
 
-Measured 2026-11-26: the languages differ in every other format (strict xfails, DIFFERENT): llama-cpp-python's
-older JSON converter puts its optional blank after every value, so SmolLM2 writes `{ "city": "Paris" , "unit":`,
-which llama.cpp's current converter refuses (no blank before a comma), and what SmolLM2 writes under
-llama-server's grammar (its `space` allows newlines and indents) is refused by Chorus's."""
+Measured 2026-11-26, after Chorus's JSON whitespace became llama.cpp's current converter's (tool_gbnf.CurrentSpacing):
+Llama 3.x (JSON alone, no markers) takes the same calls; the other formats still differ (strict xfails, DIFFERENT):
+see DIFFERENT."""
 
 import json
 import re
@@ -41,7 +40,10 @@ SERVER_BUGS = {
     "magistral": "its tool rule asks for `[ARGS]` twice (name suffix and arguments start): "
                  "`(\"\" \"get_weather\" \"[ARGS]\") (\"[CALL_ID]\" until)? \"[ARGS]\"`",
 }
-DIFFERENT = "Chorus's JSON allows a blank before a comma, llama-server's does not (and the other way round)"
+SAME = {"llama-3.x"}
+DIFFERENT = ("still differ after the JSON whitespace fix (measured 2026-11-26, not yet narrowed down); the "
+             "formats that pass differ from these by having no markers, so suspected: the whitespace around markers "
+             "(llama-server's `space`, Chorus's one optional blank or newline)")
 TOOLS = (WEATHER, TIME)
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 
@@ -91,7 +93,7 @@ def sample(engine, gbnf: str, seed: int | None) -> str:
                                            max_tokens=160)).result(timeout=300).text
 
 
-@pytest.mark.parametrize("fmt", [f if f in SERVER_BUGS else pytest.param(f, marks=pytest.mark.xfail(
+@pytest.mark.parametrize("fmt", [f if f in SERVER_BUGS or f in SAME else pytest.param(f, marks=pytest.mark.xfail(
     reason=DIFFERENT, strict=True)) for f in TEMPLATES if f not in NO_SERVER_GRAMMAR])
 def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_server, make_engine, model_path):
     if not llama_cpp_templates():
