@@ -1,0 +1,37 @@
+"""The vision oracle's shared parts (issue 37): the prompts, the messages, llama-server `--mmproj` started as the
+engine cuts its prompt pieces, and the comparison of one greedy reply from each. Used by the M-RoPE and the
+non-causal server tests (tests/backends/test_vision_mrope_server.py, test_vision_noncausal_server.py)."""
+
+import httpx
+
+from app.engine import GenerationRequest, limits
+from tests.conftest import GREEDY
+from tests.servers import llama_server
+from tests.vision_gguf import data_url
+
+PROMPTS = [("text first", "What is in this image?"), ("image first", "Describe it in one sentence.")]
+N = 24  # tokens a reply
+
+
+def messages(png: bytes, order: str, question: str) -> list[dict]:
+    """One user message: the question and the image, in `order`."""
+    parts = [{"type": "text", "text": question}, {"type": "image_url", "image_url": {"url": data_url(png)}}]
+    return [{"role": "user", "content": parts if order == "text first" else parts[::-1]}]
+
+
+def start_server(model, mmproj):
+    """llama-server on the pair, prompt cache off. -ub as in test_vision_server.py: the server's ubatches are the
+    engine's prompt pieces, so every token meets the same attention kernel in both."""
+    return llama_server(model, "--mmproj", str(mmproj), "-ub", str(limits.PREFILL_CHUNK), "--no-cache-prompt").start()
+
+
+def assert_same_reply(server, engine, msgs: list[dict]) -> None:
+    """The engine's greedy reply to `msgs` is llama-server's, over a prompt of as many tokens."""
+    ours = engine.submit(GenerationRequest(messages=msgs, max_tokens=N, sampling=GREEDY)).result(300)
+    body = {"messages": msgs, "max_tokens": N, "temperature": 0, "cache_prompt": False}
+    reply = httpx.post(f"{server.url}/chat/completions", json=body, timeout=300)
+    assert reply.status_code == 200, reply.text
+    theirs = reply.json()
+    assert ours.error is None
+    assert ours.prompt_tokens == theirs["usage"]["prompt_tokens"]
+    assert ours.text == theirs["choices"][0]["message"]["content"]
