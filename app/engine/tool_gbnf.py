@@ -255,11 +255,77 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
 }
 
 
-def tool_gbnf(format_name: str, tools: tuple[dict, ...], parallel: bool, thinking: bool = False) -> str:
+def _server_json(end: str, array: bool, per_call: bool, **keys) -> Callable[[Builder, bool, str], str]:
+    """llama-server's shape of JSON calls (`standard_json_tools`, common/chat-peg-parser.cpp): START space
+    ("[" space)? calls (space "," space between them when parallel) (space "]")? space END, and for a marker per
+    call (Hermes, Nemotron v2) one or more such calls, each followed by `space`, whatever `parallel` says."""
+    def build(b: Builder, parallel: bool, start: str) -> str:
+        inner = calls(b.each(lambda n, p: json_object(b, n, p, **keys)), parallel, 'space "," space')
+        if array:
+            inner = f'"[" space {inner} space "]"'
+        b.rule("tool-call", f"{lit(start)} space {inner} space {lit(end)}")
+        return b.rule("tool-calls", "(tool-call space)+") if per_call else "tool-call"
+    return build
+
+
+# Formats whose required grammar here is llama-server's own shape (the others keep Chorus's, docs/tools.md).
+SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
+    "hermes": _server_json("</tool_call>", False, True),
+    "nemotron-v2": _server_json("</TOOLCALL>", True, True),
+    "apriel": _server_json("</tool_calls>", True, False),
+    "apriel-thinker": _server_json("</tool_calls>", True, False),
+    "firefunction-v2": _server_json("", True, False),
+}
+
+
+def until_any(name: str, stops: tuple[str, ...]) -> list[str]:
+    """Rules `name` ::= any text that contains none of `stops` (a state per prefix of a stop, as llama.cpp's
+    Aho-Corasick `until` rules; same language as `until` for one stop)."""
+    prefixes = sorted({s[:i] for s in stops for i in range(len(s))}, key=lambda p: (len(p), p))
+    index = {p: i for i, p in enumerate(prefixes)}
+    chars = sorted(set("".join(stops)))
+
+    def step(state: str, c: str) -> str | None:  # None: a stop is complete (barred)
+        text = state + c
+        if any(text.endswith(s) for s in stops):
+            return None
+        return next(text[i:] for i in range(len(text) + 1) if text[i:] in index)
+
+    def state_name(p: str) -> str:
+        return name if not p else f"{name}-{index[p]:02d}"
+
+    def cls(cs) -> str:
+        return "".join("\\" + c if c in "]\\^-[" else ("\\n" if c == "\n" else c) for c in cs)
+
+    rules = []
+    for p in prefixes:
+        nexts = {c: step(p, c) for c in chars}
+        alts = ['""', *(f"[{cls(c)}] {state_name(t)}" for c, t in nexts.items() if t)]
+        alts.append(f"[^{cls([c for c, t in nexts.items() if t != ''])}] {name}")
+        rules.append(f"{state_name(p)} ::= {' | '.join(alts)}")
+    return rules
+
+
+def tool_gbnf(format_name: str, tools: tuple[dict, ...], parallel: bool, thinking: bool = False,
+              lead: tuple[str, ...] = (), think: tuple[str, str] | None = None) -> str:
     """The grammar of one call (or, with `parallel`, one or more) in the format's syntax; with `thinking`, after
-    the rest of an open thinking block (free text up to `</think>`)."""
+    the rest of an open thinking block (free text up to `</think>`).
+
+    `lead`: llama-server's required grammar: any text that contains none of these stops (the calls' trigger) may
+    come before the calls, and, when the template has thinking markers `think` (or `thinking`), a thinking block
+    first (common/chat-auto-parser-generator.cpp: `reasoning? until(trigger)? tool-calls`)."""
     b = Builder(tools)
-    root = BUILDERS[format_name][1](b, parallel)
+    shape = SERVER_SHAPES.get(format_name) if lead else None
+    root = shape(b, parallel, lead[0]) if shape else BUILDERS[format_name][1](b, parallel)
+    if lead:
+        b.rules.update(r.split(" ::= ", 1) for r in until_any("lead-text", lead))
+        root = f"lead-text {root}"
+        if thinking or think:
+            start, end = ("", "</think>") if thinking else think
+            b.rules.update(r.split(" ::= ", 1) for r in until("thinking", end))
+            opening = f"space {lit(start)} " if start else ""
+            root = f"({opening}thinking {lit(end)})? {root}"
+        return b.text(root)
     if thinking:
         b.rules.update(r.split(" ::= ", 1) for r in until("thinking", "</think>"))
         root = f'thinking "</think>" [ \n]* {root}'

@@ -22,11 +22,13 @@ The grammar of each format is built in app/engine/tool_gbnf.py, keyed by the cha
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 
 import llama_cpp
 
 from app.engine.chat_parse import detect
+from app.engine.chat_template import ChatTemplate
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import GrammarError, grammar_sampler
 from app.engine.native import capture_log
@@ -38,6 +40,47 @@ def template_format(template: str | None) -> str | None:
     None when its calls are in a format without a grammar here."""
     name = detect(template).name
     return name if name in BUILDERS else None
+
+
+# Where llama-server's text before the calls stops (its `until` of the trigger) when that is not the format's
+# trigger word: Llama 3.x's calls are bare JSON (the text stops at "{"), Kimi K2's at either marker.
+LEAD_STOPS = {"llama-3.x": ("{",), "kimi-k2": ("<|tool_calls_section_begin|>", "<|tool_call_begin|>")}
+
+
+_CALL = {"id": "a1b2c3d4e", "type": "function", "function": {"name": "f", "arguments": '{"x": "y"}'}}
+_TOOL = {"type": "function", "function": {"name": "f", "description": "f",
+                                          "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+
+
+@functools.lru_cache(maxsize=16)
+def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str] | None]:
+    """(stops, thinking markers) of llama-server's required grammar for a template: the text before the calls
+    contains none of the stops (the trigger, with the newline the template writes after it in a rendered call,
+    as llama.cpp's template analysis keeps it), and a thinking block may come first when the template thinks
+    (chat_thinking's port of the analysis). Formats whose required grammar in llama-server has no such text
+    (or no grammar at all): ()."""
+    if name in NO_LEAD:
+        return (), None
+    trigger = BUILDERS[name][0]
+    stops = LEAD_STOPS.get(name)
+    try:
+        chat = ChatTemplate(template, "", "")
+        thinks = chat.supports_thinking
+        if stops is None:
+            user = [{"role": "user", "content": "x"}]
+            whole = chat.render([*user, {"role": "assistant", "content": "", "tool_calls": [_CALL]}], tools=[_TOOL],
+                                add_generation_prompt=False)
+            at = whole.find(trigger, len(chat.render(user, tools=[_TOOL], add_generation_prompt=False)))
+            stops = (trigger + "\n" if at >= 0 and whole[at + len(trigger):].startswith("\n") else trigger,)
+    except Exception:  # a template that cannot render a call: the trigger as the format spells it
+        thinks, stops = False, stops or (trigger,)
+    think = detect(template).think if thinks else None
+    return stops, think
+
+
+# Formats whose llama-server required grammar is not `reasoning? text? calls`: Functionary v3.2 (its own
+# `>>>` recipients), and Granite 3.3 / DeepSeek R1 (no grammar at all there).
+NO_LEAD = {"functionary-v3.2", "granite", "deepseek-r1"}
 
 
 def lazy_sampler(model, gbnf: str, trigger: str):
@@ -68,8 +111,9 @@ def tool_constraint(model, request, template: str | None, thinking: bool = False
     tools = request.tools
     if request.tool_choice not in ("auto", "required"):
         tools = tuple(t for t in tools if t["function"]["name"] == request.tool_choice)
+    lead, think = ((), None) if request.tool_choice == "auto" or request.tool_call_first else lead_text(name, template)
     gbnf = tool_gbnf(name, tools, bool(request.parallel_tool_calls),
-                     thinking=thinking and request.tool_choice != "auto")
+                     thinking=thinking and request.tool_choice != "auto", lead=lead, think=think)
     if request.tool_choice == "auto":
         return GrammarConstraint(lazy_sampler(model, gbnf, trigger), model.eog_ids)
     return GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)
