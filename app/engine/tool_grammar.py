@@ -7,11 +7,12 @@ JSON schemas, that even a small model cannot leave once a call has started.
   the reply may follow. This is what llama-server does with tools and a template whose calls start with a marker
   (common/chat-auto-parser-generator.cpp). A format without a trigger (Llama 3.x's bare JSON, Functionary v3.2,
   whose calls follow the prompt's `>>>`) gets none with "auto", as in llama-server.
-- "required", or one function named: the grammar from the first token (not lazy), so the reply **is** a call
-  (of that function). llama-server's required grammar also allows text before the first call; a small model
-  rambles there, so Chorus starts with the call (docs/engine.md, "Tool calls"). When the generation prompt
-  leaves a `<think>` block open, the thinking comes first, free, and the call right after its `</think>` (as in
-  llama-server's grammar; a thinking budget closes it).
+- "required", or one function named: the grammar from the first token (not lazy), as llama-server's: any text
+  that does not contain the trigger may come before the first call (a thinking block first when the template
+  thinks), and the reply cannot end before a call is complete; the calls are in llama-server's shape (its
+  markers and `space`s). A small model may ramble in that text until max_tokens, as it does under llama-server.
+  `GenerationRequest.tool_call_first` starts the reply with the call instead (Chorus's own shape; after the rest
+  of a `<think>` block the generation prompt left open), so that even a small model calls.
 - "none", no tools, a grammar or JSON schema of the request's own, a reply prefix (the grammar would not see it),
   or a template whose call format is not in `tool_gbnf.BUILDERS`: no tool grammar.
 
@@ -59,7 +60,7 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
     as llama.cpp's template analysis keeps it), and a thinking block may come first when the template thinks
     (chat_thinking's port of the analysis). Formats whose required grammar in llama-server has no such text
     (or no grammar at all): ()."""
-    if name in NO_LEAD:
+    if name in NO_LEAD or "<|START_TEXT|>" in template:  # Cohere2 MoE: llama.cpp's parser has no text first
         return (), None
     trigger = BUILDERS[name][0]
     stops = LEAD_STOPS.get(name)
@@ -74,9 +75,23 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
             stops = (trigger + "\n" if at >= 0 and whole[at + len(trigger):].startswith("\n") else trigger,)
     except Exception:  # a template that cannot render a call: the trigger as the format spells it
         thinks, stops = False, stops or (trigger,)
-    think = detect(template).think if thinks else None
+    think = THINK.get(name, detect(template).think) if thinks else None
+    if name == "qwen3-coder":  # common/parsers/qwen3-coder.cpp: thinking when the source has <think>
+        think = ("<think>", "</think>") if "<think>" in template else None
     return stops, think
 
+
+def variant(name: str, template: str) -> str:
+    """The llama.cpp parser of a template whose Chorus format covers several: Ministral 3 / Devstral
+    (common/chat.cpp: `[SYSTEM_PROMPT]`, `[TOOL_CALLS]`, `[ARGS]`, no `[CALL_ID]`) has its own."""
+    if name == "magistral" and "[SYSTEM_PROMPT]" in template and "[CALL_ID]" not in template:
+        return "ministral-3"
+    return ""
+
+
+# Thinking markers of llama-server's analysis where they differ from the parser's (Apriel 1.6's block starts at
+# its assistant marker).
+THINK = {"apriel-thinker": ("<|begin_assistant|>", "[BEGIN FINAL RESPONSE]")}
 
 # Formats whose llama-server required grammar is not `reasoning? text? calls`: Functionary v3.2 (its own
 # `>>>` recipients), and Granite 3.3 / DeepSeek R1 (no grammar at all there).
@@ -113,7 +128,8 @@ def tool_constraint(model, request, template: str | None, thinking: bool = False
         tools = tuple(t for t in tools if t["function"]["name"] == request.tool_choice)
     lead, think = ((), None) if request.tool_choice == "auto" or request.tool_call_first else lead_text(name, template)
     gbnf = tool_gbnf(name, tools, bool(request.parallel_tool_calls),
-                     thinking=thinking and request.tool_choice != "auto", lead=lead, think=think)
+                     thinking=thinking and request.tool_choice != "auto", lead=lead, think=think,
+                     variant=variant(name, template) if lead else "")
     if request.tool_choice == "auto":
         return GrammarConstraint(lazy_sampler(model, gbnf, trigger), model.eog_ids)
     return GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)
