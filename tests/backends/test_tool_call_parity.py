@@ -12,8 +12,8 @@ Two requests per template, one llama-server and one engine each:
   parses must be: the calls (names, arguments as JSON) when llama-server accepted the reply, and when it refused
   it (HTTP 500 in the stream: a call cut by max_tokens, or text after the calls), its last streamed partial
   parse against Chorus's last streamed calls (Chorus keeps such a reply: docs/tools.md).
-- "required": tool_choice "required", no prefix. Both sides constrain the reply: llama-server with a grammar
-  of text up to the first call, then calls; Chorus (tool_grammar.py) with a grammar that starts with the call.
+- "required": tool_choice "required", no prefix. Both sides constrain the reply with the same grammar: text up
+  to the first call, then calls (tool_grammar.py's default, llama-server's shape per format).
 
 Where the generated tokens differ, the case is a strict xfail whose reason names the cause (DIFFER); a case
 that starts to match makes the xfail fail, so the table stays true.
