@@ -471,7 +471,8 @@ def tool_gbnf(format_name: str, tools: tuple[dict, ...], parallel: bool, thinkin
         b.rules.update(r.split(" ::= ", 1) for r in until_any("lead-text", lead))
         root = f"lead-text {root}"
         if thinking or think:
-            start, end = ("", "</think>") if thinking else think
+            start, end = think or ("<think>", "</think>")
+            start = "" if thinking else start
             b.rules.update(r.split(" ::= ", 1) for r in until("thinking", end))
             opening = f"space {lit(start)} " if start else ""
             root = f"({opening}thinking {lit(end)})? {root}"

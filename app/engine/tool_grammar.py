@@ -81,6 +81,17 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
     return stops, think
 
 
+@functools.lru_cache(maxsize=16)
+def opens_block(template: str, think: tuple[str, str]) -> bool:
+    """Whether the template's generation prompt leaves a thinking block with these markers open (Apriel 1.6's
+    `<|begin_assistant|>`, Seed-OSS's `<seed:think>`...), as llama-server then starts its grammar inside it."""
+    try:
+        prompt = ChatTemplate(template, "", "").render([{"role": "user", "content": "x"}], tools=[_TOOL])[-64:]
+    except Exception:
+        return False
+    return prompt.rfind(think[0]) > prompt.rfind(think[1])
+
+
 def variant(name: str, template: str) -> str:
     """The llama.cpp parser of a template whose Chorus format covers several: Ministral 3 / Devstral
     (common/chat.cpp: `[SYSTEM_PROMPT]`, `[TOOL_CALLS]`, `[ARGS]`, no `[CALL_ID]`) has its own."""
@@ -96,6 +107,17 @@ THINK = {"apriel-thinker": ("<|begin_assistant|>", "[BEGIN FINAL RESPONSE]")}
 # Formats whose llama-server required grammar is not `reasoning? text? calls`: Functionary v3.2 (its own
 # `>>>` recipients), and Granite 3.3 / DeepSeek R1 (no grammar at all there).
 NO_LEAD = {"functionary-v3.2", "granite", "deepseek-r1"}
+
+
+def required_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool, thinking: bool) -> str:
+    """llama-server's required grammar for this template (text, then calls; the call first where llama-server's
+    has no text before it). `thinking`: the prompt left `<think>` open (the engine knows); for other thinking
+    markers the template's generation prompt says."""
+    lead, think = lead_text(name, template)
+    if think and think[0] != "<think>":
+        thinking = opens_block(template, think)
+    return tool_gbnf(name, tools, parallel, thinking=thinking, lead=lead, think=think,
+                     variant=variant(name, template) if lead else "")
 
 
 def lazy_sampler(model, gbnf: str, trigger: str):
@@ -126,10 +148,11 @@ def tool_constraint(model, request, template: str | None, thinking: bool = False
     tools = request.tools
     if request.tool_choice not in ("auto", "required"):
         tools = tuple(t for t in tools if t["function"]["name"] == request.tool_choice)
-    lead, think = ((), None) if request.tool_choice == "auto" or request.tool_call_first else lead_text(name, template)
-    gbnf = tool_gbnf(name, tools, bool(request.parallel_tool_calls),
-                     thinking=thinking and request.tool_choice != "auto", lead=lead, think=think,
-                     variant=variant(name, template) if lead else "")
+    parallel = bool(request.parallel_tool_calls)
+    if request.tool_choice == "auto" or request.tool_call_first:
+        gbnf = tool_gbnf(name, tools, parallel, thinking=thinking and request.tool_choice != "auto")
+    else:
+        gbnf = required_gbnf(name, template, tools, parallel, thinking)
     if request.tool_choice == "auto":
         return GrammarConstraint(lazy_sampler(model, gbnf, trigger), model.eog_ids)
     return GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)

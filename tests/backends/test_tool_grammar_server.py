@@ -32,7 +32,7 @@ from app.engine.grammar import grammar_sampler
 from app.engine.native import LlamaModel
 from app.engine.reasoning import opens_thinking
 from app.engine.tool_gbnf import tool_gbnf
-from app.engine.tool_grammar import NO_LEAD, lead_text, variant
+from app.engine.tool_grammar import NO_LEAD, required_gbnf
 from tests.engine.test_tool_grammar_formats import TEMPLATES, TIME, WEATHER
 from tests.servers import llama_cpp_templates
 
@@ -173,9 +173,7 @@ def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_
     whole = chat.render([*QUESTION, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=list(TOOLS),
                         add_generation_prompt=False)
     rendered = whole[len(os.path.commonprefix([head, whole])):]
-    stops, think = lead_text(fmt, source)
-    ours = tool_gbnf(fmt, TOOLS, False, thinking=opens_thinking(head), lead=stops, think=think,
-                     variant=variant(fmt, source))
+    ours = required_gbnf(fmt, source, TOOLS, False, opens_thinking(head))
     model = LlamaModel(model_path)
     try:
         prefill = model.tokenize(settings["generation_prompt"], add_special=False)
