@@ -330,6 +330,8 @@ SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
     "llama-3.x": lambda b, parallel, start: b.rule("tool-call", '"" space ' + calls(
         b.each(lambda n, p: _llama3_object(b, n, p)), parallel, 'space "," space') + ' space ""'),
     "mistral-nemo": _server_json("", True, False, id_tail=f' space "," space "\\"id\\"" space ":" space {_MISTRAL_ID}'),
+    "command-r7b": _server_json("<|END_ACTION|>", True, False, name_key="tool_name", args_key="parameters",
+                                id_field=f'"\\"tool_call_id\\"" space ":" space {_ID} space "," space '),
     "functionary-v3.1-llama-3.1": _server_json_tag(("<function=", "</function>"), ("", ""), ">"),
     "deepseek-v3.1": _server_json_tag((_DS_CALL, _DS_END), _DS_SECTION, _DS_SEP),
     "glm-4.5": _server_tagged(("<tool_call>", "</tool_call>"), ("", "\n", ""), ("<arg_key>", "</arg_key>\n"),
