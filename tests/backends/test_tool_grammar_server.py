@@ -11,6 +11,10 @@ the language, on sampled strings, both ways:
 Where llama-server's grammar itself refuses a well-formed call, the format is in SERVER_BUGS with the reason; its
 test asserts the refusal is still there (a fixed server fails it, so the entry gets removed).
 
+Chorus's default required grammar (tool_grammar.required_gbnf: text, then calls, in llama-server's shape) is
+compared with llama-server's required grammar token by token over prose followed by the template's own call
+(`test_required_grammars_read_text_and_calls_as_llama_servers_does`).
+
 Measured 2026-11-26, after Chorus's JSON whitespace became llama.cpp's current converter's (tool_gbnf.CurrentSpacing):
 Llama 3.x (JSON alone, no markers) takes the same calls; the other formats still differ (strict xfails, DIFFERENT):
 see DIFFERENT."""
