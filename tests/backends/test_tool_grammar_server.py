@@ -180,7 +180,7 @@ def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_
     ours = required_gbnf(fmt, source, TOOLS, False, opens_thinking(head))
     model = LlamaModel(model_path)
     try:
-        prefill = model.tokenize(settings["generation_prompt"], add_special=False)
+        prefill = model.tokenize(settings.get("generation_prompt") or "", add_special=False)
         text = model.tokenize("Let me check that. " + rendered.lstrip(), add_special=False)
         theirs_reads = reads(model, settings["grammar"], text, prefill)
         ours_reads = reads(model, ours, text)
