@@ -128,7 +128,6 @@ def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_s
 # llama-server's required grammar refuses a call its template writes (Chorus's stays valid: docs/tools.md).
 REQUIRED_BUGS = {
     "magistral": "Mistral Small 3.2's tool rule asks for `[ARGS]` twice",
-    "mistral-nemo": "a comma makes the optional \"id\" field mandatory",
     "command-r7b": "a comma makes the optional \"tool_call_id\" field mandatory",
 }
 
@@ -151,7 +150,12 @@ def reads(model, gbnf: str, tokens: list[int], prefill: list[int] = ()) -> list[
         constraint.free()
 
 
-@pytest.mark.parametrize("fmt", [f for f in TEMPLATES if f not in NO_LEAD])
+NO_VERBOSE = {"command-r7b": "llama-server's reply to this one-token required request has no `__verbose` (an "
+                             "error reply), so its grammar is not read here; not traced (2026-11-26)"}
+
+
+@pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(reason=NO_VERBOSE[f], strict=True))
+                                 if f in NO_VERBOSE else f for f in TEMPLATES if f not in NO_LEAD])
 def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_llama_server, model_path):
     """Chorus's default required grammar against llama-server's, token by token over some prose and the
     template's own rendering of an assistant call after it: at every token both say the same (refused, may go
@@ -169,6 +173,7 @@ def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_
             "max_tokens": 1, "temperature": 0}).json()
     finally:
         template.unlink()
+    assert "__verbose" in reply, reply
     settings = reply["__verbose"]["generation_settings"]
     chat = ChatTemplate(source, "", "")
     head = chat.render(QUESTION, tools=list(TOOLS))
