@@ -82,9 +82,9 @@ REQUIRED_OWN = {
     "meetkai-functionary-medium-v3.2": "both call get_weather; the JSON whitespace differs ({\\n  vs {\\n\\n): "
                                        "llama.cpp's own Functionary v3.2 grammar (>>> recipients) is not ported, "
                                        "Chorus keeps its call-first grammar",
-    "poolside-Laguna-XS-2.1": "llama-server's grammar holds the <tool_call> the model writes to get_weather's "
-                              "arguments; Chorus's lets the open thinking block (up to </think>) take it, so its "
-                              "<arg_key> is free: the thinking part of required_gbnf differs here, not traced",
+    "poolside-Laguna-XS-2.1": "same prompt tokens; the prompt leaves <think> open, so both grammars let the thinking "
+                              "block hold any text (llama-server's reasoning rule runs to </think>), and the texts "
+                              "part inside it (<arg_key>city vs <arg_key>Paris): the logits differ, not traced",
     "Reka-Edge": "same prompt tokens, the first generated token differs (llama-server </sep>, Chorus \\n): not "
                  "traced (2026-11-26 14:47 UTC run)",
 }
