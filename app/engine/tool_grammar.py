@@ -7,11 +7,12 @@ JSON schemas, that even a small model cannot leave once a call has started.
   the reply may follow. This is what llama-server does with tools and a template whose calls start with a marker
   (common/chat-auto-parser-generator.cpp). A format without a trigger (Llama 3.x's bare JSON, Functionary v3.2,
   whose calls follow the prompt's `>>>`) gets none with "auto", as in llama-server.
-- "required", or one function named: the grammar from the first token (not lazy), so the reply **is** a call
-  (of that function). llama-server's required grammar also allows text before the first call; a small model
-  rambles there, so Chorus starts with the call (docs/engine.md, "Tool calls"). When the generation prompt
-  leaves a `<think>` block open, the thinking comes first, free, and the call right after its `</think>` (as in
-  llama-server's grammar; a thinking budget closes it).
+- "required", or one function named: the grammar from the first token (not lazy), as llama-server's: any text
+  that does not contain the trigger may come before the first call (a thinking block first when the template
+  thinks), and the reply cannot end before a call is complete; the calls are in llama-server's shape (its
+  markers and `space`s). A small model may ramble in that text until max_tokens, as it does under llama-server.
+  `GenerationRequest.tool_call_first` starts the reply with the call instead (Chorus's own shape; after the rest
+  of a `<think>` block the generation prompt left open), so that even a small model calls.
 - "none", no tools, a grammar or JSON schema of the request's own, a reply prefix (the grammar would not see it),
   or a template whose call format is not in `tool_gbnf.BUILDERS`: no tool grammar.
 
@@ -22,11 +23,13 @@ The grammar of each format is built in app/engine/tool_gbnf.py, keyed by the cha
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 
 import llama_cpp
 
 from app.engine.chat_parse import detect
+from app.engine.chat_template import ChatTemplate
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import GrammarError, grammar_sampler
 from app.engine.native import capture_log
@@ -38,6 +41,83 @@ def template_format(template: str | None) -> str | None:
     None when its calls are in a format without a grammar here."""
     name = detect(template).name
     return name if name in BUILDERS else None
+
+
+# Where llama-server's text before the calls stops (its `until` of the trigger) when that is not the format's
+# trigger word: Llama 3.x's calls are bare JSON (the text stops at "{"), Kimi K2's at either marker.
+LEAD_STOPS = {"llama-3.x": ("{",), "kimi-k2": ("<|tool_calls_section_begin|>", "<|tool_call_begin|>")}
+
+
+_CALL = {"id": "a1b2c3d4e", "type": "function", "function": {"name": "f", "arguments": '{"x": "y"}'}}
+_TOOL = {"type": "function", "function": {"name": "f", "description": "f",
+                                          "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+
+
+@functools.lru_cache(maxsize=16)
+def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str] | None]:
+    """(stops, thinking markers) of llama-server's required grammar for a template: the text before the calls
+    contains none of the stops (the trigger, with the newline the template writes after it in a rendered call,
+    as llama.cpp's template analysis keeps it), and a thinking block may come first when the template thinks
+    (chat_thinking's port of the analysis). Formats whose required grammar in llama-server has no such text
+    (or no grammar at all): ()."""
+    if name in NO_LEAD or "<|START_TEXT|>" in template:  # Cohere2 MoE: llama.cpp's parser has no text first
+        return (), None
+    trigger = BUILDERS[name][0]
+    stops = LEAD_STOPS.get(name)
+    try:
+        chat = ChatTemplate(template, "", "")
+        thinks = chat.supports_thinking
+        if stops is None:
+            user = [{"role": "user", "content": "x"}]
+            whole = chat.render([*user, {"role": "assistant", "content": "", "tool_calls": [_CALL]}], tools=[_TOOL],
+                                add_generation_prompt=False)
+            at = whole.find(trigger, len(chat.render(user, tools=[_TOOL], add_generation_prompt=False)))
+            stops = (trigger + "\n" if at >= 0 and whole[at + len(trigger):].startswith("\n") else trigger,)
+    except Exception:  # a template that cannot render a call: the trigger as the format spells it
+        thinks, stops = False, stops or (trigger,)
+    think = THINK.get(name, detect(template).think) if thinks else None
+    if name == "qwen3-coder":  # common/parsers/qwen3-coder.cpp: thinking when the source has <think>
+        think = ("<think>", "</think>") if "<think>" in template else None
+    return stops, think
+
+
+@functools.lru_cache(maxsize=16)
+def opens_block(template: str, think: tuple[str, str]) -> bool:
+    """Whether the template's generation prompt leaves a thinking block with these markers open (Apriel 1.6's
+    `<|begin_assistant|>`, Seed-OSS's `<seed:think>`...), as llama-server then starts its grammar inside it."""
+    try:
+        prompt = ChatTemplate(template, "", "").render([{"role": "user", "content": "x"}], tools=[_TOOL])[-64:]
+    except Exception:
+        return False
+    return prompt.rfind(think[0]) > prompt.rfind(think[1])
+
+
+def variant(name: str, template: str) -> str:
+    """The llama.cpp parser of a template whose Chorus format covers several: Ministral 3 / Devstral
+    (common/chat.cpp: `[SYSTEM_PROMPT]`, `[TOOL_CALLS]`, `[ARGS]`, no `[CALL_ID]`) has its own."""
+    if name == "magistral" and "[SYSTEM_PROMPT]" in template and "[CALL_ID]" not in template:
+        return "ministral-3"
+    return ""
+
+
+# Thinking markers of llama-server's analysis where they differ from the parser's (Apriel 1.6's block starts at
+# its assistant marker).
+THINK = {"apriel-thinker": ("<|begin_assistant|>", "[BEGIN FINAL RESPONSE]")}
+
+# Formats whose llama-server required grammar is not `reasoning? text? calls`: Functionary v3.2 (its own
+# `>>>` recipients), and Granite 3.3 / DeepSeek R1 (no grammar at all there).
+NO_LEAD = {"functionary-v3.2", "granite", "deepseek-r1"}
+
+
+def required_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool, thinking: bool) -> str:
+    """llama-server's required grammar for this template (text, then calls; the call first where llama-server's
+    has no text before it). `thinking`: the prompt left `<think>` open (the engine knows); for other thinking
+    markers the template's generation prompt says."""
+    lead, think = lead_text(name, template)
+    if think and think[0] != "<think>":
+        thinking = opens_block(template, think)
+    return tool_gbnf(name, tools, parallel, thinking=thinking, lead=lead, think=think,
+                     variant=variant(name, template) if lead else "")
 
 
 def lazy_sampler(model, gbnf: str, trigger: str):
@@ -68,8 +148,11 @@ def tool_constraint(model, request, template: str | None, thinking: bool = False
     tools = request.tools
     if request.tool_choice not in ("auto", "required"):
         tools = tuple(t for t in tools if t["function"]["name"] == request.tool_choice)
-    gbnf = tool_gbnf(name, tools, bool(request.parallel_tool_calls),
-                     thinking=thinking and request.tool_choice != "auto")
+    parallel = bool(request.parallel_tool_calls)
+    if request.tool_choice == "auto" or request.tool_call_first:
+        gbnf = tool_gbnf(name, tools, parallel, thinking=thinking and request.tool_choice != "auto")
+    else:
+        gbnf = required_gbnf(name, template, tools, parallel, thinking)
     if request.tool_choice == "auto":
         return GrammarConstraint(lazy_sampler(model, gbnf, trigger), model.eog_ids)
     return GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)

@@ -65,6 +65,9 @@ class GenerationRequest:
     tool_choice: str = "auto"  # auto, none, required, or the name of one of `tools`
     parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)
     lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales (none: the base model)
+    # tool_choice required or a name: the reply starts with the call (no text before it, unlike llama-server,
+    # whose grammar allows any text up to the first call; docs/tools.md "Constrained calls")
+    tool_call_first: bool = False
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):

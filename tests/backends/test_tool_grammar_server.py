@@ -11,23 +11,32 @@ the language, on sampled strings, both ways:
 Where llama-server's grammar itself refuses a well-formed call, the format is in SERVER_BUGS with the reason; its
 test asserts the refusal is still there (a fixed server fails it, so the entry gets removed).
 
+Chorus's default required grammar (tool_grammar.required_gbnf: text, then calls, in llama-server's shape) is
+compared with llama-server's required grammar token by token over prose followed by the template's own call
+(`test_required_grammars_read_text_and_calls_as_llama_servers_does`).
+
 Measured 2026-11-26, after Chorus's JSON whitespace became llama.cpp's current converter's (tool_gbnf.CurrentSpacing):
 Llama 3.x (JSON alone, no markers) takes the same calls; the other formats still differ (strict xfails, DIFFERENT):
 see DIFFERENT."""
 
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
 
 import httpx
+import llama_cpp
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.chat_template import ChatTemplate
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import grammar_sampler
 from app.engine.native import LlamaModel
+from app.engine.reasoning import opens_thinking
 from app.engine.tool_gbnf import tool_gbnf
+from app.engine.tool_grammar import NO_LEAD, required_gbnf
 from tests.engine.test_tool_grammar_formats import TEMPLATES, TIME, WEATHER
 from tests.servers import llama_cpp_templates
 
@@ -114,3 +123,75 @@ def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_s
             assert accepts(model, ours, back), back
     finally:
         model.close()
+
+
+# llama-server's required grammar refuses a call its template writes (Chorus's stays valid: docs/tools.md).
+REQUIRED_BUGS = {
+    "magistral": "Mistral Small 3.2's tool rule asks for `[ARGS]` twice",
+    "command-r7b": "a comma makes the optional \"tool_call_id\" field mandatory",
+}
+
+
+def reads(model, gbnf: str, tokens: list[int], prefill: list[int] = ()) -> list[str]:
+    """Per token of `tokens`: "end" (the text so far is complete), "on" (it may go on), or "no" (refused; the
+    rest is not read)."""
+    constraint = GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)
+    verdicts = []
+    try:
+        for token in prefill:
+            llama_cpp.llama_sampler_accept(constraint.ptr, token)
+        for token in tokens:
+            if not constraint.allowed([token]).all():
+                return [*verdicts, "no"]
+            constraint.accept(token)
+            verdicts.append("end" if constraint.allowed(model.eog_ids[:1]).all() else "on")
+        return verdicts
+    finally:
+        constraint.free()
+
+
+NO_VERBOSE = {"command-r7b": "llama-server's reply to this one-token required request has no `__verbose` (an "
+                             "error reply), so its grammar is not read here; not traced (2026-11-26)"}
+
+
+@pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(reason=NO_VERBOSE[f], strict=True))
+                                 if f in NO_VERBOSE else f for f in TEMPLATES if f not in NO_LEAD])
+def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_llama_server, model_path):
+    """Chorus's default required grammar against llama-server's, token by token over some prose and the
+    template's own rendering of an assistant call after it: at every token both say the same (refused, may go
+    on, complete). llama-server's grammar is fed its generation prompt first, as it is (common/sampling.cpp)."""
+    source = llama_cpp_templates().get(TEMPLATES[fmt])
+    if source is None:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    template = Path(tempfile.mkstemp(suffix=".jinja")[1])
+    template.write_text(source)
+    try:
+        server = start_llama_server("--jinja", "--chat-template-file", str(template), "-lv", "10", "-np", "1",
+                                    "-c", "1024")
+        reply = httpx.post(f"{server.url}/chat/completions", timeout=120, json={
+            "messages": QUESTION, "tools": list(TOOLS), "tool_choice": "required", "parallel_tool_calls": False,
+            "max_tokens": 1, "temperature": 0}).json()
+    finally:
+        template.unlink()
+    assert "__verbose" in reply, reply
+    settings = reply["__verbose"]["generation_settings"]
+    chat = ChatTemplate(source, "", "")
+    head = chat.render(QUESTION, tools=list(TOOLS))
+    call = {"id": "a1b2c3d4e", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}
+    whole = chat.render([*QUESTION, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=list(TOOLS),
+                        add_generation_prompt=False)
+    rendered = whole[len(os.path.commonprefix([head, whole])):]
+    ours = required_gbnf(fmt, source, TOOLS, False, opens_thinking(head))
+    model = LlamaModel(model_path)
+    try:
+        prefill = model.tokenize(settings.get("generation_prompt") or "", add_special=False)
+        text = model.tokenize("Let me check that. " + rendered.lstrip(), add_special=False)
+        theirs_reads = reads(model, settings["grammar"], text, prefill)
+        ours_reads = reads(model, ours, text)
+    finally:
+        model.close()
+    if fmt in REQUIRED_BUGS:
+        assert "end" not in theirs_reads and "end" in ours_reads, (REQUIRED_BUGS[fmt], rendered)
+        return
+    assert ours_reads == theirs_reads, rendered

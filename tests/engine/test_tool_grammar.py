@@ -12,7 +12,7 @@ from app.engine import GenerationRequest, SamplingParams
 from app.engine.constraint import GrammarConstraint
 from app.engine.native import LlamaModel
 from app.engine.tool_gbnf import tool_gbnf
-from app.engine.tool_grammar import lazy_sampler, template_format
+from app.engine.tool_grammar import lazy_sampler, template_format, tool_constraint
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -34,12 +34,12 @@ def ask(engine, **fields):
 
 def test_required_makes_the_reply_a_call_that_validates_against_its_schema(make_engine, qwen_variant):
     engine = make_engine(model_path=qwen_variant, n_slots=2)
-    result = ask(engine, tool_choice="required")
+    result = ask(engine, tool_choice="required", tool_call_first=True)
     assert result.finish_reason == "tool_calls" and len(result.tool_calls) == 1, result  # parsed (chat_parse)
     call = result.tool_calls[0]
     tool = {"get_weather": WEATHER, "get_time": TIME}[call["name"]]
     jsonschema.validate(json.loads(call["arguments"]), tool["function"]["parameters"])
-    named = ask(engine, tool_choice="get_time").tool_calls
+    named = ask(engine, tool_choice="get_time", tool_call_first=True).tool_calls
     assert [c["name"] for c in named] == ["get_time"]
     jsonschema.validate(json.loads(named[0]["arguments"]), TIME["function"]["parameters"])
     assert not ask(engine, tool_choice="none", max_tokens=24).text.startswith("<tool_call>")
@@ -60,5 +60,29 @@ def test_the_auto_grammar_waits_for_the_trigger_then_allows_only_a_call(qwen_var
             "Hello": False, "{": True, " {": False, "<": False}  # inside the call: its JSON, nothing else
         assert not constraint.allowed(np.array(model.eog_ids[:1])).any()  # the call is not complete
         constraint.free()
+    finally:
+        model.close()
+
+
+def test_required_allows_text_before_the_call_as_llama_server_does(qwen_variant):
+    """llama-server's required grammar (common/chat-auto-parser-generator.cpp: `until(trigger)? tool-calls`): any
+    text without the trigger, then the calls, and no end before a call; `tool_call_first` starts with the call."""
+    model = LlamaModel(qwen_variant)
+    words = ["Hello", "{", "<"]
+    ids = np.array([model.tokenize(w, add_special=False)[0] for w in words])
+    eog = np.array(model.eog_ids[:1])
+    try:
+        request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), tool_choice="required")
+        constraint = tool_constraint(model, request, model.chat_template())
+        assert constraint.allowed(ids).all() and not constraint.allowed(eog).any()
+        for token in model.tokenize("Let me check. <tool_call>\n", add_special=False):
+            constraint.accept(token)
+        assert dict(zip(words, constraint.allowed(ids).tolist(), strict=True)) == {"Hello": False, "{": True,
+                                                                                   "<": False}
+        constraint.free()
+        first = tool_constraint(model, GenerationRequest(messages=QUESTION, tools=(WEATHER,), tool_choice="required",
+                                                         tool_call_first=True), model.chat_template())
+        assert dict(zip(words, first.allowed(ids).tolist(), strict=True)) == {"Hello": False, "{": False, "<": True}
+        first.free()
     finally:
         model.close()

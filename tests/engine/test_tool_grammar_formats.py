@@ -1,8 +1,10 @@
 """Constrained calls in every format with a grammar (app/engine/tool_gbnf.py), on the real model: SmolLM2 135M
 carrying one reference template per format (a GGUF variant), asked with tools and tool_choice "required" at
-temperature 0, writes a call that the chat output parser reads and whose arguments validate against the tool's
-schema. Strings have a maxLength (a greedy 135M model may repeat a word forever inside one), and a thinking
-block that the generation prompt opens gets a budget of 16 tokens, then the call follows its `</think>`."""
+temperature 0 and `tool_call_first` (no text before the call; the default, llama-server's grammar, lets a small
+model write prose until max_tokens), writes a call that the chat output parser reads and whose arguments
+validate against the tool's schema. Strings have a maxLength (a greedy 135M model may repeat a word forever
+inside one), and a thinking block that the generation prompt opens gets a budget of 16 tokens, then the call
+follows its `</think>`."""
 
 import json
 
@@ -73,7 +75,7 @@ def test_required_gives_a_call_that_parses_and_validates(fmt, variant, make_engi
     for choice in ("required", "get_time"):
         result = engine.submit(GenerationRequest(
             messages=[{"role": "user", "content": "What is the weather in Paris?"}], tools=(WEATHER, TIME),
-            tool_choice=choice, sampling=SamplingParams(temperature=0.0), max_tokens=160,
+            tool_choice=choice, tool_call_first=True, sampling=SamplingParams(temperature=0.0), max_tokens=160,
             thinking_budget=16)).result(timeout=300)
         assert result.finish_reason == "tool_calls" and result.tool_calls, (fmt, choice, result.text)
         for call in result.tool_calls:
