@@ -10,7 +10,7 @@ import base64
 
 import pytest
 
-from app.engine import GenerationRequest
+from app.engine import GenerationRequest, RequestState
 from app.engine.media import MARKER
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.vision_gguf import IMAGE_TOKENS, data_url, sample_png, tiny_mmproj
@@ -140,3 +140,28 @@ def test_a_step_with_an_image_piece_takes_no_text_of_that_prompt(vision):
     assert {rid for _, rid in image_steps} == {done.request_id}  # the image was decoded in pieces
     assert any(rid == done.request_id and s > max(image_steps)[0] for s, rid in text_steps)  # then its question
     assert not image_steps & text_steps
+
+
+def test_a_pane_whose_question_begins_like_the_donors_does_not_wait_a_step_for_it(vision):
+    """"What is the mood?" shares the image and "What is" with "What is in this image?": its copy does not wait
+    for the donor to decode those two words (a step later, beside the others' first tokens) but takes the image
+    when it is there and prefills its question in the same step as the donor (sharing.py, `_donor_ready`).
+    The replies are those of each request alone."""
+    engine = vision(n_slots=2)
+    png = sample_png(1)
+    requests = [about(png, "What is in this image?"), about(png, "What is the mood?")]
+    alone = []
+    for request in requests:
+        alone.append(engine.submit(request).result(120).token_ids)
+        engine.clear_prompt_cache()
+    engine.wait_idle(60)
+    first_step: dict[int, int] = {}
+    engine.subscribe(lambda event: [first_step.setdefault(rid, event.step) for rid, state in event.states.items()
+                                    if state is RequestState.GENERATING])
+    with engine._cond:  # both queued before the engine thread admits either: one is the other's donor
+        handles = [engine.submit(r) for r in requests]
+    done = [h.result(120) for h in handles]
+    assert [d.token_ids for d in done] == alone
+    assert done[1].cached_tokens >= IMAGE_TOKENS  # the image's KV was copied
+    assert first_step[done[0].request_id] == first_step[done[1].request_id]
+    assert_kv_accounted(engine)
