@@ -8,6 +8,7 @@ tests/backends/test_vision_server.py.
 
 import base64
 
+import llama_cpp
 import pytest
 
 from app.engine import GenerationRequest, RequestState
@@ -164,4 +165,31 @@ def test_a_pane_whose_question_begins_like_the_donors_does_not_wait_a_step_for_i
     assert [d.token_ids for d in done] == alone
     assert done[1].cached_tokens >= IMAGE_TOKENS  # the image's KV was copied
     assert first_step[done[0].request_id] == first_step[done[1].request_id]
+    assert_kv_accounted(engine)
+
+
+def test_eight_panes_on_one_image_copy_it_in_one_step_from_one_serialisation(vision, monkeypatch):
+    """The seven copies of the image's KV are made in one step from one serialisation of the donor's cells
+    (context.py, `copy_prefix(again=True)`), all eight first tokens come in that step, and every reply is the
+    one its request gives alone."""
+    engine = vision(n_slots=8)
+    png = sample_png(1)
+    alone = []
+    for question in QUESTIONS:
+        alone.append(engine.submit(about(png, question)).result(120).token_ids)
+        engine.clear_prompt_cache()
+    engine.wait_idle(60)
+    serialised, real = [], llama_cpp.llama_state_seq_get_data
+    monkeypatch.setattr(llama_cpp, "llama_state_seq_get_data",
+                        lambda *args: serialised.append(args[-1]) or real(*args))
+    first_step: dict[int, int] = {}
+    engine.subscribe(lambda event: [first_step.setdefault(rid, event.step) for rid, state in event.states.items()
+                                    if state is RequestState.GENERATING])
+    with engine._cond:  # all queued before the engine thread admits any
+        handles = [engine.submit(about(png, q)) for q in QUESTIONS]
+    done = [h.result(300) for h in handles]
+    assert [d.token_ids for d in done] == alone
+    assert sum(d.cached_tokens >= IMAGE_TOKENS for d in done) == 7
+    assert len(serialised) == 1  # seven copies, one serialisation
+    assert len({first_step[d.request_id] for d in done}) == 1
     assert_kv_accounted(engine)
