@@ -11,8 +11,10 @@ import base64
 import llama_cpp
 import pytest
 
-from app.engine import GenerationRequest, RequestState
+from app.engine import EngineConfig, GenerationRequest, RequestState
 from app.engine.media import MARKER
+from app.engine.scheduler import PrefillPacer
+from app.engine.vision_step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.vision_gguf import IMAGE_TOKENS, data_url, sample_png, tiny_mmproj
 
@@ -193,3 +195,39 @@ def test_eight_panes_on_one_image_copy_it_in_one_step_from_one_serialisation(vis
     assert len(serialised) == 1  # seven copies, one serialisation
     assert len({first_step[d.request_id] for d in done}) == 1
     assert_kv_accounted(engine)
+
+
+def test_time_spent_on_a_prompt_outside_its_pieces_comes_out_of_its_image_piece():
+    """Beside generating panes an image piece takes the pacer's allowance for one prompt, less the rows that the
+    iteration's admission, prefix copy and encode of that prompt cost at the pacer's per-token estimate; nothing
+    when that leaves less than the minimum piece (vision_step.py, `image_piece_rows`)."""
+    config = EngineConfig(model_path="unused.gguf")
+    pacer = PrefillPacer(config)
+    pacer.decode_step_s[4], pacer.prefill_token_s = 0.020, 0.0035  # 4 streams: 20 ms a step, 3.5 ms a row
+    allowance = pacer.prefill_allowance(4)
+    assert allowance == int((config.mixed_step_factor - 1) * 0.020 / 0.0035)
+    assert image_piece_rows(config, pacer, 0, spent_s=0.5) == config.prefill_chunk  # nobody generating
+    assert image_piece_rows(config, pacer, 4) == allowance
+    assert image_piece_rows(config, pacer, 4, spent_s=0.006) == allowance - 2
+    assert image_piece_rows(config, pacer, 4, spent_s=0.015) == 0  # would leave fewer than the minimum
+    assert allowance - 5 < config.min_prefill_per_step
+
+
+def test_image_pieces_beside_generating_panes_teach_the_pacer_their_cost(vision):
+    """An image piece the pacer sized is a direct measurement of a prompt row's cost beside running streams:
+    the pacer takes its seconds per row into the estimate that sizes the next piece (scheduler.py,
+    `observe_piece`), so pieces no longer run over the step's target when no text prompt had joined the
+    streams before (the estimate was then the optimistic one of a pure prefill)."""
+    pacer = PrefillPacer(EngineConfig(model_path="unused.gguf"))
+    pacer.decode_step_s[4], pacer.prefill_token_s = 0.020, 0.0030
+    pacer.observe_piece(8, 0.048)  # 6 ms a row
+    assert pacer.prefill_token_s == 0.0030 + PrefillPacer.ALPHA * (0.006 - 0.0030)
+    engine = vision(n_slots=2)
+    observed = []
+    real = engine._pacer.observe_piece
+    engine._pacer.observe_piece = lambda n, seconds: observed.append(n) or real(n, seconds)
+    stream = engine.submit(GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}],
+                                             max_tokens=64, ignore_eos=True, sampling=GREEDY))
+    done = engine.submit(about(sample_png(0), "What is in this image?", max_tokens=4)).result(120)
+    assert done.error is None and stream.result(120).error is None
+    assert observed and all(0 < n <= engine.config.prefill_chunk for n in observed)
