@@ -91,7 +91,10 @@ class PrefixSharing:
     def _copy_from_donor(self, seq: Sequence, again: bool = False) -> None:
         """`again`: the donor's KV was serialised by the previous copy and has not changed (copy_prefix)."""
         donor, seq.donor = seq.donor, None
-        if not self._ctx.copy_prefix(donor.slot, seq.slot, seq.position(seq.share), again):
+        started = time.perf_counter()
+        copied = self._ctx.copy_prefix(donor.slot, seq.slot, seq.position(seq.share), again)
+        self._spend(seq, time.perf_counter() - started)
+        if not copied:
             log.warning("copying %s prompt tokens from slot %s to %s failed: prefilling them instead",
                         seq.share, donor.slot, seq.slot)
             seq.n_past = seq.n_prompt_done = seq.cached_tokens = 0
