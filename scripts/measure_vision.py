@@ -5,9 +5,12 @@
 2. 4 panes streaming text while a fifth request's image is prefilled: the p99 of the 4 streams' inter-token
    gaps from the image's submission to its first token, ÷ their median gap before it (steady).
 
-SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens), or `--model/--mmproj`.
+SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens), or `--pair qwen2vl` /
+`--pair gemma3` (the test pairs of tests/vision_qwen2vl.py and tests/vision_gemma3.py), or `--model/--mmproj`.
+`--only a` / `--only b` runs one of the two; `--server` also times llama-server (`-np 8`) on figure 1's 8 requests
+(one request alone on another image, then the 8 sent at once: each request's time to its first streamed token).
 
-    python scripts/measure_vision.py [--threads 2] [--model M --mmproj P] [--repeat 3]
+    python scripts/measure_vision.py [--threads 2] [--pair tiny|qwen2vl|gemma3] [--repeat 3] [--only a|b] [--server]
 """
 
 from __future__ import annotations
@@ -35,12 +38,24 @@ def about(png: bytes, question: str, max_tokens: int = 8) -> GenerationRequest:
         max_tokens=max_tokens, sampling=GREEDY)
 
 
-def fan_out(model, mmproj, threads: int) -> dict:
-    png = sample_png(1)
+def pair_files(pair: str) -> tuple[str, str]:
+    """(text model, projector) of a test pair, built and cached on first use."""
+    if pair == "qwen2vl":
+        from tests.vision_qwen2vl import tiny_qwen2vl
+        return tuple(map(str, tiny_qwen2vl()))
+    if pair == "gemma3":
+        from tests.vision_gemma3 import tiny_gemma3
+        return tuple(map(str, tiny_gemma3()))
+    return default_model_path(), str(tiny_mmproj())
+
+
+def fan_out(model, mmproj, threads: int, size: int = 48) -> dict:
+    png = sample_png(1, size)
     with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=8, n_threads=threads)) as engine:
         engine.submit(about(sample_png(0), "warm up")).result(300)
         engine.clear_prompt_cache()
-        one = engine.submit(about(png, QUESTIONS[0])).result(300).ttft_s
+        alone = engine.submit(about(png, QUESTIONS[0])).result(300)
+        one = alone.ttft_s
         engine.clear_prompt_cache()
         engine._vision._drop(engine._vision.entry(max(engine._vision._by_serial)))  # encode it again, as cold
         engine.wait_idle(60)
@@ -49,7 +64,38 @@ def fan_out(model, mmproj, threads: int) -> dict:
         stats = engine.stats()
     last = max(d.ttft_s for d in done)
     return {"one_ttft_s": one, "last_of_8_ttft_s": last, "ratio": last / one,
-            "encoded": stats.images_encoded, "reused": stats.images_reused}
+            "encoded": stats.images_encoded, "reused": stats.images_reused, "prompt_tokens": alone.prompt_tokens,
+            "shared_tokens": min((d.cached_tokens for d in done if d.cached_tokens), default=0)}
+
+
+def server_fan_out(model, mmproj, threads: int, size: int = 48) -> dict:
+    """llama-server -np 8 on the same requests: one alone (another image), then the 8 sent at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from tests.servers import llama_server
+
+    def ttft(request: GenerationRequest) -> float:
+        body = {"messages": request.messages, "max_tokens": 8, "temperature": 0, "stream": True,
+                "cache_prompt": False}
+        start = time.perf_counter()
+        with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=300) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("data: ") and '"content":"' in line.replace(": ", ":"):
+                    return time.perf_counter() - start
+        raise RuntimeError("no token streamed")
+
+    png = sample_png(1, size)
+    server = llama_server(model, "--mmproj", str(mmproj), "-np", "8", "-c", "8192", "-t", str(threads)).start()
+    try:
+        ttft(about(sample_png(0), "warm up"))
+        one = ttft(about(sample_png(3, size), QUESTIONS[0]))
+        with ThreadPoolExecutor(len(QUESTIONS)) as pool:
+            last = max(pool.map(ttft, [about(png, q) for q in QUESTIONS]))
+    finally:
+        server.kill()
+    return {"one_ttft_s": one, "last_of_8_ttft_s": last, "ratio": last / one}
 
 
 def gaps_while_image(model, mmproj, threads: int) -> dict:
@@ -88,12 +134,23 @@ def main() -> None:
     parser.add_argument("--model", default=None)
     parser.add_argument("--mmproj", default=None)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pair", choices=["tiny", "qwen2vl", "gemma3"], default="tiny")
+    parser.add_argument("--only", choices=["a", "b"], default=None)
+    parser.add_argument("--server", action="store_true")
+    parser.add_argument("--size", type=int, default=48, help="the image's side in pixels (Qwen2-VL: (size/8)^2 tokens)")
     args = parser.parse_args()
-    model, mmproj = args.model or default_model_path(), args.mmproj or tiny_mmproj()
+    model, mmproj = pair_files(args.pair)
+    model, mmproj = args.model or model, args.mmproj or mmproj
+    def show(label: str, figures: dict) -> None:
+        print(label, {k: round(v, 3) for k, v in figures.items()}, flush=True)
+
     for _ in range(args.repeat):
-        print("8 panes on one image:", {k: round(v, 3) for k, v in fan_out(model, mmproj, args.threads).items()})
-        print("4 streams, an image prefilled:",
-              {k: round(v, 3) for k, v in gaps_while_image(model, mmproj, args.threads).items()})
+        if args.only != "b":
+            show("8 panes on one image:", fan_out(model, mmproj, args.threads, args.size))
+        if args.server:
+            show("llama-server, the same 8:", server_fan_out(model, mmproj, args.threads, args.size))
+        if args.only != "a":
+            show("4 streams, an image prefilled:", gaps_while_image(model, mmproj, args.threads))
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ class LlamaContext:
         self.batch = TokenBatch(self.n_batch)
         self.n_vocab = model.n_vocab
         self._state_buffer = (ctypes.c_uint8 * 0)()  # reused by copy_prefix, grown on demand
+        self._state_src, self._state_written = -1, 0  # whose cells the buffer holds, and how many bytes
 
     @staticmethod
     def _set_kv_type(params, model: LlamaModel, kv_type: str) -> None:
@@ -132,16 +133,22 @@ class LlamaContext:
         """Drop a sequence's KV from position `keep` on (metadata only)."""
         llama_cpp.llama_memory_seq_rm(self.memory, seq_id, keep, -1)
 
-    def copy_prefix(self, src: int, dst: int, keep: int) -> bool:
+    def copy_prefix(self, src: int, dst: int, keep: int, again: bool = False) -> bool:
         """Make dst's KV the first `keep` positions of src's, now (synchronously).
 
         Serialises src's used cells with llama_state_seq_get_data and loads them into dst, then trims. Chosen
         over llama_memory_seq_cp, which across kv_unified=False streams copies the whole stream buffer (every
-        cell, used or not) at the next decode: docs/engine.md ("Fan-out") has the measurements."""
-        size = llama_cpp.llama_state_seq_get_size(self.ptr, src)
-        if len(self._state_buffer) < size:
-            self._state_buffer = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(self.ptr, self._state_buffer, size, src)
+        cell, used or not) at the next decode: docs/engine.md ("Fan-out") has the measurements. `again`: src is
+        the previous call's src and its KV has not changed since (no decode, no trim of it): its cells are
+        loaded from that call's serialisation, not serialised again."""
+        if again and self._state_src == src:
+            written = self._state_written
+        else:
+            size = llama_cpp.llama_state_seq_get_size(self.ptr, src)
+            if len(self._state_buffer) < size:
+                self._state_buffer = (ctypes.c_uint8 * size)()
+            written = llama_cpp.llama_state_seq_get_data(self.ptr, self._state_buffer, size, src)
+            self._state_src, self._state_written = src, written
         llama_cpp.llama_memory_seq_rm(self.memory, dst, -1, -1)
         if not written or not llama_cpp.llama_state_seq_set_data(self.ptr, self._state_buffer, written, dst):
             llama_cpp.llama_memory_seq_rm(self.memory, dst, -1, -1)

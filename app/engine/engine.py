@@ -78,6 +78,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         self._native_lock = threading.Lock()  # check_grammar (any thread) vs freeing the model (engine thread)
         self._released = False
         self._admitting: Sequence | None = None
+        self._spent: dict[Sequence, float] = {}  # this iteration's admission/copy/encode time (vision_step.py)
         self._running: list[Sequence] = []
         self._free_slots = set(range(config.n_slots))
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()  # replaced whole, under _cond

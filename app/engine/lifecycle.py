@@ -72,6 +72,7 @@ class RequestLifecycle:
                 self._finish(seq, "cancelled", events)
 
     def _admit(self, events: EventBuilder) -> None:
+        self._spent = {}  # a new iteration: nothing spent yet on any prompt outside its pieces
         if self._leaders:
             self._coalesce_waiting(events)
         while self._free_slots:
@@ -88,8 +89,10 @@ class RequestLifecycle:
                 self._follow(self._leaders[seq.coalesce_key], seq, events)
                 continue
             self._admitting = seq  # until it is in _running, a fault here must still end it
+            started = time.perf_counter()
             try:
                 self._admit_one(seq, events)
+                self._spend(seq, time.perf_counter() - started)
             except ContextOverflow as exc:
                 self._finish(seq, "error", events, str(exc), kind="context")
             except GrammarError as exc:

@@ -65,6 +65,14 @@ class PrefillPacer:
         elif n_prefill and self.prefill_token_s is None:
             self.prefill_token_s = seconds / n_prefill  # pure prefill: a first, optimistic estimate
 
+    def observe_piece(self, n_rows: int, seconds: float) -> None:
+        """A prompt piece decoded in a llama_decode of its own beside generating sequences (an image piece,
+        vision_step.py): its seconds per row, fixed cost included, measure directly what `prefill_token_s`
+        estimates (before it, only steps that mixed text were seen: with no text prompt joining running streams
+        the estimate stayed the optimistic one from a pure prefill, and image pieces ran over the target)."""
+        if n_rows > 0:
+            self.prefill_token_s = self._ema(self.prefill_token_s, seconds / n_rows)
+
     def prefill_allowance(self, n_decode: int) -> int:
         """Prompt tokens that fit beside n_decode decode tokens within the mixed-step time target."""
         base = self.decode_step_s.get(n_decode)

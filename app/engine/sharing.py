@@ -58,9 +58,12 @@ class PrefixSharing:
 
     # --- before each step: copies that became possible, first tokens from cached logits -----------------
     def _resolve_shared(self, events: EventBuilder) -> None:
+        serialised = None  # the donor whose KV the context serialised last in this loop (nothing decodes here)
         for seq in list(self._running):
             if seq.donor is not None and self._donor_ready(seq):
-                self._copy_from_donor(seq)
+                donor = seq.donor
+                self._copy_from_donor(seq, again=donor is serialised)
+                serialised = donor
             if seq.ready_logits is not None and not seq.finished:
                 logits, seq.ready_logits = seq.ready_logits, None
                 token = self._forced(seq)
@@ -71,14 +74,27 @@ class PrefixSharing:
 
     @staticmethod
     def _donor_ready(seq: Sequence) -> bool:
+        """Whether the copy can be made now. A donor fewer than MIN_SHARED_PREFIX tokens short of the share
+        (and the prompts differ after it) is not waited for: the copy takes what it has and the sequence
+        prefills those few tokens itself in this step, rather than starting its prompt a step later (the
+        panes on one image whose questions begin alike, docs/engine.md "Fan-out")."""
         donor = seq.donor
-        if donor.n_prompt_done < seq.share:
-            return False
-        return seq.share < len(seq.prompt) or donor.prompt_logits is not None
+        if donor.n_prompt_done >= seq.share:
+            return seq.share < len(seq.prompt) or donor.prompt_logits is not None
+        have = seq.boundary(donor.n_prompt_done)  # an M-RoPE image is copied whole or not at all
+        if (seq.share - have < MIN_SHARED_PREFIX and have >= seq.cached_tokens + MIN_SHARED_PREFIX
+                and seq.share < min(len(seq.prompt), len(donor.prompt))):
+            seq.share = have
+            return True
+        return False
 
-    def _copy_from_donor(self, seq: Sequence) -> None:
+    def _copy_from_donor(self, seq: Sequence, again: bool = False) -> None:
+        """`again`: the donor's KV was serialised by the previous copy and has not changed (copy_prefix)."""
         donor, seq.donor = seq.donor, None
-        if not self._ctx.copy_prefix(donor.slot, seq.slot, seq.position(seq.share)):
+        started = time.perf_counter()
+        copied = self._ctx.copy_prefix(donor.slot, seq.slot, seq.position(seq.share), again)
+        self._spend(seq, time.perf_counter() - started)
+        if not copied:
             log.warning("copying %s prompt tokens from slot %s to %s failed: prefilling them instead",
                         seq.share, donor.slot, seq.slot)
             seq.n_past = seq.n_prompt_done = seq.cached_tokens = 0

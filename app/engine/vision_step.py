@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 
 import llama_cpp
@@ -30,13 +31,30 @@ from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.prompt import PromptError
 from app.engine.request import Sequence
-from app.engine.types import GenerationRequest
+from app.engine.scheduler import PrefillPacer
+from app.engine.types import EngineConfig, GenerationRequest
 from app.engine.vision import EmbdBatch, image_of, serials
 
 log = logging.getLogger("chorus.engine")
 
 NO_PROJECTOR = ("this model was opened without a vision projector (mmproj), so it cannot read images: open it "
                 "with its projector, or remove the images from the messages")
+
+
+def image_piece_rows(config: EngineConfig, pacer: PrefillPacer, n_decode: int, spent_s: float = 0.0) -> int:
+    """Rows of an image piece: `prefill_chunk` while no pane is generating; beside `n_decode` generating panes,
+    what the pacer lets a prompt add to their step (scheduler.py), at least `min_prefill_per_step`, less the
+    rows that `spent_s` (this iteration's admission, prefix copy and encode of that prompt) would have cost at
+    the pacer's per-token estimate; 0 when that leaves less than the minimum: then its share of the step is
+    spent, and its piece waits for the next step."""
+    if not n_decode:
+        return config.prefill_chunk
+    allowance = pacer.prefill_allowance(n_decode)
+    if spent_s > 0 and pacer.prefill_token_s:
+        allowance -= math.ceil(spent_s / pacer.prefill_token_s)
+        if allowance < config.min_prefill_per_step:
+            return 0
+    return max(config.min_prefill_per_step, min(allowance, config.prefill_chunk))
 
 
 class VisionStep:
@@ -84,20 +102,24 @@ class VisionStep:
         serial, row = image_of(seq.prompt[seq.n_prompt_done])
         entry = self._vision.entry(serial)
         left = entry.n_tokens - row
-        n = left if entry.non_causal else min(left, self._image_piece_rows())
-        if left - n == 1 and n > 1:  # never leave a one-row piece: alone in its ubatch it meets another kernel
-            n -= 1
-        if n > self._ctx.n_batch:
+        if entry.non_causal and left > self._ctx.n_batch:
             self._finish(seq, "error", events, f"the image is {entry.n_tokens} tokens, which this model must "
                          f"decode at once, but a batch holds {self._ctx.n_batch}: raise the batch size", kind="prompt")
             return
         try:
-            before = self._vision.encoded
+            before, started = self._vision.encoded, time.perf_counter()
             embd = self._vision.embeddings(serial)
-            self._stats.record_images(encoded=self._vision.encoded - before)
+            if self._vision.encoded > before:
+                self._stats.record_images(encoded=self._vision.encoded - before)
+                self._spend(seq, time.perf_counter() - started)
         except RuntimeError as exc:
             self._finish(seq, "error", events, str(exc), kind="prompt")
             return
+        n = left if entry.non_causal else min(left, self._image_piece_rows(seq))
+        if n <= 0:  # its share of this step went to its admission, prefix copy or encode
+            return
+        if left - n == 1 and n > 1:  # never leave a one-row piece: alone in its ubatch it meets another kernel
+            n -= 1
         if self._embd_batch is None:
             self._embd_batch = EmbdBatch(self._ctx.n_batch, self._vision.n_embd)
         first = seq.position(seq.n_past - row)  # the image's first position (positions.py)
@@ -115,15 +137,18 @@ class VisionStep:
         seq.n_past += n
         seq.n_prompt_done += n
         self._stats.record_step(0, n, elapsed)
+        if not entry.non_causal and any(other.pending_token is not None for other in self._running):
+            self._pacer.observe_piece(n, elapsed)  # a piece the pacer sized, beside generating panes
 
-    def _image_piece_rows(self) -> int:
-        """Rows of an image piece: `prefill_chunk` while no pane is generating; beside generating panes, what the
-        pacer lets a prompt add to their step (scheduler.py), at least `min_prefill_per_step`."""
-        n_decode = sum(seq.pending_token is not None for seq in self._running)
-        if not n_decode:
-            return self.config.prefill_chunk
-        allowance = self._pacer.prefill_allowance(n_decode)
-        return max(self.config.min_prefill_per_step, min(allowance, self.config.prefill_chunk))
+    def _image_piece_rows(self, seq: Sequence) -> int:
+        """Rows of the sequence's image piece in this step (`image_piece_rows`)."""
+        n_decode = sum(other.pending_token is not None for other in self._running)
+        return image_piece_rows(self.config, self._pacer, n_decode, self._spent.get(seq, 0.0))
+
+    def _spend(self, seq: Sequence, seconds: float) -> None:
+        """Engine-thread time spent on the sequence's prompt in this iteration outside its pieces (admission,
+        prefix copy, encode): taken out of its share of the step (`image_piece_rows`)."""
+        self._spent[seq] = self._spent.get(seq, 0.0) + seconds
 
     def _decode_embd(self, non_causal: bool) -> tuple[int, float]:
         ctx = self._ctx

@@ -8,10 +8,13 @@ tests/backends/test_vision_server.py.
 
 import base64
 
+import llama_cpp
 import pytest
 
-from app.engine import GenerationRequest
+from app.engine import EngineConfig, GenerationRequest, RequestState
 from app.engine.media import MARKER
+from app.engine.scheduler import PrefillPacer
+from app.engine.vision_step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.vision_gguf import IMAGE_TOKENS, data_url, sample_png, tiny_mmproj
 
@@ -140,3 +143,91 @@ def test_a_step_with_an_image_piece_takes_no_text_of_that_prompt(vision):
     assert {rid for _, rid in image_steps} == {done.request_id}  # the image was decoded in pieces
     assert any(rid == done.request_id and s > max(image_steps)[0] for s, rid in text_steps)  # then its question
     assert not image_steps & text_steps
+
+
+def test_a_pane_whose_question_begins_like_the_donors_does_not_wait_a_step_for_it(vision):
+    """"What is the mood?" shares the image and "What is" with "What is in this image?": its copy does not wait
+    for the donor to decode those two words (a step later, beside the others' first tokens) but takes the image
+    when it is there and prefills its question in the same step as the donor (sharing.py, `_donor_ready`).
+    The replies are those of each request alone."""
+    engine = vision(n_slots=2)
+    png = sample_png(1)
+    requests = [about(png, "What is in this image?"), about(png, "What is the mood?")]
+    alone = []
+    for request in requests:
+        alone.append(engine.submit(request).result(120).token_ids)
+        engine.clear_prompt_cache()
+    engine.wait_idle(60)
+    first_step: dict[int, int] = {}
+    engine.subscribe(lambda event: [first_step.setdefault(rid, event.step) for rid, state in event.states.items()
+                                    if state is RequestState.GENERATING])
+    with engine._cond:  # both queued before the engine thread admits either: one is the other's donor
+        handles = [engine.submit(r) for r in requests]
+    done = [h.result(120) for h in handles]
+    assert [d.token_ids for d in done] == alone
+    assert done[1].cached_tokens >= IMAGE_TOKENS  # the image's KV was copied
+    assert first_step[done[0].request_id] == first_step[done[1].request_id]
+    assert_kv_accounted(engine)
+
+
+def test_eight_panes_on_one_image_copy_it_in_one_step_from_one_serialisation(vision, monkeypatch):
+    """The seven copies of the image's KV are made in one step from one serialisation of the donor's cells
+    (context.py, `copy_prefix(again=True)`), all eight first tokens come in that step, and every reply is the
+    one its request gives alone."""
+    engine = vision(n_slots=8)
+    png = sample_png(1)
+    alone = []
+    for question in QUESTIONS:
+        alone.append(engine.submit(about(png, question)).result(120).token_ids)
+        engine.clear_prompt_cache()
+    engine.wait_idle(60)
+    serialised, real = [], llama_cpp.llama_state_seq_get_data
+    monkeypatch.setattr(llama_cpp, "llama_state_seq_get_data",
+                        lambda *args: serialised.append(args[-1]) or real(*args))
+    first_step: dict[int, int] = {}
+    engine.subscribe(lambda event: [first_step.setdefault(rid, event.step) for rid, state in event.states.items()
+                                    if state is RequestState.GENERATING])
+    with engine._cond:  # all queued before the engine thread admits any
+        handles = [engine.submit(about(png, q)) for q in QUESTIONS]
+    done = [h.result(300) for h in handles]
+    assert [d.token_ids for d in done] == alone
+    assert sum(d.cached_tokens >= IMAGE_TOKENS for d in done) == 7
+    assert len(serialised) == 1  # seven copies, one serialisation
+    assert len({first_step[d.request_id] for d in done}) == 1
+    assert_kv_accounted(engine)
+
+
+def test_time_spent_on_a_prompt_outside_its_pieces_comes_out_of_its_image_piece():
+    """Beside generating panes an image piece takes the pacer's allowance for one prompt, less the rows that the
+    iteration's admission, prefix copy and encode of that prompt cost at the pacer's per-token estimate; nothing
+    when that leaves less than the minimum piece (vision_step.py, `image_piece_rows`)."""
+    config = EngineConfig(model_path="unused.gguf")
+    pacer = PrefillPacer(config)
+    pacer.decode_step_s[4], pacer.prefill_token_s = 0.020, 0.0035  # 4 streams: 20 ms a step, 3.5 ms a row
+    allowance = pacer.prefill_allowance(4)
+    assert allowance == int((config.mixed_step_factor - 1) * 0.020 / 0.0035)
+    assert image_piece_rows(config, pacer, 0, spent_s=0.5) == config.prefill_chunk  # nobody generating
+    assert image_piece_rows(config, pacer, 4) == allowance
+    assert image_piece_rows(config, pacer, 4, spent_s=0.006) == allowance - 2
+    assert image_piece_rows(config, pacer, 4, spent_s=0.015) == 0  # would leave fewer than the minimum
+    assert allowance - 5 < config.min_prefill_per_step
+
+
+def test_image_pieces_beside_generating_panes_teach_the_pacer_their_cost(vision):
+    """An image piece the pacer sized is a direct measurement of a prompt row's cost beside running streams:
+    the pacer takes its seconds per row into the estimate that sizes the next piece (scheduler.py,
+    `observe_piece`), so pieces no longer run over the step's target when no text prompt had joined the
+    streams before (the estimate was then the optimistic one of a pure prefill)."""
+    pacer = PrefillPacer(EngineConfig(model_path="unused.gguf"))
+    pacer.decode_step_s[4], pacer.prefill_token_s = 0.020, 0.0030
+    pacer.observe_piece(8, 0.048)  # 6 ms a row
+    assert pacer.prefill_token_s == 0.0030 + PrefillPacer.ALPHA * (0.006 - 0.0030)
+    engine = vision(n_slots=2)
+    observed = []
+    real = engine._pacer.observe_piece
+    engine._pacer.observe_piece = lambda n, seconds: observed.append(n) or real(n, seconds)
+    stream = engine.submit(GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}],
+                                             max_tokens=64, ignore_eos=True, sampling=GREEDY))
+    done = engine.submit(about(sample_png(0), "What is in this image?", max_tokens=4)).result(120)
+    assert done.error is None and stream.result(120).error is None
+    assert observed and all(0 < n <= engine.config.prefill_chunk for n in observed)
