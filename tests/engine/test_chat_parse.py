@@ -32,6 +32,20 @@ def test_markup_that_is_not_a_call_stays_content():
     assert parse(text, HERMES).content == text and not parse(text, HERMES).tool_calls
 
 
+def test_tagged_arguments_are_written_as_llama_cpp_writes_them():
+    # llama.cpp's mapper writes `"key":value` joined by "," (no blanks), a string value escaped, any other value's
+    # text as the model wrote it (common/chat-peg-parser.cpp, common_chat_peg_mapper::map).
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "array"}}}}}]
+    glm = ("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+           "<arg_key>days</arg_key>\n<arg_value>[1, 2]</arg_value>\n</tool_call>")
+    assert parse(glm, BY_NAME["glm-4.5"], tools=tools).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris","days":[1, 2]}'),)
+    cut = glm[:glm.index("Paris") + 3]
+    assert parse(cut, BY_NAME["glm-4.5"], partial=True, tools=tools).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Par'),)
+
+
 def test_the_qwen_templates_are_hermes():
     templates = llama_cpp_templates()
     if not templates:
