@@ -98,12 +98,12 @@ def tokenize(server, text: str) -> list[int]:
 
 def chorus_prompt(engine, vocab, prefix: str) -> tuple[str, list[int]]:
     """Chorus's prompt text (before the prefix) and tokens, as its engine makes them (app/engine/prompt.py): the
-    rendered messages, then the reply prefix tokenized on its own."""
+    rendered messages and the reply prefix tokenized as one string."""
     text = engine.render_prompt(GenerationRequest(messages=QUESTION, tools=(WEATHER,)))
-    ids = vocab.tokenize(text, add_special=True)
+    ids = vocab.tokenize(text + prefix, add_special=True)
     if len(ids) > 1 and ids[0] == ids[1] == vocab.bos_id:
         ids = ids[1:]
-    return text, ids + (vocab.tokenize(prefix, add_special=False) if prefix else [])
+    return text, ids
 
 
 def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_tokens: int, prefix: str) -> Reply:

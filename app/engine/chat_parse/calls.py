@@ -106,13 +106,18 @@ def _param_types(tools, name: str) -> dict:
     return {}
 
 
+def _key(key: str) -> str:
+    """`"key":`, as llama.cpp's mapper writes a tagged argument's name (compact, UTF-8 kept)."""
+    return json.dumps(key, ensure_ascii=False) + ":"
+
+
 def _value(raw: str, kind) -> str:
     """A tagged parameter's value as JSON text: a string unless the schema (or, without one, the text) says
-    it is another JSON value."""
+    it is another JSON value, which is kept as written (llama.cpp copies the value's text)."""
     if kind != "string":
         value = loads(raw.strip())
         if value is not None or raw.strip() == "null":
-            return json.dumps(value, ensure_ascii=False)
+            return raw.strip()
     return json.dumps(raw, ensure_ascii=False)
 
 
@@ -140,17 +145,17 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
         if not text.startswith(before, k):
             rest = text[k:]
             if not rest or any(len(rest) < len(m) and m.startswith(rest) for m in (before, close, fmt.call[1])):
-                return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
+                return ToolCall("", name, "{" + ",".join(parts)), len(text), False
             break
         key_end, ok = find_marker(text, after_key, k + len(before), partial=True)
         if key_end < 0 or not ok:
-            return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False
         key = text[k + len(before):key_end].strip()
         v0 = key_end + len(after_key)
         if value_prefix:
             v0 = skip_ws(text, v0)
             if not text.startswith(value_prefix, v0):
-                return (ToolCall("", name, "{" + ", ".join(parts)), len(text), False) \
+                return (ToolCall("", name, "{" + ",".join(parts)), len(text), False) \
                     if value_prefix.startswith(text[v0:]) else FAIL
             v0 += len(value_prefix)
         v1, ok = find_marker(text, after_value, v0, partial=True)
@@ -159,18 +164,18 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
             raw = raw[1:] if raw.startswith("\n") and fmt.extra.get("trim") else raw
             shown = parts
             if types.get(key) == "string" and raw.rstrip():
-                shown = [*parts, json.dumps(key) + ": " + json.dumps(raw.rstrip(), ensure_ascii=False)[:-1]]
-            return ToolCall("", name, "{" + ", ".join(shown)), len(text), False
+                shown = [*parts, _key(key) + json.dumps(raw.rstrip(), ensure_ascii=False)[:-1]]
+            return ToolCall("", name, "{" + ",".join(shown)), len(text), False
         raw = _trim(text[v0:v1]) if fmt.extra.get("trim") else text[v0:v1]
-        parts.append(json.dumps(key) + ": " + _value(raw, types.get(key)))
+        parts.append(_key(key) + _value(raw, types.get(key)))
         k = v1 + len(after_value)
     if close:
         c = skip_ws(text, k)
         if text.startswith(close, c):
             k = c + len(close)
         elif close.startswith(text[c:]):
-            return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
-    return ToolCall("", name, "{" + ", ".join(parts) + "}"), k, True
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False
+    return ToolCall("", name, "{" + ",".join(parts) + "}"), k, True
 
 
 def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], int, bool]:
