@@ -41,6 +41,8 @@ def test_tagged_arguments_are_written_as_llama_cpp_writes_them():
            "<arg_key>days</arg_key>\n<arg_value>[1, 2]</arg_value>\n</tool_call>")
     assert parse(glm, BY_NAME["glm-4.5"], tools=tools).tool_calls == (
         ToolCall("", "get_weather", '{"city":"Paris","days":[1, 2]}'),)
+    lfm2 = '<|tool_call_start|>[get_weather(city="Paris", days=[1, 2])]<|tool_call_end|>'
+    assert parse(lfm2, BY_NAME["lfm2"], tools=tools).tool_calls[0].arguments == '{"city":"Paris","days":[1,2]}'
     cut = glm[:glm.index("Paris") + 3]
     assert parse(cut, BY_NAME["glm-4.5"], partial=True, tools=tools).tool_calls == (
         ToolCall("", "get_weather", '{"city":"Par'),)

@@ -193,7 +193,8 @@ def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], in
             if not isinstance(node, ast.Call):
                 return [], -1, False
             args = {kw.arg: _literal(kw.value) for kw in node.keywords}
-            calls.append(ToolCall("", ast.unparse(node.func), json.dumps(args, ensure_ascii=False)))
+            arguments = json.dumps(args, ensure_ascii=False, separators=(",", ":"))  # compact, as llama.cpp's
+            calls.append(ToolCall("", ast.unparse(node.func), arguments))
         return calls, close, True
     except (SyntaxError, ValueError):
         return [], -1, False
