@@ -21,6 +21,7 @@ that starts to match makes the xfail fail, so the table stays true.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -197,7 +198,8 @@ def text(vocab, ids: list[int]) -> str:
 def describe(vocab, theirs, ours) -> str:
     return (f"\n  llama-server {text(vocab, theirs.tokens)!r} ({theirs.finish}, "
             f"{theirs.calls}, {theirs.streamed}, {theirs.notes['error']}, {theirs.notes['grammar_triggered']})"
-            f"\n  Chorus       {text(vocab, ours.tokens)!r} ({ours.finish}, {ours.calls}, {ours.streamed})")
+            f"\n  Chorus       {text(vocab, ours.tokens)!r} ({ours.finish}, {ours.calls}, {ours.streamed}, "
+            f"last partial {ours.notes['partial']})")
 
 
 def check(theirs, ours, vocab) -> None:
@@ -206,10 +208,22 @@ def check(theirs, ours, vocab) -> None:
         at = len(os.path.commonprefix([ours.prompt, theirs.prompt]))
         tokens = "same prompt tokens" if ours.prompt == theirs.prompt else f"prompt tokens differ at {at}"
         pytest.fail(f"the generated texts differ ({tokens}):{describe(vocab, theirs, ours)}")
-    if theirs.accepted:
+    if theirs.accepted and not cut_call(theirs):
         assert as_json(ours.calls) == as_json(theirs.calls), describe(vocab, theirs, ours)
-    else:  # refused by llama-server's parser: compare the parses as they streamed
-        assert ours.streamed == theirs.streamed, describe(vocab, theirs, ours)
+    else:  # refused by llama-server's parser, or a call cut: compare the last partial parses
+        assert ours.notes["partial"] == theirs.streamed, describe(vocab, theirs, ours)
+
+
+def cut_call(reply) -> bool:
+    """llama-server's parse is lenient at the end of the text: a call cut by max_tokens comes back as a final call
+    with its arguments so far (not JSON), which is its last partial parse."""
+    def is_json(arguments: str) -> bool:
+        try:
+            json.loads(arguments)
+        except ValueError:
+            return False
+        return True
+    return reply.finish == "length" and not all(is_json(a) for _, a in reply.calls)
 
 
 needs_templates = pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run "

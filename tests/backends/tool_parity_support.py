@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import httpx
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.chat_parse.stream import for_request
+from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -120,7 +122,22 @@ def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_to
     calls = [(c["name"], c["arguments"]) for c in done.tool_calls]
     last = [(c["name"], c["arguments"]) for c in streamed[-1]] if streamed else []
     return Reply(prompt[1], list(done.token_ids), bool(calls) or done.finish_reason == "stop", calls, last,
-                 done.finish_reason, {"text": done.text, "prompt_text": prompt[0] + prefix})
+                 done.finish_reason, {"text": done.text, "prompt_text": prompt[0] + prefix,
+                                      "partial": last_partial(engine, prompt[0], prefix, done.token_ids)})
+
+
+def last_partial(engine, prompt_text: str, prefix: str, token_ids) -> list[tuple[str, str]]:
+    """The calls of Chorus's last partial parse of its reply: what its engine streamed after the last token, before
+    the final parse (which, for a reply llama-server refuses, has no calls), made as the engine makes it
+    (lifecycle.py, step.py): thinking split off, the answer through the request's ToolStream."""
+    request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), reply_prefix=prefix)
+    split = ReasoningSplit(enabled=True, opened=opens_thinking(prompt_text, prefix))
+    stream = for_request(engine._renderer.template_source, request, split_prefix(prefix)[0])
+    text = b"".join(engine._model.piece(t) for t in token_ids).decode("utf-8", "replace")
+    if stream is None:
+        return []
+    stream.feed(split.feed(text, token=False)[0])
+    return [(c.name, c.arguments) for c in stream.calls]
 
 
 def as_json(calls: list[tuple[str, str]]) -> list[tuple[str, object]]:

@@ -97,13 +97,28 @@ def tag_json_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | Non
     return ToolCall(call_id, name, args), end, True
 
 
-def _param_types(tools, name: str) -> dict:
+def _parameters(tools, name: str) -> dict | None:
     for tool in tools or ():
         function = tool.get("function", tool) if isinstance(tool, dict) else {}
         if function.get("name") == name:
-            return {k: (v or {}).get("type") for k, v in
-                    ((function.get("parameters") or {}).get("properties") or {}).items()}
-    return {}
+            return function.get("parameters") or {}
+    return None
+
+
+def _param_types(tools, name: str) -> dict:
+    parameters = _parameters(tools, name) or {}
+    return {k: (v or {}).get("type") for k, v in (parameters.get("properties") or {}).items()}
+
+
+def _expected(tools, name: str):
+    """Whether the tool's n-th tagged parameter may be `key`, as llama.cpp's parser for it takes them: the
+    required ones first, in their order, then optional ones in any order (None: a tool not offered, any key)."""
+    parameters = _parameters(tools, name)
+    if parameters is None or not parameters.get("properties"):
+        return None
+    required = [k for k in parameters.get("required") or () if k in parameters["properties"]]
+    optional = set(parameters["properties"]) - set(required)
+    return lambda n, key: key == required[n] if n < len(required) else key in optional
 
 
 def _key(key: str) -> str:
@@ -138,7 +153,7 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
     if not name or any(c in name for c in " \n<>{"):
         return FAIL
     k = at + len(marker) if marker == fmt.name_suffix else at
-    types, parts = _param_types(tools, name), []
+    types, parts, expected = _param_types(tools, name), [], _expected(tools, name)
     close, value_prefix = fmt.extra.get("close", ""), fmt.extra.get("value_prefix", "")
     while True:
         k = skip_ws(text, k)
@@ -151,6 +166,8 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
         if key_end < 0 or not ok:
             return ToolCall("", name, "{" + ",".join(parts)), len(text), False
         key = text[k + len(before):key_end].strip()
+        if expected is not None and not expected(len(parts), key):  # llama.cpp's parse fails here: while the
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False  # reply streams, the call so far
         v0 = key_end + len(after_key)
         if value_prefix:
             v0 = skip_ws(text, v0)
