@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
 import httpx
@@ -73,13 +74,25 @@ def server_reply(server, messages: list[dict], tool_choice: str, max_tokens: int
                 continue
             chunks.append(chunk)
             finish = next((c["finish_reason"] for c in chunk.get("choices", []) if c.get("finish_reason")), finish)
-    log = server.log.read_text(errors="replace")[start:]
+    log = _request_log(server, start)
     tokens = [int(t) for t in re.findall(r"next token: +(\d+) ", log)]
     while tokens and tokens[-1] in eog:
         tokens.pop()
     calls = _assemble(chunks)
     notes = {"error": error, "grammar_triggered": "Grammar triggered" in log, "prompt_text": prompt_text}
     return Reply(prompt, tokens, error is None, calls if error is None else [], calls, finish or "error", notes)
+
+
+def _request_log(server, start: int, timeout: float = 60.0) -> str:
+    """The server's log since `start` once it holds the request's end: llama-server writes its log from a worker
+    thread, so the last `next token:` lines may land after the HTTP stream has ended. The slot's "stop
+    processing" line comes after them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        log = server.log.read_bytes()[start:].decode("utf-8", "replace")  # `start` counts bytes
+        if "stop processing" in log or time.monotonic() > deadline:
+            return log
+        time.sleep(0.05)  # polling the log file for that line (no notification exists for a file's growth)
 
 
 def apply_template(server, messages: list[dict]) -> str:
