@@ -111,14 +111,19 @@ def _param_types(tools, name: str) -> dict:
 
 
 def _expected(tools, name: str):
-    """Whether the tool's n-th tagged parameter may be `key`, as llama.cpp's parser for it takes them: the
-    required ones first, in their order, then optional ones in any order (None: a tool not offered, any key)."""
+    """Whether the tool's next tagged parameter may be `key` after those `seen`, as llama.cpp's parser for it
+    takes them: each required one once, first, in any order, then optional ones (None: a tool not offered, any
+    key)."""
     parameters = _parameters(tools, name)
     if parameters is None or not parameters.get("properties"):
         return None
-    required = [k for k in parameters.get("required") or () if k in parameters["properties"]]
-    optional = set(parameters["properties"]) - set(required)
-    return lambda n, key: key == required[n] if n < len(required) else key in optional
+    required = {k for k in parameters.get("required") or () if k in parameters["properties"]}
+    optional = set(parameters["properties"]) - required
+
+    def expected(seen: list[str], key: str) -> bool:
+        missing = required - set(seen)
+        return key in missing if missing else key in optional
+    return expected
 
 
 def _key(key: str) -> str:
@@ -153,7 +158,7 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
     if not name or any(c in name for c in " \n<>{"):
         return FAIL
     k = at + len(marker) if marker == fmt.name_suffix else at
-    types, parts, expected = _param_types(tools, name), [], _expected(tools, name)
+    types, parts, expected, seen = _param_types(tools, name), [], _expected(tools, name), []
     close, value_prefix = fmt.extra.get("close", ""), fmt.extra.get("value_prefix", "")
     while True:
         k = skip_ws(text, k)
@@ -166,8 +171,9 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
         if key_end < 0 or not ok:
             return ToolCall("", name, "{" + ",".join(parts)), len(text), False
         key = text[k + len(before):key_end].strip()
-        if expected is not None and not expected(len(parts), key):  # llama.cpp's parse fails here: while the
-            return ToolCall("", name, "{" + ",".join(parts)), len(text), False  # reply streams, the call so far
+        if expected is not None and not expected(seen, key):  # llama.cpp's parse fails here: while the reply
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False  # streams, the call so far
+        seen.append(key)
         v0 = key_end + len(after_key)
         if value_prefix:
             v0 = skip_ws(text, v0)
