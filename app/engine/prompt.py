@@ -118,14 +118,16 @@ class PromptRenderer:
                            tools=request.tools)
 
     def tokens(self, request: GenerationRequest, text: str | None = None) -> list[int]:
-        """The prompt's tokens; `text` is `self.text(request)` when the caller has it already."""
+        """The prompt's tokens, its reply prefix included; `text` is `self.text(request)` when the caller has it
+        already. The prefix is tokenized with the prompt as one string, as llama-server tokenizes a continued
+        assistant message (a prefill), so the tokens at the seam are the same as its."""
         text = self.text(request) if text is None else text
-        tokens = self._model.tokenize(text, add_special=True)
+        if not text:
+            raise PromptError("the prompt is empty")
+        tokens = self._model.tokenize(text + request.reply_prefix, add_special=True)
         bos = self._model.bos_id
         if len(tokens) > 1 and tokens[0] == tokens[1] == bos:  # the template wrote BOS and so did we
             tokens = tokens[1:]
         if not tokens or (len(tokens) == 1 and tokens[0] == bos):
             raise PromptError("the prompt is empty")
-        if request.reply_prefix:  # tokenized on its own, as the reply's tokens were generated after the prompt
-            tokens += self._model.tokenize(request.reply_prefix, add_special=False)
         return tokens

@@ -72,11 +72,9 @@ class VisionStep:
             raise PromptError(str(exc)) from exc
         text = self._renderer.text(dataclasses.replace(request, messages=messages))
         pinned = set().union(*(serials(seq.prompt) for seq in self._running))
-        tokens = self._vision.tokenize(text, images, pinned)
+        tokens = self._vision.tokenize(text + request.reply_prefix, images, pinned)  # one string, as prompt.py
         if tokens and tokens[-1] < 0:
             raise PromptError("the prompt ends with an image: the chat template must put text after it")
-        if request.reply_prefix:
-            tokens += self._model.tokenize(request.reply_prefix, add_special=False)
         return text, tokens, len(images)
 
     def _marked_text(self, request: GenerationRequest) -> str:

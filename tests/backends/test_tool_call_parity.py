@@ -8,10 +8,12 @@ Two requests per template, one llama-server and one engine each:
   call up to its argument's value), so the 135M model, started inside a call, writes the rest of it. llama-server
   continues a final assistant message with its own prompt (for a format with thinking markers it first writes an
   empty thinking block), so Chorus's prefix is the rest of llama-server's prompt after Chorus's rendered one:
-  the prompts are then the same tokens, which is checked. Where the generated tokens are the same too, the
-  parses must be: the calls (names, arguments as JSON) when llama-server accepted the reply, and when it refused
-  it (HTTP 500 in the stream: a call cut by max_tokens, or text after the calls), its last streamed partial
-  parse against Chorus's last streamed calls (Chorus keeps such a reply: docs/tools.md).
+  the prompt texts are then the same, which is checked (and Chorus tokenizes prompt and prefix as one string,
+  as llama-server does). Where the generated tokens are the same too, the parses must be: the calls (names,
+  arguments as JSON) when llama-server accepted the reply, and when it refused it (HTTP 500 in the stream: a
+  malformed call, or text after the calls) or returned a call cut by max_tokens, its last streamed partial
+  parse against Chorus's last partial parse (what its engine streamed before the final parse, which drops a
+  call it cannot read: docs/tools.md).
 - "required": tool_choice "required", no prefix. Both sides constrain the reply with the same grammar: text up
   to the first call, then calls (tool_grammar.py's default, llama-server's shape per format).
 
@@ -21,6 +23,7 @@ that starts to match makes the xfail fail, so the table stays true.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -59,21 +62,24 @@ REQUIRED_PROMPT = ("the prompt tokens differ at the second token (same prompt te
 CONTINUED = ("the prompts differ: llama-server continues a final assistant message from the generation prompt cut at "
              "the thinking tag, which it rewrites (common/chat-auto-parser-generator.cpp); Chorus's reply prefix "
              "continues its whole generation prompt")
-DRIFT = ("same prompt text, different generated text: Chorus tokenizes its reply prefix on its own "
-         "(app/engine/prompt.py), llama-server tokenizes prompt and prefill as one string, so the tokens at the seam "
-         "differ and the greedy continuation drifts")
 SAMPLER = ("same prompt tokens, different generated text, no grammar trigger in llama-server's log: its sampler "
            "chain differs for this template (a format with thinking markers gets llama.cpp's reasoning-budget "
            "sampler beside the lazy grammar); not traced further")
-TAGGED = ("same text, different partial parse: for a tagged call whose later parameter is malformed or cut, "
-          "llama.cpp streams the parameters so far and Chorus streams no call (a Chorus defect, not fixed yet)")
 COHERE = ("same text: llama.cpp parses Cohere2 MoE's own format (not ported, docs/tools.md) and finds no call; "
           "Chorus reads it as Command R7B's and finds one")
-SPACING = ("same text and call; Chorus writes tagged arguments with ', ' and ': ', llama.cpp compactly "
-           "({\"city\":\"Paris\"}), so the streamed argument text differs (fix: separators in chat_parse/calls.py)")
-CUT = ("llama-server answers a call cut by max_tokens with its partial arguments as the final call (not JSON): "
-       "the test reads them as JSON and fails; compare the streamed parses instead (next step)")
-UNSORTED = "differs in the 2026-11-26 run; cause not yet sorted (see the helper report)"
+LAGUNA_S = ("same text, different last partial parse (llama-server refused the reply: a repeated parameter): "
+            "llama.cpp's stops before the value's closing quote ({\"city\":\"Paris), Chorus's after it; this "
+            "template writes a call's single value and its end with nothing between (</arg_value></tool_call>), "
+            "which llama.cpp's analysis reads differently; not traced further")
+NEMOTRON3 = ("same text, different call: this template writes a parameter's value as \\nV\\n</parameter>, so "
+             "llama.cpp's value ends only at \"\\n</parameter>\"; the model wrote Paris</parameter> without the "
+             "newline, which llama.cpp reads as part of the value (up to the end, a cut call) and Chorus as its end")
+SAME_TOKENS = ("same prompt text and, since the reply prefix is tokenized with the prompt, the same prompt tokens "
+               "as llama-server's /tokenize; the greedy texts differ after a few tokens (2026-11-26 14:05 run, busy "
+               "host; the Llama 3.x and Kimi K2 Thinking cases matched before that change). Not traced: "
+               "llama-server's real prompt tokens (its log) are not compared, nor its sampler chain")
+OTHER_TOKENS = ("same prompt text, but the prompt tokens differ from llama-server's /tokenize of it even with the "
+                "prefix tokenized with the prompt; the greedy texts then differ; not traced")
 REQUIRED_OWN = {
     "Cohere2MoE": "llama.cpp parses Cohere2 MoE with its own parser (not ported, docs/tools.md); Chorus keeps its "
                   "call-first grammar there and the model calls, llama-server's reply is prose",
@@ -100,30 +106,24 @@ DIFFER: dict[tuple[str, str], str] = {
         "NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "StepFun3.5-Flash")},
     **{(n, "required"): reason for n, reason in REQUIRED_OWN.items()},
     **{(n, "parse"): CONTINUED for n in ("Apriel-1.6-15b-Thinker-fixed", "Qwen-QwQ-32B", "llama-cpp-deepseek-r1")},
-    **{(n, "parse"): DRIFT for n in (
-        "Apertus-8B-Instruct", "Bielik-11B-v3.0-Instruct", "GLM-4.7-Flash", "Kimi-K2-Instruct", "LFM2-8B-A1B",
-        "LFM2.5-8B-A1B", "LFM2.5-Instruct", "StepFun3.5-Flash", "deepseek-ai-DeepSeek-V3.1", "ibm-granite-granite-4.0",
-        "ibm-granite-granite-4.1", "meetkai-functionary-medium-v3.1", "moonshotai-Kimi-K2")},
     **{(n, "parse"): SAMPLER for n in (
         "MiMo-VL", "MiniMax-M3", "Qwen3-Coder", "google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved",
         "openai-gpt-oss-120b", "unsloth-Apriel-1.5")},
-    **{(n, "parse"): TAGGED for n in ("ByteDance-Seed-OSS", "GLM-4.6", "Spark2.5", "poolside-Laguna-S-2.1")},
+    ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
     ("Cohere2MoE", "parse"): COHERE,
-    **{(n, "parse"): SPACING for n in ("poolside-Laguna-XS-2.1", "poolside-Laguna-XS.2")},
-    **{(n, "parse"): CUT for n in ("MiniMax-M2", "Qwen3.5-4B")},
-    **{(n, "parse"): UNSORTED for n in (
-        "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
-        "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",
-        "NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
-        "Mistral-Small-3.2-24B-Instruct-2506",
-        "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
-        "deepseek-ai-DeepSeek-R1-Distill-Llama-8B",
-        "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B",
-        "ibm-granite-granite-3.3-2B-Instruct",
-        "mistralai-Ministral-3-14B-Reasoning-2512",
-        "mistralai-Mistral-Nemo-Instruct-2407",
-        "unsloth-mistral-Devstral-Small-2507",
-    )},
+    **{(n, "parse"): SAME_TOKENS for n in (
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use", "Mistral-Small-3.2-24B-Instruct-2506",
+        "ibm-granite-granite-3.3-2B-Instruct", "mistralai-Ministral-3-14B-Reasoning-2512",
+        "mistralai-Mistral-Nemo-Instruct-2407", "unsloth-mistral-Devstral-Small-2507",
+        "Kimi-K2-Thinking", "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
+        "meta-llama-Llama-3.3-70B-Instruct", "Apertus-8B-Instruct", "GLM-4.7-Flash", "deepseek-ai-DeepSeek-V3.1",
+        "meetkai-functionary-medium-v3.1")},
+    **{(n, "parse"): OTHER_TOKENS for n in (
+        "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
+        "Bielik-11B-v3.0-Instruct", "LFM2-8B-A1B", "LFM2.5-8B-A1B", "LFM2.5-Instruct", "StepFun3.5-Flash")},
+    **{(n, "parse"): CONTINUED for n in (
+        "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
+    ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 
 
@@ -207,7 +207,8 @@ def text(vocab, ids: list[int]) -> str:
 def describe(vocab, theirs, ours) -> str:
     return (f"\n  llama-server {text(vocab, theirs.tokens)!r} ({theirs.finish}, "
             f"{theirs.calls}, {theirs.streamed}, {theirs.notes['error']}, {theirs.notes['grammar_triggered']})"
-            f"\n  Chorus       {text(vocab, ours.tokens)!r} ({ours.finish}, {ours.calls}, {ours.streamed})")
+            f"\n  Chorus       {text(vocab, ours.tokens)!r} ({ours.finish}, {ours.calls}, {ours.streamed}, "
+            f"last partial {ours.notes['partial']})")
 
 
 def check(theirs, ours, vocab) -> None:
@@ -216,10 +217,22 @@ def check(theirs, ours, vocab) -> None:
         at = len(os.path.commonprefix([ours.prompt, theirs.prompt]))
         tokens = "same prompt tokens" if ours.prompt == theirs.prompt else f"prompt tokens differ at {at}"
         pytest.fail(f"the generated texts differ ({tokens}):{describe(vocab, theirs, ours)}")
-    if theirs.accepted:
+    if theirs.accepted and not cut_call(theirs):
         assert as_json(ours.calls) == as_json(theirs.calls), describe(vocab, theirs, ours)
-    else:  # refused by llama-server's parser: compare the parses as they streamed
-        assert ours.streamed == theirs.streamed, describe(vocab, theirs, ours)
+    else:  # refused by llama-server's parser, or a call cut: compare the last partial parses
+        assert ours.notes["partial"] == theirs.streamed, describe(vocab, theirs, ours)
+
+
+def cut_call(reply) -> bool:
+    """llama-server's parse is lenient at the end of the text: a call cut by max_tokens comes back as a final call
+    with its arguments so far (not JSON), which is its last partial parse."""
+    def is_json(arguments: str) -> bool:
+        try:
+            json.loads(arguments)
+        except ValueError:
+            return False
+        return True
+    return reply.finish == "length" and not all(is_json(a) for _, a in reply.calls)
 
 
 needs_templates = pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run "

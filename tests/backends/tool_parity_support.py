@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
 import httpx
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.chat_parse.stream import for_request
+from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -71,13 +74,25 @@ def server_reply(server, messages: list[dict], tool_choice: str, max_tokens: int
                 continue
             chunks.append(chunk)
             finish = next((c["finish_reason"] for c in chunk.get("choices", []) if c.get("finish_reason")), finish)
-    log = server.log.read_text(errors="replace")[start:]
+    log = _request_log(server, start)
     tokens = [int(t) for t in re.findall(r"next token: +(\d+) ", log)]
     while tokens and tokens[-1] in eog:
         tokens.pop()
     calls = _assemble(chunks)
     notes = {"error": error, "grammar_triggered": "Grammar triggered" in log, "prompt_text": prompt_text}
     return Reply(prompt, tokens, error is None, calls if error is None else [], calls, finish or "error", notes)
+
+
+def _request_log(server, start: int, timeout: float = 60.0) -> str:
+    """The server's log since `start` once it holds the request's end: llama-server writes its log from a worker
+    thread, so the last `next token:` lines may land after the HTTP stream has ended. The slot's "stop
+    processing" line comes after them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        log = server.log.read_bytes()[start:].decode("utf-8", "replace")  # `start` counts bytes
+        if "stop processing" in log or time.monotonic() > deadline:
+            return log
+        time.sleep(0.05)  # polling the log file for that line (no notification exists for a file's growth)
 
 
 def apply_template(server, messages: list[dict]) -> str:
@@ -98,12 +113,12 @@ def tokenize(server, text: str) -> list[int]:
 
 def chorus_prompt(engine, vocab, prefix: str) -> tuple[str, list[int]]:
     """Chorus's prompt text (before the prefix) and tokens, as its engine makes them (app/engine/prompt.py): the
-    rendered messages, then the reply prefix tokenized on its own."""
+    rendered messages and the reply prefix tokenized as one string."""
     text = engine.render_prompt(GenerationRequest(messages=QUESTION, tools=(WEATHER,)))
-    ids = vocab.tokenize(text, add_special=True)
+    ids = vocab.tokenize(text + prefix, add_special=True)
     if len(ids) > 1 and ids[0] == ids[1] == vocab.bos_id:
         ids = ids[1:]
-    return text, ids + (vocab.tokenize(prefix, add_special=False) if prefix else [])
+    return text, ids
 
 
 def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_tokens: int, prefix: str) -> Reply:
@@ -120,7 +135,22 @@ def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_to
     calls = [(c["name"], c["arguments"]) for c in done.tool_calls]
     last = [(c["name"], c["arguments"]) for c in streamed[-1]] if streamed else []
     return Reply(prompt[1], list(done.token_ids), bool(calls) or done.finish_reason == "stop", calls, last,
-                 done.finish_reason, {"text": done.text, "prompt_text": prompt[0] + prefix})
+                 done.finish_reason, {"text": done.text, "prompt_text": prompt[0] + prefix,
+                                      "partial": last_partial(engine, prompt[0], prefix, done.token_ids)})
+
+
+def last_partial(engine, prompt_text: str, prefix: str, token_ids) -> list[tuple[str, str]]:
+    """The calls of Chorus's last partial parse of its reply: what its engine streamed after the last token, before
+    the final parse (which, for a reply llama-server refuses, has no calls), made as the engine makes it
+    (lifecycle.py, step.py): thinking split off, the answer through the request's ToolStream."""
+    request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), reply_prefix=prefix)
+    split = ReasoningSplit(enabled=True, opened=opens_thinking(prompt_text, prefix))
+    stream = for_request(engine._renderer.template_source, request, split_prefix(prefix)[0])
+    text = b"".join(engine._model.piece(t) for t in token_ids).decode("utf-8", "replace")
+    if stream is None:
+        return []
+    stream.feed(split.feed(text, token=False)[0])
+    return [(c.name, c.arguments) for c in stream.calls]
 
 
 def as_json(calls: list[tuple[str, str]]) -> list[tuple[str, object]]:

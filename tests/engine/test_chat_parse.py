@@ -32,6 +32,38 @@ def test_markup_that_is_not_a_call_stays_content():
     assert parse(text, HERMES).content == text and not parse(text, HERMES).tool_calls
 
 
+def test_tagged_arguments_are_written_as_llama_cpp_writes_them():
+    # llama.cpp's mapper writes `"key":value` joined by "," (no blanks), a string value escaped, any other value's
+    # text as the model wrote it (common/chat-peg-parser.cpp, common_chat_peg_mapper::map).
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "array"}}}}}]
+    glm = ("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+           "<arg_key>days</arg_key>\n<arg_value>[1, 2]</arg_value>\n</tool_call>")
+    assert parse(glm, BY_NAME["glm-4.5"], tools=tools).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris","days":[1, 2]}'),)
+    lfm2 = '<|tool_call_start|>[get_weather(city="Paris", days=[1, 2])]<|tool_call_end|>'
+    assert parse(lfm2, BY_NAME["lfm2"], tools=tools).tool_calls[0].arguments == '{"city":"Paris","days":[1,2]}'
+    cut = glm[:glm.index("Paris") + 3]
+    assert parse(cut, BY_NAME["glm-4.5"], partial=True, tools=tools).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Par'),)
+
+
+def test_a_tagged_parameter_the_tool_does_not_take_ends_the_streamed_call_where_llama_cpp_ends_it():
+    # llama.cpp's parser for a tool takes its required parameters in order, then its optional ones; at any other
+    # parameter its parse fails, and llama-server keeps streaming the call as parsed so far (its last partial
+    # parse). Chorus's partial parse stops there too; the whole reply is still refused at the end.
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}}, "required": ["city"]}}}]
+    text = ("<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n"
+            "<parameter=city>Bos.Paris</parameter>\n<parameter=city>Bos")
+    seed = BY_NAME["seed-oss"]
+    assert parse(text, seed, partial=True, tools=tools).tool_calls == (ToolCall("", "get_weather", '{"city":"Paris"'),)
+    assert not parse(text, seed, tools=tools).tool_calls
+    glm = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>city</arg_key><arg_key>"
+    assert parse(glm, BY_NAME["glm-4.5"], partial=True, tools=tools).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris"'),)
+
+
 def test_the_qwen_templates_are_hermes():
     templates = llama_cpp_templates()
     if not templates:

@@ -70,6 +70,19 @@ def test_raw_prompt_is_tokenized_as_given(make_engine):
     assert result.generated_tokens >= 1
 
 
+def test_a_reply_prefix_is_tokenized_with_the_prompt_as_one_string(make_engine):
+    # llama-server tokenizes a continued reply (prefill) and its prompt as one string: a prefix that ends a word
+    # the prompt began must give the tokens, and so the greedy reply, of that whole text given as the prompt.
+    engine = make_engine(n_slots=1, n_ctx_per_slot=512)
+    joined = engine.submit(GenerationRequest(prompt="Once upon a ti", reply_prefix="me, there", max_tokens=12,
+                                             sampling=GREEDY)).result(timeout=60)
+    whole = engine.submit(GenerationRequest(prompt="Once upon a time, there", max_tokens=12,
+                                            sampling=GREEDY)).result(timeout=60)
+    apart = engine._model.tokenize("Once upon a ti", add_special=True) + engine._model.tokenize("me, there", False)
+    assert len(apart) != whole.prompt_tokens  # the seam matters for this text
+    assert (joined.prompt_tokens, joined.token_ids) == (whole.prompt_tokens, whole.token_ids)
+
+
 def test_stop_strings_never_leak(make_engine):
     engine = make_engine(n_slots=2, n_ctx_per_slot=512)
     free = engine.submit(ask("Count from 1 to 20, separated by commas.", max_tokens=60)).result(timeout=60)

@@ -97,22 +97,47 @@ def tag_json_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | Non
     return ToolCall(call_id, name, args), end, True
 
 
-def _param_types(tools, name: str) -> dict:
+def _parameters(tools, name: str) -> dict | None:
     for tool in tools or ():
         function = tool.get("function", tool) if isinstance(tool, dict) else {}
         if function.get("name") == name:
-            return {k: (v or {}).get("type") for k, v in
-                    ((function.get("parameters") or {}).get("properties") or {}).items()}
-    return {}
+            return function.get("parameters") or {}
+    return None
+
+
+def _param_types(tools, name: str) -> dict:
+    parameters = _parameters(tools, name) or {}
+    return {k: (v or {}).get("type") for k, v in (parameters.get("properties") or {}).items()}
+
+
+def _expected(tools, name: str):
+    """Whether the tool's next tagged parameter may be `key` after those `seen`, as llama.cpp's parser for it
+    takes them: each required one once, first, in any order, then optional ones (None: a tool not offered, any
+    key)."""
+    parameters = _parameters(tools, name)
+    if parameters is None or not parameters.get("properties"):
+        return None
+    required = {k for k in parameters.get("required") or () if k in parameters["properties"]}
+    optional = set(parameters["properties"]) - required
+
+    def expected(seen: list[str], key: str) -> bool:
+        missing = required - set(seen)
+        return key in missing if missing else key in optional
+    return expected
+
+
+def _key(key: str) -> str:
+    """`"key":`, as llama.cpp's mapper writes a tagged argument's name (compact, UTF-8 kept)."""
+    return json.dumps(key, ensure_ascii=False) + ":"
 
 
 def _value(raw: str, kind) -> str:
     """A tagged parameter's value as JSON text: a string unless the schema (or, without one, the text) says
-    it is another JSON value."""
+    it is another JSON value, which is kept as written (llama.cpp copies the value's text)."""
     if kind != "string":
         value = loads(raw.strip())
         if value is not None or raw.strip() == "null":
-            return json.dumps(value, ensure_ascii=False)
+            return raw.strip()
     return json.dumps(raw, ensure_ascii=False)
 
 
@@ -133,24 +158,27 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
     if not name or any(c in name for c in " \n<>{"):
         return FAIL
     k = at + len(marker) if marker == fmt.name_suffix else at
-    types, parts = _param_types(tools, name), []
+    types, parts, expected, seen = _param_types(tools, name), [], _expected(tools, name), []
     close, value_prefix = fmt.extra.get("close", ""), fmt.extra.get("value_prefix", "")
     while True:
         k = skip_ws(text, k)
         if not text.startswith(before, k):
             rest = text[k:]
             if not rest or any(len(rest) < len(m) and m.startswith(rest) for m in (before, close, fmt.call[1])):
-                return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
+                return ToolCall("", name, "{" + ",".join(parts)), len(text), False
             break
         key_end, ok = find_marker(text, after_key, k + len(before), partial=True)
         if key_end < 0 or not ok:
-            return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False
         key = text[k + len(before):key_end].strip()
+        if expected is not None and not expected(seen, key):  # llama.cpp's parse fails here: while the reply
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False  # streams, the call so far
+        seen.append(key)
         v0 = key_end + len(after_key)
         if value_prefix:
             v0 = skip_ws(text, v0)
             if not text.startswith(value_prefix, v0):
-                return (ToolCall("", name, "{" + ", ".join(parts)), len(text), False) \
+                return (ToolCall("", name, "{" + ",".join(parts)), len(text), False) \
                     if value_prefix.startswith(text[v0:]) else FAIL
             v0 += len(value_prefix)
         v1, ok = find_marker(text, after_value, v0, partial=True)
@@ -159,18 +187,18 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
             raw = raw[1:] if raw.startswith("\n") and fmt.extra.get("trim") else raw
             shown = parts
             if types.get(key) == "string" and raw.rstrip():
-                shown = [*parts, json.dumps(key) + ": " + json.dumps(raw.rstrip(), ensure_ascii=False)[:-1]]
-            return ToolCall("", name, "{" + ", ".join(shown)), len(text), False
+                shown = [*parts, _key(key) + json.dumps(raw.rstrip(), ensure_ascii=False)[:-1]]
+            return ToolCall("", name, "{" + ",".join(shown)), len(text), False
         raw = _trim(text[v0:v1]) if fmt.extra.get("trim") else text[v0:v1]
-        parts.append(json.dumps(key) + ": " + _value(raw, types.get(key)))
+        parts.append(_key(key) + _value(raw, types.get(key)))
         k = v1 + len(after_value)
     if close:
         c = skip_ws(text, k)
         if text.startswith(close, c):
             k = c + len(close)
         elif close.startswith(text[c:]):
-            return ToolCall("", name, "{" + ", ".join(parts)), len(text), False
-    return ToolCall("", name, "{" + ", ".join(parts) + "}"), k, True
+            return ToolCall("", name, "{" + ",".join(parts)), len(text), False
+    return ToolCall("", name, "{" + ",".join(parts) + "}"), k, True
 
 
 def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], int, bool]:
@@ -188,7 +216,8 @@ def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], in
             if not isinstance(node, ast.Call):
                 return [], -1, False
             args = {kw.arg: _literal(kw.value) for kw in node.keywords}
-            calls.append(ToolCall("", ast.unparse(node.func), json.dumps(args, ensure_ascii=False)))
+            arguments = json.dumps(args, ensure_ascii=False, separators=(",", ":"))  # compact, as llama.cpp's
+            calls.append(ToolCall("", ast.unparse(node.func), arguments))
         return calls, close, True
     except (SyntaxError, ValueError):
         return [], -1, False
