@@ -6,11 +6,14 @@
    gaps from the image's submission to its first token, ÷ their median gap before it (steady).
 
 SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens), or `--pair qwen2vl` /
-`--pair gemma3` (the test pairs of tests/vision_qwen2vl.py and tests/vision_gemma3.py), or `--model/--mmproj`.
+`--pair gemma3` (the test pairs of tests/vision_qwen2vl.py and tests/vision_gemma3.py), or `--model/--mmproj`, or
+with `--gemma3` Gemma 3 270M and a random "gemma3" projector of 256 tokens an image (tests/vision_gemma3.py), whose
+images decode non-causally, whole, in one llama_decode (the batch raised to hold one).
 `--only a` / `--only b` runs one of the two; `--server` also times llama-server (`-np 8`) on figure 1's 8 requests
 (one request alone on another image, then the 8 sent at once: each request's time to its first streamed token).
 
-    python scripts/measure_vision.py [--threads 2] [--pair tiny|qwen2vl|gemma3] [--repeat 3] [--only a|b] [--server]
+    python scripts/measure_vision.py [--threads 2] [--pair tiny|qwen2vl|gemma3 | --gemma3] [--repeat 3]
+                                      [--only a|b] [--server]
 """
 
 from __future__ import annotations
@@ -49,9 +52,10 @@ def pair_files(pair: str) -> tuple[str, str]:
     return default_model_path(), str(tiny_mmproj())
 
 
-def fan_out(model, mmproj, threads: int, size: int = 48) -> dict:
+def fan_out(model, mmproj, threads: int, size: int = 48, **config) -> dict:
     png = sample_png(1, size)
-    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=8, n_threads=threads)) as engine:
+    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=8, n_threads=threads,
+                                **config)) as engine:
         engine.submit(about(sample_png(0), "warm up")).result(300)
         engine.clear_prompt_cache()
         alone = engine.submit(about(png, QUESTIONS[0])).result(300)
@@ -98,14 +102,14 @@ def server_fan_out(model, mmproj, threads: int, size: int = 48) -> dict:
     return {"one_ttft_s": one, "last_of_8_ttft_s": last, "ratio": last / one}
 
 
-def gaps_while_image(model, mmproj, threads: int) -> dict:
+def gaps_while_image(model, mmproj, threads: int, **config) -> dict:
     times: dict[int, list[float]] = {}
 
     def on_step(event) -> None:
         for rid in event.tokens:
             times.setdefault(rid, []).append(event.time)
 
-    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=5, n_threads=threads)) as engine:
+    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=5, n_threads=threads, **config)) as engine:
         engine.subscribe(on_step)
         streams = [engine.submit(GenerationRequest(messages=[{"role": "user", "content": f"Story {i}, please."}],
                                                    max_tokens=160, ignore_eos=True, sampling=GREEDY))
@@ -125,7 +129,8 @@ def gaps_while_image(model, mmproj, threads: int) -> dict:
         during += list(gaps[(ends >= t_image) & (ends <= t_first + 0.5 * np.median(gaps))])
     steady = float(np.median(before))
     return {"steady_gap_ms": steady * 1000, "p99_gap_during_image_ms": float(np.percentile(during, 99)) * 1000,
-            "ratio": float(np.percentile(during, 99)) / steady, "image_ttft_s": image.ttft_s, "gaps": len(during)}
+            "ratio": float(np.percentile(during, 99)) / steady, "max_gap_ms": float(np.max(during)) * 1000,
+            "image_ttft_s": image.ttft_s, "gaps": len(during)}
 
 
 def main() -> None:
@@ -133,6 +138,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default=None)
     parser.add_argument("--mmproj", default=None)
+    parser.add_argument("--gemma3", action="store_true", help="Gemma 3 270M, a 256-token non-causal projector")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pair", choices=["tiny", "qwen2vl", "gemma3"], default="tiny")
     parser.add_argument("--only", choices=["a", "b"], default=None)
@@ -141,16 +147,23 @@ def main() -> None:
     args = parser.parse_args()
     model, mmproj = pair_files(args.pair)
     model, mmproj = args.model or model, args.mmproj or mmproj
+    config = {}
+    if args.gemma3:
+        from tests.vision_gemma3 import tiny_gemma3
+
+        model, mmproj = tiny_gemma3(image_tokens=256)
+        config = {"max_batch_tokens": 256}  # a non-causal image goes whole into one batch
+
     def show(label: str, figures: dict) -> None:
         print(label, {k: round(v, 3) for k, v in figures.items()}, flush=True)
 
     for _ in range(args.repeat):
         if args.only != "b":
-            show("8 panes on one image:", fan_out(model, mmproj, args.threads, args.size))
+            show("8 panes on one image:", fan_out(model, mmproj, args.threads, args.size, **config))
         if args.server:
             show("llama-server, the same 8:", server_fan_out(model, mmproj, args.threads, args.size))
         if args.only != "a":
-            show("4 streams, an image prefilled:", gaps_while_image(model, mmproj, args.threads))
+            show("4 streams, an image prefilled:", gaps_while_image(model, mmproj, args.threads, **config))
 
 
 if __name__ == "__main__":

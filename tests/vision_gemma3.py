@@ -15,30 +15,31 @@ Cached under the test cache dir (`CHORUS_CACHE`, else ~/.cache/chorus) by builde
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from pathlib import Path
 
-import gguf
 import numpy as np
 
 from tests import vision_gguf
+from tests.vision_build import CACHE, cached, write_projector
 
 VERSION = 2  # bump when the layout or weights change: new cache files
 TEXT_EMBD, MERGE = 640, 2
 INPUT_SCALE = 0.05  # image rows of std ~0.4 beside text rows of std ~1 (see write_mmproj)
 IMAGE_TOKENS = (vision_gguf.IMAGE_SIZE // vision_gguf.PATCH // MERGE) ** 2
-CACHE = vision_gguf.CACHE
 TEMPLATE = ("{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m['role'] == 'assistant' "
             "else m['role'] }}\n{{ m['content'] | trim }}<end_of_turn>\n{% endfor %}"
             "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
 
 
-def write_mmproj(target: Path, seed: int = 3) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
+def write_mmproj(target: Path, seed: int = 3, image_tokens: int = IMAGE_TOKENS) -> Path:
+    """The projector, `image_tokens` (a square) per image: its ViT sees an image resized to that many 2x2 blocks
+    of 8x8 patches (16 tokens: 64x64 pixels; 256, as real Gemma 3 gives: 256x256)."""
+    side = math.isqrt(image_tokens) * MERGE  # patches per side
     rng = np.random.default_rng(seed)
-    tensors = {k: v for k, v in vision_gguf._weights(rng).items() if not k.startswith("mm.")}
+    tensors = {k: v for k, v in vision_gguf.vit_weights(rng, side * side).items() if not k.startswith("mm.")}
     tensors["v.post_ln.weight"] = np.ones(vision_gguf.N_EMBD, np.float32)
     tensors["v.post_ln.bias"] = np.zeros(vision_gguf.N_EMBD, np.float32)
     tensors["mm.soft_emb_norm.weight"] = np.ones(vision_gguf.N_EMBD, np.float32)
@@ -48,32 +49,11 @@ def write_mmproj(target: Path, seed: int = 3) -> Path:
     # at its first token (measured once, not explained: a near tie is likely); at 0.05 all 4 are identical
     tensors["mm.input_projection.weight"] = (rng.standard_normal((vision_gguf.N_EMBD, TEXT_EMBD))
                                              * INPUT_SCALE).astype(np.float32)
-    writer = gguf.GGUFWriter(tmp, arch="clip")
-    writer.add_string("general.name", "chorus tiny gemma3 mmproj (random)")
-    writer.add_uint32("general.file_type", 1)
-    writer.add_bool("clip.has_vision_encoder", True)
-    writer.add_bool("clip.use_gelu", True)
-    writer.add_string("clip.projector_type", "gemma3")
-    writer.add_uint32("clip.vision.image_size", vision_gguf.IMAGE_SIZE)
-    writer.add_uint32("clip.vision.patch_size", vision_gguf.PATCH)
-    writer.add_uint32("clip.vision.embedding_length", vision_gguf.N_EMBD)
-    writer.add_uint32("clip.vision.feed_forward_length", vision_gguf.N_FF)
-    writer.add_uint32("clip.vision.block_count", vision_gguf.N_LAYER)
-    writer.add_uint32("clip.vision.projection_dim", TEXT_EMBD)
-    writer.add_uint32("clip.vision.attention.head_count", vision_gguf.N_HEAD)
-    writer.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
-    writer.add_uint32("clip.vision.projector.scale_factor", MERGE)
-    writer.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
-    writer.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
-    for name, array in tensors.items():  # ggml adds the position embeddings to f32 rows: they stay f32
-        half = array.ndim >= 2 and name != "v.position_embd.weight"
-        writer.add_tensor(name, array.astype(np.float16) if half else array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    tmp.replace(target)
-    return target
+    # ggml adds the position embeddings to f32 rows: they stay f32
+    return write_projector(target, tensors, name="chorus tiny gemma3 mmproj (random)", projector_type="gemma3",
+                           projection_dim=TEXT_EMBD, eps=1e-6, scale_factor=MERGE,
+                           keep_f32=("v.position_embd.weight",),
+                           **{**vision_gguf.VIT, "image_size": side * vision_gguf.PATCH})
 
 
 def write_text_model(target: Path) -> Path:
@@ -95,14 +75,13 @@ def write_text_model(target: Path) -> Path:
     return target
 
 
-def tiny_gemma3(cache: Path = CACHE) -> tuple[Path, Path]:
-    """(text model, projector), cached, built on first use."""
-    model = cache / f"tiny-gemma3-v{VERSION}.gguf"
-    mmproj = cache / f"tiny-gemma3-mmproj-v{VERSION}.gguf"
-    if not model.is_file():
-        write_text_model(model)
-    if not mmproj.is_file():
-        write_mmproj(mmproj)
+def tiny_gemma3(cache: Path = CACHE, image_tokens: int = IMAGE_TOKENS) -> tuple[Path, Path]:
+    """(text model, projector giving `image_tokens` an image), cached, built on first use. The 16-token projector
+    is the tests'; scripts/measure_vision.py --gemma3 uses a 256-token one (a real Gemma 3 image's size)."""
+    model = cached(cache / f"tiny-gemma3-v{VERSION}.gguf", write_text_model)
+    size = "" if image_tokens == IMAGE_TOKENS else f"-{image_tokens}tok"
+    mmproj = cached(cache / f"tiny-gemma3-mmproj{size}-v{VERSION}.gguf",
+                    lambda target: write_mmproj(target, image_tokens=image_tokens))
     return model, mmproj
 
 

@@ -15,43 +15,29 @@ llama-server build; `python tests/vision_gguf.py [DIR]` writes it (and three tes
 from __future__ import annotations
 
 import io
-import os
 import sys
 from pathlib import Path
 
-import gguf
 import numpy as np
+
+from tests.vision_build import CACHE, cached, gaussian, norm, vit_blocks, write_projector
 
 VERSION = 1  # bump when the layout or weights change: a new cache file
 IMAGE_SIZE, PATCH = 64, 8
 N_EMBD, N_HEAD, N_FF, N_LAYER, PROJ_HIDDEN = 64, 4, 128, 2, 256
 TEXT_EMBD = 576  # SmolLM2-135M's hidden size: the projector's output width
 IMAGE_TOKENS = (IMAGE_SIZE // PATCH) ** 2
-CACHE = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus")) / "vision"
+VIT = dict(image_size=IMAGE_SIZE, patch=PATCH, n_embd=N_EMBD, n_ff=N_FF, n_layer=N_LAYER, n_head=N_HEAD)
 
 
-def _weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Tensor name -> array in numpy's (row-major) order, as libmtmd's clip loader names them (clip-impl.h)."""
-
-    def w(*shape: int, scale: float | None = None) -> np.ndarray:
-        scale = scale if scale is not None else 1.0 / np.sqrt(shape[-1])
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-    def norm(n: int) -> tuple[np.ndarray, np.ndarray]:
-        return np.ones(n, np.float32), np.zeros(n, np.float32)
-
+def vit_weights(rng: np.random.Generator, n_patches: int = IMAGE_TOKENS) -> dict[str, np.ndarray]:
+    """The ViT (`n_patches` patches) and the "mlp" projector: tensor name -> array in numpy's (row-major) order."""
+    w = gaussian(rng)
     t = {"v.patch_embd.weight": w(N_EMBD, 3, PATCH, PATCH, scale=0.1),
          "v.patch_embd.bias": w(N_EMBD, scale=0.02),
-         "v.position_embd.weight": w(IMAGE_TOKENS, N_EMBD, scale=0.02)}
+         "v.position_embd.weight": w(n_patches, N_EMBD, scale=0.02)}
     t["v.pre_ln.weight"], t["v.pre_ln.bias"] = norm(N_EMBD)
-    for i in range(N_LAYER):
-        p = f"v.blk.{i}"
-        for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
-            t[f"{p}.{name}.weight"], t[f"{p}.{name}.bias"] = w(N_EMBD, N_EMBD), w(N_EMBD, scale=0.02)
-        t[f"{p}.ln1.weight"], t[f"{p}.ln1.bias"] = norm(N_EMBD)
-        t[f"{p}.ln2.weight"], t[f"{p}.ln2.bias"] = norm(N_EMBD)
-        t[f"{p}.ffn_up.weight"], t[f"{p}.ffn_up.bias"] = w(N_FF, N_EMBD), w(N_FF, scale=0.02)
-        t[f"{p}.ffn_down.weight"], t[f"{p}.ffn_down.bias"] = w(N_EMBD, N_FF), w(N_EMBD, scale=0.02)
+    t.update(vit_blocks(w, N_LAYER, N_EMBD, N_FF))
     t["mm.0.weight"], t["mm.0.bias"] = w(PROJ_HIDDEN, N_EMBD), w(PROJ_HIDDEN, scale=0.02)
     # SmolLM2's token embeddings have a std of about 0.1: keep the image's near that, so it steers the reply
     t["mm.2.weight"], t["mm.2.bias"] = w(TEXT_EMBD, PROJ_HIDDEN, scale=0.1), w(TEXT_EMBD, scale=0.01)
@@ -60,38 +46,13 @@ def _weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 def write_mmproj(target: Path, seed: int = 37) -> Path:
     """Write the projector GGUF to `target` (atomically: a temporary file renamed)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    writer = gguf.GGUFWriter(tmp, arch="clip")
-    writer.add_string("general.name", "chorus tiny mmproj (random)")
-    writer.add_uint32("general.file_type", 1)
-    writer.add_bool("clip.has_vision_encoder", True)
-    writer.add_bool("clip.use_gelu", True)
-    writer.add_string("clip.projector_type", "mlp")
-    writer.add_uint32("clip.vision.image_size", IMAGE_SIZE)
-    writer.add_uint32("clip.vision.patch_size", PATCH)
-    writer.add_uint32("clip.vision.embedding_length", N_EMBD)
-    writer.add_uint32("clip.vision.feed_forward_length", N_FF)
-    writer.add_uint32("clip.vision.block_count", N_LAYER)
-    writer.add_uint32("clip.vision.projection_dim", TEXT_EMBD)
-    writer.add_uint32("clip.vision.attention.head_count", N_HEAD)
-    writer.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-5)
-    writer.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
-    writer.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
-    for name, array in _weights(np.random.default_rng(seed)).items():
-        writer.add_tensor(name, array.astype(np.float16) if array.ndim >= 2 else array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    tmp.replace(target)
-    return target
+    return write_projector(target, vit_weights(np.random.default_rng(seed)), name="chorus tiny mmproj (random)",
+                           projector_type="mlp", projection_dim=TEXT_EMBD, eps=1e-5, **VIT)
 
 
 def tiny_mmproj(cache: Path = CACHE) -> Path:
     """The cached projector, built on first use."""
-    target = cache / f"tiny-mlp-mmproj-v{VERSION}.gguf"
-    return target if target.is_file() else write_mmproj(target)
+    return cached(cache / f"tiny-mlp-mmproj-v{VERSION}.gguf", write_mmproj)
 
 
 def sample_png(kind: int, size: int = 48, height: int | None = None) -> bytes:

@@ -23,19 +23,19 @@ tests/vision_gguf.py; `python -m tests.vision_qwen2vl [DIR]` writes them (and tw
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import gguf
 import numpy as np
 
+from tests.vision_build import CACHE, gaussian, gguf_file, vit_blocks, write_projector
+
 VERSION = 1  # bump when the layout or weights change: new cache files
 ARCH = "qwen2vl"
 SECTIONS = [8, 12, 12, 0]  # rotary pairs per M-RoPE section (t, y, x, unused): 32 = SmolLM2's head_dim / 2
 PATCH, N_EMBD, N_HEAD, N_FF, N_LAYER, PROJ_HIDDEN = 4, 64, 4, 128, 2, 256
 TEXT_EMBD = 576
-CACHE = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus")) / "vision"
 
 
 def _to_neox(raw: np.ndarray, n_head: int) -> np.ndarray:
@@ -48,54 +48,37 @@ def _to_neox(raw: np.ndarray, n_head: int) -> np.ndarray:
 def write_text_model(source: Path, target: Path) -> Path:
     """`source` (a llama-architecture GGUF, SmolLM2) as a qwen2vl GGUF at `target` (atomically)."""
     reader = gguf.GGUFReader(source, "r")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    writer = gguf.GGUFWriter(tmp, arch=ARCH)
     heads = {}
-    for field in reader.fields.values():
-        if field.name in (gguf.Keys.General.ARCHITECTURE, gguf.Keys.General.NAME) or field.name.startswith("GGUF."):
-            continue
-        name = ARCH + field.name[len("llama"):] if field.name.startswith("llama.") else field.name
-        val_type = field.types[0]
-        sub_type = field.types[-1] if val_type == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(name, field.contents(), val_type, sub_type=sub_type)
-        if field.name in ("llama.attention.head_count", "llama.attention.head_count_kv"):
-            heads[field.name.rsplit(".", 1)[1]] = int(field.contents())
-    writer.add_string(gguf.Keys.General.NAME, "chorus tiny qwen2vl (SmolLM2-135M weights, M-RoPE)")
-    writer.add_rope_dimension_sections(SECTIONS)
-    for tensor in reader.tensors:
-        data = tensor.data
-        if tensor.name.endswith("attn_q.weight"):
-            data = _to_neox(data, heads["head_count"])
-        elif tensor.name.endswith("attn_k.weight"):
-            data = _to_neox(data, heads["head_count_kv"])
-        writer.add_tensor(tensor.name, np.ascontiguousarray(data), raw_shape=data.shape,
-                          raw_dtype=tensor.tensor_type)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    tmp.replace(target)
+    with gguf_file(target, ARCH) as writer:
+        for field in reader.fields.values():
+            if (field.name in (gguf.Keys.General.ARCHITECTURE, gguf.Keys.General.NAME)
+                    or field.name.startswith("GGUF.")):
+                continue
+            name = ARCH + field.name[len("llama"):] if field.name.startswith("llama.") else field.name
+            val_type = field.types[0]
+            sub_type = field.types[-1] if val_type == gguf.GGUFValueType.ARRAY else None
+            writer.add_key_value(name, field.contents(), val_type, sub_type=sub_type)
+            if field.name in ("llama.attention.head_count", "llama.attention.head_count_kv"):
+                heads[field.name.rsplit(".", 1)[1]] = int(field.contents())
+        writer.add_string(gguf.Keys.General.NAME, "chorus tiny qwen2vl (SmolLM2-135M weights, M-RoPE)")
+        writer.add_rope_dimension_sections(SECTIONS)
+        for tensor in reader.tensors:
+            data = tensor.data
+            if tensor.name.endswith("attn_q.weight"):
+                data = _to_neox(data, heads["head_count"])
+            elif tensor.name.endswith("attn_k.weight"):
+                data = _to_neox(data, heads["head_count_kv"])
+            writer.add_tensor(tensor.name, np.ascontiguousarray(data), raw_shape=data.shape,
+                              raw_dtype=tensor.tensor_type)
     return target
 
 
-def _weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
+def vit_weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Tensor name -> array (numpy order) as libmtmd's clip loader names them for qwen2vl_merger."""
-
-    def w(*shape: int, scale: float | None = None) -> np.ndarray:
-        scale = scale if scale is not None else 1.0 / np.sqrt(shape[-1])
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
+    w = gaussian(rng)
     t = {"v.patch_embd.weight": w(N_EMBD, 3, PATCH, PATCH, scale=0.1),
          "v.patch_embd.weight.1": w(N_EMBD, 3, PATCH, PATCH, scale=0.1)}
-    for i in range(N_LAYER):
-        p = f"v.blk.{i}"
-        for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
-            t[f"{p}.{name}.weight"], t[f"{p}.{name}.bias"] = w(N_EMBD, N_EMBD), w(N_EMBD, scale=0.02)
-        for norm in ("ln1", "ln2"):
-            t[f"{p}.{norm}.weight"], t[f"{p}.{norm}.bias"] = np.ones(N_EMBD, np.float32), np.zeros(N_EMBD, np.float32)
-        t[f"{p}.ffn_up.weight"], t[f"{p}.ffn_up.bias"] = w(N_FF, N_EMBD), w(N_FF, scale=0.02)
-        t[f"{p}.ffn_down.weight"], t[f"{p}.ffn_down.bias"] = w(N_EMBD, N_FF), w(N_EMBD, scale=0.02)
+    t.update(vit_blocks(w, N_LAYER, N_EMBD, N_FF))
     t["mm.0.weight"], t["mm.0.bias"] = w(PROJ_HIDDEN, 4 * N_EMBD), w(PROJ_HIDDEN, scale=0.02)
     # near SmolLM2's token-embedding scale (std ~0.1), so the image steers the reply
     t["mm.2.weight"], t["mm.2.bias"] = w(TEXT_EMBD, PROJ_HIDDEN, scale=0.1), w(TEXT_EMBD, scale=0.01)
@@ -103,31 +86,10 @@ def _weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def write_mmproj(target: Path, seed: int = 2) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    writer = gguf.GGUFWriter(tmp, arch="clip")
-    writer.add_string("general.name", "chorus tiny qwen2vl mmproj (random)")
-    writer.add_uint32("general.file_type", 1)
-    writer.add_bool("clip.has_vision_encoder", True)
-    writer.add_string("clip.projector_type", "qwen2vl_merger")
-    writer.add_uint32("clip.vision.image_size", 64)
-    writer.add_uint32("clip.vision.patch_size", PATCH)
-    writer.add_uint32("clip.vision.embedding_length", N_EMBD)
-    writer.add_uint32("clip.vision.feed_forward_length", N_FF)
-    writer.add_uint32("clip.vision.block_count", N_LAYER)
-    writer.add_uint32("clip.vision.projection_dim", TEXT_EMBD)
-    writer.add_uint32("clip.vision.attention.head_count", N_HEAD)
-    writer.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
-    writer.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
-    writer.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
-    for name, array in _weights(np.random.default_rng(seed)).items():
-        writer.add_tensor(name, array.astype(np.float16) if array.ndim >= 2 else array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    tmp.replace(target)
-    return target
+    return write_projector(target, vit_weights(np.random.default_rng(seed)),
+                           name="chorus tiny qwen2vl mmproj (random)", projector_type="qwen2vl_merger",
+                           use_gelu=False, image_size=64, patch=PATCH, n_embd=N_EMBD, n_ff=N_FF, n_layer=N_LAYER,
+                           n_head=N_HEAD, projection_dim=TEXT_EMBD, eps=1e-6)
 
 
 def tiny_qwen2vl(cache: Path = CACHE) -> tuple[Path, Path]:

@@ -7,34 +7,14 @@ text after an image starts max(nx, ny) positions after it, not nx * ny. One requ
 
 import pytest
 
-from app.engine import Engine, EngineConfig
-from tests.backends.vision_oracle import PROMPTS, assert_same_reply, messages, start_server
-from tests.conftest import TEST_THREADS
+from tests.backends.vision_oracle import PROMPTS, assert_same_reply, messages, pair_fixtures
 from tests.vision_gguf import sample_png
 from tests.vision_qwen2vl import tiny_qwen2vl
 
 pytestmark = pytest.mark.servers
 
 IMAGES = {"wide": sample_png(0, 64, 32), "tall": sample_png(2, 24, 56)}
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return tiny_qwen2vl()
-
-
-@pytest.fixture(scope="module")
-def server(pair):
-    started = start_server(*pair)
-    yield started
-    started.kill()
-
-
-@pytest.fixture(scope="module")
-def engine(pair):
-    model, mmproj = pair
-    with Engine(EngineConfig(model_path=model, mmproj=str(mmproj), n_slots=4, n_threads=TEST_THREADS)) as started:
-        yield started
+server, engine = pair_fixtures(tiny_qwen2vl)
 
 
 @pytest.mark.parametrize("order,question", PROMPTS, ids=[p[0] for p in PROMPTS])
