@@ -23,12 +23,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
+from app.engine import GenerationRequest, SamplingParams
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import grammar_sampler
 from app.engine.native import LlamaModel
 from app.engine.tool_gbnf import tool_gbnf
-from tests.conftest import TEST_THREADS
 from tests.engine.test_tool_grammar_formats import TEMPLATES, TIME, WEATHER
 from tests.servers import llama_cpp_templates
 
@@ -56,7 +55,7 @@ def server_grammar(start_llama_server, fmt: str) -> tuple[str, str]:
     template.write_text(llama_cpp_templates()[TEMPLATES[fmt]])
     try:
         server = start_llama_server("--jinja", "--chat-template-file", str(template), "-lv", "10", "-np", "1",
-                                    "-c", "1024", "--no-warmup")
+                                    "-c", "1024")
         for choice in ("auto", "required"):
             reply = httpx.post(f"{server.url}/chat/completions", timeout=120, json={
                 "messages": QUESTION, "tools": list(TOOLS), "tool_choice": choice, "parallel_tool_calls": False,
@@ -88,43 +87,30 @@ def accepts(model, gbnf: str, text: str) -> bool:
         constraint.free()
 
 
-def sample(engine, gbnf: str, seed: int | None):
-    """Submit one constrained request (greedy, or seeded at temperature 1); `.result().text` is its call."""
+def sample(engine, gbnf: str, seed: int | None) -> str:
     sampling = SamplingParams(temperature=0.0) if seed is None else SamplingParams(temperature=1.0, seed=seed)
-    return engine.submit(GenerationRequest(messages=QUESTION, grammar=gbnf, sampling=sampling, max_tokens=160))
-
-
-@pytest.fixture(scope="module")
-def engine(model_path):
-    """One engine for every format (the base model; only the grammar changes), a slot per sample: in reproducible
-    mode (the default) a request's tokens are the ones it gets alone, so the samples run together."""
-    with Engine(EngineConfig(model_path=model_path, n_slots=4, n_threads=TEST_THREADS)) as shared:
-        yield shared
-
-
-@pytest.fixture(scope="module")
-def model(model_path):
-    """The model's vocabulary for the grammar checks (read only)."""
-    loaded = LlamaModel(model_path)
-    yield loaded
-    loaded.close()
+    return engine.submit(GenerationRequest(messages=QUESTION, grammar=gbnf, sampling=sampling,
+                                           max_tokens=160)).result(timeout=300).text
 
 
 @pytest.mark.parametrize("fmt", [f if f in SERVER_BUGS or f in SAME else pytest.param(f, marks=pytest.mark.xfail(
     reason=DIFFERENT, strict=True)) for f in TEMPLATES if f not in NO_SERVER_GRAMMAR])
-def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_server, engine, model):
+def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_server, make_engine, model_path):
     if not llama_cpp_templates():
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    ours = tool_gbnf(fmt, TOOLS, parallel=False)
-    handles = [sample(engine, ours, seed) for seed in (None, 1, 2)]  # they run while the server starts
     theirs, prefix = server_grammar(start_llama_server, fmt)
-    back = sample(engine, theirs, None) if not prefix and fmt not in SERVER_BUGS else None
-    written = [handle.result(timeout=300).text for handle in handles]
-    back_text = back.result(timeout=300).text if back is not None else None
-    taken = [accepts(model, theirs, prefix + text) for text in written]
-    if fmt in SERVER_BUGS:
-        assert not any(taken), (fmt, written)
-        return
-    assert all(taken), [t for t, ok in zip(written, taken, strict=True) if not ok]
-    if back_text is not None:
-        assert accepts(model, ours, back_text), back_text
+    ours = tool_gbnf(fmt, TOOLS, parallel=False)
+    engine = make_engine(n_slots=1)
+    written = [sample(engine, ours, seed) for seed in (None, 1, 2)]
+    model = LlamaModel(model_path)
+    try:
+        taken = [accepts(model, theirs, prefix + text) for text in written]
+        if fmt in SERVER_BUGS:
+            assert not any(taken), (fmt, written)
+            return
+        assert all(taken), [t for t, ok in zip(written, taken, strict=True) if not ok]
+        if not prefix:
+            back = sample(engine, theirs, None)
+            assert accepts(model, ours, back), back
+    finally:
+        model.close()
