@@ -56,11 +56,18 @@ class Server:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> "Server":
+        return self.launch().wait_ready()
+
+    def launch(self) -> "Server":
+        """Start the process without waiting for it (other set-up can run while it loads); then `wait_ready`."""
         # Its log goes to a file: an unread pipe fills up and blocks the server.
         self.log = Path(tempfile.mkstemp(prefix="chorus-server-", suffix=".log")[1])
         with self.log.open("w") as log:
             self.proc = subprocess.Popen([*self.args, "--host", "127.0.0.1", "--port", str(self.port)],
                                          stdout=log, stderr=subprocess.STDOUT)
+        return self
+
+    def wait_ready(self) -> "Server":
         wait_ready(f"http://127.0.0.1:{self.port}{self.ready_path}", self.proc, self.log)
         return self
 

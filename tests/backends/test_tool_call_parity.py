@@ -162,9 +162,11 @@ def replies(name: str, model_path, vocab, tmp_path_factory) -> dict:
                             add_bos=vocab.add_bos, add_eos=vocab.add_eos)
     eog = set(vocab.eog_ids)
     server = llama_server(variant, "--jinja", "-np", "1", "-c", "2048", "-t", str(TEST_THREADS), "--no-warmup",
-                          "-lv", "10").start()
-    engine = Engine(EngineConfig(model_path=variant, n_slots=1, n_ctx_per_slot=2048, n_threads=TEST_THREADS))
+                          "-lv", "10").launch()  # it loads while the engine does
+    engine = None
     try:
+        engine = Engine(EngineConfig(model_path=variant, n_slots=1, n_ctx_per_slot=2048, n_threads=TEST_THREADS))
+        server.wait_ready()
         out = {}
         prefix = call_prefix(template, detect(source).trigger)
         messages = [*QUESTION, {"role": "assistant", "content": prefix}] if prefix else QUESTION
@@ -178,7 +180,8 @@ def replies(name: str, model_path, vocab, tmp_path_factory) -> dict:
                                chorus_reply(engine, chorus_prompt(engine, vocab, ""), "required", MAX_TOKENS, ""),
                                "")
     finally:
-        engine.close()
+        if engine is not None:
+            engine.close()
         server.kill()
     _REPLIES[name] = out
     return out

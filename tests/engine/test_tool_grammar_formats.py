@@ -71,27 +71,35 @@ NOT_YET = {"deepseek-r1": "after the thinking budget closes <think> the call is 
 @pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(reason=NOT_YET[f], strict=True))
                                  if f in NOT_YET else f for f in TEMPLATES])
 def test_required_gives_a_call_that_parses_and_validates(fmt, variant, make_engine):
-    engine = make_engine(model_path=variant(fmt), n_slots=1)
-    for choice in ("required", "get_time"):
-        result = engine.submit(GenerationRequest(
-            messages=[{"role": "user", "content": "What is the weather in Paris?"}], tools=(WEATHER, TIME),
-            tool_choice=choice, tool_call_first=True, sampling=SamplingParams(temperature=0.0), max_tokens=160,
-            thinking_budget=16)).result(timeout=300)
+    # Both choices at once, one slot each: reproducible mode (the default) gives each the tokens it gets alone.
+    engine = make_engine(model_path=variant(fmt), n_slots=2)
+    choices = ("required", "get_time")
+    handles = [engine.submit(GenerationRequest(
+        messages=[{"role": "user", "content": "What is the weather in Paris?"}], tools=(WEATHER, TIME),
+        tool_choice=choice, tool_call_first=True, sampling=SamplingParams(temperature=0.0), max_tokens=160,
+        thinking_budget=16)) for choice in choices]
+    for choice, handle in zip(choices, handles, strict=True):
+        result = handle.result(timeout=300)
         assert result.finish_reason == "tool_calls" and result.tool_calls, (fmt, choice, result.text)
         for call in result.tool_calls:
             assert choice == "required" or call["name"] == choice
             jsonschema.validate(json.loads(call["arguments"]), TOOLS[call["name"]]["function"]["parameters"])
 
 
+@pytest.fixture(scope="module")
+def vocab(model_path):
+    """The model's vocabulary for grammar samplers (read only: one load for the module)."""
+    from app.engine.native import LlamaModel
+
+    model = LlamaModel(model_path)
+    yield model
+    model.close()
+
+
 @pytest.mark.parametrize("fmt", list(TEMPLATES))
-def test_parallel_grammars_are_valid_gbnf(fmt, model_path):
+def test_parallel_grammars_are_valid_gbnf(fmt, vocab):
     import llama_cpp
 
     from app.engine.grammar import grammar_sampler
-    from app.engine.native import LlamaModel
-    model = LlamaModel(model_path)
-    try:
-        for parallel in (False, True):
-            llama_cpp.llama_sampler_free(grammar_sampler(model, tool_gbnf(fmt, (WEATHER, TIME), parallel)))
-    finally:
-        model.close()
+    for parallel in (False, True):
+        llama_cpp.llama_sampler_free(grammar_sampler(vocab, tool_gbnf(fmt, (WEATHER, TIME), parallel)))

@@ -14,8 +14,6 @@ from app.session.mocks import MockError, parse_mocks
 from app.session.schema import pane_from_file, pane_to_file
 from app.session.tool_cards import INVALID, NOT_JSON, UNKNOWN, VALID, cards_for, f1
 from tests.conftest import EngineSubmitter, drive
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -126,11 +124,8 @@ def test_calls_and_results_are_saved_in_the_session_file_and_sent_as_openai_mess
 
 
 @pytest.fixture
-def qwen_engine(make_engine, model_path, tmp_path):
-    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    return make_engine(model_path=write_variant(model_path, tmp_path / "qwen-template.gguf", template), n_slots=4)
+def qwen_engine(make_engine, qwen_variant):
+    return make_engine(model_path=qwen_variant, n_slots=4)
 
 
 def test_four_panes_continue_together_in_the_same_engine_steps(qwen_engine):

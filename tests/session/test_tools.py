@@ -11,8 +11,6 @@ from app.session import PaneSpec, SessionRunner, conversation
 from app.session.schema import pane_from_file, pane_to_file
 from app.session.tools import ToolsError, check_tool_choice, parse_tools, request_fields
 from tests.conftest import EngineSubmitter, drive
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -75,11 +73,8 @@ def test_tools_are_saved_in_the_session_file_and_old_files_still_load():
     assert (old.tools, old.tool_choice, old.parallel_tool_calls) == ("", "auto", None)
 
 
-def test_the_local_engine_shows_the_tools_to_the_model_and_parses_its_reply(make_engine, model_path, tmp_path):
-    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    engine = make_engine(model_path=write_variant(model_path, tmp_path / "qwen-template.gguf", template))
+def test_the_local_engine_shows_the_tools_to_the_model_and_parses_its_reply(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant)
     pane = PaneSpec(draft="Weather in Paris?", tools=json.dumps([WEATHER]), tool_choice="required",
                     sampling=SamplingParams(temperature=0), max_tokens=8)
     request, _ = conversation.plan_run(pane)
