@@ -185,8 +185,10 @@ class EngineConfig:
 
     @property
     def batch_capacity(self) -> int:
-        """llama_n_batch: big enough for every slot's decode token plus the guaranteed prefill share."""
-        return max(self.max_batch_tokens, self.step_budget, self.n_slots + self.min_prefill_per_step)
+        """llama_n_batch: big enough for every slot's decode token plus the guaranteed prefill share, and with a
+        projector for an image that must go into one decode whole (non-causal: Gemma 3's 256 rows)."""
+        vision = limits.VISION_BATCH if self.mmproj else 0
+        return max(self.max_batch_tokens, self.step_budget, self.n_slots + self.min_prefill_per_step, vision)
 
 
 @dataclass(frozen=True)

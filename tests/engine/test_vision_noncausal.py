@@ -58,3 +58,15 @@ def test_the_same_request_gives_the_same_tokens_alone_and_beside_generating_pane
     assert handles[0].result(300).token_ids == alone
     assert all(h.result(300).error is None for h in [first, *handles])
     assert_kv_accounted(engine)
+
+
+def test_a_real_size_gemma3_image_fits_the_default_batch(make_engine):
+    """A Gemma 3 image is 256 rows decoded whole; the default batch (max_batch_tokens 128) used to refuse it with
+    "raise the batch size", which no setting in the window offers. With a projector the batch holds one
+    (EngineConfig.batch_capacity, limits.VISION_BATCH)."""
+    model, mmproj = tiny_gemma3(image_tokens=256)
+    engine = make_engine(model_path=model, mmproj=str(mmproj), n_slots=2)
+    done = engine.submit(about(sample_png(1), "What is in this image?")).result(300)
+    assert done.error is None and done.generated_tokens > 0 and done.prompt_tokens > 256, done.error
+    entry = next(iter(engine._vision._by_serial.values()))
+    assert entry.non_causal and entry.n_tokens == 256
