@@ -74,29 +74,15 @@ def fan_out(model, mmproj, threads: int, size: int = 48, **config) -> dict:
 
 def server_fan_out(model, mmproj, threads: int, size: int = 48) -> dict:
     """llama-server -np 8 on the same requests: one alone (another image), then the 8 sent at once."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import httpx
-
+    from tests.backends.test_vision_server import server_ttfts  # the server test's own timing of a stream
     from tests.servers import llama_server
-
-    def ttft(request: GenerationRequest) -> float:
-        body = {"messages": request.messages, "max_tokens": 8, "temperature": 0, "stream": True,
-                "cache_prompt": False}
-        start = time.perf_counter()
-        with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=300) as reply:
-            for line in reply.iter_lines():
-                if line.startswith("data: ") and '"content":"' in line.replace(": ", ":"):
-                    return time.perf_counter() - start
-        raise RuntimeError("no token streamed")
 
     png = sample_png(1, size)
     server = llama_server(model, "--mmproj", str(mmproj), "-np", "8", "-c", "8192", "-t", str(threads)).start()
     try:
-        ttft(about(sample_png(0), "warm up"))
-        one = ttft(about(sample_png(3, size), QUESTIONS[0]))
-        with ThreadPoolExecutor(len(QUESTIONS)) as pool:
-            last = max(pool.map(ttft, [about(png, q) for q in QUESTIONS]))
+        server_ttfts(server, [about(sample_png(0), "warm up").messages])
+        one = server_ttfts(server, [about(sample_png(3, size), QUESTIONS[0]).messages])[0]
+        last = max(server_ttfts(server, [about(png, q).messages for q in QUESTIONS]))
     finally:
         server.kill()
     return {"one_ttft_s": one, "last_of_8_ttft_s": last, "ratio": last / one}
