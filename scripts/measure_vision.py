@@ -19,6 +19,7 @@ images decode non-causally, whole, in one llama_decode (the batch raised to hold
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -28,17 +29,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
 from app.models import default_model_path  # noqa: E402
-from tests.vision_gguf import data_url, sample_png, tiny_mmproj  # noqa: E402
+from tests.vision_gguf import about as ask  # noqa: E402
+from tests.vision_gguf import sample_png, tiny_mmproj  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0)
+about = functools.partial(ask, max_tokens=8)  # a greedy question about one image, 8 new tokens
 QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
              "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]
-
-
-def about(png: bytes, question: str, max_tokens: int = 8) -> GenerationRequest:
-    return GenerationRequest(messages=[{"role": "user", "content": [
-        {"type": "image_url", "image_url": {"url": data_url(png)}}, {"type": "text", "text": question}]}],
-        max_tokens=max_tokens, sampling=GREEDY)
 
 
 def pair_files(pair: str) -> tuple[str, str]:

@@ -90,6 +90,15 @@ def data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
+def about(png: bytes, question: str, max_tokens: int = 12, image_first: bool = True):
+    """A greedy chat request asking `question` about one image (its part before the question, or after)."""
+    from app.engine import GenerationRequest, SamplingParams
+
+    parts = [{"type": "image_url", "image_url": {"url": data_url(png)}}, {"type": "text", "text": question}]
+    return GenerationRequest(messages=[{"role": "user", "content": parts if image_first else parts[::-1]}],
+                             max_tokens=max_tokens, sampling=SamplingParams(temperature=0.0))
+
+
 if __name__ == "__main__":
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else CACHE
     print(write_mmproj(folder / f"tiny-mlp-mmproj-v{VERSION}.gguf"))

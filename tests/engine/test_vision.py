@@ -16,7 +16,7 @@ from app.engine.media import MARKER
 from app.engine.scheduler import PrefillPacer
 from app.engine.vision_step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import IMAGE_TOKENS, data_url, sample_png, tiny_mmproj
+from tests.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
 
 QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
              "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]
@@ -27,12 +27,6 @@ def image_part(png: bytes, name: str | None = None) -> dict:
     if name:
         part["image_url"]["name"] = name
     return part
-
-
-def about(png: bytes, question: str, max_tokens: int = 12, image_first: bool = True) -> GenerationRequest:
-    parts = [image_part(png), {"type": "text", "text": question}]
-    return GenerationRequest(messages=[{"role": "user", "content": parts if image_first else parts[::-1]}],
-                             max_tokens=max_tokens, sampling=GREEDY)
 
 
 @pytest.fixture

