@@ -54,6 +54,12 @@ _TOOL = {"type": "function", "function": {"name": "f", "description": "f",
 
 
 @functools.lru_cache(maxsize=16)
+def _chat(template: str) -> ChatTemplate:
+    """The template compiled once for `lead_text` and `opens_block` (a template that fails raises each time)."""
+    return ChatTemplate(template, "", "")
+
+
+@functools.lru_cache(maxsize=16)
 def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str] | None]:
     """(stops, thinking markers) of llama-server's required grammar for a template: the text before the calls
     contains none of the stops (the trigger, with the newline the template writes after it in a rendered call,
@@ -65,7 +71,7 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
     trigger = BUILDERS[name][0]
     stops = LEAD_STOPS.get(name)
     try:
-        chat = ChatTemplate(template, "", "")
+        chat = _chat(template)
         thinks = chat.supports_thinking
         if stops is None:
             user = [{"role": "user", "content": "x"}]
@@ -86,7 +92,7 @@ def opens_block(template: str, think: tuple[str, str]) -> bool:
     """Whether the template's generation prompt leaves a thinking block with these markers open (Apriel 1.6's
     `<|begin_assistant|>`, Seed-OSS's `<seed:think>`...), as llama-server then starts its grammar inside it."""
     try:
-        prompt = ChatTemplate(template, "", "").render([{"role": "user", "content": "x"}], tools=[_TOOL])[-64:]
+        prompt = _chat(template).render([{"role": "user", "content": "x"}], tools=[_TOOL])[-64:]
     except Exception:
         return False
     return prompt.rfind(think[0]) > prompt.rfind(think[1])
