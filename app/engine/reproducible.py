@@ -53,6 +53,8 @@ class ReproducibleStep(PackedPieces):
         """llama_decode `group` with placeholders for the (slot, token) pairs that would be alone, then drop
         the placeholders' KV; returns the decode's code, the group's outputs and its seconds."""
         pads = self._placeholders(tokens)
+        if pads:
+            self._stats.record_placeholders(len(pads))
         outputs = self._fill_batch(group, pads)
         rc, elapsed = self._timed_decode(outputs)
         for slot, position, _ in pads:
