@@ -4,8 +4,7 @@ gets beside other streams, at KV lengths where flash attention's split-KV path w
 
 import ctypes
 
-from app.engine import GenerationRequest, SamplingParams
-from app.engine import row_kernels
+from app.engine import GenerationRequest, SamplingParams, row_kernels
 from tests.conftest import assert_kv_accounted
 
 PASSAGE = ("The river bends twice before it reaches the old mill at the edge of town. Every spring the orchard "
