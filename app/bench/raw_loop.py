@@ -22,7 +22,7 @@ def raw_loop_decode_tps(model_path, prompts: list[str], max_tokens: int, threads
     n = len(prompts)
     model = LlamaModel(model_path)
     ctx = LlamaContext(model, EngineConfig(model_path=model_path, n_slots=n, n_ctx_per_slot=n_ctx,
-                                           n_threads=threads))
+                                           n_threads=threads, reproducible=False))
     samplers = [SamplerChain(GREEDY, model.n_vocab, model.eog_ids) for _ in range(n)]
     try:
         tokens = np.zeros(n, np.int32)

@@ -6,11 +6,13 @@ per-element ctypes writes. llama_decode copies the batch on each call, so the ar
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 
 import llama_cpp
 import numpy as np
 
+from app.engine import row_kernels
 from app.engine.native import LlamaModel
 from app.engine.types import EngineConfig
 from app.models.memory import KV_TYPES, kv_cells
@@ -86,7 +88,14 @@ class LlamaContext:
         params.no_perf = True
         params.embeddings = False
         self._set_kv_type(params, model, config.kv_type)
-        self.ptr = llama_cpp.llama_init_from_model(model.ptr, params)
+        # Reproducible mode: flash attention on (its per-row kernel is what the mode rests on) and ggml's per-row
+        # CPU kernels only, so a lone token meets the kernel it meets in a batch (row_kernels.py).
+        if config.reproducible:
+            params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        per_row = config.reproducible and row_kernels.available()
+        with row_kernels.reference_kernels() if per_row else contextlib.nullcontext([]) as caught:
+            self.ptr = llama_cpp.llama_init_from_model(model.ptr, params)
+        self.reference_kernels = bool(caught)  # use_ref was set on the CPU backend this context made
         if not self.ptr:
             raise MemoryError(
                 f"llama.cpp could not create a context for {config.n_slots} slots x {config.n_ctx_per_slot} "

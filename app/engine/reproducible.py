@@ -14,9 +14,12 @@ makes sure every token meets the per-row kernel:
   token alone (packing.py), so it reaches ggml with fewer than 64 query tokens a stream (the pacer still decides
   how many tokens a step takes: their number changes with load, their bits do not);
 - decode tokens share one llama_decode; a speculating sequence's run (pending token and drafts, fewer than 64)
-  is a llama_decode of its own, like a prompt piece (spec_step.py); a token that would be alone in its ubatch
-  (no neighbouring slot decoding), and a one-token prompt piece, gets a placeholder token in a neighbouring
-  slot, dropped after the decode, so no ubatch is ever one token of one stream.
+  is a llama_decode of its own, like a prompt piece (spec_step.py);
+- a token alone in its ubatch (one token of one stream: a decode token with no neighbouring slot decoding, a
+  one-token prompt piece) meets the per-row kernel too where the context runs ggml's per-row kernels and every
+  layer matrix is of a type computed row by row (`_lone_token_exact`, row_kernels.py), and no LoRA adapter is
+  applied; otherwise it gets a placeholder token in a neighbouring slot, dropped after the decode, so that no
+  ubatch is one token of one stream.
 
 So a token's KV and logits are the same computed as prompt or decoded, alone or batched: the prompt cache,
 fan-out copies and follow-up turns reuse KV exactly as in the default mode.
@@ -27,8 +30,10 @@ trimmed), and nobody samples its output.
 
 from __future__ import annotations
 
+import functools
 import logging
 
+from app.engine import row_kernels
 from app.engine.events import EventBuilder
 from app.engine.packing import PackedPieces
 from app.engine.request import Sequence
@@ -52,7 +57,10 @@ class ReproducibleStep(PackedPieces):
     def _decode_padded(self, group: StepPlan, tokens: list[tuple[int, int]]) -> tuple[int, list, float]:
         """llama_decode `group` with placeholders for the (slot, token) pairs that would be alone, then drop
         the placeholders' KV; returns the decode's code, the group's outputs and its seconds."""
-        pads = self._placeholders(tokens)
+        pads = [] if self._lone_token_exact and not any(s.request.lora for s in group.sequences) else \
+            self._placeholders(tokens)
+        if pads:
+            self._stats.record_placeholders(len(pads))
         outputs = self._fill_batch(group, pads)
         rc, elapsed = self._timed_decode(outputs)
         for slot, position, _ in pads:
@@ -87,6 +95,12 @@ class ReproducibleStep(PackedPieces):
         else:
             self._advance(group, outputs, events)
         return elapsed
+
+    @functools.cached_property
+    def _lone_token_exact(self) -> bool:
+        """Whether a token alone in its ubatch gets the bits it gets in a batch (row_kernels.py): the context
+        runs ggml's per-row kernels and every layer matrix is of a row-invariant type. Fixed per engine."""
+        return self._ctx.reference_kernels and row_kernels.matrices_row_invariant(str(self._model.path))
 
     def _placeholders(self, tokens: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
         """For (slot, token) pairs going into one decode: (slot, position, token) placeholders in neighbouring

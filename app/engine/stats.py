@@ -50,6 +50,7 @@ class StatsRecorder:
             self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
             self.packed_pieces = 0  # prompt pieces that shared a llama_decode with other sequences' (packing.py)
             self.packed_decodes = 0  # those llama_decodes
+            self.placeholders = 0  # placeholder tokens decoded beside a lone token (reproducible.py)
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
@@ -91,6 +92,10 @@ class StatsRecorder:
         with self._lock:
             self.packed_pieces += pieces
             self.packed_decodes += 1
+
+    def record_placeholders(self, n: int) -> None:
+        with self._lock:
+            self.placeholders += n
 
     def record_reuse(self, cached_tokens: int, coalesced: int = 0) -> None:
         with self._lock:
@@ -135,4 +140,5 @@ class StatsRecorder:
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,
                 packed_pieces=self.packed_pieces,
                 packed_decodes=self.packed_decodes,
+                placeholders=self.placeholders,
             )

@@ -276,6 +276,7 @@ class StatsSnapshot:
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
     packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
     packed_decodes: int = 0  # the llama_decodes those pieces went into
+    placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible.py)
 
     @property
     def cache_hit_rate(self) -> float | None:
