@@ -3,7 +3,7 @@ selected scrolls the grid to its pane; CSV export. Similarity is to a pane's rep
 previous one included), or to each pane's own previous (or k-th) version.
 
 A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
-the table re-reads them whenever the session announces a change (at most every REFRESH_MS while replies
+the table re-reads them whenever the session announces a change (at most every live_refresh.REFRESH_MS while replies
 stream), so it never goes stale while a sweep runs. The "meaning" column comes from the window's Meaning
 (embedded on its worker thread; "…" until the vectors are in), which announces its vectors the same way.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -28,8 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.session import PaneSpec, Session, table, versions
 from app.session.store import write_atomic
-
-REFRESH_MS = 250
+from app.ui.live_refresh import follow
 
 
 def cell_text(value, column: str) -> str:
@@ -82,8 +81,6 @@ class CompareTable(QDialog):
         layout.addWidget(self.table)
         self.meaning_note = QLabel(objectName="meaningNote", wordWrap=True)
         layout.addWidget(self.meaning_note)
-        self._timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
         self.refresh_references(focus)
         self.scope.currentIndexChanged.connect(lambda: (self.refresh_references(None), self.refresh()))
         self.reference.currentIndexChanged.connect(lambda: (self.refresh_versions(), self.refresh()))
@@ -91,16 +88,8 @@ class CompareTable(QDialog):
         header.sectionClicked.connect(self.sort_by)
         self.table.itemSelectionChanged.connect(self._selected)
         self.export_button.clicked.connect(self.export)
-        session.events.all.connect(self._changed)
-        self.finished.connect(lambda _r: session.events.all.disconnect(self._changed))
-        if self.link is not None:
-            self.link.meaning.events.changed.connect(self._changed)
-            self.finished.connect(lambda _r: self.link.meaning.events.changed.disconnect(self._changed))
+        self._timer = follow(self, self.refresh, session, self.link.meaning if self.link is not None else None)
         self.refresh()
-
-    def _changed(self, _info=None) -> None:
-        if not self._timer.isActive():
-            self._timer.start()
 
     def specs(self) -> list[PaneSpec]:
         group = self.scope.currentData()

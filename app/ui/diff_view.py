@@ -13,18 +13,18 @@ from __future__ import annotations
 import html
 import math
 
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
 from app.session import PaneSpec, Session, compare, diff, versions
 from app.session.tool_cards import reply_text
+from app.ui.live_refresh import follow
 from app.ui.theme import blend
 from app.ui.token_tint import shown
 
 # (hue, how far the text area's base moves towards it): tints that keep the text readable in either theme
 DELETED, INSERTED = ("#ef4444", 0.35), ("#22c55e", 0.35)
-REFRESH_MS = 250  # at most this often while replies stream
 
 
 def _span(text: str, style: str | None) -> str:
@@ -101,18 +101,8 @@ class DiffDialog(QDialog):
         self.right_box.currentIndexChanged.connect(lambda: (self.fill_versions(), self.refresh()))
         self.left_version.currentIndexChanged.connect(self.refresh)
         self.right_version.currentIndexChanged.connect(self.refresh)
-        self.timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
-        self.timer.timeout.connect(self.refresh)
-        session.events.all.connect(self._changed)
-        self.finished.connect(lambda _r: session.events.all.disconnect(self._changed))
-        if self.link is not None:
-            self.link.meaning.events.changed.connect(self._changed)
-            self.finished.connect(lambda _r: self.link.meaning.events.changed.disconnect(self._changed))
+        self.timer = follow(self, self.refresh, session, self.link.meaning if self.link is not None else None)
         self.refresh()
-
-    def _changed(self, _info=None) -> None:
-        if not self.timer.isActive():
-            self.timer.start()
 
     def fill_choices(self, left: PaneSpec | None = None, right: PaneSpec | None = None) -> None:
         panes = list(self.session.panes)

@@ -4,13 +4,14 @@ cluster, then every cluster with its size and a representative answer (its medoi
 
 A view of the session and the window's Meaning: the answer sets come from `app.session.stability.answer_sets`, the
 clusters from `Meaning.stability` (vectors embedded on the Meaning's worker thread; a set shows "embedding…" until
-they are in). It is rebuilt when the session or the Meaning announces a change (at most every REFRESH_MS), and
-keeps which rows were open. The cluster distance is Settings' CLUSTER_DISTANCE, edited here.
+they are in). It is rebuilt when the session or the Meaning announces a change (at most every
+live_refresh.REFRESH_MS), and keeps which rows were open. The cluster distance is Settings' CLUSTER_DISTANCE,
+edited here.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDoubleSpinBox,
@@ -25,8 +26,8 @@ from PySide6.QtWidgets import (
 from app.session import PaneSpec, Session
 from app.session.stability import AnswerSet, Stability
 from app.ui import settings as keys
+from app.ui.live_refresh import follow
 
-REFRESH_MS = 250
 PREVIEW = 90  # characters of an answer shown on its row (the tooltip has all of it)
 
 
@@ -78,21 +79,12 @@ class StabilityDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.tree)
-        self._timer = QTimer(self, singleShot=True, interval=REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
         self.distance.valueChanged.connect(self._distance_changed)
         self.tree.itemExpanded.connect(lambda item: self._open.add(item.data(0, Qt.UserRole + 1)))
         self.tree.itemCollapsed.connect(lambda item: self._open.discard(item.data(0, Qt.UserRole + 1)))
         self.tree.currentItemChanged.connect(self._selected)
-        session.events.all.connect(self._changed)
-        meaning.meaning.events.changed.connect(self._changed)
-        self.finished.connect(lambda _r: (session.events.all.disconnect(self._changed),
-                                          meaning.meaning.events.changed.disconnect(self._changed)))
+        self._timer = follow(self, self.refresh, session, meaning.meaning)
         self.refresh()
-
-    def _changed(self, *_args) -> None:
-        if not self._timer.isActive():
-            self._timer.start()
 
     def _distance_changed(self, value: float) -> None:
         self.link.settings.set(keys.CLUSTER_DISTANCE, value)
