@@ -8,18 +8,12 @@ pair's outputs), then keeps running until it is killed. The autosave is the only
 import asyncio
 import sys
 
-import qasync
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.models import default_model_path
-from app.session import autosave
-from app.ui import settings as keys
-from app.ui.application import create_app
-from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
-from app.ui.settings import Settings
-from tests.conftest import TEST_THREADS
+from tests.ui.window_driver import run_driven
 
 VOTE_KEYS = (Qt.Key_1, Qt.Key_2, Qt.Key_3, Qt.Key_4)
 
@@ -39,19 +33,7 @@ async def drive(window: MainWindow, votes: int) -> None:
 
 
 def main() -> int:
-    session_file, votes = sys.argv[1], int(sys.argv[2])
-    app = create_app()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    settings = Settings()
-    settings.set(keys.THREADS, TEST_THREADS)
-    settings.set(keys.SLOTS, 4)
-    window = MainWindow(EngineBridge(), settings, autosave_path=autosave.autosave_path(), restored=autosave.restore())
-    window.show()
-    assert window.files.open(session_file)
-    with loop:
-        loop.run_until_complete(drive(window, votes))
-    return 0
+    return run_driven(sys.argv[1], drive, int(sys.argv[2]))
 
 
 if __name__ == "__main__":

@@ -8,16 +8,10 @@ until it is killed. The autosave is the only thing it leaves.
 import asyncio
 import sys
 
-import qasync
-
 from app.models import default_model_path
-from app.session import autosave
 from app.ui import settings as keys
-from app.ui.application import create_app
-from app.ui.bridge import EngineBridge
 from app.ui.main_window import MainWindow
-from app.ui.settings import Settings
-from tests.conftest import TEST_THREADS
+from tests.ui.window_driver import run_driven
 
 
 async def drive(window: MainWindow, config: str) -> None:
@@ -29,20 +23,7 @@ async def drive(window: MainWindow, config: str) -> None:
 
 
 def main() -> int:
-    session_file, config = sys.argv[1], sys.argv[2]
-    app = create_app()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    settings = Settings()
-    settings.set(keys.THREADS, TEST_THREADS)
-    settings.set(keys.SLOTS, 4)
-    settings.set(keys.CONTEXT_PER_SLOT, 1024)
-    window = MainWindow(EngineBridge(), settings, autosave_path=autosave.autosave_path(), restored=autosave.restore())
-    window.show()
-    assert window.files.open(session_file)
-    with loop:
-        loop.run_until_complete(drive(window, config))
-    return 0
+    return run_driven(sys.argv[1], drive, sys.argv[2], settings={keys.CONTEXT_PER_SLOT: 1024})
 
 
 if __name__ == "__main__":
