@@ -50,13 +50,13 @@ def test_a_quantized_kv_cache_generates_and_mostly_agrees_with_f16(make_engine, 
     reference = make_engine(n_slots=2)
     quantized = make_engine(n_slots=2, kv_type=kv_type)
     assert quantized.model_info.kv_type == kv_type
-    same = 0
     for text in prompts:
         ref = reference.submit(ask(text, max_tokens=16)).result(timeout=120)
-        out = quantized.submit(ask(text, max_tokens=16)).result(timeout=120)
+        out = quantized.submit(ask(text, max_tokens=16, logprobs=5)).result(timeout=120)
         assert out.finish_reason in ("stop", "length") and out.text.strip(), out
-        same += out.token_ids[:4] == ref.token_ids[:4]
-    assert same >= 1  # a quantized cache changes some tokens, not the model's answer to everything
+        # A quantized cache may change which candidate wins (q4_0 does, on some CPUs' kernels, from the first
+        # token), not what the candidates are: the f16 cache's first token is among the quantized one's top 5.
+        assert ref.token_ids[0] in [t for t, _, _ in out.token_logprobs[0].top], (text, ref.text, out.text)
 
 
 def test_bad_kv_type_and_gpu_layers_are_refused_with_the_allowed_values(model_path):
