@@ -36,6 +36,7 @@ from app.engine.tool_grammar import template_format
 from tests.backends.tool_parity_support import (
     CALL,
     QUESTION,
+    SERVER_LAYOUT,
     WEATHER,
     apply_template,
     as_json,
@@ -165,7 +166,8 @@ def replies(name: str, model_path, vocab, tmp_path_factory) -> dict:
                           "-lv", "10").launch()  # it loads while the engine does
     engine = None
     try:
-        engine = Engine(EngineConfig(model_path=variant, n_slots=1, n_ctx_per_slot=2048, n_threads=TEST_THREADS))
+        engine = Engine(EngineConfig(model_path=variant, n_slots=1, n_ctx_per_slot=2048, n_threads=TEST_THREADS,
+                                     **SERVER_LAYOUT))
         server.wait_ready()
         out = {}
         prefix = call_prefix(template, detect(source).trigger)

@@ -26,6 +26,11 @@ WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+# The engine's batch layout as llama-server's (-np 1, n_ubatch 512, every request's prompt prefilled cold: the
+# server's requests carry cache_prompt false): the prompt in ubatches of 512 tokens, decode tokens alone. Chorus's
+# reproducible mode prefills in pieces of < 64 tokens (another flash-attention kernel, docs/engine.md), which moves
+# SmolLM2's logits by ~0.05 nats, enough to flip a greedy near-tie (Llama 3.1's second token: "}} vs "}, 0.03 apart).
+SERVER_LAYOUT = {"reproducible": False, "max_batch_tokens": 512, "prompt_cache": False}
 # A call in the history, to find how the template writes one (a 9-character id: Mistral's refuse others).
 CALL = {"id": "a1b2c3d4e", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
 
@@ -61,7 +66,7 @@ def server_reply(server, messages: list[dict], tool_choice: str, max_tokens: int
     prompt = tokenize(server, prompt_text)
     start = server.log.stat().st_size
     body = {"messages": messages, "tools": [WEATHER], "tool_choice": tool_choice, "temperature": 0,
-            "max_tokens": max_tokens, "stream": True}
+            "max_tokens": max_tokens, "stream": True, "cache_prompt": False}
     chunks, error, finish = [], None, ""
     with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=300) as response:
         assert response.status_code == 200, response.read()[:300]
