@@ -17,6 +17,12 @@ Two requests per template, one llama-server and one engine each:
 - "required": tool_choice "required", no prefix. Both sides constrain the reply with the same grammar: text up
   to the first call, then calls (tool_grammar.py's default, llama-server's shape per format).
 
+The engine runs in llama-server's batch layout (tool_parity_support.SERVER_LAYOUT: the prompt in one ubatch of up to
+512 tokens, cold), not in its default reproducible mode, whose < 64-token prompt pieces take another flash-attention
+kernel: same tokens, logits ~0.05 nats apart, enough to flip a greedy near-tie of the 135M model (traced
+2026-11-26: Llama 3.1's second token, llama-server's "} and the pieces' "}, 0.035 apart there; in this layout
+both sides' log-probabilities agree to 1e-4 and the texts match).
+
 Where the generated tokens differ, the case is a strict xfail whose reason names the cause (DIFFER); a case
 that starts to match makes the xfail fail, so the table stays true.
 """

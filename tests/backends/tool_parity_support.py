@@ -29,7 +29,7 @@ QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 # The engine's batch layout as llama-server's (-np 1, n_ubatch 512, every request's prompt prefilled cold: the
 # server's requests carry cache_prompt false): the prompt in ubatches of 512 tokens, decode tokens alone. Chorus's
 # reproducible mode prefills in pieces of < 64 tokens (another flash-attention kernel, docs/engine.md), which moves
-# SmolLM2's logits by ~0.05 nats, enough to flip a greedy near-tie (Llama 3.1's second token: "}} vs "}, 0.03 apart).
+# SmolLM2's logits by ~0.05 nats, enough to flip a greedy near-tie (Llama 3.1's second token: "} vs "}, 0.035 apart).
 SERVER_LAYOUT = {"reproducible": False, "max_batch_tokens": 512, "prompt_cache": False}
 # A call in the history, to find how the template writes one (a 9-character id: Mistral's refuse others).
 CALL = {"id": "a1b2c3d4e", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
