@@ -3,7 +3,8 @@
 request, greedy.
 
 llama-server's generated tokens are read from its debug log (`-lv 10`: one `next token:` line per sampled token,
-one `prompt token` line per prompt token), so they are known even when it refuses the reply with HTTP 500 (a
+its prompt tokens are not logged: that code is commented out in server-context.cpp; `task.n_tokens` gives their
+count), so they are known even when it refuses the reply with HTTP 500 (a
 call cut by max_tokens, or text after the calls: its parser takes neither). Its calls are its streamed
 `tool_calls` deltas put together: the final parse when it accepted the reply, its last partial parse when it
 refused it. Chorus's are `Completion.tool_calls` and its last streamed `StepEvent.tool_calls`.
