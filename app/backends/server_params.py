@@ -150,6 +150,8 @@ def in_use(request: GenerationRequest) -> dict[str, str]:
         used["json_schema"] = "the JSON schema"
     if request.tools:
         used["tools"] = f"tools ({len(request.tools)}, tool_choice {request.tool_choice})"
+    if request.tools and request.tool_call_first and request.tool_choice not in ("auto", "none"):
+        used["tool_call_first"] = "the call first (tool_call_first: Chorus's own grammar, the local engine only)"
     if request.lora_key:  # local adapter files: a server has its own, loaded at its start (--lora)
         used["lora"] = "LoRA adapters (" + ", ".join(f"{Path(p).name} × {s:g}" for p, s in request.lora_key) + ")"
     if request.logprobs and request.messages is None:

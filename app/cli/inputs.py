@@ -19,7 +19,8 @@ from app.engine import GenerationRequest, SamplingParams, Speculation
 from app.session import MAIN, Session, SessionFileError, adapters, compare, conversation, images, tools
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
-                  "speculative", "tools", "tool_choice", "parallel_tool_calls", "lora")
+                  "speculative", "tools", "tool_choice", "parallel_tool_calls", "lora",
+                  "tool_call_first")
 SPECULATION_KEYS = tuple(f.name for f in dataclasses.fields(Speculation))
 
 
@@ -104,7 +105,8 @@ def field_problem(data: dict) -> str | None:
                               f'"off", "auto", "on" or an object with {", ".join(SPECULATION_KEYS)}'),
               "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}"),
               "tool_choice": (lambda v: isinstance(v, str), "auto, none, required or a tool's name"),
-              "parallel_tool_calls": (lambda v: isinstance(v, bool), "true or false")}
+              "parallel_tool_calls": (lambda v: isinstance(v, bool), "true or false"),
+              "tool_call_first": (lambda v: isinstance(v, bool), "true or false")}
     for name, (ok, what) in expect.items():
         if name in data and data[name] is not None and not ok(data[name]):
             return f"{name} must be {what}, got {json.dumps(data[name])[:80]}"
@@ -197,7 +199,8 @@ def parse_line(text: str, line: int, base: Path | None = None, loaded: tuple[str
         if data.get("tools"):  # checked as a pane's tools are (app/session/tools.py)
             fields.update(tools=tuple(tools.check_tools(data["tools"])),
                           tool_choice=tools.check_tool_choice(data.get("tool_choice") or "auto", data["tools"]),
-                          parallel_tool_calls=data.get("parallel_tool_calls"))
+                          parallel_tool_calls=data.get("parallel_tool_calls"),
+                          tool_call_first=bool(data.get("tool_call_first")))  # local engine only
         elif data.get("tool_choice") not in (None, "auto", "none"):
             raise tools.ToolsError(f"tool_choice: {data['tool_choice']!r} needs tools, and the line has none")
         fields["lora"] = adapters.lora_from_json(data.get("lora"), loaded)

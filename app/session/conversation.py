@@ -73,7 +73,8 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
                                 speculative=speculation_of(pane),
                                 logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields(),
-                                **tools.request_fields(pane.tools, pane.tool_choice, pane.parallel_tool_calls),
+                                **tools.request_fields(pane.tools, pane.tool_choice, pane.parallel_tool_calls,
+                                                       pane.tool_call_first),
                                 lora=pane.lora)
     return request, turns
 

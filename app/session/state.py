@@ -82,6 +82,9 @@ class PaneSpec:
     lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales, on a local model (none: the base model)
     speculative_kind: str = limits.SPEC_KIND_DEFAULT  # how speculation drafts: "ngram" or "draft" (a draft model)
     draft_model: str = ""  # kind "draft": the draft model's GGUF file ("" = the local model's configured one)
+    # tool_choice required or one function: the reply starts with the call (Chorus's call-first grammar; the local
+    # engine only, a server is told nothing and the pane's status says so; docs/tools.md "Constrained calls")
+    tool_call_first: bool = False
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)

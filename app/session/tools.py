@@ -84,14 +84,16 @@ def check_tool_choice(choice: str, tools: list[dict]) -> str:
     return choice
 
 
-def request_fields(text: str, choice: str, parallel: bool | None) -> dict:
-    """GenerationRequest fields for a pane's tools ({} for none); raises ToolsError."""
+def request_fields(text: str, choice: str, parallel: bool | None, call_first: bool = False) -> dict:
+    """GenerationRequest fields for a pane's tools ({} for none); `call_first` adds `tool_call_first` (the
+    engine applies it with required or one function); raises ToolsError."""
     tools = parse_tools(text)
     if not tools:
         if choice not in ("auto", "none"):
             raise ToolsError(f"tool_choice: {choice!r} needs tools, and the pane has none")
         return {}
-    return {"tools": tuple(tools), "tool_choice": check_tool_choice(choice, tools), "parallel_tool_calls": parallel}
+    fields = {"tools": tuple(tools), "tool_choice": check_tool_choice(choice, tools), "parallel_tool_calls": parallel}
+    return {**fields, "tool_call_first": True} if call_first else fields
 
 
 def tool_names(tools: list[dict]) -> list[str]:

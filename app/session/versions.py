@@ -20,7 +20,7 @@ from app.session.result import PaneResult, RunState
 # The PaneSpec fields a version keeps as "the settings it ran with" (what a branch from it copies back).
 SETTINGS = ("system", "sampling", "max_tokens", "stop", "backend", "show_probabilities", "output_format",
             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "parallel_tool_calls",
-            "speculative_kind", "draft_model")
+            "speculative_kind", "draft_model", "tool_call_first")
 
 
 def now() -> str:

@@ -14,7 +14,7 @@ _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
                             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
                             "expected_calls", "lora", "parallel_tool_calls", "speculative_kind",
-                            "draft_model"})
+                            "draft_model", "tool_call_first"})
 
 
 class PaneRendering:
@@ -87,6 +87,8 @@ class PaneRendering:
                               for name in ("tools", "tool_choice", "mocks", "expected_calls")))
         if "parallel_tool_calls" in fields:
             self.tools.load_parallel(spec.parallel_tool_calls)
+        if "tool_call_first" in fields:
+            self.tools.load_call_first(spec.tool_call_first)
         if "lora" in fields:
             self.sampling.adapters.load(spec.lora)
         if fields & {"speculative_kind", "draft_model"}:
@@ -117,6 +119,7 @@ class PaneRendering:
         spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
         spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
         spec.parallel_tool_calls = self.tools.parallel_value()
+        spec.tool_call_first = self.tools.call_first.isChecked()
         spec.lora = self.sampling.adapters.read()
         spec.speculative_kind, spec.draft_model = self.sampling.draft.read()
 

@@ -1,6 +1,7 @@
-"""A pane's tools: OpenAI-style function definitions as JSON, tool_choice, parallel_tool_calls, the mock results
-that answer the calls (app/session/mocks.py) and the calls expected (the comparison table's F1), checked as they
-are typed. The group's mock results have their own editor below (app/ui/group_mocks_editor.py).
+"""A pane's tools: OpenAI-style function definitions as JSON, tool_choice, parallel_tool_calls, call first (a
+local model's reply starts with the call), the mock results that answer the calls (app/session/mocks.py) and
+the calls expected (the comparison table's F1), checked as they are typed. The group's mock results have their
+own editor below (app/ui/group_mocks_editor.py).
 
 The text is the pane's own (`PaneSpec.tools`) and is kept as written even while it does not check, so nothing
 typed is lost; a run of a pane whose tools do not check submits nothing and shows the same message
@@ -10,7 +11,7 @@ typed is lost; a run of a pane whose tools do not check submits nothing and show
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.engine.types import TOOL_CHOICES
 from app.session import mocks, tools
@@ -22,6 +23,9 @@ MOCKS_PLACEHOLDER = ('{"get_weather": {"result": {"temp_c": 18}}}, or by argumen
                      '{"get_weather": {"cases": [{"when": {"city": "Paris"}, "result": ...}], "result": ...}}')
 PARALLEL_TIP = ("parallel_tool_calls: several calls in one reply (on), one at most (off), or not sent (default: "
                 "the backend's own default)")
+CALL_FIRST_TIP = ("tool_call_first: with tool choice required or one function, the reply starts with the call (no "
+                  "text before it), so that even a small model calls. Local models only: a server is sent nothing "
+                  "and the pane's status says so. Off: llama-server's grammar, which lets text come first.")
 CHECK_DELAY_MS = 300  # wait for a pause in typing before checking
 
 
@@ -38,6 +42,7 @@ class ToolsOptions(QWidget):
         self.parallel = QComboBox(toolTip=PARALLEL_TIP)
         for value, label in PARALLEL_LABELS.items():
             self.parallel.addItem(label, value)
+        self.call_first = QCheckBox("Call first", toolTip=CALL_FIRST_TIP)
         self.problem = QLabel(objectName="toolsProblem", wordWrap=True)
         self.mocks_title = QLabel("<b>This pane's mock results</b> — for a tool, they take precedence over the "
                                   "group's", wordWrap=True, objectName="paneMocksTitle")
@@ -50,6 +55,7 @@ class ToolsOptions(QWidget):
         top.addWidget(self.choice, 1)
         top.addWidget(QLabel("Parallel calls", toolTip=PARALLEL_TIP))
         top.addWidget(self.parallel)
+        top.addWidget(self.call_first)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -63,6 +69,7 @@ class ToolsOptions(QWidget):
             editor.textChanged.connect(self._timer.start)
         self.choice.currentTextChanged.connect(lambda _text: self.check())
         self.parallel.currentIndexChanged.connect(lambda _index: self.sig_changed.emit())
+        self.call_first.toggled.connect(lambda _on: self.sig_changed.emit())
         self.check(report=False)
 
     def load(self, text: str | None, choice: str | None, mock_text: str | None = None,
@@ -92,6 +99,12 @@ class ToolsOptions(QWidget):
     def parallel_value(self) -> bool | None:
         return self.parallel.currentData()
 
+    def load_call_first(self, on: bool) -> None:
+        """Show tool_call_first (no sig_changed)."""
+        self.call_first.blockSignals(True)
+        self.call_first.setChecked(on)
+        self.call_first.blockSignals(False)
+
     def add_group_editor(self, editor: QWidget) -> None:
         """The group's mock results, below the pane's own (and its message)."""
         self.layout().addWidget(editor)
@@ -114,6 +127,7 @@ class ToolsOptions(QWidget):
         except (tools.ToolsError, mocks.MockError) as exc:
             found, problem = (), str(exc)
         names = ", ".join(t["function"]["name"] for t in found)
+        self.call_first.setEnabled(choice not in ("auto", "none"))  # kept as set: it applies again when it can
         self.problem.setText(f"⚠ {problem}" if problem else (f"✓ {len(found)} tool(s): {names}" if found else ""))
         self.problem.setProperty("bad", bool(problem))
         self.problem.setStyleSheet("color: #b91c1c" if problem else "color: #047857")

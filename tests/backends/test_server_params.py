@@ -118,3 +118,16 @@ def test_a_format_a_server_may_ignore_is_flagged_as_not_applied():
             for kind in (None, "library", "openai"):
                 assert words in unapplied(request, kind) and "may ignore" in unapplied(request, kind)
                 assert unapplied_keys(request, kind) == tuple(fields)
+
+
+def test_call_first_is_named_as_not_applied_on_every_server():
+    tools = ({"type": "function", "function": {"name": "f"}},)
+    request = chat(top_k=0, min_p=0.0)
+    first = GenerationRequest(messages=request.messages, sampling=request.sampling, tools=tools,
+                              tool_choice="required", tool_call_first=True)
+    for kind, name in (("llamacpp", "llama-server"), ("vllm", "vLLM")):
+        assert unapplied(first, kind) == (f"not applied on {name}: the call first (tool_call_first: Chorus's own "
+                                          "grammar, the local engine only)")
+    assert unapplied_keys(first, "llamacpp") == ("tool_call_first",)
+    auto = GenerationRequest(messages=request.messages, sampling=request.sampling, tools=tools, tool_call_first=True)
+    assert unapplied(auto, "llamacpp") == ""  # with auto it changes nothing, so nothing is missing

@@ -3,7 +3,8 @@
 request, greedy.
 
 llama-server's generated tokens are read from its debug log (`-lv 10`: one `next token:` line per sampled token,
-one `prompt token` line per prompt token), so they are known even when it refuses the reply with HTTP 500 (a
+its prompt tokens are not logged: that code is commented out in server-context.cpp; `task.n_tokens` gives their
+count), so they are known even when it refuses the reply with HTTP 500 (a
 call cut by max_tokens, or text after the calls: its parser takes neither). Its calls are its streamed
 `tool_calls` deltas put together: the final parse when it accepted the reply, its last partial parse when it
 refused it. Chorus's are `Completion.tool_calls` and its last streamed `StepEvent.tool_calls`.
@@ -26,6 +27,11 @@ WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+# The engine's batch layout as llama-server's (-np 1, n_ubatch 512, every request's prompt prefilled cold: the
+# server's requests carry cache_prompt false): the prompt in ubatches of 512 tokens, decode tokens alone. Chorus's
+# reproducible mode prefills in pieces of < 64 tokens (another flash-attention kernel, docs/engine.md), which moves
+# SmolLM2's logits by ~0.05 nats, enough to flip a greedy near-tie (Llama 3.1's second token: "} vs "}, 0.035 apart).
+SERVER_LAYOUT = {"reproducible": False, "max_batch_tokens": 512, "prompt_cache": False}
 # A call in the history, to find how the template writes one (a 9-character id: Mistral's refuse others).
 CALL = {"id": "a1b2c3d4e", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
 
@@ -61,7 +67,7 @@ def server_reply(server, messages: list[dict], tool_choice: str, max_tokens: int
     prompt = tokenize(server, prompt_text)
     start = server.log.stat().st_size
     body = {"messages": messages, "tools": [WEATHER], "tool_choice": tool_choice, "temperature": 0,
-            "max_tokens": max_tokens, "stream": True}
+            "max_tokens": max_tokens, "stream": True, "cache_prompt": False}
     chunks, error, finish = [], None, ""
     with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=300) as response:
         assert response.status_code == 200, response.read()[:300]

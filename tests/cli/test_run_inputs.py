@@ -101,3 +101,14 @@ def test_tools_lines_are_checked_shown_to_the_model_and_results_carry_tool_calls
     assert item.request.tools == (WEATHER,) and item.request.parallel_tool_calls is False
     calls = [{"id": "c1", "name": "get_weather", "arguments": '{"city": "Paris"}'}]
     assert result_record(item, PaneResult(tool_calls=calls, finish_reason="tool_calls"))["tool_calls"] == calls
+
+
+def test_tool_call_first_is_taken_from_a_line_and_a_bad_type_names_its_line():
+    from app.cli.inputs import parse_line
+
+    item = parse_line(line("x", tools=[WEATHER], tool_choice="required", tool_call_first=True), 1)
+    assert item.error is None and item.request.tool_call_first is True and item.request.tool_choice == "required"
+    assert parse_line(line("y", tools=[WEATHER], tool_choice="required"), 2).request.tool_call_first is False
+    bad = parse_line(line("z", tools=[WEATHER], tool_choice="required", tool_call_first="yes"), 3)
+    assert bad.request is None and bad.id == "z"
+    assert bad.error == 'line 3: tool_call_first must be true or false, got "yes"'

@@ -7,7 +7,7 @@ import pytest
 
 from app.engine import SamplingParams
 from app.engine.types import TOOLS_AS_TEXT
-from app.session import PaneSpec, SessionRunner, conversation
+from app.session import PaneResult, PaneSpec, SessionRunner, conversation
 from app.session.schema import pane_from_file, pane_to_file
 from app.session.tools import ToolsError, check_tool_choice, parse_tools, request_fields
 from tests.conftest import EngineSubmitter, drive
@@ -86,3 +86,37 @@ def test_the_local_engine_shows_the_tools_to_the_model_and_parses_its_reply(make
     # Qwen2.5's template has a call format (app/engine/chat_parse): no "shown as text" note; 8 tokens hold no call.
     assert TOOLS_AS_TEXT not in pane.result.backend_note and TOOLS_AS_TEXT not in pane.result.summary()
     assert pane.result.tool_calls == [] and pane.result.finish_reason == "length"
+
+
+def test_call_first_is_saved_with_the_pane_and_its_versions_and_sent_to_the_engine():
+    from app.session import SessionModel, versions
+    from app.session.store import decode, encode
+
+    pane = PaneSpec(draft="Weather in Paris?", tools=json.dumps([WEATHER]), tool_choice="required",
+                    tool_call_first=True)
+    versions.begin(pane, [{"role": "user", "content": "Weather in Paris?"}], PaneResult())
+    back = decode(encode(SessionModel(panes=[pane])))["panes"][0]
+    assert back.tool_call_first is True and back.tool_choice == "required"
+    assert back.versions[0].settings["tool_call_first"] is True  # the settings a run had (a branch copies them)
+    assert pane_from_file(type(pane_to_file(PaneSpec()))()).tool_call_first is False  # older files: off
+    request, _ = conversation.plan_run(back)
+    assert request.tool_call_first is True and request.tool_choice == "required"
+    assert conversation.plan_run(PaneSpec(draft="x", tools=json.dumps([WEATHER])))[0].tool_call_first is False
+
+
+def test_required_with_call_first_makes_the_local_reply_start_with_the_call(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant)
+    runner = SessionRunner(EngineSubmitter(engine))
+    engine.subscribe(runner.feed)
+    panes = [PaneSpec(draft="What is the weather in Paris?", tools=json.dumps([WEATHER]), tool_choice="required",
+                      tool_call_first=first, sampling=SamplingParams(temperature=0), max_tokens=64)
+             for first in (True, False)]
+    for pane in panes:
+        runner.run(pane)
+    drive(runner)
+    first, default = (p.result for p in panes)
+    # the reply is the call: its content (the text outside the call markup) is empty, nothing came before it
+    assert first.text == "" and first.finish_reason == "tool_calls", first
+    assert [c["name"] for c in first.tool_calls] == ["get_weather"]
+    assert json.loads(first.tool_calls[0]["arguments"])["city"]
+    assert default.text.strip(), default  # llama-server's grammar (the default): SmolLM2 writes prose

@@ -28,3 +28,22 @@ def test_bad_tools_are_the_panes_message_and_good_ones_run(loaded_window, loop):
     assert pane.run()
     wait_until(loop, lambda: not pane.busy)
     assert pane.spec.tool_choice == "get_weather" and TOOLS_AS_TEXT in pane.status.text()
+
+
+def test_call_first_is_set_in_the_tools_section_kept_and_sent(loaded_window, loop):
+    from app.session import conversation
+    from app.session.store import decode, encode
+
+    pane = prepare(loaded_window, ["Weather in Paris?"], max_tokens=8)[0]
+    pane.tools.editor.setPlainText(json.dumps([WEATHER]))
+    pane.tools.check()
+    assert not pane.tools.call_first.isChecked() and not pane.tools.call_first.isEnabled()  # auto: no effect
+    pane.tools.choice.setCurrentText("required")
+    assert pane.tools.call_first.isEnabled()
+    pane.tools.call_first.setChecked(True)
+    assert pane.spec.tool_call_first is True and pane.spec.tool_choice == "required"  # committed as set
+    request, _ = conversation.plan_run(pane.spec)
+    assert request.tool_call_first is True
+    assert decode(encode(loaded_window.session))["panes"][0].tool_call_first is True
+    pane.spec.tool_call_first = False  # the spec's value shows (a restore, an undo)
+    assert not pane.tools.call_first.isChecked()
