@@ -104,10 +104,12 @@ def run_suite(config: Path, backend, slots: int) -> dict:
     finally:
         registry.set_main(None)  # the caller closes the backend
     total = stats.totals(evaluation)
-    generated = backend.stats().generated_tokens_total
-    return {"wall_s": wall, "generated_tokens": generated, "cells": len(evaluation.cells),
+    snap = backend.stats()
+    return {"wall_s": wall, "generated_tokens": snap.generated_tokens_total, "cells": len(evaluation.cells),
             "passed": total.successes, "failed": total.failures, "errors": total.errors,
-            "unreliable": total.unreliable}  # unreliable: the judge failed its calibration
+            "unreliable": total.unreliable,  # unreliable: the judge failed its calibration
+            # what the backend prefilled and reused (a server's own counts where it reports them)
+            "prompt_tokens": snap.prompt_tokens_total, "prompt_tokens_cached": snap.prompt_tokens_cached}
 
 
 def _free_port() -> int:

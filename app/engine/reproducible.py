@@ -21,6 +21,10 @@ makes sure every token meets the per-row kernel:
   applied; otherwise it gets a placeholder token in a neighbouring slot, dropped after the decode, so that no
   ubatch is one token of one stream.
 
+Where the per-row kernels run, every layer matrix is row-invariant and the step has no LoRA, no ubatch shape
+changes any token's bits at all, so the whole step is one llama_decode as in the default mode (step.py,
+`_one_decode_exact`, `EngineConfig.one_decode`) and none of the above is needed.
+
 So a token's KV and logits are the same computed as prompt or decoded, alone or batched: the prompt cache,
 fan-out copies and follow-up turns reuse KV exactly as in the default mode.
 
@@ -101,6 +105,14 @@ class ReproducibleStep(PackedPieces):
         """Whether a token alone in its ubatch gets the bits it gets in a batch (row_kernels.py): the context
         runs ggml's per-row kernels and every layer matrix is of a row-invariant type. Fixed per engine."""
         return self._ctx.reference_kernels and row_kernels.matrices_row_invariant(str(self._model.path))
+
+    def _one_decode_exact(self, running: list[Sequence]) -> bool:
+        """Whether this step may go into one llama_decode with every token's bits what they are alone: the
+        per-row kernels compute each row of any ubatch the same way (`_lone_token_exact`) and no sequence of
+        the step carries a LoRA adapter (its matrices may not be row-invariant), on the CPU only (a GPU's
+        kernels pick by shape). `EngineConfig.one_decode`."""
+        return (self.config.one_decode and self._lone_token_exact and not self.offload.on_gpu
+                and not any(seq.request.lora for seq in running))
 
     def _placeholders(self, tokens: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
         """For (slot, token) pairs going into one decode: (slot, position, token) placeholders in neighbouring

@@ -83,13 +83,14 @@ class PrefillPacer:
 
 def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
               prefill_cap: int | None = None, pacer: PrefillPacer | None = None,
-              drafts: dict[Sequence, list[int]] | None = None) -> StepPlan:
+              drafts: dict[Sequence, list[int]] | None = None, pieces: bool | None = None) -> StepPlan:
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
     sequence waiting to copy a donor's prefix gets no prompt tokens, and a text run stops before an image
     (`Sequence.text_ready`: images are decoded apart, vision_step.py). In reproducible mode the prompt part is a
     list of pieces of at most `prefill_chunk` tokens, possibly several of one prompt, each for its own decode.
     `drafts` (speculation): tokens each decoding sequence verifies after its pending one; they count as
-    decode rows for the pacer and take their room in the batch."""
+    decode rows for the pacer and take their room in the batch. `pieces` overrides `config.reproducible` for
+    the cut into pieces (False: a reproducible step that goes into one llama_decode, step.py)."""
     plan = StepPlan(decode=[s for s in running if s.pending_token is not None], drafts=dict(drafts or {}))
     admitting = [s for s in running if s.pending_token is None and s.text_ready > 0 and s.donor is None]
     rows = plan.n_decode + plan.n_draft
@@ -101,7 +102,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
         budget = max(allowance, config.min_prefill_per_step) * max(len(admitting), 1)
     else:
         budget = n_batch
-    if config.reproducible:  # paced as usual, but each piece stays below the kernel-switching size
+    if config.reproducible if pieces is None else pieces:  # paced as usual, each piece below the kernel switch
         _plan_pieces(plan, admitting, min(budget, n_batch), config.prefill_chunk)
         return plan
     budget = min(budget, n_batch - rows)

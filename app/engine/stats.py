@@ -51,6 +51,7 @@ class StatsRecorder:
             self.packed_pieces = 0  # prompt pieces that shared a llama_decode with other sequences' (packing.py)
             self.packed_decodes = 0  # those llama_decodes
             self.placeholders = 0  # placeholder tokens decoded beside a lone token (reproducible.py)
+            self.decodes = 0  # llama_decode calls
             self.active = 0
             self.queued = 0
             self.slot_used = [0] * self.n_slots
@@ -92,6 +93,10 @@ class StatsRecorder:
         with self._lock:
             self.packed_pieces += pieces
             self.packed_decodes += 1
+
+    def record_decode(self) -> None:
+        with self._lock:
+            self.decodes += 1
 
     def record_placeholders(self, n: int) -> None:
         with self._lock:
@@ -141,4 +146,5 @@ class StatsRecorder:
                 packed_pieces=self.packed_pieces,
                 packed_decodes=self.packed_decodes,
                 placeholders=self.placeholders,
+                decodes=self.decodes,
             )

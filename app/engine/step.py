@@ -37,8 +37,10 @@ class StepExecution:
         self._adapters.apply(self._ctx, adapters)
         if imaged is not None:  # its image piece was its share of this step: its text waits for the next one
             running = [seq for seq in running if seq is not imaged]
+        split = self.config.reproducible and not self._one_decode_exact(running)  # else: one llama_decode
         while True:
-            plan = plan_step(running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts)
+            plan = plan_step(running, self.config, self._ctx.n_batch, prefill_cap, self._pacer, drafts,
+                             pieces=split)
             if not plan.n_tokens and imaged is not None:  # only an image piece this step (or its request ended)
                 return
             if not plan.n_tokens and any(seq.donor for seq in self._running):
@@ -48,7 +50,7 @@ class StepExecution:
             if not plan.n_tokens:  # cannot happen while every running sequence has work; never spin on it
                 self._fail_running(events, "internal engine error: a step with nothing to decode")
                 return
-            if self.config.reproducible:
+            if split:
                 self._step_reproducible(plan, events)
                 return
             outputs = self._fill_batch(plan)
@@ -86,6 +88,7 @@ class StepExecution:
         self._ctx.share_threads(CORES.busy(id(self)))
         self._masks.start([seq for seq, _ in outputs])
         started = time.perf_counter()
+        self._stats.record_decode()
         try:
             rc = self._decode()
             return rc, time.perf_counter() - started

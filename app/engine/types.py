@@ -156,6 +156,11 @@ class EngineConfig:
     # Reproducible mode: prompt pieces of several sequences share one llama_decode where llama.cpp's ubatch cut
     # keeps every token on the per-row kernel and saves a pass (app/engine/packing.py); off: each piece alone.
     pack_pieces: bool = True
+    # Reproducible mode where a token's bits do not depend on its ubatch at all (the context runs ggml's per-row
+    # kernels, every layer matrix is row-invariant, no LoRA in the step: row_kernels.py): each step's decode
+    # tokens, drafts and prompt tokens of every sequence go into ONE llama_decode, as in the default mode; off
+    # (or where that does not hold): separate decodes and pieces as above (docs/engine.md, "One decode a step").
+    one_decode: bool = True
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -277,6 +282,7 @@ class StatsSnapshot:
     packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
     packed_decodes: int = 0  # the llama_decodes those pieces went into
     placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible.py)
+    decodes: int = 0  # llama_decode calls (a step is one, or several in reproducible mode's split steps)
 
     @property
     def cache_hit_rate(self) -> float | None:

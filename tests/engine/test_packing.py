@@ -77,10 +77,10 @@ def test_packing_keeps_its_invariants(prompts, n_batch):
 def test_packed_pieces_give_the_same_tokens_as_alone_and_unpacked(make_engine):
     alone_engine = make_engine(n_slots=8, reproducible=True, prompt_cache=False)
     alone = [token_ids(alone_engine, [r])[0] for r in requests()]
-    unpacked_engine = make_engine(n_slots=8, reproducible=True, pack_pieces=False)
+    unpacked_engine = make_engine(n_slots=8, reproducible=True, pack_pieces=False, one_decode=False)
     unpacked = token_ids(unpacked_engine, requests())
     assert unpacked_engine.stats().packed_pieces == 0
-    packed_engine = make_engine(n_slots=8, reproducible=True)
+    packed_engine = make_engine(n_slots=8, reproducible=True, one_decode=False)  # the split path packs
     packed = token_ids(packed_engine, requests())
     stats = packed_engine.stats()
     assert stats.packed_decodes >= 1 and stats.packed_pieces >= 2 * stats.packed_decodes  # several in one
