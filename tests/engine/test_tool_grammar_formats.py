@@ -41,6 +41,8 @@ TEMPLATES = {
     "seed-oss": "ByteDance-Seed-OSS", "minimax-m2": "MiniMax-M2", "nemotron-v2": "NVIDIA-Nemotron-Nano-v2",
     "apriel": "unsloth-Apriel-1.5", "apriel-thinker": "Apriel-1.6-15b-Thinker-fixed",
     "firefunction-v2": "fireworks-ai-llama-3-firefunction-v2",
+    "apertus": "Apertus-8B-Instruct", "gigachat-v3": "GigaChat3-10B-A1.8B", "gigachat-v3.1": "GigaChat3.1-10B-A1.8B",
+    "lfm2": "LFM2.5-8B-A1B", "gemma4": "google-gemma-4-31B-it", "gpt-oss": "openai-gpt-oss-120b",
 }
 
 
