@@ -34,7 +34,7 @@ def ask(engine, **fields):
 
 def test_required_makes_the_reply_a_call_that_validates_against_its_schema(make_engine, qwen_variant):
     engine = make_engine(model_path=qwen_variant, n_slots=2)
-    result = ask(engine, tool_choice="required", tool_call_first=True)
+    result = ask(engine, tool_choice="required", tool_call_first=True, parallel_tool_calls=False)
     assert result.finish_reason == "tool_calls" and len(result.tool_calls) == 1, result  # parsed (chat_parse)
     call = result.tool_calls[0]
     tool = {"get_weather": WEATHER, "get_time": TIME}[call["name"]]
@@ -90,14 +90,16 @@ def test_required_allows_text_before_the_call_as_llama_server_does(qwen_variant)
 
 def test_parallel_calls_left_out_mean_what_the_template_can_render_as_in_llama_server(qwen_variant):
     """A request without `parallel_tool_calls` gets llama-server's default (server-common.cpp: the template's
-    `supports_parallel_tool_calls`, which Qwen 2.5's has): a second call may follow the first; with False, not."""
+    `supports_parallel_tool_calls`, which Qwen 2.5's has): a second call may follow the first; with False, not.
+    (The call-first grammar: llama-server's Hermes grammar repeats calls whatever the request says.)"""
     model = LlamaModel(qwen_variant)
     call = '<tool_call>\n{"name": "get_time", "arguments": {"timezone": "CET"}}\n</tool_call>'
     second = np.array(model.tokenize("<", add_special=False)[:1])
     taken = {}
     try:
         for parallel in (None, False, True):
-            request = GenerationRequest(messages=QUESTION, tools=(WEATHER, TIME), parallel_tool_calls=parallel)
+            request = GenerationRequest(messages=QUESTION, tools=(WEATHER, TIME), parallel_tool_calls=parallel,
+                                        tool_choice="required", tool_call_first=True)
             constraint = tool_constraint(model, request, model.chat_template())
             for token in model.tokenize(call, add_special=False):
                 constraint.accept(token)
