@@ -205,16 +205,14 @@ AUTO_DIFFER = {
     "magistral": SERVER_BUGS["magistral"],
     "granite": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call format); Chorus does",
 }
-# Measured: the same verdicts (2026-11-26 17:43 UTC). The other formats' auto grammars became llama-server's shapes
-# at 17:40 but this test could not run for them before the deadline (a busy shared lock): non-strict until measured.
-AUTO_SAME = {"apertus", "gigachat-v3", "gigachat-v3.1", "lfm2", "gemma4", "gpt-oss"}
-AUTO_UNMEASURED = "not run against llama-server yet (2026-11-26): to measure, then make strict or pass"
 
 
 def _auto_case(fmt: str):
-    if fmt in AUTO_SAME:
-        return fmt
-    return pytest.param(fmt, marks=pytest.mark.xfail(reason=AUTO_DIFFER.get(fmt, AUTO_UNMEASURED), strict=False))
+    """Measured 2026-11-26 (17:43 UTC the six formats added then, 18:19 the others): the same verdicts for every
+    format but the two expected to differ."""
+    if fmt in AUTO_DIFFER:
+        return pytest.param(fmt, marks=pytest.mark.xfail(reason=AUTO_DIFFER[fmt], strict=True))
+    return fmt
 
 
 @pytest.mark.parametrize("fmt", [_auto_case(f) for f in TEMPLATES if f not in ("llama-3.x", "functionary-v3.2")])

@@ -39,7 +39,7 @@ def test_required_makes_the_reply_a_call_that_validates_against_its_schema(make_
     call = result.tool_calls[0]
     tool = {"get_weather": WEATHER, "get_time": TIME}[call["name"]]
     jsonschema.validate(json.loads(call["arguments"]), tool["function"]["parameters"])
-    named = ask(engine, tool_choice="get_time", tool_call_first=True).tool_calls
+    named = ask(engine, tool_choice="get_time", tool_call_first=True, parallel_tool_calls=False).tool_calls
     assert [c["name"] for c in named] == ["get_time"]
     jsonschema.validate(json.loads(named[0]["arguments"]), TIME["function"]["parameters"])
     assert not ask(engine, tool_choice="none", max_tokens=24).text.startswith("<tool_call>")
