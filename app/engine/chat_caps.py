@@ -115,6 +115,7 @@ class Caps:
     typed_content: bool = False
     tool_calls: bool = True
     object_arguments: bool = False
+    parallel_tool_calls: bool = True  # what llama-server allows when a request leaves parallel_tool_calls out
 
 
 def _try(render: Render, messages: list, tools: list | None = None) -> str | None:
@@ -168,4 +169,14 @@ def probe_caps(render: Render) -> Caps:
         if _try(render, messages, _PROBE_TOOLS) is None or "tool_calls" not in assistant._read:
             tool_calls = False
     return Caps(system_role="content" in system._read, string_content=string, typed_content=typed,
-                tool_calls=tool_calls, object_arguments=object_args)
+                tool_calls=tool_calls, object_arguments=object_args,
+                parallel_tool_calls=_reads_second_call(render, {"arg": "value"} if object_args else '{"arg": "value"}'))
+
+
+def _reads_second_call(render: Render, arguments) -> bool:
+    """caps.cpp's parallel tool calls check: an assistant message with two calls renders, and the template reads
+    the second call's `function`."""
+    messages, assistant, _ = _tool_probe(arguments)
+    second = Watched(id="call00002", type="function", function={"name": "tool1", "arguments": arguments})
+    assistant["tool_calls"] = [*assistant["tool_calls"], second]
+    return _try(render, messages, _PROBE_TOOLS) is not None and "function" in second._read

@@ -37,6 +37,7 @@ from app.engine.gbnf_build import (
     tagged_params,
 )
 from app.engine.gbnf_text import lit, until, until_any
+from app.engine.tool_gbnf_native import CALLS, ROOTS
 from app.engine.tool_gbnf_server import SERVER_SHAPES, kimi_root, ministral_root, qwen3_coder_root
 
 
@@ -112,6 +113,11 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
                                                   section=("<minimax:tool_call>\n", "</minimax:tool_call>"))),
     "glm-4.5": ("<tool_call>", _tagged(("<tool_call>", "</tool_call>"), ("", "\n", ""),
                                        ("<arg_key>", "</arg_key>\n"), ("<arg_value>", "</arg_value>\n"))),
+    # llama-server's trigger rule itself (its lazy grammar): the JSON-native Apertus and GigaChat 3.1, and the
+    # formats with a handler of their own (tool_gbnf_native)
+    "apertus": ("<|tools_prefix|>", lambda b, par: SERVER_SHAPES["apertus"](b, par, "<|tools_prefix|>")),
+    "gigachat-v3.1": ("<|function_call|>", lambda b, par: SERVER_SHAPES["gigachat-v3.1"](b, par, "<|function_call|>")),
+    **CALLS,
 }
 
 
@@ -129,6 +135,8 @@ def tool_gbnf(format_name: str, tools: tuple[dict, ...], parallel: bool, thinkin
         return b.text(ministral_root(b, parallel))
     if lead and format_name == "kimi-k2":
         return b.text(kimi_root(b, parallel, thinking))
+    if lead and format_name in ROOTS:
+        return b.text(ROOTS[format_name](b, parallel, thinking, think))
     if lead and format_name == "qwen3-coder":
         return b.text(qwen3_coder_root(b, parallel, thinking, think is not None))
     shape = SERVER_SHAPES.get(format_name) if lead else None

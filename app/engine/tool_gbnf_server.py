@@ -24,12 +24,15 @@ from app.engine.gbnf_build import (
 from app.engine.gbnf_text import lit, through, until_any
 
 
-def _server_json(end: str, array: bool, per_call: bool, **keys) -> Callable[[Builder, bool, str], str]:
+def _server_json(end: str, array: bool, per_call: bool, obj: Callable[[Builder, str, dict], str] | None = None,
+                 **keys) -> Callable[[Builder, bool, str], str]:
     """llama-server's shape of JSON calls (`standard_json_tools`, common/chat-peg-parser.cpp): START space
     ("[" space)? calls (space "," space between them when parallel) (space "]")? space END, and for a marker per
-    call (Hermes, Nemotron v2) one or more such calls, each followed by `space`, whatever `parallel` says."""
+    call (Hermes, Nemotron v2) one or more such calls, each followed by `space`, whatever `parallel` says. `obj`:
+    another call object than `json_object`'s."""
     def build(b: Builder, parallel: bool, start: str) -> str:
-        inner = calls(b.each(lambda n, p: json_object(b, n, p, **keys)), parallel, 'space "," space')
+        one = b.each(lambda n, p: obj(b, n, p) if obj else json_object(b, n, p, **keys))
+        inner = calls(one, parallel, 'space "," space')
         if array:
             inner = f'"[" space {inner} space "]"'
         b.rule("tool-call", f"{lit(start)} space {inner} space {lit(end)}")
@@ -92,6 +95,11 @@ def _llama3_object(b: Builder, n: str, p: dict) -> str:
     return json_object(b, n, p, args_key="parameters", id_field=f"({kind})? ")
 
 
+def name_key_object(b: Builder, n: str, p: dict) -> str:
+    """Apertus' call object, the function's name as its key (`build_json_tools_function_is_key`): {"NAME": {...}}."""
+    return f'"{{" space {lit(json.dumps(n))} space ":" space {schema_rule(b, n, p)} space "}}"'
+
+
 # Formats whose required grammar here is llama-server's own shape (the others keep Chorus's, docs/tools.md).
 SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
     "hermes": _server_json("</tool_call>", False, True),
@@ -112,6 +120,8 @@ SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
     "apriel": _server_json("</tool_calls>", True, False),
     "apriel-thinker": _server_json("</tool_calls>", True, False),
     "firefunction-v2": _server_json("", True, False),
+    "apertus": _server_json("<|tools_suffix|>", True, False, obj=name_key_object),
+    "gigachat-v3.1": _server_json("", False, False),
 }
 
 

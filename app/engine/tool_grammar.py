@@ -6,13 +6,16 @@ JSON schemas, that even a small model cannot leave once a call has started.
   output, then the grammar from the trigger on, so the call is well formed; once it is complete only the end of
   the reply may follow. This is what llama-server does with tools and a template whose calls start with a marker
   (common/chat-auto-parser-generator.cpp). A format without a trigger (Llama 3.x's bare JSON, Functionary v3.2,
-  whose calls follow the prompt's `>>>`) gets none with "auto", as in llama-server.
+  whose calls follow the prompt's `>>>`) gets none with "auto", as in llama-server. The lazy grammar and its
+  triggers are llama-server's (`auto_gbnf`).
 - "required", or one function named: the grammar from the first token (not lazy), as llama-server's: any text
   that does not contain the trigger may come before the first call (a thinking block first when the template
   thinks), and the reply cannot end before a call is complete; the calls are in llama-server's shape (its
   markers and `space`s). A small model may ramble in that text until max_tokens, as it does under llama-server.
   `GenerationRequest.tool_call_first` starts the reply with the call instead (Chorus's own shape; after the rest
   of a `<think>` block the generation prompt left open), so that even a small model calls.
+- `parallel_tool_calls` None (left out): llama-server's default, several calls when the template renders a
+  second one (`default_parallel`).
 - "none", no tools, a grammar or JSON schema of the request's own, a reply prefix (the grammar would not see it),
   or a template whose call format is not in `tool_gbnf.BUILDERS`: no tool grammar.
 
@@ -24,16 +27,18 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import re
 
 import llama_cpp
 
 from app.engine.chat_parse import detect
 from app.engine.chat_template import ChatTemplate
 from app.engine.constraint import GrammarConstraint
+from app.engine.gbnf_build import Builder
 from app.engine.grammar import GrammarError, grammar_sampler
 from app.engine.native import capture_log
 from app.engine.tool_gbnf import BUILDERS, tool_gbnf
+from app.engine.tool_gbnf_native import ROOTS, regex_escape, trigger_patterns
+from app.engine.tool_gbnf_server import SERVER_SHAPES, kimi_root, ministral_root, qwen3_coder_root
 
 
 def template_format(template: str | None) -> str | None:
@@ -68,6 +73,8 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
     (or no grammar at all): ()."""
     if name in NO_LEAD or "<|START_TEXT|>" in template:  # Cohere2 MoE: llama.cpp's parser has no text first
         return (), None
+    if name in ROOTS:  # a handler of its own (tool_gbnf_native); LFM2's thinks when its source has <think>
+        return (BUILDERS[name][0],), ("<think>", "</think>") if name == "lfm2" and "<think>" in template else None
     trigger = BUILDERS[name][0]
     stops = LEAD_STOPS.get(name)
     try:
@@ -98,6 +105,15 @@ def opens_block(template: str, think: tuple[str, str]) -> bool:
     return prompt.rfind(think[0]) > prompt.rfind(think[1])
 
 
+def default_parallel(template: str) -> bool:
+    """What llama-server allows when a request leaves `parallel_tool_calls` out (server-common.cpp: the
+    template's `supports_parallel_tool_calls`, chat_caps' port of its probe); False for a template that fails."""
+    try:
+        return _chat(template).caps.parallel_tool_calls
+    except Exception:
+        return False
+
+
 def variant(name: str, template: str) -> str:
     """The llama.cpp parser of a template whose Chorus format covers several: Ministral 3 / Devstral
     (common/chat.cpp: `[SYSTEM_PROMPT]`, `[TOOL_CALLS]`, `[ARGS]`, no `[CALL_ID]`) has its own."""
@@ -126,14 +142,38 @@ def required_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: b
                      variant=variant(name, template) if lead else "")
 
 
-def lazy_sampler(model, gbnf: str, trigger: str):
-    """llama.cpp's lazy grammar sampler: unconstrained until `trigger` appears in the output (a regular
-    expression of the word, as common/sampling.cpp makes of a word trigger), then `gbnf` from there."""
-    pattern = ctypes.c_char_p(re.escape(trigger).encode())
-    patterns = (ctypes.c_char_p * 1)(pattern)
+def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool) -> tuple[str, tuple[str, ...]]:
+    """llama-server's lazy ("auto") grammar and its trigger patterns: for a format its template analysis handles
+    (SERVER_SHAPES), its trigger rule (the calls in its shape) and the trigger as the template writes it (Hermes'
+    `<tool_call>\n`, common/chat-auto-parser-generator.cpp); for Kimi K2, the Qwen3-Coder family and Ministral 3,
+    the trigger rule of their own parser's grammar (Qwen3-Coder's, without `<think>`, also triggers at each
+    `<function=NAME>`: common/parsers/qwen3-coder.cpp); the others, Chorus's call grammar from their trigger."""
+    word = BUILDERS[name][0]
+    if name in SERVER_SHAPES:
+        stops, _ = lead_text(name, template)
+        word = stops[0] if len(stops) == 1 else word
+        b = Builder(tools)
+        return b.text(SERVER_SHAPES[name](b, parallel, word)), (regex_escape(word),)
+    patterns = trigger_patterns(name, word)
+    if name == "qwen3-coder" and "<think>" not in template:
+        patterns += tuple(regex_escape(f"<function={t['function']['name']}>") for t in tools)
+    own = {"kimi-k2": lambda b: kimi_root(b, parallel, False) and "tool-call",
+           "qwen3-coder": lambda b: qwen3_coder_root(b, parallel, False, "<think>" in template) and "tool-call-root",
+           "ministral-3": lambda b: ministral_root(b, parallel) and "tool-call"}.get(variant(name, template) or name)
+    if own:  # a parser of its own in llama.cpp: the trigger rule of its grammar
+        b = Builder(tools)
+        return b.text(own(b)), patterns
+    return tool_gbnf(name, tools, parallel), patterns
+
+
+def lazy_sampler(model, gbnf: str, triggers: tuple[str, ...]):
+    """llama.cpp's lazy grammar sampler: unconstrained until one of the `triggers` (regular expressions, a word
+    escaped as common/sampling.cpp escapes it) matches the output, then `gbnf` from the match (or its first
+    group) on."""
+    patterns = (ctypes.c_char_p * len(triggers))(*(t.encode() for t in triggers))
     with capture_log() as lines:
         sampler = llama_cpp.llama_sampler_init_grammar_lazy_patterns(model.vocab, gbnf.encode(), b"root", patterns,
-                                                                      1, None, 0)
+                                                                      len(triggers), None, 0)
     if not sampler:
         raise GrammarError(f"invalid tool grammar: {' '.join(lines) or 'llama.cpp refused it'}")
     return sampler
@@ -154,11 +194,14 @@ def tool_constraint(model, request, template: str | None, thinking: bool = False
     tools = request.tools
     if request.tool_choice not in ("auto", "required"):
         tools = tuple(t for t in tools if t["function"]["name"] == request.tool_choice)
-    parallel = bool(request.parallel_tool_calls)
-    if request.tool_choice == "auto" or request.tool_call_first:
-        gbnf = tool_gbnf(name, tools, parallel, thinking=thinking and request.tool_choice != "auto")
+    parallel = request.parallel_tool_calls
+    if parallel is None:  # llama-server's default: several calls when the template renders a second one
+        parallel = default_parallel(template)
+    if request.tool_choice == "auto":
+        gbnf, triggers = auto_gbnf(name, template, tools, parallel)
+        return GrammarConstraint(lazy_sampler(model, gbnf, triggers), model.eog_ids)
+    if request.tool_call_first:
+        gbnf = tool_gbnf(name, tools, parallel, thinking=thinking)
     else:
         gbnf = required_gbnf(name, template, tools, parallel, thinking)
-    if request.tool_choice == "auto":
-        return GrammarConstraint(lazy_sampler(model, gbnf, trigger), model.eog_ids)
     return GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)

@@ -100,6 +100,9 @@ SAME_TEXT = {
                    "\"\\n</parameter>\"; the model wrote Paris</parameter> without the newline, which llama.cpp "
                    "reads as part of the value (up to the end, a cut call) and Chorus as its end",
 }
+GEMMA4_PARTIAL = ("same text, the same call cut by max_tokens; the last partial arguments differ in spacing only: "
+                  "llama.cpp's gemma4 mapper writes compact JSON ({\"description\":\"The...), Chorus's "
+                  "translation (chat_parse/gemma4.py) puts a blank after `:` and `,`")
 REQUIRED_OWN = {
     "Cohere2MoE": "llama.cpp parses Cohere2 MoE with its own parser (not ported, docs/tools.md); Chorus keeps its "
                   "call-first grammar there and the model calls, llama-server's reply is prose",
@@ -126,6 +129,9 @@ DIFFER: dict[tuple[str, str], str] = {
         "Bielik-11B-v3.0-Instruct", "LFM2-8B-A1B", "LFM2.5-Instruct", "StepFun3.5-Flash")},
     **{(n, "parse"): CONTINUED for n in (
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
+    # required since the grammars of these formats (2026-11-26 17:45 UTC run: Apertus, GigaChat 3 / 3.1, GPT-OSS match)
+    **{(n, "required"): REQUIRED_PROMPT for n in ("LFM2-8B-A1B", "LFM2.5-8B-A1B", "LFM2.5-Instruct")},
+    **{(n, "required"): GEMMA4_PARTIAL for n in ("google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved")},
     ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 

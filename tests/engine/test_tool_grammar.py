@@ -34,12 +34,12 @@ def ask(engine, **fields):
 
 def test_required_makes_the_reply_a_call_that_validates_against_its_schema(make_engine, qwen_variant):
     engine = make_engine(model_path=qwen_variant, n_slots=2)
-    result = ask(engine, tool_choice="required", tool_call_first=True)
+    result = ask(engine, tool_choice="required", tool_call_first=True, parallel_tool_calls=False)
     assert result.finish_reason == "tool_calls" and len(result.tool_calls) == 1, result  # parsed (chat_parse)
     call = result.tool_calls[0]
     tool = {"get_weather": WEATHER, "get_time": TIME}[call["name"]]
     jsonschema.validate(json.loads(call["arguments"]), tool["function"]["parameters"])
-    named = ask(engine, tool_choice="get_time", tool_call_first=True).tool_calls
+    named = ask(engine, tool_choice="get_time", tool_call_first=True, parallel_tool_calls=False).tool_calls
     assert [c["name"] for c in named] == ["get_time"]
     jsonschema.validate(json.loads(named[0]["arguments"]), TIME["function"]["parameters"])
     assert not ask(engine, tool_choice="none", max_tokens=24).text.startswith("<tool_call>")
@@ -50,7 +50,7 @@ def test_the_auto_grammar_waits_for_the_trigger_then_allows_only_a_call(qwen_var
     try:
         assert template_format(model.chat_template()) == "hermes"
         gbnf = tool_gbnf("hermes", (WEATHER,), parallel=False)
-        constraint = GrammarConstraint(lazy_sampler(model, gbnf, "<tool_call>"), model.eog_ids)
+        constraint = GrammarConstraint(lazy_sampler(model, gbnf, ("<tool_call>",)), model.eog_ids)
         words = ["Hello", "{", " {", "<"]
         ids = np.array([model.tokenize(w, add_special=False)[0] for w in words])
         assert constraint.allowed(ids).all()  # free text until the trigger
@@ -84,5 +84,48 @@ def test_required_allows_text_before_the_call_as_llama_server_does(qwen_variant)
                                                          tool_call_first=True), model.chat_template())
         assert dict(zip(words, first.allowed(ids).tolist(), strict=True)) == {"Hello": False, "{": False, "<": True}
         first.free()
+    finally:
+        model.close()
+
+
+def test_parallel_calls_left_out_mean_what_the_template_can_render_as_in_llama_server(qwen_variant):
+    """A request without `parallel_tool_calls` gets llama-server's default (server-common.cpp: the template's
+    `supports_parallel_tool_calls`, which Qwen 2.5's has): a second call may follow the first; with False, not.
+    (The call-first grammar: llama-server's Hermes grammar repeats calls whatever the request says.)"""
+    model = LlamaModel(qwen_variant)
+    call = '<tool_call>\n{"name": "get_time", "arguments": {"timezone": "CET"}}\n</tool_call>'
+    second = np.array(model.tokenize("<", add_special=False)[:1])
+    taken = {}
+    try:
+        for parallel in (None, False, True):
+            request = GenerationRequest(messages=QUESTION, tools=(WEATHER, TIME), parallel_tool_calls=parallel,
+                                        tool_choice="required", tool_call_first=True)
+            constraint = tool_constraint(model, request, model.chat_template())
+            for token in model.tokenize(call, add_special=False):
+                constraint.accept(token)
+            taken[parallel] = bool(constraint.allowed(second).all())
+            constraint.free()
+    finally:
+        model.close()
+    assert taken == {None: True, False: False, True: True}
+
+
+def test_the_auto_trigger_is_llama_servers_word_as_the_template_writes_it(qwen_variant):
+    """llama-server's lazy trigger for Qwen 2.5 is `<tool_call>\\n` (its template analysis keeps the newline the
+    template writes after the marker): `<tool_call>` followed by anything else is still free text."""
+    model = LlamaModel(qwen_variant)
+    words = ["s", "\n", "Hello"]
+    ids = np.array([model.tokenize(w, add_special=False)[0] for w in words])
+    try:
+        constraint = tool_constraint(model, GenerationRequest(messages=QUESTION, tools=(WEATHER,)),
+                                     model.chat_template())
+        for token in model.tokenize("Use <tool_call>", add_special=False):
+            constraint.accept(token)
+        assert constraint.allowed(ids).all()  # not triggered yet
+        for token in model.tokenize("\n", add_special=False):
+            constraint.accept(token)
+        assert dict(zip(words, constraint.allowed(ids).tolist(), strict=True)) == {
+            "s": False, "\n": True, "Hello": False}  # triggered: the call's `space`, then its JSON
+        constraint.free()
     finally:
         model.close()

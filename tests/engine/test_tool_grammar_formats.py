@@ -41,6 +41,8 @@ TEMPLATES = {
     "seed-oss": "ByteDance-Seed-OSS", "minimax-m2": "MiniMax-M2", "nemotron-v2": "NVIDIA-Nemotron-Nano-v2",
     "apriel": "unsloth-Apriel-1.5", "apriel-thinker": "Apriel-1.6-15b-Thinker-fixed",
     "firefunction-v2": "fireworks-ai-llama-3-firefunction-v2",
+    "apertus": "Apertus-8B-Instruct", "gigachat-v3": "GigaChat3-10B-A1.8B", "gigachat-v3.1": "GigaChat3.1-10B-A1.8B",
+    "lfm2": "LFM2.5-8B-A1B", "gemma4": "google-gemma-4-31B-it", "gpt-oss": "openai-gpt-oss-120b",
 }
 
 
@@ -65,7 +67,12 @@ def variant(model_path, tmp_path_factory):
 
 
 NOT_YET = {"deepseek-r1": "after the thinking budget closes <think> the call is written and parsed, but the "
-                          "reply ends by length, not by itself (to investigate)"}
+                          "reply ends by length, not by itself (to investigate)",
+           # Chorus's call grammar of these is llama.cpp's own (tool_gbnf_native), which does not follow the schema
+           "lfm2": "a parameter that is not a string takes any Python or JSON value (lfm2.cpp), so SmolLM2 writes "
+                   "days='2', which does not validate",
+           "gemma4": "the arguments are any Gemma dictionary (gemma4.cpp), so SmolLM2 writes keys that are not "
+                     "parameters until max_tokens"}
 
 
 @pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(reason=NOT_YET[f], strict=True))
