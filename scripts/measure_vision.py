@@ -5,7 +5,8 @@
 2. 4 panes streaming text while a fifth request's image is prefilled: the p99 of the 4 streams' inter-token
    gaps from the image's submission to its first token, ÷ their median gap before it (steady).
 
-SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens), or `--pair qwen2vl` /
+SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens; `--image-tokens 256`
+for one of a real Gemma 3 image's size, decoded causally in pieces like the 64-token one), or `--pair qwen2vl` /
 `--pair gemma3` (the test pairs of tests/vision_qwen2vl.py and tests/vision_gemma3.py), or `--model/--mmproj`, or
 with `--gemma3` Gemma 3 270M and a random "gemma3" projector of 256 tokens an image (tests/vision_gemma3.py), whose
 images decode non-causally, whole, in one llama_decode (the batch raised to hold one).
@@ -13,7 +14,7 @@ images decode non-causally, whole, in one llama_decode (the batch raised to hold
 (one request alone on another image, then the 8 sent at once: each request's time to its first streamed token).
 
     python scripts/measure_vision.py [--threads 2] [--pair tiny|qwen2vl|gemma3 | --gemma3] [--repeat 3]
-                                      [--only a|b] [--server]
+                                      [--only a|b] [--server] [--image-tokens 256]
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
 from app.models import default_model_path  # noqa: E402
+from tests.vision_gguf import IMAGE_TOKENS, sample_png, tiny_mmproj  # noqa: E402
 from tests.vision_gguf import about as ask  # noqa: E402
-from tests.vision_gguf import sample_png, tiny_mmproj  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0)
 about = functools.partial(ask, max_tokens=8)  # a greedy question about one image, 8 new tokens
@@ -38,15 +39,16 @@ QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any te
              "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]
 
 
-def pair_files(pair: str) -> tuple[str, str]:
-    """(text model, projector) of a test pair, built and cached on first use."""
+def pair_files(pair: str, image_tokens: int = IMAGE_TOKENS) -> tuple[str, str]:
+    """(text model, projector) of a test pair, built and cached on first use; `image_tokens`: the tiny pair's
+    projector gives that many tokens an image (64, the tests'; 256, a real Gemma 3 image's count)."""
     if pair == "qwen2vl":
         from tests.vision_qwen2vl import tiny_qwen2vl
         return tuple(map(str, tiny_qwen2vl()))
     if pair == "gemma3":
         from tests.vision_gemma3 import tiny_gemma3
         return tuple(map(str, tiny_gemma3()))
-    return default_model_path(), str(tiny_mmproj())
+    return default_model_path(), str(tiny_mmproj(image_tokens=image_tokens))
 
 
 def fan_out(model, mmproj, threads: int, size: int = 48, **config) -> dict:
@@ -126,9 +128,11 @@ def main() -> None:
     parser.add_argument("--pair", choices=["tiny", "qwen2vl", "gemma3"], default="tiny")
     parser.add_argument("--only", choices=["a", "b"], default=None)
     parser.add_argument("--server", action="store_true")
+    parser.add_argument("--image-tokens", type=int, default=IMAGE_TOKENS,
+                        help="tokens an image with the tiny projector (a square: 64, 256, ...)")
     parser.add_argument("--size", type=int, default=48, help="the image's side in pixels (Qwen2-VL: (size/8)^2 tokens)")
     args = parser.parse_args()
-    model, mmproj = pair_files(args.pair)
+    model, mmproj = pair_files(args.pair, args.image_tokens)
     model, mmproj = args.model or model, args.mmproj or mmproj
     config = {}
     if args.gemma3:

@@ -15,6 +15,7 @@ llama-server build; `python tests/vision_gguf.py [DIR]` writes it (and three tes
 from __future__ import annotations
 
 import io
+import math
 import sys
 from pathlib import Path
 
@@ -44,15 +45,21 @@ def vit_weights(rng: np.random.Generator, n_patches: int = IMAGE_TOKENS) -> dict
     return t
 
 
-def write_mmproj(target: Path, seed: int = 37) -> Path:
-    """Write the projector GGUF to `target` (atomically: a temporary file renamed)."""
-    return write_projector(target, vit_weights(np.random.default_rng(seed)), name="chorus tiny mmproj (random)",
-                           projector_type="mlp", projection_dim=TEXT_EMBD, eps=1e-5, **VIT)
+def write_mmproj(target: Path, seed: int = 37, image_tokens: int = IMAGE_TOKENS) -> Path:
+    """Write the projector GGUF to `target` (atomically: a temporary file renamed). `image_tokens` (a square):
+    its ViT sees an image resized to that many 8x8 patches (64: 64x64 pixels, the tests'; 256: 128x128, a real
+    Gemma 3 image's token count, for scripts/measure_vision.py --image-tokens 256)."""
+    side = math.isqrt(image_tokens) * PATCH
+    return write_projector(target, vit_weights(np.random.default_rng(seed), image_tokens),
+                           name="chorus tiny mmproj (random)", projector_type="mlp", projection_dim=TEXT_EMBD,
+                           eps=1e-5, **{**VIT, "image_size": side})
 
 
-def tiny_mmproj(cache: Path = CACHE) -> Path:
-    """The cached projector, built on first use."""
-    return cached(cache / f"tiny-mlp-mmproj-v{VERSION}.gguf", write_mmproj)
+def tiny_mmproj(cache: Path = CACHE, image_tokens: int = IMAGE_TOKENS) -> Path:
+    """The cached projector (`image_tokens` an image), built on first use."""
+    size = "" if image_tokens == IMAGE_TOKENS else f"-{image_tokens}tok"
+    return cached(cache / f"tiny-mlp-mmproj{size}-v{VERSION}.gguf",
+                  lambda target: write_mmproj(target, image_tokens=image_tokens))
 
 
 def sample_png(kind: int, size: int = 48, height: int | None = None) -> bytes:

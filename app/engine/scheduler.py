@@ -10,6 +10,8 @@ read and tested on its own.
 
 from __future__ import annotations
 
+import statistics
+from collections import deque
 from dataclasses import dataclass, field
 
 from app.engine.request import Sequence
@@ -44,24 +46,31 @@ class StepPlan:
 
 
 class PrefillPacer:
-    """Running estimates of what steps cost, from the scheduler's own timings (exponential moving averages)."""
+    """Running estimates of what steps cost, from the scheduler's own timings: the median of the last `WINDOW`
+    samples of each, so one step slowed by something outside the engine (another process taking a core, a
+    collector pause) neither enlarges the next step's prompt part nor shrinks it (a moving average of the
+    decode step rose with such an outlier, and the next step planned more prompt tokens into the same noise)."""
 
-    ALPHA = 0.25
+    WINDOW = 7
 
     def __init__(self, config: EngineConfig):
         self.config = config
         self.decode_step_s: dict[int, float] = {}  # pure decode step time, by number of decode tokens
         self.prefill_token_s: float | None = None  # marginal cost of one prompt token in a mixed step
+        self._decode_samples: dict[int, deque[float]] = {}
+        self._token_samples: deque[float] = deque(maxlen=self.WINDOW)
 
-    def _ema(self, old: float | None, new: float) -> float:
-        return new if old is None else old + self.ALPHA * (new - old)
+    def _token_sample(self, seconds_per_token: float) -> None:
+        self._token_samples.append(seconds_per_token)
+        self.prefill_token_s = statistics.median(self._token_samples)
 
     def observe(self, n_decode: int, n_prefill: int, seconds: float) -> None:
         if n_decode and not n_prefill:
-            self.decode_step_s[n_decode] = self._ema(self.decode_step_s.get(n_decode), seconds)
+            samples = self._decode_samples.setdefault(n_decode, deque(maxlen=self.WINDOW))
+            samples.append(seconds)
+            self.decode_step_s[n_decode] = statistics.median(samples)
         elif n_decode and n_prefill and n_decode in self.decode_step_s:
-            marginal = max(seconds - self.decode_step_s[n_decode], 0.0) / n_prefill
-            self.prefill_token_s = self._ema(self.prefill_token_s, marginal)
+            self._token_sample(max(seconds - self.decode_step_s[n_decode], 0.0) / n_prefill)
         elif n_prefill and self.prefill_token_s is None:
             self.prefill_token_s = seconds / n_prefill  # pure prefill: a first, optimistic estimate
 
@@ -71,14 +80,16 @@ class PrefillPacer:
         estimates (before it, only steps that mixed text were seen: with no text prompt joining running streams
         the estimate stayed the optimistic one from a pure prefill, and image pieces ran over the target)."""
         if n_rows > 0:
-            self.prefill_token_s = self._ema(self.prefill_token_s, seconds / n_rows)
+            self._token_sample(seconds / n_rows)
 
-    def prefill_allowance(self, n_decode: int) -> int:
-        """Prompt tokens that fit beside n_decode decode tokens within the mixed-step time target."""
+    def prefill_allowance(self, n_decode: int, factor: float | None = None) -> int:
+        """Prompt tokens that fit beside n_decode decode tokens within the mixed-step time target: `factor`
+        (default `mixed_step_factor`) x their decode step."""
         base = self.decode_step_s.get(n_decode)
         if base is None or not self.prefill_token_s:
             return self.config.step_budget - n_decode  # no timings yet: the configured token budget
-        return int((self.config.mixed_step_factor - 1.0) * base / self.prefill_token_s)
+        factor = self.config.mixed_step_factor if factor is None else factor
+        return int((factor - 1.0) * base / self.prefill_token_s)
 
 
 def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,

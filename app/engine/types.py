@@ -161,6 +161,10 @@ class EngineConfig:
     # tokens, drafts and prompt tokens of every sequence go into ONE llama_decode, as in the default mode; off
     # (or where that does not hold): separate decodes and pieces as above (docs/engine.md, "One decode a step").
     one_decode: bool = True
+    # An image piece beside generating sequences takes at most this x their decode step (vision_step.py): below
+    # `mixed_step_factor`, so a step slowed by another process's burst (up to ~1 decode step on a shared
+    # 2-core host) still keeps the streams' gap within 3x steady (docs/benchmarks.md, "Images").
+    image_step_factor: float = 2.0
 
     def __post_init__(self) -> None:
         limits.SLOTS.check("n_slots", self.n_slots)
@@ -180,6 +184,7 @@ class EngineConfig:
             (self.step_budget >= 1, f"step_budget must be >= 1, got {self.step_budget}"),
             (self.min_prefill_per_step >= 1, f"min_prefill_per_step must be >= 1, got {self.min_prefill_per_step}"),
             (self.mixed_step_factor > 1.0, f"mixed_step_factor must be > 1, got {self.mixed_step_factor}"),
+            (self.image_step_factor > 1.0, f"image_step_factor must be > 1, got {self.image_step_factor}"),
             (self.max_batch_tokens >= 8, f"max_batch_tokens must be >= 8, got {self.max_batch_tokens}"),
             (1 <= self.prefill_chunk <= 63,
              f"prefill_chunk must be in [1, 63] (below ggml's 64-token attention tile), got {self.prefill_chunk}"),

@@ -43,13 +43,13 @@ NO_PROJECTOR = ("this model was opened without a vision projector (mmproj), so i
 
 def image_piece_rows(config: EngineConfig, pacer: PrefillPacer, n_decode: int, spent_s: float = 0.0) -> int:
     """Rows of an image piece: `prefill_chunk` while no pane is generating; beside `n_decode` generating panes,
-    what the pacer lets a prompt add to their step (scheduler.py), at least `min_prefill_per_step`, less the
-    rows that `spent_s` (this iteration's admission, prefix copy and encode of that prompt) would have cost at
-    the pacer's per-token estimate; 0 when that leaves less than the minimum: then its share of the step is
-    spent, and its piece waits for the next step."""
+    what the pacer lets a prompt add to their step at `image_step_factor` x that step (scheduler.py), at least
+    `min_prefill_per_step`, less the rows that `spent_s` (this iteration's admission, prefix copy and encode of
+    that prompt) would have cost at the pacer's per-token estimate; 0 when that leaves less than the minimum:
+    then its share of the step is spent, and its piece waits for the next step."""
     if not n_decode:
         return config.prefill_chunk
-    allowance = pacer.prefill_allowance(n_decode)
+    allowance = pacer.prefill_allowance(n_decode, config.image_step_factor)
     if spent_s > 0 and pacer.prefill_token_s:
         allowance -= math.ceil(spent_s / pacer.prefill_token_s)
         if allowance < config.min_prefill_per_step:

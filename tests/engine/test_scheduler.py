@@ -69,6 +69,24 @@ def test_pacer_keeps_mixed_steps_within_the_time_factor():
     assert plan_step(running, config, n_batch=128, pacer=pacer).n_prefill == 6
 
 
+def test_one_slow_step_does_not_change_the_next_steps_prompt_part():
+    """A step slowed by something outside the engine (another process on a core, a collector pause) leaves the
+    pacer's allowance as it was: with moving averages the decode estimate rose with it, and the next mixed step
+    planned more prompt tokens into the same noise (docs/benchmarks.md, "Images"). A lasting change is followed."""
+    pacer = PrefillPacer(CONFIG)
+    for _ in range(PrefillPacer.WINDOW):
+        pacer.observe(4, 0, 0.020)  # 4 streams: 20 ms a step
+        pacer.observe_piece(8, 0.032)  # 4 ms a row
+    before = pacer.prefill_allowance(4)
+    pacer.observe(4, 0, 0.045)  # one decode step with a 25 ms stall
+    assert pacer.prefill_allowance(4) == before
+    pacer.observe_piece(8, 0.016)  # one piece oddly fast
+    assert pacer.prefill_allowance(4) == before
+    for _ in range(PrefillPacer.WINDOW // 2 + 1):
+        pacer.observe(4, 0, 0.030)  # the streams' step really is slower now
+    assert pacer.decode_step_s[4] == 0.030 and pacer.prefill_allowance(4) > before
+
+
 def test_pacer_never_starves_the_prompt():
     config = EngineConfig(model_path="unused.gguf", mixed_step_factor=1.1, min_prefill_per_step=4, reproducible=False)
     pacer = PrefillPacer(config)

@@ -192,14 +192,15 @@ def test_eight_panes_on_one_image_copy_it_in_one_step_from_one_serialisation(vis
 
 
 def test_time_spent_on_a_prompt_outside_its_pieces_comes_out_of_its_image_piece():
-    """Beside generating panes an image piece takes the pacer's allowance for one prompt, less the rows that the
-    iteration's admission, prefix copy and encode of that prompt cost at the pacer's per-token estimate; nothing
-    when that leaves less than the minimum piece (vision_step.py, `image_piece_rows`)."""
+    """Beside generating panes an image piece takes what the pacer allows one prompt at `image_step_factor` x
+    their step (below the text prompts' `mixed_step_factor`: room for a step slowed by another process), less
+    the rows that the iteration's admission, prefix copy and encode of that prompt cost at the pacer's per-token
+    estimate; nothing when that leaves less than the minimum piece (vision_step.py, `image_piece_rows`)."""
     config = EngineConfig(model_path="unused.gguf")
     pacer = PrefillPacer(config)
-    pacer.decode_step_s[4], pacer.prefill_token_s = 0.020, 0.0035  # 4 streams: 20 ms a step, 3.5 ms a row
-    allowance = pacer.prefill_allowance(4)
-    assert allowance == int((config.mixed_step_factor - 1) * 0.020 / 0.0035)
+    pacer.decode_step_s[4], pacer.prefill_token_s = 0.030, 0.0035  # 4 streams: 30 ms a step, 3.5 ms a row
+    allowance = int((config.image_step_factor - 1) * 0.030 / 0.0035)
+    assert config.image_step_factor < config.mixed_step_factor and allowance < pacer.prefill_allowance(4)
     assert image_piece_rows(config, pacer, 0, spent_s=0.5) == config.prefill_chunk  # nobody generating
     assert image_piece_rows(config, pacer, 4) == allowance
     assert image_piece_rows(config, pacer, 4, spent_s=0.006) == allowance - 2
@@ -214,8 +215,8 @@ def test_image_pieces_beside_generating_panes_teach_the_pacer_their_cost(vision)
     streams before (the estimate was then the optimistic one of a pure prefill)."""
     pacer = PrefillPacer(EngineConfig(model_path="unused.gguf"))
     pacer.decode_step_s[4], pacer.prefill_token_s = 0.020, 0.0030
-    pacer.observe_piece(8, 0.048)  # 6 ms a row
-    assert pacer.prefill_token_s == 0.0030 + PrefillPacer.ALPHA * (0.006 - 0.0030)
+    pacer.observe_piece(8, 0.048)  # 6 ms a row: the first sample of its window
+    assert pacer.prefill_token_s == 0.006
     engine = vision(n_slots=2)
     observed = []
     real = engine._pacer.observe_piece
