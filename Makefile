@@ -27,7 +27,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check app tests packaging scripts
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers"
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers" --durations=30
 
 # llama-server from the llama.cpp the pinned llama-cpp-python vendors (~7 min on 2 cores, once: cached in
 # ~/.cache/chorus, outside the tree), then the backend tests against it and llama-cpp-python's own server.
@@ -35,7 +35,7 @@ llama-server: $(STAMP)
 	PYTHON=$(PY) bash scripts/build_llama_server.sh
 
 test-servers: llama-server
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers --durations=30
 
 self-test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m app --self-test

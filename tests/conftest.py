@@ -11,6 +11,7 @@ from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
 from app.models import default_model_path  # noqa: E402
+from tests.durations import pytest_runtest_logreport, pytest_terminal_summary  # noqa: E402, F401
 
 GREEDY = SamplingParams(temperature=0.0)
 # Property tests: derandomized by default (CI), so a new counterexample never fails an unrelated change;
