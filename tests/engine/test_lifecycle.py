@@ -11,7 +11,7 @@ import pytest
 
 from app.engine import Engine, EngineConfig
 from app.models import InvalidModelError, ModelNotFoundError, validate_gguf
-from tests.conftest import ask
+from tests.conftest import TEST_THREADS, ask
 
 
 def rss_mb() -> float:
@@ -37,7 +37,7 @@ def test_truncated_model_is_a_clear_error(tmp_path, model_path):
         dst.write(src.read(model_path.stat().st_size // 3))
     assert validate_gguf(cut)  # the header is intact: only llama.cpp's loader can tell
     with pytest.raises(InvalidModelError, match="truncated"):
-        Engine(EngineConfig(model_path=cut, n_threads=2))
+        Engine(EngineConfig(model_path=cut, n_threads=TEST_THREADS))
 
 
 def test_close_mid_generation_is_quick_and_cancels(make_engine):
