@@ -28,7 +28,7 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
     by_test = {nodeid: round(seconds, 3) for nodeid, seconds in _seconds.items()}
     by_file = _totals(by_test, lambda path: path)
     by_dir = _totals(by_test, lambda path: str(PurePosixPath(path).parent))
-    if config.cache is not None:
+    if getattr(config, "cache", None) is not None:  # absent under -p no:cacheprovider
         config.cache.set("chorus/durations", {"tests": by_test, "files": by_file, "directories": by_dir})
     write = terminalreporter.write_line
     terminalreporter.section("wall per directory (setup + call + teardown)")
