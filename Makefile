@@ -25,9 +25,16 @@ run: $(STAMP)
 	@$(PY) packaging/check_qt_deps.py --window
 	$(PY) -m app
 
+# Two test processes (pytest-xdist) with one llama.cpp thread each keep both cores busy; one process with two
+# threads left a third of them idle (Qt, subprocess start-ups, Python between decode steps). TEST_WORKERS=0 runs
+# the tests in one process, with two threads.
+TEST_WORKERS ?= 2
+CHORUS_TEST_THREADS ?= $(if $(filter 0,$(TEST_WORKERS)),2,1)
+
 test: $(STAMP)
 	$(PY) -m ruff check app tests packaging scripts
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers"
+	CHORUS_TEST_THREADS=$(CHORUS_TEST_THREADS) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers" \
+		-n $(TEST_WORKERS) --durations=30
 
 # llama-server from the llama.cpp the pinned llama-cpp-python vendors (~7 min on 2 cores, once: cached in
 # ~/.cache/chorus, outside the tree), then the backend tests against it and llama-cpp-python's own server.
@@ -35,7 +42,7 @@ llama-server: $(STAMP)
 	PYTHON=$(PY) bash scripts/build_llama_server.sh
 
 test-servers: llama-server
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers --durations=30
 
 self-test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m app --self-test

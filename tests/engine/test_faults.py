@@ -11,7 +11,7 @@ from app.backends import LocalBackend
 from app.engine import EngineConfig, EngineStopped, SamplingParams
 from app.engine.sampling import SamplerChain
 from app.engine.text import TextStream
-from tests.conftest import ask, assert_kv_accounted
+from tests.conftest import TEST_THREADS, ask, assert_kv_accounted
 
 MARK_SEED = 424242  # requests carrying this seed are the ones a fault hits
 
@@ -227,7 +227,8 @@ def test_a_dead_engine_thread_ends_every_request_and_refuses_new_ones(make_engin
 
 
 def test_a_local_backend_reports_its_dead_engine(model_path):
-    backend = LocalBackend(EngineConfig(model_path=model_path, n_slots=1, n_ctx_per_slot=256, n_threads=2))
+    backend = LocalBackend(EngineConfig(model_path=model_path, n_slots=1, n_ctx_per_slot=256,
+                                        n_threads=TEST_THREADS))
     try:
         assert backend.alive and backend.failure is None
         inject_snapshot_fault(backend.engine).set()

@@ -11,7 +11,7 @@ import pytest
 
 from app.engine import Engine, EngineConfig
 from app.models import InvalidModelError, ModelNotFoundError, validate_gguf
-from tests.conftest import ask
+from tests.conftest import TEST_THREADS, ask
 
 
 def rss_mb() -> float:
@@ -37,7 +37,7 @@ def test_truncated_model_is_a_clear_error(tmp_path, model_path):
         dst.write(src.read(model_path.stat().st_size // 3))
     assert validate_gguf(cut)  # the header is intact: only llama.cpp's loader can tell
     with pytest.raises(InvalidModelError, match="truncated"):
-        Engine(EngineConfig(model_path=cut, n_threads=2))
+        Engine(EngineConfig(model_path=cut, n_threads=TEST_THREADS))
 
 
 def test_close_mid_generation_is_quick_and_cancels(make_engine):
@@ -60,7 +60,8 @@ CYCLES = textwrap.dedent("""
     def rss_mb():
         return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 2**20
     def cycle():
-        with Engine(EngineConfig(model_path=sys.argv[1], n_slots=4, n_ctx_per_slot=1024, n_threads=2)) as e:
+        with Engine(EngineConfig(model_path=sys.argv[1], n_slots=4, n_ctx_per_slot=1024,
+                                 n_threads=int(sys.argv[2]))) as e:
             e.submit(GenerationRequest(prompt="Hi", max_tokens=4)).result(timeout=60)
     for _ in range(2):
         cycle()
@@ -76,8 +77,8 @@ def test_ten_open_close_cycles_keep_memory_flat(model_path):
     it rises to that size), so a closed engine's per-slot buffers can sit on the heap and keep RSS ~90 MB higher
     for many cycles before going back, which says nothing about our frees (docs/engine.md)."""
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 20))
-    run = subprocess.run([sys.executable, "-c", CYCLES, str(model_path)], env=env, capture_output=True, text=True,
-                         timeout=300, cwd=Path(__file__).resolve().parents[2])
+    run = subprocess.run([sys.executable, "-c", CYCLES, str(model_path), str(TEST_THREADS)], env=env,
+                         capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
     assert run.returncode == 0, run.stderr[-2000:]
     growth = float(run.stdout.strip().splitlines()[-1])
     # One leaked model + context would be ~100 MB + ~90 MB of KV per cycle; allow allocator noise only.

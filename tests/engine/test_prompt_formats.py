@@ -7,7 +7,7 @@ import pytest
 
 from app.bench.gguf_copy import read_metadata
 from app.engine import Engine, EngineConfig, GenerationRequest
-from tests.conftest import GREEDY, ask
+from tests.conftest import GREEDY, TEST_THREADS, ask
 from tests.gguf_variants import write_variant
 
 FRANCE = "What is the capital of France?"
@@ -27,7 +27,8 @@ def variants(model_path, tmp_path_factory):
 
 
 def engine_for(path, **overrides) -> Engine:
-    return Engine(EngineConfig(model_path=path, n_slots=2, n_ctx_per_slot=512, n_threads=2, **overrides))
+    return Engine(EngineConfig(model_path=path, n_slots=2, n_ctx_per_slot=512, n_threads=TEST_THREADS,
+                                  **overrides))
 
 
 def test_no_template_uses_the_format_the_special_tokens_reveal(variants):

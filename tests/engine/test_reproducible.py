@@ -6,7 +6,7 @@ import random
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
-from tests.conftest import assert_kv_accounted
+from tests.conftest import TEST_THREADS, assert_kv_accounted
 
 SENTENCES = [
     "The river bends twice before it reaches the old mill at the edge of town.",
@@ -50,7 +50,8 @@ def ids(handles) -> list[list[int]]:
 def cold_ids(model_path):
     """Every request alone on a cache-less engine: the reference."""
     from app.engine import Engine, EngineConfig
-    with Engine(EngineConfig(model_path=model_path, n_slots=8, reproducible=True, prompt_cache=False)) as engine:
+    with Engine(EngineConfig(model_path=model_path, n_slots=8, reproducible=True, prompt_cache=False,
+                             n_threads=TEST_THREADS)) as engine:
         prompt_lengths = []
         reference = []
         for request in requests():

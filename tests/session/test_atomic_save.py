@@ -1,6 +1,8 @@
 """Killing a process in the middle of saving leaves the old session or the new one, never a broken file; two
 running instances keep their autosaves apart, and every one comes back."""
 
+import multiprocessing
+import os
 import random
 import signal
 import subprocess
@@ -12,17 +14,15 @@ import pytest
 
 from app.session import PaneSpec, Session, autosave, store
 
-CHILD = textwrap.dedent("""
-    import sys
-    from app.session import PaneSpec, Session, store
-    path = sys.argv[1]
-    sessions = [Session(panes=[PaneSpec(draft=f"version {v} " + "x" * 20000 * (v + 1))]) for v in range(2)]
+
+def save_in_turn(path: str, numbers) -> None:
+    """The killed child: saves two sessions in turn, forever, sending each save's number before it starts."""
+    sessions = [Session(panes=[PaneSpec(draft=expected(v))]) for v in range(2)]
     n = 0
     while True:
-        print(n, flush=True)  # the parent picks the save it kills, by its number
+        numbers.send(n)  # the parent picks the save it kills, by its number
         sessions[n % 2].save(path)
         n += 1
-""")
 
 
 def expected(version: int) -> str:
@@ -36,15 +36,21 @@ def test_sigkill_during_saves_never_leaves_a_broken_file(tmp_path):
     path = tmp_path / "s.chorus.json"
     Session(panes=[PaneSpec(draft=expected(0))]).save(path)
     seen = set()
+    # Each child is forked from a server process that imported app.session once (a fresh interpreter per child
+    # spends ~1 s importing it): still a process of its own, killed with SIGKILL.
+    processes = multiprocessing.get_context("forkserver")
+    processes.set_forkserver_preload(["app.session", __name__])
     for _ in range(25):
-        child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], stdout=subprocess.PIPE, text=True)
+        numbers, child_end = processes.Pipe(duplex=False)
+        child = processes.Process(target=save_in_turn, args=(str(path), child_end), daemon=True)
+        child.start()
+        child_end.close()
         target = rng.randint(0, 40)
-        for line in child.stdout:  # an event per save: the kill lands at a different point of a save each time
-            if int(line) >= target:
-                break
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stdout.close()
+        while numbers.recv() < target:  # an event per save: the kill lands at a different point of a save each time
+            pass
+        os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        numbers.close()
         draft = Session.load(path).panes[0].draft  # always loads
         assert draft in (expected(0), expected(1))
         seen.add(draft[:9])

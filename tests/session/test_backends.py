@@ -7,6 +7,7 @@ import pytest
 
 from app.engine import GenerationRequest, SamplingParams
 from app.session import BackendRegistry, BackendSpec
+from tests.conftest import TEST_THREADS
 
 
 def test_specs_say_what_is_wrong_in_one_sentence(tmp_path):
@@ -45,7 +46,7 @@ def test_a_local_model_opens_once_runs_and_closes(model_path):
 
     registry = BackendRegistry(on_step)
     spec = BackendSpec(kind="local", path=str(model_path))
-    opened = registry.open(spec, engine={"n_slots": 1, "n_ctx_per_slot": 256, "n_threads": 2})
+    opened = registry.open(spec, engine={"n_slots": 1, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS})
     try:
         assert opened == spec and registry.names() == [spec.name] and registry.specs() == [spec]
         with pytest.raises(ValueError, match="already connected"):

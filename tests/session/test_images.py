@@ -11,6 +11,7 @@ from app.session.autosave import Autosaver
 from app.session.conversation import commit_run, plan_run, start_edit
 from app.session.session import Session
 from app.session.state import PaneSpec
+from tests.conftest import TEST_THREADS
 from tests.images import png, write_png
 
 
@@ -154,7 +155,7 @@ def test_a_local_model_without_a_projector_refuses_an_image_naming_the_pane(tmp_
 
     registry = BackendRegistry(lambda event: None)
     spec = registry.open(BackendSpec(kind="local", path=str(model_path)),
-                         engine={"n_slots": 1, "n_ctx_per_slot": 256, "n_threads": 2})
+                         engine={"n_slots": 1, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS})
     try:
         runner = SessionRunner(registry)
         pane, ref = _pane_with_image(tmp_path)

@@ -4,6 +4,7 @@ import asyncio
 import threading
 
 from app.ui.bridge import EngineBridge
+from tests.conftest import TEST_THREADS
 
 
 def engine_threads() -> list[threading.Thread]:
@@ -23,7 +24,7 @@ def test_closing_while_a_model_loads_closes_the_engine_being_loaded(loop, model_
             built.set()
 
     bridge._build = build_then_signal
-    task = asyncio.ensure_future(bridge.load_model(model_path, n_slots=2, n_ctx_per_slot=256, n_threads=2),
+    task = asyncio.ensure_future(bridge.load_model(model_path, n_slots=2, n_ctx_per_slot=256, n_threads=TEST_THREADS),
                                  loop=loop)
     loop.run_until_complete(asyncio.sleep(0))  # the load is under way in its worker thread
     assert bridge.loading
