@@ -46,6 +46,7 @@ def requests(tools: bool, lengths: list[int] | None = None, max_tokens: int = 16
     return [GenerationRequest(messages=[{"role": "user", "content": f"What is the weather in {CITIES[i]}?"}],
                               sampling=GREEDY, tools=(WEATHER,), tool_choice="required" if tools else "none",
                               tool_call_first=tools,  # the reply is the call (no text first)
+                              parallel_tool_calls=False,  # one call, as in earlier runs (unset: several may follow)
                               max_tokens=lengths[i] if lengths else max_tokens, ignore_eos=lengths is not None)
             for i in range(N)]
 

@@ -89,9 +89,10 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
     "firefunction-v2": ("functools", _json_array(" functools", "")),
     "functionary-v3.1-llama-3.1": ("<function=", _wrapped(
         "<function=", "</function>", lambda b, n, p: f"{lit(n + '>')} {schema_rule(b, n, p)}")),
-    # Several calls follow each other with no ">>>" between them, as llama-server's grammar has them
+    # Several calls follow each other directly (no ">>>", no blank between), as llama-server's grammar has them
     # (common/parsers/functionary-v3-2.cpp: one_or_more(tool_choice)).
-    "functionary-v3.2": (None, _wrapped("", "", lambda b, n, p: f"{lit(n + chr(10))} {schema_rule(b, n, p)}")),
+    "functionary-v3.2": (None, _wrapped("", "", lambda b, n, p: f"{lit(n + chr(10))} {schema_rule(b, n, p)}",
+                                        sep="")),
     "deepseek-r1": ("<｜tool▁calls▁begin｜>", _wrapped(
         DS_CALL, DS_END, lambda b, n, p: f'{lit("function" + DS_SEP + n)} "\\n```json\\n" {schema_rule(b, n, p)} '
                                            f'{NL} "```"', section=DS_SECTION)),

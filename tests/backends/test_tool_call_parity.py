@@ -82,16 +82,11 @@ STOPPED = ("same text as far as llama-server went: its stream ends at its parser
 REFUSED_CALL = ("same text: a call, then text after it, which llama-server's parser refuses (HTTP 500); its last "
                 "partial parse has the call, Chorus's last partial parse has none (it reads the text after the call "
                 "as no call at all); not traced")
-GEMMA4 = ("same text, a call cut by max_tokens: the last partial arguments differ in spacing only (Chorus "
-          "{\"city\": \"Paris,..., llama.cpp compact {\"city\":\"Paris,...): Gemma 4's partial arguments are not "
-          "written as llama.cpp's mapper writes them")
 SAME_TEXT = {
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same text: a call then text, refused by llama-server, whose "
                                                      "partial parse has no call; Chorus parses the call; not traced",
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
                                  "last partial parse stops before the arguments' closing brace, Chorus's includes it",
-    "google-gemma-4-31B-it": GEMMA4,
-    "google-gemma-4-31B-it-interleaved": GEMMA4,
     "LFM2.5-8B-A1B": "same text (the prompt tokens differ at 1 but the reply does not), refused by llama-server: its "
                      "last partial pythonic call has {\"city\":\"Paris\", Chorus's empty arguments; not traced",
     "MiniMax-M3": "same text: llama-server reads MiniMax-M3's own markup (not ported, docs/tools.md) as a call, "
@@ -100,9 +95,6 @@ SAME_TEXT = {
                    "\"\\n</parameter>\"; the model wrote Paris</parameter> without the newline, which llama.cpp "
                    "reads as part of the value (up to the end, a cut call) and Chorus as its end",
 }
-GEMMA4_PARTIAL = ("same text, the same call cut by max_tokens; the last partial arguments differ in spacing only: "
-                  "llama.cpp's gemma4 mapper writes compact JSON ({\"description\":\"The...), Chorus's "
-                  "translation (chat_parse/gemma4.py) puts a blank after `:` and `,`")
 REQUIRED_OWN = {
     "Cohere2MoE": "llama.cpp parses Cohere2 MoE with its own parser (not ported, docs/tools.md); Chorus keeps its "
                   "call-first grammar there and the model calls, llama-server's reply is prose",
@@ -131,7 +123,6 @@ DIFFER: dict[tuple[str, str], str] = {
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
     # required since the grammars of these formats (2026-11-26 17:45 UTC run: Apertus, GigaChat 3 / 3.1, GPT-OSS match)
     **{(n, "required"): REQUIRED_PROMPT for n in ("LFM2-8B-A1B", "LFM2.5-8B-A1B", "LFM2.5-Instruct")},
-    **{(n, "required"): GEMMA4_PARTIAL for n in ("google-gemma-4-31B-it", "google-gemma-4-31B-it-interleaved")},
     ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 

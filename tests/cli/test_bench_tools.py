@@ -4,13 +4,14 @@ import pytest
 
 from app.bench import tool_rate
 from app.bench.model_files import llama_cpp_templates
+from tests.conftest import TEST_THREADS
 
 
 def test_tools_bench_pairs_tool_panes_with_the_same_free_text_tokens(model_path, tmp_path):
     if tool_rate.TEMPLATE not in llama_cpp_templates():
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
     labels = []
-    result = tool_rate.tools_bench(model_path, tmp_path, threads=2, repetitions=2, max_tokens=60,
+    result = tool_rate.tools_bench(model_path, tmp_path, threads=TEST_THREADS, repetitions=2, max_tokens=60,
                                    on_run=labels.append)
     assert labels[1:] == ["rep 1: free", "rep 1: tool", "rep 2: tool", "rep 2: free"]  # order alternates
     assert len(result["pairs"]) == 2 and result["median"] > 0

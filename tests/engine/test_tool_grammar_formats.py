@@ -83,8 +83,8 @@ def test_required_gives_a_call_that_parses_and_validates(fmt, variant, make_engi
     choices = ("required", "get_time")
     handles = [engine.submit(GenerationRequest(
         messages=[{"role": "user", "content": "What is the weather in Paris?"}], tools=(WEATHER, TIME),
-        tool_choice=choice, tool_call_first=True, sampling=SamplingParams(temperature=0.0), max_tokens=160,
-        thinking_budget=16)) for choice in choices]
+        tool_choice=choice, tool_call_first=True, parallel_tool_calls=False, sampling=SamplingParams(temperature=0.0),
+        max_tokens=160, thinking_budget=16)) for choice in choices]
     for choice, handle in zip(choices, handles, strict=True):
         result = handle.result(timeout=300)
         assert result.finish_reason == "tool_calls" and result.tool_calls, (fmt, choice, result.text)

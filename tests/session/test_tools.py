@@ -109,7 +109,8 @@ def test_required_with_call_first_makes_the_local_reply_start_with_the_call(make
     runner = SessionRunner(EngineSubmitter(engine))
     engine.subscribe(runner.feed)
     panes = [PaneSpec(draft="What is the weather in Paris?", tools=json.dumps([WEATHER]), tool_choice="required",
-                      tool_call_first=first, sampling=SamplingParams(temperature=0), max_tokens=64)
+                      tool_call_first=first, parallel_tool_calls=False, sampling=SamplingParams(temperature=0),
+                      max_tokens=64)
              for first in (True, False)]
     for pane in panes:
         runner.run(pane)

@@ -1,7 +1,8 @@
 """Gemma 4's calls (llama.cpp's common/parsers/gemma4.cpp and its gemma4 mapper in chat-peg-parser.cpp):
 `<|tool_call>call:NAME{key:value,...}<tool_call|>`, where keys are bare, strings are quoted by `<|"|>` and
 other values are JSON (numbers, true/false/null, nested {...} and [...] in the same syntax). The arguments are
-translated to JSON as they arrive, so a partial translation is a prefix of the final one."""
+translated to compact JSON (no blank after `:` or `,`, as llama.cpp's mapper writes them) as they arrive, so a
+partial translation is a prefix of the final one."""
 
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ def to_json(text: str, i: int) -> tuple[str, int | None]:
             out.append(c)
             if depth == 0:
                 return "".join(out), k + 1
-        elif c == "," :
-            out.append(", ")
+        elif c == ",":
+            out.append(",")
             key_start = k + 1 if _in_dict(out) else None
         elif key_start is not None and c == ":":
-            out.append('"' + _escape(text[key_start:k].strip()) + '": ')
+            out.append('"' + _escape(text[key_start:k].strip()) + '":')
             key_start = None
         elif key_start is None:
             if text.startswith(QUOTE[:len(text) - k], k) and len(text) - k < len(QUOTE):
