@@ -27,10 +27,10 @@ from app.models import default_model_path  # noqa: E402
 FA = {"auto": -1, "on": 1, "off": 0}
 
 
-def make_context(model: LlamaModel, flash_attn: str, use_ref: bool = False):
+def make_context(model: LlamaModel, flash_attn: str, use_ref: bool = False, slots: int = 2, cells: int = 2048):
     params = llama_cpp.llama_context_default_params()
-    params.n_ctx = 2048 * 2
-    params.n_seq_max = 2
+    params.n_ctx = cells * slots
+    params.n_seq_max = slots
     params.n_batch = params.n_ubatch = 128
     params.n_threads = params.n_threads_batch = 2
     params.kv_unified = False

@@ -16,49 +16,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import llama_cpp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from probe_lone_token import decode, make_context  # noqa: E402  (this folder: python scripts/probe_use_ref_cost.py)
+
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
-from app.engine.row_kernels import reference_kernels  # noqa: E402
 from app.models import default_model_path  # noqa: E402
 
 SLOTS, CELLS = 8, 2048
-
-
-def make_context(model: LlamaModel, use_ref: bool):
-    params = llama_cpp.llama_context_default_params()
-    params.n_ctx = CELLS * SLOTS
-    params.n_seq_max = SLOTS
-    params.n_batch = params.n_ubatch = 128
-    params.n_threads = params.n_threads_batch = 2
-    params.kv_unified = False
-    params.no_perf = True
-    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-    if use_ref:
-        with reference_kernels() as caught:
-            ctx = llama_cpp.llama_init_from_model(model.ptr, params)
-        assert caught
-    else:
-        ctx = llama_cpp.llama_init_from_model(model.ptr, params)
-    assert ctx
-    return ctx
-
-
-def decode(ctx, batch: TokenBatch, runs) -> float:
-    """runs: (tokens, first position, slot, output wanted for the last token)."""
-    batch.clear()
-    for tokens, pos, slot, output in runs:
-        batch.add(tokens, pos, slot, output)
-    batch.struct.n_tokens = batch.n_tokens
-    started = time.perf_counter()
-    rc = llama_cpp.llama_decode(ctx, batch.struct)
-    assert rc == 0, rc
-    return time.perf_counter() - started
 
 
 def clear(ctx) -> None:
@@ -129,7 +98,7 @@ def main() -> None:
     text = "The river bends twice before it reaches the old mill at the edge of town. " * 200
     tokens = model.tokenize(text, add_special=True)
     prompt, long = tokens[:args.prompt], tokens[:1500]
-    contexts = {False: make_context(model, False), True: make_context(model, True)}
+    contexts = {ref: make_context(model, "on", ref, slots=SLOTS, cells=CELLS) for ref in (False, True)}
     batch = TokenBatch(128)
     for ctx in contexts.values():
         fill(ctx, batch, prompt)

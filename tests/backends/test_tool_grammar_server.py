@@ -261,13 +261,7 @@ def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_
         template.unlink()
     assert "__verbose" in reply, reply
     settings = reply["__verbose"]["generation_settings"]
-    chat = ChatTemplate(source, "", "")
-    head = chat.render(QUESTION, tools=list(TOOLS))
-    call = {"id": "a1b2c3d4e", "type": "function",
-            "function": {"name": "get_weather", "arguments": '{"city": "Paris", "unit": "celsius"}'}}
-    whole = chat.render([*QUESTION, {"role": "assistant", "content": "", "tool_calls": [call]}], tools=list(TOOLS),
-                        add_generation_prompt=False)
-    rendered = whole[len(os.path.commonprefix([head, whole])):]
+    head, rendered = template_call(source)
     ours = required_gbnf(fmt, source, TOOLS, False, opens_thinking(head))
     model = LlamaModel(model_path)
     try:
