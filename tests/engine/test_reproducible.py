@@ -5,17 +5,11 @@ import random
 
 import pytest
 
+from app.bench.speculative import SENTENCES as BENCH_SENTENCES
 from app.engine import GenerationRequest, SamplingParams
 from tests.conftest import TEST_THREADS, assert_kv_accounted
 
-SENTENCES = [
-    "The river bends twice before it reaches the old mill at the edge of town.",
-    "Every spring the orchard fills with bees and the farmers count the blossoms.",
-    "A lighthouse keeper writes down the colour of the sea each morning.",
-    "The library keeps maps of coastlines that have since moved inland.",
-    "Glaciers carve valleys so slowly that nobody alive has seen one move.",
-    "Market traders argue about the price of saffron and the weather.",
-]
+SENTENCES = BENCH_SENTENCES[:6]  # the speculative benchmark's passage, its first six sentences
 # Mixed lengths, from a short question to about 900 prompt tokens.
 SIZES = [1, 2, 4, 8, 14, 20, 30, 40, 50, 60, 62, 64]
 QUESTIONS = ["Summarise this in one sentence.", "What is the main topic?", "List three details.",

@@ -3,7 +3,6 @@ both sides stream in lockstep), keys 1–4, the reveal, the next pair, a 3-varia
 survive SIGKILL of the real app."""
 
 import json
-import signal
 import subprocess
 import sys
 
@@ -16,7 +15,7 @@ from app.engine import SamplingParams
 from app.session import PaneSpec, Session
 from app.session.autosave import AUTOSAVE_NAME
 from tests.ui.conftest import wait_until
-from tests.ui.test_crash_recovery import ROOT, app_env, wait_for_autosave
+from tests.ui.test_crash_recovery import ROOT, app_env, kill_when
 
 PROMPT = "Name a fruit and say why you like it."
 VARIANTS = ((0.0, 1), (0.9, 2), (1.3, 3))  # (temperature, seed) of the three variants
@@ -168,13 +167,7 @@ def test_votes_cast_in_the_window_survive_sigkill(tmp_path):
     env = app_env(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "tests.ui.arena_driver", str(start), "3"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        before = wait_for_autosave(autosave, proc, lambda data: len(data.get("votes", [])) >= 3, timeout=180)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+    before = kill_when(autosave, proc, lambda data: len(data.get("votes", [])) >= 3, timeout=180)
     again = subprocess.run([sys.executable, "-m", "app", "--print-restored"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr

@@ -37,6 +37,17 @@ def wait_for_autosave(path: Path, proc: subprocess.Popen, predicate, timeout: fl
     raise AssertionError(f"the autosave never showed the expected state within {timeout} s")
 
 
+def kill_when(path: Path, proc: subprocess.Popen, predicate, timeout: float = 120) -> dict:
+    """`wait_for_autosave`, then SIGKILL the app however the wait ended; the autosave it showed."""
+    try:
+        return wait_for_autosave(path, proc, predicate, timeout)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
 def test_sigkill_mid_stream_then_restart_restores_everything(tmp_path):
     greedy = SamplingParams(temperature=0)
     session = Session(panes=[
@@ -53,16 +64,11 @@ def test_sigkill_mid_stream_then_restart_restores_everything(tmp_path):
     env = app_env(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "app", str(start), "--run-all"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        def streaming(data):
-            return any(p["result"]["state"] == "generating" and len(p["result"]["text"]) > 20 for p in data["panes"])
 
-        before = wait_for_autosave(autosave, proc, streaming)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+    def streaming(data):
+        return any(p["result"]["state"] == "generating" and len(p["result"]["text"]) > 20 for p in data["panes"])
+
+    before = kill_when(autosave, proc, streaming)
     at_kill = {p["title"]: p for p in before["panes"]}
 
     again = subprocess.run([sys.executable, "-m", "app", "--print-restored"], cwd=ROOT, env=env,

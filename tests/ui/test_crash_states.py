@@ -4,7 +4,6 @@ read "not run" without also saying "waiting…", the panes keep the text the aut
 the real model) the header's token total never goes backwards and the elapsed time covers both parts."""
 
 import re
-import signal
 import subprocess
 import sys
 
@@ -24,7 +23,7 @@ from app.ui.eval_view import duration
 from app.ui.main_window import MainWindow
 from tests.conftest import TEST_THREADS
 from tests.ui.conftest import wait_until
-from tests.ui.test_crash_recovery import ROOT, app_env, wait_for_autosave
+from tests.ui.test_crash_recovery import ROOT, app_env, kill_when
 
 GREEDY = SamplingParams(temperature=0)
 PROMPTS = ["Write a story about a lighthouse.", "Explain photosynthesis in detail.", "List 50 animals.",
@@ -98,13 +97,7 @@ def test_an_evaluation_killed_mid_run_comes_back_resumable_with_its_text_time_an
         return any(c["status"] == "running" and len(c["result"].get("text", "")) > 20 for c in cells) and not any(
             c["status"] in ("pass", "fail", "error") for c in cells)
 
-    try:
-        at_kill = wait_for_autosave(path, proc, mid_run, timeout=240)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+    at_kill = kill_when(path, proc, mid_run, timeout=240)
 
     restored = autosave.restore(path)
     assert restored.message is None and restored.session.evaluation is not None

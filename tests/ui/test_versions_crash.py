@@ -3,14 +3,13 @@ used to bring the panes back as an empty "Assistant (interrupted)", the replies 
 run replaces stays the pane's until the new one ends: after the kill the old reply is back, and the cut-short
 run is kept beside it as a version."""
 
-import signal
 import subprocess
 import sys
 
 from app.engine import SamplingParams
 from app.session import PaneResult, PaneSpec, RunState, Session, autosave
 from app.session.autosave import AUTOSAVE_NAME
-from tests.ui.test_crash_recovery import ROOT, app_env, wait_for_autosave
+from tests.ui.test_crash_recovery import ROOT, app_env, kill_when
 
 GREEDY = SamplingParams(temperature=0)
 HAIKU = "Rain on the tin roof\nthe kettle begins to sing\nno one is coming"
@@ -34,13 +33,7 @@ def test_run_all_with_nothing_typed_then_sigkill_keeps_the_replies_it_was_replac
     def regenerating(data) -> bool:  # every pane's new reply is streaming (the old ones were dropped here before)
         return all(p["result"]["state"] == "generating" and len(p["result"]["text"]) > 20 for p in data["panes"])
 
-    try:
-        at_kill = wait_for_autosave(path, proc, regenerating, timeout=240)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+    at_kill = kill_when(path, proc, regenerating, timeout=240)
 
     restored = autosave.restore(path)
     assert restored.message is None
