@@ -29,7 +29,7 @@ NGRAM_MAX = 4  # longest suffix looked up
 NGRAM_MIN = 2  # shortest: one token matches too often to guess well
 # Auto mode: after AUTO_PROBE drafted tokens, a request whose drafts were accepted less than AUTO_MIN_RATE of the
 # time stops drafting (a verify row costs about what an accepted token saves only when most are accepted).
-AUTO_PROBE = 16
+AUTO_PROBE = 8
 AUTO_MIN_RATE = 0.3
 # Auto mode drafts only while at most this many sequences decode in a step: beside many others a step is
 # compute-bound, and a drafted row costs nearly a whole token's time (docs/benchmarks.md, "Speculative decoding").
@@ -37,6 +37,10 @@ AUTO_MAX_BATCH = 2
 # The draft length adapts to the acceptance (SpecState.review): it starts at DRAFT_START, never below DRAFT_MIN.
 DRAFT_START = 8
 DRAFT_MIN = 2
+# A draft found by the shortest suffix (NGRAM_MIN tokens) is cut to this many tokens: two tokens are often a phrase
+# that the instructions repeat too ("account number"), and the most recent place is then the wrong one (bench
+# --spec's extraction: 23- and 16-token drafts rejected at their first token). A longer match drafts in full.
+WEAK_MATCH_DRAFT = 4
 
 
 class DraftVocab:
@@ -75,6 +79,10 @@ class NgramDrafter:
 
     def draft(self, limit: int) -> list[int]:
         """Up to `limit` tokens guessed to follow the history (empty when no suffix occurred before)."""
+        return self.match(limit)[0]
+
+    def match(self, limit: int) -> tuple[list[int], int]:
+        """`draft`, and the length of the suffix that matched (0: none)."""
         history = self.tokens
         for n in range(NGRAM_MAX, NGRAM_MIN - 1, -1):
             if len(history) <= n:
@@ -84,8 +92,8 @@ class NgramDrafter:
                 draft = history[start:start + limit]
                 while len(draft) < limit:
                     draft.append(draft[len(draft) - (len(history) - start)])
-                return self._to_line_end(draft)
-        return []
+                return self._to_line_end(draft), n
+        return [], 0
 
     def _to_line_end(self, draft: list[int]) -> list[int]:
         if self._vocab is not None:
@@ -123,7 +131,8 @@ class SpecState:
         if self.settings.mode == "auto" and batched > AUTO_MAX_BATCH:
             return []
         self.sync(generated)
-        return self.drafter.draft(min(limit, self.length))
+        draft, n = self.drafter.match(min(limit, self.length))
+        return draft[:WEAK_MATCH_DRAFT] if n <= NGRAM_MIN else draft
 
     def record(self, drafted: int, accepted: int) -> None:
         """Count drafted and accepted tokens as they happen (a Completion made meanwhile includes them)."""
