@@ -1,7 +1,7 @@
 """Speculation's draft rule before and after a change, in one engine: `bench --spec`'s N = 1 workloads, greedy,
-plain and auto mode with the current rule and with the previous one (`--old`: a module attribute and its old
-value, e.g. WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16), runs in rotating order, wall tokens per second; the
-figures are medians of the per-repetition ratios to plain (docs/benchmarks.md, "Speculative decoding").
+plain and auto mode with the current rule and with the previous one (`--old`: module attributes and their old
+values, e.g. WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16 AUTO_PROBE_RUNS=1), runs in rotating order, wall tokens per
+second; the figures are medians of the per-repetition ratios to plain (docs/benchmarks.md, "Speculative decoding").
 
     python scripts/probe_spec_pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
 """
@@ -24,7 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--workloads", nargs="+", default=["copy N=1", "extract N=1", "free N=1"])
-    parser.add_argument("--old", nargs="*", default=["WEAK_MATCH_DRAFT=1000000", "AUTO_PROBE=16"])
+    parser.add_argument("--old", nargs="*", default=["WEAK_MATCH_DRAFT=1000000", "AUTO_PROBE=16", "AUTO_PROBE_RUNS=1"])
     parser.add_argument("--mode", default="auto")
     args = parser.parse_args()
     old = {k: int(v) for k, v in (item.split("=") for item in args.old)}

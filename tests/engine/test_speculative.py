@@ -9,6 +9,7 @@ from app.engine import GenerationRequest, SamplingParams, Speculation
 from app.engine.speculation import (
     AUTO_MAX_BATCH,
     AUTO_PROBE,
+    AUTO_PROBE_RUNS,
     DRAFT_MIN,
     DRAFT_START,
     WEAK_MATCH_DRAFT,
@@ -171,6 +172,9 @@ def test_auto_mode_turns_off_when_drafts_do_not_pay_and_beside_many_requests():
     assert state.draft([2], 4, batched=1) == [1, 2, 1, 2]
     assert state.draft([2], 4, batched=AUTO_MAX_BATCH + 1) == []
     state.record(AUTO_PROBE, AUTO_PROBE // 10)
+    state.review()
+    assert state.active and AUTO_PROBE_RUNS == 2  # one run is not enough evidence, however long
+    state.record(DRAFT_MIN, 0)
     state.review()
     assert not state.active and "turned itself off" in state.note
     assert state.draft([2], 4, batched=1) == []
