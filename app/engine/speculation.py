@@ -15,8 +15,9 @@ and a draft stops after its first line end.
 
 Length: like llama.cpp's ngram-map (a draft as long as the last one accepted), the length adapts to the
 acceptance: it doubles after a run accepted whole and falls to one more than the accepted part after a
-rejection (SpecState.review). A drafted row costs about a quarter of a one-token step on a CPU (docs/
-benchmarks.md), so long drafts pay only where they are accepted, and a short one is cheap where they are not.
+rejection (SpecState.review); a draft from the shortest match (NGRAM_MIN tokens) is cut to WEAK_MATCH_DRAFT. A
+drafted row costs about half a one-token step on a CPU (docs/benchmarks.md), so long drafts pay only where they
+are accepted, and a short one is cheap where they are not.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ NGRAM_MAX = 4  # longest suffix looked up
 NGRAM_MIN = 2  # shortest: one token matches too often to guess well
 # Auto mode: after AUTO_PROBE drafted tokens, a request whose drafts were accepted less than AUTO_MIN_RATE of the
 # time stops drafting (a verify row costs about what an accepted token saves only when most are accepted).
-AUTO_PROBE = 16
+AUTO_PROBE = 8
+AUTO_PROBE_RUNS = 2  # ... verified in at least this many runs (one unlucky first draft is not enough)
 AUTO_MIN_RATE = 0.3
 # Auto mode drafts only while at most this many sequences decode in a step: beside many others a step is
 # compute-bound, and a drafted row costs nearly a whole token's time (docs/benchmarks.md, "Speculative decoding").
@@ -37,6 +39,10 @@ AUTO_MAX_BATCH = 2
 # The draft length adapts to the acceptance (SpecState.review): it starts at DRAFT_START, never below DRAFT_MIN.
 DRAFT_START = 8
 DRAFT_MIN = 2
+# A draft found by the shortest suffix (NGRAM_MIN tokens) is cut to this many tokens: two tokens are often a phrase
+# that the instructions repeat too ("account number"), and the most recent place is then the wrong one (bench
+# --spec's extraction: 23- and 16-token drafts rejected at their first token). A longer match drafts in full.
+WEAK_MATCH_DRAFT = 4
 
 
 class DraftVocab:
@@ -75,6 +81,10 @@ class NgramDrafter:
 
     def draft(self, limit: int) -> list[int]:
         """Up to `limit` tokens guessed to follow the history (empty when no suffix occurred before)."""
+        return self.match(limit)[0]
+
+    def match(self, limit: int) -> tuple[list[int], int]:
+        """`draft`, and the length of the suffix that matched (0: none)."""
         history = self.tokens
         for n in range(NGRAM_MAX, NGRAM_MIN - 1, -1):
             if len(history) <= n:
@@ -84,8 +94,8 @@ class NgramDrafter:
                 draft = history[start:start + limit]
                 while len(draft) < limit:
                     draft.append(draft[len(draft) - (len(history) - start)])
-                return self._to_line_end(draft)
-        return []
+                return self._to_line_end(draft), n
+        return [], 0
 
     def _to_line_end(self, draft: list[int]) -> list[int]:
         if self._vocab is not None:
@@ -109,6 +119,7 @@ class SpecState:
         self.note = ""
         self.length = min(settings.max_draft, DRAFT_START)  # the next draft's length (adapted in `review`)
         self._reviewed = (0, 0)  # drafted and accepted at the last review
+        self.runs = 0  # verified runs with at least one drafted token
 
     def sync(self, generated: list[int]) -> None:
         """Bring the history up to the sequence's output (every generated token, the pending one included)."""
@@ -123,7 +134,8 @@ class SpecState:
         if self.settings.mode == "auto" and batched > AUTO_MAX_BATCH:
             return []
         self.sync(generated)
-        return self.drafter.draft(min(limit, self.length))
+        draft, n = self.drafter.match(min(limit, self.length))
+        return draft[:WEAK_MATCH_DRAFT] if n <= NGRAM_MIN else draft
 
     def record(self, drafted: int, accepted: int) -> None:
         """Count drafted and accepted tokens as they happen (a Completion made meanwhile includes them)."""
@@ -137,10 +149,11 @@ class SpecState:
         drafted, accepted = self.drafted - self._reviewed[0], self.accepted - self._reviewed[1]
         self._reviewed = (self.drafted, self.accepted)
         if drafted:
+            self.runs += 1
             grown = self.length * 2 if accepted == drafted else accepted + 1
             self.length = max(DRAFT_MIN, min(self.settings.max_draft, grown))
         if (self.settings.mode == "auto" and self.active and self.drafted >= AUTO_PROBE
-                and self.accepted < AUTO_MIN_RATE * self.drafted):
+                and self.runs >= AUTO_PROBE_RUNS and self.accepted < AUTO_MIN_RATE * self.drafted):
             self.active = False
             self.note = (f"speculative decoding turned itself off: {self.accepted} of {self.drafted} drafted "
                          "tokens accepted")

@@ -9,8 +9,10 @@ from app.engine import GenerationRequest, SamplingParams, Speculation
 from app.engine.speculation import (
     AUTO_MAX_BATCH,
     AUTO_PROBE,
+    AUTO_PROBE_RUNS,
     DRAFT_MIN,
     DRAFT_START,
+    WEAK_MATCH_DRAFT,
     DraftVocab,
     NgramDrafter,
     SpecState,
@@ -155,11 +157,24 @@ def test_draft_length_grows_after_whole_runs_and_shrinks_after_rejections():
     assert len(state.draft([], 64, batched=1)) == DRAFT_MIN
 
 
+def test_a_draft_from_a_two_token_match_is_short_and_a_longer_match_drafts_in_full():
+    """bench --spec's extraction: "Account Number" in the reply matched the instructions' "account number, plan and
+    the invoice numbers ..." (the most recent place) and drafted 23 tokens, all rejected."""
+    record = list(range(100, 130))
+    weak = SpecState(Speculation(mode="on"), [7, 8, *record, 1, 2, *range(40, 70)])  # "1 2" then 30 tokens
+    assert weak.draft([1, 2], 64, batched=1) == list(range(40, 40 + WEAK_MATCH_DRAFT))
+    strong = SpecState(Speculation(mode="on"), [7, 8, *record, 3, 1, 2, *range(40, 70)])
+    assert strong.draft([3, 1, 2], 64, batched=1) == list(range(40, 40 + DRAFT_START))  # a 3-token match
+
+
 def test_auto_mode_turns_off_when_drafts_do_not_pay_and_beside_many_requests():
     state = SpecState(Speculation(mode="auto"), [1, 2, 1, 2, 1])
     assert state.draft([2], 4, batched=1) == [1, 2, 1, 2]
     assert state.draft([2], 4, batched=AUTO_MAX_BATCH + 1) == []
     state.record(AUTO_PROBE, AUTO_PROBE // 10)
+    state.review()
+    assert state.active and AUTO_PROBE_RUNS == 2  # one run is not enough evidence, however long
+    state.record(DRAFT_MIN, 0)
     state.review()
     assert not state.active and "turned itself off" in state.note
     assert state.draft([2], 4, batched=1) == []
