@@ -10,6 +10,8 @@ a maxLength is that many characters on one line."""
 
 from __future__ import annotations
 
+import re
+
 from app.engine.chat_parse.minimax_m3 import NS, may_be_string
 from app.engine.gbnf_build import Builder
 from app.engine.gbnf_text import lit, through, until, until_any
@@ -23,8 +25,9 @@ def _value(b: Builder, schema: dict, rule: str, close: str) -> str:
     if may_be_string(schema):
         if isinstance(schema.get("maxLength"), int):
             return f"[^<\\n]{{{schema.get('minLength', 0)},{schema['maxLength']}}} {lit(close)}"
-        b.rules.update(r.split(" ::= ", 1) for r in through(f"{rule}-string", close))
-        return f"{rule}-string"
+        name = re.sub(r"[^a-zA-Z0-9-]+", "-", f"{rule}-string")  # GBNF rule names (Builder.rule's)
+        b.rules.update(r.split(" ::= ", 1) for r in through(name, close))
+        return name
     union = schema.get("anyOf") or schema.get("oneOf")
     if union:
         return "(" + " | ".join(_value(b, s if isinstance(s, dict) else {}, f"{rule}-{i}", close)

@@ -188,3 +188,12 @@ def test_cohere2moe_call_markup_inside_its_text_is_text():
            '"parameters": {"city": "Paris"}}]<|END_ACTION|>'
     assert parse(call, BY_NAME["cohere2moe"], tools=WEATHER).tool_calls == (
         ToolCall("0", "get_weather", '{"city": "Paris"}'),)
+
+
+def test_cohere2moe_and_minimax_m3_templates_get_their_own_formats():
+    # common/chat.cpp's specialized checks: <|START_TEXT|> + <|START_ACTION|>; the ]<]minimax[>[ namespace token
+    if not TEMPLATES:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    assert detect(TEMPLATES["Cohere2MoE"]).name == "cohere2moe"
+    assert detect(TEMPLATES["MiniMax-M3"]).name == "minimax-m3"
+    assert detect(TEMPLATES["CohereForAI-c4ai-command-r7b-12-2024-tool_use"]).name == "command-r7b"
