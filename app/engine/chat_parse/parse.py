@@ -1,8 +1,9 @@
 """parse(text, format): a reply as llama.cpp's common_chat_peg_parse returns it: reasoning, content, tool calls.
 
-Partial parsing (`partial=True`, a reply still streaming) never reports what a later token could take back: a
-tail that may become a marker is held back from content and reasoning, and a call appears once its name is
-complete, with arguments that only grow.
+Partial parsing (`partial=True`, a reply still streaming) reports only what well-formed text can keep: a tail
+that may become a marker is held back from content and reasoning, and a call appears once its name is complete,
+with arguments that only grow as long as the text goes on reading as calls (text that breaks a call makes
+llama.cpp's parse drop it, and this one too; ToolStream keeps such calls as they were streamed).
 """
 
 from __future__ import annotations
