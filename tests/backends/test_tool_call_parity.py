@@ -78,13 +78,6 @@ OTHER_TOKENS = ("same prompt text, but the prompt tokens differ from llama-serve
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
            "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens")
 SAME_TEXT = {
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same text, refused by llama-server: its stream never has the "
-                                                     "call, not even after the first generated token (Paris), so "
-                                                     "its parser (common/chat-auto-parser-generator.cpp, built from "
-                                                     "its analysis of this template) does not read the template's "
-                                                     "own call prefix as a call, where exactly is not traced; "
-                                                     "Chorus's stream has the call up to the stray field after the "
-                                                     "arguments ({\"city\": \"Paris)",
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
                                  "last partial parse stops before the arguments' closing brace, Chorus's includes it",
     "LFM2.5-8B-A1B": "same text (the prompt tokens differ at 1 but the reply does not), refused by llama-server: its "

@@ -197,3 +197,16 @@ def test_cohere2moe_and_minimax_m3_templates_get_their_own_formats():
     assert detect(TEMPLATES["Cohere2MoE"]).name == "cohere2moe"
     assert detect(TEMPLATES["MiniMax-M3"]).name == "minimax-m3"
     assert detect(TEMPLATES["CohereForAI-c4ai-command-r7b-12-2024-tool_use"]).name == "command-r7b"
+
+
+def test_command_r7b_calls_after_a_second_thinking_block_are_text_as_llama_cpp_reads_them():
+    # The parity case's prompt ends with two thinking blocks (llama-server's continuation writes one, the template's
+    # own call another); llama.cpp's parser takes one, then stops ("unparsed peg-native output:
+    # <|START_THINKING|>..."), so its stream never has the call. Chorus read a call at <|START_ACTION|> anywhere.
+    prefix = ('<|START_THINKING|><|END_THINKING|><|START_THINKING|><|END_THINKING|><|START_ACTION|>[\n    '
+              '{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "')
+    stream = _streamed(BY_NAME["command-r7b"], prefix, ['Paris', '"},', ' "', 'responses', '":', ' null', '}\n]'])
+    assert stream.calls == () and stream.final().tool_calls == ()
+    call = prefix[34:] + 'Paris"}}\n]<|END_ACTION|>'
+    assert parse(call, BY_NAME["command-r7b"], tools=WEATHER).tool_calls == (
+        ToolCall("0", "get_weather", '{"city": "Paris"}'),)

@@ -30,7 +30,8 @@ FUNCTIONARY_V3_2 = Format("functionary-v3.2", "functionary-v3.2", think=None)
 FIREFUNCTION_V2 = Format("firefunction-v2", "json", think=None, section=(" functools", ""), array=True)
 COMMAND_R7B = Format("command-r7b", "json", think=("<|START_THINKING|>", "<|END_THINKING|>"),
                      section=("<|START_ACTION|>", "<|END_ACTION|>"), array=True, name_key="tool_name",
-                     args_key="parameters", id_key="tool_call_id", wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"))
+                     args_key="parameters", id_key="tool_call_id", wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+                     extra={"calls_first": True, "wrapped_text_first": True})  # cohere2moe.py
 DEEPSEEK_R1 = Format("deepseek-r1", "tag_json", section=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
                      call=("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"), name_prefix="function<｜tool▁sep｜>",
                      name_suffix="\n", extra={"fence": "```json"})
