@@ -1,6 +1,6 @@
 """The tool grammars of the formats llama.cpp parses with a handler of its own (common/parsers/gpt-oss.cpp,
-lfm2.cpp, gemma4.cpp, gigachat-v3.cpp), spelled as their PEG parsers become GBNF (common/peg-parser.cpp
-`build_grammar`).
+lfm2.cpp, gemma4.cpp, gigachat-v3.cpp, cohere2moe.cpp; minimax-m3.cpp's in tool_gbnf_minimax.py), spelled as their
+PEG parsers become GBNF (common/peg-parser.cpp `build_grammar`).
 
 Per format: `CALLS[name](b, parallel)` is the handler's trigger rule (`tool-call`), which is both Chorus's
 call-first grammar and llama-server's lazy ("auto") grammar once triggered; `ROOTS[name](b, parallel, thinking,
@@ -15,6 +15,9 @@ from collections.abc import Callable
 
 from app.engine.gbnf_build import Builder, json_object, schema_rule
 from app.engine.gbnf_text import lit, until, until_any
+from app.engine.tool_gbnf_minimax import START as MINIMAX_M3_START
+from app.engine.tool_gbnf_minimax import minimax_m3_call, minimax_m3_root
+from app.engine.tool_gbnf_server import SERVER_SHAPES
 
 # llama.cpp's fixed rules (chat-peg-parser.cpp: python_or_json_value, string_content, json literals; gemma4.cpp)
 _STRING = '( [^{q}\\\\] | "\\\\" ( [{q}\\\\/ bfnrt] | "u" [0-9a-fA-F]{{4}} ) )*'
@@ -144,14 +147,31 @@ def gigachat_root(b: Builder, parallel: bool, thinking: bool, think) -> str:
     return f"lead-text space {gigachat_call(b, parallel)}"
 
 
+def cohere2moe_call(b: Builder, parallel: bool) -> str:
+    """cohere2moe.cpp: `<|START_ACTION|>[{"tool_call_id": ..., "tool_name": ..., "parameters": ...}]<|END_ACTION|>`,
+    `standard_json_tools` as Command R7B's."""
+    return SERVER_SHAPES["command-r7b"](b, parallel, "<|START_ACTION|>")
+
+
+def cohere2moe_root(b: Builder, parallel: bool, thinking: bool, think) -> str:
+    """After its generation prompt (which opens `<|START_THINKING|>`): the thinking up to its end, the text's or
+    the calls' start, `<|END_THINKING|>`?, the calls (no text: text and calls exclude each other), the turn's
+    end optional."""
+    _add(b, until_any("thinking", ("<|END_THINKING|>", "<|START_TEXT|>", "<|START_ACTION|>")))
+    return f'thinking "<|END_THINKING|>"? {cohere2moe_call(b, parallel)} "<|END_OF_TURN_TOKEN|>"?'
+
+
 Build = Callable[[Builder, bool], str]
 CALLS: dict[str, tuple[str, Build]] = {  # format: (trigger word, the trigger rule)
     "gpt-oss": ("<|channel|>", gpt_oss_call),
     "lfm2": ("<|tool_call_start|>", lfm2_call),
     "gemma4": ("<|tool_call>", gemma4_call),
     "gigachat-v3": (GIGACHAT_CALL, gigachat_call),
+    "cohere2moe": ("<|START_ACTION|>", cohere2moe_call),
+    "minimax-m3": (MINIMAX_M3_START, minimax_m3_call),
 }
-ROOTS = {"gpt-oss": gpt_oss_root, "lfm2": lfm2_root, "gemma4": gemma4_root, "gigachat-v3": gigachat_root}
+ROOTS = {"gpt-oss": gpt_oss_root, "lfm2": lfm2_root, "gemma4": gemma4_root, "gigachat-v3": gigachat_root,
+         "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root}
 TRIGGERS = {  # gpt-oss.cpp's patterns; the grammar starts at the first group (or the match)
     "gpt-oss": (r"^\s+to$", r"^<\|channel\|>(?:commentary|analysis)\s+to=functions$",
                 r"<\|start\|>assistant(\s+to)", r"<\|start\|>assistant(<\|channel\|>(?:commentary|analysis)\s+to)"),

@@ -71,7 +71,7 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
     as llama.cpp's template analysis keeps it), and a thinking block may come first when the template thinks
     (chat_thinking's port of the analysis). Formats whose required grammar in llama-server has no such text
     (or no grammar at all): ()."""
-    if name in NO_LEAD or "<|START_TEXT|>" in template:  # Cohere2 MoE: llama.cpp's parser has no text first
+    if name in NO_LEAD:
         return (), None
     if name in ROOTS:  # a handler of its own (tool_gbnf_native); LFM2's thinks when its source has <think>
         return (BUILDERS[name][0],), ("<think>", "</think>") if name == "lfm2" and "<think>" in template else None

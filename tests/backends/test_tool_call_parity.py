@@ -66,8 +66,6 @@ REQUIRED_PROMPT = ("the prompt tokens differ at the second token (same prompt te
 CONTINUED = ("the prompts differ: llama-server continues a final assistant message from the generation prompt cut at "
              "the thinking tag, which it rewrites (common/chat-auto-parser-generator.cpp); Chorus's reply prefix "
              "continues its whole generation prompt")
-COHERE = ("same text: llama.cpp parses Cohere2 MoE's own format (not ported, docs/tools.md) and finds no call; "
-          "Chorus reads it as Command R7B's and finds one")
 LAGUNA_S = ("same text, different last partial parse (llama-server refused the reply: a repeated parameter): "
             "llama.cpp's stops before the value's closing quote ({\"city\":\"Paris), Chorus's after it; this "
             "template writes a call's single value and its end with nothing between (</arg_value></tool_call>), "
@@ -79,25 +77,16 @@ OTHER_TOKENS = ("same prompt text, but the prompt tokens differ from llama-serve
                 "prefix tokenized with the prompt; the greedy texts then differ; not traced")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
            "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens")
-REFUSED_CALL = ("same text: a call, then text after it, which llama-server's parser refuses (HTTP 500); its last "
-                "partial parse has the call, Chorus's last partial parse has none (it reads the text after the call "
-                "as no call at all); not traced")
 SAME_TEXT = {
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same text: a call then text, refused by llama-server, whose "
-                                                     "partial parse has no call; Chorus parses the call; not traced",
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
                                  "last partial parse stops before the arguments' closing brace, Chorus's includes it",
     "LFM2.5-8B-A1B": "same text (the prompt tokens differ at 1 but the reply does not), refused by llama-server: its "
                      "last partial pythonic call has {\"city\":\"Paris\", Chorus's empty arguments; not traced",
-    "MiniMax-M3": "same text: llama-server reads MiniMax-M3's own markup (not ported, docs/tools.md) as a call, "
-                  "Chorus reads none",
     "Qwen3-Coder": "same text, different call, as Nemotron 3 Nano's: llama.cpp's value ends only at "
                    "\"\\n</parameter>\"; the model wrote Paris</parameter> without the newline, which llama.cpp "
                    "reads as part of the value (up to the end, a cut call) and Chorus as its end",
 }
 REQUIRED_OWN = {
-    "Cohere2MoE": "llama.cpp parses Cohere2 MoE with its own parser (not ported, docs/tools.md); Chorus keeps its "
-                  "call-first grammar there and the model calls, llama-server's reply is prose",
     "ibm-granite-granite-3.3-2B-Instruct": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call "
                                            "format); Chorus constrains it (call first) and the model calls",
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same prompt tokens (same logits in this layout); llama-server "
@@ -112,10 +101,8 @@ DIFFER: dict[tuple[str, str], str] = {
     **{(n, "required"): reason for n, reason in REQUIRED_OWN.items()},
     **{(n, "parse"): CONTINUED for n in ("Apriel-1.6-15b-Thinker-fixed", "Qwen-QwQ-32B", "llama-cpp-deepseek-r1")},
     ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
-    ("Cohere2MoE", "parse"): COHERE,
     **{(n, "parse"): reason for n, reason in SAME_TEXT.items()},
     **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
-    **{(n, "parse"): REFUSED_CALL for n in ("Apertus-8B-Instruct", "unsloth-Apriel-1.5")},
     **{(n, "parse"): OTHER_TOKENS for n in (
         "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
         "Bielik-11B-v3.0-Instruct", "LFM2-8B-A1B", "LFM2.5-Instruct", "StepFun3.5-Flash")},

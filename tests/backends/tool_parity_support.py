@@ -12,6 +12,7 @@ refused it. Chorus's are `Completion.tool_calls` and its last streamed `StepEven
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import time
@@ -148,14 +149,16 @@ def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_to
 def last_partial(engine, prompt_text: str, prefix: str, token_ids) -> list[tuple[str, str]]:
     """The calls of Chorus's last partial parse of its reply: what its engine streamed after the last token, before
     the final parse (which, for a reply llama-server refuses, has no calls), made as the engine makes it
-    (lifecycle.py, step.py): thinking split off, the answer through the request's ToolStream."""
+    (lifecycle.py, step.py): token by token, thinking split off, the answer through the request's ToolStream
+    (whose calls stop changing where a parse breaks them, as llama-server's stream ends there)."""
     request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), reply_prefix=prefix)
     split = ReasoningSplit(enabled=True, opened=opens_thinking(prompt_text, prefix))
     stream = for_request(engine._renderer.template_source, request, split_prefix(prefix)[0])
-    text = b"".join(engine._model.piece(t) for t in token_ids).decode("utf-8", "replace")
     if stream is None:
         return []
-    stream.feed(split.feed(text, token=False)[0])
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for token in token_ids:
+        stream.feed(split.feed(decoder.decode(engine._model.piece(token)), token=False)[0])
     return [(c.name, c.arguments) for c in stream.calls]
 
 

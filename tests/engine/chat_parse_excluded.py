@@ -1,8 +1,6 @@
 """Ported llama.cpp parse cases (tests/engine/test_chat_parse_ported.py) not passed yet, each with its reason:
 keyed by "<line in test-chat.cpp>:<template>", or by a template's name for all of its cases."""
 
-COHERE2MOE = ("Cohere2 MoE's <|START_TEXT|>/<|START_ACTION|> format (common/parsers/cohere2moe.cpp) is "
-              'not ported yet')
 COMMAND_R_PLUS = ("Command R+'s `Action: ```json` format comes from the auto-parser's analysis, not ported "
                   'for this template')
 DSML = ("DeepSeek V3.2/V4's DSML format (common/parsers/deepseek.cpp) is not ported yet")
@@ -13,23 +11,17 @@ CONTINUED = ("continuing a prefilled message in this format takes its handler's 
 KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
-MINIMAX_M3 = ("MiniMax-M3's namespaced format (common/parsers/minimax-m3.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
 PARTIAL_PY = ("a partial pythonic call's arguments are reported once its list closes (llama.cpp streams "
               'them as JSON while they arrive)')
 
 EXCLUDED: dict[str, str] = {
-    '5837:MiniMax-M3': CONTINUED,
     '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
     '6593:openai-gpt-oss-120b': CONTINUED,
     '3155:google-gemma-4-31B-it': GEMMA4_STRAY,
     '3161:google-gemma-4-31B-it': GEMMA4_STRAY,
     '3167:google-gemma-4-31B-it': GEMMA4_STRAY,
     '3173:google-gemma-4-31B-it': GEMMA4_STRAY,
-    '2877:Cohere2MoE': COHERE2MOE,
-    '2883:Cohere2MoE': COHERE2MOE,
-    '2888:Cohere2MoE': COHERE2MOE,
-    '2955:Cohere2MoE': COHERE2MOE,
     '5893:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '5895:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '4869:Kimi-K3': KIMI_K3,
@@ -44,25 +36,6 @@ EXCLUDED: dict[str, str] = {
     '2116:LFM2-8B-A1B': PARTIAL_PY,
     '2116:LFM2.5-8B-A1B': PARTIAL_PY,
     '2116:LFM2.5-Instruct': PARTIAL_PY,
-    '5495:MiniMax-M3': MINIMAX_M3,
-    '5503:MiniMax-M3': MINIMAX_M3,
-    '5511:MiniMax-M3': MINIMAX_M3,
-    '5526:MiniMax-M3': MINIMAX_M3,
-    '5541:MiniMax-M3': MINIMAX_M3,
-    '5555:MiniMax-M3': MINIMAX_M3,
-    '5576:MiniMax-M3': MINIMAX_M3,
-    '5596:MiniMax-M3': MINIMAX_M3,
-    '5614:MiniMax-M3': MINIMAX_M3,
-    '5632:MiniMax-M3': MINIMAX_M3,
-    '5650:MiniMax-M3': MINIMAX_M3,
-    '5669:MiniMax-M3': MINIMAX_M3,
-    '5690:MiniMax-M3': MINIMAX_M3,
-    '5717:MiniMax-M3': MINIMAX_M3,
-    '5738:MiniMax-M3': MINIMAX_M3,
-    '5755:MiniMax-M3': MINIMAX_M3,
-    '5775:MiniMax-M3': MINIMAX_M3,
-    '5793:MiniMax-M3': MINIMAX_M3,
-    '5813:MiniMax-M3': MINIMAX_M3,
     '4022:deepseek-ai-DeepSeek-V3.2': DSML,
     '4036:deepseek-ai-DeepSeek-V3.2': DSML,
     '4049:deepseek-ai-DeepSeek-V3.2': DSML,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.chat_parse import BY_NAME, ToolCall, detect, parse
+from app.engine.chat_parse import BY_NAME, ToolCall, ToolStream, detect, parse
 from tests.servers import llama_cpp_templates
 
 HERMES = BY_NAME["hermes"]
@@ -133,3 +133,80 @@ def test_the_bench_figure_for_the_parser_is_measured_on_both_replies():
 
     cost = parser_cost_us(repeats=1)
     assert cost["plain"] > 0 and cost["call"] > 0 and cost["plain_tokens"] > cost["call_tokens"] > 50
+
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+
+def _streamed(fmt, prefix: str, pieces: list[str]) -> ToolStream:
+    """A reply prefix and the generated pieces fed as the engine feeds them, one token's text at a time."""
+    stream = ToolStream(fmt, WEATHER, prefix=prefix)
+    for piece in pieces:
+        stream.feed(piece)
+    return stream
+
+
+# The parity cases of tests/backends/test_tool_call_parity.py (SmolLM2 135M, greedy, 2026-11-26): llama-server
+# refused these replies (text after the call), and its stream ended at the token where its parse lost the call.
+def test_a_call_then_text_keeps_the_streamed_call_where_llama_server_s_stream_ended():
+    prefix = '<|tools_prefix|>[{"get_weather": {"city": "'
+    pieces = ['Paris', '"}}', '\n', '//', ' The current weather in a city', '\ntype get_weather = (_: {\ncity: string',
+              '\n}) => any;', '<|develop']
+    stream = _streamed(BY_NAME["apertus"], prefix, pieces)
+    assert stream.calls == (ToolCall("", "get_weather", '{"city": "Paris"}'),)
+    final = stream.final()  # llama-server answers HTTP 500; Chorus keeps the call and the text after it
+    assert final.tool_calls == stream.calls and final.content.startswith("// The current weather")
+
+
+def test_a_field_after_the_arguments_ends_the_streamed_call_before_it_as_llama_cpp_s_does():
+    prefix = '\n<tool_calls>[{"name": "get_weather", "arguments": {"city": "'
+    pieces = ['Paris', '"},', ' "', 'type', '":', ' "', 'function', '"}}', '\n<|system|>\nYou are a thoughtful']
+    stream = _streamed(BY_NAME["apriel"], prefix, pieces)
+    assert stream.calls == (ToolCall("", "get_weather", '{"city": "Paris'),)
+    assert stream.final().tool_calls == (ToolCall("", "get_weather", '{"city": "Paris"}'),)
+
+
+def test_minimax_m3_calls_are_read_in_its_own_markup():
+    ns = "]<]minimax[>["
+    prefix = f'</mm:think>{ns}<tool_call>\n{ns}<invoke name="get_weather">{ns}<city>'
+    stream = _streamed(BY_NAME["minimax-m3"], prefix, ["]", "minimax", "[>[<", "key-a>val-a]<", "]minimax[>[<",
+                                                        "key-b>val-b", "]<"])
+    assert stream.calls == (ToolCall("", "get_weather", '{"city":"]minimax[>[<key-a>val-a]<]minimax[>[<key-b>val-b'),)
+    whole = prefix + f"Paris{ns}</city>{ns}</invoke>\n{ns}</tool_call>"
+    assert parse(whole, BY_NAME["minimax-m3"], tools=WEATHER).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris"}'),)
+
+
+def test_cohere2moe_call_markup_inside_its_text_is_text():
+    prefix = ('<|END_THINKING|><|START_TEXT|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", '
+              '"parameters": {"city": "')
+    stream = _streamed(BY_NAME["cohere2moe"], prefix, ['Paris', '"},', ' "response": null}\n]\n```\n\n# How to use'])
+    assert stream.calls == () and stream.final().tool_calls == ()
+    assert stream.final_content().endswith('"response": null}\n]\n```\n\n# How to use')
+    call = '<|END_THINKING|><|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", ' \
+           '"parameters": {"city": "Paris"}}]<|END_ACTION|>'
+    assert parse(call, BY_NAME["cohere2moe"], tools=WEATHER).tool_calls == (
+        ToolCall("0", "get_weather", '{"city": "Paris"}'),)
+
+
+def test_cohere2moe_and_minimax_m3_templates_get_their_own_formats():
+    # common/chat.cpp's specialized checks: <|START_TEXT|> + <|START_ACTION|>; the ]<]minimax[>[ namespace token
+    if not TEMPLATES:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    assert detect(TEMPLATES["Cohere2MoE"]).name == "cohere2moe"
+    assert detect(TEMPLATES["MiniMax-M3"]).name == "minimax-m3"
+    assert detect(TEMPLATES["CohereForAI-c4ai-command-r7b-12-2024-tool_use"]).name == "command-r7b"
+
+
+def test_command_r7b_calls_after_a_second_thinking_block_are_text_as_llama_cpp_reads_them():
+    # The parity case's prompt ends with two thinking blocks (llama-server's continuation writes one, the template's
+    # own call another); llama.cpp's parser takes one, then stops ("unparsed peg-native output:
+    # <|START_THINKING|>..."), so its stream never has the call. Chorus read a call at <|START_ACTION|> anywhere.
+    prefix = ('<|START_THINKING|><|END_THINKING|><|START_THINKING|><|END_THINKING|><|START_ACTION|>[\n    '
+              '{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "')
+    stream = _streamed(BY_NAME["command-r7b"], prefix, ['Paris', '"},', ' "', 'responses', '":', ' null', '}\n]'])
+    assert stream.calls == () and stream.final().tool_calls == ()
+    call = prefix[34:] + 'Paris"}}\n]<|END_ACTION|>'
+    assert parse(call, BY_NAME["command-r7b"], tools=WEATHER).tool_calls == (
+        ToolCall("0", "get_weather", '{"city": "Paris"}'),)

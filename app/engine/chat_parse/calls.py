@@ -18,8 +18,10 @@ from app.engine.chat_parse.types import Format, ToolCall
 FAIL = (None, -1, False)
 
 
-def json_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None, int, bool]:
-    """A JSON object call: {"name": ..., "arguments": {...}} (keys per `fmt`), or {"<name>": {...}}."""
+def json_call(text: str, j: int, fmt: Format, tools, partial: bool = False) -> tuple[ToolCall | None, int, bool]:
+    """A JSON object call: {"name": ..., "arguments": {...}} (keys per `fmt`), or {"<name>": {...}}. While the
+    reply streams (`partial`), a field after the arguments other than a call id still to come fails, as
+    llama.cpp's parser (its fields in the template's order, the arguments last) fails at that comma."""
     if j >= len(text):
         return None, j, False
     if text[j] != "{":
@@ -46,6 +48,10 @@ def json_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None, i
     args = ""
     if fmt.args_key in fields:
         a, b = fields[fmt.args_key]
+        after = skip_ws(text, b) if b is not None else len(text)
+        before = list(fields)[:list(fields).index(fmt.args_key)]
+        if partial and text[after:after + 1] == "," and not (fmt.id_key and fmt.id_key not in before):
+            return FAIL
         args = text[a:len(text) if b is None else b]
         if b is not None and args.startswith('"'):  # arguments written as a JSON string holding the object
             inner = loads(args)

@@ -21,8 +21,10 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
     (lambda s: "<|channel|>" in s, F.GPT_OSS),
     (lambda s: _has(s, ">>>all", ">>>${recipient}"), F.FUNCTIONARY_V3_2),
     (lambda s: _has(s, "<|tool_calls_section_begin|>", "<|tool_call_begin|>"), F.KIMI_K2),
+    (lambda s: _has(s, "<|START_TEXT|>", "<|START_ACTION|>"), F.COHERE2MOE),
     (lambda s: _has(s, "<|tool_list_start|>") or ("List of tools: [" in s), F.LFM2),
     (lambda s: _has(s, "<|role_sep|>", "<|message_sep|>") and "<|function_call|>" not in s, F.GIGACHAT_V3),
+    (lambda s: _has(s, "]<]minimax[>[", "<tool_call>", "<invoke name="), F.MINIMAX_M3),
     (lambda s: "'<|tool_call>call:'" in s, F.GEMMA4),
     (lambda s: _has(s, "<tool_call>", "<function=", "<parameter=")
      and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),

@@ -30,7 +30,8 @@ FUNCTIONARY_V3_2 = Format("functionary-v3.2", "functionary-v3.2", think=None)
 FIREFUNCTION_V2 = Format("firefunction-v2", "json", think=None, section=(" functools", ""), array=True)
 COMMAND_R7B = Format("command-r7b", "json", think=("<|START_THINKING|>", "<|END_THINKING|>"),
                      section=("<|START_ACTION|>", "<|END_ACTION|>"), array=True, name_key="tool_name",
-                     args_key="parameters", id_key="tool_call_id", wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"))
+                     args_key="parameters", id_key="tool_call_id", wrap=("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+                     extra={"calls_first": True, "wrapped_text_first": True})  # cohere2moe.py
 DEEPSEEK_R1 = Format("deepseek-r1", "tag_json", section=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
                      call=("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"), name_prefix="function<｜tool▁sep｜>",
                      name_suffix="\n", extra={"fence": "```json"})
@@ -53,9 +54,19 @@ GIGACHAT_V3 = Format("gigachat-v3", "json", think=None, call=("<|message_sep|>\n
 GIGACHAT_V3_1 = Format("gigachat-v3.1", "json", think=None, call=("<|function_call|>", ""))
 GEMMA4 = Format("gemma4", "gemma4", think=("<|channel>thought", "<channel|>"),
                 call=("<|tool_call>call:", "<tool_call|>"))
+COHERE2MOE = Format("cohere2moe", "json", think=("<|START_THINKING|>", "<|END_THINKING|>"),
+                    section=("<|START_ACTION|>", "<|END_ACTION|>"), array=True, name_key="tool_name",
+                    args_key="parameters", id_key="tool_call_id", wrap=("<|START_TEXT|>", "<|END_TEXT|>"),
+                    extra={"opened": "<|START_THINKING|>", "think_stops": ("<|START_TEXT|>", "<|START_ACTION|>"),
+                           "calls_first": True})  # cohere2moe.py
 GPT_OSS = Format("gpt-oss", "harmony", think=None)
+MINIMAX_M3 = Format("minimax-m3", "minimax-m3", think=("<mm:think>", "</mm:think>"),
+                    section=("]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"),
+                    call=(']<]minimax[>[<invoke name="', ""),
+                    extra={"bare_think_end": True})  # minimax_m3.py
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
-       COMMAND_R7B, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS, NEMOTRON_V2,
-       GLM_4_5, MINIMAX_M2, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1, CONTENT_ONLY)
+       COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
+       NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
+       CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

@@ -1,20 +1,22 @@
 """parse(text, format): a reply as llama.cpp's common_chat_peg_parse returns it: reasoning, content, tool calls.
 
-Partial parsing (`partial=True`, a reply still streaming) never reports what a later token could take back: a
-tail that may become a marker is held back from content and reasoning, and a call appears once its name is
-complete, with arguments that only grow.
+Partial parsing (`partial=True`, a reply still streaming) reports only what well-formed text can keep: a tail
+that may become a marker is held back from content and reasoning, and a call appears once its name is complete,
+with arguments that only grow as long as the text goes on reading as calls (text that breaks a call makes
+llama.cpp's parse drop it, and this one too; ToolStream keeps such calls as they were streamed).
 """
 
 from __future__ import annotations
 
-from app.engine.chat_parse import functionary, gemma4, harmony
+from app.engine.chat_parse import cohere2moe, functionary, gemma4, harmony, minimax_m3
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
 
 REASONING_FORMATS = ("auto", "deepseek", "deepseek-legacy", "none")
 CONTENT = Format("content")
-_READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call, "gemma4": gemma4.call}
+_READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call, "gemma4": gemma4.call,
+            "minimax-m3": minimax_m3.call}
 
 
 def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: str = "auto",
@@ -27,9 +29,16 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
     if fmt.kind == "functionary-v3.2":
         return functionary.parse(text, partial=partial)
     think = fmt.think if reasoning_format != "none" else None
+    opened = opened or fmt.extra.get("opened", False)  # Cohere2 MoE: its generation prompt always opens it
     if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
         text = (opened if isinstance(opened, str) else fmt.think[0]) + text
-    stop = fmt.triggers if calls and fmt.think_ends_at_call else ()
+    if think and not opened and fmt.extra.get("bare_think_end"):  # MiniMax-M3: a turn without thinking
+        stripped = text.lstrip()  # may start with a bare end tag, which is dropped
+        if stripped.startswith(think[1]):
+            text = stripped[len(think[1]):]
+        elif partial and stripped and think[1].startswith(stripped):
+            return ParsedMessage()
+    stop = (fmt.triggers if calls and fmt.think_ends_at_call else ()) + fmt.extra.get("think_stops", ())
     reasoning, rest = split_reasoning(text, think, partial, opened, stop)
     if reasoning and isinstance(opened, str) and fmt.extra.get("keep_opening"):
         reasoning = opened + reasoning  # Apriel 1.6: the prompt's "Here are my reasoning steps:" is reasoning
@@ -83,6 +92,12 @@ def split_calls(text: str, fmt: Format, partial: bool, tools) -> tuple[str, list
     at = -1
     if fmt.start_json and text.lstrip()[:1] in ("{", "["):
         at = len(text) - len(text.lstrip())
+    elif fmt.extra.get("calls_first"):  # Cohere2 MoE: calls only right after the thinking, else text
+        at, complete = cohere2moe.body_start(text, fmt, partial)
+        if at >= 0 and not complete:
+            return text[:at], []
+        if at < 0:
+            return text, []
     else:
         triggers = fmt.triggers
         hits = [hit for hit in (find_marker(text, t, 0, partial) for t in triggers) if hit[0] >= 0]
@@ -126,8 +141,8 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
             if text[j] == "]":
                 j += 1
                 break
-            if text[j] != ",":
-                return calls, j, False
+            if text[j] != ",":  # text after the calls, which llama.cpp's parser refuses: the calls stay calls
+                return calls, j, True
             j = skip_ws(text, j + 1)
         for marker in (fmt.call[0], fmt.name_prefix):
             if not marker:
@@ -143,7 +158,10 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
                 return calls, _after(text, j, end), True
             else:
                 return calls, j, False
-        call, j, finished = reader(text, skip_ws(text, j) if fmt.kind == "json" else j, fmt, tools)
+        if fmt.kind == "json":
+            call, j, finished = json_call(text, skip_ws(text, j), fmt, tools, partial)
+        else:
+            call, j, finished = reader(text, j, fmt, tools)
         if (call, j, finished) == FAIL:
             return calls, j, False
         if call is not None:

@@ -2,7 +2,10 @@
 every token (common_chat_peg_parse with is_partial) and sends the difference.
 
 Content is released only once it cannot turn into call markup; calls appear once named, their arguments
-growing. The final parse (`finish`) is the one-shot parse of the whole text.
+growing. A parse whose calls do not extend the streamed ones (a call lost or rewritten: the text stopped reading
+as those calls, e.g. text after them) leaves the streamed calls as they were from then on, as llama-server's
+stream ends there (`common_chat_msg_diff::compute_diffs` refuses the diff, HTTP 500). The final parse
+(`finish`) is the one-shot parse of the whole text.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class ToolStream:
         self.message = self._parse(partial=True)
         self.prefix_content = self.message.content
         self.content = ""  # released content, the prefix's part excluded
+        self.frozen = False  # a partial parse broke the streamed calls: they no longer change until `finish`
         self._final: tuple[int, ParsedMessage] | None = None
 
     def feed(self, delta: str) -> tuple[str, bool]:
@@ -33,11 +37,11 @@ class ToolStream:
         if not delta:
             return "", False
         self.text += delta
-        return self._update(self._parse(partial=True))
+        return self._update(self._parse(partial=True), partial=True)
 
     def finish(self) -> tuple[str, bool]:
         """The reply ended: the whole text parsed once more, not partial."""
-        return self._update(self.final())
+        return self._update(self.final(), partial=False)
 
     def final(self) -> ParsedMessage:
         """The one-shot parse of the text so far (as if the reply ended here)."""
@@ -58,15 +62,25 @@ class ToolStream:
     def _parse(self, partial: bool) -> ParsedMessage:
         return parse(self.text, self.fmt, partial=partial, reasoning_format=self.reasoning_format, tools=self.tools)
 
-    def _update(self, message: ParsedMessage) -> tuple[str, bool]:
+    def _update(self, message: ParsedMessage, partial: bool) -> tuple[str, bool]:
         self.message = message
         old, new = self.content, self._visible(message.content)
         delta = new[len(old):] if new.startswith(old) else ""
         if new.startswith(old):
             self.content = new
+        if partial and (self.frozen or not extends(self.calls, message.tool_calls)):
+            self.frozen = True
+            return delta, False
         changed = message.tool_calls != self.calls
         self.calls = message.tool_calls
         return delta, changed
+
+
+def extends(old: tuple[ToolCall, ...], new: tuple[ToolCall, ...]) -> bool:
+    """Whether `new` continues the calls `old` streamed: as many or more, each old call's name the same and its
+    arguments a prefix of the new ones (llama-server's diff rule)."""
+    return len(new) >= len(old) and all(a.name == b.name and b.arguments.startswith(a.arguments)
+                                        for a, b in zip(old, new, strict=False))
 
 
 def for_request(template_source: str | None, request, prefix: str = "") -> ToolStream | None:
