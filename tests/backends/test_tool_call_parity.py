@@ -61,8 +61,6 @@ MAX_TOKENS = 32
 
 # Why the cases below differ (docs/tools.md, "Parity with llama-server"). Measured 2026-11-26 18:01 UTC with the
 # engine in llama-server's batch layout (SERVER_LAYOUT), where "same prompt tokens" now means the same logits.
-REQUIRED_PROMPT = ("the prompt tokens differ at the second token (same prompt text, tokenized differently at its "
-                   "start), so the replies differ; not a grammar difference")
 CONTINUED = ("the prompts differ: llama-server continues a final assistant message from the generation prompt cut at "
              "the thinking tag, which it rewrites (common/chat-auto-parser-generator.cpp); Chorus's reply prefix "
              "continues its whole generation prompt")
@@ -75,8 +73,9 @@ LAGUNA_S = ("same text, different last partial parse (llama-server refused the r
 NEMOTRON3 = ("same text, different call: this template writes a parameter's value as \\nV\\n</parameter>, so "
              "llama.cpp's value ends only at \"\\n</parameter>\"; the model wrote Paris</parameter> without the "
              "newline, which llama.cpp reads as part of the value (up to the end, a cut call) and Chorus as its end")
-OTHER_TOKENS = ("same prompt text, but the prompt tokens differ from llama-server's /tokenize of it even with the "
-                "prefix tokenized with the prompt; the greedy texts then differ; not traced")
+BIELIK = ("same text (the same prompt tokens since Chorus keeps the template's two leading <|im_start|>, 2026-11-26 "
+          "21:19 UTC), refused by llama-server (text after the call's arguments): llama.cpp's last partial parse "
+          "stops before the value's closing quote ({\"city\": \"Paris), Chorus's includes it and the brace")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
            "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens")
 REFUSED_CALL = ("same text: a call, then text after it, which llama-server's parser refuses (HTTP 500); its last "
@@ -87,7 +86,7 @@ SAME_TEXT = {
                                                      "partial parse has no call; Chorus parses the call; not traced",
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
                                  "last partial parse stops before the arguments' closing brace, Chorus's includes it",
-    "LFM2.5-8B-A1B": "same text (the prompt tokens differ at 1 but the reply does not), refused by llama-server: its "
+    "LFM2.5-8B-A1B": "same text (and the same prompt tokens since 2026-11-26 21:17 UTC), refused by llama-server: its "
                      "last partial pythonic call has {\"city\":\"Paris\", Chorus's empty arguments; not traced",
     "MiniMax-M3": "same text: llama-server reads MiniMax-M3's own markup (not ported, docs/tools.md) as a call, "
                   "Chorus reads none",
@@ -106,9 +105,6 @@ REQUIRED_OWN = {
                                                      "differ there; not traced",
 }
 DIFFER: dict[tuple[str, str], str] = {
-    **{(n, "required"): REQUIRED_PROMPT for n in (
-        "Bielik-11B-v3.0-Instruct", "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",
-        "NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "StepFun3.5-Flash")},
     **{(n, "required"): reason for n, reason in REQUIRED_OWN.items()},
     **{(n, "parse"): CONTINUED for n in ("Apriel-1.6-15b-Thinker-fixed", "Qwen-QwQ-32B", "llama-cpp-deepseek-r1")},
     ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
@@ -116,13 +112,9 @@ DIFFER: dict[tuple[str, str], str] = {
     **{(n, "parse"): reason for n, reason in SAME_TEXT.items()},
     **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
     **{(n, "parse"): REFUSED_CALL for n in ("Apertus-8B-Instruct", "unsloth-Apriel-1.5")},
-    **{(n, "parse"): OTHER_TOKENS for n in (
-        "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
-        "Bielik-11B-v3.0-Instruct", "LFM2-8B-A1B", "LFM2.5-Instruct", "StepFun3.5-Flash")},
+    ("Bielik-11B-v3.0-Instruct", "parse"): BIELIK,
     **{(n, "parse"): CONTINUED for n in (
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
-    # required since the grammars of these formats (2026-11-26 17:45 UTC run: Apertus, GigaChat 3 / 3.1, GPT-OSS match)
-    **{(n, "required"): REQUIRED_PROMPT for n in ("LFM2-8B-A1B", "LFM2.5-8B-A1B", "LFM2.5-Instruct")},
     ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 
