@@ -99,10 +99,6 @@ REQUIRED_OWN = {
                   "call-first grammar there and the model calls, llama-server's reply is prose",
     "ibm-granite-granite-3.3-2B-Instruct": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call "
                                            "format); Chorus constrains it (call first) and the model calls",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same prompt tokens (same logits in this layout); llama-server "
-                                                     "writes <|START_THINKING|> as the third token where Chorus "
-                                                     "writes ##: the grammars (or llama-server's reasoning sampler) "
-                                                     "differ there; not traced",
 }
 DIFFER: dict[tuple[str, str], str] = {
     **{(n, "required"): reason for n, reason in REQUIRED_OWN.items()},
