@@ -77,7 +77,11 @@ BIELIK = ("same text (the same prompt tokens since Chorus keeps the template's t
           "21:19 UTC), refused by llama-server (text after the call's arguments): llama.cpp's last partial parse "
           "stops before the value's closing quote ({\"city\": \"Paris), Chorus's includes it and the brace")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
-           "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens")
+           "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens. Traced: "
+           "llama-server parses each streamed token's text as it reads the result (server_response_reader::next -> "
+           "update_chat_msg, partial); the parse throws, the stream handler ends the stream ('terminate on "
+           "exception', server-context.cpp) and the task is cancelled. Not the same raw text (a prefix of "
+           "Chorus's): its calls would be compared with Chorus's partial parse at its length; not done")
 REFUSED_CALL = ("same text: a call, then text after it, which llama-server's parser refuses (HTTP 500); its last "
                 "partial parse has the call, Chorus's last partial parse has none (it reads the text after the call "
                 "as no call at all); not traced")
