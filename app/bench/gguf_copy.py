@@ -16,7 +16,7 @@ import struct
 from pathlib import Path
 
 ARCHITECTURE, ALIGNMENT = "general.architecture", "general.alignment"
-_UINT32, _STRING, _ARRAY = 4, 8, 9
+_UINT32, _BOOL, _STRING, _ARRAY = 4, 7, 8, 9
 _FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # value type -> bytes
 
 
@@ -33,6 +33,11 @@ def string(value: str) -> bytes:
 def uint32(value: int) -> bytes:
     """A typed UINT32 value."""
     return struct.pack("<II", _UINT32, value)
+
+
+def boolean(value: bool) -> bytes:
+    """A typed BOOL value."""
+    return struct.pack("<IB", _BOOL, bool(value))
 
 
 def strings(values: list[str]) -> bytes:

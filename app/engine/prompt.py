@@ -119,15 +119,16 @@ class PromptRenderer:
 
     def tokens(self, request: GenerationRequest, text: str | None = None) -> list[int]:
         """The prompt's tokens, its reply prefix included; `text` is `self.text(request)` when the caller has it
-        already. The prefix is tokenized with the prompt as one string, as llama-server tokenizes a continued
-        assistant message (a prefill), so the tokens at the seam are the same as its."""
+        already. Tokenized as llama-server tokenizes a chat prompt (tokenize_mixed: special tokens parsed, BOS added
+        when the vocabulary asks, nothing removed), the prefix with the prompt as one string, as it tokenizes a
+        continued assistant message, so the tokens at the seam are its. ChatTemplate.render has already dropped a
+        template's leading BOS text when the vocabulary adds its own (common/chat.cpp); a BOS left in the text is
+        kept, as llama-server keeps it."""
         text = self.text(request) if text is None else text
         if not text:
             raise PromptError("the prompt is empty")
         tokens = self._model.tokenize(text + request.reply_prefix, add_special=True)
         bos = self._model.bos_id
-        if len(tokens) > 1 and tokens[0] == tokens[1] == bos:  # the template wrote BOS and so did we
-            tokens = tokens[1:]
         if not tokens or (len(tokens) == 1 and tokens[0] == bos):
             raise PromptError("the prompt is empty")
         return tokens

@@ -124,14 +124,18 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
 
 
 def tool_gbnf(format_name: str, tools: tuple[dict, ...], parallel: bool, thinking: bool = False,
-              lead: tuple[str, ...] = (), think: tuple[str, str] | None = None, variant: str = "") -> str:
+              lead: tuple[str, ...] = (), think: tuple[str, str] | None = None, variant: str = "",
+              wrap: tuple[str, str] | None = None) -> str:
     """The grammar of one call (or, with `parallel`, one or more) in the format's syntax; with `thinking`, after
     the rest of an open thinking block (free text up to `</think>`).
 
     `lead`: llama-server's required grammar: any text that contains none of these stops (the calls' trigger) may
     come before the calls, and, when the template has thinking markers `think` (or `thinking`), a thinking block
     first (common/chat-auto-parser-generator.cpp: `reasoning? until(trigger)? tool-calls`). `variant`
-    "ministral-3": llama.cpp's own parser for Ministral 3 / Devstral (format `magistral` here)."""
+    "ministral-3": llama.cpp's own parser for Ministral 3 / Devstral (format `magistral` here). `wrap`: the
+    template always wraps its content in these markers (Command R7B's <|START_RESPONSE|>); then llama-server's
+    text before the calls is not free but one optional wrapped reply (`build_tool_parser_json_native`:
+    reasoning? (START until(END) END)? tool-calls)."""
     b = Builder(tools)
     if lead and variant == "ministral-3":
         return b.text(ministral_root(b, parallel))
@@ -144,15 +148,19 @@ def tool_gbnf(format_name: str, tools: tuple[dict, ...], parallel: bool, thinkin
     shape = SERVER_SHAPES.get(format_name) if lead else None
     root = shape(b, parallel, lead[0]) if shape else BUILDERS[format_name][1](b, parallel)
     if lead:
-        b.rules.update(r.split(" ::= ", 1) for r in until_any("lead-text", lead))
-        root = f"lead-text {root}"
+        if wrap:
+            b.rules.update(r.split(" ::= ", 1) for r in until("wrapped-text", wrap[1]))
+            root = f"({lit(wrap[0])} wrapped-text {lit(wrap[1])})? {root}"
+        else:
+            b.rules.update(r.split(" ::= ", 1) for r in until_any("lead-text", lead))
+            root = f"lead-text {root}"
         if thinking or think:
             start, end = think or ("<think>", "</think>")
             start = "" if thinking else start
             b.rules.update(r.split(" ::= ", 1) for r in until("thinking", end))
-            opening = f"space {lit(start)} " if start else ""
+            opening = (f"{lit(start)} " if wrap else f"space {lit(start)} ") if start else ""
             root = f"({opening}thinking {lit(end)})? {root}"
-        return b.text(root)
+        return b.text(f"space {root}" if wrap else root)  # wrapped: the `space` after llama.cpp's prefix parser
     if thinking:
         b.rules.update(r.split(" ::= ", 1) for r in until("thinking", "</think>"))
         root = f'thinking "</think>" [ \n]* {root}'

@@ -10,8 +10,9 @@ JSON schemas, that even a small model cannot leave once a call has started.
   triggers are llama-server's (`auto_gbnf`).
 - "required", or one function named: the grammar from the first token (not lazy), as llama-server's: any text
   that does not contain the trigger may come before the first call (a thinking block first when the template
-  thinks), and the reply cannot end before a call is complete; the calls are in llama-server's shape (its
-  markers and `space`s). A small model may ramble in that text until max_tokens, as it does under llama-server.
+  thinks; where the template always wraps its content, Command R7B's <|START_RESPONSE|>, only one such block),
+  and the reply cannot end before a call is complete; the calls are in llama-server's shape (its markers and
+  `space`s). A small model may ramble in that text until max_tokens, as it does under llama-server.
   `GenerationRequest.tool_call_first` starts the reply with the call instead (Chorus's own shape; after the rest
   of a `<think>` block the generation prompt left open), so that even a small model calls.
 - `parallel_tool_calls` None (left out): llama-server's default, several calls when the template renders a
@@ -139,7 +140,13 @@ def required_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: b
     if think and think[0] != "<think>":
         thinking = opens_block(template, think)
     return tool_gbnf(name, tools, parallel, thinking=thinking, lead=lead, think=think,
-                     variant=variant(name, template) if lead else "")
+                     variant=variant(name, template) if lead else "", wrap=wrapped(template) if lead else None)
+
+
+def wrapped(template: str) -> tuple[str, str] | None:
+    """The markers the template always wraps its content in (Command R7B's <|START_RESPONSE|>), or None."""
+    wrap = detect(template).wrap
+    return wrap if wrap[0] and wrap[1] else None
 
 
 def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool) -> tuple[str, tuple[str, ...]]:

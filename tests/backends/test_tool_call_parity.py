@@ -61,8 +61,6 @@ MAX_TOKENS = 32
 
 # Why the cases below differ (docs/tools.md, "Parity with llama-server"). Measured 2026-11-26 18:01 UTC with the
 # engine in llama-server's batch layout (SERVER_LAYOUT), where "same prompt tokens" now means the same logits.
-REQUIRED_PROMPT = ("the prompt tokens differ at the second token (same prompt text, tokenized differently at its "
-                   "start), so the replies differ; not a grammar difference")
 CONTINUED = ("the prompts differ: llama-server continues a final assistant message from the generation prompt cut at "
              "the thinking tag, which it rewrites (common/chat-auto-parser-generator.cpp); Chorus's reply prefix "
              "continues its whole generation prompt")
@@ -73,14 +71,19 @@ LAGUNA_S = ("same text, different last partial parse (llama-server refused the r
 NEMOTRON3 = ("same text, different call: this template writes a parameter's value as \\nV\\n</parameter>, so "
              "llama.cpp's value ends only at \"\\n</parameter>\"; the model wrote Paris</parameter> without the "
              "newline, which llama.cpp reads as part of the value (up to the end, a cut call) and Chorus as its end")
-OTHER_TOKENS = ("same prompt text, but the prompt tokens differ from llama-server's /tokenize of it even with the "
-                "prefix tokenized with the prompt; the greedy texts then differ; not traced")
+BIELIK = ("same text (the same prompt tokens since Chorus keeps the template's two leading <|im_start|>, 2026-11-26 "
+          "21:19 UTC), refused by llama-server (text after the call's arguments): llama.cpp's last partial parse "
+          "stops before the value's closing quote ({\"city\": \"Paris), Chorus's includes it and the brace")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
-           "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens")
+           "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens. Traced: "
+           "llama-server parses each streamed token's text as it reads the result (server_response_reader::next -> "
+           "update_chat_msg, partial); the parse throws, the stream handler ends the stream ('terminate on "
+           "exception', server-context.cpp) and the task is cancelled. Not the same raw text (a prefix of "
+           "Chorus's): its calls would be compared with Chorus's partial parse at its length; not done")
 SAME_TEXT = {
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
                                  "last partial parse stops before the arguments' closing brace, Chorus's includes it",
-    "LFM2.5-8B-A1B": "same text (the prompt tokens differ at 1 but the reply does not), refused by llama-server: its "
+    "LFM2.5-8B-A1B": "same text (and the same prompt tokens since 2026-11-26 21:17 UTC), refused by llama-server: its "
                      "last partial pythonic call has {\"city\":\"Paris\", Chorus's empty arguments; not traced",
     "Qwen3-Coder": "same text, different call, as Nemotron 3 Nano's: llama.cpp's value ends only at "
                    "\"\\n</parameter>\"; the model wrote Paris</parameter> without the newline, which llama.cpp "
@@ -89,27 +92,16 @@ SAME_TEXT = {
 REQUIRED_OWN = {
     "ibm-granite-granite-3.3-2B-Instruct": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call "
                                            "format); Chorus constrains it (call first) and the model calls",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same prompt tokens (same logits in this layout); llama-server "
-                                                     "writes <|START_THINKING|> as the third token where Chorus "
-                                                     "writes ##: the grammars (or llama-server's reasoning sampler) "
-                                                     "differ there; not traced",
 }
 DIFFER: dict[tuple[str, str], str] = {
-    **{(n, "required"): REQUIRED_PROMPT for n in (
-        "Bielik-11B-v3.0-Instruct", "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",
-        "NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "StepFun3.5-Flash")},
     **{(n, "required"): reason for n, reason in REQUIRED_OWN.items()},
     **{(n, "parse"): CONTINUED for n in ("Apriel-1.6-15b-Thinker-fixed", "Qwen-QwQ-32B", "llama-cpp-deepseek-r1")},
     ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
     **{(n, "parse"): reason for n, reason in SAME_TEXT.items()},
     **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
-    **{(n, "parse"): OTHER_TOKENS for n in (
-        "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", "NousResearch-Hermes-3-Llama-3.1-8B-tool_use",
-        "Bielik-11B-v3.0-Instruct", "LFM2-8B-A1B", "LFM2.5-Instruct", "StepFun3.5-Flash")},
+    ("Bielik-11B-v3.0-Instruct", "parse"): BIELIK,
     **{(n, "parse"): CONTINUED for n in (
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
-    # required since the grammars of these formats (2026-11-26 17:45 UTC run: Apertus, GigaChat 3 / 3.1, GPT-OSS match)
-    **{(n, "required"): REQUIRED_PROMPT for n in ("LFM2-8B-A1B", "LFM2.5-8B-A1B", "LFM2.5-Instruct")},
     ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 

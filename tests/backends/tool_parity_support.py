@@ -119,13 +119,11 @@ def tokenize(server, text: str) -> list[int]:
 
 
 def chorus_prompt(engine, vocab, prefix: str) -> tuple[str, list[int]]:
-    """Chorus's prompt text (before the prefix) and tokens, as its engine makes them (app/engine/prompt.py): the
-    rendered messages and the reply prefix tokenized as one string."""
+    """Chorus's prompt text (before the prefix) and tokens, made by its engine's renderer (app/engine/prompt.py):
+    the rendered messages and the reply prefix tokenized as one string."""
+    request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), reply_prefix=prefix)
     text = engine.render_prompt(GenerationRequest(messages=QUESTION, tools=(WEATHER,)))
-    ids = vocab.tokenize(text + prefix, add_special=True)
-    if len(ids) > 1 and ids[0] == ids[1] == vocab.bos_id:
-        ids = ids[1:]
-    return text, ids
+    return text, engine._renderer.tokens(request, text)
 
 
 def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_tokens: int, prefix: str) -> Reply:

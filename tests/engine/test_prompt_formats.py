@@ -5,7 +5,7 @@ a template that does not compile, user overrides, and a model of another archite
 import gguf
 import pytest
 
-from app.bench.gguf_copy import read_metadata
+from app.bench.gguf_copy import boolean, copy_with_metadata, read_metadata
 from app.engine import Engine, EngineConfig, GenerationRequest
 from tests.conftest import GREEDY, TEST_THREADS, ask
 from tests.gguf_variants import write_variant
@@ -100,3 +100,30 @@ def test_a_chat_tuned_gemma_without_template_gets_the_gemma_format(gemma_base, t
         prompt = engine._renderer.tokens(ask(FRANCE))
         pieces = [engine._model.token_text(t) for t in prompt]
     assert pieces[:3] == ["<bos>", "<start_of_turn>", "user"] and pieces[-3:] == ["<start_of_turn>", "model", "\n"]
+
+
+# Hermes 2 Pro / 3's, Bielik's, LFM2's and StepFun 3.5's templates write bos_token, then their own turn opener.
+BOS_FIRST = ("{{- bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+             "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+@pytest.mark.parametrize("add_bos", [False, True])
+def test_a_bos_the_template_writes_stays_a_token_as_in_llama_server(model_path, tmp_path, add_bos):
+    """SmolLM2's BOS is <|im_start|>, so that template starts with two of them, and llama-server's prompt keeps
+    both: its tokenizer removes nothing (tokenize_mixed), and when the vocabulary adds BOS, common/chat.cpp drops
+    the template's BOS text and the tokenizer adds one back. Traced against llama-server's /tokenize on those
+    templates (tests/backends/test_tool_call_parity.py); Chorus dropped one of the two."""
+    variant = write_variant(model_path, tmp_path / "bos-first.gguf", BOS_FIRST)
+    if add_bos:
+        variant = copy_with_metadata(variant, tmp_path / "bos-first-add-bos.gguf",
+                                     {gguf.Keys.Tokenizer.ADD_BOS: boolean(True)})
+    with engine_for(variant) as engine:
+        assert engine._model.add_bos == add_bos
+        request = ask(FRANCE, max_tokens=1)
+        text = engine.render_prompt(request)
+        tokens = engine._renderer.tokens(request)
+        done = engine.submit(request).result(timeout=60)
+        pieces = [engine._model.token_text(t) for t in tokens[:3]]
+    assert text.startswith("<|im_start|>user" if add_bos else "<|im_start|><|im_start|>user")
+    assert pieces == ["<|im_start|>", "<|im_start|>", "user"]
+    assert done.prompt_tokens == len(tokens)  # what the engine fed

@@ -7,12 +7,14 @@ import json
 
 import jsonschema
 import numpy as np
+import pytest
 
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.constraint import GrammarConstraint
 from app.engine.native import LlamaModel
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_grammar import lazy_sampler, template_format, tool_constraint
+from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -126,6 +128,29 @@ def test_the_auto_trigger_is_llama_servers_word_as_the_template_writes_it(qwen_v
             constraint.accept(token)
         assert dict(zip(words, constraint.allowed(ids).tolist(), strict=True)) == {
             "s": False, "\n": True, "Hello": False}  # triggered: the call's `space`, then its JSON
+        constraint.free()
+    finally:
+        model.close()
+
+
+def test_command_r7b_required_allows_no_free_text_before_the_call_as_in_llama_server(model_path):
+    """Command R7B's template always wraps its content in <|START_RESPONSE|>, so llama-server's required grammar
+    allows before the calls a thinking block and one wrapped reply, no free text (build_tool_parser_json_native:
+    reasoning? (START until(END) END)? tool-calls). Traced on the parity test's required case (2026-11-26): after
+    "\n\n" llama-server wrote <|START_THINKING|>, Chorus "##" (its grammar let any text come first)."""
+    source = llama_cpp_templates().get("CohereForAI-c4ai-command-r7b-12-2024-tool_use")
+    if source is None:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    model = LlamaModel(model_path)
+    words = {"##": False, "Hello": False, "<|START_THINKING|>": True, "<|START_RESPONSE|>": True,
+             "<|START_ACTION|>": True}
+    ids = np.array([model.tokenize(w, add_special=False)[0] for w in words])
+    try:
+        constraint = tool_constraint(model, GenerationRequest(messages=QUESTION, tools=(WEATHER,),
+                                                              tool_choice="required"), source)
+        for token in model.tokenize("\n\n", add_special=False):
+            constraint.accept(token)
+        assert dict(zip(words, constraint.allowed(ids).tolist(), strict=True)) == words
         constraint.free()
     finally:
         model.close()

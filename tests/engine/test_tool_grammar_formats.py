@@ -69,9 +69,9 @@ def variant(model_path, tmp_path_factory):
 
 NOT_YET = {"deepseek-r1": "after the thinking budget closes <think> the call is written and parsed, but the "
                           "reply ends by length, not by itself (to investigate)",
-           # Chorus's call grammar of these is llama.cpp's own (tool_gbnf_native), which does not follow the schema
-           "lfm2": "a parameter that is not a string takes any Python or JSON value (lfm2.cpp), so SmolLM2 writes "
-                   "days='2', which does not validate",
+           # Chorus's call grammar of Gemma 4 is llama.cpp's own (tool_gbnf_native), which does not follow the
+           # schema (LFM2's neither, but with its prompt tokens as llama-server's since 2026-11-26, SmolLM2 writes
+           # arguments that validate)
            "gemma4": "the arguments are any Gemma dictionary (gemma4.cpp), so SmolLM2 writes keys that are not "
                      "parameters until max_tokens"}
 
