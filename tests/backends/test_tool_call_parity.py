@@ -68,13 +68,16 @@ CONTINUED = ("the prompts differ: llama-server continues a final assistant messa
              "continues its whole generation prompt")
 COHERE = ("same text: llama.cpp parses Cohere2 MoE's own format (not ported, docs/tools.md) and finds no call; "
           "Chorus reads it as Command R7B's and finds one")
-LAGUNA_S = ("same text, different last partial parse (llama-server refused the reply: a repeated parameter): "
-            "llama.cpp's stops before the value's closing quote ({\"city\":\"Paris), Chorus's after it; this "
-            "template writes a call's single value and its end with nothing between (</arg_value></tool_call>), "
-            "which llama.cpp's analysis reads differently; not traced further")
-NEMOTRON3 = ("same text, different call: this template writes a parameter's value as \\nV\\n</parameter>, so "
-             "llama.cpp's value ends only at \"\\n</parameter>\"; the model wrote Paris</parameter> without the "
-             "newline, which llama.cpp reads as part of the value (up to the end, a cut call) and Chorus as its end")
+LAGUNA_S = ("same text, refused by llama-server; its last streamed call is {\"city\":\"Paris (no closing quote), "
+            "Chorus's last partial parse has the quote. Traced 2026-11-26: llama.cpp's mapper adds the quote "
+            "only with the whole </arg_value> (tool_arg_close is atomic, common/chat-peg-parser.h), but llama-server "
+            "holds back the token >< (its < may begin </assistant>, the stop string of the Laguna patch in "
+            "common/chat-diff-analyzer.cpp; server-context.cpp process_token, find_stopping_strings partial), so "
+            "its parser never sees Paris</arg_value> alone; with the next token it sees </arg_value><arg, where the "
+            "call must close (tool_close peeks </tool_call>: chat-auto-parser-generator.cpp build_func_parser), "
+            "that partial parse fails and a failed one streams nothing (common_chat_peg_parse returns an empty "
+            "message, server-task.cpp update_chat_msg skips it). Chorus parses the text whole, not token by token, "
+            "and applies no </assistant> stop")
 OTHER_TOKENS = ("same prompt text, but the prompt tokens differ from llama-server's /tokenize of it even with the "
                 "prefix tokenized with the prompt; the greedy texts then differ; not traced")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
@@ -85,15 +88,16 @@ REFUSED_CALL = ("same text: a call, then text after it, which llama-server's par
 SAME_TEXT = {
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "same text: a call then text, refused by llama-server, whose "
                                                      "partial parse has no call; Chorus parses the call; not traced",
-    "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
-                                 "last partial parse stops before the arguments' closing brace, Chorus's includes it",
-    "LFM2.5-8B-A1B": "same text (the prompt tokens differ at 1 but the reply does not), refused by llama-server: its "
-                     "last partial pythonic call has {\"city\":\"Paris\", Chorus's empty arguments; not traced",
+    "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server: after the arguments its call must end with "
+                                 "<｜tool▁call▁end｜> (chat-auto-parser-generator.cpp build_func_parser: tool_close "
+                                 "peeks it); the token }\" closes the object and adds a stray quote, so from that "
+                                 "token on each partial parse fails and streams nothing (common_chat_peg_parse "
+                                 "returns an empty message, server-task.cpp update_chat_msg skips it): its last "
+                                 "streamed arguments are the previous token's, up to \"Paris\" without the brace. "
+                                 "Chorus parses the text whole, not token by token, and does not require the end "
+                                 "marker, so its call has the brace (traced 2026-11-26)",
     "MiniMax-M3": "same text: llama-server reads MiniMax-M3's own markup (not ported, docs/tools.md) as a call, "
                   "Chorus reads none",
-    "Qwen3-Coder": "same text, different call, as Nemotron 3 Nano's: llama.cpp's value ends only at "
-                   "\"\\n</parameter>\"; the model wrote Paris</parameter> without the newline, which llama.cpp "
-                   "reads as part of the value (up to the end, a cut call) and Chorus as its end",
 }
 REQUIRED_OWN = {
     "Cohere2MoE": "llama.cpp parses Cohere2 MoE with its own parser (not ported, docs/tools.md); Chorus keeps its "
@@ -123,7 +127,6 @@ DIFFER: dict[tuple[str, str], str] = {
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
     # required since the grammars of these formats (2026-11-26 17:45 UTC run: Apertus, GigaChat 3 / 3.1, GPT-OSS match)
     **{(n, "required"): REQUIRED_PROMPT for n in ("LFM2-8B-A1B", "LFM2.5-8B-A1B", "LFM2.5-Instruct")},
-    ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 
 

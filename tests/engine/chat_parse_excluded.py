@@ -15,9 +15,6 @@ LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not por
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
 MINIMAX_M3 = ("MiniMax-M3's namespaced format (common/parsers/minimax-m3.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
-PARTIAL_PY = ("a partial pythonic call's arguments are reported once its list closes (llama.cpp streams "
-              'them as JSON while they arrive)')
-
 EXCLUDED: dict[str, str] = {
     '5837:MiniMax-M3': CONTINUED,
     '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
@@ -41,9 +38,6 @@ EXCLUDED: dict[str, str] = {
     '4920:Kimi-K3': KIMI_K3,
     '4933:Kimi-K3': KIMI_K3,
     '4951:Kimi-K3': KIMI_K3,
-    '2116:LFM2-8B-A1B': PARTIAL_PY,
-    '2116:LFM2.5-8B-A1B': PARTIAL_PY,
-    '2116:LFM2.5-Instruct': PARTIAL_PY,
     '5495:MiniMax-M3': MINIMAX_M3,
     '5503:MiniMax-M3': MINIMAX_M3,
     '5511:MiniMax-M3': MINIMAX_M3,
