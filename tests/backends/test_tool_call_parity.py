@@ -64,16 +64,16 @@ MAX_TOKENS = 32
 CONTINUED = ("the prompts differ: llama-server continues a final assistant message from the generation prompt cut at "
              "the thinking tag, which it rewrites (common/chat-auto-parser-generator.cpp); Chorus's reply prefix "
              "continues its whole generation prompt")
-LAGUNA_S = ("same text, different last partial parse (llama-server refused the reply: a repeated parameter): "
-            "llama.cpp's stops before the value's closing quote ({\"city\":\"Paris), Chorus's after it; this "
-            "template writes a call's single value and its end with nothing between (</arg_value></tool_call>), "
-            "which llama.cpp's analysis reads differently; not traced further")
-NEMOTRON3 = ("same text, different call: this template writes a parameter's value as \\nV\\n</parameter>, so "
-             "llama.cpp's value ends only at \"\\n</parameter>\"; the model wrote Paris</parameter> without the "
-             "newline, which llama.cpp reads as part of the value (up to the end, a cut call) and Chorus as its end")
-BIELIK = ("same text (the same prompt tokens since Chorus keeps the template's two leading <|im_start|>, 2026-11-26 "
-          "21:19 UTC), refused by llama-server (text after the call's arguments): llama.cpp's last partial parse "
-          "stops before the value's closing quote ({\"city\": \"Paris), Chorus's includes it and the brace")
+LAGUNA_S = ("same text, refused by llama-server; its last streamed call is {\"city\":\"Paris (no closing quote), "
+            "Chorus's last partial parse has the quote. Traced 2026-11-26: llama.cpp's mapper adds the quote "
+            "only with the whole </arg_value> (tool_arg_close is atomic, common/chat-peg-parser.h), but llama-server "
+            "holds back the token >< (its < may begin </assistant>, the stop string of the Laguna patch in "
+            "common/chat-diff-analyzer.cpp; server-context.cpp process_token, find_stopping_strings partial), so "
+            "its parser never sees Paris</arg_value> alone; with the next token it sees </arg_value><arg, where the "
+            "call must close (tool_close peeks </tool_call>: chat-auto-parser-generator.cpp build_func_parser), "
+            "that partial parse fails and a failed one streams nothing (common_chat_peg_parse returns an empty "
+            "message, server-task.cpp update_chat_msg skips it). Chorus applies no </assistant> stop, so "
+            "its parse sees Paris</arg_value> and closes the quote")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
            "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens. Traced: "
            "llama-server parses each streamed token's text as it reads the result (server_response_reader::next -> "
@@ -81,13 +81,14 @@ STOPPED = ("same text as far as llama-server went: its stream ends at its parser
            "exception', server-context.cpp) and the task is cancelled. Not the same raw text (a prefix of "
            "Chorus's): its calls would be compared with Chorus's partial parse at its length; not done")
 SAME_TEXT = {
-    "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server (a stray \"} after the arguments): llama.cpp's "
-                                 "last partial parse stops before the arguments' closing brace, Chorus's includes it",
-    "LFM2.5-8B-A1B": "same text (and the same prompt tokens since 2026-11-26 21:17 UTC), refused by llama-server: its "
-                     "last partial pythonic call has {\"city\":\"Paris\", Chorus's empty arguments; not traced",
-    "Qwen3-Coder": "same text, different call, as Nemotron 3 Nano's: llama.cpp's value ends only at "
-                   "\"\\n</parameter>\"; the model wrote Paris</parameter> without the newline, which llama.cpp "
-                   "reads as part of the value (up to the end, a cut call) and Chorus as its end",
+    "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server: after the arguments its call must end with "
+                                 "<｜tool▁call▁end｜> (chat-auto-parser-generator.cpp build_func_parser: tool_close "
+                                 "peeks it); the token }\" closes the object and adds a stray quote, so from that "
+                                 "token on each partial parse fails and streams nothing (common_chat_peg_parse "
+                                 "returns an empty message, server-task.cpp update_chat_msg skips it): its last "
+                                 "streamed arguments are the previous token's, up to \"Paris\" without the brace. "
+                                 "Chorus does not require the end marker, so its call has the brace (traced "
+                                 "2026-11-26)",
 }
 REQUIRED_OWN = {
     "ibm-granite-granite-3.3-2B-Instruct": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call "
@@ -99,10 +100,8 @@ DIFFER: dict[tuple[str, str], str] = {
     ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
     **{(n, "parse"): reason for n, reason in SAME_TEXT.items()},
     **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
-    ("Bielik-11B-v3.0-Instruct", "parse"): BIELIK,
     **{(n, "parse"): CONTINUED for n in (
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
-    ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "parse"): NEMOTRON3,
 }
 
 

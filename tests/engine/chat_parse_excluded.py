@@ -12,9 +12,6 @@ KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is 
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
-PARTIAL_PY = ("a partial pythonic call's arguments are reported once its list closes (llama.cpp streams "
-              'them as JSON while they arrive)')
-
 EXCLUDED: dict[str, str] = {
     '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
     '6593:openai-gpt-oss-120b': CONTINUED,
@@ -33,9 +30,6 @@ EXCLUDED: dict[str, str] = {
     '4920:Kimi-K3': KIMI_K3,
     '4933:Kimi-K3': KIMI_K3,
     '4951:Kimi-K3': KIMI_K3,
-    '2116:LFM2-8B-A1B': PARTIAL_PY,
-    '2116:LFM2.5-8B-A1B': PARTIAL_PY,
-    '2116:LFM2.5-Instruct': PARTIAL_PY,
     '4022:deepseek-ai-DeepSeek-V3.2': DSML,
     '4036:deepseek-ai-DeepSeek-V3.2': DSML,
     '4049:deepseek-ai-DeepSeek-V3.2': DSML,

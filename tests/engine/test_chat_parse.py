@@ -42,7 +42,7 @@ def test_tagged_arguments_are_written_as_llama_cpp_writes_them():
     assert parse(glm, BY_NAME["glm-4.5"], tools=tools).tool_calls == (
         ToolCall("", "get_weather", '{"city":"Paris","days":[1, 2]}'),)
     lfm2 = '<|tool_call_start|>[get_weather(city="Paris", days=[1, 2])]<|tool_call_end|>'
-    assert parse(lfm2, BY_NAME["lfm2"], tools=tools).tool_calls[0].arguments == '{"city":"Paris","days":[1,2]}'
+    assert parse(lfm2, BY_NAME["lfm2"], tools=tools).tool_calls[0].arguments == '{"city":"Paris","days":[1, 2]}'
     cut = glm[:glm.index("Paris") + 3]
     assert parse(cut, BY_NAME["glm-4.5"], partial=True, tools=tools).tool_calls == (
         ToolCall("", "get_weather", '{"city":"Par'),)
@@ -210,3 +210,40 @@ def test_command_r7b_calls_after_a_second_thinking_block_are_text_as_llama_cpp_r
     call = prefix[34:] + 'Paris"}}\n]<|END_ACTION|>'
     assert parse(call, BY_NAME["command-r7b"], tools=WEATHER).tool_calls == (
         ToolCall("0", "get_weather", '{"city": "Paris"}'),)
+
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+    "city": {"type": "string"}}, "required": ["city"]}}}]
+
+
+def test_a_qwen3_coder_value_ends_only_at_its_whole_end_marker():
+    # llama.cpp's Qwen3-Coder parser (common/parsers/qwen3-coder.cpp) reads a string value up to "\n</parameter>\n"
+    # and nothing else: SmolLM2 under Qwen3-Coder's template wrote Paris</parameter> (no newline), which llama-server
+    # streamed as part of the value, the call cut by max_tokens (the parity test's reply, 2026-11-26).
+    text = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis</parameter>\n</function>\n</tool_call>\n\n"
+            "The weather in Paris is currently in the Parisian style of Paris, with a")
+    qwen = BY_NAME["qwen3-coder"]
+    assert parse(text, qwen, partial=True, tools=WEATHER).tool_calls == (ToolCall("", "get_weather", '{"city":"Paris'
+        '</parameter>\\n</function>\\n</tool_call>\\n\\nThe weather in Paris is currently in the Parisian style of '
+        'Paris, with a'),)
+    assert not parse(text, qwen, tools=WEATHER).tool_calls
+    # the closing quote comes with the whole end marker (llama.cpp's tool_arg_close is atomic)
+    cut = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</param"
+    assert parse(cut, qwen, partial=True, tools=WEATHER).tool_calls == (ToolCall("", "get_weather", '{"city":"Paris'),)
+    assert parse(cut + "eter>\n", qwen, partial=True, tools=WEATHER).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris"'),)
+
+
+def test_a_partial_pythonic_call_streams_its_arguments_as_llama_cpp_writes_them():
+    # llama.cpp's LFM2 parser (common/chat-peg-parser.cpp, python_style_tool_calls) takes only the tool's own keys:
+    # at `country=` its parse fails, so llama-server's last streamed call was {"city":"Paris" (the parity test's
+    # LFM2.5 8B reply, 2026-11-26); while it streams, each key and value as its mapper writes them.
+    text = ("<|tool_call_start|>[get_weather(city='Paris',country='France',city_type='Europe',"
+            "city_description='Paris',city_type='Europe',city_description='Paris',city_")
+    lfm2 = BY_NAME["lfm2"]
+    assert parse(text, lfm2, partial=True, tools=WEATHER).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris"'),)
+    assert parse("<|tool_call_start|>[get_weather(city='Par", lfm2, partial=True, tools=WEATHER).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Par'),)
+    assert parse("<|tool_call_start|>[get_weather(city='Paris')", lfm2, partial=True, tools=WEATHER).tool_calls == (
+        ToolCall("", "get_weather", '{"city":"Paris"}'),)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 
+from app.engine.chat_parse import pythonic
 from app.engine.chat_parse.scan import find_marker, loads, object_fields, partial_tail, skip_ws, value_end
 from app.engine.chat_parse.types import Format, ToolCall
 
@@ -147,14 +148,19 @@ def _value(raw: str, kind) -> str:
     return json.dumps(raw, ensure_ascii=False)
 
 
-def _trim(value: str) -> str:
-    value = value[1:] if value.startswith("\n") else value
-    return value[:-1] if value.endswith("\n") else value
+def _lined(fmt: Format) -> tuple[str, str]:
+    """(after key, after value) as llama.cpp's parser for the format requires them: Qwen3-Coder's
+    (common/parsers/qwen3-coder.cpp) opens a value with `>\n` and ends it only at `\n</parameter>\n`."""
+    _, after_key, after_value = fmt.param
+    return (after_key + "\n", "\n" + after_value + "\n") if fmt.extra.get("lined") else (after_key, after_value)
 
 
 def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None, int, bool]:
-    """NAME, then parameters written as `param[0]` KEY `param[1]` VALUE `param[2]`."""
-    before, after_key, after_value = fmt.param
+    """NAME, then parameters written as `param[0]` KEY `param[1]` VALUE `param[2]`. While a string value streams,
+    it is shown open (no closing quote) up to a tail that may begin its end marker, as llama.cpp's mapper shows it
+    (the closing quote comes with the whole end marker: its tool_arg_close is atomic)."""
+    before = fmt.param[0]
+    after_key, after_value = _lined(fmt)
     ends = [m for m in (fmt.name_suffix, before, fmt.call[1]) if m]
     hits = [(text.find(m, j), m) for m in ends if text.find(m, j) >= 0]
     if not hits:
@@ -187,16 +193,14 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
                 return (ToolCall("", name, "{" + ",".join(parts)), len(text), False) \
                     if value_prefix.startswith(text[v0:]) else FAIL
             v0 += len(value_prefix)
-        v1, ok = find_marker(text, after_value, v0, partial=True)
-        if v1 < 0 or not ok:
-            raw = text[v0:len(text) if v1 < 0 else v1]
-            raw = raw[1:] if raw.startswith("\n") and fmt.extra.get("trim") else raw
+        v1 = text.find(after_value, v0)
+        if v1 < 0:
             shown = parts
-            if types.get(key) == "string" and raw.rstrip():
-                shown = [*parts, _key(key) + json.dumps(raw.rstrip(), ensure_ascii=False)[:-1]]
+            if types.get(key) == "string":
+                raw = held(text[v0:], (after_value,))
+                shown = [*parts, _key(key) + json.dumps(raw, ensure_ascii=False)[:-1]]
             return ToolCall("", name, "{" + ",".join(shown)), len(text), False
-        raw = _trim(text[v0:v1]) if fmt.extra.get("trim") else text[v0:v1]
-        parts.append(_key(key) + _value(raw, types.get(key)))
+        parts.append(_key(key) + _value(text[v0:v1], types.get(key)))
         k = v1 + len(after_value)
     if close:
         c = skip_ws(text, k)
@@ -207,14 +211,14 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
     return ToolCall("", name, "{" + ",".join(parts) + "}"), k, True
 
 
-def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], int, bool]:
+def pythonic_calls(text: str, j: int, partial: bool, tools=()) -> tuple[list[ToolCall], int, bool]:
     """[name(key=value, ...), ...] as Python, read with `ast` once the list is complete; while it is not, the
-    calls whose names are written, with arguments still empty."""
+    calls begun so far with their arguments as llama.cpp's partial parse writes them (pythonic.py)."""
     close = _list_end(text, j)
     if close is None:
         if not partial:
             return [], -1, False
-        return [ToolCall("", n, "") for n in _open_calls(text, j)], len(text), False
+        return pythonic.open_calls(text, j, tools), len(text), False
     try:
         tree = ast.parse(text[j:close].strip(), mode="eval").body
         calls = []
@@ -224,6 +228,9 @@ def pythonic_calls(text: str, j: int, partial: bool) -> tuple[list[ToolCall], in
             args = {kw.arg: _literal(kw.value) for kw in node.keywords}
             arguments = json.dumps(args, ensure_ascii=False, separators=(",", ":"))  # compact, as llama.cpp's
             calls.append(ToolCall("", ast.unparse(node.func), arguments))
+        written = pythonic.open_calls(text[:close], j)  # llama.cpp's mapper keeps each value's text as written
+        if len(written) == len(calls) and all(loads(c.arguments) is not None for c in written):
+            calls = [ToolCall("", c.name, w.arguments) for c, w in zip(calls, written, strict=True)]
         return calls, close, True
     except (SyntaxError, ValueError):
         return [], -1, False
@@ -258,22 +265,6 @@ def _unquoted(text: str, j: int):
         else:
             yield k, c
         k += 1
-
-
-def _open_calls(text: str, j: int) -> list[str]:
-    """Names of the calls begun in the unfinished list at text[j] ("[a(x=1), b(" -> a, b)."""
-    names, depth, start = [], 0, None
-    for k, c in _unquoted(text, j):
-        if c == "(" and depth == 1 and start is not None:
-            names.append(text[start:k].strip(" ,"))
-            depth += 1
-        elif c in "[(":
-            depth += 1
-            start = k + 1 if depth == 1 else start
-        elif c in "])":
-            depth -= 1
-            start = k + 1 if depth == 1 else start
-    return [n for n in names if n]
 
 
 def _list_end(text: str, j: int) -> int | None:

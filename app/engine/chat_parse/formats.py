@@ -10,7 +10,7 @@ CONTENT_ONLY = Format("content-only", think=("<think>", "</think>"))
 HERMES = Format("hermes", "json", call=("<tool_call>", "</tool_call>"))  # Hermes 2 Pro, Qwen 2.5, Qwen3, QwQ
 QWEN3_CODER = Format("qwen3-coder", "tagged", call=("<tool_call>", "</tool_call>"), name_prefix="<function=",
                      name_suffix=">", param=("<parameter=", ">", "</parameter>"),
-                     extra={"close": "</function>", "trim": True}, optional_start=True, think_ends_at_call=True)
+                     extra={"close": "</function>", "lined": True}, optional_start=True, think_ends_at_call=True)
 SEED_OSS = Format("seed-oss", "tagged", think=("<seed:think>", "</seed:think>"),
                   call=("<seed:tool_call>", "</seed:tool_call>"), name_prefix="<function=", name_suffix=">",
                   param=("<parameter=", ">", "</parameter>"), extra={"close": "</function>"})

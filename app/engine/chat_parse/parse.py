@@ -120,7 +120,7 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
     start, end = fmt.section
     j = i + len(start) if start and text.startswith(start, i) else i
     if fmt.kind == "pythonic":
-        calls, k, ok = pythonic_calls(text, skip_ws(text, j), partial)
+        calls, k, ok = pythonic_calls(text, skip_ws(text, j), partial, tools)
         if ok:
             k = max(_expect(text, k, end), k)
         return calls, k if ok else len(text), ok or (partial and k != -1)
