@@ -7,6 +7,9 @@ tests/backends/test_vision_server.py.
 """
 
 import base64
+import subprocess
+import sys
+from pathlib import Path
 
 import llama_cpp
 import pytest
@@ -226,3 +229,19 @@ def test_image_pieces_beside_generating_panes_teach_the_pacer_their_cost(vision)
     done = engine.submit(about(sample_png(0), "What is in this image?", max_tokens=4)).result(120)
     assert done.error is None and stream.result(120).error is None
     assert observed and all(0 < n <= engine.config.prefill_chunk for n in observed)
+
+
+def test_the_images_a_prompt_holds_are_found_without_importing_numpy_ma():
+    """`serials` runs at each admission of a request with images beside running ones (the images they pin). With
+    np.unique its first call imported numpy.ma: 30 ms on the engine thread, measured in the admission of the
+    second of 8 panes on one image, which all waited for it (docs/benchmarks.md, "Images")."""
+    code = ("import sys, numpy as np; import app.engine.engine; from app.engine.vision import placeholder, serials; "
+            "assert 'numpy.ma' not in sys.modules; "
+            "prompt = np.array([5, placeholder(3, 0), placeholder(3, 1), 7, placeholder(9, 0), 2], np.int32); "
+            "assert serials(prompt) == {3, 9} and serials(np.array([1, 2], np.int32)) == set(); "
+            "print('numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
