@@ -245,3 +245,29 @@ def test_the_images_a_prompt_holds_are_found_without_importing_numpy_ma():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
+
+def test_eight_panes_questions_after_the_shared_image_go_into_one_llama_decode(vision):
+    """Once the image's KV is copied, the eight questions (each a tail of ~10 tokens after the shared prefix) are
+    decoded in one llama_decode (`EngineConfig.one_decode`: per-row kernels, so no ubatch shape changes a bit)
+    and nothing else of their prompts is decoded after the image: the last pane's first token costs the shared
+    prefix and one pass over the eight tails (docs/benchmarks.md, "Images")."""
+    engine = vision(n_slots=8)
+    png = sample_png(1)
+    decodes = []
+    real = engine._decode
+
+    def recorded():
+        batch = engine._ctx.batch
+        decodes.append({int(s): int((batch.seq[:batch.n_tokens] == s).sum()) for s in set(batch.seq[:batch.n_tokens])})
+        return real()
+
+    engine._decode = recorded
+    with engine._cond:  # all queued before the engine thread admits any
+        handles = [engine.submit(about(png, q, max_tokens=2)) for q in QUESTIONS]
+    done = [h.result(300) for h in handles]
+    assert all(d.error is None for d in done)
+    prompt_decodes = [d for d in decodes if max(d.values()) > 1]
+    tails = prompt_decodes[-1]
+    assert len(tails) == 8 and all(n > 1 for n in tails.values())  # every pane's question, in one decode
+    before_image = prompt_decodes[0][0]  # the first pane's text before the image; then the image, in pieces
+    assert sum(tails.values()) == sum(d.prompt_tokens - d.cached_tokens for d in done) - before_image - IMAGE_TOKENS
