@@ -194,6 +194,11 @@ class Sequence:
         images = np.flatnonzero(rest < 0)
         return int(images[0]) if len(images) else len(rest)
 
+    @property
+    def has_images(self) -> bool:
+        """Whether its prompt holds image placeholders (vision.py): its text is paced as its image pieces are."""
+        return bool(np.any(np.asarray(self.prompt) < 0))
+
     def completion(self, reason: str, error: str | None = None, error_kind: str | None = None) -> Completion:
         n = len(self.generated)
         decode_tps = None

@@ -106,11 +106,11 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
     admitting = [s for s in running if s.pending_token is None and s.text_ready > 0 and s.donor is None]
     rows = plan.n_decode + plan.n_draft
     if plan.n_decode:
-        allowance = (pacer.prefill_allowance(rows) if pacer
-                     else config.step_budget - rows)
         # The time target is per prompt being admitted: each waiting prompt is an idle slot (lost throughput)
         # and a pane waiting for its first token, so k prompts may take k times one prompt's share of a step.
-        budget = max(allowance, config.min_prefill_per_step) * max(len(admitting), 1)
+        # A prompt with images has the share of its image pieces for its text too (`image_step_factor`).
+        budget = sum(max(_allowance(pacer, config, rows, seq.has_images), config.min_prefill_per_step)
+                     for seq in admitting)
     else:
         budget = n_batch
     if config.reproducible if pieces is None else pieces:  # paced as usual, each piece below the kernel switch
@@ -126,6 +126,15 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
         plan.prefill.append((seq, n))
         budget -= n
     return plan
+
+
+def _allowance(pacer: PrefillPacer | None, config: EngineConfig, rows: int, images: bool) -> int:
+    """One prompt's share of a step beside `rows` decode rows: the pacer's allowance at `mixed_step_factor`, or
+    at `image_step_factor` for a prompt with images (its text after an image, like its image pieces, stays
+    within that target: vision_step.py); the configured token budget without a pacer."""
+    if pacer is None:
+        return config.step_budget - rows
+    return pacer.prefill_allowance(rows, config.image_step_factor if images else None)
 
 
 def _plan_pieces(plan: StepPlan, admitting: list[Sequence], budget: int, piece: int) -> None:

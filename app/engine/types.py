@@ -161,7 +161,8 @@ class EngineConfig:
     # tokens, drafts and prompt tokens of every sequence go into ONE llama_decode, as in the default mode; off
     # (or where that does not hold): separate decodes and pieces as above (docs/engine.md, "One decode a step").
     one_decode: bool = True
-    # An image piece beside generating sequences takes at most this x their decode step (vision_step.py): below
+    # An image piece beside generating sequences takes at most this x their decode step (vision_step.py), and so
+    # does the text of a prompt with images (scheduler.py): below
     # `mixed_step_factor`, so a step slowed by another process's burst (up to ~1 decode step on a shared
     # 2-core host) still keeps the streams' gap within 3x steady (docs/benchmarks.md, "Images").
     image_step_factor: float = 2.0

@@ -71,6 +71,7 @@ def test_planner_pieces_stay_below_the_attention_tile_whatever_the_load():
             return len(self.prompt) - self.n_prompt_done
 
         text_ready = prompt_remaining  # a text-only prompt: no image stops a run (vision_step.py)
+        has_images = False  # nor is its text paced as an image's (scheduler.py)
 
     config = EngineConfig(model_path="x", reproducible=True)
     for decoding in (0, 1, 7):

@@ -95,3 +95,25 @@ def test_pacer_never_starves_the_prompt():
     running = [seq(10, 10, True) for _ in range(4)] + [seq(1500)]
     assert pacer.prefill_allowance(4) == 0
     assert plan_step(running, config, n_batch=128, pacer=pacer).n_prefill == 4
+
+
+def test_the_text_of_a_prompt_with_an_image_is_paced_like_its_image_pieces():
+    """Beside generating panes the text of a prompt with images (its question after the image) takes what the
+    pacer allows at `image_step_factor`, as its image pieces do (vision_step.py), not the text prompts'
+    `mixed_step_factor`: the step that decodes that question was the largest planned while an image was
+    prefilled, and a burst from another process on top of it took the streams' gap over 3 x steady
+    (docs/benchmarks.md, "Images"). A text prompt beside it keeps its own share."""
+    config = EngineConfig(model_path="unused.gguf", mixed_step_factor=2.5, image_step_factor=2.0,
+                          min_prefill_per_step=4, reproducible=False)
+    pacer = PrefillPacer(config)
+    pacer.observe(n_decode=4, n_prefill=0, seconds=0.020)  # 4 streams: 20 ms a step
+    pacer.observe(n_decode=4, n_prefill=10, seconds=0.040)  # 2 ms a prompt token
+    image_prompt = seq(60, 30)  # a question of 30 tokens after an image
+    image_prompt.prompt[5:25] = -np.arange(1, 21)  # the image's placeholders, already decoded
+    streams = [seq(10, 10, True) for _ in range(4)]
+    assert image_prompt.has_images and not seq(60).has_images
+    plan = plan_step(streams + [image_prompt], config, n_batch=128, pacer=pacer)
+    assert plan.prefill == [(image_prompt, 10)]  # (2.0 - 1) x 20 ms / 2 ms, not (2.5 - 1) x 20 / 2 = 15
+    text_prompt = seq(100)
+    plan = plan_step(streams + [image_prompt, text_prompt], config, n_batch=128, pacer=pacer)
+    assert plan.n_prefill == 10 + 15

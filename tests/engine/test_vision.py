@@ -7,6 +7,9 @@ tests/backends/test_vision_server.py.
 """
 
 import base64
+import subprocess
+import sys
+from pathlib import Path
 
 import llama_cpp
 import pytest
@@ -226,3 +229,45 @@ def test_image_pieces_beside_generating_panes_teach_the_pacer_their_cost(vision)
     done = engine.submit(about(sample_png(0), "What is in this image?", max_tokens=4)).result(120)
     assert done.error is None and stream.result(120).error is None
     assert observed and all(0 < n <= engine.config.prefill_chunk for n in observed)
+
+
+def test_the_images_a_prompt_holds_are_found_without_importing_numpy_ma():
+    """`serials` runs at each admission of a request with images beside running ones (the images they pin). With
+    np.unique its first call imported numpy.ma: 30 ms on the engine thread, measured in the admission of the
+    second of 8 panes on one image, which all waited for it (docs/benchmarks.md, "Images")."""
+    code = ("import sys, numpy as np; import app.engine.engine; from app.engine.vision import placeholder, serials; "
+            "assert 'numpy.ma' not in sys.modules; "
+            "prompt = np.array([5, placeholder(3, 0), placeholder(3, 1), 7, placeholder(9, 0), 2], np.int32); "
+            "assert serials(prompt) == {3, 9} and serials(np.array([1, 2], np.int32)) == set(); "
+            "print('numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_eight_panes_questions_after_the_shared_image_go_into_one_llama_decode(vision):
+    """Once the image's KV is copied, the eight questions (each a tail of ~10 tokens after the shared prefix) are
+    decoded in one llama_decode (`EngineConfig.one_decode`: per-row kernels, so no ubatch shape changes a bit)
+    and nothing else of their prompts is decoded after the image: the last pane's first token costs the shared
+    prefix and one pass over the eight tails (docs/benchmarks.md, "Images")."""
+    engine = vision(n_slots=8)
+    png = sample_png(1)
+    decodes = []
+    real = engine._decode
+
+    def recorded():
+        batch = engine._ctx.batch
+        decodes.append({int(s): int((batch.seq[:batch.n_tokens] == s).sum()) for s in set(batch.seq[:batch.n_tokens])})
+        return real()
+
+    engine._decode = recorded
+    with engine._cond:  # all queued before the engine thread admits any
+        handles = [engine.submit(about(png, q, max_tokens=2)) for q in QUESTIONS]
+    done = [h.result(300) for h in handles]
+    assert all(d.error is None for d in done)
+    prompt_decodes = [d for d in decodes if max(d.values()) > 1]
+    tails = prompt_decodes[-1]
+    assert len(tails) == 8 and all(n > 1 for n in tails.values())  # every pane's question, in one decode
+    before_image = prompt_decodes[0][0]  # the first pane's text before the image; then the image, in pieces
+    assert sum(tails.values()) == sum(d.prompt_tokens - d.cached_tokens for d in done) - before_image - IMAGE_TOKENS
