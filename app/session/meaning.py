@@ -63,6 +63,7 @@ class Meaning:
         self._embedder = None  # the worker's: opened, used and closed on the worker thread only
         self._opened_for = -1
         self._failure = ""
+        self._closed = False  # after close(): nothing is configured or queued again (the worker is gone)
 
     # --- configuration (owner thread) ---------------------------------------------------------------------------
     def configure(self, spec: str, main_model: str | None, api_key: str | None = None,
@@ -70,7 +71,7 @@ class Meaning:
         """Embed with `spec` ("local" = the main model, a GGUF path, a server URL) from now on; the same spec and
         main model again changes nothing (vectors are kept)."""
         key = ((spec or DEFAULT_EMBEDDER).strip(), main_model)
-        if key == self._key:
+        if key == self._key or self._closed:
             return
         self._key = key
         self.name, self.note = describe(*key)
@@ -203,7 +204,10 @@ class Meaning:
             embedder.close()
 
     def close(self) -> None:
-        """Drop what is queued and close the embedder on the worker; returns at once."""
+        """Drop what is queued and close the embedder on the worker; returns at once. Later calls ask nothing."""
+        if self._closed:
+            return
+        self._closed = True
         self._generation += 1
         self._opener = None
         self._executor.submit(self._close_embedder)

@@ -103,3 +103,15 @@ def test_reconfiguring_drops_what_the_old_embedder_was_embedding(owner, model_pa
     assert not meaning.error
     meaning.request(["one answer"])
     owner.settle(lambda: meaning.vector("one answer") is not None)
+
+
+def test_a_closed_meaning_asks_nothing_even_when_configured_again(owner, model_path):
+    """Before the fix, closing the window closed the Meaning and then unloading the model configured it again
+    ("main model" changed), so a comparison table's pending refresh submitted to the shut-down worker and raised
+    RuntimeError in the Qt event loop."""
+    meaning = owner.meaning
+    meaning.configure(str(model_path), None, n_threads=TEST_THREADS)
+    meaning.close()
+    meaning.configure("local", None, n_threads=TEST_THREADS)  # the window's model goes away after close
+    assert meaning.similarity("a lighthouse", "a harbour light") is None  # nothing queued, nothing raised
+    assert meaning.pending == 0
