@@ -15,6 +15,7 @@ import numpy as np
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import sampling
+from app.engine.chat_parse.detect import template_stops
 from app.engine.chat_parse.stream import for_request
 from app.engine.constraint import GrammarConstraint
 from app.engine.draft_model import DraftModelError, DraftSpec
@@ -26,6 +27,7 @@ from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.speculation import SpecState
+from app.engine.text import TextStream
 from app.engine.tool_grammar import tool_constraint
 from app.engine.types import RequestState
 
@@ -114,6 +116,8 @@ class RequestLifecycle:
         seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
                                    opened=opens_thinking(text, seq.request.reply_prefix))
         seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0])
+        if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
+            seq.text = TextStream((*seq.request.stop, *stops))  # as llama-server adds the handler's stop strings
         if len(prompt) >= self.n_ctx_per_slot:
             images = f", {int((seq.prompt < 0).sum())} of them for {n_images} image(s)," if n_images else ""
             raise ContextOverflow(f"the prompt is {len(prompt)} tokens{images} but a slot holds "

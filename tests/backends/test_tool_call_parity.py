@@ -72,8 +72,9 @@ LAGUNA_S = ("same text, refused by llama-server; its last streamed call is {\"ci
             "its parser never sees Paris</arg_value> alone; with the next token it sees </arg_value><arg, where the "
             "call must close (tool_close peeks </tool_call>: chat-auto-parser-generator.cpp build_func_parser), "
             "that partial parse fails and a failed one streams nothing (common_chat_peg_parse returns an empty "
-            "message, server-task.cpp update_chat_msg skips it). Chorus applies no </assistant> stop, so "
-            "its parse sees Paris</arg_value> and closes the quote")
+            "message, server-task.cpp update_chat_msg skips it). Chorus stops at </assistant> too "
+            "(detect.template_stops), but its stop filter holds back only the text that may begin a stop string "
+            "(the <), not the whole token, so its parse sees Paris</arg_value> and closes the quote")
 STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
            "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens. Traced: "
            "llama-server parses each streamed token's text as it reads the result (server_response_reader::next -> "

@@ -12,7 +12,6 @@ refused it. Chorus's are `Completion.tool_calls` and its last streamed `StepEven
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 import time
@@ -21,8 +20,10 @@ from dataclasses import dataclass, field
 import httpx
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.chat_parse.detect import template_stops
 from app.engine.chat_parse.stream import for_request
 from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
+from app.engine.text import TextStream
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -147,16 +148,17 @@ def chorus_reply(engine, prompt: tuple[str, list[int]], tool_choice: str, max_to
 def last_partial(engine, prompt_text: str, prefix: str, token_ids) -> list[tuple[str, str]]:
     """The calls of Chorus's last partial parse of its reply: what its engine streamed after the last token, before
     the final parse (which, for a reply llama-server refuses, has no calls), made as the engine makes it
-    (lifecycle.py, step.py): token by token, thinking split off, the answer through the request's ToolStream
-    (whose calls stop changing where a parse breaks them, as llama-server's stream ends there)."""
+    (lifecycle.py, step.py): token by token through the stop filter (with the template's stop strings), thinking
+    split off, the answer through the request's ToolStream (whose calls stop changing where a parse breaks them, as
+    llama-server's stream ends there)."""
     request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), reply_prefix=prefix)
     split = ReasoningSplit(enabled=True, opened=opens_thinking(prompt_text, prefix))
     stream = for_request(engine._renderer.template_source, request, split_prefix(prefix)[0])
     if stream is None:
         return []
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = TextStream(template_stops(engine._renderer.template_source))  # the template's stops, as lifecycle.py
     for token in token_ids:
-        stream.feed(split.feed(decoder.decode(engine._model.piece(token)), token=False)[0])
+        stream.feed(split.feed(text.feed(engine._model.piece(token)), token=False)[0])
     return [(c.name, c.arguments) for c in stream.calls]
 
 

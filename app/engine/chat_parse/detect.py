@@ -70,3 +70,18 @@ def opened_thinking(prompt_text: str, fmt: Format) -> str:
     tail = prompt_text[-64:]
     at = tail.rfind(fmt.think[0])
     return tail[at:] if at > tail.rfind(fmt.think[1]) else ""
+
+
+# Stop strings llama.cpp's chat handlers add to every request on these templates (common_chat_params
+# .additional_stops, appended to the request's stops by llama-server's server-common.cpp): the model may spell its
+# end-of-turn control token out as text tokens, which no end-of-generation check catches.
+_STOPS = (
+    (lambda s: "laguna_glm_thinking" in s, ("</assistant>",)),  # chat-diff-analyzer.cpp, the Laguna patch
+    (lambda s: _has(s, "<role>ASSISTANT</role>", "<arg_key>"), ("<|role_end|>",)),  # parsers/ling3.cpp
+)
+
+
+def template_stops(template_source: str | None) -> tuple[str, ...]:
+    """The stop strings a chat request rendered with this template gets besides its own (llama.cpp's)."""
+    src = template_source or ""
+    return next((stops for test, stops in _STOPS if test(src)), ())
