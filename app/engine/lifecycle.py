@@ -16,7 +16,7 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import sampling
 from app.engine.chat_parse.detect import template_stops
-from app.engine.chat_parse.stream import for_request
+from app.engine.chat_parse.stream import call_stops, for_request
 from app.engine.constraint import GrammarConstraint
 from app.engine.draft_model import DraftModelError, DraftSpec
 from app.engine.events import EventBuilder
@@ -113,9 +113,9 @@ class RequestLifecycle:
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
         text, prompt, n_images = self._prompt_tokens(seq.request)  # vision_step.py: images as placeholders
         seq.prompt = np.asarray(prompt, dtype=np.int32)
-        seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
-                                   opened=opens_thinking(text, seq.request.reply_prefix))
         seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0])
+        seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
+                                   opened=opens_thinking(text, seq.request.reply_prefix), stops=call_stops(seq.tools))
         if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
             seq.text = TextStream((*seq.request.stop, *stops))  # as llama-server adds the handler's stop strings
         if len(prompt) >= self.n_ctx_per_slot:

@@ -6,6 +6,8 @@ block: the chat template's generation prompt, or a `reply_prefix`, ends inside a
 released as soon as it is decided: only a tail that may still become `<think>` or `</think>` is held back. After
 `</think>` the answer's leading whitespace is dropped. A block never closed (a length limit) is all thinking,
 as llama.cpp reports it. `format="none"` leaves the reply whole (llama-server's `--reasoning-format none`).
+With tools, a format whose calls may start inside the block (Qwen3.5, Kimi K2, Ling 3) also ends it at a call's
+start, which begins the answer.
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ class ReasoningSplit:
     """Splits one reply's text deltas into (answer, thinking) deltas. `tokens` counts the generated tokens
     that belonged to the thinking (its tags included)."""
 
-    def __init__(self, enabled: bool = True, opened: bool = False):
+    def __init__(self, enabled: bool = True, opened: bool = False, stops: tuple[str, ...] = ()):
+        """`stops`: markers that also end the thinking and begin the answer, kept in it (a tool call's start, for
+        the formats whose calls may come before `</think>`: llama.cpp's thinking_end_tags)."""
         self._state = (_THINKING if opened else _UNDECIDED) if enabled else _ANSWER
+        self._stops = tuple(s for s in stops if s)
         self._held = ""
         self.answer = ""
         self.reasoning = ""
@@ -90,12 +95,16 @@ class ReasoningSplit:
                     break
                 self._state = _ANSWER
             if self._state == _THINKING:
-                end = pending.find(CLOSE)
+                end, tag = min(((pending.find(t), t) for t in (CLOSE, *self._stops) if t in pending),
+                               default=(-1, ""))
                 if end >= 0:
                     thought += pending[:end]
-                    self._state, pending = _AFTER, pending[end + len(CLOSE):]
+                    if tag == CLOSE:
+                        self._state, pending = _AFTER, pending[end + len(CLOSE):]
+                    else:  # a call's start: the answer begins with it
+                        self._state, pending = _ANSWER, pending[end:]
                     continue
-                keep = 0 if final else _partial_tail(pending, CLOSE)
+                keep = 0 if final else max(_partial_tail(pending, t) for t in (CLOSE, *self._stops))
                 thought += pending[:len(pending) - keep]
                 self._held = pending[len(pending) - keep:]
                 break

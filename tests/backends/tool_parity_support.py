@@ -21,7 +21,7 @@ import httpx
 
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.chat_parse.detect import template_stops
-from app.engine.chat_parse.stream import for_request
+from app.engine.chat_parse.stream import call_stops, for_request
 from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.text import TextStream
 
@@ -152,10 +152,10 @@ def last_partial(engine, prompt_text: str, prefix: str, token_ids) -> list[tuple
     split off, the answer through the request's ToolStream (whose calls stop changing where a parse breaks them, as
     llama-server's stream ends there)."""
     request = GenerationRequest(messages=QUESTION, tools=(WEATHER,), reply_prefix=prefix)
-    split = ReasoningSplit(enabled=True, opened=opens_thinking(prompt_text, prefix))
     stream = for_request(engine._renderer.template_source, request, split_prefix(prefix)[0])
     if stream is None:
         return []
+    split = ReasoningSplit(enabled=True, opened=opens_thinking(prompt_text, prefix), stops=call_stops(stream))
     text = TextStream(template_stops(engine._renderer.template_source))  # the template's stops, as lifecycle.py
     for token in token_ids:
         stream.feed(split.feed(text.feed(engine._model.piece(token)), token=False)[0])

@@ -26,8 +26,8 @@ THINKING_TEMPLATE = (
 THINK_GRAMMAR = 'root ::= "<think>" [a-z ]{3,24} "</think>" " "? [A-Za-z ,.]{3,30}'
 
 
-def split_all(pieces: list[str], opened: bool = False) -> tuple[str, str, str, str]:
-    split = ReasoningSplit(opened=opened)
+def split_all(pieces: list[str], opened: bool = False, stops=()) -> tuple[str, str, str, str]:
+    split = ReasoningSplit(opened=opened, stops=stops)
     answer = thought = ""
     for piece in pieces:
         a, t = split.feed(piece)
@@ -36,12 +36,13 @@ def split_all(pieces: list[str], opened: bool = False) -> tuple[str, str, str, s
     return answer + a, thought + t, split.answer, split.reasoning_text
 
 
-@given(st.text(alphabet="<>/thinkab \n", max_size=40), st.lists(st.integers(0, 40), max_size=6), st.booleans())
-def test_any_chunking_splits_the_same(text, cuts, opened):
-    whole = split_all([text], opened)
+@given(st.text(alphabet="<>/thinkab_c \n", max_size=40), st.lists(st.integers(0, 40), max_size=6), st.booleans(),
+       st.sampled_from([(), ("<tk_call>",)]))
+def test_any_chunking_splits_the_same(text, cuts, opened, stops):
+    whole = split_all([text], opened, stops)
     bounds = sorted({0, len(text), *(c for c in cuts if c <= len(text))})
     pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
-    assert split_all(pieces, opened) == whole
+    assert split_all(pieces, opened, stops) == whole
     answer, thought, final_answer, _ = whole
     assert answer == final_answer  # what streamed is what the completion holds
 
@@ -51,6 +52,10 @@ def test_split_rules():
     assert split_all(["Just", " text <think>x</think>"])[2] == "Just text <think>x</think>"  # only at the start
     assert split_all(["never closed"], opened=True)[2:] == ("", "never closed")  # a length limit: all thinking
     assert split_all(["<", "b>bold"])[2] == "<b>bold"
+    call = "<tool_call>\n<function=f>\n</function>\n</tool_call>"  # a call before </think>: thinking_end_tags
+    assert split_all(["plan it\n<tool", call[5:]], opened=True, stops=("<tool_call>",))[2:] == (call, "plan it")
+    assert split_all(["plan it\n" + call], opened=True)[2:] == ("", "plan it\n" + call)  # without: all thinking
+    assert split_all(["a</think>b <tool_call>"], opened=True, stops=("<tool_call>",))[2:] == ("b <tool_call>", "a")
     assert opens_thinking("<|im_start|>assistant\n<think>\n")
     assert not opens_thinking("<|im_start|>assistant\n<think>\n\n</think>\n\n")
     assert opens_thinking("<|im_start|>assistant\n", "<think>\nFirst,")

@@ -4,6 +4,8 @@ are parsed as llama.cpp parses the Hermes `<tool_call>` format. The 135M model d
 
 import json
 
+import pytest
+
 from app.engine import GenerationRequest
 from app.engine.types import TOOLS_AS_TEXT
 from tests.conftest import GREEDY
@@ -57,3 +59,22 @@ def test_a_template_with_no_call_format_keeps_the_text_and_says_so(make_engine):
     engine = make_engine()
     result = engine.submit(request(max_tokens=8)).result(timeout=120)
     assert result.tool_calls == () and result.note == TOOLS_AS_TEXT
+
+
+def test_a_call_before_the_end_of_thinking_ends_it_as_llama_cpp_reads_it(make_engine, model_path, tmp_path_factory):
+    """Qwen3.5 (thinking on, its generation prompt opens <think>) may start a call before </think>: llama.cpp's
+    parser ends the thinking there (thinking_end_tags), so the engine's split does too and the call is parsed."""
+    from tests.gguf_variants import write_variant
+    from tests.servers import llama_cpp_templates
+
+    template = llama_cpp_templates().get("Qwen3.5-4B")
+    if template is None:
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+    variant = write_variant(model_path, tmp_path_factory.mktemp("qwen35") / "smollm2-qwen35.gguf", template)
+    engine = make_engine(model_path=variant)
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    grammar = "root ::= " + json.dumps("I will ask the tool.\n" + call)
+    result = engine.submit(request(reply_prefix="", grammar=grammar, thinking=True, max_tokens=60)).result(timeout=120)
+    assert result.error is None and result.finish_reason == "tool_calls", result
+    assert result.reasoning_text == "I will ask the tool."
+    assert [(c["name"], json.loads(c["arguments"])) for c in result.tool_calls] == [("get_weather", {"city": "Paris"})]

@@ -92,6 +92,13 @@ def for_request(template_source: str | None, request, prefix: str = "") -> ToolS
     return None if fmt.kind == "none" else ToolStream(fmt, request.tools, prefix=prefix)
 
 
+def call_stops(stream: ToolStream | None) -> tuple[str, ...]:
+    """The call starts that also end a `<think>` block in this stream's format (its `think_ends_at_call`, as
+    llama.cpp's thinking_end_tags): () without tools or for the other formats."""
+    fmt = stream.fmt if stream is not None else None
+    return fmt.triggers if fmt is not None and fmt.think_ends_at_call and fmt.think == ("<think>", "</think>") else ()
+
+
 def call_dicts(calls, request_id: int) -> tuple[dict, ...]:
     """Calls as Completion.tool_calls holds them: {id, name, arguments}; a call the model gave no id gets
     `call_<request>_<index>` (llama-server makes up a random one)."""
