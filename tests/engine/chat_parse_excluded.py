@@ -48,8 +48,6 @@ EXCLUDED: dict[str, str] = {
     '4315:deepseek-ai-DeepSeek-V4': DSML,
     '4353:deepseek-ai-DeepSeek-V4': DSML,
     '4371:deepseek-ai-DeepSeek-V4-Flash-0731': DSML,
-    '4742:inclusionai-ling-3.0-flash': LING3,
-    '6365:muse-glimmer': MUSE_GLIMMER,
     '6880:openbmb-MiniCPM5-1B': MINICPM5,
     '6887:openbmb-MiniCPM5-1B': MINICPM5,
     '6894:openbmb-MiniCPM5-1B': MINICPM5,
