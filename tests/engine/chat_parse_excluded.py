@@ -12,8 +12,6 @@ KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is 
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
-JSON_FENCE = ("a json_schema reply fenced in ```json ... ``` is unwrapped by llama.cpp's handler (its structured "
-              "output parser), not by Chorus yet")
 EXCLUDED: dict[str, str] = {
     '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
     '6593:openai-gpt-oss-120b': CONTINUED,
@@ -61,8 +59,6 @@ EXCLUDED: dict[str, str] = {
     '6398:muse-glimmer': MUSE_GLIMMER,
     '6405:muse-glimmer': MUSE_GLIMMER,
     '6414:muse-glimmer': MUSE_GLIMMER,
-    '2648:mistralai-Ministral-3-14B-Reasoning-2512': JSON_FENCE,
-    '6302:meta-llama-Llama-3.1-8B-Instruct': JSON_FENCE,
     '6365:muse-glimmer': MUSE_GLIMMER,
     '6880:openbmb-MiniCPM5-1B': MINICPM5,
     '6887:openbmb-MiniCPM5-1B': MINICPM5,

@@ -74,7 +74,8 @@ def _continued(case, fmt, opened, reasoning, **kw):
 def test_llama_cpp_parse_case(case, stem):
     fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
     partial = bool(case["params"].get("is_partial"))
-    got = _continued(case, fmt, opened, reasoning, partial=partial, tools=tools, calls=calls)
+    schema = bool(case["params"].get("json_schema"))  # llama.cpp parses a response format instead of calls
+    got = _continued(case, fmt, opened, reasoning, partial=partial, tools=tools, calls=calls, response_format=schema)
     want = case["expect"]
     assert (got.content.strip(), got.reasoning_content.strip()) == (want["content"].strip(),
                                                                      want["reasoning_content"].strip()), got
@@ -86,7 +87,7 @@ def test_llama_cpp_parse_case(case, stem):
         text, last = case["input"], ()
         for end in range(1, len(text) + 1):
             step = parse(text[:end], fmt, partial=True, reasoning_format=reasoning, opened=opened, tools=tools,
-                         calls=calls).tool_calls
+                         calls=calls, response_format=schema).tool_calls
             grown = all(_grows(a, b) for a, b in zip(last, step, strict=False))
             assert len(step) >= len(last) and grown, (end, last, step)
             last = step
