@@ -15,10 +15,6 @@ MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.c
 EXCLUDED: dict[str, str] = {
     '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
     '6593:openai-gpt-oss-120b': CONTINUED,
-    '3155:google-gemma-4-31B-it': GEMMA4_STRAY,
-    '3161:google-gemma-4-31B-it': GEMMA4_STRAY,
-    '3167:google-gemma-4-31B-it': GEMMA4_STRAY,
-    '3173:google-gemma-4-31B-it': GEMMA4_STRAY,
     '5893:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '5895:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '4869:Kimi-K3': KIMI_K3,

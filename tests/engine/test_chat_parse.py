@@ -262,3 +262,18 @@ def test_a_response_format_answer_streams_without_its_json_fence():
         content = parse(text[:end], fmt, partial=True, response_format=True, tools=WEATHER).content
         assert "`" not in content and content.startswith(last.rstrip()), (end, content)
         last = content
+
+
+def test_gemma4_stray_channel_tokens_end_the_message_while_it_streams():
+    # gemma4.cpp: an empty thought block after the content is dropped, a lone <channel|> ends the message (what
+    # follows is not part of it), stray <|channel> tokens before a thought are skipped; streamed, no tag shows.
+    gemma = BY_NAME["gemma4"]
+    text = "<|channel><|channel>thought\nhm<channel|>Hello!<|channel>thought\n<channel|><channel|>trailing"
+    whole = parse(text, gemma)
+    assert (whole.content, whole.reasoning_content) == ("Hello!", "hm")
+    for end in range(1, len(text) + 1):
+        step = parse(text[:end], gemma, partial=True)
+        assert "<" not in step.content and "Hello!".startswith(step.content), (end, step)
+    called = parse("Hi<channel|>dropped<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>after",
+                   gemma, tools=WEATHER)
+    assert (called.content, called.tool_calls) == ("Hi", (ToolCall("", "get_weather", '{"city":"Paris"}'),))

@@ -32,6 +32,8 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
         return harmony.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools)
     if fmt.kind == "functionary-v3.2":
         return functionary.parse(text, partial=partial)
+    if fmt.kind == "gemma4":
+        return _gemma4(text, fmt, partial, reasoning_format != "none", opened, tools if calls else None)
     think = fmt.think if reasoning_format != "none" else None
     opened = opened or fmt.extra.get("opened", False)  # Cohere2 MoE: its generation prompt always opens it
     if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
@@ -48,6 +50,21 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
         reasoning = opened + reasoning  # Apriel 1.6: the prompt's "Here are my reasoning steps:" is reasoning
     content, calls = split_calls(rest, fmt if calls else CONTENT, partial, tools)
     return ParsedMessage(unwrap(content, fmt.wrap, partial), reasoning, tuple(calls))
+
+
+def _gemma4(text: str, fmt: Format, partial: bool, reasoning: bool, opened, tools) -> ParsedMessage:
+    """common/parsers/gemma4.cpp: its messages (gemma4.messages), then, with tools (`tools` not None), any text up
+    to the first `<|tool_call>` (dropped) and the calls; text after them is not part of the message."""
+    if opened:
+        text = (opened if isinstance(opened, str) else fmt.think[0]) + text
+    thought, content, k = gemma4.messages(text, fmt.think, partial, reasoning, tools is not None)
+    found: list[ToolCall] = []
+    if tools is not None:
+        at, complete = find_marker(text, gemma4.CALL, k, partial)
+        if at >= 0 and complete:
+            found, _, ok = read_calls(text, at, fmt, partial, tools)
+            found = found if ok else []
+    return ParsedMessage(content, thought, tuple(found))
 
 
 def split_reasoning(text: str, tags, partial: bool, opened, stop=()) -> tuple[str, str]:
