@@ -6,15 +6,11 @@ COMMAND_R_PLUS = ("Command R+'s `Action: ```json` format comes from the auto-par
 DSML = ("DeepSeek V3.2/V4's DSML format (common/parsers/deepseek.cpp) is not ported yet")
 GEMMA4_STRAY = ("Gemma 4's stray <|channel> / <channel|> tokens around the content (common/parsers/gemma4.cpp) are "
                 'not dropped yet')
-CONTINUED = ("continuing a prefilled message in this format takes its handler's own generation prompt, which "
-             "the harness does not build")
 KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
 EXCLUDED: dict[str, str] = {
-    '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
-    '6593:openai-gpt-oss-120b': CONTINUED,
     '5893:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '5895:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '4869:Kimi-K3': KIMI_K3,
