@@ -247,3 +247,33 @@ def test_a_partial_pythonic_call_streams_its_arguments_as_llama_cpp_writes_them(
         ToolCall("", "get_weather", '{"city":"Par'),)
     assert parse("<|tool_call_start|>[get_weather(city='Paris')", lfm2, partial=True, tools=WEATHER).tool_calls == (
         ToolCall("", "get_weather", '{"city":"Paris"}'),)
+
+
+def test_a_response_format_answer_streams_without_its_json_fence():
+    # llama.cpp's response-format parsers (Ministral 3's, the auto-parser's) read the JSON inside an optional
+    # ```json fence as the content and no calls: streamed, the fence never shows and the content only grows.
+    text = '[THINK]The invoice.[/THINK]```json\n{"amount": 123.45, "name": "[TOOL_CALLS]x"}\n```'
+    fmt = BY_NAME["magistral"]  # Ministral 3 14B Reasoning's
+    whole = parse(text, fmt, response_format=True, tools=WEATHER)
+    assert (whole.content, whole.reasoning_content, whole.tool_calls) == (
+        '{"amount": 123.45, "name": "[TOOL_CALLS]x"}', "The invoice.", ())
+    last = ""
+    for end in range(1, len(text) + 1):
+        content = parse(text[:end], fmt, partial=True, response_format=True, tools=WEATHER).content
+        assert "`" not in content and content.startswith(last.rstrip()), (end, content)
+        last = content
+
+
+def test_gemma4_stray_channel_tokens_end_the_message_while_it_streams():
+    # gemma4.cpp: an empty thought block after the content is dropped, a lone <channel|> ends the message (what
+    # follows is not part of it), stray <|channel> tokens before a thought are skipped; streamed, no tag shows.
+    gemma = BY_NAME["gemma4"]
+    text = "<|channel><|channel>thought\nhm<channel|>Hello!<|channel>thought\n<channel|><channel|>trailing"
+    whole = parse(text, gemma)
+    assert (whole.content, whole.reasoning_content) == ("Hello!", "hm")
+    for end in range(1, len(text) + 1):
+        step = parse(text[:end], gemma, partial=True)
+        assert "<" not in step.content and "Hello!".startswith(step.content), (end, step)
+    called = parse("Hi<channel|>dropped<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>after",
+                   gemma, tools=WEATHER)
+    assert (called.content, called.tool_calls) == ("Hi", (ToolCall("", "get_weather", '{"city":"Paris"}'),))

@@ -5,6 +5,7 @@ fed character by character. Cases not passed yet are listed in EXCLUDED with the
 xfails, so one that starts passing must leave the list."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,30 @@ def _setting(case):
     return fmt, opened_thinking(prompt, fmt), reasoning, tools, calls
 
 
+def _resumed_thinking(case, thought: str, fmt, opened):
+    """(reply prefix, opened) resuming the prefilled thinking where its handler's own generation prompt does
+    (gpt-oss.cpp: `<|start|>assistant<|channel|>analysis<|message|>` + the thinking; the auto-parser's: the
+    prompt cut at its thinking tag + the thinking, for Apriel 1.6 `<|begin_assistant|>\n` + the thinking, its
+    "Here are my reasoning steps:" left out; both seen from llama-server's /apply-template, 2026-11-27): the
+    template's rendering of the prefilled message cut after its thinking, less the prompt it continues. When that
+    rendering rewrites the generation prompt's end and opens no thinking tag, the turn's start opened the
+    thinking (`opened` True). None when the rendering does not show the thinking."""
+    source = TEMPLATES[case["stem"]]
+    template, thinking = ChatTemplate(source, "", ""), case["params"].get("enable_thinking", True)
+    rendered = template.render([*USER, {"role": "assistant", "content": "", "reasoning_content": thought}],
+                               add_generation_prompt=False, enable_thinking=thinking)
+    prompt = template.render(USER, enable_thinking=thinking)
+    if not thought or thought not in rendered:
+        return None
+    cut = rendered[:rendered.rindex(thought) + len(thought)]
+    if cut.startswith(prompt):
+        return cut[len(prompt):], opened
+    turn = cut[len(os.path.commonprefix([cut, prompt])):]
+    if not fmt.think or fmt.think[0] in turn:
+        return None
+    return turn, True
+
+
 def _same_args(want: str, got: str) -> bool:
     try:
         return json.loads(want or "{}") == json.loads(got or "{}")
@@ -61,6 +86,10 @@ def _continued(case, fmt, opened, reasoning, **kw):
     continued is the prefill's followed by the reply's."""
     params, text = case["params"], case["input"]
     how, prefill = params.get("continue_final_message", ""), params.get("prefill") or {}
+    if how.endswith("REASONING") and reasoning != "none":
+        resumed = _resumed_thinking(case, prefill["reasoning_content"], fmt, opened)
+        if resumed is not None:
+            return parse(resumed[0] + text, fmt, opened=resumed[1], reasoning_format=reasoning, **kw)
     if how.endswith("REASONING") and fmt.think and reasoning != "none":
         return parse(prefill["reasoning_content"] + text, fmt, opened=fmt.think[0], reasoning_format=reasoning, **kw)
     got = parse(text, fmt, opened="" if how else opened, reasoning_format=reasoning, **kw)
@@ -74,7 +103,9 @@ def _continued(case, fmt, opened, reasoning, **kw):
 def test_llama_cpp_parse_case(case, stem):
     fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
     partial = bool(case["params"].get("is_partial"))
-    got = _continued(case, fmt, opened, reasoning, partial=partial, tools=tools, calls=calls)
+    schema = bool(case["params"].get("json_schema"))  # llama.cpp parses a response format instead of calls
+    got = _continued({**case, "stem": stem}, fmt, opened, reasoning, partial=partial, tools=tools, calls=calls,
+                     response_format=schema)
     want = case["expect"]
     assert (got.content.strip(), got.reasoning_content.strip()) == (want["content"].strip(),
                                                                      want["reasoning_content"].strip()), got
@@ -86,7 +117,7 @@ def test_llama_cpp_parse_case(case, stem):
         text, last = case["input"], ()
         for end in range(1, len(text) + 1):
             step = parse(text[:end], fmt, partial=True, reasoning_format=reasoning, opened=opened, tools=tools,
-                         calls=calls).tool_calls
+                         calls=calls, response_format=schema).tool_calls
             grown = all(_grows(a, b) for a, b in zip(last, step, strict=False))
             assert len(step) >= len(last) and grown, (end, last, step)
             last = step

@@ -6,10 +6,54 @@ partial translation is a prefix of the final one."""
 
 from __future__ import annotations
 
-from app.engine.chat_parse.scan import loads, partial_tail
+from app.engine.chat_parse.scan import find_marker, loads, partial_tail, skip_ws
 from app.engine.chat_parse.types import ToolCall
 
 QUOTE = '<|"|>'
+TURN = "<|turn>model\n"
+CHANNEL, CHANNEL_END, CALL = "<|channel>", "<channel|>", "<|tool_call>"
+
+
+def messages(text: str, think: tuple[str, str], partial: bool, reasoning: bool, calls: bool) -> tuple[str, str, int]:
+    """gemma4.cpp's `start + message*`: an optional `<|turn>model\n`, then messages, each an optional thought
+    block (after any stray `<|channel>` tokens not opening one) and content up to the next `<|channel>`,
+    `<channel|>` or (with calls) `<|tool_call>`. A stray `<channel|>`, or a `<|channel>` that opens no thought,
+    ends them: what follows is not part of the message. Returns (reasoning, content, index where they end);
+    `reasoning` False: thought blocks are content, tags and all. A partial marker at the end is held back."""
+    opening, closing = think
+    k = len(TURN) if text.startswith(TURN) else 0
+    if partial and k == 0 and text and TURN.startswith(text):
+        return "", "", 0
+    thoughts, content = [], []
+    stops = (CHANNEL, CHANNEL_END, CALL) if calls else (CHANNEL, CHANNEL_END)
+    while k < len(text):
+        begin = k
+        if text.startswith(CHANNEL, k):
+            j = k
+            while text.startswith(CHANNEL, j) and not text.startswith(opening, j):
+                j += len(CHANNEL)
+            if not text.startswith(opening, j):
+                break  # no thought block (or, while partial, maybe one still arriving)
+            body = skip_ws(text, j + len(opening))
+            at, complete = find_marker(text, closing, body, partial)
+            if not complete and not partial:
+                break
+            end = at if at >= 0 else len(text)
+            if reasoning:
+                thoughts.append(text[body:end])
+            else:
+                content.append(text[j:end + len(closing) if complete else end])
+            if not complete:
+                return "".join(thoughts), "".join(content), len(text)
+            k = end + len(closing)
+        hits = [hit for hit in (find_marker(text, stop, k, partial) for stop in stops) if hit[0] >= 0]
+        stop = min(hits)[0] if hits else len(text)
+        content.append(text[k:stop])
+        if stop == begin:
+            break
+        k = stop
+    thought = "".join(thoughts)
+    return (thought if thought.strip() else ""), "".join(content), k
 
 
 def to_json(text: str, i: int) -> tuple[str, int | None]:

@@ -8,7 +8,7 @@ llama.cpp's parse drop it, and this one too; ToolStream keeps such calls as they
 
 from __future__ import annotations
 
-from app.engine.chat_parse import cohere2moe, functionary, gemma4, harmony, minimax_m3
+from app.engine.chat_parse import cohere2moe, functionary, gemma4, harmony, ling3, minimax_m3, muse_glimmer
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
@@ -20,14 +20,26 @@ _READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call,
 
 
 def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: str = "auto",
-          opened: bool = False, tools=(), calls: bool = True) -> ParsedMessage:
+          opened: bool = False, tools=(), calls: bool = True, response_format: bool = False) -> ParsedMessage:
     """The reply `text` in format `fmt`. `opened`: the generation prompt already opened the thinking block;
     `reasoning_format` "none" leaves thinking in the content (llama-server's --reasoning-format none);
-    `calls` False: the request offered no tools, so call markup is content (llama.cpp builds no call parser)."""
+    `calls` False: the request offered no tools, so call markup is content (llama.cpp builds no call parser);
+    `response_format`: the request set a JSON schema, so the answer is that JSON (no calls), unfenced."""
+    if response_format and fmt.kind != "harmony":
+        got = parse(text, fmt, partial=partial, reasoning_format=reasoning_format, opened=opened, calls=False)
+        return ParsedMessage(unfence(got.content, partial), got.reasoning_content, ())
     if fmt.kind == "harmony":
         return harmony.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools)
     if fmt.kind == "functionary-v3.2":
         return functionary.parse(text, partial=partial)
+    if fmt.kind == "muse-glimmer":
+        return muse_glimmer.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools,
+                                  calls=calls)
+    if fmt.kind == "ling3":
+        return ling3.parse(text, fmt, partial=partial, reasoning=reasoning_format != "none", opened=bool(opened),
+                           tools=tools, calls=calls, read_calls=read_calls)
+    if fmt.kind == "gemma4":
+        return _gemma4(text, fmt, partial, reasoning_format != "none", opened, tools if calls else None)
     think = fmt.think if reasoning_format != "none" else None
     opened = opened or fmt.extra.get("opened", False)  # Cohere2 MoE: its generation prompt always opens it
     if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
@@ -44,6 +56,21 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
         reasoning = opened + reasoning  # Apriel 1.6: the prompt's "Here are my reasoning steps:" is reasoning
     content, calls = split_calls(rest, fmt if calls else CONTENT, partial, tools)
     return ParsedMessage(unwrap(content, fmt.wrap, partial), reasoning, tuple(calls))
+
+
+def _gemma4(text: str, fmt: Format, partial: bool, reasoning: bool, opened, tools) -> ParsedMessage:
+    """common/parsers/gemma4.cpp: its messages (gemma4.messages), then, with tools (`tools` not None), any text up
+    to the first `<|tool_call>` (dropped) and the calls; text after them is not part of the message."""
+    if opened:
+        text = (opened if isinstance(opened, str) else fmt.think[0]) + text
+    thought, content, k = gemma4.messages(text, fmt.think, partial, reasoning, tools is not None)
+    found: list[ToolCall] = []
+    if tools is not None:
+        at, complete = find_marker(text, gemma4.CALL, k, partial)
+        if at >= 0 and complete:
+            found, _, ok = read_calls(text, at, fmt, partial, tools)
+            found = found if ok else []
+    return ParsedMessage(content, thought, tuple(found))
 
 
 def split_reasoning(text: str, tags, partial: bool, opened, stop=()) -> tuple[str, str]:
@@ -83,6 +110,25 @@ def unwrap(content: str, wrap: tuple[str, str], partial: bool) -> str:
             at, _ = find_marker(content, end, 0, partial)
             content = content[:at] if at >= 0 else content
     return content
+
+
+def unfence(content: str, partial: bool) -> str:
+    """A response-format answer without its optional ```json ... ``` fence (the handlers' response-format
+    parsers: the auto-parser's and Muse Glimmer's accept it, Ministral 3's, Gemma 4's, MiniMax-M3's and DeepSeek's
+    require it); a partial fence is held back."""
+    body = content.strip()
+    if partial and body and FENCE.startswith(body):
+        return ""
+    if not body.startswith(FENCE):
+        return content
+    body = body[len(FENCE):].strip()
+    if body.endswith("```"):
+        return body[:-3].strip()
+    tail = next((n for n in (2, 1) if partial and body.endswith("`" * n)), 0)
+    return body[:len(body) - tail].rstrip()
+
+
+FENCE = "```json"
 
 
 def split_calls(text: str, fmt: Format, partial: bool, tools) -> tuple[str, list[ToolCall]]:

@@ -40,7 +40,8 @@ class Format:
       (Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM 4.5);
     - "pythonic": [name(key=value, ...)] (LFM2);
     - "gemma4": NAME{key:value} in Gemma 4's own syntax (gemma4.py);
-    - "harmony": GPT-OSS channels (harmony.py); "functionary-v3.2": `>>>` blocks (functionary.py).
+    - "harmony": GPT-OSS channels (harmony.py); "functionary-v3.2": `>>>` blocks (functionary.py);
+    - "ling3": GLM 4.5's tagged calls in Ling 3's turn (ling3.py); "muse-glimmer": ` to=` messages (muse_glimmer.py).
 
     `section` = (start, end) around all calls ("" for none: then the call's own start triggers), `call` = (start,
     end) around each. `think` = reasoning (start, end); `wrap` = content markers to drop (start, end)."""

@@ -4,9 +4,11 @@ template file, with its settings and its expected message.
 
     python tests/engine/data/extract_chat_cases.py PATH/TO/llama.cpp/tests/test-chat.cpp
 
-Only the C++ the chains use is understood: string literals (escaped, raw, adjacent ones joined), the test file's
-message constants and helper functions (simple_assist_msg, message_with_*), tool objects, brace lists, true/false
-and enum names. A chain using anything else is written with "unread": the reason, and the test reports it.
+Only the C++ the chains use is understood: string literals (escaped, raw, adjacent ones joined, `+`-joined), the
+test file's message constants and helper functions (simple_assist_msg, message_with_*), tool objects, brace lists,
+true/false and enum names, and the local variables a function or block defines before its chains (strings, messages,
+tools, field assignments, peg_tester objects), each visible in its own braces only. A chain using anything else is
+written with "unread": the reason, and the test reports it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import ChainMap
 from pathlib import Path
 
 TOKEN = re.compile(r'''
@@ -22,7 +25,7 @@ TOKEN = re.compile(r'''
   | (?P<str>"(?:\\.|[^"\\])*")
   | (?P<num>-?\d+(?:\.\d+)?[uUlLfF]*)
   | (?P<name>[A-Za-z_][A-Za-z_0-9]*(?:::[A-Za-z_][A-Za-z_0-9]*)*)
-  | (?P<op>[(){}\[\],.;=<>&*:])
+  | (?P<op>[(){}\[\],.;=<>&*:+])
 ''', re.S | re.X)
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
 
@@ -84,6 +87,16 @@ class Reader:
         return tok
 
     def expr(self):
+        value = self.primary()
+        while self.peek()[1] == "+":  # std::string concatenation
+            self.take()
+            more = self.primary()
+            if not (isinstance(value, str) and isinstance(more, str)):
+                raise Unread("+ of non-strings")
+            value += more
+        return value
+
+    def primary(self):
         kind, value = self.peek()
         if kind == "str":
             parts = []
@@ -160,16 +173,89 @@ def definitions(src: str, toks) -> dict:
         start = m.end() - 1 if m.group(3) == "{" else m.end()
         reader = Reader(tokens(src[start:start + 20000]), env)
         try:
-            value = reader.expr()
+            value = _typed(kind, reader.expr())
         except Unread:
             continue
-        if kind == "tool" and isinstance(value, list):
-            env[name] = {"name": value[0], "description": value[1], "parameters": json.loads(value[2] or "{}")}
-        elif kind == "msg" and isinstance(value, dict):
+        if value is not None:
             env[name] = value
-        elif kind == "msg" and isinstance(value, list):  # {role, content, ...}: a prompt message
-            env[name] = {"role": value[0], "content": value[1]}
     return env
+
+
+def _typed(kind: str, value):
+    """A `common_chat_<kind>` initialiser's value as a tool or message dict (None if it is neither)."""
+    if kind == "tool" and isinstance(value, list):
+        return {"name": value[0], "description": value[1], "parameters": json.loads(value[2] or "{}")}
+    if kind == "msg" and isinstance(value, dict):
+        return value
+    if kind == "msg" and isinstance(value, list):  # {role, content, ...}: a prompt message
+        return {"role": value[0], "content": value[1]}
+    if kind == "" and not isinstance(value, list):
+        return value
+    return None
+
+
+TYPES = {"auto": "", "char": "", "std::string": "", "common_chat_msg": "msg", "common_chat_tool": "tool"}
+
+
+class Tester:
+    """A `peg_tester` local: the templates its chains run on."""
+
+    def __init__(self, templates: list[str]):
+        self.templates = templates
+
+
+def _declaration(src: str, toks, i: int, scope) -> int | None:
+    """Reads a local `[static] [const] TYPE [const] [*] NAME (= EXPR | {...} | );` at token i into scope; returns
+    the index after it, or None when there is none (or its value cannot be read)."""
+    j = i
+    while toks[j][1] in ("static", "const"):
+        j += 1
+    if toks[j][1] not in TYPES:
+        return None
+    kind = TYPES[toks[j][1]]
+    j += 1
+    while toks[j][1] in ("const", "*"):
+        j += 1
+    if toks[j][0] != "name" or toks[j + 1][1] not in ("=", "{", ";"):
+        return None
+    name, how = toks[j][1], toks[j + 1][1]
+    if how == ";":
+        if kind != "msg":
+            return None
+        scope[name] = {"role": "", **msg()}
+        return j + 2
+    start = j + 2 if how == "=" else j + 1
+    if toks[start][1] == "peg_tester" and toks[start + 1][1] == "(":
+        arg = toks[start + 2]
+        scope[name] = Tester([arg[1]] if arg[0] == "str" else _looped(src, arg[2], arg[1]))
+        return start
+    reader = Reader(toks, scope)
+    reader.i = start
+    try:
+        value = _typed(kind, reader.expr())
+        reader.take(";")
+    except (Unread, IndexError):
+        return None
+    if value is None:
+        return None
+    scope[name] = value
+    return reader.i
+
+
+def _assignment(toks, i: int, scope) -> int | None:
+    """Reads `NAME.field = EXPR;` into a local message or tool; returns the index after it, or None."""
+    target = scope.get(toks[i][1])
+    if not isinstance(target, dict) or toks[i + 1][1] != "." or toks[i + 3][1] != "=":
+        return None
+    reader = Reader(toks, scope)
+    reader.i = i + 4
+    try:
+        value = reader.expr()
+        reader.take(";")
+    except (Unread, IndexError):
+        return None
+    scope.maps[0][toks[i][1]] = {**target, toks[i + 2][1]: value}
+    return reader.i
 
 
 def _looped(src: str, at: int, var: str) -> list[str]:
@@ -188,18 +274,25 @@ def _looped(src: str, at: int, var: str) -> list[str]:
 
 def chains(src: str, env: dict):
     toks = tokens(src)
-    templates: list[str] = []
+    scope = ChainMap({}, env)
     i = 0
     while i < len(toks):
         kind, value, at = toks[i]
-        if value == "peg_tester" and i + 2 < len(toks) and toks[i + 1][1] == "(":
-            arg = toks[i + 2]
-            templates = [arg[1]] if arg[0] == "str" else _looped(src, at, arg[1])
-        if value == "tst" and toks[i + 1][1] == "." and toks[i + 2][1] == "test":
+        if value == "{":
+            scope = scope.new_child()
+        elif value == "}":
+            scope = scope.parents if len(scope.maps) > 2 else scope
+        elif kind == "name" and (i == 0 or toks[i - 1][1] in (";", "{", "}")):
+            after = _declaration(src, toks, i, scope) or _assignment(toks, i, scope)
+            if after is not None:
+                i = after
+                continue
+        tester = scope.get(value) if kind == "name" else None
+        if isinstance(tester, Tester) and toks[i + 1][1] == "." and toks[i + 2][1] == "test":
             line = src.count("\n", 0, at) + 1
-            reader = Reader(toks, env)
+            reader = Reader(toks, scope)
             reader.i = i + 3
-            case = {"templates": templates, "params": {}, "expect": msg()}
+            case = {"templates": tester.templates, "params": {}, "expect": msg()}
             try:
                 reader.take("(")
                 case["input"] = reader.expr()
@@ -244,7 +337,7 @@ def apply(case, method, args):
     elif method == "messages":  # the conversation: only its last message matters here (a prefill to continue)
         params["messages"] = "custom"
         last = args[0][-1] if args and args[0] else None
-        if isinstance(last, dict) and "content" in last:
+        if isinstance(last, dict) and "content" in last and last.get("role") in (None, "", "assistant"):
             params["prefill"] = {"content": last.get("content", ""),
                                  "reasoning_content": last.get("reasoning_content", "")}
     elif method == "expect_reconstruction":
