@@ -4,6 +4,7 @@ its handlers and its differential analysis (common/chat-diff-analyzer.cpp) find 
 
 from __future__ import annotations
 
+from app.engine.chat_parse import dsml
 from app.engine.chat_parse.types import Format
 
 CONTENT_ONLY = Format("content-only", think=("<think>", "</think>"))
@@ -64,9 +65,13 @@ MINIMAX_M3 = Format("minimax-m3", "minimax-m3", think=("<mm:think>", "</mm:think
                     section=("]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"),
                     call=(']<]minimax[>[<invoke name="', ""),
                     extra={"bare_think_end": True})  # minimax_m3.py
+DEEPSEEK_V3_2 = Format("deepseek-v3.2", "dsml", section=dsml.block("function_calls"), call=(dsml.INVOKE_START, ""),
+                       think_ends_at_call=True, extra={"content_sep": dsml.SEPARATOR})  # dsml.py
+DEEPSEEK_V4 = Format("deepseek-v4", "dsml", section=dsml.block("tool_calls"), call=(dsml.INVOKE_START, ""),
+                     think_ends_at_call=True, extra={"content_sep": dsml.SEPARATOR})  # dsml.py
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
-       CONTENT_ONLY)
+       DEEPSEEK_V3_2, DEEPSEEK_V4, CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}
