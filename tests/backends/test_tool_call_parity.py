@@ -81,6 +81,12 @@ STOPPED = ("same text as far as llama-server went: its stream ends at its parser
            "update_chat_msg, partial); the parse throws, the stream handler ends the stream ('terminate on "
            "exception', server-context.cpp) and the task is cancelled. Not the same raw text (a prefix of "
            "Chorus's): its calls would be compared with Chorus's partial parse at its length; not done")
+V4_CONTINUED = ("the prompts differ: common/parsers/deepseek.cpp continues a V4 assistant message that has no "
+                "reasoning_content from `<｜Assistant｜></think>` (is_v4: thinking closed), where the generation "
+                "prompt with thinking on ends `<｜Assistant｜><think>`; Chorus's reply prefix continues its whole "
+                "generation prompt (traced 2026-11-27 00:45 UTC: llama-server's prompt ends `</think></think>\n\n"
+                "<｜DSML｜tool_calls>`, Chorus's `<think></think>\n\n...`). V3.2's continuation keeps `<think>` and "
+                "matches")
 SAME_TEXT = {
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server: after the arguments its call must end with "
                                  "<｜tool▁call▁end｜> (chat-auto-parser-generator.cpp build_func_parser: tool_close "
@@ -103,6 +109,7 @@ DIFFER: dict[tuple[str, str], str] = {
     **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
     **{(n, "parse"): CONTINUED for n in (
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
+    **{(n, "parse"): V4_CONTINUED for n in ("deepseek-ai-DeepSeek-V4", "deepseek-ai-DeepSeek-V4-Flash-0731")},
 }
 
 

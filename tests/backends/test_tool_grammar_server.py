@@ -38,7 +38,7 @@ from app.engine.reasoning import opens_thinking
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_gbnf_native import regex_escape
 from app.engine.tool_grammar import NO_LEAD, lazy_sampler, required_gbnf, tool_constraint
-from tests.engine.test_tool_grammar_formats import TEMPLATES, TIME, WEATHER
+from tests.engine.test_tool_grammar_formats import MAX_TOKENS, TEMPLATES, TIME, WEATHER
 from tests.servers import llama_cpp_templates
 
 pytestmark = pytest.mark.servers
@@ -55,6 +55,13 @@ SAME = {"llama-3.x", "apertus", "gigachat-v3", "gigachat-v3.1", "lfm2", "gemma4"
 DIFFERENT = ("still differ after the JSON whitespace fix (measured 2026-11-26, not yet narrowed down); the "
              "formats that pass differ from these by having no markers, so suspected: the whitespace around markers "
              "(llama-server's `space`, Chorus's one optional blank or newline)")
+# Measured 2026-11-27 00:30 UTC: every call Chorus's grammar wrote is taken by llama-server's; the other way fails.
+DSML_STRINGS = ("llama.cpp's DSML string value is any text up to </｜DSML｜parameter> (common/parsers/"
+                "deepseek.cpp reads a string parameter with `until`, its maxLength unused), so under llama-server's "
+                "grammar SmolLM2 writes a runaway city (newlines, `<｜DSML｜invoke name=\"gab\">` lines) to "
+                "max_tokens; Chorus's bounds a string with a maxLength to that many characters on one line, as its "
+                "other tagged grammars, and refuses it")
+REASONS = {"deepseek-v3.2": DSML_STRINGS, "deepseek-v4": DSML_STRINGS}
 TOOLS = (WEATHER, TIME)
 # Formats whose grammar (llama.cpp's own) lets SmolLM2 run away until max_tokens (Gemma 4's dictionary keys, GPT-OSS's
 # constraint type): a text cut there need only be taken so far.
@@ -104,15 +111,15 @@ def accepts(model, gbnf: str, written: tuple[str, bool]) -> bool:
         constraint.free()
 
 
-def sample(engine, gbnf: str, seed: int | None) -> tuple[str, bool]:
+def sample(engine, gbnf: str, seed: int | None, max_tokens: int = 160) -> tuple[str, bool]:
     sampling = SamplingParams(temperature=0.0) if seed is None else SamplingParams(temperature=1.0, seed=seed)
     result = engine.submit(GenerationRequest(messages=QUESTION, grammar=gbnf, sampling=sampling,
-                                             max_tokens=160)).result(timeout=300)
+                                             max_tokens=max_tokens)).result(timeout=300)
     return result.text, result.finish_reason == "length"
 
 
 @pytest.mark.parametrize("fmt", [f if f in SERVER_BUGS or f in SAME else pytest.param(f, marks=pytest.mark.xfail(
-    reason=DIFFERENT, strict=True)) for f in TEMPLATES if f not in NO_SERVER_GRAMMAR])
+    reason=REASONS.get(f, DIFFERENT), strict=True)) for f in TEMPLATES if f not in NO_SERVER_GRAMMAR])
 def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_server, make_engine, model_path):
     if not llama_cpp_templates():
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
@@ -120,7 +127,8 @@ def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_s
     ours = tool_gbnf(fmt, TOOLS, parallel=False)
     engine = make_engine(n_slots=1)
     runaway = fmt in RUNAWAY
-    written = [(text, cut and runaway) for text, cut in (sample(engine, ours, seed) for seed in (None, 1, 2))]
+    tokens = MAX_TOKENS.get(fmt, 160)
+    written = [(text, cut and runaway) for text, cut in (sample(engine, ours, seed, tokens) for seed in (None, 1, 2))]
     model = LlamaModel(model_path)
     try:
         taken = [accepts(model, theirs, (prefix + text, cut)) for text, cut in written]
@@ -129,7 +137,7 @@ def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_s
             return
         assert all(taken), [t for t, ok in zip(written, taken, strict=True) if not ok]
         if not prefix:
-            back, cut = sample(engine, theirs, None)
+            back, cut = sample(engine, theirs, None, tokens)
             assert accepts(model, ours, (back, cut and runaway)), back
     finally:
         model.close()

@@ -3,7 +3,6 @@ keyed by "<line in test-chat.cpp>:<template>", or by a template's name for all o
 
 COMMAND_R_PLUS = ("Command R+'s `Action: ```json` format comes from the auto-parser's analysis, not ported "
                   'for this template')
-DSML = ("DeepSeek V3.2/V4's DSML format (common/parsers/deepseek.cpp) is not ported yet")
 GEMMA4_STRAY = ("Gemma 4's stray <|channel> / <channel|> tokens around the content (common/parsers/gemma4.cpp) are "
                 'not dropped yet')
 KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
@@ -20,24 +19,6 @@ EXCLUDED: dict[str, str] = {
     '4920:Kimi-K3': KIMI_K3,
     '4933:Kimi-K3': KIMI_K3,
     '4951:Kimi-K3': KIMI_K3,
-    '4022:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4036:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4049:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4069:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4089:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4106:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4123:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4140:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4157:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4174:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4188:deepseek-ai-DeepSeek-V3.2': DSML,
-    '4248:deepseek-ai-DeepSeek-V4': DSML,
-    '4262:deepseek-ai-DeepSeek-V4': DSML,
-    '4275:deepseek-ai-DeepSeek-V4': DSML,
-    '4295:deepseek-ai-DeepSeek-V4': DSML,
-    '4315:deepseek-ai-DeepSeek-V4': DSML,
-    '4353:deepseek-ai-DeepSeek-V4': DSML,
-    '4371:deepseek-ai-DeepSeek-V4-Flash-0731': DSML,
     '6880:openbmb-MiniCPM5-1B': MINICPM5,
     '6887:openbmb-MiniCPM5-1B': MINICPM5,
     '6894:openbmb-MiniCPM5-1B': MINICPM5,

@@ -27,6 +27,8 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
     (lambda s: _has(s, "<|tool_list_start|>") or ("List of tools: [" in s), F.LFM2),
     (lambda s: _has(s, "<|role_sep|>", "<|message_sep|>") and "<|function_call|>" not in s, F.GIGACHAT_V3),
     (lambda s: _has(s, "]<]minimax[>[", "<tool_call>", "<invoke name="), F.MINIMAX_M3),
+    (lambda s: _has(s, "dsml_token", "DSML") and "function_calls" in s, F.DEEPSEEK_V3_2),
+    (lambda s: _has(s, "dsml_token", "DSML", "tool_calls"), F.DEEPSEEK_V4),  # V4 names its block tool_calls
     (lambda s: "'<|tool_call>call:'" in s, F.GEMMA4),
     (lambda s: _has(s, "<tool_call>", "<function=", "<parameter=")
      and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),

@@ -4,6 +4,7 @@ its handlers and its differential analysis (common/chat-diff-analyzer.cpp) find 
 
 from __future__ import annotations
 
+from app.engine.chat_parse import dsml
 from app.engine.chat_parse.types import Format
 
 CONTENT_ONLY = Format("content-only", think=("<think>", "</think>"))
@@ -64,6 +65,10 @@ MINIMAX_M3 = Format("minimax-m3", "minimax-m3", think=("<mm:think>", "</mm:think
                     section=("]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"),
                     call=(']<]minimax[>[<invoke name="', ""),
                     extra={"bare_think_end": True})  # minimax_m3.py
+DEEPSEEK_V3_2 = Format("deepseek-v3.2", "dsml", section=dsml.block("function_calls"), call=(dsml.INVOKE_START, ""),
+                       think_ends_at_call=True, extra={"content_sep": dsml.SEPARATOR})  # dsml.py
+DEEPSEEK_V4 = Format("deepseek-v4", "dsml", section=dsml.block("tool_calls"), call=(dsml.INVOKE_START, ""),
+                     think_ends_at_call=True, extra={"content_sep": dsml.SEPARATOR})  # dsml.py
 LING3 = Format("ling3", "ling3", call=("<tool_call>", "</tool_call>"), name_suffix="\n",
                param=("<arg_key>", "</arg_key>", "</arg_value>"), extra={"value_prefix": "<arg_value>"},
                think_ends_at_call=True)  # ling3.py: GLM 4.5's calls, <|role_end|> ends the turn
@@ -72,5 +77,5 @@ MUSE_GLIMMER = Format("muse-glimmer", "muse-glimmer", think=None)  # muse_glimme
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
-       CONTENT_ONLY, LING3, MUSE_GLIMMER)
+       DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

@@ -8,7 +8,8 @@ llama.cpp's parse drop it, and this one too; ToolStream keeps such calls as they
 
 from __future__ import annotations
 
-from app.engine.chat_parse import cohere2moe, functionary, gemma4, harmony, ling3, minimax_m3, muse_glimmer
+from app.engine.chat_parse import (cohere2moe, dsml, functionary, gemma4, harmony, ling3, minimax_m3,
+                                   muse_glimmer)
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
@@ -16,7 +17,7 @@ from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
 REASONING_FORMATS = ("auto", "deepseek", "deepseek-legacy", "none")
 CONTENT = Format("content")
 _READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call, "gemma4": gemma4.call,
-            "minimax-m3": minimax_m3.call}
+            "minimax-m3": minimax_m3.call, "dsml": dsml.call}
 
 
 def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: str = "auto",
@@ -149,16 +150,24 @@ def split_calls(text: str, fmt: Format, partial: bool, tools) -> tuple[str, list
         hits = [hit for hit in (find_marker(text, t, 0, partial) for t in triggers) if hit[0] >= 0]
         at, complete = min(hits) if hits else (-1, False)
         if at >= 0 and not complete:
-            return text[:at], []
+            return _before(text, at, fmt), []
     if at < 0:
-        return (held(text, triggers) if partial else text), []
+        sep = fmt.extra.get("content_sep", "")
+        return (held(text, (*triggers, *(sep + t for t in triggers if sep))) if partial else text), []
     calls, end, ok = read_calls(text, at, fmt, partial, tools)
     if not ok or (not calls and not partial):
-        return (text if not partial else text[:at]), []
-    content = text[:at]
+        return (text if not partial else _before(text, at, fmt)), []
+    content = _before(text, at, fmt)
     if not partial and end < len(text):
         content += text[end:]
     return content, calls
+
+
+def _before(text: str, at: int, fmt: Format) -> str:
+    """The content before the calls at text[at]; without the `content_sep` right in front of them (DeepSeek
+    V3.2's `\\n\\n`: its content is `until_one_of` that separator with the marker, or the marker)."""
+    sep = fmt.extra.get("content_sep", "")
+    return text[:at - len(sep)] if sep and text.endswith(sep, 0, at) else text[:at]
 
 
 def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[list[ToolCall], int, bool]:
