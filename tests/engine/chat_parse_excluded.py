@@ -1,8 +1,6 @@
 """Ported llama.cpp parse cases (tests/engine/test_chat_parse_ported.py) not passed yet, each with its reason:
 keyed by "<line in test-chat.cpp>:<template>", or by a template's name for all of its cases."""
 
-COMMAND_R_PLUS = ("Command R+'s `Action: ```json` format comes from the auto-parser's analysis, not ported "
-                  'for this template')
 DSML = ("DeepSeek V3.2/V4's DSML format (common/parsers/deepseek.cpp) is not ported yet")
 GEMMA4_STRAY = ("Gemma 4's stray <|channel> / <channel|> tokens around the content (common/parsers/gemma4.cpp) are "
                 'not dropped yet')
@@ -10,7 +8,6 @@ CONTINUED = ("continuing a prefilled message in this format takes its handler's 
              "the harness does not build")
 KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
-MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
 EXCLUDED: dict[str, str] = {
     '6239:Apriel-1.6-15b-Thinker-fixed': CONTINUED,
@@ -19,8 +16,6 @@ EXCLUDED: dict[str, str] = {
     '3161:google-gemma-4-31B-it': GEMMA4_STRAY,
     '3167:google-gemma-4-31B-it': GEMMA4_STRAY,
     '3173:google-gemma-4-31B-it': GEMMA4_STRAY,
-    '5893:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
-    '5895:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '4869:Kimi-K3': KIMI_K3,
     '4875:Kimi-K3': KIMI_K3,
     '4883:Kimi-K3': KIMI_K3,
@@ -50,10 +45,4 @@ EXCLUDED: dict[str, str] = {
     '4371:deepseek-ai-DeepSeek-V4-Flash-0731': DSML,
     '4742:inclusionai-ling-3.0-flash': LING3,
     '6365:muse-glimmer': MUSE_GLIMMER,
-    '6880:openbmb-MiniCPM5-1B': MINICPM5,
-    '6887:openbmb-MiniCPM5-1B': MINICPM5,
-    '6894:openbmb-MiniCPM5-1B': MINICPM5,
-    '6903:openbmb-MiniCPM5-1B': MINICPM5,
-    '6910:openbmb-MiniCPM5-1B': MINICPM5,
-    '6918:openbmb-MiniCPM5-1B': MINICPM5,
 }

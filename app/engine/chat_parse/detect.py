@@ -26,6 +26,7 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
     (lambda s: _has(s, "<|role_sep|>", "<|message_sep|>") and "<|function_call|>" not in s, F.GIGACHAT_V3),
     (lambda s: _has(s, "]<]minimax[>[", "<tool_call>", "<invoke name="), F.MINIMAX_M3),
     (lambda s: "'<|tool_call>call:'" in s, F.GEMMA4),
+    (lambda s: _has(s, "Tool usage guidelines:", '<function name="', '<param name="'), F.MINICPM5),
     (lambda s: _has(s, "<tool_call>", "<function=", "<parameter=")
      and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),
 )
@@ -40,6 +41,7 @@ _AUTO = (  # what the differential analysis finds in the remaining reference tem
      and "tool['type'] + '<｜tool▁sep｜>'" not in s, F.DEEPSEEK_V3_1),
     (lambda s: _has(s, "<｜tool▁calls▁begin｜>"), F.DEEPSEEK_R1),
     (lambda s: _has(s, "<|START_ACTION|>"), F.COMMAND_R7B),
+    (lambda s: _has(s, "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "Action:\\n```json"), F.COMMAND_R_PLUS),
     (lambda s: _has(s, "<|tools_prefix|>"), F.APERTUS),
     (lambda s: _has(s, "<TOOLCALL>"), F.NEMOTRON_V2),
     (lambda s: _has(s, "<|tool_call|>"), F.GRANITE),

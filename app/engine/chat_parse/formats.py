@@ -64,9 +64,14 @@ MINIMAX_M3 = Format("minimax-m3", "minimax-m3", think=("<mm:think>", "</mm:think
                     section=("]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"),
                     call=(']<]minimax[>[<invoke name="', ""),
                     extra={"bare_think_end": True})  # minimax_m3.py
+MINICPM5 = Format("minicpm5", "minicpm5", call=('<function name="', ""))  # minicpm5.py
+COMMAND_R_PLUS = Format("command-r-plus", "json", think=None, section=("Action:\n```json\n", "```"), array=True,
+                        name_key="tool_name", args_key="parameters",
+                        wrap=("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"),
+                        extra={"calls_first": True, "wrapped_text_first": True})  # cohere2moe.py
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
-       CONTENT_ONLY)
+       CONTENT_ONLY, MINICPM5, COMMAND_R_PLUS)
 BY_NAME = {f.name: f for f in ALL}
