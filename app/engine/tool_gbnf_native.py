@@ -1,5 +1,6 @@
 """The tool grammars of the formats llama.cpp parses with a handler of its own (common/parsers/gpt-oss.cpp,
-lfm2.cpp, gemma4.cpp, gigachat-v3.cpp, cohere2moe.cpp; minimax-m3.cpp's in tool_gbnf_minimax.py), spelled as their
+lfm2.cpp, gemma4.cpp, gigachat-v3.cpp, cohere2moe.cpp; minimax-m3.cpp's in tool_gbnf_minimax.py, minicpm5.cpp's in
+tool_gbnf_minicpm5.py), spelled as their
 PEG parsers become GBNF (common/peg-parser.cpp `build_grammar`).
 
 Per format: `CALLS[name](b, parallel)` is the handler's trigger rule (`tool-call`), which is both Chorus's
@@ -15,6 +16,8 @@ from collections.abc import Callable
 
 from app.engine.gbnf_build import Builder, json_object, schema_rule
 from app.engine.gbnf_text import lit, until, until_any
+from app.engine.tool_gbnf_minicpm5 import TRIGGER as MINICPM5_TRIGGER
+from app.engine.tool_gbnf_minicpm5 import minicpm5_call, minicpm5_root
 from app.engine.tool_gbnf_minimax import START as MINIMAX_M3_START
 from app.engine.tool_gbnf_minimax import minimax_m3_call, minimax_m3_root
 from app.engine.tool_gbnf_server import SERVER_SHAPES
@@ -169,9 +172,10 @@ CALLS: dict[str, tuple[str, Build]] = {  # format: (trigger word, the trigger ru
     "gigachat-v3": (GIGACHAT_CALL, gigachat_call),
     "cohere2moe": ("<|START_ACTION|>", cohere2moe_call),
     "minimax-m3": (MINIMAX_M3_START, minimax_m3_call),
+    "minicpm5": (MINICPM5_TRIGGER, minicpm5_call),
 }
 ROOTS = {"gpt-oss": gpt_oss_root, "lfm2": lfm2_root, "gemma4": gemma4_root, "gigachat-v3": gigachat_root,
-         "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root}
+         "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root, "minicpm5": minicpm5_root}
 TRIGGERS = {  # gpt-oss.cpp's patterns; the grammar starts at the first group (or the match)
     "gpt-oss": (r"^\s+to$", r"^<\|channel\|>(?:commentary|analysis)\s+to=functions$",
                 r"<\|start\|>assistant(\s+to)", r"<\|start\|>assistant(<\|channel\|>(?:commentary|analysis)\s+to)"),

@@ -44,6 +44,7 @@ TEMPLATES = {
     "firefunction-v2": "fireworks-ai-llama-3-firefunction-v2",
     "apertus": "Apertus-8B-Instruct", "gigachat-v3": "GigaChat3-10B-A1.8B", "gigachat-v3.1": "GigaChat3.1-10B-A1.8B",
     "lfm2": "LFM2.5-8B-A1B", "gemma4": "google-gemma-4-31B-it", "gpt-oss": "openai-gpt-oss-120b",
+    "minicpm5": "openbmb-MiniCPM5-1B", "command-r-plus": "CohereForAI-c4ai-command-r-plus-tool_use",
 }
 
 
