@@ -204,6 +204,10 @@ def server_triggers(triggers: list[dict]) -> tuple[str, ...]:
 AUTO_DIFFER = {
     "magistral": SERVER_BUGS["magistral"],
     "granite": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call format); Chorus does",
+    "command-r-plus": "llama-server's reply to this one-token request is an error (HTTP 500: its parser takes Command "
+                      "R+'s content only wrapped in <|CHATBOT_TOKEN|>...<|END_OF_TURN_TOKEN|>, and SmolLM2's first "
+                      "token is not), so its grammar is not read here; read from its -v log instead (2026-11-27): "
+                      "the same tool-call rule as Chorus's, the same trigger \"Action:\\n```json\\n\"",
 }
 
 
