@@ -83,6 +83,8 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
         "<|START_ACTION|>", "<|END_ACTION|>", name_key="tool_name", args_key="parameters",
         id_field=f'"\\"tool_call_id\\"" space ":" space {CALL_ID} space "," space ')),
     "granite": ("<|tool_call|>", _json_array("<|tool_call|>", "")),
+    "command-r-plus": ("Action:\n```json\n", _json_array(
+        "Action:\n```json\n", "```", name_key="tool_name", args_key="parameters")),
     "nemotron-v2": ("<TOOLCALL>", _json_array("<TOOLCALL>", "</TOOLCALL>")),
     "apriel": ("<tool_calls>", _json_array("<tool_calls>", "</tool_calls>")),
     "apriel-thinker": ("<tool_calls>", _json_array("<tool_calls>", "</tool_calls>")),

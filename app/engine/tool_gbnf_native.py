@@ -1,6 +1,6 @@
 """The tool grammars of the formats llama.cpp parses with a handler of its own (common/parsers/gpt-oss.cpp,
 lfm2.cpp, gemma4.cpp, gigachat-v3.cpp, cohere2moe.cpp; minimax-m3.cpp's in tool_gbnf_minimax.py, deepseek.cpp's
-in tool_gbnf_dsml.py), spelled as their
+in tool_gbnf_dsml.py, minicpm5.cpp's in tool_gbnf_minicpm5.py), spelled as their
 PEG parsers become GBNF (common/peg-parser.cpp `build_grammar`).
 
 Per format: `CALLS[name](b, parallel)` is the handler's trigger rule (`tool-call`), which is both Chorus's
@@ -16,9 +16,11 @@ from collections.abc import Callable
 
 from app.engine.gbnf_build import Builder, json_object, schema_rule
 from app.engine.gbnf_text import lit, until, until_any
-from app.engine.tool_gbnf_ling_muse import MUSE_TRIGGER, ling3_call, ling3_root, muse_call, muse_root
 from app.engine.tool_gbnf_dsml import CALLS as DSML_CALLS
 from app.engine.tool_gbnf_dsml import ROOTS as DSML_ROOTS
+from app.engine.tool_gbnf_ling_muse import MUSE_TRIGGER, ling3_call, ling3_root, muse_call, muse_root
+from app.engine.tool_gbnf_minicpm5 import TRIGGER as MINICPM5_TRIGGER
+from app.engine.tool_gbnf_minicpm5 import minicpm5_call, minicpm5_root
 from app.engine.tool_gbnf_minimax import START as MINIMAX_M3_START
 from app.engine.tool_gbnf_minimax import minimax_m3_call, minimax_m3_root
 from app.engine.tool_gbnf_server import SERVER_SHAPES
@@ -175,11 +177,12 @@ CALLS: dict[str, tuple[str, Build]] = {  # format: (trigger word, the trigger ru
     "minimax-m3": (MINIMAX_M3_START, minimax_m3_call),
     "ling3": ("<tool_call>", ling3_call),
     "muse-glimmer": (" to=", muse_call),
+    "minicpm5": (MINICPM5_TRIGGER, minicpm5_call),
     **DSML_CALLS,
 }
 ROOTS = {"gpt-oss": gpt_oss_root, "lfm2": lfm2_root, "gemma4": gemma4_root, "gigachat-v3": gigachat_root,
          "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root, "ling3": ling3_root, "muse-glimmer": muse_root,
-         **DSML_ROOTS}
+         "minicpm5": minicpm5_root, **DSML_ROOTS}
 TRIGGERS = {  # gpt-oss.cpp's patterns; the grammar starts at the first group (or the match)
     "gpt-oss": (r"^\s+to$", r"^<\|channel\|>(?:commentary|analysis)\s+to=functions$",
                 r"<\|start\|>assistant(\s+to)", r"<\|start\|>assistant(<\|channel\|>(?:commentary|analysis)\s+to)"),

@@ -122,6 +122,7 @@ SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
     "firefunction-v2": _server_json("", True, False),
     "apertus": _server_json("<|tools_suffix|>", True, False, obj=name_key_object),
     "gigachat-v3.1": _server_json("", False, False),
+    "command-r-plus": _server_json("```", True, False, name_key="tool_name", args_key="parameters"),
 }
 
 

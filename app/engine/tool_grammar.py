@@ -39,6 +39,7 @@ from app.engine.grammar import GrammarError, grammar_sampler
 from app.engine.native import capture_log
 from app.engine.tool_gbnf import BUILDERS, tool_gbnf
 from app.engine.tool_gbnf_ling_muse import ling3_lazy_call, muse_lazy_call
+from app.engine.tool_gbnf_minicpm5 import minicpm5_call
 from app.engine.tool_gbnf_native import ROOTS, regex_escape, trigger_patterns
 from app.engine.tool_gbnf_server import SERVER_SHAPES, kimi_root, ministral_root, qwen3_coder_root
 
@@ -169,7 +170,8 @@ def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool)
            "qwen3-coder": lambda b: qwen3_coder_root(b, parallel, False, "<think>" in template) and "tool-call-root",
            "ministral-3": lambda b: ministral_root(b, parallel) and "tool-call",
            "muse-glimmer": lambda b: muse_lazy_call(b, parallel),
-           "ling3": lambda b: ling3_lazy_call(b, parallel)}.get(variant(name, template) or name)
+           "ling3": lambda b: ling3_lazy_call(b, parallel),
+           "minicpm5": lambda b: minicpm5_call(b, parallel, server=True)}.get(variant(name, template) or name)
     if own:  # a parser of its own in llama.cpp: the trigger rule of its grammar
         b = Builder(tools)
         return b.text(own(b)), patterns

@@ -97,6 +97,12 @@ SAME_TEXT = {
                                  "Chorus does not require the end marker, so its call has the brace (traced "
                                  "2026-11-26)",
 }
+PREFIX_TRIGGERED = ("different text after the same first call: llama-server's lazy grammar is already triggered by "
+                    "the reply prefix's `<function` (minicpm5.cpp puts the continued message into its generation "
+                    "prompt, which llama-server feeds through the grammar: grammar_triggered True), so only the "
+                    "tool's parameter names may follow `<param name=\"`; Chorus applies no tool grammar after a "
+                    "reply prefix (tool_grammar.py) and SmolLM2 writes the system prompt's example "
+                    "`<param name=\"param-name\">` (traced 2026-11-27)")
 REQUIRED_OWN = {
     "ibm-granite-granite-3.3-2B-Instruct": "llama-server applies no grammar to Granite 3.3 (its analysis finds no call "
                                            "format); Chorus constrains it (call first) and the model calls",
@@ -105,6 +111,7 @@ DIFFER: dict[tuple[str, str], str] = {
     **{(n, "required"): reason for n, reason in REQUIRED_OWN.items()},
     **{(n, "parse"): CONTINUED for n in ("Apriel-1.6-15b-Thinker-fixed", "Qwen-QwQ-32B", "llama-cpp-deepseek-r1")},
     ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
+    ("openbmb-MiniCPM5-1B", "parse"): PREFIX_TRIGGERED,
     **{(n, "parse"): reason for n, reason in SAME_TEXT.items()},
     **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
     **{(n, "parse"): CONTINUED for n in (

@@ -277,3 +277,33 @@ def test_gemma4_stray_channel_tokens_end_the_message_while_it_streams():
     called = parse("Hi<channel|>dropped<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>after",
                    gemma, tools=WEATHER)
     assert (called.content, called.tool_calls) == ("Hi", (ToolCall("", "get_weather", '{"city":"Paris"}'),))
+
+
+def test_a_named_json_call_streams_its_arguments_from_a_brace():
+    # llama.cpp's mapper starts a call's arguments at "{" once its name is parsed (common/chat-peg-parser.cpp,
+    # the tool-name tag): llama-server streamed ("get_weather", "{") for Command R+'s call cut by max_tokens
+    # inside "parameters" (the parity test's required case, 2026-11-27).
+    text = 'Action:\n```json\n[\n    {\n        "tool_name": "get_weather",\n        "parameters'
+    assert parse(text, BY_NAME["command-r-plus"], partial=True, tools=WEATHER).tool_calls == (
+        ToolCall("", "get_weather", "{"),)
+
+
+MINICPM5_TOOLS = [{"type": "function", "function": {"name": "html", "parameters": {"type": "object", "properties": {
+    "markup": {"type": "string"}, "depth": {"type": "integer"}}, "required": ["markup"]}}}]
+
+
+def test_minicpm5_values_are_read_as_its_parser_reads_them():
+    # common/parsers/minicpm5.cpp: a string value is text up to </param>, or the inside of a CDATA block (which
+    # may hold </param>); another value is JSON of its schema; parameters in any order; a key the tool does not
+    # take, or a value that is not JSON where JSON is due, fails the parse (the reply stays text).
+    cpm = BY_NAME["minicpm5"]
+    call = ('<function name="html"><param name="depth">2</param><param name="markup"><![CDATA[<a>x</a> </param>]]>'
+            '</param></function>')
+    assert parse(call, cpm, tools=MINICPM5_TOOLS).tool_calls == (
+        ToolCall("", "html", '{"depth":2,"markup":"<a>x</a> </param>"}'),)
+    # while it streams, the CDATA value is shown open, without a tail that may begin its "]]>"
+    cut = call[:call.index("]]>") + 2]
+    assert parse(cut, cpm, partial=True, tools=MINICPM5_TOOLS).tool_calls == (
+        ToolCall("", "html", '{"depth":2,"markup":"<a>x</a> </param>'),)
+    for bad in (call.replace('"depth"', '"width"'), call.replace(">2<", ">two<")):
+        assert parse(bad, cpm, tools=MINICPM5_TOOLS) == parse(bad, cpm, tools=MINICPM5_TOOLS, calls=False)

@@ -46,6 +46,7 @@ TEMPLATES = {
     "lfm2": "LFM2.5-8B-A1B", "gemma4": "google-gemma-4-31B-it", "gpt-oss": "openai-gpt-oss-120b",
     "ling3": "inclusionai-ling-3.0-flash", "muse-glimmer": "muse-glimmer",
     "deepseek-v3.2": "deepseek-ai-DeepSeek-V3.2", "deepseek-v4": "deepseek-ai-DeepSeek-V4",
+    "minicpm5": "openbmb-MiniCPM5-1B", "command-r-plus": "CohereForAI-c4ai-command-r-plus-tool_use",
 }
 
 

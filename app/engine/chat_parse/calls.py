@@ -59,8 +59,8 @@ def json_call(text: str, j: int, fmt: Format, tools, partial: bool = False) -> t
             args = inner if isinstance(inner, str) else args
     elif end is not None:
         args = "{}"
-    if end is None:
-        return ToolCall(call_id, name, args), len(text), False
+    if end is None:  # named: llama.cpp's mapper starts the arguments at "{" (chat-peg-parser.cpp, tool name)
+        return ToolCall(call_id, name, args or "{"), len(text), False
     if loads(args) is None:
         return FAIL
     return ToolCall(call_id, name, args), end, True

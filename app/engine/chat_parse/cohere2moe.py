@@ -10,7 +10,10 @@ the thinking block, which stays in the content when thinking is not split off (l
 
 Command R7B (llama.cpp's auto-parser, common/chat-auto-parser-generator.cpp, its content always wrapped):
 one optional thinking block, then optionally `<|START_RESPONSE|>...<|END_RESPONSE|>`, then the calls; any other
-text there (a second thinking block) ends llama.cpp's parse, so the calls after it are text.
+text there (a second thinking block) ends llama.cpp's parse, so the calls after it are text. Command R+ (the
+same analysis, its content wrapped in `<|CHATBOT_TOKEN|>...<|END_OF_TURN_TOKEN|>` by the analysis' Cohere patch
+in common/chat-diff-analyzer.cpp, no thinking): its calls are `Action:\n```json\n[{"tool_name": ...,
+"parameters": {...}}, ...]```` after that optional wrapped text.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ def body_start(text: str, fmt: Format, partial: bool) -> tuple[int, bool]:
     """(index, complete) of the calls' `<|START_ACTION|>` when it is what follows the thinking block (or starts
     the text); (-1, False) when the reply is text (or the thinking has not ended yet)."""
     k = skip_ws(text, 0)
-    if text.startswith(THINK_START, k):
+    if fmt.think and text.startswith(THINK_START, k):
         ends = [hit for hit in (find_marker(text, m, k, partial) for m in (THINK_END, TEXT_START, ACTION_START))
                 if hit[0] >= 0]
         if not ends:
@@ -43,8 +46,9 @@ def body_start(text: str, fmt: Format, partial: bool) -> tuple[int, bool]:
             if at < 0 or not complete:
                 return -1, False
             k = skip_ws(text, at + len(end))
-    if text.startswith(ACTION_START, k):
+    action = fmt.section[0]  # <|START_ACTION|>; Command R+'s "Action:\n```json\n"
+    if text.startswith(action, k):
         return k, True
-    if partial and k < len(text) and ACTION_START.startswith(text[k:]):
+    if partial and k < len(text) and action.startswith(text[k:]):
         return k, False
     return -1, False

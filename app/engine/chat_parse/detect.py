@@ -30,6 +30,7 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
     (lambda s: _has(s, "dsml_token", "DSML") and "function_calls" in s, F.DEEPSEEK_V3_2),
     (lambda s: _has(s, "dsml_token", "DSML", "tool_calls"), F.DEEPSEEK_V4),  # V4 names its block tool_calls
     (lambda s: "'<|tool_call>call:'" in s, F.GEMMA4),
+    (lambda s: _has(s, "Tool usage guidelines:", '<function name="', '<param name="'), F.MINICPM5),
     (lambda s: _has(s, "<tool_call>", "<function=", "<parameter=")
      and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),
 )
@@ -44,6 +45,7 @@ _AUTO = (  # what the differential analysis finds in the remaining reference tem
      and "tool['type'] + '<｜tool▁sep｜>'" not in s, F.DEEPSEEK_V3_1),
     (lambda s: _has(s, "<｜tool▁calls▁begin｜>"), F.DEEPSEEK_R1),
     (lambda s: _has(s, "<|START_ACTION|>"), F.COMMAND_R7B),
+    (lambda s: _has(s, "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "Action:\\n```json"), F.COMMAND_R_PLUS),
     (lambda s: _has(s, "<|tools_prefix|>"), F.APERTUS),
     (lambda s: _has(s, "<TOOLCALL>"), F.NEMOTRON_V2),
     (lambda s: _has(s, "<|tool_call|>"), F.GRANITE),

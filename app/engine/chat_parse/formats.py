@@ -73,9 +73,14 @@ LING3 = Format("ling3", "ling3", call=("<tool_call>", "</tool_call>"), name_suff
                param=("<arg_key>", "</arg_key>", "</arg_value>"), extra={"value_prefix": "<arg_value>"},
                think_ends_at_call=True)  # ling3.py: GLM 4.5's calls, <|role_end|> ends the turn
 MUSE_GLIMMER = Format("muse-glimmer", "muse-glimmer", think=None)  # muse_glimmer.py
+MINICPM5 = Format("minicpm5", "minicpm5", call=('<function name="', ""))  # minicpm5.py
+COMMAND_R_PLUS = Format("command-r-plus", "json", think=None, section=("Action:\n```json\n", "```"), array=True,
+                        name_key="tool_name", args_key="parameters",
+                        wrap=("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"),
+                        extra={"calls_first": True, "wrapped_text_first": True})  # cohere2moe.py
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
-       DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, CONTENT_ONLY)
+       DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

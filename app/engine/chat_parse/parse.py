@@ -8,8 +8,17 @@ llama.cpp's parse drop it, and this one too; ToolStream keeps such calls as they
 
 from __future__ import annotations
 
-from app.engine.chat_parse import (cohere2moe, dsml, functionary, gemma4, harmony, ling3, minimax_m3,
-                                   muse_glimmer)
+from app.engine.chat_parse import (
+    cohere2moe,
+    dsml,
+    functionary,
+    gemma4,
+    harmony,
+    ling3,
+    minicpm5,
+    minimax_m3,
+    muse_glimmer,
+)
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
@@ -17,7 +26,7 @@ from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
 REASONING_FORMATS = ("auto", "deepseek", "deepseek-legacy", "none")
 CONTENT = Format("content")
 _READERS = {"json": json_call, "tag_json": tag_json_call, "tagged": tagged_call, "gemma4": gemma4.call,
-            "minimax-m3": minimax_m3.call, "dsml": dsml.call}
+            "minimax-m3": minimax_m3.call, "dsml": dsml.call, "minicpm5": minicpm5.call}
 
 
 def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: str = "auto",
