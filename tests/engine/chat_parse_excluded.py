@@ -8,7 +8,6 @@ GEMMA4_STRAY = ("Gemma 4's stray <|channel> / <channel|> tokens around the conte
                 'not dropped yet')
 CONTINUED = ("continuing a prefilled message in this format takes its handler's own generation prompt, which "
              "the harness does not build")
-KIMI_K3 = ("Kimi K3's <|open|>/<|close|> format (common/parsers/kimi-k3.cpp) is not ported yet")
 LING3 = ("Ling 3.0's <|role_end|> turn end (common/parsers/ling3.cpp) is not ported yet")
 MINICPM5 = ("MiniCPM5's <function name=...> format (common/parsers/minicpm5.cpp) is not ported yet")
 MUSE_GLIMMER = ("Muse Glimmer's ` to=` recipients (common/parsers/muse-glimmer.cpp) are not ported yet")
@@ -21,15 +20,6 @@ EXCLUDED: dict[str, str] = {
     '3173:google-gemma-4-31B-it': GEMMA4_STRAY,
     '5893:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
     '5895:CohereForAI-c4ai-command-r-plus-tool_use': COMMAND_R_PLUS,
-    '4869:Kimi-K3': KIMI_K3,
-    '4875:Kimi-K3': KIMI_K3,
-    '4883:Kimi-K3': KIMI_K3,
-    '4889:Kimi-K3': KIMI_K3,
-    '4895:Kimi-K3': KIMI_K3,
-    '4907:Kimi-K3': KIMI_K3,
-    '4920:Kimi-K3': KIMI_K3,
-    '4933:Kimi-K3': KIMI_K3,
-    '4951:Kimi-K3': KIMI_K3,
     '4022:deepseek-ai-DeepSeek-V3.2': DSML,
     '4036:deepseek-ai-DeepSeek-V3.2': DSML,
     '4049:deepseek-ai-DeepSeek-V3.2': DSML,

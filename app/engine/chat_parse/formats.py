@@ -64,9 +64,12 @@ MINIMAX_M3 = Format("minimax-m3", "minimax-m3", think=("<mm:think>", "</mm:think
                     section=("]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"),
                     call=(']<]minimax[>[<invoke name="', ""),
                     extra={"bare_think_end": True})  # minimax_m3.py
+KIMI_K3 = Format("kimi-k3", "kimi-k3", think=("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+                 section=("<|open|>tools<|sep|>", "<|close|>tools<|sep|>"),
+                 call=('<|open|>call tool="', "<|close|>call<|sep|>"))  # kimi_k3.py
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
-       COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
+       COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, KIMI_K3, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
        CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

@@ -8,7 +8,7 @@ llama.cpp's parse drop it, and this one too; ToolStream keeps such calls as they
 
 from __future__ import annotations
 
-from app.engine.chat_parse import cohere2moe, functionary, gemma4, harmony, minimax_m3
+from app.engine.chat_parse import cohere2moe, functionary, gemma4, harmony, kimi_k3, minimax_m3
 from app.engine.chat_parse.calls import FAIL, held, json_call, pythonic_calls, tag_json_call, tagged_call
 from app.engine.chat_parse.scan import find_marker, skip_ws
 from app.engine.chat_parse.types import Format, ParsedMessage, ToolCall
@@ -28,6 +28,8 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
         return harmony.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools)
     if fmt.kind == "functionary-v3.2":
         return functionary.parse(text, partial=partial)
+    if fmt.kind == "kimi-k3":
+        return kimi_k3.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools, calls=calls)
     think = fmt.think if reasoning_format != "none" else None
     opened = opened or fmt.extra.get("opened", False)  # Cohere2 MoE: its generation prompt always opens it
     if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
