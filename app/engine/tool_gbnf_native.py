@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from app.engine.gbnf_build import Builder, json_object, schema_rule
 from app.engine.gbnf_text import lit, until, until_any
+from app.engine.tool_gbnf_kimi_k3 import kimi_k3_root
 from app.engine.tool_gbnf_minimax import START as MINIMAX_M3_START
 from app.engine.tool_gbnf_minimax import minimax_m3_call, minimax_m3_root
 from app.engine.tool_gbnf_server import SERVER_SHAPES
@@ -171,7 +172,8 @@ CALLS: dict[str, tuple[str, Build]] = {  # format: (trigger word, the trigger ru
     "minimax-m3": (MINIMAX_M3_START, minimax_m3_call),
 }
 ROOTS = {"gpt-oss": gpt_oss_root, "lfm2": lfm2_root, "gemma4": gemma4_root, "gigachat-v3": gigachat_root,
-         "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root}
+         "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root,
+         "kimi-k3": kimi_k3_root}
 TRIGGERS = {  # gpt-oss.cpp's patterns; the grammar starts at the first group (or the match)
     "gpt-oss": (r"^\s+to$", r"^<\|channel\|>(?:commentary|analysis)\s+to=functions$",
                 r"<\|start\|>assistant(\s+to)", r"<\|start\|>assistant(<\|channel\|>(?:commentary|analysis)\s+to)"),

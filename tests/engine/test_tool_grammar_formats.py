@@ -44,6 +44,7 @@ TEMPLATES = {
     "firefunction-v2": "fireworks-ai-llama-3-firefunction-v2",
     "apertus": "Apertus-8B-Instruct", "gigachat-v3": "GigaChat3-10B-A1.8B", "gigachat-v3.1": "GigaChat3.1-10B-A1.8B",
     "lfm2": "LFM2.5-8B-A1B", "gemma4": "google-gemma-4-31B-it", "gpt-oss": "openai-gpt-oss-120b",
+    "kimi-k3": "Kimi-K3",
 }
 
 
@@ -76,6 +77,10 @@ NOT_YET = {"deepseek-r1": "after the thinking budget closes <think> the call is 
                      "parameters until max_tokens"}
 
 
+# Kimi K3's markers are not in SmolLM2's vocabulary: written a few characters a token, its call takes ~250 tokens.
+MAX_TOKENS = {"kimi-k3": 320}
+
+
 @pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(reason=NOT_YET[f], strict=True))
                                  if f in NOT_YET else f for f in TEMPLATES])
 def test_required_gives_a_call_that_parses_and_validates(fmt, variant, make_engine):
@@ -85,7 +90,7 @@ def test_required_gives_a_call_that_parses_and_validates(fmt, variant, make_engi
     handles = [engine.submit(GenerationRequest(
         messages=[{"role": "user", "content": "What is the weather in Paris?"}], tools=(WEATHER, TIME),
         tool_choice=choice, tool_call_first=True, parallel_tool_calls=False, sampling=SamplingParams(temperature=0.0),
-        max_tokens=160, thinking_budget=16)) for choice in choices]
+        max_tokens=MAX_TOKENS.get(fmt, 160), thinking_budget=16)) for choice in choices]
     for choice, handle in zip(choices, handles, strict=True):
         result = handle.result(timeout=300)
         assert result.finish_reason == "tool_calls" and result.tool_calls, (fmt, choice, result.text)
