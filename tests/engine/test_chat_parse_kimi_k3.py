@@ -5,7 +5,7 @@ template's own call, Chorus's call-first shape a call the parser reads."""
 
 import pytest
 
-from app.engine.chat_parse import BY_NAME, ToolCall, detect, parse
+from app.engine.chat_parse import BY_NAME, ParsedMessage, ToolCall, detect, parse
 from app.engine.chat_parse.stream import ToolStream
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import grammar_sampler
@@ -71,6 +71,9 @@ def test_what_llama_cpp_s_parser_refuses_stays_content():
     assert got.tool_calls == () and got.content == CALL.replace('key="days"', 'key="weeks"')
     after = parse(CLOSED + "<|end_of_msg|>And more.", K3, tools=[WEATHER])
     assert len(after.tool_calls) == 1 and after.content == "And more."
+    cut = CLOSED[:CLOSED.index("Paris") + 3]  # a call cut by max_tokens: streamed, then dropped (docs/tools.md)
+    assert parse(cut, K3, tools=[WEATHER], partial=True).tool_calls == (ToolCall("", "get_weather", '{"city":"Par'),)
+    assert parse(cut, K3, tools=[WEATHER]) == ParsedMessage(CALL[:CALL.index("Paris") + 3])
     no_tools = parse(CLOSED, K3, calls=False)
     assert no_tools.tool_calls == () and no_tools.content == CALL
 
@@ -78,6 +81,7 @@ def test_what_llama_cpp_s_parser_refuses_stays_content():
 def test_a_cut_marker_is_held_back_and_a_bare_reply_is_thinking():
     assert parse("Hello<|clo", K3, partial=True).reasoning_content == "Hello"
     assert parse("Hmm<|close|>think<|sep|><|open|>response<|sep|>Hi<|clo", K3).content == "Hi"
+    assert parse("Hmm<|close|>think<|sep|>Hi<|close|>response<|sep|><|open|>to", K3).content == "Hi"
     assert parse("just thinking", K3) == parse("just thinking", K3, partial=True)
 
 

@@ -69,13 +69,13 @@ def parse(text: str, *, partial: bool = False, reasoning: bool = True, tools=(),
     content, i = text[i:end], _optional(text, end, RESP_END)
     if i is None:
         return message()
+    if text[i:] and TOOLS_START.startswith(text[i:]):  # the tools opener cut by the end: held back
+        return message()
     if calls and text.startswith(TOOLS_START, i):
-        found, k, ok = _tools(text, i + len(TOOLS_START), tools)
-        if not ok:  # not calls, which llama.cpp's parser refuses: the text stays content (while streaming, the
-            content += "" if partial else text[i:]  # calls read so far)
-            found = found if partial else []
-            return message()
-        if k is None:
+        found, k, state = _tools(text, i + len(TOOLS_START), tools)
+        if state != DONE and not partial:  # not calls (llama.cpp's parser refuses them), or a call cut by the
+            content, found = content + text[i:], []  # end of the text: the text stays content
+        if state != DONE or k is None:  # (while streaming, the calls read so far)
             return message()
         i = k
     for literal in (MSG_END, EOM):
@@ -87,28 +87,25 @@ def parse(text: str, *, partial: bool = False, reasoning: bool = True, tools=(),
     return message()
 
 
-def _tools(text: str, j: int, tools) -> tuple[list[ToolCall], int | None, bool]:
+def _tools(text: str, j: int, tools) -> tuple[list[ToolCall], int | None, str]:
     """The calls after `<|open|>tools<|sep|>` up to and including its closer (and the message's end markers):
-    (calls, index after them or None when the text ended inside, ok)."""
+    (calls, index after them or None when the text ends there, DONE / MORE: the text ended before the calls were
+    complete / FAIL)."""
     found: list[ToolCall] = []
     while text.startswith(CALL_START, j):
         call, j, state = _call(text, j + len(CALL_START), tools)
-        if state == FAIL:
-            return found, None, False
         if call is not None:
             found.append(call)
-        if state == MORE:
-            return found, None, True
-    if CALL_START.startswith(text[j:]):
-        return found, None, True
+        if state != DONE:
+            return found, None, state
     if not found:
-        return found, None, False
+        return found, None, MORE if CALL_START.startswith(text[j:]) else FAIL
     for literal in (TOOLS_END, MSG_END, EOM):  # text in their place: after the calls, appended to the content
         k = _optional(text, j, literal)
         if k is None:
-            return found, None, True
+            return found, None, DONE
         j = k
-    return found, j, True
+    return found, j, DONE
 
 
 def _schema(tools, name: str) -> dict | None:
