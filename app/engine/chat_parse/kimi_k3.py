@@ -15,7 +15,8 @@ them: `"KEY":` once the key is complete, a string value open while it streams. A
 the text is held back (llama.cpp's lenient `until`), in whole parses too. A key the offered tool does not take
 fails the calls, as llama.cpp's parse; a function not offered is read with any keys, typed by their attribute
 (Chorus reports such calls). Text left after the message, which llama.cpp's parser refuses, is appended to the
-content (the calls kept).
+content (the calls kept); a call cut by the end of the text is streamed, then dropped by the whole parse (its text
+stays content), as in Chorus's other formats.
 """
 
 from __future__ import annotations
