@@ -37,6 +37,7 @@ from app.engine.gbnf_build import (
     tagged_params,
 )
 from app.engine.gbnf_text import lit, until, until_any
+from app.engine.tool_gbnf_kimi_k3 import TOOLS_START, kimi_k3_first
 from app.engine.tool_gbnf_native import CALLS, ROOTS
 from app.engine.tool_gbnf_server import SERVER_SHAPES, kimi_root, ministral_root, qwen3_coder_root
 
@@ -121,6 +122,8 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
     # formats with a handler of their own (tool_gbnf_native)
     "apertus": ("<|tools_prefix|>", lambda b, par: SERVER_SHAPES["apertus"](b, par, "<|tools_prefix|>")),
     "gigachat-v3.1": ("<|function_call|>", lambda b, par: SERVER_SHAPES["gigachat-v3.1"](b, par, "<|function_call|>")),
+    # Kimi K3: Chorus's call-first grammar (its lazy one is the handler's trigger rule: tool_grammar.auto_gbnf)
+    "kimi-k3": (TOOLS_START, kimi_k3_first),
     **CALLS,
 }
 

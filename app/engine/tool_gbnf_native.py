@@ -18,6 +18,7 @@ from app.engine.gbnf_build import Builder, json_object, schema_rule
 from app.engine.gbnf_text import lit, until, until_any
 from app.engine.tool_gbnf_dsml import CALLS as DSML_CALLS
 from app.engine.tool_gbnf_dsml import ROOTS as DSML_ROOTS
+from app.engine.tool_gbnf_kimi_k3 import kimi_k3_root
 from app.engine.tool_gbnf_ling_muse import MUSE_TRIGGER, ling3_call, ling3_root, muse_call, muse_root
 from app.engine.tool_gbnf_minicpm5 import TRIGGER as MINICPM5_TRIGGER
 from app.engine.tool_gbnf_minicpm5 import minicpm5_call, minicpm5_root
@@ -182,7 +183,7 @@ CALLS: dict[str, tuple[str, Build]] = {  # format: (trigger word, the trigger ru
 }
 ROOTS = {"gpt-oss": gpt_oss_root, "lfm2": lfm2_root, "gemma4": gemma4_root, "gigachat-v3": gigachat_root,
          "cohere2moe": cohere2moe_root, "minimax-m3": minimax_m3_root, "ling3": ling3_root, "muse-glimmer": muse_root,
-         "minicpm5": minicpm5_root, **DSML_ROOTS}
+         "minicpm5": minicpm5_root, "kimi-k3": kimi_k3_root, **DSML_ROOTS}
 TRIGGERS = {  # gpt-oss.cpp's patterns; the grammar starts at the first group (or the match)
     "gpt-oss": (r"^\s+to$", r"^<\|channel\|>(?:commentary|analysis)\s+to=functions$",
                 r"<\|start\|>assistant(\s+to)", r"<\|start\|>assistant(<\|channel\|>(?:commentary|analysis)\s+to)"),

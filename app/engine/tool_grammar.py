@@ -38,6 +38,7 @@ from app.engine.gbnf_build import Builder
 from app.engine.grammar import GrammarError, grammar_sampler
 from app.engine.native import capture_log
 from app.engine.tool_gbnf import BUILDERS, tool_gbnf
+from app.engine.tool_gbnf_kimi_k3 import kimi_k3_call
 from app.engine.tool_gbnf_ling_muse import ling3_lazy_call, muse_lazy_call
 from app.engine.tool_gbnf_minicpm5 import minicpm5_call
 from app.engine.tool_gbnf_native import ROOTS, regex_escape, trigger_patterns
@@ -154,7 +155,7 @@ def wrapped(template: str) -> tuple[str, str] | None:
 def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool) -> tuple[str, tuple[str, ...]]:
     """llama-server's lazy ("auto") grammar and its trigger patterns: for a format its template analysis handles
     (SERVER_SHAPES), its trigger rule (the calls in its shape) and the trigger as the template writes it (Hermes'
-    `<tool_call>\n`, common/chat-auto-parser-generator.cpp); for Kimi K2, the Qwen3-Coder family and Ministral 3,
+    `<tool_call>\n`, common/chat-auto-parser-generator.cpp); for Kimi K2 and K3, the Qwen3-Coder family and Ministral 3,
     the trigger rule of their own parser's grammar (Qwen3-Coder's, without `<think>`, also triggers at each
     `<function=NAME>`: common/parsers/qwen3-coder.cpp); the others, Chorus's call grammar from their trigger."""
     word = BUILDERS[name][0]
@@ -171,7 +172,8 @@ def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool)
            "ministral-3": lambda b: ministral_root(b, parallel) and "tool-call",
            "muse-glimmer": lambda b: muse_lazy_call(b, parallel),
            "ling3": lambda b: ling3_lazy_call(b, parallel),
-           "minicpm5": lambda b: minicpm5_call(b, parallel, server=True)}.get(variant(name, template) or name)
+           "minicpm5": lambda b: minicpm5_call(b, parallel, server=True),
+           "kimi-k3": lambda b: kimi_k3_call(b, parallel)}.get(variant(name, template) or name)
     if own:  # a parser of its own in llama.cpp: the trigger rule of its grammar
         b = Builder(tools)
         return b.text(own(b)), patterns

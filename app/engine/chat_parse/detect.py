@@ -22,6 +22,7 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
     (lambda s: _has(s, "<atem:function_calls>", "<|eom|>"), F.MUSE_GLIMMER),
     (lambda s: _has(s, ">>>all", ">>>${recipient}"), F.FUNCTIONARY_V3_2),
     (lambda s: _has(s, "<|tool_calls_section_begin|>", "<|tool_call_begin|>"), F.KIMI_K2),
+    (lambda s: _has(s, "<|open|>", "<|close|>", "<|end_of_msg|>"), F.KIMI_K3),
     (lambda s: _has(s, "<role>ASSISTANT</role>", "<arg_key>"), F.LING3),
     (lambda s: _has(s, "<|START_TEXT|>", "<|START_ACTION|>"), F.COHERE2MOE),
     (lambda s: _has(s, "<|tool_list_start|>") or ("List of tools: [" in s), F.LFM2),

@@ -78,9 +78,12 @@ COMMAND_R_PLUS = Format("command-r-plus", "json", think=None, section=("Action:\
                         name_key="tool_name", args_key="parameters",
                         wrap=("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"),
                         extra={"calls_first": True, "wrapped_text_first": True})  # cohere2moe.py
+KIMI_K3 = Format("kimi-k3", "kimi-k3", think=("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+                 section=("<|open|>tools<|sep|>", "<|close|>tools<|sep|>"),
+                 call=('<|open|>call tool="', "<|close|>call<|sep|>"))  # kimi_k3.py
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
-       COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, APERTUS, LFM2, SEED_OSS,
+       COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, KIMI_K3, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
        DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

@@ -14,6 +14,7 @@ from app.engine.chat_parse import (
     functionary,
     gemma4,
     harmony,
+    kimi_k3,
     ling3,
     minicpm5,
     minimax_m3,
@@ -50,6 +51,8 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
                            tools=tools, calls=calls, read_calls=read_calls)
     if fmt.kind == "gemma4":
         return _gemma4(text, fmt, partial, reasoning_format != "none", opened, tools if calls else None)
+    if fmt.kind == "kimi-k3":
+        return kimi_k3.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools, calls=calls)
     think = fmt.think if reasoning_format != "none" else None
     opened = opened or fmt.extra.get("opened", False)  # Cohere2 MoE: its generation prompt always opens it
     if opened and not think and fmt.think:  # thinking left in the content keeps the tag the prompt opened it with
