@@ -48,6 +48,7 @@ from tests.backends.tool_parity_support import (
     as_json,
     chorus_prompt,
     chorus_reply,
+    last_partial,
     server_reply,
 )
 from tests.conftest import TEST_THREADS
@@ -74,12 +75,13 @@ LAGUNA_S = ("same text, refused by llama-server; its last streamed call is {\"ci
             "that partial parse fails and a failed one streams nothing (common_chat_peg_parse returns an empty "
             "message, server-task.cpp update_chat_msg skips it). Chorus applies no </assistant> stop, so "
             "its parse sees Paris</arg_value> and closes the quote")
-STOPPED = ("same text as far as llama-server went: its stream ends at its parser's error a token or two after the "
-           "call's value (text after the call, which its parser refuses), Chorus goes on to max_tokens. Traced: "
-           "llama-server parses each streamed token's text as it reads the result (server_response_reader::next -> "
-           "update_chat_msg, partial); the parse throws, the stream handler ends the stream ('terminate on "
-           "exception', server-context.cpp) and the task is cancelled. Not the same raw text (a prefix of "
-           "Chorus's): its calls would be compared with Chorus's partial parse at its length; not done")
+REFUSED_AT_0 = ("llama-server's parser refuses its continued reply from its first character, so it streams no call "
+                "(its log, 2026-11-27: 'common_chat_peg_parse: unparsed peg-native output: [TOOL_CALLS]get_weather"
+                "[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \"Paris', the same with the id 123456789 or without [CALL_ID]; "
+                "a failed partial parse that read nothing throws, chat.cpp common_chat_peg_parse), and its stream "
+                "ends there; Chorus's partial parse of the same tokens has the call. Why the auto-parser's parser "
+                "for this template fails at offset 0 on a continued message (its required replies parse) is not "
+                "traced yet")
 SAME_TEXT = {
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server: after the arguments its call must end with "
                                  "<｜tool▁call▁end｜> (chat-auto-parser-generator.cpp build_func_parser: tool_close "
@@ -99,7 +101,7 @@ DIFFER: dict[tuple[str, str], str] = {
     **{(n, "parse"): CONTINUED for n in ("Apriel-1.6-15b-Thinker-fixed", "Qwen-QwQ-32B", "llama-cpp-deepseek-r1")},
     ("poolside-Laguna-S-2.1", "parse"): LAGUNA_S,
     **{(n, "parse"): reason for n, reason in SAME_TEXT.items()},
-    **{(n, "parse"): STOPPED for n in ("Mistral-Small-3.2-24B-Instruct-2506", "mistralai-Mistral-Nemo-Instruct-2407")},
+    ("Mistral-Small-3.2-24B-Instruct-2506", "parse"): REFUSED_AT_0,
     **{(n, "parse"): CONTINUED for n in (
         "deepseek-ai-DeepSeek-R1-Distill-Llama-8B", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B")},
 }
@@ -158,12 +160,22 @@ def replies(name: str, model_path, vocab, tmp_path_factory) -> dict:
             out["required"] = (server_reply(server, QUESTION, "required", MAX_TOKENS, eog),
                                chorus_reply(engine, chorus_prompt(engine, vocab, ""), "required", MAX_TOKENS, ""),
                                "")
+        for theirs, ours, prefix in out.values():
+            note_stopped(engine, theirs, ours, prefix, ours_text)
     finally:
         if engine is not None:
             engine.close()
         server.kill()
     _REPLIES[name] = out
     return out
+
+
+def note_stopped(engine, theirs, ours, prefix: str, prompt_text: str) -> None:
+    """Where llama-server's stream ended at its parser's error (its tokens a proper prefix of Chorus's), Chorus's
+    last partial parse at the same length (`ours.notes["stopped"]`), made as its engine makes it."""
+    n = len(theirs.tokens)
+    if theirs.notes["error"] and n < len(ours.tokens) and ours.tokens[:n] == theirs.tokens:
+        ours.notes["stopped"] = last_partial(engine, prompt_text, prefix, ours.tokens[:n])
 
 
 # Cases whose outcome changed between runs on the same code: a defect to trace (a race, not a parity result).
@@ -195,6 +207,9 @@ def describe(vocab, theirs, ours) -> str:
 
 def check(theirs, ours, vocab) -> None:
     assert ours.notes["prompt_text"] == theirs.notes["prompt_text"], "the prompts differ"
+    if "stopped" in ours.notes:  # llama-server stopped at its parser's error: the same text so far, same calls
+        assert ours.notes["stopped"] == theirs.streamed, describe(vocab, theirs, ours)
+        return
     if text(vocab, ours.tokens) != text(vocab, theirs.tokens):
         at = len(os.path.commonprefix([ours.prompt, theirs.prompt]))
         tokens = "same prompt tokens" if ours.prompt == theirs.prompt else f"prompt tokens differ at {at}"
