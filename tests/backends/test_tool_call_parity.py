@@ -76,12 +76,13 @@ LAGUNA_S = ("same text, refused by llama-server; its last streamed call is {\"ci
             "message, server-task.cpp update_chat_msg skips it). Chorus applies no </assistant> stop, so "
             "its parse sees Paris</arg_value> and closes the quote")
 REFUSED_AT_0 = ("llama-server's parser refuses its continued reply from its first character, so it streams no call "
-                "(its log, 2026-11-27: 'common_chat_peg_parse: unparsed peg-native output: [TOOL_CALLS]get_weather"
-                "[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \"Paris', the same with the id 123456789 or without [CALL_ID]; "
-                "a failed partial parse that read nothing throws, chat.cpp common_chat_peg_parse), and its stream "
-                "ends there; Chorus's partial parse of the same tokens has the call. Why the auto-parser's parser "
-                "for this template fails at offset 0 on a continued message (its required replies parse) is not "
-                "traced yet")
+                "and its stream ends there (a failed partial parse that read nothing throws, chat.cpp "
+                "common_chat_peg_parse); Chorus's partial parse of the same tokens has the call. Traced 2026-11-27 "
+                "with llama-server on this variant: its parser reads only NAME[ARGS]([CALL_ID]ID)?[ARGS]{...}, "
+                "`[ARGS]` twice as in its grammar (test_tool_grammar_server SERVER_BUGS), so the template's own "
+                "[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \" is 'unparsed peg-native output' "
+                "from offset 0 (also with another id, or none); the prefix [TOOL_CALLS]get_weather[ARGS][ARGS]"
+                "{\"city\": \" streams the call")
 SAME_TEXT = {
     "deepseek-ai-DeepSeek-V3.1": "same text, refused by llama-server: after the arguments its call must end with "
                                  "<｜tool▁call▁end｜> (chat-auto-parser-generator.cpp build_func_parser: tool_close "
