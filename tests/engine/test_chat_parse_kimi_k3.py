@@ -7,11 +7,10 @@ import pytest
 
 from app.engine.chat_parse import BY_NAME, ParsedMessage, ToolCall, detect, parse
 from app.engine.chat_parse.stream import ToolStream
-from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import grammar_sampler
 from app.engine.native import LlamaModel
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_grammar import auto_gbnf, required_gbnf
+from tests.backends.test_tool_grammar_server import accepts
 from tests.servers import llama_cpp_templates
 
 K3 = BY_NAME["kimi-k3"]
@@ -94,15 +93,7 @@ def vocab(model_path):
 
 def reads(model, gbnf: str, text: str) -> bool:
     """Whether llama.cpp's grammar engine takes `text` whole and may end there."""
-    constraint = GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)
-    try:
-        for token in model.tokenize(text, add_special=False):
-            if not constraint.allowed([token]).all():
-                return False
-            constraint.accept(token)
-        return bool(constraint.allowed(model.eog_ids[:1]).all())
-    finally:
-        constraint.free()
+    return accepts(model, gbnf, (text, False))
 
 
 def test_llama_server_s_shapes_take_the_template_s_call_and_chorus_s_call_first_one_parses(vocab):
