@@ -58,6 +58,7 @@ class OpenAIBackend:
         self._figures = ClientStats()
         self._slots = asyncio.Semaphore(max_concurrency)
         self._tasks: dict[int, asyncio.Task] = {}  # loop thread only
+        self._cancelled: set[int] = set()  # loop thread only: requests asked to cancel, until they end
         self._loop = LoopThread("chorus-http")
 
     # --- Backend protocol ------------------------------------------------------------------------------------
@@ -183,6 +184,7 @@ class OpenAIBackend:
     def _cancel_task(self, request_id: int) -> None:
         task = self._tasks.get(request_id)
         if task is not None:
+            self._cancelled.add(request_id)
             task.cancel()  # at its next await: the HTTP read, the wait for a slot, or before it starts
 
     def _start(self, handle: RequestHandle) -> None:
@@ -194,11 +196,13 @@ class OpenAIBackend:
     def _settle(self, run: StreamRun, task: asyncio.Task) -> None:
         """Every task ends its request, even one cancelled before it ran a line."""
         self._tasks.pop(run.handle.id, None)
+        self._cancelled.discard(run.handle.id)
         if not run.ended:
             error = None if task.cancelled() else f"{self.base_url}: internal error: {task.exception()!r}"
             self._end(run, "error" if error else "cancelled", error)
 
     def _shut_down(self) -> None:
+        self._cancelled.update(self._tasks)
         self._loop.stop(list(self._tasks.values()), self._aclient.close)
 
     async def _serve(self, run: StreamRun) -> None:
@@ -217,7 +221,8 @@ class OpenAIBackend:
                         self._take(run, chunk)
                 finally:
                     await close_quietly(stream)  # also what tells the server to stop generating
-            self._end(run, run.finish or "stop")
+            # a cancel the HTTP stack swallowed ends the stream quietly (seen under load): still "cancelled"
+            self._end(run, "cancelled" if run.handle.id in self._cancelled else run.finish or "stop")
         except asyncio.CancelledError:
             self._end(run, "cancelled")
         except Exception as exc:  # the server, the client, malformed data, a bug: end this request only
