@@ -84,7 +84,7 @@ def opened_thinking(prompt_text: str, fmt: Format) -> str:
 # end-of-turn control token out as text tokens, which no end-of-generation check catches.
 _STOPS = (
     (lambda s: "laguna_glm_thinking" in s, ("</assistant>",)),  # chat-diff-analyzer.cpp, the Laguna patch
-    (lambda s: _has(s, "<role>ASSISTANT</role>", "<arg_key>"), ("<|role_end|>",)),  # parsers/ling3.cpp
+    (lambda s: detect(s) is F.LING3, ("<|role_end|>",)),  # parsers/ling3.cpp, wherever its handler is chosen
 )
 
 
