@@ -32,16 +32,22 @@ def model_path():
     return default_model_path()
 
 
-@pytest.fixture(scope="session")
-def qwen_variant(model_path, tmp_path_factory):
-    """The embedded model carrying Qwen2.5's chat template (tools in <tool_call> JSON): a tool-capable model."""
+def template_variant(model_path, tmp_path_factory, name: str):
+    """The embedded model carrying llama.cpp's reference template `name` (a GGUF variant); skips the test when
+    llama.cpp's templates are not in the cache."""
     from tests.gguf_variants import write_variant
     from tests.servers import llama_cpp_templates
 
-    template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
+    template = llama_cpp_templates().get(name)
     if template is None:
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    return write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen-template.gguf", template)
+    return write_variant(model_path, tmp_path_factory.mktemp("variant") / f"smollm2-{name}.gguf", template)
+
+
+@pytest.fixture(scope="session")
+def qwen_variant(model_path, tmp_path_factory):
+    """The embedded model carrying Qwen2.5's chat template (tools in <tool_call> JSON): a tool-capable model."""
+    return template_variant(model_path, tmp_path_factory, "Qwen-Qwen2.5-7B-Instruct")
 
 
 @pytest.fixture(scope="session")

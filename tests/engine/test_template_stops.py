@@ -7,8 +7,7 @@ import pytest
 
 from app.engine import GenerationRequest
 from app.engine.chat_parse.detect import template_stops
-from tests.conftest import GREEDY
-from tests.gguf_variants import write_variant
+from tests.conftest import GREEDY, template_variant
 from tests.servers import llama_cpp_templates
 
 SPELLED = 'root ::= "Hi" "</assistant>" " more"'
@@ -16,10 +15,7 @@ SPELLED = 'root ::= "Hi" "</assistant>" " more"'
 
 @pytest.fixture(scope="module")
 def laguna(model_path, tmp_path_factory):
-    template = llama_cpp_templates().get("poolside-Laguna-S-2.1")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    return write_variant(model_path, tmp_path_factory.mktemp("laguna") / "smollm2-laguna.gguf", template)
+    return template_variant(model_path, tmp_path_factory, "poolside-Laguna-S-2.1")
 
 
 def test_the_handlers_stop_strings_are_llama_cpps():

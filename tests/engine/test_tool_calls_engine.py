@@ -4,11 +4,9 @@ are parsed as llama.cpp parses the Hermes `<tool_call>` format. The 135M model d
 
 import json
 
-import pytest
-
 from app.engine import GenerationRequest
 from app.engine.types import TOOLS_AS_TEXT
-from tests.conftest import GREEDY
+from tests.conftest import GREEDY, template_variant
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",
@@ -64,14 +62,7 @@ def test_a_template_with_no_call_format_keeps_the_text_and_says_so(make_engine):
 def test_a_call_before_the_end_of_thinking_ends_it_as_llama_cpp_reads_it(make_engine, model_path, tmp_path_factory):
     """Qwen3.5 (thinking on, its generation prompt opens <think>) may start a call before </think>: llama.cpp's
     parser ends the thinking there (thinking_end_tags), so the engine's split does too and the call is parsed."""
-    from tests.gguf_variants import write_variant
-    from tests.servers import llama_cpp_templates
-
-    template = llama_cpp_templates().get("Qwen3.5-4B")
-    if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    variant = write_variant(model_path, tmp_path_factory.mktemp("qwen35") / "smollm2-qwen35.gguf", template)
-    engine = make_engine(model_path=variant)
+    engine = make_engine(model_path=template_variant(model_path, tmp_path_factory, "Qwen3.5-4B"))
     call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
     grammar = "root ::= " + json.dumps("I will ask the tool.\n" + call)
     result = engine.submit(request(reply_prefix="", grammar=grammar, thinking=True, max_tokens=60)).result(timeout=120)
