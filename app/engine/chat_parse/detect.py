@@ -40,6 +40,7 @@ _AUTO = (  # what the differential analysis finds in the remaining reference tem
     (lambda s: _has(s, "<|function_call|>", "<|role_sep|>"), F.GIGACHAT_V3_1),
     (lambda s: _has(s, "<tool_calls>", "Here are my reasoning steps:"), F.APRIEL_THINKER),
     (lambda s: _has(s, "<tool_calls>[") or _has(s, "<tool_calls>", "[BEGIN FINAL RESPONSE]"), F.APRIEL),
+    (lambda s: _has(s, "<tool_calls>", "</tool_calls>"), F.MINIMAX_M1),  # JSON lines, no list
     (lambda s: _has(s, "<minimax:tool_call>"), F.MINIMAX_M2),
     (lambda s: _has(s, "<arg_key>", "<tool_call>"), F.GLM_4_5),
     (lambda s: _has(s, "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>") and "function<｜tool▁sep｜>" not in s

@@ -49,6 +49,10 @@ APERTUS = Format("apertus", "json", think=("<|inner_prefix|>", "<|inner_suffix|>
 LFM2 = Format("lfm2", "pythonic", section=("<|tool_call_start|>", "<|tool_call_end|>"))
 NEMOTRON_V2 = Format("nemotron-v2", "json", section=("<TOOLCALL>", "</TOOLCALL>"), array=True)
 APRIEL = Format("apriel", "json", think=None, section=("<tool_calls>", "</tool_calls>"), array=True)
+# MiniMax-M1 (the auto-parser's JSON_NATIVE analysis: section "<tool_calls>\n" with the newline the template
+# writes after it, no reasoning markers): JSON objects, "," between them (standard_json_tools), not a list
+MINIMAX_M1 = Format("minimax-m1", "json", think=None, section=("<tool_calls>\n", "</tool_calls>"),
+                    extra={"comma_calls": True})
 APRIEL_THINKER = Format("apriel-thinker", "json", think=("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"),
                         section=("<tool_calls>", "</tool_calls>"), array=True, extra={"keep_opening": True})
 GIGACHAT_V3 = Format("gigachat-v3", "json", think=None, call=("<|message_sep|>\n\nfunction call<|role_sep|>", ""))
@@ -84,6 +88,6 @@ KIMI_K3 = Format("kimi-k3", "kimi-k3", think=("<|open|>think<|sep|>", "<|close|>
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, KIMI_K3, APERTUS, LFM2, SEED_OSS,
-       NEMOTRON_V2, GLM_4_5, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3, GIGACHAT_V3_1,
-       DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, CONTENT_ONLY)
+       NEMOTRON_V2, GLM_4_5, MINIMAX_M1, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3,
+       GIGACHAT_V3_1, DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}

@@ -193,6 +193,7 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
         return calls, k if ok else len(text), ok or (partial and k != -1)
     reader = _READERS[fmt.kind]
     calls: list[ToolCall] = []
+    comma = fmt.extra.get("comma_calls", False)
     if fmt.array:
         j = skip_ws(text, j)
         if j >= len(text):
@@ -210,6 +211,10 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
                 break
             if text[j] != ",":  # text after the calls, which llama.cpp's parser refuses: the calls stay calls
                 return calls, j, True
+            j = skip_ws(text, j + 1)
+        elif comma and calls:  # another call only after a comma (standard_json_tools: space "," space)
+            if text[j] != ",":
+                break
             j = skip_ws(text, j + 1)
         for marker in (fmt.call[0], fmt.name_prefix):
             if not marker:
@@ -238,7 +243,7 @@ def read_calls(text: str, i: int, fmt: Format, partial: bool, tools) -> tuple[li
         j = _expect(text, j, fmt.call[1])
         if j < 0:
             return calls, len(text), partial
-        if not fmt.call[0] and not fmt.array:
+        if not fmt.call[0] and not fmt.array and not comma:
             break
     return calls, _after(text, j, end), True
 

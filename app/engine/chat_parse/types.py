@@ -34,7 +34,8 @@ class Format:
 
     - "none": content only (a template that shows no tools);
     - "json": a JSON object per call ({name_key: ..., args_key: {...}}), `array`: the calls are a JSON list;
-      `name_is_key`: {"<name>": {args}};
+      `name_is_key`: {"<name>": {args}}; `extra["comma_calls"]`: the objects follow each other with "," between
+      them, not in a list (MiniMax-M1);
     - "tag_json": `name_prefix` NAME `name_suffix` then JSON arguments (Kimi, DeepSeek, Functionary, Mistral);
     - "tagged": `name_prefix` NAME `name_suffix` then parameters `param` = (before key, after key, after value)
       (Qwen3-Coder, Seed-OSS, MiniMax-M2, GLM 4.5);
