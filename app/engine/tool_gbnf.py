@@ -51,6 +51,13 @@ def _json_array(start: str, end: str, **keys) -> Callable[[Builder, bool], str]:
     return build
 
 
+def _json_objects(start: str, end: str) -> Callable[[Builder, bool], str]:
+    """start call ("," call)* end: JSON call objects after a marker, not in a list (MiniMax-M1)."""
+    def build(b: Builder, parallel: bool) -> str:
+        return f"{lit(start)} {calls(b.each(lambda n, p: json_object(b, n, p)), parallel, COMMA)} {lit(end)}"
+    return build
+
+
 def _wrapped(start: str, end: str, body: Callable[[Builder, str, dict], str], sep: str = SP,
              section: tuple[str, str] = ("", "")) -> Callable[[Builder, bool], str]:
     """start BODY end per call (one rule per tool), repeated when parallel, inside `section` if any."""
@@ -89,6 +96,8 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
     "nemotron-v2": ("<TOOLCALL>", _json_array("<TOOLCALL>", "</TOOLCALL>")),
     "apriel": ("<tool_calls>", _json_array("<tool_calls>", "</tool_calls>")),
     "apriel-thinker": ("<tool_calls>", _json_array("<tool_calls>", "</tool_calls>")),
+    # MiniMax-M1: the objects on lines as its template writes them, "," between them as llama-server requires
+    "minimax-m1": ("<tool_calls>", _json_objects("<tool_calls>\n", "\n</tool_calls>")),
     "firefunction-v2": ("functools", _json_array(" functools", "")),
     "functionary-v3.1-llama-3.1": ("<function=", _wrapped(
         "<function=", "</function>", lambda b, n, p: f"{lit(n + '>')} {schema_rule(b, n, p)}")),

@@ -119,6 +119,7 @@ SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
     "nemotron-v2": _server_json("</TOOLCALL>", True, True),
     "apriel": _server_json("</tool_calls>", True, False),
     "apriel-thinker": _server_json("</tool_calls>", True, False),
+    "minimax-m1": _server_json("</tool_calls>", False, False),
     "firefunction-v2": _server_json("", True, False),
     "apertus": _server_json("<|tools_suffix|>", True, False, obj=name_key_object),
     "gigachat-v3.1": _server_json("", False, False),
