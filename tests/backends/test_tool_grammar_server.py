@@ -71,6 +71,11 @@ CALL_FIRST_DIFFER = {
     "minicpm5": "llama-server's grammar takes a tool's parameters any number of times in any order (minicpm5.cpp), "
                 "and under it SmolLM2 writes <param name=\"days\"> again and again until max_tokens; Chorus's "
                 "call-first grammar takes each at most once, so it refuses that text (traced 2026-11-27)",
+    "minimax-m1": "every call Chorus's grammar wrote is taken by llama-server's; the other way fails on whitespace "
+                  "only: llama-server's `space` after `<tool_calls>\\n` and before `</tool_calls>` lets SmolLM2 "
+                  "write `<tool_calls>\\n\\n{` and `}\\n\\n</tool_calls>`, Chorus's call-first grammar has the "
+                  "template's one newline there (and takes that call with single ones). Traced 2026-11-27 05:30 "
+                  "UTC; its required and lazy grammars are llama-server's",
 }
 TOOLS = (WEATHER, TIME)
 # Formats whose grammar (llama.cpp's own) lets SmolLM2 run away until max_tokens (Gemma 4's dictionary keys, GPT-OSS's
