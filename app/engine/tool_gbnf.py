@@ -127,10 +127,12 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
                                                   section=("<minimax:tool_call>\n", "</minimax:tool_call>"))),
     "glm-4.5": ("<tool_call>", _tagged(("<tool_call>", "</tool_call>"), ("", "\n", ""),
                                        ("<arg_key>", "</arg_key>\n"), ("<arg_value>", "</arg_value>\n"))),
-    # llama-server's trigger rule itself (its lazy grammar): the JSON-native Apertus and GigaChat 3.1, and the
+    # llama-server's trigger rule itself (its lazy grammar): the JSON-native Apertus and GigaChat 3.1, Solar Open
+    # (whose calls must carry the id call00001, as llama-server's grammar has them), and the
     # formats with a handler of their own (tool_gbnf_native)
     "apertus": ("<|tools_prefix|>", lambda b, par: SERVER_SHAPES["apertus"](b, par, "<|tools_prefix|>")),
     "gigachat-v3.1": ("<|function_call|>", lambda b, par: SERVER_SHAPES["gigachat-v3.1"](b, par, "<|function_call|>")),
+    "solar-open": ("<|tool_calls|>", lambda b, par: SERVER_SHAPES["solar-open"](b, par, "<|tool_calls|>")),
     # Kimi K3: Chorus's call-first grammar (its lazy one is the handler's trigger rule: tool_grammar.auto_gbnf)
     "kimi-k3": (TOOLS_START, kimi_k3_first),
     **CALLS,

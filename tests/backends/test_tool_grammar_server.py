@@ -55,7 +55,7 @@ SERVER_BUGS = {
 # grammars: llama-server's one-token "auto" reply is an error for both, which had ended Functionary's case in a
 # KeyError, hidden by its DIFFERENT xfail)
 SAME = {"llama-3.x", "apertus", "gigachat-v3", "gigachat-v3.1", "lfm2", "gemma4", "gpt-oss", "command-r-plus",
-        "functionary-v3.2"}
+        "functionary-v3.2", "solar-open"}
 DIFFERENT = ("still differ after the JSON whitespace fix (measured 2026-11-26, not yet narrowed down); the "
              "formats that pass differ from these by having no markers, so suspected: the whitespace around markers "
              "(llama-server's `space`, Chorus's one optional blank or newline)")
@@ -87,8 +87,12 @@ CONTEXT = {"gigachat-v3": "2048", "gigachat-v3.1": "2048"}  # their prompt with 
 LEAD = {"kimi-k3": "<|close|>think<|sep|>"}
 # Chorus's call-first grammar is deliberately tighter than llama-server's trigger rule, so only its calls are checked
 # against llama-server's, not the other way round (traced 2026-11-27: SmolLM2 under kimi-k3.cpp's rule writes prose
-# in a call's attributes, its `until(<|sep|>)`, until max_tokens; Chorus's has the template's index="N" there)
-TIGHTER = {"kimi-k3"}
+# in a call's attributes, its `until(<|sep|>)`, until max_tokens; Chorus's has the template's index="N" there).
+# Solar Open: llama-server's lazy root is `tool-call | tool-calls` (both trigger rules of build_tool_parser_tag_json),
+# so read whole, not lazily, it also takes a bare <|tool_call:begin|>... call, which SmolLM2 writes under it and its
+# parser reads as text (the calls must follow <|tool_calls|>); after its trigger <|tool_calls|> only `tool-calls`
+# can follow, Chorus's whole root (traced 2026-11-27 05:35 UTC)
+TIGHTER = {"kimi-k3", "solar-open"}
 TAKEN = SAME | set(LEAD)  # formats whose grammars take the same calls
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 

@@ -47,7 +47,7 @@ TEMPLATES = {
     "ling3": "inclusionai-ling-3.0-flash", "muse-glimmer": "muse-glimmer",
     "deepseek-v3.2": "deepseek-ai-DeepSeek-V3.2", "deepseek-v4": "deepseek-ai-DeepSeek-V4",
     "minicpm5": "openbmb-MiniCPM5-1B", "command-r-plus": "CohereForAI-c4ai-command-r-plus-tool_use",
-    "kimi-k3": "Kimi-K3", "minimax-m1": "MiniMax-M1",
+    "kimi-k3": "Kimi-K3", "minimax-m1": "MiniMax-M1", "solar-open": "upstage-Solar-Open-100B",
 }
 
 

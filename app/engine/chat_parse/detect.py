@@ -36,6 +36,7 @@ _SPECIALIZED = (  # common_chat_try_specialized_template, same order
      and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),
 )
 _AUTO = (  # what the differential analysis finds in the remaining reference templates
+    (lambda s: _has(s, "<|tool_call:begin|>", "<|tool_call:name|>", "<|tool_call:args|>"), F.SOLAR_OPEN),
     (lambda s: _has(s, "<seed:tool_call>"), F.SEED_OSS),
     (lambda s: _has(s, "<|function_call|>", "<|role_sep|>"), F.GIGACHAT_V3_1),
     (lambda s: _has(s, "<tool_calls>", "Here are my reasoning steps:"), F.APRIEL_THINKER),

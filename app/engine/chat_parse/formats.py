@@ -82,6 +82,14 @@ COMMAND_R_PLUS = Format("command-r-plus", "json", think=None, section=("Action:\
                         name_key="tool_name", args_key="parameters",
                         wrap=("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"),
                         extra={"calls_first": True, "wrapped_text_first": True})  # cohere2moe.py
+# Solar Open 100B: llama.cpp's analysis renders its probe call's id (call00001) before the name, where its parser
+# builder reads no id (call_id PRE_FUNC_NAME), so the id stays in the name prefix: only calls whose id is call00001
+# read as calls, in its parser and its grammar alike (chat-diff-analyzer.cpp extract_function_markers). No reasoning
+# (the template renders `reasoning`, the analysis probes `reasoning_content`); the content is always wrapped in
+# <|content|>...<|end|>, which only its parser without tools reads (with tools it is text up to <|tool_calls|>).
+SOLAR_OPEN = Format("solar-open", "tag_json", think=None, section=("<|tool_calls|>", "<|calls|>"),
+                    call=("<|tool_call:begin|>", "<|tool_call:end|>"), name_prefix="call00001<|tool_call:name|>",
+                    name_suffix="<|tool_call:args|>")
 KIMI_K3 = Format("kimi-k3", "kimi-k3", think=("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
                  section=("<|open|>tools<|sep|>", "<|close|>tools<|sep|>"),
                  call=('<|open|>call tool="', "<|close|>call<|sep|>"))  # kimi_k3.py
@@ -89,5 +97,6 @@ KIMI_K3 = Format("kimi-k3", "kimi-k3", think=("<|open|>think<|sep|>", "<|close|>
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, KIMI_K3, APERTUS, LFM2, SEED_OSS,
        NEMOTRON_V2, GLM_4_5, MINIMAX_M1, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3,
-       GIGACHAT_V3_1, DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, CONTENT_ONLY)
+       GIGACHAT_V3_1, DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, SOLAR_OPEN,
+       CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}
