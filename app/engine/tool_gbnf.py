@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.engine.chat_parse.formats import HY3
 from app.engine.gbnf_build import (
     CALL_ID,
     COMMA,
@@ -118,6 +119,9 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
                                                   section=("<minimax:tool_call>\n", "</minimax:tool_call>"))),
     "glm-4.5": ("<tool_call>", _tagged(("<tool_call>", "</tool_call>"), ("", "\n", ""),
                                        ("<arg_key>", "</arg_key>\n"), ("<arg_value>", "</arg_value>\n"))),
+    "hy3": (HY3.section[0].rstrip(), _tagged((HY3.call[0], ""), ("", HY3.name_suffix + "\n", HY3.extra["close"]),
+                                             HY3.param[:2], (HY3.extra["value_prefix"], HY3.param[2]),
+                                             section=HY3.section)),
     # llama-server's trigger rule itself (its lazy grammar): the JSON-native Apertus and GigaChat 3.1, and the
     # formats with a handler of their own (tool_gbnf_native)
     "apertus": ("<|tools_prefix|>", lambda b, par: SERVER_SHAPES["apertus"](b, par, "<|tools_prefix|>")),
