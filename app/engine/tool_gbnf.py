@@ -9,7 +9,7 @@ common/chat-peg-parser.cpp, common/parsers/*.cpp), with the rule names it uses (
   llama-server allows any whitespace between markers (its `space`), Chorus allows one optional newline or
   space: every call Chorus's grammar allows reads the same to the parser, and a small model has no room to
   ramble in whitespace.
-- A parameter written as tags (Qwen3-Coder, GLM 4.5, Seed-OSS, MiniMax-M2) is free text up to its closing tag
+- A parameter written as tags (Qwen3-Coder, GLM 4.5, Hy3, Seed-OSS, MiniMax-M2) is free text up to its closing tag
   when its schema may be a string, else JSON of its schema, as llama.cpp's tagged parser builds it; a string
   enum is one of its values, a string with a maxLength at most that many characters on one line, no `<`.
 - Where llama-server's grammar makes an optional call id mandatory by a misplaced comma (Mistral Nemo's "id",
