@@ -9,7 +9,7 @@ common/chat-peg-parser.cpp, common/parsers/*.cpp), with the rule names it uses (
   llama-server allows any whitespace between markers (its `space`), Chorus allows one optional newline or
   space: every call Chorus's grammar allows reads the same to the parser, and a small model has no room to
   ramble in whitespace.
-- A parameter written as tags (Qwen3-Coder, GLM 4.5, Seed-OSS, MiniMax-M2) is free text up to its closing tag
+- A parameter written as tags (Qwen3-Coder, GLM 4.5, Hy3, Seed-OSS, MiniMax-M2) is free text up to its closing tag
   when its schema may be a string, else JSON of its schema, as llama.cpp's tagged parser builds it; a string
   enum is one of its values, a string with a maxLength at most that many characters on one line, no `<`.
 - Where llama-server's grammar makes an optional call id mandatory by a misplaced comma (Mistral Nemo's "id",
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.engine.chat_parse.formats import HY3
 from app.engine.gbnf_build import (
     CALL_ID,
     COMMA,
@@ -127,6 +128,9 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
                                                   section=("<minimax:tool_call>\n", "</minimax:tool_call>"))),
     "glm-4.5": ("<tool_call>", _tagged(("<tool_call>", "</tool_call>"), ("", "\n", ""),
                                        ("<arg_key>", "</arg_key>\n"), ("<arg_value>", "</arg_value>\n"))),
+    "hy3": (HY3.section[0].rstrip(), _tagged((HY3.call[0], ""), ("", HY3.name_suffix + "\n", HY3.extra["close"]),
+                                             HY3.param[:2], (HY3.extra["value_prefix"], HY3.param[2]),
+                                             section=HY3.section)),
     # llama-server's trigger rule itself (its lazy grammar): the JSON-native Apertus and GigaChat 3.1, Solar Open
     # (whose calls must carry the id call00001, as llama-server's grammar has them), and the
     # formats with a handler of their own (tool_gbnf_native)

@@ -9,7 +9,7 @@ import itertools
 import json
 from collections.abc import Callable
 
-from app.engine.chat_parse.formats import SOLAR_OPEN
+from app.engine.chat_parse.formats import HY3, SOLAR_OPEN
 from app.engine.gbnf_build import (
     CALL_ID,
     DS_CALL,
@@ -42,12 +42,15 @@ def _server_json(end: str, array: bool, per_call: bool, obj: Callable[[Builder, 
 
 
 def _server_tagged(call: tuple[str, str], name: tuple[str, str, str], key: tuple[str, str], value: tuple[str, str],
-                   section: bool = False) -> Callable[[Builder, bool, str], str]:
+                   section: bool = False, outer: tuple[str, str] = ("", ""), sep: str = ""
+                   ) -> Callable[[Builder, bool, str], str]:
     """llama-server's shape of tagged calls (`build_tool_parser_tag_tagged`, common/chat-auto-parser-generator.cpp):
-    CALL0 space (name[0] NAME name[1] space ARGS (space name[2])?) space CALL1, ARGS the required parameters in
-    order (`space` between), then `space` and any optional one, any number of times; a string parameter's value
-    runs up to and including its closing tag, another is JSON of its schema and the tag. With `section`, the
-    markers wrap all calls (", " between them), else each call (`space` between, and after)."""
+    CALL0 space (name[0] NAME name[1] space (SEP space)? ARGS (space name[2])?) space CALL1, ARGS the required
+    parameters in order (`space` between), then `space` and any optional one, any number of times; a string
+    parameter's value runs up to and including its closing tag, another is JSON of its schema and the tag. With
+    `section`, the markers wrap all calls (", " between them), else each call (`space` between, and after), and
+    with `outer` these calls are inside OUTER0 space ... space OUTER1 space (Hy3's section). `sep`: the analysis'
+    arguments separator (`func_args_separator`)."""
     def build(b: Builder, parallel: bool, start: str) -> str:
         b.rules.update(r.split(" ::= ", 1) for r in through("tag-arg-string", value[1]))
 
@@ -67,13 +70,17 @@ def _server_tagged(call: tuple[str, str], name: tuple[str, str, str], key: tuple
             if optional:
                 args = f"{args} (space ({' | '.join(optional)}))*".strip()
             close = f" space {lit(name[2])}" if name[2] else ""
-            return f"{lit(name[0] + n + name[1])} space {args or chr(34) * 2}{close}"
+            after_sep = f" {lit(sep)} space" if sep else ""
+            return f"{lit(name[0] + n + name[1])} space{after_sep} {args or chr(34) * 2}{close}"
         tools = b.each(tool)
         if section:
             inner = f'{tools} ({lit(", ")} {tools})*' if parallel else tools
             return b.rule("tool-call", f"{lit(call[0])} space {inner} space {lit(call[1])}")
         one = f"{lit(call[0])} space {tools} space {lit(call[1])}"
-        return b.rule("tool-call", f"{one} (space {one})* space" if parallel else f"{one} space")
+        rule = b.rule("tool-call", f"{one} (space {one})* space" if parallel else f"{one} space")
+        if outer[0]:
+            return b.rule("tool-calls", f"{lit(outer[0])} space {rule} space {lit(outer[1])} space")
+        return rule
     return build
 
 
@@ -120,6 +127,8 @@ SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
                                ("<parameter=", ">"), ("", "</parameter>\n")),
     "minimax-m2": _server_tagged(("<minimax:tool_call>\n", "</minimax:tool_call>"), ("<invoke name=\"", "\">\n",
                                  "</invoke>\n"), ("<parameter name=\"", "\">"), ("", "</parameter>\n"), section=True),
+    "hy3": _server_tagged((HY3.call[0], ""), ("", "", HY3.extra["close"]), HY3.param[:2],
+                          (HY3.extra["value_prefix"], HY3.param[2]), outer=HY3.section, sep=HY3.name_suffix),
     "nemotron-v2": _server_json("</TOOLCALL>", True, True),
     "apriel": _server_json("</tool_calls>", True, False),
     "apriel-thinker": _server_json("</tool_calls>", True, False),

@@ -71,6 +71,12 @@ CALL_FIRST_DIFFER = {
     "minicpm5": "llama-server's grammar takes a tool's parameters any number of times in any order (minicpm5.cpp), "
                 "and under it SmolLM2 writes <param name=\"days\"> again and again until max_tokens; Chorus's "
                 "call-first grammar takes each at most once, so it refuses that text (traced 2026-11-27)",
+    "hy3": "every call Chorus's grammar wrote is taken by llama-server's; under llama-server's lazy grammar SmolLM2 "
+           "writes blank lines where its `space` allows them (`<tool_calls:opensource>\n\n<tool_call:opensource>"
+           "\n\nget_weather\n\n<tool_sep:opensource>\n\n`) and a city that runs to max_tokens (a string "
+           "parameter is `until(</arg_value:opensource>\n)`); Chorus's call-first grammar has the template's own "
+           "layout and bounds a string with a maxLength, so it refuses that text at the second newline (traced "
+           "2026-11-27 05:40 UTC)",
     "minimax-m1": "every call Chorus's grammar wrote is taken by llama-server's; the other way fails on whitespace "
                   "only: llama-server's `space` after `<tool_calls>\\n` and before `</tool_calls>` lets SmolLM2 "
                   "write `<tool_calls>\\n\\n{` and `}\\n\\n</tool_calls>`, Chorus's call-first grammar has the "

@@ -158,7 +158,28 @@ def _lined(fmt: Format) -> tuple[str, str]:
 def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None, int, bool]:
     """NAME, then parameters written as `param[0]` KEY `param[1]` VALUE `param[2]`. While a string value streams,
     it is shown open (no closing quote) up to a tail that may begin its end marker, as llama.cpp's mapper shows it
-    (the closing quote comes with the whole end marker: its tool_arg_close is atomic)."""
+    (the closing quote comes with the whole end marker: its tool_arg_close is atomic).
+
+    With `extra["atomic_open"]` (Hy3: no name suffix but an arguments separator, here `name_suffix`), llama.cpp
+    reads a call's opening atomically (chat-auto-parser-generator.cpp build_func_parser): an offered tool with
+    required parameters shows once its name, the separator and the first parameter's opening tag are complete
+    (that tag must follow); one without any shows only when its call is whole."""
+    call, k, finished = _tagged_call(text, j, fmt, tools)
+    params = _parameters(tools, call.name) if call is not None and fmt.extra.get("atomic_open") else None
+    if params is None:
+        return call, k, finished
+    if not set(params.get("required") or ()) & set(params.get("properties") or {}):
+        return (call, k, True) if finished else (None, len(text), False)
+    sep = text.find(fmt.name_suffix, j)
+    after = skip_ws(text, sep + len(fmt.name_suffix))
+    if sep < 0 or text[j:sep].strip() != call.name:
+        return FAIL
+    if text.startswith(fmt.param[0], after):
+        return call, k, finished
+    return (None, len(text), False) if not finished and fmt.param[0].startswith(text[after:]) else FAIL
+
+
+def _tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None, int, bool]:
     before = fmt.param[0]
     after_key, after_value = _lined(fmt)
     ends = [m for m in (fmt.name_suffix, before, fmt.call[1]) if m]

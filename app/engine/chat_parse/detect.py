@@ -44,6 +44,7 @@ _AUTO = (  # what the differential analysis finds in the remaining reference tem
     (lambda s: _has(s, "<tool_calls>", "</tool_calls>"), F.MINIMAX_M1),  # JSON lines, no list
     (lambda s: _has(s, "<minimax:tool_call>"), F.MINIMAX_M2),
     (lambda s: _has(s, "<arg_key>", "<tool_call>"), F.GLM_4_5),
+    (lambda s: _has(s, "'<tool_calls{}>'.format(HYTK)", "'<arg_key{}>'.format(HYTK)"), F.HY3),
     (lambda s: _has(s, "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>") and "function<｜tool▁sep｜>" not in s
      and "tool['type'] + '<｜tool▁sep｜>'" not in s, F.DEEPSEEK_V3_1),
     (lambda s: _has(s, "<｜tool▁calls▁begin｜>"), F.DEEPSEEK_R1),

@@ -20,6 +20,13 @@ MINIMAX_M2 = Format("minimax-m2", "tagged", section=("<minimax:tool_call>", "</m
                     extra={"close": "</invoke>"})
 GLM_4_5 = Format("glm-4.5", "tagged", call=("<tool_call>", "</tool_call>"), name_suffix="\n",
                  param=("<arg_key>", "</arg_key>", "</arg_value>"), extra={"value_prefix": "<arg_value>"})
+HY3_TAG = ":opensource"  # Tencent Hy3 spells every marker with this tag (its template's HYTK)
+HY3 = Format("hy3", "tagged", think=(f"<think{HY3_TAG}>", f"</think{HY3_TAG}>"),
+             section=(f"<tool_calls{HY3_TAG}>\n", f"</tool_calls{HY3_TAG}>"), call=(f"<tool_call{HY3_TAG}>", ""),
+             name_suffix=f"<tool_sep{HY3_TAG}>",
+             param=(f"<arg_key{HY3_TAG}>", f"</arg_key{HY3_TAG}>\n", f"</arg_value{HY3_TAG}>\n"),
+             extra={"value_prefix": f"<arg_value{HY3_TAG}>", "close": f"</tool_call{HY3_TAG}>\n",
+                    "atomic_open": True})  # the analysis' markers, newlines kept (tool_gbnf_server.py)
 LLAMA_3 = Format("llama-3.x", "json", think=None, section=("<|python_tag|>", ""), args_key="parameters",
                  start_json=True)
 MISTRAL_NEMO = Format("mistral-nemo", "json", think=None, section=("[TOOL_CALLS]", ""), array=True, id_key="id")
@@ -96,7 +103,7 @@ KIMI_K3 = Format("kimi-k3", "kimi-k3", think=("<|open|>think<|sep|>", "<|close|>
 
 ALL = (HERMES, QWEN3_CODER, LLAMA_3, MISTRAL_NEMO, MAGISTRAL, FUNCTIONARY_V3_1, FUNCTIONARY_V3_2, FIREFUNCTION_V2,
        COMMAND_R7B, COHERE2MOE, DEEPSEEK_R1, DEEPSEEK_V3_1, GRANITE, GPT_OSS, KIMI_K2, KIMI_K3, APERTUS, LFM2, SEED_OSS,
-       NEMOTRON_V2, GLM_4_5, MINIMAX_M1, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3,
+       NEMOTRON_V2, GLM_4_5, HY3, MINIMAX_M1, MINIMAX_M2, MINIMAX_M3, APRIEL, APRIEL_THINKER, GEMMA4, GIGACHAT_V3,
        GIGACHAT_V3_1, DEEPSEEK_V3_2, DEEPSEEK_V4, LING3, MUSE_GLIMMER, MINICPM5, COMMAND_R_PLUS, SOLAR_OPEN,
        CONTENT_ONLY)
 BY_NAME = {f.name: f for f in ALL}
