@@ -123,12 +123,19 @@ DIFFER: dict[tuple[str, str], str] = {
 }
 
 
-def call_prefix(template: ChatTemplate, trigger: str) -> str:
-    """The text that opens a call to get_weather: the template's own rendering of an assistant call, from the
-    assistant turn's start (or, when that rendering does not continue the generation prompt, from the format's
-    `trigger`) up to the city's value; just the trigger when the template does not render calls in history."""
+# Solar Open writes a call's id before its name, where llama.cpp's parser reads none: its template analysis keeps
+# the id of its own probe call in the name prefix, so only a call with that id parses (docs/tools.md); with CALL's
+# id both sides would refuse the call from its first character, and the case would show no parse.
+CALL_IDS = {"upstage-Solar-Open-100B": "call00001"}
+
+
+def call_prefix(template: ChatTemplate, trigger: str, call_id: str = CALL["id"]) -> str:
+    """The text that opens a call to get_weather (with `call_id`): the template's own rendering of an assistant
+    call, from the assistant turn's start (or, when that rendering does not continue the generation prompt, from
+    the format's `trigger`) up to the city's value; just the trigger when the template does not render calls in
+    history."""
     head = template.render(QUESTION, tools=[WEATHER])
-    whole = template.render([*QUESTION, {"role": "assistant", "content": "", "tool_calls": [CALL]}],
+    whole = template.render([*QUESTION, {"role": "assistant", "content": "", "tool_calls": [{**CALL, "id": call_id}]}],
                             tools=[WEATHER], add_generation_prompt=False)
     common = len(os.path.commonprefix([head, whole]))
     rest = whole[common:]
@@ -165,7 +172,7 @@ def replies(name: str, model_path, vocab, tmp_path_factory) -> dict:
                                      **SERVER_LAYOUT))
         server.wait_ready()
         out = {}
-        prefix = call_prefix(template, detect(source).trigger)
+        prefix = call_prefix(template, detect(source).trigger, CALL_IDS.get(name, CALL["id"]))
         messages = [*QUESTION, {"role": "assistant", "content": prefix}] if prefix else QUESTION
         theirs_text, (ours_text, _) = apply_template(server, messages), chorus_prompt(engine, vocab, "")
         ours_prefix = theirs_text[len(ours_text):] if theirs_text.startswith(ours_text) else prefix
