@@ -87,7 +87,6 @@ TOOLS = (WEATHER, TIME)
 # Formats whose grammar (llama.cpp's own) lets SmolLM2 run away until max_tokens (Gemma 4's dictionary keys, GPT-OSS's
 # constraint type): a text cut there need only be taken so far.
 RUNAWAY = {"gemma4", "gpt-oss"}
-CONTEXT = {"gigachat-v3": "2048", "gigachat-v3.1": "2048"}  # their prompt with the tools is 1205 tokens
 # What Chorus's call-first grammar writes before the trigger, where llama-server's lazy grammar leaves the text free:
 # Kimi K3's generation prompt opens the think section, which the call must follow (common/parsers/kimi-k3.cpp)
 LEAD = {"kimi-k3": "<|close|>think<|sep|>"}
@@ -103,26 +102,37 @@ TAKEN = SAME | set(LEAD)  # formats whose grammars take the same calls
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
+_REPLIES: dict[str, dict[str, dict]] = {}
+
+
+def server_replies(start_llama_server, source: str) -> dict[str, dict]:
+    """llama-server's replies (`-lv 10`: with `__verbose`, unless an error) to a one-token request with the tools
+    under this template, per tool_choice ("auto", "required"). One server per template, asked once in a run: the
+    three tests below read the same replies (a server started per test was a third of this file's time)."""
+    if source not in _REPLIES:
+        template = Path(tempfile.mkstemp(suffix=".jinja")[1])
+        template.write_text(source)
+        try:  # 2048: GigaChat's prompt with the tools is 1205 tokens
+            server = start_llama_server("--jinja", "--chat-template-file", str(template), "-lv", "10", "-np", "1",
+                                        "-c", "2048")
+            _REPLIES[source] = {choice: httpx.post(f"{server.url}/chat/completions", timeout=120, json={
+                "messages": QUESTION, "tools": list(TOOLS), "tool_choice": choice, "parallel_tool_calls": False,
+                "max_tokens": 1, "temperature": 0}).json() for choice in ("auto", "required")}
+        finally:
+            template.unlink()
+    return _REPLIES[source]
+
+
 def server_grammar(start_llama_server, fmt: str) -> tuple[str, str]:
     """(grammar, prefix): llama-server's tool grammar for the format's template ("auto" when lazy, else
     "required") and the text it expects before the call (the generation prompt of a required grammar)."""
-    template = Path(tempfile.mkstemp(suffix=".jinja")[1])
-    template.write_text(llama_cpp_templates()[TEMPLATES[fmt]])
     settings = {}
-    try:
-        server = start_llama_server("--jinja", "--chat-template-file", str(template), "-lv", "10", "-np", "1",
-                                    "-c", CONTEXT.get(fmt, "1024"))
-        for choice in ("auto", "required"):
-            reply = httpx.post(f"{server.url}/chat/completions", timeout=120, json={
-                "messages": QUESTION, "tools": list(TOOLS), "tool_choice": choice, "parallel_tool_calls": False,
-                "max_tokens": 1, "temperature": 0}).json()
-            if "__verbose" not in reply:  # an error reply (Command R+'s "auto": its parser refused the token)
-                continue
-            settings = reply["__verbose"]["generation_settings"]
-            if settings["grammar"]:
-                break
-    finally:
-        template.unlink()
+    for reply in server_replies(start_llama_server, llama_cpp_templates()[TEMPLATES[fmt]]).values():
+        if "__verbose" not in reply:  # an error reply (Command R+'s "auto": its parser refused the token)
+            continue
+        settings = reply["__verbose"]["generation_settings"]
+        if settings["grammar"]:
+            break
     assert settings.get("grammar"), f"llama-server reported no tool grammar for {fmt}"
     grammar = settings["grammar"]
     prefix = ""
@@ -223,16 +233,7 @@ def template_call(source: str) -> tuple[str, str]:
 
 def server_settings(start_llama_server, source: str, choice: str) -> dict:
     """llama-server's generation settings (`-lv 10`) for a one-token request with this template and choice."""
-    template = Path(tempfile.mkstemp(suffix=".jinja")[1])
-    template.write_text(source)
-    try:
-        server = start_llama_server("--jinja", "--chat-template-file", str(template), "-lv", "10", "-np", "1",
-                                    "-c", "2048")
-        reply = httpx.post(f"{server.url}/chat/completions", timeout=120, json={
-            "messages": QUESTION, "tools": list(TOOLS), "tool_choice": choice, "parallel_tool_calls": False,
-            "max_tokens": 1, "temperature": 0}).json()
-    finally:
-        template.unlink()
+    reply = server_replies(start_llama_server, source)[choice]
     assert "__verbose" in reply, reply
     return reply["__verbose"]["generation_settings"]
 
@@ -298,18 +299,7 @@ def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_
     source = llama_cpp_templates().get(TEMPLATES[fmt])
     if source is None:
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
-    template = Path(tempfile.mkstemp(suffix=".jinja")[1])
-    template.write_text(source)
-    try:
-        server = start_llama_server("--jinja", "--chat-template-file", str(template), "-lv", "10", "-np", "1",
-                                    "-c", CONTEXT.get(fmt, "1024"))
-        reply = httpx.post(f"{server.url}/chat/completions", timeout=120, json={
-            "messages": QUESTION, "tools": list(TOOLS), "tool_choice": "required", "parallel_tool_calls": False,
-            "max_tokens": 1, "temperature": 0}).json()
-    finally:
-        template.unlink()
-    assert "__verbose" in reply, reply
-    settings = reply["__verbose"]["generation_settings"]
+    settings = server_settings(start_llama_server, source, "required")
     head, rendered = template_call(source)
     ours = required_gbnf(fmt, source, TOOLS, False, opens_thinking(head))
     model = LlamaModel(model_path)
