@@ -50,7 +50,7 @@ self-test: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m app bench --json bench-latest.json
 
-# Installers (README "Building the installers"). The smoke test installs the .deb (sudo unless root) and runs it offscreen.
+# Installers (docs/guide.md, "Building the installers"). The smoke test installs the .deb (sudo unless root) and runs it offscreen.
 package-tools: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[package]"
 
