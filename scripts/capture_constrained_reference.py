@@ -1,7 +1,7 @@
 """Record what the engine generates under GBNF grammars (greedy and seeded top-k sampling) on the embedded model.
 
-The file it writes, tests/engine/data/constrained_reference.json, was captured with the implementation before
-issue 26 (llama.cpp's grammar sampler first in every request's chain); tests/engine/test_constrained.py checks
+The file it writes, tests/engine/data/constrained_reference.json, was captured with the engine's earlier
+implementation (llama.cpp's grammar sampler first in every request's chain); tests/engine/test_constrained.py checks
 that today's engine gives the same tokens. A canary (one unconstrained greedy request) is recorded beside them:
 where this build's numerics differ (another CPU, another llama.cpp), the canary differs and the file does not
 apply. Run: `python scripts/capture_constrained_reference.py [OUT.json]`.

@@ -1,4 +1,4 @@
-"""Images in the engine, measured (issue 37; figures in docs/benchmarks.md, "Images"). No assertions: figures.
+"""Images in the engine, measured (figures in docs/benchmarks.md, "Images"). No assertions: figures.
 
 1. 8 panes, 8 different questions about one image (image first), submitted together: the last pane's time to
    first token ÷ one pane's alone (the cache cleared between), and how many times the image was encoded.

@@ -1,7 +1,7 @@
 """Replay greedy traces through a draft policy with measured step costs (docs/benchmarks.md, "Speculative
 decoding"): what a draft-length rule would buy on `bench --spec`'s workloads without running the model again.
 
-`--capture FILE` (loads the model: run it under the test lock) runs the copy, extract and free requests greedily
+`--capture FILE` (loads the model: run it on an idle machine) runs the copy, extract and free requests greedily
 on the engine and saves each request's prompt tokens, output tokens and the vocabulary's pieces. `--replay FILE`
 (no model) replays each trace step by step through `SpecState` (speculation.py) as the engine would: a step
 decodes the pending token and the draft, keeps the draft's longest prefix the trace agrees with, and costs

@@ -1,4 +1,4 @@
-"""Where the 8 panes' time goes (issue 37): figure 1 of measure_vision.py with the engine's work timed.
+"""Where the 8 panes' time goes: figure 1 of measure_vision.py with the engine's work timed.
 
 Wraps the engine's seams on its own thread (no change to the engine): every text llama_decode (`Engine._decode`:
 its tokens and sequences), every image piece (`Engine._decode_embd`: its rows), every prefix copy

@@ -40,7 +40,7 @@ def test_engine_and_session_run_without_qt_in_sys_modules():
 
 def test_nothing_above_the_backends_reaches_into_an_engine():
     """The Backend protocol is the only way in: outside app/backends no code touches a backend's `.engine`
-    (the check of issue 33, `grep -rn "\\.engine\\b" app/ui app/session app/cli app/evaluate app/arena`, with the
+    (the check `grep -rn "\\.engine\\b" app/ui app/session app/cli app/evaluate app/arena`, with the
     module's own name, `app.engine`, left out)."""
     reach = re.compile(r"(?<!\bapp)\.engine\b")
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
@@ -64,16 +64,6 @@ def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_n
     layers = next(c["layers"] for c in contracts if c["type"] == "layers")
     above = next(i for i, layer in enumerate(layers) if "app.evaluate" in layer and "app.arena" in layer)
     assert layers.index("app.session") == above + 1
-
-
-def test_no_doc_labels_a_figure_by_a_working_session():
-    """Benchmark runs are labelled by date and machine ("Session 11" meant nothing to a reader)."""
-    import re
-
-    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    found = [f"{p.name}:{n}" for p in docs for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-             if re.search(r"\bsession[ -]\d+\b", line, re.IGNORECASE)]
-    assert found == []
 
 
 # The UI's components that drive backends' lifecycle through the bridge (what it is for); every other class in

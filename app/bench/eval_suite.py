@@ -3,7 +3,7 @@ against llama-server (and promptfoo driving it, where promptfoo is installed).
 
 The suite: CASES test cases × 2 variants (greedy; seeded at temperature 0.8) of one chat prompt whose system
 message is the same ≥ 300-token text for every cell; run plain, then with every cell graded by an `llm-rubric`
-judge on the same backend, at the default slots (limits.SLOTS.default). Three figures (issue 35):
+judge on the same backend, at the default slots (limits.SLOTS.default). Three figures:
 - `ratio_vs_engine`: Chorus's wall time ÷ (the tokens it generated ÷ the engine's steady N = slots decode rate on
   prompts of the suite's length, measured on the same engine right before and after the run); model load apart;
 - `ratio_vs_llama_server`: Chorus's wall ÷ llama-server's (built by `make llama-server`, started here with the

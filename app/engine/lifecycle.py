@@ -149,7 +149,7 @@ class RequestLifecycle:
 
     def _sampler_chain(self, request, banned, thinking: bool = False) -> SamplerChain:
         """The request's sampler chain with its constraint. When `sampling.GRAMMAR_FIRST` (the reference path,
-        as before issue 26): llama.cpp's grammar sampler first in the chain, a schema converted to GBNF."""
+        the engine's earlier one): llama.cpp's grammar sampler first in the chain, a schema converted to GBNF."""
         if sampling.GRAMMAR_FIRST and request.json_schema is not None:
             request = dataclasses.replace(request, json_schema=None,
                                           grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))

@@ -132,7 +132,7 @@ PREFILL_CHUNK = 48
 BOOTSTRAP_ROUNDS = Limit(20, 10000, 200)
 ARENA_SEED = 0
 COMPARE_ALPHA = 0.05  # eval-compare: each variant's McNemar test is significant below this p
-# Meaning (issue 36): the embedder `similar`, meaning similarity and answer clusters use ("local" = the main model,
+# Meaning: the embedder `similar`, meaning similarity and answer clusters use ("local" = the main model,
 # a GGUF path, or a server URL), and the cosine distance under which two answers join one cluster.
 EMBEDDER_DEFAULT = "local"
 CLUSTER_DISTANCE = Limit(0.01, 1.0, 0.15, decimals=2, step=0.05)

@@ -3,7 +3,7 @@
 A CSV row becomes a test: `__expected`, `__expected1…N` one assertion each (blank cells skipped, the cell
 trimmed, then parsed by `assertion_from_string`); `__description`, `__prefix`, `__suffix`, `__providerOutput`,
 `__metric` (set on every assertion of the row), `__threshold` (blank or not a number = unset; 0 is kept, as
-promptfoo does since PR #9768), `__metadata:key` and `__metadata:key[]` (split on unescaped commas),
+promptfoo does since its pull request 9768), `__metadata:key` and `__metadata:key[]` (split on unescaped commas),
 `__config:__expected[N]:threshold` (per assertion; bare `__expected` = the first); any other column is a var.
 Header names are trimmed, values are not; a UTF-8 BOM is dropped; the delimiter is $PROMPTFOO_CSV_DELIMITER
 (default ","). YAML/JSON files hold a list of tests; JSONL one test per line. A plain CSV/JSONL of vars (no

@@ -42,12 +42,12 @@ WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
 RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
 RECENT_LIMIT = 8
 BACKENDS = Setting("backends/list", "[]", str)  # JSON list of BackendSpec dicts (never an API key)
-# --- models and memory (issue #29) ---
+# --- models and memory ---
 KV_TYPE = Setting("engine/kv_type", limits.KV_TYPE_DEFAULT, str)  # one of limits.KV_TYPES
 GPU_LAYERS = Setting("engine/gpu_layers", str(limits.GPU_LAYERS_DEFAULT), str)  # "auto", "all", "none" or N
 MODEL_FOLDERS = Setting("models/folders", "[]", str)  # JSON list of folders the Models dialog also scans
 EVAL_JUDGE = Setting("evaluation/judge", "local", str)  # the judge last picked: "local", a GGUF path or a URL
-# --- meaning (issue 36): the embedder ("local" = the main model, a GGUF path or a server URL), the cluster distance
+# --- meaning: the embedder ("local" = the main model, a GGUF path or a server URL), the cluster distance
 EMBEDDER = Setting("meaning/embedder", limits.EMBEDDER_DEFAULT, str)
 CLUSTER_DISTANCE = Setting("meaning/cluster_distance", limits.CLUSTER_DISTANCE.default, float, limits.CLUSTER_DISTANCE)
 

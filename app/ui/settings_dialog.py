@@ -48,7 +48,7 @@ class SettingsDialog(QDialog):
             "file, build, CPU type and threads).\nThroughput stays within 5-10%; long prompts reach their first token "
             "later (~1.7x at 1,500 tokens). Details: docs/engine.md")
         form.addRow("Reproducible outputs", self.reproducible)
-        # Memory (issue #29): KV cache type, GPU layers, the live estimate for `model_path`.
+        # Memory: KV cache type, GPU layers, the live estimate for `model_path`.
         self.model_path = model_path
         self.memory = MemoryRows(form, settings, model_path, self.boxes[keys.SLOTS.key],
                                  self.boxes[keys.CONTEXT_PER_SLOT.key])

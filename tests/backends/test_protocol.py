@@ -1,4 +1,4 @@
-"""The Backend protocol is the only way in (issue 33): what differs between a local model and a server is declared
+"""The Backend protocol is the only way in: what differs between a local model and a server is declared
 on the protocol, each kind answers it (or says plainly that it cannot), and request ids come from one counter
 whichever backend makes them. On the real model; the server is an OpenAIBackend whose URL answers nothing, which
 is enough for everything here that does not generate."""

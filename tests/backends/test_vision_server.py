@@ -1,8 +1,8 @@
-"""The vision oracle (issue 37): greedy replies from the engine and from llama-server `--mmproj`, on the same two
+"""The vision oracle: greedy replies from the engine and from llama-server `--mmproj`, on the same two
 files (SmolLM2-135M and the tiny random projector of tests/vision_gguf.py), are the same for 3 images x 2
 prompts, and the prompt has the same number of tokens (text and image) in both. One request at a time on each.
 
-Plus the figures the issue asks for, printed, never asserted (timing): 8 requests about one image, the last
+Plus the figures of docs/benchmarks.md, "Images", printed, never asserted (timing): 8 requests about one image, the last
 one's time to first token over a lone request's, for the engine and for llama-server.
 """
 

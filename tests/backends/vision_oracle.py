@@ -1,4 +1,4 @@
-"""The vision oracle's shared parts (issue 37): the prompts, the messages, the pair's fixtures (llama-server
+"""The vision oracle's shared parts: the prompts, the messages, the pair's fixtures (llama-server
 `--mmproj` started as the engine cuts its prompt pieces, and an engine on the same two files), and the comparison
 of one greedy reply from each. Used by the M-RoPE and the non-causal server tests
 (tests/backends/test_vision_mrope_server.py, test_vision_noncausal_server.py)."""

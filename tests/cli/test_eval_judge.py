@@ -12,7 +12,7 @@ import pytest
 from tests.cli.test_eval_cli import chorus_eval, write_config
 from tests.evaluate.judge_standin import RuleJudge
 
-# Outputs given (providerOutput), so only the judge decides: the issue's own case among them.
+# Outputs given (providerOutput), so only the judge decides.
 CONFIG = (
     "prompts: ['Answer the question {{q}}']\n"
     "providers: [echo]\n"

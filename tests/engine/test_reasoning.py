@@ -1,7 +1,7 @@
 """Reasoning: thinking split from the answer while it streams, the thinking switch, the budget, answer TTFT.
 
 The splitter's own rules are fuzzed (any chunking gives the same split); everything else runs through the real
-engine. SmolLM2 does not think by itself, so a thinking block is forced the ways the issue names: a GGUF
+engine. SmolLM2 does not think by itself, so a thinking block is forced in three ways: a GGUF
 variant (written with the `gguf` package) whose template opens `<think>` as DeepSeek R1's and Qwen3's do, a
 `reply_prefix` that opens it, or a GBNF grammar that makes the model write one.
 """

@@ -52,7 +52,7 @@ def cold_ids(model_path):
             handle = engine.submit(request)
             reference.append(ids([handle])[0])
             prompt_lengths.append(handle.result().prompt_tokens)
-    assert max(prompt_lengths) >= 850 and min(prompt_lengths) <= 60  # the mix the issue describes
+    assert max(prompt_lengths) >= 850 and min(prompt_lengths) <= 60  # long and short prompts mixed
     return reference
 
 

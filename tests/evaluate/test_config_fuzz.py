@@ -2,7 +2,7 @@
 set to every wrong type, lone surrogates included. Each either loads, runs (its variants on echo, so no model)
 and writes every output format as valid UTF-8, or is refused with a ConfigError naming the field — never another
 exception. Each test counts the examples it ran and checks the count, so a strategy that silently generates
-nothing fails (the counts are in the report of issue 33).
+nothing fails.
 
 Hypothesis runs derandomized in CI (tests/conftest.py's "ci" profile).
 """

@@ -41,7 +41,7 @@ def refused(path: Path, **kwargs) -> str:
     return str(caught.value)
 
 
-# --- defect 4: files that are not UTF-8, broken var files ----------------------------------------------------------
+# --- files that are not UTF-8, broken var files ----------------------------------------------------------
 def test_a_cp1252_tests_csv_is_refused_naming_the_file_line_and_byte(tmp_path):
     (tmp_path / "tests.csv").write_bytes("city,__expected\nParis,contains:a\nMontr\xe9al,contains:a\n".encode("cp1252"))
     message = refused(write_config(tmp_path, {"prompts": ["Where is {{city}}?"], "providers": ["echo"],
@@ -81,7 +81,7 @@ def test_a_var_file_with_broken_yaml_names_the_file_and_the_yaml_problem(tmp_pat
     assert "cp.txt:1: not UTF-8" in message
 
 
-# --- defect 8: a written API key ------------------------------------------------------------------------------------
+# --- a written API key ------------------------------------------------------------------------------------
 DUMMY = {"id": "openai:chat:qwen", "config": {"apiKey": "x", "apiBaseUrl": "http://127.0.0.1:8080/v1"}}
 REAL_KEY = "sk-proj-4fJ9q2LxT7vB1mN8cR5wZ3yH6kP0dS"
 
@@ -115,7 +115,7 @@ def test_a_real_looking_key_for_a_remote_server_warns_once(tmp_path):
         write_config(tmp_path, {"prompts": ["a"], "providers": [bad]}))
 
 
-# --- defect 9: --judge overrides defaultTest.options.provider --------------------------------------------------------
+# --- --judge overrides defaultTest.options.provider --------------------------------------------------------
 def eval_args(config: Path, **overrides) -> argparse.Namespace:
     values = {"config": str(config), "output": None, "model": None, "server": None, "server_model": None,
               "judge": None, "repeat": None, "max_concurrency": None, "slots": 2, "no_cache": False}
@@ -138,7 +138,7 @@ def test_an_explicit_judge_flag_beats_the_configs_default_judge(tmp_path):
     assert any(t.kind == "local" for t in needed_targets(evaluation, tmp_path))
 
 
-# --- defect 10: the summary's variant names ---------------------------------------------------------------------
+# --- the summary's variant names ---------------------------------------------------------------------
 def test_the_summary_names_variants_briefly_and_fits_the_terminal(tmp_path, monkeypatch):
     long_prompt = " ".join(f"word{i}" for i in range(256)) + " {{x}}"
     (tmp_path / "system.txt").write_text("You are terse.\n" * 40, encoding="utf-8")
@@ -153,7 +153,7 @@ def test_the_summary_names_variants_briefly_and_fits_the_terminal(tmp_path, monk
     assert names[1].strip() == "[mirror] system.txt" and names[2].strip() == "[mirror] long one", names
 
 
-# --- defect 3: a lone surrogate anywhere in the text ---------------------------------------------------------------
+# --- a lone surrogate anywhere in the text ---------------------------------------------------------------
 def test_an_evaluation_holding_lone_surrogates_writes_every_output_format(tmp_path):
     config = {"description": "d\udcff", "prompts": [{"raw": "Say {{w}}\udcff", "label": "lab\udcff"}],
               "providers": [{"id": "echo", "label": "e\udcff"}],

@@ -1,4 +1,4 @@
-"""Evaluations on local models that wait on standby (issue 33, defect 6): their run loads the models as Run all
+"""Evaluations on local models that wait on standby: their run loads the models as Run all
 does for panes, on the real engine. Before the fix every such cell ended "error" with "…loads when Run all runs
 its panes". SmolLM2 (a copy) and Gemma 3 270M, with the memory limit set so only one fits at a time."""
 

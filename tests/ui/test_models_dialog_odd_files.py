@@ -1,4 +1,4 @@
-"""The Models dialog with odd files in a models folder (issue 33, defect 5): a GGUF holding a string where an
+"""The Models dialog with odd files in a models folder: a GGUF holding a string where an
 integer belongs and a FIFO named like a model are rows marked broken with their reason; every other model is
 still listed."""
 
