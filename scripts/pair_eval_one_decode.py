@@ -1,7 +1,7 @@
 """The plain evaluation suite of `bench --eval` on Chorus only, with reproducible mode's one llama_decode a step
 (`EngineConfig.one_decode`) on and off, in pairs whose order alternates: each run's wall, its ratio to the
 engine's own N = slots rate (measured around it on the same engine, as `bench --eval` does) and what the engine
-prefilled, reused and decoded (docs/benchmarks.md, "Where a plain evaluation's time goes").
+prefilled, reused and decoded (docs/investigations/2026-11-26-evaluation-and-window-time.md).
 
     python scripts/pair_eval_one_decode.py [--pairs 2] [--judged]
 """

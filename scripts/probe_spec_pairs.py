@@ -1,7 +1,8 @@
 """Speculation's draft rule before and after a change, in one engine: `bench --spec`'s N = 1 workloads, greedy,
 plain and auto mode with the current rule and with the previous one (`--old`: module attributes and their old
 values, e.g. WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16 AUTO_PROBE_RUNS=1), runs in rotating order, wall tokens per
-second; the figures are medians of the per-repetition ratios to plain (docs/benchmarks.md, "Speculative decoding").
+second; the figures are medians of the per-repetition ratios to plain
+(docs/investigations/2026-11-26-speculative-verify-cost.md).
 
     python scripts/probe_spec_pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
 """

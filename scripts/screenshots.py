@@ -1,4 +1,4 @@
-"""Take the README screenshots from the real window (run under Xvfb: `xvfb-run -s '-screen 0 1600x1000x24'`).
+"""Take the docs' screenshots from the real window (run under Xvfb: `xvfb-run -s '-screen 0 1600x1000x24'`).
 
 Usage: python scripts/screenshots.py OUT_DIR [NAME...]  -> OUT_DIR/screenshot.png (mid-run),
 OUT_DIR/screenshot-done.png, OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation,
@@ -341,7 +341,7 @@ async def shoot_eval(window: MainWindow, out: Path) -> None:
         window.stats_dock.show()
         if not window.evals.open_config(config):
             raise SystemExit(f"eval: {window.messages[-1]}")
-        if os.environ.get("CHORUS_SCREENSHOT_MIDRUN"):  # a look at the streaming view (not in the README)
+        if os.environ.get("CHORUS_SCREENSHOT_MIDRUN"):  # a look at the streaming view (not in the docs)
             await asyncio.sleep(float(os.environ["CHORUS_SCREENSHOT_MIDRUN"]))
             window.grab().save(str(out / "screenshot-eval-running.png"))
         while window.evals.running:
