@@ -11,7 +11,10 @@ import argparse
 import logging
 import sys
 
+from app.arena.board import ARENA_SEED, BOOTSTRAP_ROUNDS
+from app.backends.embedding import DEFAULT_EMBEDDER
 from app.engine import limits
+from app.evaluate.run_compare import ALPHA as COMPARE_ALPHA
 
 
 def _probability(text: str) -> float:
@@ -93,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "without a file (as llama-server's -md)")
     run.add_argument("--embedder", metavar="local|PATH.gguf|URL",
                      help="--report: the embedding model that clusters the answers of requests differing only by "
-                     f"seed (default: {limits.EMBEDDER_DEFAULT}, the main model, a weak embedder)")
+                     f"seed (default: {DEFAULT_EMBEDDER}, the main model, a weak embedder)")
     evaluate = sub.add_parser("eval", help="run a promptfoo config (promptfooconfig.yaml): test cases × variants, "
                               "graded; exit 0 all passed, 100 some failed, 2 unusable config")
     evaluate.add_argument("config", help="the config file (promptfoo's YAML or JSON format)")
@@ -109,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--embedder", metavar="local|PATH.gguf|URL",
                           help="the embedding model of `similar` and of --repeat's stability report: a GGUF "
                           "pooled locally, or a server's "
-                          f"/v1/embeddings (default: {limits.EMBEDDER_DEFAULT}, the main model, a weak embedder)")
+                          f"/v1/embeddings (default: {DEFAULT_EMBEDDER}, the main model, a weak embedder)")
     evaluate.add_argument("--repeat", type=int, metavar="N",
                           help="run every test case N times (default: the config's, else 1)")
     evaluate.add_argument("--max-concurrency", type=int, metavar="N",
@@ -122,13 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "cells and an exact McNemar test per variant; exit 100 when one got significantly worse")
     compare.add_argument("old", help="the earlier run's results.json (promptfoo's v3 layout)")
     compare.add_argument("new", help="the later run's results.json")
-    compare.add_argument("--alpha", type=_probability, default=limits.COMPARE_ALPHA,
+    compare.add_argument("--alpha", type=_probability, default=COMPARE_ALPHA,
                          help="significance level of each variant's test (default %(default)s)")
     arena = sub.add_parser("arena-report", help="the arena's leaderboard from a session file's votes")
     arena.add_argument("session", help="a session file (*.chorus.json) with a top-level \"votes\" list")
     arena.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report with the plot")
-    arena.add_argument("--seed", type=int, default=limits.ARENA_SEED, help="bootstrap seed (default %(default)s)")
-    arena.add_argument("--rounds", type=int, default=limits.BOOTSTRAP_ROUNDS.default,
+    arena.add_argument("--seed", type=int, default=ARENA_SEED, help="bootstrap seed (default %(default)s)")
+    arena.add_argument("--rounds", type=int, default=BOOTSTRAP_ROUNDS.default,
                        help="bootstrap rounds behind the 95 %% intervals (default %(default)s)")
     return parser
 

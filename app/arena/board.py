@@ -26,6 +26,8 @@ from app.arena.tally import Tally, tally
 from app.engine import limits
 from app.session.votes import Vote
 
+BOOTSTRAP_ROUNDS = limits.Limit(20, 10000, 200)  # bootstrap rounds behind the 95 % intervals
+ARENA_SEED = 0  # their seed (and the next pair's): same votes and seed, same board
 
 @dataclass(frozen=True)
 class Standing:
@@ -98,11 +100,11 @@ class Board:
 
 
 def board(votes: Iterable[Vote], *, variants: Sequence[str] = (), labels: dict[str, str] | None = None,
-          source: str | None = None, rounds: int = limits.BOOTSTRAP_ROUNDS.default,
-          seed: int = limits.ARENA_SEED) -> Board:
+          source: str | None = None, rounds: int = BOOTSTRAP_ROUNDS.default,
+          seed: int = ARENA_SEED) -> Board:
     """The full leaderboard of `votes` (only those of `source`, "human" or "judge", when given). `variants`
     lists keys to show even without votes; `labels` names variants (default: the labels the votes carry)."""
-    limits.BOOTSTRAP_ROUNDS.check("rounds", rounds)
+    BOOTSTRAP_ROUNDS.check("rounds", rounds)
     votes = list(votes)
     summary = summarize_sources(votes)
     if source is not None:

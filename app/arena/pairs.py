@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.arena.board import Board, board
-from app.engine import limits
+from app.arena.board import ARENA_SEED, Board, board
 from app.session.votes import Vote
 
 
@@ -48,7 +47,7 @@ class PairPriority:
 
 
 def priorities(variants: Sequence[str], votes: Sequence[Vote], the_board: Board | None = None,
-               seed: int = limits.ARENA_SEED) -> list[PairPriority]:
+               seed: int = ARENA_SEED) -> list[PairPriority]:
     """Every pair of `variants` with its priority, highest first (ties: fewer votes first, then by keys)."""
     keys = sorted(set(variants))
     if len(keys) < 2:
@@ -70,7 +69,7 @@ def priorities(variants: Sequence[str], votes: Sequence[Vote], the_board: Board 
 
 
 def next_pair(variants: Sequence[str], votes: Sequence[Vote], *, cases: Sequence[str] = (),
-              seed: int = limits.ARENA_SEED, the_board: Board | None = None) -> Matchup:
+              seed: int = ARENA_SEED, the_board: Board | None = None) -> Matchup:
     """The most informative next matchup (see the module docstring). `the_board`, when given, must be the
     board of these votes; it saves recomputing it."""
     votes = list(votes)

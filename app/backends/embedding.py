@@ -19,11 +19,12 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from app.engine import limits
 from app.engine.context import TokenBatch
 from app.engine.native import LlamaModel
 
-DEFAULT_EMBEDDER = limits.EMBEDDER_DEFAULT
+# The embedder `similar`, meaning similarity and answer clusters use when none is named: "local" = the main model
+# (else a GGUF path or a server URL); the CLI and the settings store default to it.
+DEFAULT_EMBEDDER = "local"
 WEAK_NOTE = ("the main model is a generative model, a weak embedder: its similarities separate topics, not "
              "paraphrases from different answers; name an embedding GGUF or server for real meaning")
 POOLINGS = {"mean": llama_cpp.LLAMA_POOLING_TYPE_MEAN, "cls": llama_cpp.LLAMA_POOLING_TYPE_CLS,

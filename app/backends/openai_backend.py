@@ -30,15 +30,17 @@ from app.backends.server_errors import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, descri
 from app.backends.server_metrics import MetricsPoller
 from app.backends.server_params import create_arguments, unapplied, unapplied_keys
 from app.backends.stream_run import StreamRun
-from app.engine import GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent, limits
+from app.engine import GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent
 from app.engine.grammar import GrammarError, check_request
+from app.engine.limits import Limit
 from app.engine.request import next_request_id
 from app.engine.types import EngineStopped
 
+SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one server backend streams at a time (the server form's range)
 
 class OpenAIBackend:
     def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None,
-                 max_concurrency: int = limits.SERVER_CONCURRENCY.default,
+                 max_concurrency: int = SERVER_CONCURRENCY.default,
                  read_timeout_s: float = READ_TIMEOUT_S):
         self.base_url = base_url.rstrip("/")
         options = {"base_url": self.base_url, "api_key": api_key or "none", "max_retries": 0,
@@ -108,7 +110,7 @@ class OpenAIBackend:
 
     @classmethod
     def open(cls, base_url: str, model: str | None = None, api_key: str | None = None,
-             max_concurrency: int = limits.SERVER_CONCURRENCY.default) -> OpenAIBackend:
+             max_concurrency: int = SERVER_CONCURRENCY.default) -> OpenAIBackend:
         """A backend already connected (`connect`); raises ConnectionError naming the cause, having closed it."""
         backend = cls(base_url, model=model, api_key=api_key, max_concurrency=max_concurrency)
         try:

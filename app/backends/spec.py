@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from app.engine import limits
+from app.backends.openai_backend import SERVER_CONCURRENCY
 
 MAIN = "local"
 KINDS = ("local", "server")
@@ -19,7 +19,7 @@ class BackendSpec:
     path: str = ""  # local: the model file
     url: str = ""  # server: the base URL, e.g. http://127.0.0.1:8080/v1
     model: str | None = None  # server: the model to ask for (None: the first one it lists)
-    max_concurrency: int = limits.SERVER_CONCURRENCY.default
+    max_concurrency: int = SERVER_CONCURRENCY.default
     mmproj: str | None = None  # local: the vision projector paired with the model (EngineConfig.mmproj)
 
     @property
@@ -43,9 +43,9 @@ class BackendSpec:
         parsed = urlparse(self.url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             return f"the server URL must start with http:// or https://, got {self.url!r}"
-        if not limits.SERVER_CONCURRENCY.low <= self.max_concurrency <= limits.SERVER_CONCURRENCY.high:
-            return (f"concurrent requests must be {limits.SERVER_CONCURRENCY.low:g} to "
-                    f"{limits.SERVER_CONCURRENCY.high:g}, got {self.max_concurrency}")
+        if not SERVER_CONCURRENCY.low <= self.max_concurrency <= SERVER_CONCURRENCY.high:
+            return (f"concurrent requests must be {SERVER_CONCURRENCY.low:g} to "
+                    f"{SERVER_CONCURRENCY.high:g}, got {self.max_concurrency}")
         return None
 
     def engine_fields(self, engine: dict | None = None) -> dict:

@@ -12,20 +12,20 @@ import sys
 from pathlib import Path
 
 from app.arena import VoteError, read_votes
+from app.arena.board import ARENA_SEED, BOOTSTRAP_ROUNDS
 from app.cli.arena_html import render_html
 from app.cli.arena_text import build_boards, render_text
-from app.engine import limits
 from app.session.store import write_atomic
 
 
-def run_arena_report(session: str, html: str | None = None, seed: int = limits.ARENA_SEED,
-                     rounds: int = limits.BOOTSTRAP_ROUNDS.default) -> int:
+def run_arena_report(session: str, html: str | None = None, seed: int = ARENA_SEED,
+                     rounds: int = BOOTSTRAP_ROUNDS.default) -> int:
     def fail(message: str) -> int:
         print(f"arena-report: {message}", file=sys.stderr)
         return 2
 
     try:
-        limits.BOOTSTRAP_ROUNDS.check("--rounds", rounds)
+        BOOTSTRAP_ROUNDS.check("--rounds", rounds)
     except ValueError as e:
         return fail(f"{e}.")
     path = Path(session)

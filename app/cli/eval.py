@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from app.backends import KeyStore, plain_http_warning
 from app.backends.embedding import DEFAULT_EMBEDDER, EmbeddingError, open_embedder
+from app.backends.openai_backend import SERVER_CONCURRENCY
 from app.backends.registry import MAIN, BackendRegistry, BackendSpec
 from app.cli.eval_text import plural, stability_report, summary
 from app.cli.interrupt import Interrupt
@@ -87,7 +88,7 @@ def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backend
     SessionRunner, and the routes that name each target's backend in it; raises like `prepare`, or the engine's /
     server's error, having closed what it opened. A local GGUF is opened once whoever uses it."""
     engine_settings = {"n_slots": args.slots, **({"prompt_cache": False} if args.no_cache else {})}
-    server_concurrency = max(limits.SERVER_CONCURRENCY.low, min(args.slots, limits.SERVER_CONCURRENCY.high))
+    server_concurrency = max(SERVER_CONCURRENCY.low, min(args.slots, SERVER_CONCURRENCY.high))
     targets = needed_targets(evaluation, base_dir)
     unopenable = next((t for t in targets if t.kind not in ("local", "server")), None)
     if unopenable is not None:

@@ -1,7 +1,11 @@
-"""Every default and limit of a user-facing number, declared once.
+"""Every default and limit of the engine's user-facing numbers, declared once, and `Limit`, their shape.
 
 The engine's dataclasses validate against these, the window's spin boxes take their ranges and defaults from
 them, and the settings store clamps to them, so a value the UI accepts is always one the engine accepts.
+The layers above declare their own numbers as `Limit`s beside the code that uses them (a server's concurrency in
+app/backends/openai_backend.py, the embedder in app/backends/embedding.py, the cluster distance in
+app/session/stability.py, the arena's bootstrap in app/arena/board.py, eval-compare's alpha in
+app/evaluate/run_compare.py), and the window and the settings store read those.
 """
 
 from __future__ import annotations
@@ -84,17 +88,15 @@ DYNATEMP_EXPONENT = Limit(0.0, 10.0, 1.0, step=0.1, decimals=2)  # how entropy m
 # Requests (GenerationRequest).
 MAX_TOKENS = Limit(1, 32768, 256)
 LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no log-probabilities
-ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
-# Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): most drafted tokens a step.
 # The batch of an engine with a projector: llama-server's default ubatch, which holds a non-causal image whole
 # (mtmd_decode_use_non_causal: Gemma 3's 256 rows go into one llama_decode; a smaller batch must refuse it).
 VISION_BATCH = 512
 
+# Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): whether a request drafts, how,
+# and the most tokens drafted a step.
 SPEC_MODES = ("off", "auto", "on")
-SPEC_MODE_DEFAULT = "off"  # a pane's (PaneSpec.speculative); a request without a Speculation does not draft
 SPEC_KINDS = ("ngram", "draft")  # n-gram lookup in the request's own tokens; a draft model (draft_model.py)
 SPEC_KIND_DEFAULT = "ngram"
-SPEC_KIND_LABELS = {"ngram": "n-gram", "draft": "draft model"}  # how the window names them
 # A draft model's vocabulary must be the target's, as llama.cpp's common_speculative_are_compatible has it: sizes
 # within this many tokens, and the same text for every token id from DRAFT_VOCAB_CHECK_START on.
 DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
@@ -118,7 +120,6 @@ KV_TYPE_DEFAULT = "f16"
 GPU_LAYERS_AUTO = "auto"
 GPU_LAYERS_DEFAULT = GPU_LAYERS_AUTO
 GPU_LAYERS = Limit(-1, 999, -1)
-SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one OpenAI-compatible server backend streams at a time
 # Every "recent" throughput (StatsSnapshot.recent_decode_tps / recent_prefill_tps, engine and servers alike, and
 # what the stats panel plots) counts the tokens of this many trailing seconds of wall clock (app/engine/rates.py).
 RATE_WINDOW_S = 1.0
@@ -127,12 +128,3 @@ RATE_WINDOW_S = 1.0
 # stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.
 REPRODUCIBLE_DEFAULT = True
 PREFILL_CHUNK = 48
-
-# Arena leaderboard (app.arena): bootstrap rounds behind its 95 % intervals, and their seed.
-BOOTSTRAP_ROUNDS = Limit(20, 10000, 200)
-ARENA_SEED = 0
-COMPARE_ALPHA = 0.05  # eval-compare: each variant's McNemar test is significant below this p
-# Meaning: the embedder `similar`, meaning similarity and answer clusters use ("local" = the main model,
-# a GGUF path, or a server URL), and the cosine distance under which two answers join one cluster.
-EMBEDDER_DEFAULT = "local"
-CLUSTER_DISTANCE = Limit(0.01, 1.0, 0.15, decimals=2, step=0.05)

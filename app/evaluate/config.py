@@ -21,7 +21,7 @@ import yaml
 from app.evaluate import case_files, checks, graders, prompts, providers, similarity, templates
 from app.evaluate.assertion_strings import ASSERTION_TYPES
 from app.evaluate.errors import Problems
-from app.evaluate.schema import ConfigFile, ProviderEntry, validate
+from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY = {

@@ -9,10 +9,11 @@ silently: a conversation too long for its slot ends "error" with the sizes, and
 
 from __future__ import annotations
 
-from app.engine import GenerationRequest, Speculation, limits
+from app.engine import GenerationRequest, Speculation
 from app.session import images, tools
 from app.session.state import PaneResult, PaneSpec
 
+ALTERNATIVES_SHOWN = 5  # alternatives a pane asks for, per token, when it shows token probabilities
 
 class NothingToRun(ValueError):
     """The pane has no message to answer."""
@@ -71,7 +72,7 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
                                 stop=pane.stop, reply_prefix=prefix, thinking=pane.thinking,
                                 thinking_budget=pane.thinking_budget,
                                 speculative=speculation_of(pane),
-                                logprobs=limits.ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
+                                logprobs=ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields(),
                                 **tools.request_fields(pane.tools, pane.tool_choice, pane.parallel_tool_calls,
                                                        pane.tool_call_first),

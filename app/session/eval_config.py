@@ -1,17 +1,23 @@
-"""What a promptfoo config declares for an evaluation, declared once with pydantic: its cases and assertions, its
-variants (a prompt template on a provider) and their backends, the gradings and the judges' calibrations.
+"""The promptfoo config schema, declared once with pydantic: the top level of promptfooconfig.yaml, its providers,
+tests and assertions, and what Chorus makes of them (variants on their backends, gradings, the judges'
+calibrations). `validate` turns pydantic's error list into problem lines that name the place
+(`tests[3].assert[0]`) and say what is wrong in words. Unknown keys are errors (`extra="forbid"`).
 
-The same classes validate a config (unknown keys are errors) and give the session file its evaluation's shape
-(app/session/evaluation_file.py derives msgspec structs from them, promptfoo's key names included: `assert`,
-`pass`, `namedScores`…). The evented matrix of cells that holds them is app/session/evaluation.py.
+Why pydantic here and msgspec for every file Chorus writes: a config is a file people write, and pydantic lists
+every problem of a mapping at once (each unknown key, each missing or mistyped field, with its place) where msgspec
+stops at the first, so `eval` names every key and assertion type it does not support in one error before anything
+runs. The same classes are the evaluation's cases, variants and gradings in the session model, and the session
+file stores them through msgspec structs derived from these declarations (app/session/file_structs.py, promptfoo's
+key names included: `assert`, `pass`, `namedScores`…), so a field is still declared once and msgspec alone reads
+and writes the file. The evented matrix of cells that holds them is app/session/evaluation.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.engine import GenerationRequest, SamplingParams, limits
 
@@ -20,6 +26,37 @@ class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=False)
 
 
+# --- the top level of promptfooconfig.yaml --------------------------------------------------------------------
+class ProviderEntry(_Model):
+    id: str
+    label: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    prompts: list[str] | None = None  # labels of the prompts this provider runs (exact, or "label:" prefix)
+    transform: Any = None  # JavaScript: unsupported when set
+    delay: Any = None  # unsupported when set (Chorus batches; it does not pace calls)
+    env: Any = None  # unsupported when set
+
+
+class EvaluateOptions(_Model):
+    max_concurrency: int | None = Field(None, alias="maxConcurrency", ge=1)
+    repeat: int | None = Field(None, ge=1)
+
+
+class ConfigFile(_Model):
+    description: str = ""
+    prompts: Any = None
+    providers: Any = None
+    tests: Any = None
+    default_test: dict[str, Any] | None = Field(None, alias="defaultTest")
+    output_path: str | list[str] | None = Field(None, alias="outputPath")
+    evaluate_options: EvaluateOptions | None = Field(None, alias="evaluateOptions")
+    sharing: Any = None  # Chorus never uploads results: any value means the same here
+    tags: dict[str, Any] | None = None  # descriptive only
+    metadata: dict[str, Any] | None = None  # descriptive only
+    yaml_schema: str | None = Field(None, alias="$schema")
+
+
+# --- tests and assertions ---------------------------------------------------------------------------------------
 class Assertion(_Model):
     """One check (promptfoo's assertion). `assertions` is the nested list of an `assert-set`."""
 
@@ -162,3 +199,61 @@ class JudgeCalibration(_Model):
     total: int = 0
     done: bool = False
     misses: list[str] = Field(default_factory=list)
+
+
+# --- validation: every problem at once ----------------------------------------------------------------------------
+class _Problems(Protocol):  # app.evaluate.errors.Problems
+    def add(self, where: str, what: str) -> None: ...
+
+
+def _place(loc: tuple) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def surrogate_keys(data, where: str):
+    """(place, key) for each mapping key holding a lone surrogate (JSON's "\\udcff": half a character). Such a
+    value is kept and written escaped, but a key cannot be: results and the session file could not be saved.
+    Walks without recursion, each container once (YAML anchors can make a structure contain itself)."""
+    seen: set[int] = set()
+    stack = [(where, data)]
+    while stack:
+        place, value = stack.pop()
+        if not isinstance(value, (dict, list)) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, list):
+            stack += [(f"{place}[{i}]", item) for i, item in enumerate(value)]
+            continue
+        for key, item in value.items():
+            if isinstance(key, str) and any("\ud800" <= ch <= "\udfff" for ch in key):
+                yield place or "the config", key
+            else:
+                stack.append((f"{place}.{key}" if place else str(key), item))
+
+
+def validate(model: type[BaseModel], data, where: str, problems: _Problems):
+    """The validated model, or None after adding one problem line per pydantic error (and per key holding a
+    lone surrogate)."""
+    bad_keys = list(surrogate_keys(data, where))
+    for place, key in bad_keys:
+        problems.add(place, f"the key {ascii(key)} holds a lone surrogate (half a character): write it as text")
+    if bad_keys:
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = _place(error["loc"])
+            place = f"{where}.{loc}" if where and loc else (where or loc)
+            if error["type"] == "extra_forbidden":
+                key = error["loc"][-1]
+                parent = place[: -len(str(key))].rstrip(".") or "the config"
+                problems.add(parent, f"unknown key {key!r} (Chorus does not support it)")
+            elif error["type"] == "missing":
+                problems.add(place, "missing (required)")
+            else:
+                problems.add(place, f"{error['msg']} (got {error.get('input')!r})")
+        return None

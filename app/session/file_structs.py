@@ -6,7 +6,9 @@ the file spells it differently (a pane's turns are `Turn`s). `model_struct` deri
 (a promptfoo-shaped piece of an evaluation): the same fields, their aliases as the file's key names, their
 defaults, unknown keys refused; nested models become their own derived structs, recursion included.
 `to_model` / `from_model` convert between a derived struct and its model without validating again (msgspec
-has already checked every type).
+has already checked every type). The pydantic half exists because the evaluation's cases, variants and gradings
+are the promptfoo config's classes, declared with pydantic (app/session/eval_config.py says why); deriving their
+file structs keeps msgspec the one library that reads and writes the session file.
 """
 
 from __future__ import annotations

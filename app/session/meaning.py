@@ -24,8 +24,7 @@ import numpy as np
 from psygnal import Signal, SignalGroup
 
 from app.backends.embedding import DEFAULT_EMBEDDER, WEAK_NOTE, EmbeddingError, open_embedder
-from app.engine import limits
-from app.session.stability import Stability, cluster_vectors
+from app.session.stability import CLUSTER_DISTANCE, Stability, cluster_vectors
 
 WORKER = "chorus-meaning"
 
@@ -46,7 +45,7 @@ def describe(spec: str, main_model: str | None) -> tuple[str, str]:
 
 class Meaning:
     def __init__(self, notify: Callable[[], None] = lambda: None,
-                 threshold: float = limits.CLUSTER_DISTANCE.default):
+                 threshold: float = CLUSTER_DISTANCE.default):
         """`notify()` is called from the worker thread when results wait for `pump()`."""
         self.events = MeaningEvents()
         self.notify, self.threshold = notify, threshold

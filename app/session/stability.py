@@ -3,7 +3,7 @@ seed), or the repeats of one evaluation cell, clustered by meaning.
 
 Average-linkage agglomerative clustering (scipy.cluster.hierarchy) on cosine distance between the answers'
 embeddings: two groups join while the mean distance between their members is at most `threshold`
-(limits.CLUSTER_DISTANCE, default 0.15, i.e. a mean cosine similarity of at least 0.85; tuned for embedding models,
+(`CLUSTER_DISTANCE`, default 0.15, i.e. a mean cosine similarity of at least 0.85; tuned for embedding models,
 whose paraphrases score well above 0.85 and whose different answers below; the main model as a weak embedder scores
 nearly everything on one topic above it, so it separates topics rather than answers).
 Invariants: every answer is in exactly one cluster; clusters are listed largest first (ties: earliest member);
@@ -29,6 +29,8 @@ from app.session.compare import setup_of
 from app.session.evaluation import Evaluation
 from app.session.state import PaneSpec
 
+# The cosine distance under which two answers join one cluster (the settings store and the window clamp to it).
+CLUSTER_DISTANCE = limits.Limit(0.01, 1.0, 0.15, decimals=2, step=0.05)
 
 @dataclass(frozen=True)
 class Cluster:
@@ -70,7 +72,7 @@ def cosine_distances(vectors) -> np.ndarray:
     return distances
 
 
-def cluster_vectors(vectors, threshold: float = limits.CLUSTER_DISTANCE.default) -> Stability:
+def cluster_vectors(vectors, threshold: float = CLUSTER_DISTANCE.default) -> Stability:
     """The answers' clusters from their embeddings (one row per answer)."""
     vectors = np.asarray(vectors, np.float64)
     n = len(vectors)
@@ -92,7 +94,7 @@ def cluster_vectors(vectors, threshold: float = limits.CLUSTER_DISTANCE.default)
 
 
 def stability(texts: list[str], embed: Callable[[list[str]], np.ndarray],
-              threshold: float = limits.CLUSTER_DISTANCE.default) -> Stability:
+              threshold: float = CLUSTER_DISTANCE.default) -> Stability:
     """Cluster answers by meaning: `embed(texts) -> vectors` (an embedder's `embed`); identical texts are
     embedded once."""
     distinct = list(dict.fromkeys(texts))

@@ -34,6 +34,7 @@ __all__ = ["BUSY_STATES", "COLUMNS", "THINKING_LABELS", "PaneResult", "PaneSpec"
 
 THINKING_LABELS = {None: "default", True: "on", False: "off"}  # PaneSpec.thinking as the window and sweeps say it
 COLUMNS = limits.Limit(1, 4, 2)  # panes per row in the grid
+SPEC_MODE_DEFAULT = "off"  # a pane's speculative mode (one of limits.SPEC_MODES) until the user picks one
 # A turn is {"role", "content"}; an assistant turn may carry "tool_calls" [{id, name, arguments}], and a "tool"
 # turn (a call's result) "tool_call_id" and "name" (app/session/tool_loop.py).
 TURN_ROLES = ("user", "assistant", "tool")
@@ -64,7 +65,7 @@ class PaneSpec:
     reply_prefix: str = ""  # a branch's chosen start of the next reply; the next run continues it
     thinking: bool | None = None  # a reasoning model thinks (True) or answers at once (False); None = its default
     thinking_budget: int | None = None  # most thinking tokens before the block is closed (None = no cap)
-    speculative: str = limits.SPEC_MODE_DEFAULT  # speculative decoding: off, auto or on (n-gram drafts; lossless)
+    speculative: str = SPEC_MODE_DEFAULT  # speculative decoding: off, auto or on (n-gram drafts; lossless)
     tools: str = ""  # the tools' JSON as written: OpenAI-style function definitions ("" = none; app/session/tools.py)
     tool_choice: str = "auto"  # auto, none, required, or the name of one tool
     parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)

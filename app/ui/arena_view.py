@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
 
 from app.arena import JudgeTask, Matchup, Vote, next_pair
 from app.arena.ask import ask_judge
+from app.arena.board import ARENA_SEED
 from app.arena.roster import Arena, build
 from app.arena.standby import PairLoads
-from app.engine import limits
 from app.engine.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
 from app.session.tool_cards import reply_text
@@ -46,7 +46,7 @@ WAIT = "Wait for both outputs: the vote keys work once both have finished."
 class ArenaView(QDialog):
     def __init__(self, session: SessionModel, runner: SessionRunner, sets: list[tuple[str, list[PaneSpec]]],
                  model_of: Callable[[str], str] | None = None, open_leaderboard: Callable[[], object] | None = None,
-                 parent: QWidget | None = None, seed: int = limits.ARENA_SEED, loads: PairLoads | None = None):
+                 parent: QWidget | None = None, seed: int = ARENA_SEED, loads: PairLoads | None = None):
         """`loads`: loads a pair's models that wait on standby before it generates (None: they are not offered)."""
         super().__init__(parent)
         self.setWindowTitle("Arena")

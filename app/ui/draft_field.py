@@ -12,6 +12,7 @@ from app.engine import limits
 
 TIP = ("How drafts are made: n-gram looks them up in the prompt and reply; a draft model (a small GGUF with the "
        "same vocabulary as the model, e.g. a smaller model of its family) guesses them. The same tokens either way.")
+KIND_LABELS = {"ngram": "n-gram", "draft": "draft model"}  # how the window names limits.SPEC_KINDS
 FILE_TIP = "The draft model's GGUF file; empty: the draft model the local engine was started with (run --spec-draft)"
 
 
@@ -23,7 +24,7 @@ class DraftField(QWidget):
         super().__init__(parent)
         self.kind = QComboBox(toolTip=TIP)
         for kind in limits.SPEC_KINDS:
-            self.kind.addItem(limits.SPEC_KIND_LABELS[kind], kind)
+            self.kind.addItem(KIND_LABELS[kind], kind)
         self.kind.setCurrentIndex(limits.SPEC_KINDS.index(limits.SPEC_KIND_DEFAULT))
         self.path = QLineEdit(placeholderText="draft model (GGUF)", toolTip=FILE_TIP, clearButtonEnabled=True)
         self.browse = QPushButton("Choose…", toolTip="pick the draft model's GGUF file")

@@ -19,7 +19,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from app.engine import limits
 from app.evaluate import Evaluation, stats
 from app.evaluate.calibration_run import CalibrationCache
 from app.evaluate.in_turn import EvaluationTurns
@@ -27,6 +26,7 @@ from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
 from app.evaluate.similarity import uses_similar
 from app.session import MAIN, SessionRunner
+from app.session.conversation import ALTERNATIVES_SHOWN
 from app.session.evaluation import BackendTarget
 from app.ui.eval_view import EvalView, duration, eta_seconds
 
@@ -130,7 +130,7 @@ class EvalRun(QObject):
 
     def _start(self, evaluation: Evaluation, base_dir: Path, embed=None) -> None:
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
-                                  alternatives=limits.ALTERNATIVES_SHOWN, calibrations=self.calibrations,
+                                  alternatives=ALTERNATIVES_SHOWN, calibrations=self.calibrations,
                                   embed=embed)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner

@@ -16,6 +16,7 @@ from PySide6.QtGui import QRegularExpressionValidator
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from app.engine import SamplingParams, limits
+from app.session.state import SPEC_MODE_DEFAULT
 from app.ui.adapter_field import AdapterField
 from app.ui.collapsible import collapsible
 from app.ui.draft_field import DraftField
@@ -79,7 +80,7 @@ class SamplingForm(QWidget):
         self.speculative = QComboBox(toolTip=SPECULATIVE_TIP)
         for mode in limits.SPEC_MODES:
             self.speculative.addItem(mode, mode)
-        self.speculative.setCurrentIndex(limits.SPEC_MODES.index(limits.SPEC_MODE_DEFAULT))
+        self.speculative.setCurrentIndex(limits.SPEC_MODES.index(SPEC_MODE_DEFAULT))
         line = QHBoxLayout(spacing=6)  # laid out like the thinking row above it
         line.addWidget(QLabel("Speculative decoding", toolTip=SPECULATIVE_TIP))
         line.addWidget(self.speculative)

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.backends import KeyStore, plain_http_warning
+from app.backends.openai_backend import SERVER_CONCURRENCY
 from app.backends.registry import BackendSpec, list_server_models
-from app.engine import limits
 
 DEFAULT_MODEL = "(the server's default)"
 
@@ -46,8 +46,8 @@ class ServerForm(QDialog):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model, 1)
         model_row.addWidget(self.test_button)
-        low, high = int(limits.SERVER_CONCURRENCY.low), int(limits.SERVER_CONCURRENCY.high)
-        self.concurrency = QSpinBox(minimum=low, maximum=high, value=int(limits.SERVER_CONCURRENCY.default),
+        low, high = int(SERVER_CONCURRENCY.low), int(SERVER_CONCURRENCY.high)
+        self.concurrency = QSpinBox(minimum=low, maximum=high, value=int(SERVER_CONCURRENCY.default),
                                     toolTip="Requests streamed at once; more wait in Chorus's queue")
         self.warning = QLabel(objectName="serverWarning", wordWrap=True)
         self.result = QLabel(objectName="serverResult", wordWrap=True)

@@ -11,9 +11,11 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from app.backends.embedding import DEFAULT_EMBEDDER
 from app.backends.registry import BackendSpec
 from app.engine import limits
 from app.engine.limits import Limit
+from app.session import stability
 
 ORGANIZATION = "Chorus"
 APPLICATION = "Chorus"
@@ -48,8 +50,9 @@ GPU_LAYERS = Setting("engine/gpu_layers", str(limits.GPU_LAYERS_DEFAULT), str)  
 MODEL_FOLDERS = Setting("models/folders", "[]", str)  # JSON list of folders the Models dialog also scans
 EVAL_JUDGE = Setting("evaluation/judge", "local", str)  # the judge last picked: "local", a GGUF path or a URL
 # --- meaning: the embedder ("local" = the main model, a GGUF path or a server URL), the cluster distance
-EMBEDDER = Setting("meaning/embedder", limits.EMBEDDER_DEFAULT, str)
-CLUSTER_DISTANCE = Setting("meaning/cluster_distance", limits.CLUSTER_DISTANCE.default, float, limits.CLUSTER_DISTANCE)
+EMBEDDER = Setting("meaning/embedder", DEFAULT_EMBEDDER, str)
+CLUSTER_DISTANCE = Setting("meaning/cluster_distance", stability.CLUSTER_DISTANCE.default, float,
+                           stability.CLUSTER_DISTANCE)
 
 ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, RECENT_SESSIONS,
        BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS, EVAL_JUDGE, EMBEDDER, CLUSTER_DISTANCE)

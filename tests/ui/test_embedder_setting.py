@@ -1,14 +1,16 @@
-"""The embedder setting: declared once (default from app.engine.limits), edited in the Settings dialog, saved
-without reloading the engine; a blank field means the default (the main model, a weak embedder)."""
+"""The embedder setting: declared once (defaults from app.backends.embedding and app.session.stability), edited
+in the Settings dialog, saved without reloading the engine; a blank field means the default (the main model, a
+weak embedder)."""
 
-from app.engine import limits
+from app.backends.embedding import DEFAULT_EMBEDDER
+from app.session.stability import CLUSTER_DISTANCE
 from app.ui import settings as keys
 from app.ui.settings_dialog import SettingsDialog
 
 
 def test_embedder_is_saved_from_the_dialog_without_an_engine_reload(qtbot, settings):
-    assert settings.get(keys.EMBEDDER) == limits.EMBEDDER_DEFAULT == "local"
-    assert settings.get(keys.CLUSTER_DISTANCE) == limits.CLUSTER_DISTANCE.default
+    assert settings.get(keys.EMBEDDER) == DEFAULT_EMBEDDER == "local"
+    assert settings.get(keys.CLUSTER_DISTANCE) == CLUSTER_DISTANCE.default
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
     assert dialog.embedder.text() == "local" and "weak embedder" in dialog.embedder.toolTip()
@@ -25,7 +27,7 @@ def test_embedder_is_saved_from_the_dialog_without_an_engine_reload(qtbot, setti
 
 def test_a_hand_edited_cluster_distance_is_clamped(settings):
     settings.set(keys.CLUSTER_DISTANCE, 7)
-    assert settings.get(keys.CLUSTER_DISTANCE) == limits.CLUSTER_DISTANCE.high
+    assert settings.get(keys.CLUSTER_DISTANCE) == CLUSTER_DISTANCE.high
 
 
 def test_the_embedder_is_chosen_by_kind_and_the_main_model_is_called_weak(qtbot, settings, tmp_path):

@@ -79,7 +79,7 @@ def test_a_panes_speculative_mode_is_set_in_its_form_and_shown_from_its_spec(win
     """The form writes PaneSpec.speculative through its commit and renders it back when the spec changes."""
     pane = window.grid.add_pane()
     choice = pane.sampling.speculative
-    assert pane.spec.speculative == "off" and choice.currentText() == "off"  # limits.SPEC_MODE_DEFAULT
+    assert pane.spec.speculative == "off" and choice.currentText() == "off"  # SPEC_MODE_DEFAULT
     choice.setCurrentIndex(choice.findData("auto"))  # the user picks auto
     assert pane.spec.speculative == "auto"
     pane.spec.speculative = "on"  # the spec changes under the view (an undo, a script)
