@@ -2,7 +2,7 @@
 loads a pane's, and unloaded when a later pair no longer needs them or the arena closes.
 
 A pair generates both sides at once (they stream in lockstep), so its models must fit in memory together beside
-what is loaded; app.backends.standby decides, and a pair that cannot fit is refused with a sentence that says
+what is loaded; app.backends.shifts decides, and a pair that cannot fit is refused with a sentence that says
 why and nothing is loaded for it. Only models this object loaded are ever unloaded by it. Runs on an asyncio loop
 (the window's qasync loop); loads and unloads on worker threads. Qt-free.
 """
@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.backends.registry import BackendRegistry
-from app.backends.standby import plan_for
+from app.backends.shifts import plan_for
 
 
 @dataclass(frozen=True)
 class _Job:
-    backend: str  # what app.backends.standby plans: anything with a backend name
+    backend: str  # what app.backends.shifts plans: anything with a backend name
 
 
 class PairLoads:

@@ -9,7 +9,7 @@ subscribed, so the "cancelled" ends of its last requests are always heard, howev
 
 A local model can also be on standby (on_standby.py): known by name and offered to panes, but not loaded
 (`add_standby`, or `unload` of a loaded one, the main model included). `load` brings it in with the engine
-settings it was given; app.backends.standby does that for models that do not fit in memory together, one after
+settings it was given; app.backends.shifts does that for models that do not fit in memory together, one after
 another. `events` says when a local model has loaded and when one has been closed (its memory freed), on the
 thread that did it. Qt-free; thread-safe.
 """

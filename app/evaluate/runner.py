@@ -71,7 +71,7 @@ class EvaluationRunner(EmbedWaits, StandbyHolds):
         self._started = 0.0
         self._earlier_s = 0.0  # the evaluation's earlier runs (before a Stop, or a crash)
         self._finished_emitted = False
-        # Set by app.evaluate.in_turn when models on standby take turns: whether a backend (by name) takes requests
+        # Set by app.evaluate.shifts when models on standby take turns: whether a backend (by name) takes requests
         # now. A cell or judge call whose backend does not is held until `release`, never failed for it.
         self.ready: Callable[[str], bool] | None = None
         self._held: list[tuple[str, str, tuple]] = []  # (backend, "cell" | "judge", the queue's item)

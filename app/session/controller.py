@@ -35,7 +35,7 @@ class SessionController:
     def __init__(self, session: SessionModel, runner: SessionRunner):
         self.session = session
         self.runner = runner
-        # Runs panes whose local model is on standby: the ModelTurns that app.session.turn_loader.controller_for gives
+        # Runs panes whose local model is on standby: the ModelTurns that app.session.shifts.controller_for gives
         # it when it builds the controller (without one, such a pane cannot start and says why).
         self.loader = None
 

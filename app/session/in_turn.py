@@ -1,11 +1,11 @@
-"""Carrying out a plan of app.backends.standby: local models loaded one group at a time, their panes run, the
+"""Carrying out a plan of app.backends.shifts: local models loaded one group at a time, their panes run, the
 models unloaded, and those loaded before loaded again at the end.
 
 `InTurnRun(plan, controller, registry).run()` runs on an asyncio loop (the window's qasync loop, or a script's),
 loading and unloading on worker threads and starting panes through the controller on the loop's thread, which
 must be the runner's owning thread. It reports `Progress` (turn, panes done, ETA from the time each pane took so
 far); `cancel()` stops the current turn's panes and runs no further turn. A model that fails to load marks its
-panes with the reason and the next turn goes on (app.session.turn_loader plans and starts these runs for the
+panes with the reason and the next turn goes on (app.session.shifts plans and starts these runs for the
 controller). Qt-free.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from psygnal import Signal, SignalGroup
 
 from app.backends.registry import BackendRegistry
-from app.backends.standby import Plan, Turn
+from app.backends.shifts import Plan, Turn
 from app.session.controller import RunAll, SessionController
 from app.session.state import PaneSpec
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.backends import KeyStore
 from app.backends.registry import MAIN, BackendSpec
-from app.backends.standby import room_for
+from app.backends.shifts import room_for
 from app.engine import EngineConfig
 from app.ui.bridge import EngineBridge
 from app.ui.settings import Settings

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMessageBox
 from app.engine import limits
 from app.evaluate import Evaluation, stats
 from app.evaluate.calibration_run import CalibrationCache
-from app.evaluate.in_turn import EvaluationTurns
+from app.evaluate.shifts import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
 from app.evaluate.similarity import uses_similar

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Autosaver, Restored
-from app.session.turn_loader import controller_for
+from app.session.shifts import controller_for
 from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge

@@ -15,11 +15,11 @@ from pathlib import Path
 from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QStatusBar, QWidget
 
-from app.backends.standby import Plan
+from app.backends.shifts import Plan
 from app.engine import ModelInfo
 from app.session import MAIN
 from app.session.in_turn import Progress
-from app.session.turn_loader import ModelTurns
+from app.session.shifts import ModelTurns
 from app.ui.elided_label import ElidedLabel
 from app.ui.model_status import ModelStatus
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.backends.registry import BackendRegistry, BackendSpec
 from app.evaluate import read_config
-from app.evaluate.in_turn import EvaluationTurns
+from app.evaluate.shifts import EvaluationTurns
 from app.evaluate.routes import Routes
 from app.evaluate.runner import EvaluationRunner
 from app.models import estimate_memory

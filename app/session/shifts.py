@@ -1,6 +1,6 @@
 """ModelTurns: the SessionController's `loader`, which plans and starts runs whose panes' models are on standby.
 
-SessionController hands it the panes whose local model is on standby; it plans them with app.backends.standby and
+SessionController hands it the panes whose local model is on standby; it plans them with app.backends.shifts and
 carries the plan out with an app.session.in_turn.InTurnRun, as a task on the running asyncio loop. One plan at a
 time: while one runs, other standby panes are refused with `ModelTurns.BUSY`. `controller_for` builds a
 controller with its ModelTurns, so a front end gets models in turn with its controller, whatever views it shows.
@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 
 from app.backends.registry import BackendRegistry
-from app.backends.standby import plan_for
+from app.backends.shifts import plan_for
 from app.session import conversation
 from app.session.controller import RunAll, SessionController
 from app.session.in_turn import InTurnEvents, InTurnRun

@@ -1,6 +1,6 @@
 """An evaluation whose models are on standby: loaded for its run as Run all loads a pane's, then unloaded.
 
-`EvaluationTurns(runner, registry).run()` plans with app.backends.standby, as Run all does for panes, with one
+`EvaluationTurns(runner, registry).run()` plans with app.backends.shifts, as Run all does for panes, with one
 job per backend the evaluation's cells and judges use: the models that fit beside what is loaded load in one
 turn; models that do not fit together take turns (a model loaded before that a turn unloads is loaded again at
 the end); a model too big even alone fails its cells with the numbers. Meanwhile the EvaluationRunner holds
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.backends.registry import BackendRegistry
-from app.backends.standby import Plan, plan_for
+from app.backends.shifts import Plan, plan_for
 from app.evaluate.routes import needed_targets
 from app.evaluate.runner import EvaluationRunner
 
@@ -27,7 +27,7 @@ WAKE_S = 1.0  # how often a turn re-checks that nothing is in flight, besides ea
 
 @dataclass(frozen=True)
 class _Job:
-    backend: str  # what app.backends.standby plans: anything with a backend name
+    backend: str  # what app.backends.shifts plans: anything with a backend name
 
 
 class EvaluationTurns:

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from app.backends import LocalBackend
-from app.backends.standby import ModelUse, plan, plan_for
+from app.backends.shifts import ModelUse, plan, plan_for
 from app.engine import EngineConfig
 from app.models import estimate_memory
 from app.models.fit import MIB, available_ram, memory_limit, parse_size
@@ -26,7 +26,7 @@ from app.session import (
 )
 from app.session.in_turn import InTurnRun
 from app.session.state import RunState
-from app.session.turn_loader import ModelTurns, controller_for
+from app.session.shifts import ModelTurns, controller_for
 from tests.conftest import GREEDY, TEST_THREADS
 
 ENGINE = {"n_slots": 2, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS}
