@@ -1,42 +1,33 @@
 """An evaluation whose models are on standby: loaded for its run as Run all loads a pane's, then unloaded.
 
-`EvaluationTurns(runner, registry).run()` plans with app.backends.shifts, as Run all does for panes, with one
+`EvaluationShifts(runner, registry).run()` plans with app.backends.shifts, as Run all does for panes, with one
 job per backend the evaluation's cells and judges use: the models that fit beside what is loaded load in one
-turn; models that do not fit together take turns (a model loaded before that a turn unloads is loaded again at
-the end); a model too big even alone fails its cells with the numbers. Meanwhile the EvaluationRunner holds
+shift; models that do not fit together run in shifts (a model loaded before that a shift unloads is loaded again
+at the end); a model too big even alone fails its cells with the numbers. Meanwhile the EvaluationRunner holds
 every cell and judge call whose model is on standby (`EvaluationRunner.ready`) and runs the rest at once; each
-turn loads its models, releases what waits for them, waits until nothing is in flight, and unloads them. A judge
-call that waits for a model a finished turn unloaded gets another round. Whatever still waits at the end (a
-model that failed to load) ends "error" with the reason. Runs on an asyncio loop whose thread owns the runner
-(the window's qasync loop); loads and unloads on worker threads. Qt-free.
+shift (app.backends.shifts.ShiftRun) loads its models, releases what waits for them, waits until nothing is in
+flight, and unloads them. A judge call that waits for a model a finished shift unloaded gets another round.
+Whatever still waits at the end (a model that failed to load) ends "error" with the reason. Runs on an asyncio
+loop whose thread owns the runner (the window's qasync loop); loads and unloads on worker threads. Qt-free.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
 from app.backends.registry import BackendRegistry
-from app.backends.shifts import Plan, plan_for
+from app.backends.shifts import BackendJob, Plan, Shift, ShiftRun, plan_for
 from app.evaluate.routes import needed_targets
 from app.evaluate.runner import EvaluationRunner
 
-WAKE_S = 1.0  # how often a turn re-checks that nothing is in flight, besides each run's end
 
-
-@dataclass(frozen=True)
-class _Job:
-    backend: str  # what app.backends.shifts plans: anything with a backend name
-
-
-class EvaluationTurns:
+class EvaluationShifts:
     def __init__(self, runner: EvaluationRunner, registry: BackendRegistry,
                  on_status: Callable[[str], None] | None = None):
         """`on_status(text)`: a sentence for a status bar as the plan moves on."""
         self.runner, self.registry, self.on_status = runner, registry, on_status or (lambda _text: None)
         self.plans: list[Plan] = []  # every round's plan, for a caller (and tests) to read
-        self._wake: asyncio.Event | None = None
+        self._shifts: ShiftRun | None = None
 
     def _names(self) -> list[str]:
         names = []
@@ -55,7 +46,6 @@ class EvaluationTurns:
         """Start the evaluation and carry its plan out; returns when nothing is held or in flight. Never raises for
         a model that fails to load (its cells end "error" with the engine's message)."""
         runner = self.runner
-        self._wake = asyncio.Event()
         ended = runner.runner.events.ended
         ended.connect(self._poke)
         runner.ready = lambda name: not self.registry.on_standby(name)
@@ -68,56 +58,51 @@ class EvaluationTurns:
                     break
                 if self.plans:  # a later round: only what still waits
                     names = sorted(runner.held_for())
-                plan = plan_for([_Job(name) for name in names], self.registry)
+                plan = plan_for([BackendJob(name) for name in names], self.registry)
                 self.plans.append(plan)
                 for job, why in plan.refused:
                     runner.fail_held(why, job.backend)
-                if not plan.turns:
+                if not plan.shifts:
                     break
                 self.on_status(f"Evaluation: {plan.describe()}")
-                await self._carry_out(plan)
+                self._shifts = ShiftRun(plan, self.registry, self)
+                await self._shifts.run()
+                runner.release()  # what waited for the models loaded again
+                await self._shifts.wait(lambda: not runner.idle)
         finally:
+            self._shifts = None
             runner.fail_held("its model was not loaded: the run stopped or the model could not be loaded")
             runner.ready = None
             ended.disconnect(self._poke)
 
-    async def _carry_out(self, plan: Plan) -> None:
-        for turn in plan.turns:
-            if self.runner.cancelled or self.registry.closed:
-                break
-            for name in turn.load:
-                await self._load(name, plan)
-            self.runner.release()
-            await self._until_idle()
-            for name in turn.models:
-                if self.registry.get(name) is not None:
-                    self.on_status(f"Evaluation: unloading {plan.labels.get(name, name)}…")
-                    await asyncio.to_thread(self.registry.unload, name)
-        for name in plan.restore:
-            if self.registry.on_standby(name) and not self.registry.closed:
-                await self._load(name, plan, again=True)
-        self.runner.release()
-        await self._until_idle()
-
-    async def _load(self, name: str, plan: Plan, again: bool = False) -> None:
-        label = plan.labels.get(name, name)
-        self.on_status(f"Evaluation: loading {label}{' again' if again else ''}…")
-        try:
-            await asyncio.to_thread(self.registry.load, name)
-        except Exception as exc:  # the engine's own message (a broken file, out of memory): on its cells
-            self.runner.fail_held(f"Could not load {label}{' again' if again else ''}: {exc}", name)
-
-    async def _until_idle(self) -> None:
-        while not self.runner.idle and not self.registry.closed:
-            self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), WAKE_S)
-            except TimeoutError:
-                pass
-
     def _poke(self, *_args) -> None:
-        if self._wake is not None:
-            self._wake.set()
+        if self._shifts is not None:
+            self._shifts.poke()
+
+    # --- the ShiftWork that ShiftRun runs -----------------------------------------------------------------
+    @property
+    def cancelled(self) -> bool:
+        return self.runner.cancelled
+
+    def start(self, shift: Shift, ready: Sequence[str]) -> None:
+        self.runner.release()
+
+    def busy(self, ready: Sequence[str]) -> bool:
+        return not self.runner.idle
+
+    def load_failed(self, name: str, why: str, shift: Shift | None) -> None:
+        self.runner.fail_held(why, name)
+
+    def stage(self, stage: str, index: int, models: tuple[str, ...]) -> None:
+        if stage == "restoring":
+            self.on_status(f"Evaluation: loading {self._labels(models)} again…")
+        elif stage == "loading" and (waiting := [m for m in models if self.registry.on_standby(m)]):
+            self.on_status(f"Evaluation: loading {self._labels(waiting)}…")
+        elif stage == "unloading" and (loaded := [m for m in models if self.registry.get(m) is not None]):
+            self.on_status(f"Evaluation: unloading {self._labels(loaded)}…")
+
+    def _labels(self, names: Sequence[str]) -> str:
+        return ", ".join(self._shifts.label(name) for name in names)
 
 
-__all__ = ["EvaluationTurns"]
+__all__ = ["EvaluationShifts"]
