@@ -1,4 +1,4 @@
-"""Evaluations on local models that wait on standby (issue 33, defect 6): their run loads the models as Run all
+"""Evaluations on local models that wait on standby: their run loads the models as Run all
 does for panes, on the real engine. Before the fix every such cell ended "error" with "…loads when Run all runs
 its panes". SmolLM2 (a copy) and Gemma 3 270M, with the memory limit set so only one fits at a time."""
 
@@ -6,40 +6,30 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from contextlib import closing
 
 import pytest
 
-from app.backends.registry import BackendRegistry, BackendSpec
+from app.backends.registry import BackendSpec
 from app.evaluate import read_config
 from app.evaluate.routes import Routes
 from app.evaluate.runner import EvaluationRunner
 from app.evaluate.shifts import EvaluationShifts
 from app.models import estimate_memory
 from app.models.fit import MIB
-from app.session import SessionRunner
 from tests.conftest import TEST_THREADS
+from tests.session.test_shifts import Harness as PaneHarness
 
 ENGINE = {"n_slots": 2, "n_ctx_per_slot": 512, "n_threads": TEST_THREADS}
 
 
-class Harness:
-    """A registry and a SessionRunner pumped on an asyncio loop, as the window's are; loads and unloads logged."""
+class Harness(PaneHarness):
+    """The panes' harness (a registry and a SessionRunner pumped on an asyncio loop, as the window's are; loads and
+    unloads logged), with the routes an evaluation runs on."""
 
     def __init__(self):
-        self.loop = asyncio.new_event_loop()
-        self.registry = BackendRegistry(lambda event: self.runner.feed(event))
-        self.runner = SessionRunner(self.registry, notify=lambda: self.loop.call_soon_threadsafe(self.runner.pump))
+        super().__init__()
         self.routes = Routes(lambda: "", lambda: self.registry.specs() + self.registry.standby_specs())
-        self.log: list[str] = []
-        self.loaded: set[str] = set()
-        self.most_at_once = 0
-        self.registry.events.loaded.connect(self._loaded)
-        self.registry.events.unloaded.connect(lambda name: (self.loaded.discard(name), self.log.append(f"-{name}")))
-
-    def _loaded(self, name: str) -> None:
-        self.loaded.add(name)
-        self.log.append(f"+{name}")
-        self.most_at_once = max(self.most_at_once, len(self.loaded))
 
     def standby(self, path) -> str:
         return self.registry.add_standby(BackendSpec(kind="local", path=str(path)), engine=ENGINE).name
@@ -51,16 +41,11 @@ class Harness:
         assert runner.done
         return shifts
 
-    def close(self) -> None:
-        self.registry.close_all()
-        self.loop.close()
-
 
 @pytest.fixture
 def harness():
-    h = Harness()
-    yield h
-    h.close()
+    with closing(Harness()) as h:
+        yield h
 
 
 def config_on(*paths, asserts: list) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from contextlib import closing
 
 import pytest
 
@@ -176,9 +177,8 @@ class Harness:
 
 @pytest.fixture
 def harness():
-    h = Harness()
-    yield h
-    h.close()
+    with closing(Harness()) as h:
+        yield h
 
 
 def test_two_models_with_room_for_one_run_in_shifts(harness, model_path, gemma, tmp_path, monkeypatch):

@@ -90,7 +90,7 @@ def test_stop_all_cancels_the_rest_of_the_plan(three_models, loop):
 
 
 def test_an_evaluation_on_a_model_on_standby_loads_it_for_its_run(loaded_window, loop, model_path, tmp_path):
-    """Defect 6 of issue 33: before the fix the cell ended "error" (its model "is already connected", or "loads
+    """Before the fix the cell ended "error" (its model "is already connected", or "loads
     when Run all runs its panes") and the model never loaded."""
     window = loaded_window
     registry = window.bridge.backends
@@ -113,7 +113,7 @@ def test_an_evaluation_on_a_model_on_standby_loads_it_for_its_run(loaded_window,
 
 def test_the_arena_loads_a_pairs_model_on_standby_and_unloads_it_when_it_closes(loaded_window, loop, model_path,
                                                                                tmp_path):
-    """Defect 6 of issue 33: before the fix the pair said "Could not generate: … loads when Run all runs its
+    """Before the fix the pair said "Could not generate: … loads when Run all runs its
     panes" and nothing ran."""
     window = loaded_window
     registry = window.bridge.backends
