@@ -2,24 +2,19 @@
 loads a pane's, and unloaded when a later pair no longer needs them or the arena closes.
 
 A pair generates both sides at once (they stream in lockstep), so its models must fit in memory together beside
-what is loaded; app.backends.standby decides, and a pair that cannot fit is refused with a sentence that says
-why and nothing is loaded for it. Only models this object loaded are ever unloaded by it. Runs on an asyncio loop
-(the window's qasync loop); loads and unloads on worker threads. Qt-free.
+what is loaded; app.backends.shifts decides (a pair is one shift: its models load with the shifts' `load`), and
+a pair that cannot fit is refused with a sentence that says why and nothing is loaded for it. Only models this
+object loaded are ever unloaded by it. Runs on an asyncio loop (the window's qasync loop); loads and unloads on
+worker threads. Qt-free.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from app.backends.registry import BackendRegistry
-from app.backends.standby import plan_for
-
-
-@dataclass(frozen=True)
-class _Job:
-    backend: str  # what app.backends.standby plans: anything with a backend name
+from app.backends.shifts import BackendJob, load, plan_for, unload
 
 
 class PairLoads:
@@ -39,20 +34,18 @@ class PairLoads:
             wanted = list(dict.fromkeys(backends))
             for name in [n for n in self.loaded if n not in wanted]:
                 await self._unload(name)
-            plan = plan_for([_Job(name) for name in wanted], self.registry)
+            plan = plan_for([BackendJob(name) for name in wanted], self.registry)
             if plan.refused:
                 return plan.refused[0][1]
-            if plan.in_turn:
+            if plan.in_shifts:
                 names = " and ".join(plan.labels.get(name, name) for name in wanted)
                 return (f"{names} do not fit in memory together, and a pair generates both sides at once: "
-                        "compare them in panes (Run all runs them in turn)")
-            for turn in plan.turns:
-                for name in turn.load:
-                    label = plan.labels.get(name, name)
-                    try:
-                        await asyncio.to_thread(self.registry.load, name)
-                    except Exception as exc:  # the engine's own message (a broken file, out of memory)
-                        return f"Could not load {label}: {exc}"
+                        "compare them in panes (Run all runs them in shifts)")
+            for shift in plan.shifts:
+                for name in shift.load:
+                    why = await load(self.registry, name, plan.labels.get(name, name))
+                    if why is not None:
+                        return why
                     self.loaded.append(name)
             return None
 
@@ -65,7 +58,7 @@ class PairLoads:
     async def _unload(self, name: str) -> None:
         self.loaded.remove(name)
         if self.registry.get(name) is not None and not self.registry.closed:
-            await asyncio.to_thread(self.registry.unload, name)
+            await unload(self.registry, name)
 
 
 __all__ = ["PairLoads"]

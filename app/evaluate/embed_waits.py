@@ -1,26 +1,34 @@
 """What an evaluation in the window waits for while its embeddings are computed on the embedder's own thread.
 
-A mixin of `EvaluationRunner` (it uses `embed`, `cancelled`, `_grade`, `_reset`, `_top_up`, `_check_done`).
 When `embed` can prefetch (app.session.meaning.Meaning), a cell whose `similar` texts are not embedded yet is
-graded only once they are: `prefetch` answers on the owner's thread, so grading never embeds there. A cell that
-waits keeps the run from being done; a cancel resets it to pending and its late answer changes nothing.
-Without `prefetch` (the CLI's synchronous embedder) nothing waits. Qt-free.
+graded only once they are: `prefetch` answers on the owner's thread, so grading never embeds there.
+`EmbedWaits(embed, arrived)` keeps the cells that wait and calls `arrived(cell)` when a cell's vectors are in;
+a cell that waits keeps the EvaluationRunner from being done; `cancel` hands the waiting cells back (the runner
+resets them to pending) and their late answers change nothing. Without `prefetch` (the CLI's synchronous
+embedder) nothing waits. Qt-free.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from app.evaluate.similarity import similar_texts
-from app.session.evaluation import CellResult
+from app.session.evaluation import CellResult, EvalCase
 
 
 class EmbedWaits:
-    _waiting: dict[int, CellResult]
+    def __init__(self, embed, arrived: Callable[[CellResult], None]):
+        self.embed, self._arrived = embed, arrived
+        self._waiting: dict[int, CellResult] = {}
 
-    def _awaits_vectors(self, cell: CellResult) -> bool:
-        """True when the cell's `similar` texts are being embedded: it is graded when they arrive."""
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
+
+    def awaits(self, case: EvalCase, cell: CellResult) -> bool:
+        """True when the cell's `similar` texts are being embedded: `arrived(cell)` is called when they are in."""
         if getattr(self.embed, "prefetch", None) is None:
             return False
-        texts = similar_texts(self.evaluation.cases[cell.case], cell.output)
+        texts = similar_texts(case, cell.output)
         if not texts or not self.embed.will_wait(texts):
             return False  # embedded already, or the embedder failed: graded now (a failure fails `similar`)
         self._waiting[id(cell)] = cell
@@ -28,15 +36,10 @@ class EmbedWaits:
         return True
 
     def _vectors_arrived(self, cell: CellResult) -> None:
-        if self._waiting.pop(id(cell), None) is None:
-            return  # cancelled meanwhile (or already graded)
-        if self.cancelled:
-            self._reset(cell)
-            return self._check_done()
-        self._grade(cell)
-        self._top_up()
+        if self._waiting.pop(id(cell), None) is not None:  # else cancelled meanwhile (or already graded)
+            self._arrived(cell)
 
-    def _cancel_waits(self) -> None:
+    def cancel(self) -> list[CellResult]:
+        """Stop waiting: the cells that waited."""
         waiting, self._waiting = self._waiting, {}
-        for cell in waiting.values():
-            self._reset(cell)
+        return list(waiting.values())

@@ -1,9 +1,9 @@
 """What an evaluation holds back for a model on standby: cells and judge calls whose backend is not ready yet.
 
-A mixin of `EvaluationRunner` (it uses the runner's queues, `ready`, `route` and `_concluded` / `_judged` /
-`_top_up`). An item is held when its backend can be named and says it is not ready; `release` queues every held
-item again (what is still not ready is held again), and `fail_held` ends what waits for a model that could not
-be loaded, with the reason. Qt-free.
+`Holds(route)` is the EvaluationRunner's list of held items, each with the backend it waits for. `hold` keeps an
+item when its backend can be named (`route` of its target) and `ready` says it does not take requests now;
+`take` hands held items back (all, or those of one backend) for the runner to queue again (`release`) or to end
+with the reason its model could not be loaded (`fail_held`). Qt-free.
 """
 
 from __future__ import annotations
@@ -12,45 +12,39 @@ from collections.abc import Callable
 
 from app.session.evaluation import BackendTarget
 
+Held = tuple[str, str, tuple]  # (backend, "cell" | "judge", the runner's queue item)
 
-class StandbyHolds:
-    def held_for(self) -> set[str]:
-        """The backends that held cells or judge calls wait for."""
-        return {name for name, _kind, _item in self._held}
 
-    def release(self) -> None:
-        """Queue again what was held (its backend may take requests now; what is still not ready is held again)."""
-        held, self._held = self._held, []
-        for _name, kind, item in held:
-            if kind == "cell":
-                self._cells.append(item[0])
-            else:
-                self._judge_calls.append(item)
-        self._top_up()
+class Holds:
+    def __init__(self, route: Callable[[BackendTarget], str]):
+        self.route = route
+        self._items: list[Held] = []
 
-    def fail_held(self, why: str, name: str | None = None) -> None:
-        """End what waits for `name` (None: for any backend) with `why`: its model could not be loaded."""
-        failing = [entry for entry in self._held if name is None or entry[0] == name]
-        self._held = [entry for entry in self._held if entry not in failing]
-        for _name, kind, item in failing:
-            if kind == "cell":
-                item[0].status, item[0].error = "error", why
-                self._concluded(item[0])
-            else:
-                self._judged(*item, None, why)
-        self._top_up()
+    def __bool__(self) -> bool:
+        return bool(self._items)
 
-    def _hold(self, kind: str, item: tuple, target: Callable[[], BackendTarget | None]) -> bool:
+    def backends(self) -> set[str]:
+        """The backends that held items wait for."""
+        return {name for name, _kind, _item in self._items}
+
+    def hold(self, ready: Callable[[str], bool] | None, kind: str, item: tuple,
+             target: Callable[[], BackendTarget | None]) -> bool:
         """Hold the item when its backend is not `ready` (a model on standby); False: go on with it now (also when
-        its backend cannot be named: starting it says why)."""
-        if self.ready is None:
+        there is no `ready`, or its backend cannot be named: starting it says why)."""
+        if ready is None:
             return False
         try:
             found = target()
             name = self.route(found) if found is not None else None
         except (RuntimeError, ValueError):
             return False
-        if name is None or self.ready(name):
+        if name is None or ready(name):
             return False
-        self._held.append((name, kind, item))
+        self._items.append((name, kind, item))
         return True
+
+    def take(self, name: str | None = None) -> list[Held]:
+        """Remove and return the items held for `name` (None: for any backend), in the order they were held."""
+        taken = [entry for entry in self._items if name is None or entry[0] == name]
+        self._items = [entry for entry in self._items if entry not in taken]
+        return taken

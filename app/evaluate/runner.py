@@ -11,7 +11,10 @@ when `start` finds such a row already final, from an earlier run). A cell's gene
 here). Before a judge's verdicts count it is calibrated (app/evaluate/calibration.py): for every judge ×
 rubric format the unfinished cells use, its calibration questions go first in the judge queue, unless this
 session's `CalibrationCache` already holds that backend's model in that format; the result goes into
-`evaluation.calibrations`. The evaluation's `duration_s` adds this run's time to its earlier runs', kept current
+`evaluation.calibrations`. While models on standby run in shifts (app.evaluate.shifts sets `ready`), a cell or
+judge call whose backend does not take requests yet is held (holds.py) until `release`, or ended by `fail_held`.
+A cell whose `similar` texts are being embedded on the embedder's thread is graded once they are in
+(embed_waits.py). The evaluation's `duration_s` adds this run's time to its earlier runs', kept current
 as requests end (and whenever the owner calls `note_time`), so a crash mid-run loses none of it that autosave had
 seen. Qt-free.
 """
@@ -31,7 +34,7 @@ from app.engine import Completion
 from app.evaluate import calibration, calibration_run, cells
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
 from app.evaluate.embed_waits import EmbedWaits
-from app.evaluate.holds import StandbyHolds
+from app.evaluate.holds import Holds
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
@@ -45,7 +48,7 @@ class EvaluationEvents(SignalGroup):
     """Nothing is queued or in flight any more (every cell final, or the run was cancelled and has drained)."""
 
 
-class EvaluationRunner(EmbedWaits, StandbyHolds):
+class EvaluationRunner:
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
                  base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
                  calibrations: CalibrationCache | None = None, embed=None):
@@ -71,11 +74,11 @@ class EvaluationRunner(EmbedWaits, StandbyHolds):
         self._started = 0.0
         self._earlier_s = 0.0  # the evaluation's earlier runs (before a Stop, or a crash)
         self._finished_emitted = False
-        # Set by app.evaluate.in_turn when models on standby take turns: whether a backend (by name) takes requests
-        # now. A cell or judge call whose backend does not is held until `release`, never failed for it.
+        # Set by app.evaluate.shifts when models on standby run in shifts: whether a backend (by name) takes
+        # requests now. A cell or judge call whose backend does not is held until `release`, never failed for it.
         self.ready: Callable[[str], bool] | None = None
-        self._held: list[tuple[str, str, tuple]] = []  # (backend, "cell" | "judge", the queue's item)
-        self._waiting = {}  # cells waiting for their `similar` embeddings (embed_waits.py)
+        self._held = Holds(route)
+        self._waiting = EmbedWaits(embed, self._vectors_arrived)  # cells waiting for their `similar` embeddings
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -103,15 +106,15 @@ class EvaluationRunner(EmbedWaits, StandbyHolds):
         """Submit nothing more and cancel what is in flight; the cut-short cells end "pending" as they drain."""
         self.cancelled = True
         self._cells.clear()  # never started: still pending
-        for _name, kind, item in self._held:
+        for _name, kind, item in self._held.take():
             if kind == "judge" and item[1] is not None:
                 self._reset(item[1])
-        self._held.clear()
         for _grader, cell, _call in self._judge_calls:
             if cell is not None:
                 self._reset(cell)
         self._judge_calls.clear()
-        self._cancel_waits()
+        for cell in self._waiting.cancel():
+            self._reset(cell)
         for handle in list(self._in_flight.values()):
             handle.cancel()
         self._check_done()
@@ -138,6 +141,33 @@ class EvaluationRunner(EmbedWaits, StandbyHolds):
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
+
+    # --- held for a model on standby ------------------------------------------------------------------------------
+    def held_for(self) -> set[str]:
+        """The backends that held cells or judge calls wait for."""
+        return self._held.backends()
+
+    def release(self) -> None:
+        """Queue again what was held (its backend may take requests now; what is still not ready is held again)."""
+        for _name, kind, item in self._held.take():
+            if kind == "cell":
+                self._cells.append(item[0])
+            else:
+                self._judge_calls.append(item)
+        self._top_up()
+
+    def fail_held(self, why: str, name: str | None = None) -> None:
+        """End what waits for `name` (None: for any backend) with `why`: its model could not be loaded."""
+        for _name, kind, item in self._held.take(name):
+            if kind == "cell":
+                item[0].status, item[0].error = "error", why
+                self._concluded(item[0])
+            else:
+                self._judged(*item, None, why)
+        self._top_up()
+
+    def _hold(self, kind: str, item: tuple, target: Callable[[], BackendTarget | None]) -> bool:
+        return self._held.hold(self.ready, kind, item, target)
 
     # --- calibration --------------------------------------------------------------------------------------------
     def _calibrate(self) -> None:
@@ -226,7 +256,7 @@ class EvaluationRunner(EmbedWaits, StandbyHolds):
         self._concluded(cell)
 
     def _grade(self, cell: CellResult) -> None:
-        if self._awaits_vectors(cell):
+        if self._waiting.awaits(self.evaluation.cases[cell.case], cell):
             return None
         grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed)
         try:
@@ -274,6 +304,13 @@ class EvaluationRunner(EmbedWaits, StandbyHolds):
         self._judge_calls.extend((grader, cell, next_call) for next_call in more)
         if grader.done:
             self._conclude(cell, grader)
+
+    def _vectors_arrived(self, cell: CellResult) -> None:
+        if self.cancelled:
+            self._reset(cell)
+            return self._check_done()
+        self._grade(cell)
+        self._top_up()
 
     def _conclude(self, cell: CellResult, grader: CellGrader) -> None:
         cells.conclude(cell, grader)

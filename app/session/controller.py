@@ -35,7 +35,7 @@ class SessionController:
     def __init__(self, session: SessionModel, runner: SessionRunner):
         self.session = session
         self.runner = runner
-        # Runs panes whose local model is on standby: the ModelTurns that app.session.turn_loader.controller_for gives
+        # Runs panes whose local model is on standby: the ModelShifts that app.session.shifts.controller_for gives
         # it when it builds the controller (without one, such a pane cannot start and says why).
         self.loader = None
 
@@ -168,7 +168,7 @@ class SessionController:
         self.runner.cancel(pane)
 
     def stop_all(self) -> None:
-        """Stop every run, and the rest of a plan running models in turn."""
+        """Stop every run, and the rest of a plan running models in shifts."""
         if self.loader is not None:
             self.loader.cancel()
         self.runner.cancel_all()
@@ -179,7 +179,7 @@ class SessionController:
     def run_many(self, panes: list[PaneSpec], use_draft: bool = True) -> RunAll:
         """Run every pane that has something to run and is not running; one that cannot start is listed with
         its reason in `problems` and left as it was. Panes whose model is on standby go to the `loader`, which
-        runs the models in turn when they do not fit in memory together."""
+        runs the models in shifts when they do not fit in memory together."""
         ready = [p for p in panes if not self.busy(p) and conversation.can_run(p)]
         if self.loader is not None and self.loader.takes(ready):
             return self.loader.start(ready, use_draft)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.backends import KeyStore
 from app.backends.registry import MAIN, BackendSpec
-from app.backends.standby import room_for
+from app.backends.shifts import room_for
 from app.engine import EngineConfig
 from app.ui.bridge import EngineBridge
 from app.ui.settings import Settings
@@ -48,12 +48,12 @@ class BackendManager(QObject):
         registry, info = self.bridge.backends, self.bridge.model_info
         rows = [(MAIN, "main local model", info.path if info else "–", "loaded" if info else "no model loaded")]
         if info is None and registry.on_standby(MAIN):
-            rows[0] = (MAIN, "main local model", "–", "unloaded while other models run in turn")
+            rows[0] = (MAIN, "main local model", "–", "unloaded while other models run in shifts")
         for spec in registry.specs():
             status = "loaded" if spec.kind == "local" else "connected"
             rows.append((spec.name, spec.kind, spec.path or spec.url, status))
         for spec in registry.standby_specs():
-            rows.append((spec.name, spec.kind, spec.path, "standby: loads when its panes run (in turn when "
+            rows.append((spec.name, spec.kind, spec.path, "standby: loads when its panes run (in shifts when "
                                                           "models do not fit in memory together)"))
         for spec, reason in self.unavailable.values():
             rows.append((spec.name, spec.kind, spec.path or spec.url, f"not connected: {reason}"))
@@ -67,7 +67,7 @@ class BackendManager(QObject):
         """Open a backend and remember it; returns None, or why it could not be opened (nothing else changes,
         except that a saved backend that fails again keeps its place as "not connected"). `self.last_added`
         is the name it got (a server's default model resolved). A local model that does not fit in memory
-        beside the models loaded waits on standby instead: it loads when its panes run, in turn with others."""
+        beside the models loaded waits on standby instead: it loads when its panes run, in shifts with others."""
         if spec.kind == "local" and not spec.problem() and spec.name not in self.bridge.backend_names():
             try:
                 why = room_for(self.bridge.backends, EngineConfig(model_path=spec.path,

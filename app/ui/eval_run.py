@@ -21,9 +21,9 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.evaluate import Evaluation, stats
 from app.evaluate.calibration_run import CalibrationCache
-from app.evaluate.in_turn import EvaluationTurns
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
+from app.evaluate.shifts import EvaluationShifts
 from app.evaluate.similarity import uses_similar
 from app.session import MAIN, SessionRunner
 from app.session.conversation import ALTERNATIVES_SHOWN
@@ -49,11 +49,11 @@ class EvalRun(QObject):
         super().__init__(parent)
         self.runner, self.bridge, self.settings, self.keys, self.view = runner, bridge, settings, keys, view
         self.show_message = show_message
-        registry = self.bridge.backends  # models on standby are routed to as well: EvaluationTurns loads them
+        registry = self.bridge.backends  # models on standby are routed to as well: EvaluationShifts loads them
         self.routes = Routes(lambda: self.bridge.model_info.path if self.bridge.model_info else "",
                              lambda: registry.specs() + registry.standby_specs())
         self.eval_runner: EvaluationRunner | None = None
-        self.turns: asyncio.Future | None = None  # EvaluationTurns.run: loads what is on standby for the run
+        self.shifts: asyncio.Future | None = None  # EvaluationShifts.run: loads what is on standby for the run
         self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
         self.calibrations = CalibrationCache()  # judges calibrated in this session: never asked twice per format
         self._starting = False
@@ -138,7 +138,7 @@ class EvalRun(QObject):
         self.view.set_running(True)
         self.view.set_eta("estimating…")
         self.eta_timer.start()
-        self.turns = asyncio.ensure_future(EvaluationTurns(runner, self.bridge.backends, self.sig_status.emit).run())
+        self.shifts = asyncio.ensure_future(EvaluationShifts(runner, self.bridge.backends, self.sig_status.emit).run())
 
     def stop(self) -> None:
         """Nothing more starts and what runs is cancelled; cut-short cells stay "not run"."""

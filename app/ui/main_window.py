@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Autosaver, Restored
-from app.session.turn_loader import controller_for
+from app.session.shifts import controller_for
 from app.ui import settings as keys
 from app.ui.backend_manager import BackendManager
 from app.ui.bridge import EngineBridge
@@ -36,7 +36,7 @@ from app.ui.eval_tools import EvalTools
 from app.ui.eval_view import EvalView
 from app.ui.meaning_link import MeaningLink
 from app.ui.model_status import ModelStatus
-from app.ui.model_turns import TurnsStatus
+from app.ui.model_turns import ShiftsStatus
 from app.ui.pane_grid import PaneGrid
 from app.ui.prompt_pane import PromptPane
 from app.ui.resources import app_icon
@@ -76,7 +76,7 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self.runner = SessionRunner(bridge.backends, notify=self.pump.notify)
         self.pump.attach(self.runner)
         bridge.add_step_listener(self.runner.feed)
-        self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in turn
+        self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in shifts
         self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
                                   restored.unsaved)
         self.meaning = MeaningLink(settings, lambda: bridge.model_info.path if bridge.model_info else None,
@@ -101,7 +101,7 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self.backends = BackendManager(bridge, settings, key_store, self)
         self.models = ModelActions(bridge, settings, self.runner, self.controller.stop_all, self.backends,
                                    self.model_status, self.show_message, self.messages, self)
-        self.turns = TurnsStatus(self.controller.loader, lambda: bridge.model_info, bridge.sig_backends_changed,
+        self.shifts = ShiftsStatus(self.controller.loader, lambda: bridge.model_info, bridge.sig_backends_changed,
                                  self.statusBar(), self.model_status,
                                  lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text), self)
         self._build_evaluation(key_store)

@@ -1,8 +1,8 @@
-"""The status bar's readout of local models running in turn: "Running models in turn: 1 of 2 (SmolLM2), 3 of 8
-panes, ETA 40 s", a bar over the panes, and Stop.
+"""The status bar's readout of local models running in shifts: "Running models in shifts: 1 of 2 (SmolLM2), 3 of
+8 panes, ETA 40 s", a bar over the panes, and Stop.
 
-It only shows the session's ModelTurns (app.session.in_turn), which the controller owns (`controller_for`) and
-hands any run whose model is on standby: without this readout, models still run in turn. Panes that cannot start
+It only shows the session's ModelShifts (app.session.shifts), which the controller owns (`controller_for`) and
+hands any run whose model is on standby: without this readout, models still run in shifts. Panes that cannot start
 say why in their status line; the main model's readout says when a plan has unloaded it and shows it again when
 it is back.
 """
@@ -15,30 +15,31 @@ from pathlib import Path
 from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QStatusBar, QWidget
 
-from app.backends.standby import Plan
+from app.backends.shifts import Plan
 from app.engine import ModelInfo
 from app.session import MAIN
-from app.session.in_turn import Progress
-from app.session.turn_loader import ModelTurns
+from app.session.shifts import ModelShifts, Progress
 from app.ui.elided_label import ElidedLabel
 from app.ui.model_status import ModelStatus
 
+UNLOADED = "unloaded while other models run in shifts"  # the main model's readout while a plan has unloaded it
 
-class TurnsStatus(QWidget):
-    def __init__(self, turns: ModelTurns, model_info: Callable[[], ModelInfo | None],
+
+class ShiftsStatus(QWidget):
+    def __init__(self, shifts: ModelShifts, model_info: Callable[[], ModelInfo | None],
                  backends_changed: SignalInstance, status_bar: QStatusBar, model_status: ModelStatus,
                  show_problem: Callable[[object, str], None], parent: QObject | None = None):
         """`model_info()`: the main model's, None while none is loaded; `backends_changed`: the signal a model
         loading or unloading emits; `show_problem(pane, message)`: a pane that could not start says why."""
         super().__init__(parent)
-        self.setObjectName("turnsStatus")
-        self.turns, self.registry, self._model_info = turns, turns.registry, model_info
+        self.setObjectName("shiftsStatus")
+        self.shifts, self.registry, self._model_info = shifts, shifts.registry, model_info
         self.status_bar, self.model_status = status_bar, model_status
         self._show_problem = show_problem
-        self.label = ElidedLabel(objectName="turnsLabel")
+        self.label = ElidedLabel(objectName="shiftsLabel")
         self.bar = QProgressBar(maximumWidth=140, textVisible=False)
         self.stop_button = QPushButton("Stop", toolTip="Stop these panes and load no further model")
-        self.stop_button.clicked.connect(lambda: (self.turns.cancel(), self.stop_button.setEnabled(False)))
+        self.stop_button.clicked.connect(lambda: (self.shifts.cancel(), self.stop_button.setEnabled(False)))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.label, self.bar, self.stop_button):
@@ -46,17 +47,17 @@ class TurnsStatus(QWidget):
         self.hide()
         status_bar.addPermanentWidget(self)
         self.last: Progress | None = None  # the last progress shown (tests read it)
-        self.turns.events.started.connect(self._started)
-        self.turns.events.progress.connect(self._progress)
-        self.turns.events.problems.connect(self._problems)
-        self.turns.events.finished.connect(self._finished)
+        self.shifts.events.started.connect(self._started)
+        self.shifts.events.progress.connect(self._progress)
+        self.shifts.events.problems.connect(self._problems)
+        self.shifts.events.finished.connect(self._finished)
         backends_changed.connect(self._main_model)
 
     def _started(self, plan: Plan) -> None:
-        if plan.turns:
+        if plan.shifts:
             self.label.setText(plan.describe())
             self.label.setToolTip(plan.describe())
-            self.bar.setRange(0, sum(len(t.panes) for t in plan.turns))
+            self.bar.setRange(0, sum(len(s.panes) for s in plan.shifts))
             self.bar.setValue(0)
             self.stop_button.setEnabled(True)
             self.show()
@@ -67,7 +68,7 @@ class TurnsStatus(QWidget):
     def _progress(self, progress: Progress) -> None:
         self.last = progress
         if progress.stage in ("loading", "unloading", "restoring"):
-            self.status_bar.clearMessage()  # e.g. "All panes finished" from the turn before: not yet
+            self.status_bar.clearMessage()  # e.g. "All panes finished" from the shift before: not yet
         self.label.setText(progress.describe())
         self.bar.setMaximum(max(1, progress.panes_total))
         self.bar.setValue(progress.panes_done)
@@ -88,6 +89,6 @@ class TurnsStatus(QWidget):
         info = self._model_info()
         if info is None and self.registry.on_standby(MAIN):
             name = Path(self.registry.config(MAIN).model_path).name
-            self.model_status.label.setText(f"{name} unloaded while other models run in turn")
-        elif info is not None and self.model_status.label.text().endswith("unloaded while other models run in turn"):
+            self.model_status.label.setText(f"{name} {UNLOADED}")
+        elif info is not None and self.model_status.label.text().endswith(UNLOADED):
             self.model_status.loaded(info)

@@ -1,4 +1,4 @@
-"""Local models that do not fit in memory together run in turn: the plan (Qt-free, no model loaded), the memory
+"""Local models that do not fit in memory together run in shifts: the plan (Qt-free, no model loaded), the memory
 cap it reads, and the driver on the real engine with the cap set low — SmolLM2 and Gemma 3 270M, never both
 loaded at once, every pane answered."""
 
@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from contextlib import closing
 
 import pytest
 
 from app.backends import LocalBackend
-from app.backends.standby import ModelUse, plan, plan_for
+from app.backends.shifts import ModelUse, plan, plan_for
 from app.engine import EngineConfig
 from app.models import estimate_memory
 from app.models.fit import MIB, available_ram, memory_limit, parse_size
@@ -24,9 +25,8 @@ from app.session import (
     conversation,
     sweep,
 )
-from app.session.in_turn import InTurnRun
+from app.session.shifts import ModelShifts, PaneShifts, controller_for
 from app.session.state import RunState
-from app.session.turn_loader import ModelTurns, controller_for
 from tests.conftest import GREEDY, TEST_THREADS
 
 ENGINE = {"n_slots": 2, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS}
@@ -45,26 +45,26 @@ def uses(**models) -> dict[str, ModelUse]:
 def test_loaded_models_and_servers_just_run():
     panes = panes_on("a", "server", "a")
     result = plan(panes, uses(a=(500, True)), free=100 * MIB)
-    assert result.now == tuple(panes) and not result.needed and not result.in_turn
+    assert result.now == tuple(panes) and not result.needed and not result.in_shifts
 
 
-def test_standby_models_that_fit_beside_the_loaded_ones_load_in_one_turn():
+def test_standby_models_that_fit_beside_the_loaded_ones_load_in_one_shift():
     panes = panes_on("a", "b", "c", "server")
     result = plan(panes, uses(a=(100, True), b=(100, False), c=(100, False)), free=300 * MIB)
-    assert result.needed and not result.in_turn and result.restore == ()
+    assert result.needed and not result.in_shifts and result.restore == ()
     assert result.now == (panes[0], panes[3])  # the loaded model's panes and the server's start at once
-    [turn] = result.turns
-    assert turn.models == ("b", "c") and turn.load == ("b", "c") and turn.panes == (panes[1], panes[2])
+    [shift] = result.shifts
+    assert shift.models == ("b", "c") and shift.load == ("b", "c") and shift.panes == (panes[1], panes[2])
     assert "Loading B+C" in result.describe()
 
 
-def test_models_that_do_not_fit_together_take_turns_and_the_loaded_one_comes_back():
+def test_models_that_do_not_fit_together_run_in_shifts_and_the_loaded_one_comes_back():
     panes = panes_on("a", "b", "c", "server", "b", "d")
     result = plan(panes, uses(a=(300, True), b=(300, False), c=(200, False), d=(100, False)), free=400 * MIB)
-    assert result.in_turn and result.now == (panes[3],)
-    assert [t.models for t in result.turns] == [("a", "d"), ("b",), ("c",)]  # first fit, in the panes' order
-    assert [t.load for t in result.turns] == [("d",), ("b",), ("c",)]  # a is loaded already
-    assert result.turns[1].panes == (panes[1], panes[4])
+    assert result.in_shifts and result.now == (panes[3],)
+    assert [t.models for t in result.shifts] == [("a", "d"), ("b",), ("c",)]  # first fit, in the panes' order
+    assert [t.load for t in result.shifts] == [("d",), ("b",), ("c",)]  # a is loaded already
+    assert result.shifts[1].panes == (panes[1], panes[4])
     assert result.restore == ("a",)
     assert "do not fit in 400 MiB together" in result.describe() and "A+D → B → C" in result.describe()
 
@@ -72,8 +72,8 @@ def test_models_that_do_not_fit_together_take_turns_and_the_loaded_one_comes_bac
 def test_two_standby_models_with_room_for_one_run_one_after_the_other():
     panes = panes_on("a", "b", "a", "b")
     result = plan(panes, uses(a=(200, False), b=(250, False)), free=300 * MIB)
-    assert [t.models for t in result.turns] == [("a",), ("b",)]
-    assert [t.panes for t in result.turns] == [(panes[0], panes[2]), (panes[1], panes[3])]
+    assert [t.models for t in result.shifts] == [("a",), ("b",)]
+    assert [t.panes for t in result.shifts] == [(panes[0], panes[2]), (panes[1], panes[3])]
     assert result.restore == () and result.now == ()
 
 
@@ -83,7 +83,7 @@ def test_a_model_larger_than_the_memory_alone_is_refused_with_the_numbers():
     assert [p for p, _ in result.refused] == [panes[0], panes[2]]
     why = result.refused[0][1]
     assert "HUGE needs about 4.0 GiB" in why and "only 1.0 GiB" in why and "CHORUS_MEMORY_LIMIT" in why
-    assert [t.models for t in result.turns] == [("b",)]  # the rest still runs
+    assert [t.models for t in result.shifts] == [("b",)]  # the rest still runs
 
 
 def test_plan_for_measures_each_model_at_its_own_engine_settings(model_path, monkeypatch):
@@ -95,7 +95,7 @@ def test_plan_for_measures_each_model_at_its_own_engine_settings(model_path, mon
     need = estimate_memory(model_path, 2, 256).total
     panes = [*panes_on(spec.name, "10.0.0.1:8080 · qwen"), PaneSpec(backend=spec.name)]  # the last is empty
     result = plan_for(panes, registry, runnable=conversation.can_run, free_ram=need)
-    assert result.turns[0].panes == (panes[0],) and result.now == (panes[1],)
+    assert result.shifts[0].panes == (panes[0],) and result.now == (panes[1],)
     assert plan_for(panes, registry, runnable=conversation.can_run, free_ram=need - 1).refused[0][0] is panes[0]
     monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(need - 1))
     assert available_ram() == need - 1
@@ -150,22 +150,22 @@ class Harness:
 
     def run(self, panes: list[PaneSpec]):
         result = plan_for(panes, self.registry)
-        driver = InTurnRun(result, self.controller, self.registry)
+        driver = PaneShifts(result, self.controller, self.registry)
         progress = []
         driver.events.progress.connect(progress.append)
         last = self.loop.run_until_complete(asyncio.wait_for(driver.run(), 300))
         return result, last, progress
 
     def run_group(self, pane: PaneSpec):
-        """Run the group as Run group does: the controller hands the plan to its ModelTurns."""
-        turns = self.controller.loader
+        """Run the group as Run group does: the controller hands the plan to its ModelShifts."""
+        shifts = self.controller.loader
         progress, finished = [], []
-        turns.events.progress.connect(progress.append)
-        turns.events.finished.connect(finished.append)
+        shifts.events.progress.connect(progress.append)
+        shifts.events.finished.connect(finished.append)
 
         async def run_group():  # on the loop, as a click is on the window's
             report = self.controller.run_group(pane)
-            await asyncio.wait_for(turns.task, 300)
+            await asyncio.wait_for(shifts.task, 300)
             return report
 
         return self.loop.run_until_complete(run_group()), finished[-1], progress
@@ -177,12 +177,11 @@ class Harness:
 
 @pytest.fixture
 def harness():
-    h = Harness()
-    yield h
-    h.close()
+    with closing(Harness()) as h:
+        yield h
 
 
-def test_two_models_with_room_for_one_run_in_turn(harness, model_path, gemma, tmp_path, monkeypatch):
+def test_two_models_with_room_for_one_run_in_shifts(harness, model_path, gemma, tmp_path, monkeypatch):
     smol = shutil.copy(model_path, tmp_path / "SmolLM2-copy.gguf")
     names = [harness.registry.add_standby(BackendSpec(kind="local", path=str(p)), engine=ENGINE).name
              for p in (smol, gemma)]
@@ -191,7 +190,7 @@ def test_two_models_with_room_for_one_run_in_turn(harness, model_path, gemma, tm
     assert sum(needs) > max(needs) + MIB
     panes = harness.sweep([names[0], names[1], names[0], names[1]])
     result = plan_for(panes, harness.registry)
-    assert result.in_turn and [t.models for t in result.turns] == [(names[0],), (names[1],)]
+    assert result.in_shifts and [t.models for t in result.shifts] == [(names[0],), (names[1],)]
     report, last, progress = harness.run_group(panes[0])
     assert report.started == 4 and not report.problems
     assert harness.log == [f"+{names[0]}", f"-{names[0]}", f"+{names[1]}", f"-{names[1]}"]
@@ -199,10 +198,10 @@ def test_two_models_with_room_for_one_run_in_turn(harness, model_path, gemma, tm
     for pane in panes:
         assert pane.result.state == RunState.DONE and pane.result.generated_tokens > 0, pane.result.summary()
     assert last.stage == "done" and last.panes_done == last.panes_total == 4
-    assert [p.turn for p in progress if p.stage == "loading"] == [1, 2]
+    assert [p.shift for p in progress if p.stage == "loading"] == [1, 2]
     assert any(p.eta_s is not None for p in progress)  # measured once the first pane ended
     running = next(p for p in progress if p.stage == "running")
-    assert running.describe().startswith("Running models in turn: 1 of 2 (SmolLM2-copy)")
+    assert running.describe().startswith("Running models in shifts: 1 of 2 (SmolLM2-copy)")
     assert harness.registry.offered() == [MAIN, *names]  # both back on standby, still offered to panes
 
 
@@ -214,7 +213,7 @@ def test_the_main_model_makes_room_and_comes_back(harness, model_path, gemma, mo
     monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(max(needs) + MIB))  # Gemma fits once SmolLM2 is unloaded
     panes = harness.sweep([MAIN, gemma_name])
     result, last, _ = harness.run(panes)
-    assert [t.models for t in result.turns] == [(MAIN,), (gemma_name,)] and result.restore == (MAIN,)
+    assert [t.models for t in result.shifts] == [(MAIN,), (gemma_name,)] and result.restore == (MAIN,)
     assert harness.log == [f"-{MAIN}", f"+{gemma_name}", f"-{gemma_name}", f"+{MAIN}"]
     assert harness.most_at_once == 1 and harness.registry.main is not None
     assert all(p.result.state == RunState.DONE and p.result.text for p in panes)
@@ -243,7 +242,7 @@ def test_cancel_stops_the_rest_of_the_plan(harness, model_path, gemma, tmp_path,
     panes = harness.sweep(names)
     panes[0].max_tokens = 512
     result = plan_for(panes, harness.registry)
-    driver = InTurnRun(result, harness.controller, harness.registry)
+    driver = PaneShifts(result, harness.controller, harness.registry)
     driver.events.progress.connect(lambda p: p.stage == "running" and driver.cancel())
     last = harness.loop.run_until_complete(asyncio.wait_for(driver.run(), 300))
     assert last.stage == "cancelled"
@@ -252,29 +251,29 @@ def test_cancel_stops_the_rest_of_the_plan(harness, model_path, gemma, tmp_path,
     assert harness.log == [f"+{names[0]}", f"-{names[0]}"] and not harness.loaded
 
 
-def test_the_controller_owns_its_models_in_turn_with_no_view_at_all(harness):
-    """Models in turn belong to the session layer: the controller is built with its ModelTurns (before, a
+def test_the_controller_owns_its_models_in_shifts_with_no_view_at_all(harness):
+    """Models in shifts belong to the session layer: the controller is built with its ModelShifts (before, a
     status-bar widget's constructor created it, so a front end without that widget could not run a standby
     model). The run below goes through it with no UI."""
     loader = harness.controller.loader
-    assert isinstance(loader, ModelTurns) and loader.controller is harness.controller
+    assert isinstance(loader, ModelShifts) and loader.controller is harness.controller
     assert loader.registry is harness.registry
 
 
 def test_a_pane_s_own_run_loads_its_model_for_it_and_one_plan_runs_at_a_time(harness, model_path):
     name = harness.registry.add_standby(BackendSpec(kind="local", path=str(model_path)), engine=ENGINE).name
-    turns = harness.controller.loader
+    shifts = harness.controller.loader
     finished = []
-    turns.events.finished.connect(finished.append)
+    shifts.events.finished.connect(finished.append)
     first, second = (harness.controller.add_pane(PaneSpec(draft=f"Say {w}.", sampling=GREEDY, max_tokens=8,
                                                           backend=name)) for w in ("yes", "no"))
 
     async def run_both():
         assert harness.controller.run(first) is None  # it runs once its model has loaded
-        assert turns.current is not None and turns.current.progress.in_turn is False
-        with pytest.raises(RuntimeError, match="Other models are running in turn"):
+        assert shifts.current is not None and shifts.current.progress.in_shifts is False
+        with pytest.raises(RuntimeError, match="Other models are running in shifts"):
             harness.controller.run(second)
-        await asyncio.wait_for(turns.task, 300)
+        await asyncio.wait_for(shifts.task, 300)
 
     harness.loop.run_until_complete(run_both())
     assert first.result.state == RunState.DONE and first.result.text

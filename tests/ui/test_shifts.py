@@ -1,4 +1,4 @@
-"""The window runs local models in turn when they do not fit in memory together: tested with CHORUS_MEMORY_LIMIT
+"""The window runs local models in shifts when they do not fit in memory together: tested with CHORUS_MEMORY_LIMIT
 set low, on the real engine — the main SmolLM2, a copy of it added beside it, and Gemma 3 270M, which fits
 only alone and so waits on standby. Never is Gemma loaded with another model; every pane gets its answer; the
 main model comes back."""
@@ -54,18 +54,18 @@ def three_models(loaded_window, loop, model_path, gemma, tmp_path, monkeypatch):
     return window, [spec.name for spec in specs], view
 
 
-def test_a_sweep_over_models_that_do_not_fit_together_runs_them_in_turn(three_models, loop):
+def test_a_sweep_over_models_that_do_not_fit_together_runs_them_in_shifts(three_models, loop):
     window, (copy, gemma), view = three_models
     loads = Loads(window.bridge.backends)
     added = window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [copy, gemma]}))
     group = [view.spec, *(v.spec for v in added)]
     assert [p.backend for p in group] == [MAIN, copy, gemma]
-    assert window.turns.isVisible() and "do not fit in" in window.turns.label.text()
-    wait_until(loop, lambda: window.turns.last is not None and window.turns.last.stage == "running", timeout=120)
-    assert window.turns.label.text().startswith("Running models in turn: 1 of 2 (SmolLM2-135M-Instruct.Q4_1, "
+    assert window.shifts.isVisible() and "do not fit in" in window.shifts.label.text()
+    wait_until(loop, lambda: window.shifts.last is not None and window.shifts.last.stage == "running", timeout=120)
+    assert window.shifts.label.text().startswith("Running models in shifts: 1 of 2 (SmolLM2-135M-Instruct.Q4_1, "
                                                 "SmolLM2-copy)")
-    wait_until(loop, lambda: window.turns.last.finished, timeout=600)
-    assert window.turns.last.stage == "done" and not window.turns.isVisible()
+    wait_until(loop, lambda: window.shifts.last.finished, timeout=600)
+    assert window.shifts.last.stage == "done" and not window.shifts.isVisible()
     for pane in group:
         assert pane.result.state == RunState.DONE and pane.result.generated_tokens > 0, pane.result.summary()
     assert (gemma, [gemma]) in loads.seen  # Gemma ran alone...
@@ -80,10 +80,10 @@ def test_stop_all_cancels_the_rest_of_the_plan(three_models, loop):
     loads = Loads(window.bridge.backends)
     view.spec.max_tokens = 400
     window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [gemma]}))
-    wait_until(loop, lambda: window.turns.last is not None and window.turns.last.stage == "running", timeout=120)
+    wait_until(loop, lambda: window.shifts.last is not None and window.shifts.last.stage == "running", timeout=120)
     window.act_stop_all.trigger()
-    wait_until(loop, lambda: window.turns.last.finished, timeout=120)
-    assert window.turns.last.stage == "cancelled"
+    wait_until(loop, lambda: window.shifts.last.finished, timeout=120)
+    assert window.shifts.last.stage == "cancelled"
     wait_until(loop, lambda: view.spec.result.state == RunState.CANCELLED, timeout=30)
     assert gemma not in [name for name, _ in loads.seen]  # never loaded
     assert window.bridge.backends.on_standby(gemma) and window.bridge.model_info is not None
@@ -133,15 +133,15 @@ def test_the_arena_loads_a_pairs_model_on_standby_and_unloads_it_when_it_closes(
     assert registry.on_standby(name) and registry.get(name) is None  # unloaded when the arena closed
 
 
-def test_a_standby_model_runs_in_turn_without_the_status_readout(qtbot, settings, loop, model_path, tmp_path,
+def test_a_standby_model_runs_in_shifts_without_the_status_readout(qtbot, settings, loop, model_path, tmp_path,
                                                                   monkeypatch):
-    """Models in turn are the session's, not the status bar's: before, the readout's constructor created them
+    """Models in shifts are the session's, not the status bar's: before, the readout's constructor created them
     (setting `controller.loader`), so a window without it could not run a pane on a model on standby."""
     from app.ui import main_window
     from app.ui import settings as keys
     from app.ui.bridge import EngineBridge
 
-    monkeypatch.setattr(main_window, "TurnsStatus", lambda *args, **kwargs: None)
+    monkeypatch.setattr(main_window, "ShiftsStatus", lambda *args, **kwargs: None)
     for setting, value in ((keys.SLOTS, 2), (keys.CONTEXT_PER_SLOT, 512), (keys.THREADS, TEST_THREADS)):
         settings.set(setting, value)
     window = main_window.MainWindow(EngineBridge(), settings, autosave_path=tmp_path / "autosave.chorus.json")
@@ -156,5 +156,5 @@ def test_a_standby_model_runs_in_turn_without_the_status_readout(qtbot, settings
     assert loop.run_until_complete(run()) is None  # it runs once its model has loaded
     wait_until(loop, lambda: window.controller.loader.current is None, timeout=300)  # the plan is over
     assert pane.result.state == RunState.DONE and pane.result.generated_tokens > 0
-    assert window.bridge.backends.on_standby(name)  # unloaded after its turn
+    assert window.bridge.backends.on_standby(name)  # unloaded after its shift
     window.close()
