@@ -32,11 +32,11 @@ import pytest
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.chat.grammar.formats import tool_gbnf
 from app.engine.chat.grammar.handlers import regex_escape
-from app.engine.chat.grammar.tool_choice import NO_LEAD, lazy_sampler, required_gbnf, tool_constraint
+from app.engine.chat.grammar.tool_choice import NO_LEAD, required_gbnf
 from app.engine.chat.template.reasoning import opens_thinking
 from app.engine.chat.template.render import ChatTemplate
 from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import grammar_sampler
+from app.engine.grammar import grammar_sampler, lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
 from tests.engine.test_tool_grammar_formats import MAX_TOKENS, TEMPLATES, TIME, WEATHER
 from tests.servers import llama_cpp_templates

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from app.engine import GenerationRequest
-from app.engine.chat.grammar.tool_choice import template_format, tool_constraint
+from app.engine.chat.grammar.tool_choice import template_format
+from app.engine.grammar import tool_constraint
 from app.engine.native import LlamaModel
 from tests.gguf_variants import write_variant
 from tests.servers import llama_cpp_templates

@@ -11,13 +11,17 @@ from collections.abc import Callable
 
 from llama_cpp.llama_grammar import SchemaConverter
 
+from app.engine.chat.grammar.schema import closed_objects
 from app.engine.chat.grammar.text import lit, until
-from app.engine.grammar import GrammarError, closed_objects
 
 SPACE_RULE = '| " " | "\\n"{1,2} [ \\t]{0,20}'  # common/json-schema-to-grammar.cpp's SPACE_RULE
 _TRAILING = re.compile(r'(?:("[}\]]") )?(?<![\w-])space$')
 CHAR_RULE = r'[^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})'  # no raw control character, no `\/`
 _TWICE = re.compile(r'(?<![\w-])space\s+space(?![\w-])')
+
+
+class ToolSchemaError(ValueError):
+    """A tool's parameters cannot become a grammar (the engine ends such a request as a grammar error)."""
 
 
 class CurrentSpacing(SchemaConverter):
@@ -53,7 +57,7 @@ class Builder:
         try:
             return self.conv.visit(closed_objects(schema), name)
         except (AssertionError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            raise GrammarError(f"the tools' parameters cannot become a grammar: {exc}") from exc
+            raise ToolSchemaError(f"the tools' parameters cannot become a grammar: {exc}") from exc
 
     def rule(self, name: str, body: str) -> str:
         name = re.sub(r"[^a-zA-Z0-9-]+", "-", name)

@@ -26,10 +26,8 @@ format names (app/engine/chat/parse: `detect(template).name`).
 
 from __future__ import annotations
 
-import ctypes
 import functools
-
-import llama_cpp
+from typing import NamedTuple
 
 from app.engine.chat.grammar.build import Builder
 from app.engine.chat.grammar.formats import BUILDERS, tool_gbnf
@@ -40,9 +38,6 @@ from app.engine.chat.grammar.minicpm5 import minicpm5_call
 from app.engine.chat.grammar.server import SERVER_SHAPES, kimi_root, ministral_root, qwen3_coder_root
 from app.engine.chat.parse import detect
 from app.engine.chat.template.render import ChatTemplate
-from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import GrammarError, grammar_sampler
-from app.engine.native import capture_log
 
 
 def template_format(template: str | None) -> str | None:
@@ -180,22 +175,19 @@ def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool)
     return tool_gbnf(name, tools, parallel), patterns
 
 
-def lazy_sampler(model, gbnf: str, triggers: tuple[str, ...]):
-    """llama.cpp's lazy grammar sampler: unconstrained until one of the `triggers` (regular expressions, a word
-    escaped as common/sampling.cpp escapes it) matches the output, then `gbnf` from the match (or its first
-    group) on."""
-    patterns = (ctypes.c_char_p * len(triggers))(*(t.encode() for t in triggers))
-    with capture_log() as lines:
-        sampler = llama_cpp.llama_sampler_init_grammar_lazy_patterns(model.vocab, gbnf.encode(), b"root", patterns,
-                                                                      len(triggers), None, 0)
-    if not sampler:
-        raise GrammarError(f"invalid tool grammar: {' '.join(lines) or 'llama.cpp refused it'}")
-    return sampler
+class ToolGrammar(NamedTuple):
+    """A request's tool-call grammar: its GBNF, and the lazy grammar's trigger patterns (None: from the first
+    token). The engine makes it a llama.cpp sampler (app/engine/grammar.py `tool_constraint`)."""
+
+    gbnf: str
+    triggers: tuple[str, ...] | None
 
 
-def tool_constraint(model, request, template: str | None, thinking: bool = False) -> GrammarConstraint | None:
-    """The request's tool-call constraint (the module docstring says when there is one); the caller owns it.
-    `thinking`: the generation prompt left a `<think>` block open, so a required call follows its `</think>`."""
+def tool_grammar(request, template: str | None, thinking: bool = False) -> ToolGrammar | None:
+    """The request's tool-call grammar (the module docstring says when there is one). `request` is read for its
+    tools, tool_choice, parallel_tool_calls, tool_call_first, grammar, json_schema and reply_prefix. `thinking`:
+    the generation prompt left a `<think>` block open, so a required call follows its `</think>`. Raises
+    ToolSchemaError when a tool's parameters cannot become a grammar."""
     if (not request.tools or request.tool_choice == "none" or request.grammar is not None
             or request.json_schema is not None or request.reply_prefix):
         return None
@@ -212,10 +204,7 @@ def tool_constraint(model, request, template: str | None, thinking: bool = False
     if parallel is None:  # llama-server's default: several calls when the template renders a second one
         parallel = default_parallel(template)
     if request.tool_choice == "auto":
-        gbnf, triggers = auto_gbnf(name, template, tools, parallel)
-        return GrammarConstraint(lazy_sampler(model, gbnf, triggers), model.eog_ids)
+        return ToolGrammar(*auto_gbnf(name, template, tools, parallel))
     if request.tool_call_first:
-        gbnf = tool_gbnf(name, tools, parallel, thinking=thinking)
-    else:
-        gbnf = required_gbnf(name, template, tools, parallel, thinking)
-    return GrammarConstraint(grammar_sampler(model, gbnf), model.eog_ids)
+        return ToolGrammar(tool_gbnf(name, tools, parallel, thinking=thinking), None)
+    return ToolGrammar(required_gbnf(name, template, tools, parallel, thinking), None)

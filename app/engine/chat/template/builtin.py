@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import llama_cpp
 
-from app.engine.native import utf8
-
 AUTO = "auto"  # the GGUF's template, else a format detected from special tokens, else raw
 GGUF = "gguf"  # the Jinja template stored in the GGUF
 RAW = "raw"  # no template: the messages' text, one after another
@@ -46,6 +44,14 @@ class Detected:
     name: str  # llama.cpp built-in template name
     marker: str  # the token that revealed it
     end_of_turn: str
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8, each lone surrogate (which UTF-8 cannot encode: JSON's "\\udcff") as U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text).encode("utf-8")
 
 
 def builtin_names() -> list[str]:
