@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
+from app.engine.chat import handler
 from app.engine.chat.grammar.build import Builder
 from app.engine.chat.grammar.formats import BUILDERS, tool_gbnf
 from app.engine.chat.grammar.handlers import ROOTS, regex_escape, trigger_patterns
@@ -116,7 +117,7 @@ def default_parallel(template: str) -> bool:
 def variant(name: str, template: str) -> str:
     """The llama.cpp parser of a template whose Chorus format covers several: Ministral 3 / Devstral
     (common/chat.cpp: `[SYSTEM_PROMPT]`, `[TOOL_CALLS]`, `[ARGS]`, no `[CALL_ID]`) has its own."""
-    if name == "magistral" and "[SYSTEM_PROMPT]" in template and "[CALL_ID]" not in template:
+    if name == "magistral" and handler.of(template) == "ministral-3":
         return "ministral-3"
     return ""
 

@@ -1,40 +1,28 @@
 """detect(template source) -> Format: which output format a chat template's replies use.
 
-Mirrors common/chat.cpp's choice: first its specialized-template checks
-(common_chat_try_specialized_template, in its order), then, for every other template, the markers its
-differential auto-parser (common/chat-diff-analyzer.cpp) would find by rendering tool calls; here those markers
-are recognised in the source. `opened_thinking` tells whether a generation prompt leaves a thinking block open.
+Mirrors common/chat.cpp's choice: the format of the handler llama.cpp gives the template (app/engine/chat/handler.py,
+the same decision the renderer asks), else, for every other template, the markers its differential auto-parser
+(common/chat-diff-analyzer.cpp) would find by rendering tool calls; here those markers are recognised in the
+source (as common_chat_templates_init patched it). `opened_thinking` tells whether a generation prompt leaves a
+thinking block open.
 """
 
 from __future__ import annotations
 
+from app.engine.chat import handler
+from app.engine.chat.handler import has as _has
 from app.engine.chat.parse import formats as F
 from app.engine.chat.parse.types import Format
 
-
-def _has(src: str, *needles: str) -> bool:
-    return all(n in src for n in needles)
-
-
-_SPECIALIZED = (  # common_chat_try_specialized_template, same order
-    (lambda s: _has(s, "[SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]") and "[CALL_ID]" not in s, F.MAGISTRAL),
-    (lambda s: "<|channel|>" in s, F.GPT_OSS),
-    (lambda s: _has(s, "<atem:function_calls>", "<|eom|>"), F.MUSE_GLIMMER),
-    (lambda s: _has(s, ">>>all", ">>>${recipient}"), F.FUNCTIONARY_V3_2),
-    (lambda s: _has(s, "<|tool_calls_section_begin|>", "<|tool_call_begin|>"), F.KIMI_K2),
-    (lambda s: _has(s, "<|open|>", "<|close|>", "<|end_of_msg|>"), F.KIMI_K3),
-    (lambda s: _has(s, "<role>ASSISTANT</role>", "<arg_key>"), F.LING3),
-    (lambda s: _has(s, "<|START_TEXT|>", "<|START_ACTION|>"), F.COHERE2MOE),
-    (lambda s: _has(s, "<|tool_list_start|>") or ("List of tools: [" in s), F.LFM2),
-    (lambda s: _has(s, "<|role_sep|>", "<|message_sep|>") and "<|function_call|>" not in s, F.GIGACHAT_V3),
-    (lambda s: _has(s, "]<]minimax[>[", "<tool_call>", "<invoke name="), F.MINIMAX_M3),
-    (lambda s: _has(s, "dsml_token", "DSML") and "function_calls" in s, F.DEEPSEEK_V3_2),
-    (lambda s: _has(s, "dsml_token", "DSML", "tool_calls"), F.DEEPSEEK_V4),  # V4 names its block tool_calls
-    (lambda s: "'<|tool_call>call:'" in s, F.GEMMA4),
-    (lambda s: _has(s, "Tool usage guidelines:", '<function name="', '<param name="'), F.MINICPM5),
-    (lambda s: _has(s, "<tool_call>", "<function=", "<parameter=")
-     and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in s, F.QWEN3_CODER),
-)
+# The format each of llama.cpp's own handlers parses (app/engine/chat/handler.py decides which one a template gets):
+# LFM2 and LFM2.5 share a parser (common/parsers/lfm2.cpp), DeepSeek V3.2's handler parses V4's blocks too.
+HANDLER_FORMATS = {
+    "ministral-3": F.MAGISTRAL, "gpt-oss": F.GPT_OSS, "muse-glimmer": F.MUSE_GLIMMER,
+    "functionary-v3.2": F.FUNCTIONARY_V3_2, "kimi-k2": F.KIMI_K2, "kimi-k3": F.KIMI_K3, "ling3": F.LING3,
+    "cohere2moe": F.COHERE2MOE, "lfm2": F.LFM2, "lfm2.5": F.LFM2, "gigachat-v3": F.GIGACHAT_V3,
+    "minimax-m3": F.MINIMAX_M3, "deepseek-v3.2": F.DEEPSEEK_V3_2, "gemma4": F.GEMMA4, "minicpm5": F.MINICPM5,
+    "qwen3-coder": F.QWEN3_CODER,
+}
 _AUTO = (  # what the differential analysis finds in the remaining reference templates
     (lambda s: _has(s, "<|tool_call:begin|>", "<|tool_call:name|>", "<|tool_call:args|>"), F.SOLAR_OPEN),
     (lambda s: _has(s, "<seed:tool_call>"), F.SEED_OSS),
@@ -65,11 +53,11 @@ _AUTO = (  # what the differential analysis finds in the remaining reference tem
 
 def detect(template_source: str | None) -> Format:
     """The format of replies written under this chat template (CONTENT_ONLY when it has no tool calls)."""
-    src = template_source or ""
-    for test, fmt in (*_SPECIALIZED, *_AUTO):
-        if test(src):
-            return fmt
-    return F.CONTENT_ONLY
+    src = handler.source(template_source or "")
+    name = handler.of(src)
+    if name is not None:
+        return F.DEEPSEEK_V4 if name == "deepseek-v3.2" and handler.deepseek_v4(src) else HANDLER_FORMATS[name]
+    return next((fmt for test, fmt in _AUTO if test(src)), F.CONTENT_ONLY)
 
 
 def opened_thinking(prompt_text: str, fmt: Format) -> str:

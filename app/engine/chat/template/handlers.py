@@ -1,6 +1,6 @@
-"""llama.cpp's per-format handlers (common/chat.cpp common_chat_try_specialized_template, common/parsers/*), as far
-as they change the prompt text: which handler a template gets, its source patches, whether it declares thinking
-support, how it rewrites the messages before rendering and what it appends to the rendered prompt.
+"""llama.cpp's per-format handlers (common/parsers/*), as far as they change the prompt text: whether one declares
+thinking support, how it rewrites the messages before rendering and what it appends to the rendered prompt.
+Which handler a template gets (and the source patches it is decided on) is app/engine/chat/handler.py's.
 
 The output parsers, grammars and continuation of a final assistant message are not reproduced here.
 """
@@ -9,51 +9,7 @@ from __future__ import annotations
 
 import json
 
-# Source patches common_chat_templates_init applies before compiling (templates that would raise otherwise).
-_PATCHES = (
-    ("<|channel|>", "in message.content or",
-     '{%- if "<|channel|>analysis<|message|>" in message.content or '
-     '"<|channel|>final<|message|>" in message.content %}', "{%- if false %}"),
-    ("[TOOL_CALLS]", "if (message['content'] is none or",
-     "{%- if (message['content'] is none or message['content'] == '' or message['content']|length == 0) and "
-     "(message['tool_calls'] is not defined or message['tool_calls'] is none or "
-     "message['tool_calls']|length == 0) %}", "{%- if false %}"),
-)
-
-
-def patch_source(src: str) -> str:
-    for marker, probe, old, new in _PATCHES:
-        if marker in src and probe in src:
-            src = src.replace(old, new)
-    return src
-
-
-def _has(src: str, *needles: str) -> bool:
-    return all(n in src for n in needles)
-
-
-def specialized_format(src: str) -> str | None:
-    """The handler llama.cpp picks for this template source, in its order of tests; None = the autoparser."""
-    tests = (
-        ("ministral-3", _has(src, "[SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]") and "[CALL_ID]" not in src),
-        ("gpt-oss", "<|channel|>" in src),
-        ("muse-glimmer", _has(src, "<atem:function_calls>", "<|eom|>")),
-        ("functionary-v3.2", _has(src, ">>>all", ">>>${recipient}")),
-        ("kimi-k2", _has(src, "<|tool_calls_section_begin|>", "<|tool_call_begin|>")),
-        ("kimi-k3", _has(src, "<|open|>", "<|close|>", "<|end_of_msg|>")),
-        ("ling3", _has(src, "<role>ASSISTANT</role>", "<arg_key>")),
-        ("cohere2moe", _has(src, "<|START_TEXT|>", "<|START_ACTION|>")),
-        ("lfm2", _has(src, "<|tool_list_start|>", "<|tool_list_end|>")),
-        ("lfm2.5", "List of tools: [" in src and "<|tool_list_start|>" not in src),
-        ("gigachat-v3", _has(src, "<|role_sep|>", "<|message_sep|>") and "<|function_call|>" not in src),
-        ("minimax-m3", _has(src, "]<]minimax[>[", "<tool_call>", "<invoke name=")),
-        ("deepseek-v3.2", _has(src, "dsml_token", "DSML") and ("function_calls" in src or "tool_calls" in src)),
-        ("gemma4", "'<|tool_call>call:'" in src),
-        ("minicpm5", _has(src, "Tool usage guidelines:", '<function name="', '<param name="')),
-        ("qwen3-coder", _has(src, "<tool_call>", "<function=", "<parameter=")
-         and "'<tool_call><function=' ~ tool_call.name ~ '>'" not in src),
-    )
-    return next((name for name, hit in tests if hit), None)
+from app.engine.chat.handler import deepseek_v4
 
 
 def declared_thinking(fmt: str | None, src: str) -> bool | None:
@@ -79,7 +35,7 @@ def adjust_messages(fmt: str | None, src: str, messages: list[dict]) -> list[dic
         return out
     if fmt == "ministral-3":
         return [_ministral_blocks(m) if m.get("role") in ("system", "assistant") else m for m in messages]
-    if fmt == "deepseek-v3.2" and "function_calls" not in src:
+    if fmt == "deepseek-v3.2" and deepseek_v4(src):
         return _deepseek_v4_tool_order(messages)
     if fmt == "gemma4" and "{#- OpenAI Chat Completions:" not in src:
         return _gemma4_model_turns(messages)

@@ -25,6 +25,7 @@ from datetime import datetime
 
 import jinja2
 
+from app.engine.chat import handler
 from app.engine.chat.template import caps as chat_caps
 from app.engine.chat.template import handlers as chat_handlers
 from app.engine.chat.template import thinking as chat_thinking
@@ -122,7 +123,7 @@ class ChatTemplate:
 
     def __init__(self, source: str, bos_token: str, eos_token: str, *, add_bos: bool = False,
                  add_eos: bool = False):
-        self.source = chat_handlers.patch_source(source)
+        self.source = handler.source(source)
         self.bos_token, self.eos_token = bos_token, eos_token
         self.add_bos, self.add_eos = add_bos, add_eos
         env = LlamaEnvironment()
@@ -133,7 +134,7 @@ class ChatTemplate:
         except jinja2.TemplateSyntaxError as exc:
             raise TemplateError(f"the chat template does not compile (line {exc.lineno}): {exc.message}") from exc
         self.caps = chat_caps.probe_caps(self._template.render)
-        self.format = chat_handlers.specialized_format(self.source)
+        self.format = handler.of(self.source)  # llama.cpp's handler of the template (None: its autoparser)
         declared = chat_handlers.declared_thinking(self.format, self.source)
         self.supports_thinking = declared if declared is not None else chat_thinking.autoparser_thinks(
             lambda ctx: self._template.render({**ctx, "messages": _shape_content(ctx["messages"], self.caps)}),
