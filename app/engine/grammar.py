@@ -4,7 +4,7 @@
   what llama.cpp means by it. Its parser prints the reason it refuses a grammar with fprintf(stderr) and then logs
   only "failed to parse grammar". The reason shown is llguidance's GBNF parser's (in Python, instant, with the
   position), or where that parser finds nothing wrong, what llama.cpp's printed in a short-lived process of its own
-  (`gbnf_probe.py`); never by redirecting this process's stderr, which other threads write to. Everything else
+  (`chat/grammar/probe.py`); never by redirecting this process's stderr, which other threads write to. Everything else
   llama.cpp says about a grammar (no root rule, left recursion) comes through its log callback on this thread.
 - A **JSON schema** is compiled by llguidance (its JSON schema compiler covers `$ref`, `anyOf`, `pattern`,
   `additionalProperties`... that llama-cpp-python's GBNF converter rejects or mishandles) and matched by an
@@ -131,7 +131,7 @@ def syntax_error(gbnf: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def parser_message(model_path: str, gbnf: str) -> str:
-    """What llama.cpp's GBNF parser prints when it refuses `gbnf`, from a process of its own (gbnf_probe.py):
+    """What llama.cpp's GBNF parser prints when it refuses `gbnf`, from a process of its own (chat/grammar/probe.py):
     for the rare grammar llguidance's parser accepts and llama.cpp's does not (about a second)."""
     if getattr(sys, "frozen", False):  # an installed app has no script to run
         return "llama.cpp's parser refused it"

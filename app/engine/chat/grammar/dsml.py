@@ -12,7 +12,7 @@ llama-server's required grammar starts with the generation prompt (`<｜Assistan
 that ends at `</think>`, and the text before the calls (its `negate(<think>)` is lost in GBNF, so that text may
 take the prompt's `<think>` too) leave, together, any text without the block's start, then the calls.
 
-As in Chorus's other tagged grammars (gbnf_build.tagged_params), optional parameters come at most once each, in
+As in Chorus's other tagged grammars (build.tagged_params), optional parameters come at most once each, in
 order (llama.cpp allows them in any order, repeated), a string enum is one of its values and a string with a
 maxLength that many characters on one line: every call allowed reads the same to llama.cpp's parser."""
 

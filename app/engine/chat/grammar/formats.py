@@ -81,7 +81,7 @@ def _tagged(call: tuple[str, str], func: tuple[str, str, str], key: tuple[str, s
 
 
 BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
-    # format name (chat_parse.detect): (lazy trigger word, or None where llama-server has none; root body)
+    # format name (parse.detect): (lazy trigger word, or None where llama-server has none; root body)
     "hermes": ("<tool_call>", _wrapped("<tool_call>\n", "</tool_call>",
                                        lambda b, n, p: f"{json_object(b, n, p)} {NL}")),
     "llama-3.x": (None, lambda b, par: calls(b.each(lambda n, p: json_object(b, n, p, args_key="parameters")),
@@ -133,11 +133,11 @@ BUILDERS: dict[str, tuple[str | None, Callable[[Builder, bool], str]]] = {
                                              section=HY3.section)),
     # llama-server's trigger rule itself (its lazy grammar): the JSON-native Apertus and GigaChat 3.1, Solar Open
     # (whose calls must carry the id call00001, as llama-server's grammar has them), and the
-    # formats with a handler of their own (tool_gbnf_native)
+    # formats with a handler of their own (handlers.py)
     "apertus": ("<|tools_prefix|>", lambda b, par: SERVER_SHAPES["apertus"](b, par, "<|tools_prefix|>")),
     "gigachat-v3.1": ("<|function_call|>", lambda b, par: SERVER_SHAPES["gigachat-v3.1"](b, par, "<|function_call|>")),
     "solar-open": ("<|tool_calls|>", lambda b, par: SERVER_SHAPES["solar-open"](b, par, "<|tool_calls|>")),
-    # Kimi K3: Chorus's call-first grammar (its lazy one is the handler's trigger rule: tool_grammar.auto_gbnf)
+    # Kimi K3: Chorus's call-first grammar (its lazy one is the handler's trigger rule: tool_choice.auto_gbnf)
     "kimi-k3": (TOOLS_START, kimi_k3_first),
     **CALLS,
 }

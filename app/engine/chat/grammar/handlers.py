@@ -1,6 +1,6 @@
 """The tool grammars of the formats llama.cpp parses with a handler of its own (common/parsers/gpt-oss.cpp,
-lfm2.cpp, gemma4.cpp, gigachat-v3.cpp, cohere2moe.cpp; minimax-m3.cpp's in tool_gbnf_minimax.py, deepseek.cpp's
-in tool_gbnf_dsml.py, minicpm5.cpp's in tool_gbnf_minicpm5.py), spelled as their
+lfm2.cpp, gemma4.cpp, gigachat-v3.cpp, cohere2moe.cpp; minimax-m3.cpp's in minimax.py, deepseek.cpp's
+in dsml.py, minicpm5.cpp's in minicpm5.py), spelled as their
 PEG parsers become GBNF (common/peg-parser.cpp `build_grammar`).
 
 Per format: `CALLS[name](b, parallel)` is the handler's trigger rule (`tool-call`), which is both Chorus's

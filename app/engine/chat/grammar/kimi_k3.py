@@ -11,7 +11,7 @@
 - `kimi_k3_first`: Chorus's call-first grammar (`tool_call_first`): the think section closed empty, then calls
   whose attributes are the template's
   (`index="N"`, `type="T"`) and whose arguments follow the schema as in Chorus's other tagged grammars
-  (gbnf_build.tagged_params: required ones first, each optional one at most once, strings with a maxLength on
+  (build.tagged_params: required ones first, each optional one at most once, strings with a maxLength on
   one line), so that even a small model writes a call that validates.
 """
 

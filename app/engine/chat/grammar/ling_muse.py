@@ -1,7 +1,7 @@
 """The tool grammars of Ling 3.0 (common/parsers/ling3.cpp) and Muse Glimmer (common/parsers/muse-glimmer.cpp).
 The lazy ("auto") and required grammars are spelled as their handlers' PEG parsers become GBNF
 (common/peg-parser.cpp `build_grammar`, as llama-server reports them); the call-first grammar is Chorus's shape
-of a call as the template writes it (gbnf_build.tagged_params: required parameters in order, then each optional
+of a call as the template writes it (build.tagged_params: required parameters in order, then each optional
 one at most once, in order; the handlers allow any order, Muse's any number: a small model then repeats one).
 
 - Ling 3: the trigger rule `ling3-tool-call` is the calls (GLM 4.5's tags), then optional text up to

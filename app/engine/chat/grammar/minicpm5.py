@@ -8,7 +8,7 @@ llama-server's grammar (`server`: its lazy grammar once `<function` is written, 
 generation prompt) takes a tool's parameters any number of times in any order, as its parser does. Chorus's
 call-first grammar (`tool_call_first`) takes the required ones in order, then each optional one at most once, a
 string enum as one of its values and a string with a maxLength as that many characters on one line (as
-gbnf_build.tagged_params), so that a small model writes arguments that validate."""
+build.tagged_params), so that a small model writes arguments that validate."""
 
 from __future__ import annotations
 

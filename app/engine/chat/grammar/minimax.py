@@ -4,7 +4,7 @@ the namespace token, a call is `NS<invoke name="NAME">` its parameters `NS</invo
 schema as the parser reads it (app/engine/chat/parse/minimax_m3.py): text up to the closing tag for a string,
 nested elements for an object with properties, `NS<item>` elements for an array, JSON otherwise.
 
-As in Chorus's other tagged grammars (gbnf_build.tagged_params), optional parameters come at most once each, in
+As in Chorus's other tagged grammars (build.tagged_params), optional parameters come at most once each, in
 order (llama.cpp allows them in any order, repeated: a small model then repeats one forever), and a string with
 a maxLength is that many characters on one line."""
 

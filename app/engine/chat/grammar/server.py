@@ -118,7 +118,7 @@ SERVER_SHAPES: dict[str, Callable[[Builder, bool, str], str]] = {
                                 id_field=f'"\\"tool_call_id\\"" space ":" space {CALL_ID} space "," space '),
     "functionary-v3.1-llama-3.1": _server_json_tag(("<function=", "</function>"), ("", ""), ">"),
     "deepseek-v3.1": _server_json_tag((DS_CALL, DS_END), DS_SECTION, DS_SEP),
-    # the name prefix holds the analysis' probe id, call00001 (chat_parse/formats.py)
+    # the name prefix holds the analysis' probe id, call00001 (parse/formats.py)
     "solar-open": _server_json_tag((SOLAR_OPEN.call[0] + SOLAR_OPEN.name_prefix, SOLAR_OPEN.call[1]),
                                    SOLAR_OPEN.section, SOLAR_OPEN.name_suffix),
     "glm-4.5": _server_tagged(("<tool_call>", "</tool_call>"), ("", "\n", ""), ("<arg_key>", "</arg_key>\n"),

@@ -18,7 +18,7 @@ JSON schemas, that even a small model cannot leave once a call has started.
 - `parallel_tool_calls` None (left out): llama-server's default, several calls when the template renders a
   second one (`default_parallel`).
 - "none", no tools, a grammar or JSON schema of the request's own, a reply prefix (the grammar would not see it),
-  or a template whose call format is not in `tool_gbnf.BUILDERS`: no tool grammar.
+  or a template whose call format is not in `formats.BUILDERS`: no tool grammar.
 
 The grammar of each format is built in app/engine/chat/grammar/formats.py, keyed by the chat output parser's
 format names (app/engine/chat/parse: `detect(template).name`).
@@ -42,7 +42,7 @@ from app.engine.chat.template.render import ChatTemplate
 
 
 def template_format(template: str | None) -> str | None:
-    """The BUILDERS key of a chat template's calls (chat_parse.detect's format name, as llama.cpp chooses it), or
+    """The BUILDERS key of a chat template's calls (parse.detect's format name, as llama.cpp chooses it), or
     None when its calls are in a format without a grammar here."""
     name = detect(template).name
     return name if name in BUILDERS else None
@@ -69,11 +69,11 @@ def lead_text(name: str, template: str) -> tuple[tuple[str, ...], tuple[str, str
     """(stops, thinking markers) of llama-server's required grammar for a template: the text before the calls
     contains none of the stops (the trigger, with the newline the template writes after it in a rendered call,
     as llama.cpp's template analysis keeps it), and a thinking block may come first when the template thinks
-    (chat_thinking's port of the analysis). Formats whose required grammar in llama-server has no such text
+    (template/thinking.py's port of the analysis). Formats whose required grammar in llama-server has no such text
     (or no grammar at all): ()."""
     if name in NO_LEAD:
         return (), None
-    if name in ROOTS:  # a handler of its own (tool_gbnf_native); LFM2's thinks when its source has <think>
+    if name in ROOTS:  # a handler of its own (handlers.py); LFM2's thinks when its source has <think>
         return (BUILDERS[name][0],), ("<think>", "</think>") if name == "lfm2" and "<think>" in template else None
     trigger = BUILDERS[name][0]
     stops = LEAD_STOPS.get(name)
@@ -107,7 +107,8 @@ def opens_block(template: str, think: tuple[str, str]) -> bool:
 
 def default_parallel(template: str) -> bool:
     """What llama-server allows when a request leaves `parallel_tool_calls` out (server-common.cpp: the
-    template's `supports_parallel_tool_calls`, chat_caps' port of its probe); False for a template that fails."""
+    template's `supports_parallel_tool_calls`, template/caps.py's port of its probe); False for a template that
+    fails."""
     try:
         return _chat(template).caps.parallel_tool_calls
     except Exception:

@@ -26,7 +26,7 @@ HY3 = Format("hy3", "tagged", think=(f"<think{HY3_TAG}>", f"</think{HY3_TAG}>"),
              name_suffix=f"<tool_sep{HY3_TAG}>",
              param=(f"<arg_key{HY3_TAG}>", f"</arg_key{HY3_TAG}>\n", f"</arg_value{HY3_TAG}>\n"),
              extra={"value_prefix": f"<arg_value{HY3_TAG}>", "close": f"</tool_call{HY3_TAG}>\n",
-                    "atomic_open": True})  # the analysis' markers, newlines kept (tool_gbnf_server.py)
+                    "atomic_open": True})  # the analysis' markers, newlines kept (grammar/server.py)
 LLAMA_3 = Format("llama-3.x", "json", think=None, section=("<|python_tag|>", ""), args_key="parameters",
                  start_json=True)
 MISTRAL_NEMO = Format("mistral-nemo", "json", think=None, section=("[TOOL_CALLS]", ""), array=True, id_key="id")

@@ -1,6 +1,6 @@
 """What a chat template can take, found as llama.cpp finds it: by rendering probe conversations and watching which
 inputs the template reads (common/jinja/caps.cpp). Whether a template without a dedicated handler supports
-thinking is chat_thinking.py's, which renders through the same `Render`.
+thinking is thinking.py's, which renders through the same `Render`.
 
 `Render` renders the compiled template with the variables given and raises on any failure. A probe that fails
 is a finding, never an error.

@@ -14,7 +14,7 @@
    them itself.
 
 enable_thinking=None means the server's default: on when the template supports thinking (the handler's word, or
-llama.cpp's differential analysis for the others), off otherwise. Rendering is sandboxed (`chat_jinja`).
+llama.cpp's differential analysis for the others), off otherwise. Rendering is sandboxed (`jinja.py`).
 """
 
 from __future__ import annotations
