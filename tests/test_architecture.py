@@ -14,12 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_contracts_hold():
     """import-linter contracts in pyproject.toml: the layers __main__ → ui|cli|bench → session → backends →
-    engine → models only import downwards, no two sibling modules import each other at any depth, and nothing
-    below the UI imports Qt."""
+    engine → models only import downwards, no two sibling modules import each other at any depth, nothing
+    below the UI imports Qt, and the engine's port of llama.cpp's common/ (app.engine.chat) imports nothing else
+    of the engine: every contract there is, kept."""
     lint = Path(sys.executable).with_name("lint-imports")
     run = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Contracts: 4 kept, 0 broken" in run.stdout
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert f"Contracts: {len(contracts)} kept, 0 broken" in run.stdout
 
 
 def test_every_package_under_app_is_in_the_layers_contract():

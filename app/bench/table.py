@@ -47,7 +47,7 @@ def format_table(result: dict) -> str:
               f"{d['reasoning_tps']['off']:.1f} t/s -> {ratios['reasoning_parsing_ratio']:.3f}x (interleaved)"]
     parse = d.get("tool_parse_us_per_token")
     if parse:
-        lines += [f"Tool-call parser (app/engine/chat_parse), re-parsing after each token: {parse['plain']:.1f} us a "
+        lines += [f"Tool-call parser (app/engine/chat/parse), re-parsing after each token: {parse['plain']:.1f} us a "
                   f"token over {parse['plain_tokens']} tokens of text, {parse['call']:.1f} us over a "
                   f"{parse['call_tokens']}-token reply with a call"]
     repro = d["reproducible_workload_tps"]

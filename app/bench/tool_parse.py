@@ -1,4 +1,4 @@
-"""The tool-call parser's cost per token (app/engine/chat_parse): a reply streamed through ToolStream as the engine
+"""The tool-call parser's cost per token (app/engine/chat/parse): a reply streamed through ToolStream as the engine
 streams it, about four characters a token, re-parsed after each one as llama-server does. No model: the figure
 is the parser's own CPU time, to set beside the engine's time per token."""
 
@@ -18,7 +18,7 @@ def _replies() -> dict[str, str]:
 
 def parser_cost_us(repeats: int = 5) -> dict[str, float]:
     """Microseconds of parsing per streamed token, best of `repeats`, for a plain reply and one with a call."""
-    from app.engine.chat_parse import BY_NAME, ToolStream
+    from app.engine.chat.parse import BY_NAME, ToolStream
 
     out = {}
     for label, text in _replies().items():

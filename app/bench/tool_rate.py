@@ -3,7 +3,8 @@
 SmolLM2 has no tool template, so the model is a copy of it carrying Qwen2.5's template (llama.cpp's
 models/templates, `model_files`), whose calls are Hermes-style `<tool_call>` blocks. Tool panes: 8 requests
 ("What is the weather in <city>?") with one get_weather function and `tool_choice` "required", greedy, so the
-lazy-grammar constrained calls (app/engine/tool_grammar.py) and the call parser run on every token. Free text:
+lazy-grammar constrained calls (app/engine/chat/grammar/tool_choice.py) and the call parser run on every
+token. Free text:
 the same 8 requests, tools shown but `tool_choice` "none" (the prompt is token for token the same), each with
 `ignore_eos` and `max_tokens` set to the number of tokens its tool pane generated, so both runs generate the
 same tokens per request. A first tool run (not timed) fixes those counts. Each repetition runs the pair back to

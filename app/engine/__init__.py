@@ -1,6 +1,7 @@
 """Chorus's continuous-batching engine. Qt-free: the UI subscribes to it through app.ui's bridge."""
 
-from app.engine import chat_format, limits
+from app.engine import limits
+from app.engine.chat.template import builtin as chat_format
 from app.engine.engine import Engine
 from app.engine.native import ModelInfo
 from app.engine.request import RequestHandle, next_request_id

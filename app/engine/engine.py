@@ -15,6 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+from app.engine.chat.template.reasoning import CLOSING_TEXT
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
 from app.engine.devices import resolve_gpu_layers
@@ -27,7 +28,6 @@ from app.engine.masks import MaskBatch
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
 from app.engine.prompt_cache import PromptCache
-from app.engine.reasoning import CLOSING_TEXT
 from app.engine.reproducible import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence, next_request_id
 from app.engine.scheduler import PrefillPacer

@@ -4,7 +4,7 @@
   what llama.cpp means by it. Its parser prints the reason it refuses a grammar with fprintf(stderr) and then logs
   only "failed to parse grammar". The reason shown is llguidance's GBNF parser's (in Python, instant, with the
   position), or where that parser finds nothing wrong, what llama.cpp's printed in a short-lived process of its own
-  (`gbnf_probe.py`); never by redirecting this process's stderr, which other threads write to. Everything else
+  (`chat/grammar/probe.py`); never by redirecting this process's stderr, which other threads write to. Everything else
   llama.cpp says about a grammar (no root rule, left recursion) comes through its log callback on this thread.
 - A **JSON schema** is compiled by llguidance (its JSON schema compiler covers `$ref`, `anyOf`, `pattern`,
   `additionalProperties`... that llama-cpp-python's GBNF converter rejects or mishandles) and matched by an
@@ -20,15 +20,19 @@ checks a pane's format before running it (`check`).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import subprocess
 import sys
-from pathlib import Path
 
 import llama_cpp
 from llguidance import LLMatcher
 from llguidance.gbnf_to_lark import gbnf_to_lark
 
+from app.engine.chat.grammar import probe as gbnf_probe
+from app.engine.chat.grammar.build import ToolSchemaError
+from app.engine.chat.grammar.schema import closed_objects
+from app.engine.chat.grammar.tool_choice import tool_grammar
 from app.engine.constraint import GrammarConstraint, SchemaConstraint
 from app.engine.native import capture_log
 from app.engine.prompt import PromptError
@@ -39,35 +43,6 @@ JSON_OPTIONS = {"whitespace_pattern": " ?"}
 
 class GrammarError(PromptError):
     """The request's grammar or JSON schema cannot be used; the message says why."""
-
-
-# Keys whose value is one schema, a list of schemas, or a map of names to schemas (JSON Schema 2020-12 and draft 7).
-_ONE = ("items", "additionalItems", "contains", "not", "if", "then", "else", "additionalProperties",
-        "propertyNames", "unevaluatedItems", "unevaluatedProperties")
-_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-
-
-def closed_objects(schema, in_all_of: bool = False):
-    """A copy of `schema` where every object schema with `properties` and no word on other keys
-    (`additionalProperties`, `patternProperties`, `unevaluatedProperties`) forbids other keys, as llama.cpp's
-    json-schema-to-grammar does. Members of an `allOf` stay open: closing them would forbid each other's keys."""
-    if not isinstance(schema, dict):
-        return schema
-    out = dict(schema)
-    for key in _ONE:
-        if isinstance(out.get(key), dict):
-            out[key] = closed_objects(out[key])
-    for key in _LIST:
-        if isinstance(out.get(key), list):
-            out[key] = [closed_objects(item, in_all_of=key == "allOf") for item in out[key]]
-    for key in _MAP:
-        if isinstance(out.get(key), dict):
-            out[key] = {name: closed_objects(item) for name, item in out[key].items()}
-    said = any(key in out for key in ("additionalProperties", "patternProperties", "unevaluatedProperties"))
-    if isinstance(out.get("properties"), dict) and not said and not in_all_of:
-        out["additionalProperties"] = False
-    return out
 
 
 def schema_grammar(json_schema: dict) -> str:
@@ -103,6 +78,34 @@ def make_constraint(model, grammar: str | None, json_schema: dict | None):
     return SchemaConstraint(matcher, model.eog_ids, model.n_vocab)
 
 
+def tool_constraint(model, request, template: str | None, thinking: bool = False) -> GrammarConstraint | None:
+    """The request's tool-call constraint (app/engine/chat/grammar/tool_choice.py says when there is one and
+    builds its grammar); the caller owns it. `thinking`: the generation prompt left a `<think>` block open, so a
+    required call follows its `</think>`."""
+    try:
+        found = tool_grammar(request, template, thinking)
+    except ToolSchemaError as exc:
+        raise GrammarError(str(exc)) from exc
+    if found is None:
+        return None
+    if found.triggers is None:
+        return GrammarConstraint(grammar_sampler(model, found.gbnf), model.eog_ids)
+    return GrammarConstraint(lazy_sampler(model, found.gbnf, found.triggers), model.eog_ids)
+
+
+def lazy_sampler(model, gbnf: str, triggers: tuple[str, ...]):
+    """llama.cpp's lazy grammar sampler: unconstrained until one of the `triggers` (regular expressions, a word
+    escaped as common/sampling.cpp escapes it) matches the output, then `gbnf` from the match (or its first
+    group) on."""
+    patterns = (ctypes.c_char_p * len(triggers))(*(t.encode() for t in triggers))
+    with capture_log() as lines:
+        sampler = llama_cpp.llama_sampler_init_grammar_lazy_patterns(model.vocab, gbnf.encode(), b"root", patterns,
+                                                                      len(triggers), None, 0)
+    if not sampler:
+        raise GrammarError(f"invalid tool grammar: {' '.join(lines) or 'llama.cpp refused it'}")
+    return sampler
+
+
 def grammar_sampler(model, gbnf: str):
     """A new llama.cpp grammar sampler (root rule "root"); the caller owns it."""
     with capture_log() as lines:
@@ -128,12 +131,12 @@ def syntax_error(gbnf: str) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def parser_message(model_path: str, gbnf: str) -> str:
-    """What llama.cpp's GBNF parser prints when it refuses `gbnf`, from a process of its own (gbnf_probe.py):
+    """What llama.cpp's GBNF parser prints when it refuses `gbnf`, from a process of its own (chat/grammar/probe.py):
     for the rare grammar llguidance's parser accepts and llama.cpp's does not (about a second)."""
     if getattr(sys, "frozen", False):  # an installed app has no script to run
         return "llama.cpp's parser refused it"
     try:
-        probe = subprocess.run([sys.executable, str(Path(__file__).with_name("gbnf_probe.py")), model_path],
+        probe = subprocess.run([sys.executable, gbnf_probe.__file__, model_path],
                                input=gbnf, capture_output=True, timeout=60, encoding="utf-8", errors="replace")
     except (OSError, subprocess.SubprocessError) as exc:
         return f"llama.cpp's parser refused it (its reason could not be read: {exc})"

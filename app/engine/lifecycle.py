@@ -15,20 +15,19 @@ import numpy as np
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import sampling
-from app.engine.chat_parse.detect import template_stops
-from app.engine.chat_parse.stream import call_stops, for_request
+from app.engine.chat.parse.detect import template_stops
+from app.engine.chat.parse.stream import call_stops, for_request
+from app.engine.chat.template.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.constraint import GrammarConstraint
 from app.engine.draft_model import DraftModelError, DraftSpec
 from app.engine.events import EventBuilder
-from app.engine.grammar import GrammarError, make_constraint
+from app.engine.grammar import GrammarError, make_constraint, tool_constraint
 from app.engine.lora import AdapterError
 from app.engine.prompt import ContextOverflow, PromptError
-from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.request import Sequence
 from app.engine.sampling import SamplerChain
 from app.engine.speculation import SpecState
 from app.engine.text import TextStream
-from app.engine.tool_grammar import tool_constraint
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")

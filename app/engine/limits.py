@@ -103,7 +103,8 @@ DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_VOCAB_CHECK_START = 5
 SPEC_MAX_DRAFT = Limit(1, 64, 32)  # the most; SpecState adapts below it
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
-# EngineConfig.reasoning_format (app/engine/reasoning.py): split <think>…</think> from the answer, or leave it in.
+# EngineConfig.reasoning_format (app/engine/chat/template/reasoning.py): split <think>…</think> from the answer,
+# or leave it in.
 REASONING_FORMATS = ("deepseek", "none")
 REASONING_FORMAT_DEFAULT = "deepseek"
 

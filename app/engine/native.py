@@ -15,6 +15,7 @@ from pathlib import Path
 
 import llama_cpp
 
+from app.engine.chat.template.builtin import utf8
 from app.models import InvalidModelError, validate_gguf
 
 log = logging.getLogger("chorus.llama")
@@ -79,14 +80,6 @@ def model_params(n_gpu_layers: int = -1):
         log.info("AMX build: weights stay in plain CPU buffers (llama.cpp#20824)")
         params.use_extra_bufts = False
     return params
-
-
-def utf8(text: str) -> bytes:
-    """`text` as UTF-8, each lone surrogate (which UTF-8 cannot encode: JSON's "\\udcff") as U+FFFD."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text).encode("utf-8")
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ loaded.
 
 from __future__ import annotations
 
-from app.engine import chat_format
-from app.engine.chat_template import ChatTemplate, TemplateError
+from app.engine.chat.template import builtin as chat_format
+from app.engine.chat.template.render import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
 from app.engine.types import GenerationRequest
 

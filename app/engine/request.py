@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from app.engine.chat_parse.stream import ToolStream, call_dicts
-from app.engine.reasoning import ReasoningSplit
+from app.engine.chat.parse.stream import ToolStream, call_dicts
+from app.engine.chat.template.reasoning import ReasoningSplit
 from app.engine.sampling import SamplerChain
 from app.engine.sampling_params import HISTORY_FIELDS, SamplingParams
 from app.engine.text import TextStream

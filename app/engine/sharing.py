@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
-from app.engine.chat_parse.stream import call_dicts
+from app.engine.chat.parse.stream import call_dicts
 from app.engine.draft_model import DraftModelError
 from app.engine.events import EventBuilder
 from app.engine.prompt_cache import MIN_SHARED_PREFIX, common_prefix

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 
-from app.engine.chat_parse.stream import call_dicts
+from app.engine.chat.parse.stream import call_dicts
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.logprobs import token_logprob

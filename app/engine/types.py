@@ -30,7 +30,7 @@ class RequestState(str, enum.Enum):
 FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "error")  # tool_calls: the reply called tools
 TOOL_CHOICES = ("auto", "none", "required")  # or the name of one function: that one must be called
 # What a local run with tools says once in its pane's status (Completion.note) when its chat template has no call
-# format llama.cpp parses (app/engine/chat_parse): its calls, if any, stay in the text.
+# format llama.cpp parses (app/engine/chat/parse): its calls, if any, stay in the text.
 TOOLS_AS_TEXT = "tool calls are shown as text: this model's chat template has no tool-call format to parse"
 
 

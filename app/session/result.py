@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from psygnal import SignalGroupDescriptor
 
 from app.engine import Completion, RequestState, final_state
-from app.engine.reasoning import split_prefix
+from app.engine.chat.template.reasoning import split_prefix
 
 # What a pane's last run is doing; the window shows these words. The engine's request states, plus "idle" (never
 # run) and "interrupted" (it was running when the app stopped; its text is what had arrived).

@@ -23,7 +23,7 @@ from psygnal import Signal, SignalGroup
 from app.backends.base import Backend
 from app.backends.image_parts import count_images
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
-from app.engine.reasoning import split_prefix
+from app.engine.chat.template.reasoning import split_prefix
 from app.session import versions
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.output_format import format_applied

@@ -34,7 +34,7 @@ from app.arena.ask import ask_judge
 from app.arena.board import ARENA_SEED
 from app.arena.roster import Arena, build
 from app.arena.standby import PairLoads
-from app.engine.reasoning import split_prefix
+from app.engine.chat.template.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
 from app.session.tool_cards import reply_text
 from app.ui.arena_side import ArenaSide, side_text

@@ -13,7 +13,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from app.engine.chat_template import ChatTemplate, TemplateError
+from app.engine.chat.template.render import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
 from tests.servers import llama_cpp_templates
 

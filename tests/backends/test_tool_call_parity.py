@@ -35,10 +35,10 @@ import os
 import pytest
 
 from app.engine import Engine, EngineConfig
-from app.engine.chat_parse import detect
-from app.engine.chat_template import ChatTemplate
+from app.engine.chat.grammar.tool_choice import template_format
+from app.engine.chat.parse import detect
+from app.engine.chat.template.render import ChatTemplate
 from app.engine.native import LlamaModel
-from app.engine.tool_grammar import template_format
 from tests.backends.tool_parity_support import (
     CALL,
     QUESTION,

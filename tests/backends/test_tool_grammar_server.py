@@ -1,7 +1,7 @@
-"""Chorus's tool-call grammars (app/engine/tool_gbnf.py) against the grammar llama-server reports for the same
-template and tools (`-lv 10`: `__verbose.generation_settings.grammar` of a /v1/chat/completions reply). The texts
-differ (rule numbering, llama-cpp-python's older JSON converter, Chorus's tighter whitespace), so the check is on
-the language, on sampled strings, both ways:
+"""Chorus's tool-call grammars (app/engine/chat/grammar/formats.py) against the grammar llama-server reports for
+the same template and tools (`-lv 10`: `__verbose.generation_settings.grammar` of a /v1/chat/completions reply).
+The texts differ (rule numbering, llama-cpp-python's older JSON converter, Chorus's tighter whitespace), so the check is
+on the language, on sampled strings, both ways:
 
 - calls written by SmolLM2 under Chorus's grammar (greedy and two seeds) are accepted by llama-server's;
 - a call written by SmolLM2 under llama-server's lazy grammar (greedy, from its trigger on) is accepted by
@@ -30,14 +30,14 @@ import llama_cpp
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
-from app.engine.chat_template import ChatTemplate
+from app.engine.chat.grammar.formats import tool_gbnf
+from app.engine.chat.grammar.handlers import regex_escape
+from app.engine.chat.grammar.tool_choice import NO_LEAD, required_gbnf
+from app.engine.chat.template.reasoning import opens_thinking
+from app.engine.chat.template.render import ChatTemplate
 from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import grammar_sampler
+from app.engine.grammar import grammar_sampler, lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
-from app.engine.reasoning import opens_thinking
-from app.engine.tool_gbnf import tool_gbnf
-from app.engine.tool_gbnf_native import regex_escape
-from app.engine.tool_grammar import NO_LEAD, lazy_sampler, required_gbnf, tool_constraint
 from tests.engine.test_tool_grammar_formats import MAX_TOKENS, TEMPLATES, TIME, WEATHER
 from tests.servers import llama_cpp_templates
 

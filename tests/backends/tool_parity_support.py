@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import httpx
 
 from app.engine import GenerationRequest, SamplingParams
-from app.engine.chat_parse.detect import template_stops
-from app.engine.chat_parse.stream import call_stops, for_request
-from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
+from app.engine.chat.parse.detect import template_stops
+from app.engine.chat.parse.stream import call_stops, for_request
+from app.engine.chat.template.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.text import TextStream
 
 WEATHER = {"type": "function", "function": {

@@ -1,4 +1,4 @@
-"""app.engine.chat_parse: replies split into content, reasoning and tool calls as llama.cpp splits them, whole and
+"""app.engine.chat.parse: replies split into content, reasoning and tool calls as llama.cpp splits them, whole and
 token by token (the partial results only grow and end at the one-shot parse)."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.chat_parse import BY_NAME, ToolCall, ToolStream, detect, parse
+from app.engine.chat.parse import BY_NAME, ToolCall, ToolStream, detect, parse
 from tests.servers import llama_cpp_templates
 
 HERMES = BY_NAME["hermes"]

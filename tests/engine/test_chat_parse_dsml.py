@@ -1,12 +1,12 @@
-"""DeepSeek V3.2 / V4's DSML calls (app/engine/chat_parse/dsml.py) where llama.cpp's parser for them
+"""DeepSeek V3.2 / V4's DSML calls (app/engine/chat/parse/dsml.py) where llama.cpp's parser for them
 (common/parsers/deepseek.cpp) decides more than its ported test cases show: the `string` flag must be the one the
 schema gives, required parameters come first in schema order, the text before the block ends before its `\\n\\n`,
 and a function that is not offered is still read (Chorus reports such calls)."""
 
 import json
 
-from app.engine.chat_parse import formats as F
-from app.engine.chat_parse import parse
+from app.engine.chat.parse import formats as F
+from app.engine.chat.parse import parse
 
 D = "｜DSML｜"
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {

@@ -4,9 +4,9 @@ assistant's calls, whole and streamed."""
 
 import pytest
 
-from app.engine.chat_parse import detect, parse
-from app.engine.chat_parse import formats as F
-from app.engine.chat_template import ChatTemplate
+from app.engine.chat.parse import detect, parse
+from app.engine.chat.parse import formats as F
+from app.engine.chat.template.render import ChatTemplate
 from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {

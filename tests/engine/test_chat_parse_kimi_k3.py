@@ -1,15 +1,15 @@
-"""Kimi K3's replies (app/engine/chat_parse/kimi_k3.py, after common/parsers/kimi-k3.cpp) beyond llama.cpp's own
+"""Kimi K3's replies (app/engine/chat/parse/kimi_k3.py, after common/parsers/kimi-k3.cpp) beyond llama.cpp's own
 cases: streaming as its mapper writes arguments, thinking as content, what its parser refuses; and its grammars
 (tool_gbnf_kimi_k3.py) read on the model's vocabulary: llama-server's required and lazy shapes take the
 template's own call, Chorus's call-first shape a call the parser reads."""
 
 import pytest
 
-from app.engine.chat_parse import BY_NAME, ParsedMessage, ToolCall, detect, parse
-from app.engine.chat_parse.stream import ToolStream
+from app.engine.chat.grammar.formats import tool_gbnf
+from app.engine.chat.grammar.tool_choice import auto_gbnf, required_gbnf
+from app.engine.chat.parse import BY_NAME, ParsedMessage, ToolCall, detect, parse
+from app.engine.chat.parse.stream import ToolStream
 from app.engine.native import LlamaModel
-from app.engine.tool_gbnf import tool_gbnf
-from app.engine.tool_grammar import auto_gbnf, required_gbnf
 from tests.backends.test_tool_grammar_server import accepts
 from tests.servers import llama_cpp_templates
 

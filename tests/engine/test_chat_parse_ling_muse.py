@@ -3,8 +3,8 @@ cases (test_chat_parse_ported.py): which templates take them, and what a streame
 
 import pytest
 
-from app.engine.chat_parse import detect, parse
-from app.engine.chat_parse import formats as F
+from app.engine.chat.parse import detect, parse
+from app.engine.chat.parse import formats as F
 from tests.servers import llama_cpp_templates
 
 TIME = {"type": "function", "function": {"name": "get_time", "parameters": {

@@ -1,5 +1,5 @@
 """llama.cpp's own parse cases (tests/test-chat.cpp, extracted to data/chat_parse_cases.json by
-data/extract_chat_cases.py): each template's replies parsed by app.engine.chat_parse give the message llama.cpp
+data/extract_chat_cases.py): each template's replies parsed by app.engine.chat.parse give the message llama.cpp
 expects (content and reasoning compared stripped, arguments as JSON, as its assert_msg_equals does), one-shot and
 fed character by character. Cases not passed yet are listed in EXCLUDED with the reason; they run as strict
 xfails, so one that starts passing must leave the list."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.engine.chat_parse import ToolCall, detect, opened_thinking, parse
-from app.engine.chat_template import ChatTemplate
+from app.engine.chat.parse import ToolCall, detect, opened_thinking, parse
+from app.engine.chat.template.render import ChatTemplate
 from tests.engine.chat_parse_excluded import EXCLUDED
 from tests.servers import llama_cpp_templates
 

@@ -6,12 +6,12 @@ by its grammar, here too."""
 
 import pytest
 
-from app.engine.chat_parse import BY_NAME, ParsedMessage, ToolCall, detect, parse
-from app.engine.chat_parse.stream import ToolStream, extends
-from app.engine.chat_template import ChatTemplate
+from app.engine.chat.grammar.formats import tool_gbnf
+from app.engine.chat.grammar.tool_choice import auto_gbnf, required_gbnf
+from app.engine.chat.parse import BY_NAME, ParsedMessage, ToolCall, detect, parse
+from app.engine.chat.parse.stream import ToolStream, extends
+from app.engine.chat.template.render import ChatTemplate
 from app.engine.native import LlamaModel
-from app.engine.tool_gbnf import tool_gbnf
-from app.engine.tool_grammar import auto_gbnf, required_gbnf
 from tests.backends.test_tool_grammar_server import accepts
 from tests.servers import llama_cpp_templates
 

@@ -5,7 +5,7 @@ from datetime import datetime
 
 import pytest
 
-from app.engine.chat_template import ChatTemplate, TemplateError
+from app.engine.chat.template.render import ChatTemplate, TemplateError
 
 LOOP = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<a>{% endif %}"
 TALK = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]

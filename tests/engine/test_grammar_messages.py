@@ -8,7 +8,7 @@ for the whole test: every line the writer thread wrote must be there, and none i
 import os
 import threading
 
-from app.engine.gbnf_probe import reason
+from app.engine.chat.grammar.probe import reason
 from tests.conftest import ask
 
 BROKEN = 'root ::= "yes" | ('

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.engine import GenerationRequest
-from app.engine.reasoning import CLOSE, OPEN, ReasoningSplit, opens_thinking
+from app.engine.chat.template.reasoning import CLOSE, OPEN, ReasoningSplit, opens_thinking
 from tests.conftest import GREEDY, ask
 from tests.gguf_variants import write_variant
 

@@ -6,7 +6,7 @@ output forced by a grammar."""
 import pytest
 
 from app.engine import GenerationRequest
-from app.engine.chat_parse.detect import template_stops
+from app.engine.chat.parse.detect import template_stops
 from tests.conftest import GREEDY, template_variant
 from tests.servers import llama_cpp_templates
 

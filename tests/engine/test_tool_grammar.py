@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
+from app.engine.chat.grammar.formats import tool_gbnf
+from app.engine.chat.grammar.tool_choice import template_format
 from app.engine.constraint import GrammarConstraint
+from app.engine.grammar import lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
-from app.engine.tool_gbnf import tool_gbnf
-from app.engine.tool_grammar import lazy_sampler, template_format, tool_constraint
 from tests.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {

@@ -1,5 +1,5 @@
-"""Constrained calls in every format with a grammar (app/engine/tool_gbnf.py), on the real model: SmolLM2 135M
-carrying one reference template per format (a GGUF variant), asked with tools and tool_choice "required" at
+"""Constrained calls in every format with a grammar (app/engine/chat/grammar/formats.py), on the real model:
+SmolLM2 135M carrying one reference template per format (a GGUF variant), asked with tools and tool_choice "required" at
 temperature 0 and `tool_call_first` (no text before the call; the default, llama-server's grammar, lets a small
 model write prose until max_tokens), writes a call that the chat output parser reads and whose arguments
 validate against the tool's schema. Strings have a maxLength (a greedy 135M model may repeat a word forever
@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
-from app.engine.tool_gbnf import BUILDERS, tool_gbnf
-from app.engine.tool_grammar import template_format
+from app.engine.chat.grammar.formats import BUILDERS, tool_gbnf
+from app.engine.chat.grammar.tool_choice import template_format
 from tests.gguf_variants import write_variant
 from tests.servers import llama_cpp_templates
 

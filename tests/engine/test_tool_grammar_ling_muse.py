@@ -1,4 +1,4 @@
-"""Ling 3.0's and Muse Glimmer's tool grammars (app/engine/tool_gbnf_ling_muse.py) as llama-server builds them from
+"""Ling 3.0's and Muse Glimmer's tool grammars (app/engine/chat/grammar/ling_muse.py) as llama-server builds them from
 their handlers (common/parsers/ling3.cpp, muse-glimmer.cpp), on SmolLM2 135M's vocabulary carrying each template:
 what the lazy ("auto") and the required grammars allow before, inside and after a call."""
 
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from app.engine import GenerationRequest
+from app.engine.chat.grammar.tool_choice import template_format
+from app.engine.grammar import tool_constraint
 from app.engine.native import LlamaModel
-from app.engine.tool_grammar import template_format, tool_constraint
 from tests.gguf_variants import write_variant
 from tests.servers import llama_cpp_templates
 

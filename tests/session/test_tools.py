@@ -83,7 +83,7 @@ def test_the_local_engine_shows_the_tools_to_the_model_and_parses_its_reply(make
     engine.subscribe(runner.feed)
     runner.run(pane)
     drive(runner)
-    # Qwen2.5's template has a call format (app/engine/chat_parse): no "shown as text" note; 8 tokens hold no call.
+    # Qwen2.5's template has a call format (app/engine/chat/parse): no "shown as text" note; 8 tokens hold no call.
     assert TOOLS_AS_TEXT not in pane.result.backend_note and TOOLS_AS_TEXT not in pane.result.summary()
     assert pane.result.tool_calls == [] and pane.result.finish_reason == "length"
 
