@@ -3,7 +3,7 @@ without reloading the engine; a blank field means the default (the main model, a
 
 from app.engine import limits
 from app.ui import settings as keys
-from app.ui.settings_dialog import SettingsDialog
+from app.ui.models.settings_dialog import SettingsDialog
 
 
 def test_embedder_is_saved_from_the_dialog_without_an_engine_reload(qtbot, settings):
