@@ -2,12 +2,21 @@
 its run streaming in with its latency figures.
 
 The pane renders its spec and writes the user's edits into it; structural actions and runs go through the
-SessionController (app/ui/pane/actions.py). It listens to the spec's events and refreshes at most once per
-event-loop turn (app/ui/pane/render.py), so a pump of many steps repaints it once; a pane scrolled out of view
-defers streamed changes until it is painted again. It keeps no copy of the run's state: text, state and figures
-are read from `spec.result` each time. Once it has a reply, the reply comes first (app/ui/pane/arrangement.py).
-"""
+SessionController, and a problem is shown in the pane's status line, never raised: a click never ends in a
+traceback. It keeps no copy of the run's state: text, state and figures are read from `spec.result` each time.
 
+Spec -> widgets: every event of the spec marks its field dirty; a field the user or an action changed renders at
+once, streamed result changes at most once per event-loop turn, so a pump of many steps repaints the pane once,
+and not while the pane is scrolled out of view (they show when it is painted again). An editor already showing a
+value is left alone, so typing is never disturbed by the echo of its own edit. Widgets -> spec: `commit_form`
+copies the sampling, output and tools forms into the spec (the tools' texts as written: a run or Continue checks
+them).
+
+Output first: a pane exists to show its reply. Before its first run a pane shows its settings sections and a
+full editor; once it has a conversation or a run, the closed sections hide their toggles (the pane's ⚙ menu
+opens them), the editor folds to one line until it is focused (app/ui/pane/editor.py) and the rating shows, so
+the reply gets most of the pane's height.
+"""
 from __future__ import annotations
 
 import time
@@ -25,8 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import PaneSpec, RunState, SessionController
-from app.ui.pane.actions import PaneActions
-from app.ui.pane.arrangement import PaneArrangement
 from app.ui.pane.controls import PaneControls
 from app.ui.pane.conversation_view import ConversationView
 from app.ui.pane.editor import PromptEditor
@@ -34,7 +41,6 @@ from app.ui.pane.group_mocks_editor import GroupMocksEditor
 from app.ui.pane.header import PaneHeader
 from app.ui.pane.image_strip import ImageStrip
 from app.ui.pane.output_options import OutputOptions
-from app.ui.pane.render import PaneRendering
 from app.ui.pane.sampling_form import SamplingForm
 from app.ui.pane.thinking_view import ThinkingView
 from app.ui.pane.tool_cards_view import ToolCardsView
@@ -44,10 +50,18 @@ from app.ui.widgets.collapsible import collapsible
 from app.ui.widgets.status_line import StatusLine
 from app.ui.widgets.striped_frame import StripedFrame
 
+_EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
+                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
+                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
+                            "expected_calls", "lora", "parallel_tool_calls", "speculative_kind",
+                            "draft_model", "tool_call_first"})
 
-class PromptPane(PaneActions, PaneArrangement, PaneRendering, StripedFrame):
+
+class PromptPane(StripedFrame):
     sig_compare_action = Signal(object, str)
     """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
+    _draft_before_edit = ""  # the draft an edit replaced, restored by Cancel edit
+    _images_before_edit: tuple = ()  # and its images
 
     def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
         super().__init__(parent)
@@ -217,3 +231,192 @@ class PromptPane(PaneActions, PaneArrangement, PaneRendering, StripedFrame):
 
     def refresh_status(self) -> None:
         self.status.setText(self.spec.result.summary(time.perf_counter()))
+
+    # --- actions, through the SessionController -------------------------------------------------------------------
+    def run(self, use_draft: bool = True) -> bool:
+        """Run this pane (a message, or regenerate the last reply); a problem is shown, never raised."""
+        if self.busy:
+            return False
+        try:
+            self.commit_form()
+            self.controller.run(self.spec, use_draft=use_draft)
+        except (ValueError, RuntimeError) as exc:
+            self.show_error(str(exc))
+            return False
+        return True
+
+    def stop(self) -> None:
+        self.controller.stop(self.spec)
+
+    def branch(self, token_index: int, token_text: str) -> PaneSpec | None:
+        try:
+            return self.controller.branch(self.spec, token_index, token_text)
+        except (ValueError, RuntimeError) as exc:
+            self.show_error(str(exc))
+            return None
+
+    def start_edit(self, index: int) -> None:
+        self._draft_before_edit = self.spec.draft
+        self._images_before_edit = self.spec.draft_images
+        self.controller.start_edit(self.spec, index)
+        self.prompt.setFocus()
+
+    def cancel_edit(self) -> None:
+        self.controller.cancel_edit(self.spec, self._draft_before_edit, self._images_before_edit)
+
+    def drop_oldest(self) -> None:
+        self.controller.drop_oldest(self.spec)
+
+    def drop_oldest_and_retry(self) -> None:
+        self.drop_oldest()
+        self.run()
+
+    def clear_conversation(self) -> None:
+        self.controller.clear(self.spec)
+
+    # --- arrangement ----------------------------------------------------------------------------------------------
+    def set_compact(self, compact: bool) -> None:
+        """Columns mode: settings and editor folded away (their sections closed) so the outputs get the height."""
+        self._compact = compact
+        if compact:
+            for toggle in self._toggles:
+                toggle.setChecked(False)  # closes its section
+        self.controls.set_sections_enabled(not compact)
+        self._arrange()
+        self.header.set_compact(compact)
+
+    def has_reply(self) -> bool:
+        """The pane has a conversation or a run (streaming or ended): its reply comes first."""
+        return bool(self.spec.turns) or self.spec.result.state is not RunState.IDLE
+
+    def _arrange(self) -> None:
+        """Output first: once there is a reply, closed settings sections hide their toggles (the ⚙ menu opens
+        them), the editor folds to a line until focused, and the rating shows."""
+        reply = self.has_reply()
+        for toggle in self._toggles:
+            toggle.setVisible(not self._compact and (not reply or toggle.isChecked()))
+        self.prompt.setVisible(not self._compact)
+        self.prompt.set_foldable(reply)
+        self.rating.setVisible(reply)
+
+    def name_controls(self) -> None:
+        """Accessible names that say which pane each control belongs to."""
+        label = self.spec.label
+        self.setAccessibleName(label)
+        self.prompt.setAccessibleName(f"Message for {label}")
+        self.system_prompt.setAccessibleName(f"System prompt of {label}")
+        self.output.setAccessibleName(f"Conversation of {label}")
+        self.status.setAccessibleName(f"Status of {label}")
+        self.controls.name_for(label)
+
+    # --- spec -> widgets, widgets -> spec -------------------------------------------------------------------------
+    def _on_spec_event(self, info) -> None:
+        """A change the user made (or an action: run, edit, clear) shows at once; streamed results are
+        coalesced into one refresh per event-loop turn."""
+        field = info.path[0].attr if info.path and info.path[0].attr else "result"
+        if field == "result" and len(info.path) == 1:
+            field = "new result"  # a run started or the conversation was cleared: not a streamed change
+        self._dirty.add(field)
+        if self._dirty - {"result"}:
+            self._render()
+        elif not self._refresh.isActive():
+            self._refresh.start()
+
+    def _render(self) -> None:
+        self._refresh.stop()
+        if self._dirty == {"result"} and self._scrolled_away():
+            return  # only streamed changes, and no one can see them: they show when the pane is painted again
+        dirty, self._dirty = self._dirty, set()
+        if dirty & _EDITOR_FIELDS:
+            self.load_editors(dirty)
+        if "draft_images" in dirty:
+            self.images.render()
+        if dirty & {"turns", "show_probabilities", "editing", "new result"}:
+            self.output.render(self.spec)
+        elif "result" in dirty:
+            self.output.sync(self.spec)
+        if dirty & {"result", "new result", "turns", "tools", "mocks", "group"}:
+            self.tool_cards.sync()
+        if dirty & {"group", "tools"}:
+            self.group_mocks.sync()
+        if dirty & {"result", "new result", "turns"}:
+            self.thinking_view.sync(self.spec)
+            self.show_state()
+        if dirty & {"new result", "turns", "versions", "current"}:
+            self.version_bar.sync()
+        if dirty & {"new result", "turns"}:
+            self._arrange()
+            if "new result" in dirty and self.busy:
+                self.prompt.fold()  # the message is sent: its reply gets the room until the user types again
+
+    def load_spec(self) -> None:
+        """Show everything the spec holds (after a restore, a duplicate or a run)."""
+        self.load_editors()
+        self.output.render(self.spec)
+        self.thinking_view.sync(self.spec)
+        self.show_state()
+        self._arrange()
+
+    def load_editors(self, fields=_EDITOR_FIELDS) -> None:
+        """Show the spec's values in the editors for `fields` (an editor already showing them is untouched,
+        so typing is never disturbed by the echo of its own edit)."""
+        spec = self.spec
+        for editor, text in ((self.system_prompt, spec.system), (self.prompt, spec.draft)):
+            if editor.toPlainText() != text:
+                editor.blockSignals(True)
+                editor.setPlainText(text)
+                editor.blockSignals(False)
+        if fields & {"sampling", "max_tokens", "stop"}:
+            self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+        if fields & {"thinking", "thinking_budget"}:
+            self.sampling.thinking.load(spec.thinking, spec.thinking_budget)
+        if "speculative" in fields:
+            self.sampling.load_speculative(spec.speculative)
+        if fields & {"show_probabilities", "output_format"}:
+            self.options.load(spec.show_probabilities, spec.output_format)
+        if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
+            self.tools.load(*(getattr(spec, name) if name in fields else None
+                              for name in ("tools", "tool_choice", "mocks", "expected_calls")))
+        if "parallel_tool_calls" in fields:
+            self.tools.load_parallel(spec.parallel_tool_calls)
+        if "tool_call_first" in fields:
+            self.tools.load_call_first(spec.tool_call_first)
+        if "lora" in fields:
+            self.sampling.adapters.load(spec.lora)
+        if fields & {"speculative_kind", "draft_model"}:
+            self.sampling.draft.load(spec.speculative_kind, spec.draft_model)
+        if fields & {"rating", "note"}:
+            self.rating.load(spec.rating, spec.note)
+        self.header.show_spec()
+        if fields & {"title", "number"}:
+            self.name_controls()
+        editing = spec.editing is not None
+        if editing:
+            self.edit_banner.setText(f"Editing message {spec.editing // 2 + 1}: Run replaces it and everything "
+                                     "after it.")
+        self.edit_banner.setVisible(editing)
+        self.cancel_edit_button.setVisible(editing)
+
+    def commit_form(self) -> None:
+        """Copy the sampling and output forms into the spec; raises ValueError with a message if a value is
+        invalid (the spec keeps its last valid values then)."""
+        params, max_tokens, stops = self.sampling.read(self.spec.sampling)
+        output_format = self.options.read()
+        spec = self.spec
+        spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
+        spec.thinking, spec.thinking_budget = self.sampling.thinking.read()
+        spec.speculative = self.sampling.speculative_mode()
+        spec.output_format = output_format
+        spec.show_probabilities = self.options.probabilities.isChecked()
+        spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
+        spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
+        spec.parallel_tool_calls = self.tools.parallel_value()
+        spec.tool_call_first = self.tools.call_first.isChecked()
+        spec.lora = self.sampling.adapters.read()
+        spec.speculative_kind, spec.draft_model = self.sampling.draft.read()
+
+    def _form_edited(self) -> None:
+        try:
+            self.commit_form()
+        except ValueError:
+            return  # shown when the user runs the pane
