@@ -1,10 +1,15 @@
-"""MainWindow: the pane grid, the stats and evaluation docks, model loading with visible progress, and the quit;
-its actions, toolbar and menus are window_actions.py's.
+"""MainWindow: the pane grid, the stats and evaluation docks, model loading with visible progress, the actions
+(each with its shortcuts and status tip), the toolbar and the menus, and the quit.
 
 The window takes its bridge and settings from the caller (app/__main__.py wires them), so tests can give it
 a temporary QSettings and drive it like a user would. It owns the one session model, the runner that drives it
 (fed by every backend through the bridge, pumped on the GUI thread by RunPump) and the controller every view
 calls; each component is handed the pieces it needs, never the window.
+
+Every action is the window's (a window-wide shortcut); the toolbar's column count follows the session's view, the
+one place it is kept. The Compare menu is built with the arena's tools, the Model menu with the prompt formats.
+The docks share the window as app/ui/window/dock_layout.py says: the statistics become a tab beside the evaluation
+while the window is too narrow for both side by side.
 """
 
 from __future__ import annotations
@@ -13,26 +18,32 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QLabel,
     QMainWindow,
     QMessageBox,
+    QSpinBox,
     QWidget,
 )
 
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Autosaver, Restored
+from app.session.state import COLUMNS
 from app.session.turn_loader import controller_for
 from app.ui import settings as keys
+from app.ui.arena.tools import ArenaTools
 from app.ui.bridge import EngineBridge
 from app.ui.compare.tools import CompareTools
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.tools import EvalTools
 from app.ui.evaluate.view import EvalView
 from app.ui.models.backend_manager import BackendManager
+from app.ui.models.format_menu import PromptFormatMenu
 from app.ui.models.shifts import TurnsStatus
 from app.ui.models.status import ModelStatus
 from app.ui.pane.grid import PaneGrid
@@ -41,8 +52,7 @@ from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
 from app.ui.settings import Settings
 from app.ui.stats.panel import StatsPanel
-from app.ui.window.actions import WindowActions
-from app.ui.window.dock_layout import DockLayout, bottom_height, scrolled
+from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled
 from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.models import ModelActions
 from app.ui.window.screen_fit import first_geometry
@@ -56,10 +66,13 @@ STARTER_PROMPTS = [
 ]
 
 
-class MainWindow(WindowActions, DockLayout, QMainWindow):
+class MainWindow(QMainWindow):
     """The window over one session. `session` None starts a fresh one with starter prompts; `autosave_path` (a
     path, or the Autosaver that holds this instance's claimed file) None turns autosave off (tests, the
     self-test)."""
+
+    _side: QDockWidget | None = None  # until _init_dock_layout (the window is resized while it is built)
+    _docks_pending = _docks_resized = docks_tabbed = False
 
     def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
                  autosave_path: Path | Autosaver | None = None, key_store: KeyStore | None = None,
@@ -143,6 +156,158 @@ class MainWindow(WindowActions, DockLayout, QMainWindow):
         self.eval_dock.setVisible(visible)
         if new:
             self.resizeDocks([self.eval_dock], [bottom_height(self.height())], Qt.Vertical)
+
+    # --- actions, toolbar and menus --------------------------------------------------------------------------
+    def _action(self, text: str, shortcuts, slot, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        action.setShortcutContext(Qt.WindowShortcut)
+        action.setStatusTip(tip or text)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.act_add = self._action("Add pane", ["Ctrl+N"], lambda: self.grid.add_pane(), "Add a prompt pane")
+        self.act_run_all = self._action("Run all", ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"], self.run_all)
+        self.act_stop_all = self._action("Stop all", ["Ctrl+Shift+Escape"], self.controller.stop_all)
+        self.act_run = self._action("Run pane", ["Ctrl+Return", "Ctrl+Enter"],
+                                    lambda: self._on_current_pane(lambda view: view.run()))
+        self.act_stop = self._action("Stop pane", ["Escape"], lambda: self._on_current_pane(lambda view: view.stop()))
+        self.act_duplicate = self._action("Duplicate pane", ["Ctrl+D"],
+                                          lambda: self._on_current_pane(self.grid.duplicate_pane))
+        self.act_remove = self._action("Remove pane", ["Ctrl+W"],
+                                       lambda: self._on_current_pane(self.grid.remove_pane))
+        self.act_open = self._action("Open model…", ["Ctrl+Shift+O"], self.models.choose_model,
+                                     "Load a GGUF model file")
+        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.models.open_settings)
+        self.act_backends = self._action("Backends…", [], self.models.open_backends,
+                                         "Other local models and servers panes can run on")
+        self.act_models = self._action("Models on this computer…", [], self.models.open_models,
+                                       "Models other apps downloaded")
+        self.act_quit = self._action("Quit", ["Ctrl+Q"], self.close)
+        self.act_scaling = self._action("Scaling test…", [], self.models.open_scaling,
+                                        "How many concurrent requests this machine takes before each gets slow")
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        for action, name in ((self.act_add, "Add a prompt pane"), (self.act_run_all, "Run all panes"),
+                             (self.act_stop_all, "Stop all panes and the evaluation")):
+            toolbar.addAction(action)
+            toolbar.widgetForAction(action).setAccessibleName(name)  # what a screen reader says for the button
+        toolbar.addSeparator()
+        toolbar.addWidget(QLabel(" Columns "))
+        low, high = int(COLUMNS.low), int(COLUMNS.high)
+        self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
+        self.columns_box.setAccessibleName("Panes per row")
+        self.columns_box.valueChanged.connect(self.controller.set_columns)
+        toolbar.addWidget(self.columns_box)
+        toolbar.addSeparator()
+        toolbar.addAction(self.act_open)
+        toolbar.addAction(self.act_settings)
+        menus = {"&File": [],
+                 "&Model": [self.act_open, self.act_models, self.act_backends],
+                 "&Pane": [self.act_add, self.act_duplicate, self.act_remove, None, self.act_run, self.act_stop],
+                 "&Run": [self.act_run_all, self.act_stop_all],
+                 "&Compare": [],
+                 "&Tools": [self.act_scaling],
+                 "&View": [self.stats_dock.toggleViewAction(), self.eval_dock.toggleViewAction()]}
+        for title, actions in menus.items():
+            menu = self.menuBar().addMenu(title)
+            for action in actions:
+                menu.addSeparator() if action is None else menu.addAction(action)
+            if title == "&Compare":
+                self.compare.build_menu(menu)
+                self.arena = ArenaTools(self.session, self.runner, self.current_pane,
+                                        lambda: self.bridge.model_info, self, registry=self.bridge.backends)
+                self.arena.build_menu(menu)
+                self.evals.build_compare_menu(menu)
+            if title == "&Model":
+                self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
+                                                    lambda: self.bridge.loading, self.load_model,
+                                                    self.models.confirm_interrupt, menu, self)
+            if title == "&File":
+                acts = self.files.build_menu(menu, self._action, [None, self.act_open, self.act_settings, None,
+                                                                  self.act_quit])
+                self.act_new, self.act_open_session, self.act_save = acts["new"], acts["open"], acts["save"]
+                self.act_save_as, self.act_export_md = acts["save_as"], acts["export_md"]
+                self.act_export_jsonl = acts["export_jsonl"]
+                self.evals.build_file_menu(menu, acts["save"])
+
+    def run_all(self) -> int:
+        """Run every pane that can run; the status bar says how many started, each one that could not says why."""
+        report = self.controller.run_all()
+        for spec, message in report.problems:
+            if view := self.grid.view_of(spec):
+                view.show_error(message)
+        self.statusBar().showMessage(report.note, 5000)
+        return report.started
+
+    def _columns_changed(self, columns: int) -> None:
+        """The session's view is the one place the column count is kept; the toolbar follows it."""
+        if self.columns_box.value() != columns:
+            self.columns_box.setValue(columns)
+
+    # --- the docks (app/ui/window/dock_layout.py) ------------------------------------------------------------
+    def _init_dock_layout(self, side: QDockWidget, bottom: QDockWidget, side_area=Qt.RightDockWidgetArea) -> None:
+        self._side, self._bottom, self._side_area = side, bottom, side_area
+        self.docks_tabbed = False  # the statistics are a tab beside the evaluation because the window is narrow
+        self._docks_pending = self._docks_resized = False
+        for dock in (side, bottom):
+            dock.toggleViewAction().toggled.connect(self._schedule_docks)
+            dock.topLevelChanged.connect(self._schedule_docks)
+
+    def docks_needed_width(self) -> int:
+        """The narrowest window that shows both docks side by side at their contents' minimum widths."""
+        return (content_of(self._bottom).minimumSizeHint().width()
+                + content_of(self._side).minimumSizeHint().width() + SEPARATOR_PX)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._docks_resized = True
+        self._schedule_docks()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._docks_resized = True
+        self._schedule_docks()
+
+    def _schedule_docks(self, *_args) -> None:
+        """Re-check once control returns to the event loop, when the window's layout has followed its new size (or
+        a dock was shown or hidden, floated or docked): docks resized before that are laid out again."""
+        if not self._docks_pending:
+            self._docks_pending = True
+            QTimer.singleShot(0, self, self._apply_docks)
+
+    @staticmethod
+    def _shown(dock: QDockWidget) -> bool:
+        return dock.toggleViewAction().isChecked() and not dock.isFloating()
+
+    def _apply_docks(self) -> None:
+        self._docks_pending = False
+        if self._side is None:
+            return
+        resized, self._docks_resized = self._docks_resized, False
+        side, bottom = self._side, self._bottom
+        share = bottom_height(self.height())
+        both = self._shown(side) and self._shown(bottom)
+        narrow = self.width() < self.docks_needed_width()
+        if both and narrow and not self.docks_tabbed:
+            if self.dockWidgetArea(side) == self.dockWidgetArea(bottom):
+                return  # the user put them together already
+            self.docks_tabbed = True
+            self.tabifyDockWidget(bottom, side)
+            bottom.raise_()
+            self.resizeDocks([bottom], [share], Qt.Vertical)
+        elif self.docks_tabbed and (not narrow or not both):
+            self.docks_tabbed = False
+            self.addDockWidget(self._side_area, side)  # out of the tabs, back to its side
+            self.resizeDocks([side], [content_of(side).minimumSizeHint().width()], Qt.Horizontal)
+        below = self.dockWidgetArea(bottom) == Qt.BottomDockWidgetArea
+        if resized and below and self._shown(bottom) and bottom.height() > share:
+            # a lower window takes its height from the panes first (QMainWindow keeps the docks' sizes): the
+            # evaluation gives back what it holds above its share
+            self.resizeDocks([bottom], [share], Qt.Vertical)
 
     # --- the model (ModelActions), as the application and tests call it --------------------------------------
     def load_model(self, path: str):
