@@ -1,11 +1,16 @@
 """The window's evaluations: File → Open evaluation…, Compare → New evaluation from panes…, what the Evaluation view
-(EvalView) asks for, Export…, and a cell opened as a pane; the run itself is EvalRun's (app/ui/evaluate/run.py), the
-judge menu EvalJudging's (app/ui/evaluate/judges.py). The window makes the view, its dock and the EvalRun, places them,
-and shows the dock when `sig_show` says so.
+(EvalView) asks for, its judge menu, Export…, and a cell opened as a pane; the run itself is EvalRun's
+(app/ui/evaluate/run.py). The window makes the view, its dock and the EvalRun, places them, and shows the dock when
+`sig_show` says so.
 
 The evaluation is the session's (`session.evaluation`), so it is autosaved with it and comes back after a
 restart or a crash; its cells that had not finished are "not run" then, and Resume runs only those. The session
 holds one evaluation: opening or making another replaces it (after asking, when the current one has results).
+
+The judge menu offers the main model, every other open backend, a GGUF file… and a server…. The judge picked last
+is remembered in the settings and judges new evaluations. Picking another for the shown evaluation judges again the
+verdicts its old judge gave (after the new judge's calibration), their outputs kept; it is refused while a run goes
+on.
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from app.evaluate import (
     CellResult,
     ConfigError,
     Evaluation,
+    calibration,
     check_paths,
     load_config,
     write_outputs,
@@ -29,10 +35,10 @@ from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.run_history import keep_and_restart
 from app.evaluate.templates import TemplateProblem
 from app.session import PaneSpec, SessionController, eval_runs
-from app.ui.evaluate.judges import EvalJudging
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.run_compare import RunCompareDialog
-from app.ui.evaluate.view import EvalView, duration
+from app.ui.evaluate.view import EvalView, duration, judge_label
+from app.ui.settings import EVAL_JUDGE
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
 VARS_FILTER = "Test cases (*.csv *.jsonl);;All files (*)"
@@ -40,7 +46,7 @@ EXPORT_FILTER = ("promptfoo results (*.json);;Table (*.csv);;Report (*.html);;JU
                  "JSON lines (*.jsonl);;YAML (*.yaml)")
 
 
-class EvalTools(EvalJudging, QObject):
+class EvalTools(QObject):
     sig_status = Signal(str)
     """A short note for the status bar."""
     sig_show = Signal(bool, bool)
@@ -232,6 +238,63 @@ class EvalTools(EvalJudging, QObject):
             self.show_message("Could not export the results", str(exc), QMessageBox.Warning)
             return False
         self.sig_status.emit(f"Exported the evaluation to {Path(path).name}")
+        return True
+
+    # --- the judge ----------------------------------------------------------------------------------------------
+    @property
+    def judge(self) -> str:
+        """The judge picked last (remembered in the settings): "local", a GGUF path or a server URL."""
+        return self.run_control.settings.get(EVAL_JUDGE) or "local"
+
+    def _fill_judges(self) -> None:
+        """The judge menu: the main model, every other open backend, a GGUF file…, a server…"""
+        menu = self.view.judge_button.menu()
+        menu.clear()
+        current = self.session.evaluation.judge if self.session.evaluation is not None else self.judge
+        for judge, text in self.run_control.judges():
+            action = menu.addAction(text, lambda judge=judge: self.set_judge(judge))
+            action.setCheckable(True)
+            action.setChecked(judge == current)
+        menu.addSeparator()
+        menu.addAction("A GGUF file…", self._pick_gguf)
+        menu.addAction("An OpenAI-compatible server…", self._pick_server)
+
+    def _pick_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "A model to judge with", str(Path.home()),
+                                              "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.set_judge(str(Path(path).resolve()))
+
+    def _pick_server(self) -> None:
+        url, ok = QInputDialog.getText(self.window, "A server to judge with",
+                                       "Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8080/v1):")
+        if ok and url.strip().startswith(("http://", "https://")):
+            self.set_judge(url.strip().rstrip("/"))
+
+    def set_judge(self, judge: str) -> bool:
+        """Judge with `judge` from now on (remembered); the shown evaluation's verdicts by the judge it had are
+        judged again by this one (after its calibration), their outputs kept. False while a run goes on."""
+        evaluation = self.session.evaluation
+        if self.running:
+            self.sig_status.emit("Stop the evaluation before picking another judge")
+            return False
+        self.run_control.settings.set(EVAL_JUDGE, judge)
+        if evaluation is None or evaluation.judge == judge:
+            self.view.refresh()
+            return True
+        old = calibration.judge_key(evaluation, None)
+        again = [cell for cell in evaluation.cells if cell.finished and cell.grading is not None and any(
+            need.judge == old for need in calibration.needs(evaluation, {cell.case}))]
+        evaluation.judge = judge
+        evaluation.calibrations = [c for c in evaluation.calibrations if c.judge != old]
+        for cell in again:
+            cell.status = "grading"  # its output stays; the runner judges it again
+        self.sig_status.emit(f"Judge: {judge_label(judge)}" + (f"; judging {len(again)} cells again" if again
+                                                                else ""))
+        if again:
+            self.run()
+        else:
+            self.view.refresh()
         return True
 
     # --- a cell as a pane ---------------------------------------------------------------------------------------
