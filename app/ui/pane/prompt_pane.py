@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -50,6 +50,12 @@ from app.ui.widgets.collapsible import collapsible
 from app.ui.widgets.status_line import StatusLine
 from app.ui.widgets.striped_frame import StripedFrame
 
+# The coloured stripe down a pane's left edge that says its state at a glance (red for a message shown outside
+# a run, as for an error).
+STATE_COLORS = {RunState.QUEUED: QColor("#9ca3af"), RunState.PREFILLING: QColor("#f59e0b"),
+                RunState.GENERATING: QColor("#3b82f6"), RunState.DONE: QColor("#10b981"),
+                RunState.CANCELLED: QColor("#6b7280"), RunState.ERROR: QColor("#ef4444"),
+                RunState.INTERRUPTED: QColor("#a855f7")}
 _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                             "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
                             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
@@ -214,6 +220,9 @@ class PromptPane(StripedFrame):
         self._notice = True
         self._update_stripe()
         self.status.setText(f"⚠ {message}")
+
+    def _stripe_color(self) -> QColor | None:
+        return STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
 
     def tick(self) -> None:
         """Refresh the live figures (called a few times a second while busy)."""

@@ -1,5 +1,5 @@
-"""A pane's frame: the style sheet's rounded box plus a coloured stripe down its left edge that says its run
-state at a glance (red for a message shown outside a run)."""
+"""A frame with a coloured stripe down its left edge: the style sheet's rounded box, and the stripe in whatever
+colour its subclass says (a pane's says its run state at a glance)."""
 
 from __future__ import annotations
 
@@ -7,24 +7,18 @@ from PySide6.QtCore import QRect, QRectF
 from PySide6.QtGui import QColor, QPainter, QPainterPath
 from PySide6.QtWidgets import QFrame
 
-from app.session import RunState
-
-# The coloured stripe down a pane's left edge that says its state at a glance.
-STATE_COLORS = {RunState.QUEUED: QColor("#9ca3af"), RunState.PREFILLING: QColor("#f59e0b"),
-                RunState.GENERATING: QColor("#3b82f6"), RunState.DONE: QColor("#10b981"),
-                RunState.CANCELLED: QColor("#6b7280"), RunState.ERROR: QColor("#ef4444"),
-                RunState.INTERRUPTED: QColor("#a855f7")}
 STRIPE_PX = 4
 CORNER_RADIUS = 8  # QFrame#promptPane's border-radius in style.qss
 
 
 class StripedFrame(QFrame):
-    """Subclasses set `self.spec` (a PaneSpec) and `self._notice`, and call `_update_stripe()` on changes."""
+    """Subclasses say the stripe's colour (`_stripe_color`, None for no stripe) and call `_update_stripe()` when it
+    may have changed."""
 
     _painted_color: QColor | None = None  # the stripe's colour when last painted
 
     def _stripe_color(self) -> QColor | None:
-        return STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
+        return None
 
     def _update_stripe(self) -> None:
         # Only the stripe's strip is repainted, and only when its colour changes: a pane's frame is drawn by the
