@@ -18,7 +18,7 @@ from app.session.autosave import AUTOSAVE_NAME
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge
 from app.ui.evaluate.cell import CellDelegate
-from app.ui.evaluate.model import CELL_ROLE
+from app.ui.evaluate.matrix import CELL_ROLE
 from app.ui.evaluate.view import duration
 from app.ui.window.main_window import MainWindow
 from tests.conftest import TEST_THREADS

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, Q
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from app.evaluate import CellResult
-from app.ui.evaluate.model import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE, UNRELIABLE_ROLE
+from app.ui.evaluate.matrix import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE, UNRELIABLE_ROLE
 from app.ui.theme import readable
 
 # verdict -> (badge text, hue); the cell is tinted with the hue at low alpha, so light and dark themes work; the

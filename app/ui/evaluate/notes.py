@@ -1,6 +1,6 @@
 """What the evaluation matrix says in words about its cells and columns, Qt-free: a case's label, a variant's
 header lines (pass rate with its 95 % interval, scores, speed, its judges' calibration), each assertion's result in
-a cell, why the cell has its verdict, and its tooltip. app/ui/evaluate/model.py serves them through its roles.
+a cell, why the cell has its verdict, and its tooltip. app/ui/evaluate/matrix.py serves them through its roles.
 """
 
 from __future__ import annotations

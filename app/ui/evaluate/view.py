@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from app.evaluate import stats
 from app.evaluate.calibration import describe, judge_key
 from app.ui.evaluate.cell import ROW_HEIGHT, CellDelegate
-from app.ui.evaluate.model import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
+from app.ui.evaluate.matrix import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
 
 
 def eta_seconds(done: int, total: int, elapsed_s: float) -> float | None:
