@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.gui:  # the window's parts, only when asked for: the benchmark itself never imports Qt
             from app.ui.bench_window import measure_gui as gui
         if args.scale and args.png:
-            from app.ui.scaling_plot import write_png as png
+            from app.ui.stats.scaling_plot import write_png as png
         return run_bench(args, measure_gui=gui, write_png=png)
     if args.command == "eval-compare":
         from app.cli.eval_compare import eval_compare_command

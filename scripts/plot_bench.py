@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pyqtgraph as pg  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.ui.scaling_plot import export_png  # noqa: E402
+from app.ui.stats.scaling_plot import export_png  # noqa: E402
 
 
 def main() -> None:

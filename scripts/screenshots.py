@@ -38,8 +38,8 @@ from PySide6.QtCore import QSettings
 from app.models import default_model_path
 from app.ui.application import create_app
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
 from app.ui.settings import SLOTS, THREADS, Settings
+from app.ui.window.main_window import MainWindow
 
 PROMPTS = [
     ("Write a haiku about autumn rain.", 0.7),
@@ -139,7 +139,7 @@ async def shoot_models_vision(window: MainWindow, out: Path, model: Path, projec
     and the Hugging Face cache (blobs and snapshot links, as hf_hub_download leaves them), each pairing the
     projector with SmolLM2 ("· vision")."""
     from app.models import ScanCache
-    from app.ui.models_dialog import ModelsDialog
+    from app.ui.models.dialog import ModelsDialog
     from tests.models.app_trees import hub_download
 
     home = Path(tempfile.mkdtemp()) / "home"
@@ -503,7 +503,7 @@ async def shoot_probabilities(window: MainWindow, out: Path) -> None:
     point = view.viewport().mapToGlobal(view.cursorRect(cursor).center())
     from PySide6.QtWidgets import QToolTip
 
-    from app.ui.token_tint import alternatives_html
+    from app.ui.widgets.token_tint import alternatives_html
 
     QToolTip.showText(point, alternatives_html(entries[index]), view)
     await asyncio.sleep(1.0)

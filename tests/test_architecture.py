@@ -73,12 +73,12 @@ def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_n
 BRIDGE_CLIENTS = {"ModelActions": "loads and reloads the main model",
                   "BackendManager": "opens and closes the other backends",
                   "EvalRun": "opens an evaluation's providers as backends"}
-WINDOW_DRIVERS = {"main_window.py", "bridge.py", "self_test.py", "bench_window.py"}  # build or drive the window
+WINDOW_DRIVERS = {"window/main_window.py", "bridge.py", "self_test.py", "bench_window.py"}  # build or drive the window
 
 
 def _constructors():
     """(file, class, parameter name, annotation text) for every __init__ parameter of every class in app/ui."""
-    for path in sorted((ROOT / "app" / "ui").glob("*.py")):
+    for path in sorted((ROOT / "app" / "ui").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ClassDef):
                 continue
@@ -87,7 +87,7 @@ def _constructors():
                     args = item.args
                     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
                         note = ast.unparse(arg.annotation) if arg.annotation is not None else ""
-                        yield path.name, node.name, arg.arg, note
+                        yield path.relative_to(ROOT / "app" / "ui").as_posix(), node.name, arg.arg, note
 
 
 def test_no_component_takes_the_window_or_the_whole_bridge():
@@ -104,11 +104,12 @@ def test_no_component_reaches_a_bridge_through_another_object():
     """`manager.bridge.backends`, `window.bridge.model_info`: a component that needs the registry or the
     model's info is given it."""
     reaches = []
-    for path in sorted((ROOT / "app" / "ui").glob("*.py")):
-        if path.name in WINDOW_DRIVERS:
+    for path in sorted((ROOT / "app" / "ui").rglob("*.py")):
+        name = path.relative_to(ROOT / "app" / "ui").as_posix()
+        if name in WINDOW_DRIVERS:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr == "bridge" and not (
                     isinstance(node.value, ast.Name) and node.value.id == "self"):
-                reaches.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+                reaches.append(f"{name}:{node.lineno} {ast.unparse(node)}")
     assert reaches == []

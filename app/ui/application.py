@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.session import autosave
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
 from app.ui.resources import app_icon, stylesheet
 from app.ui.settings import APPLICATION, ORGANIZATION, Settings
 from app.ui.theme import follow_desktop
+from app.ui.window.main_window import MainWindow
 
 qt_log = logging.getLogger("chorus.qt")
 _QT_LEVELS = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,

@@ -133,8 +133,8 @@ def measure_gui(threads: int, repetitions: int) -> dict:
     from app.models import default_model_path
     from app.ui.application import create_app
     from app.ui.bridge import EngineBridge
-    from app.ui.main_window import MainWindow
     from app.ui.settings import Settings
+    from app.ui.window.main_window import MainWindow
 
     app = create_app()
     loop = qasync.QEventLoop(app)

@@ -72,8 +72,8 @@ def run_self_test(model: str | None = None, timeout: float = 180.0, expect_gpu_o
 
     from app.ui.application import create_app
     from app.ui.bridge import EngineBridge
-    from app.ui.main_window import MainWindow
     from app.ui.settings import Settings
+    from app.ui.window.main_window import MainWindow
 
     app = create_app()
     loop = qasync.QEventLoop(app)

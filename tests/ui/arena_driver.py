@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.models import default_model_path
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 from tests.ui.window_driver import run_driven
 
 VOTE_KEYS = (Qt.Key_1, Qt.Key_2, Qt.Key_3, Qt.Key_4)

@@ -7,8 +7,8 @@ import qasync
 from PySide6.QtCore import QSettings
 
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
 from app.ui.settings import Settings
+from app.ui.window.main_window import MainWindow
 from tests.conftest import TEST_THREADS
 
 

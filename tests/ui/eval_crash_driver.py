@@ -10,7 +10,7 @@ import sys
 
 from app.models import default_model_path
 from app.ui import settings as keys
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 from tests.ui.window_driver import run_driven
 
 

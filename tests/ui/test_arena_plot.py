@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from app.arena import board
-from app.ui.arena_plot import ArenaPlot
+from app.ui.arena.plot import ArenaPlot
 from tests.arena.arena_sim import simulate
 
 

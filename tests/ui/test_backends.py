@@ -7,10 +7,10 @@ import socket
 from PySide6.QtWidgets import QDialogButtonBox
 
 from app.session import MAIN, BackendSpec, RunState
-from app.ui.backends_dialog import BackendsDialog
-from app.ui.pane_header import NOT_CONNECTED
-from app.ui.server_form import ServerForm
-from app.ui.variants_dialog import VariantsDialog
+from app.ui.compare.variants_dialog import VariantsDialog
+from app.ui.models.backends_dialog import BackendsDialog
+from app.ui.models.server_form import ServerForm
+from app.ui.pane.header import NOT_CONNECTED
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 

@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from app.session import RunState
 from app.session.table import COLUMNS
-from app.ui.diff_view import DELETED, INSERTED
+from app.ui.compare.diff_view import DELETED, INSERTED
+from app.ui.compare.variants_dialog import VariantsDialog
 from app.ui.theme import blend
-from app.ui.variants_dialog import VariantsDialog
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 

@@ -17,10 +17,10 @@ from app.session import PaneResult, PaneSpec, RunState, Session, autosave
 from app.session.autosave import AUTOSAVE_NAME
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge
-from app.ui.eval_cell import CellDelegate
-from app.ui.eval_model import CELL_ROLE
-from app.ui.eval_view import duration
-from app.ui.main_window import MainWindow
+from app.ui.evaluate.cell import CellDelegate
+from app.ui.evaluate.matrix import CELL_ROLE
+from app.ui.evaluate.view import duration
+from app.ui.window.main_window import MainWindow
 from tests.conftest import TEST_THREADS
 from tests.ui.conftest import wait_until
 from tests.ui.test_crash_recovery import ROOT, app_env, kill_when

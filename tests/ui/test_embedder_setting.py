@@ -5,7 +5,7 @@ weak embedder)."""
 from app.backends.embedding import DEFAULT_EMBEDDER
 from app.session.stability import CLUSTER_DISTANCE
 from app.ui import settings as keys
-from app.ui.settings_dialog import SettingsDialog
+from app.ui.models.settings_dialog import SettingsDialog
 
 
 def test_embedder_is_saved_from_the_dialog_without_an_engine_reload(qtbot, settings):

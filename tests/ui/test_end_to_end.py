@@ -90,7 +90,7 @@ def test_settings_round_trip_through_qsettings(tmp_path, qapp):
 
 
 def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):
-    from app.ui.settings_dialog import SettingsDialog
+    from app.ui.models.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(loaded_window.settings, loaded_window)
     dialog.boxes[keys.SLOTS.key].setValue(2)
@@ -102,7 +102,7 @@ def test_changed_slots_reload_the_engine(loaded_window, loop, monkeypatch):
 
 
 def test_reproducible_outputs_setting_reloads_the_engine_and_the_stats_panel_says_so(loaded_window, loop):
-    from app.ui.settings_dialog import SettingsDialog
+    from app.ui.models.settings_dialog import SettingsDialog
 
     panel = loaded_window.stats_panel
     panel.update_once()

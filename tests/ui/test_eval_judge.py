@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.ui.eval_model import CHECKS_ROLE, UNRELIABLE_ROLE
+from app.ui.evaluate.matrix import CHECKS_ROLE, UNRELIABLE_ROLE
 from app.ui.settings import EVAL_JUDGE
 from tests.evaluate.judge_standin import RuleJudge
 from tests.ui.conftest import wait_until

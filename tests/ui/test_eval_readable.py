@@ -6,7 +6,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QLabel, QStyle, QStyleOptionViewItem
 
-from app.ui.eval_model import CELL_ROLE
+from app.ui.evaluate.matrix import CELL_ROLE
 from tests.ui.conftest import wait_until
 
 # echo replies "Say <word>": the first case passes, the second fails, in both variants alike (no disagreement)

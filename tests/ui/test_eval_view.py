@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QMessageBox
 from app.evaluate import read_config, stats
 from app.session import PaneResult, RunState, Session, autosave
 from app.ui.bridge import EngineBridge
-from app.ui.eval_model import CELL_ROLE, STATE_ROLE, EvalTableModel
-from app.ui.main_window import MainWindow
+from app.ui.evaluate.matrix import CELL_ROLE, STATE_ROLE, EvalTableModel
+from app.ui.window.main_window import MainWindow
 from tests.ui.conftest import wait_until
 
 

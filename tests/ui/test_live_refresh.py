@@ -3,7 +3,7 @@
 from PySide6.QtWidgets import QDialog
 
 from app.session import PaneSpec, Session
-from app.ui.live_refresh import follow
+from app.ui.widgets.live_refresh import follow
 
 
 def test_a_burst_of_changes_refreshes_once_and_a_finished_dialog_not_at_all(qtbot):

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QMessageBox
 from app.engine.devices import gpu_offload_supported
 from app.models import estimate_memory
 from app.ui import settings as keys
-from app.ui.fit_prompt import confirm_fit
+from app.ui.models.fit_prompt import confirm_fit
+from app.ui.models.settings_dialog import SettingsDialog
 from app.ui.settings import gpu_layers_value
-from app.ui.settings_dialog import SettingsDialog
 
 
 def answer_fit_warning(button, seen: list):

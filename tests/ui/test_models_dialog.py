@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from app.models import ScanCache
-from app.ui.hub_dialog import HubDialog
-from app.ui.models_dialog import ModelsDialog
-from app.ui.models_table import COLUMNS
+from app.ui.models.dialog import ModelsDialog
+from app.ui.models.hub import HubDialog
+from app.ui.models.table import COLUMNS
 from tests.models.app_trees import truncate, write_gguf
 from tests.models.test_discover import machine  # noqa: F401  (the fixture)
 from tests.models.test_hub import REPO, hub  # noqa: F401  (the fixture)

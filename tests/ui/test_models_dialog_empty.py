@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtGui import QFont
 
 from app.models import ScanCache
-from app.ui.models_dialog import ModelsDialog
-from app.ui.models_table import COLUMNS
+from app.ui.models.dialog import ModelsDialog
+from app.ui.models.table import COLUMNS
 
 EMPTY_APP_FOLDERS = (".lmstudio/models", ".ollama/models/manifests", ".ollama/models/blobs",
                      ".local/share/nomic.ai/GPT4All", ".cache/huggingface/hub", ".cache/llama.cpp",

@@ -9,8 +9,8 @@ import os
 import gguf
 
 from app.models import ScanCache
-from app.ui.models_dialog import ModelsDialog
-from app.ui.models_table import COLUMNS
+from app.ui.models.dialog import ModelsDialog
+from app.ui.models.table import COLUMNS
 from tests.models.app_trees import write_gguf
 
 

@@ -140,7 +140,7 @@ def test_pane_out_of_view_holds_its_text_until_seen_or_finished(window, qtbot):
 
 
 def test_state_stripe_takes_each_state_colour(window):
-    from app.ui.striped_frame import STATE_COLORS
+    from app.ui.pane.prompt_pane import STATE_COLORS
 
     pane = window.grid.panes[0]
 

@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QToolTip
 
 from app.session import RunState
-from app.ui.token_tint import color_for
+from app.ui.widgets.token_tint import color_for
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 

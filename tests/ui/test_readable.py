@@ -3,7 +3,7 @@
 from PySide6.QtGui import QColor, QPalette
 
 from app.arena import board
-from app.ui.arena_plot import ArenaPlot
+from app.ui.arena.plot import ArenaPlot
 from tests.arena.arena_sim import simulate
 
 
@@ -35,7 +35,7 @@ def test_the_first_window_fits_the_screen_and_is_centred(window):
     bounded by the screen's available area, in its centre, not 1400 × 860 in a corner."""
     from PySide6.QtCore import QRect
 
-    from app.ui.screen_fit import DEFAULT_SIZE, first_geometry
+    from app.ui.window.screen_fit import DEFAULT_SIZE, first_geometry
 
     available = window.screen().availableGeometry()
     frame = window.frameGeometry()

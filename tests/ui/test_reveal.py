@@ -5,7 +5,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from app.session import PaneSpec
-from app.ui.eval_model import CELL_ROLE
+from app.ui.evaluate.matrix import CELL_ROLE
 from tests.ui.conftest import wait_until
 
 ECHO = {"description": "echo", "prompts": ["Say {{word}}"], "providers": ["echo"],

@@ -5,8 +5,8 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from app.engine import SamplingParams
 from app.session import PaneSpec
-from app.ui.sampling_form import SamplingForm
-from app.ui.variants_dialog import VariantsDialog
+from app.ui.compare.variants_dialog import VariantsDialog
+from app.ui.pane.sampling_form import SamplingForm
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 

@@ -174,7 +174,7 @@ def test_the_column_count_is_kept_by_the_session_alone(qtbot, settings, loop, tm
     from app.session import autosave
     from app.session.state import COLUMNS
     from app.ui.bridge import EngineBridge
-    from app.ui.main_window import MainWindow
+    from app.ui.window.main_window import MainWindow
 
     settings.store.setValue("window/columns", 4)  # what an earlier version left behind: not read
     path = tmp_path / "autosave.chorus.json"

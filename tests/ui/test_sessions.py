@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 from app.session import PaneResult, PaneSpec, RunState, Session, autosave, store
 from app.session.autosave import restore
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 from tests.ui.conftest import wait_until
 
 

@@ -137,9 +137,9 @@ def test_a_standby_model_runs_in_shifts_without_the_status_readout(qtbot, settin
                                                                   monkeypatch):
     """Models in shifts are the session's, not the status bar's: before, the readout's constructor created them
     (setting `controller.loader`), so a window without it could not run a pane on a model on standby."""
-    from app.ui import main_window
     from app.ui import settings as keys
     from app.ui.bridge import EngineBridge
+    from app.ui.window import main_window
 
     monkeypatch.setattr(main_window, "ShiftsStatus", lambda *args, **kwargs: None)
     for setting, value in ((keys.SLOTS, 2), (keys.CONTEXT_PER_SLOT, 512), (keys.THREADS, TEST_THREADS)):

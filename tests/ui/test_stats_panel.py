@@ -60,7 +60,7 @@ def test_reset_clears_plots_and_engine_counters(loaded_window, loop):
 def test_readouts_keep_a_fixed_size_and_widen_for_long_values(qapp):
     """Fixed-size values repaint without re-laying-out the dock; a value too long for them widens its label."""
     from app.engine import StatsSnapshot
-    from app.ui.stats_panel import StatsPanel
+    from app.ui.stats.panel import StatsPanel
 
     huge = 123_456_789_012
     snap = StatsSnapshot(n_slots=16, active=16, queued=0, decode_tps=120.0, prefill_tps=300.0, avg_concurrent=15.5,
@@ -96,7 +96,7 @@ def test_a_busy_batch_halves_the_panels_rate_and_plots_every_other_sample(qapp):
     """Above BUSY_ACTIVE requests the panel's own GUI work is taken from the model's threads: it samples at half
     rate (readouts still move) and redraws its plots every other sample; a quiet batch gets the full rate back."""
     from app.engine import StatsSnapshot
-    from app.ui.stats_panel import BUSY_ACTIVE, StatsPanel
+    from app.ui.stats.panel import BUSY_ACTIVE, StatsPanel
 
     def snapshot(active: int) -> StatsSnapshot:
         return StatsSnapshot(n_slots=16, active=active, queued=0, decode_tps=100.0, prefill_tps=0.0,
@@ -140,7 +140,7 @@ def test_readouts_state_their_window_and_go_quiet_a_minute_after_the_work(qapp):
     read 0 (or – for a ratio) while the plots read 0; the lifetime ones keep their value and say they are
     lifetime. (Before: Decode 71.9 t/s, Prefill 173.5 t/s, Avg concurrent 2.71 a minute after all work.)"""
     from app.engine.stats import StatsRecorder
-    from app.ui.stats_panel import StatsPanel
+    from app.ui.stats.panel import StatsPanel
 
     clock = Clock()
     recorder = StatsRecorder(n_slots=4, n_ctx_per_slot=512, clock=clock)
@@ -178,7 +178,7 @@ def test_readouts_state_their_window_and_go_quiet_a_minute_after_the_work(qapp):
 def test_the_speculative_totals_read_drafted_and_accepted_or_a_dash(qtbot):
     """Lifetime totals from the engine's recorder: "–" until something is drafted, and again after a Reset."""
     from app.engine.stats import StatsRecorder
-    from app.ui.stats_readouts import Readouts
+    from app.ui.stats.readouts import Readouts
 
     recorder = StatsRecorder(n_slots=2, n_ctx_per_slot=512)
     readouts = Readouts()
@@ -198,7 +198,7 @@ def test_the_image_totals_read_encoded_and_reused_or_a_dash(qtbot):
     """Lifetime image totals from the engine's recorder: "–" until a prompt has an image, and again after a
     Reset; four prompts on one image encoded once read 1 / 3."""
     from app.engine.stats import StatsRecorder
-    from app.ui.stats_readouts import Readouts
+    from app.ui.stats.readouts import Readouts
 
     recorder = StatsRecorder(n_slots=4, n_ctx_per_slot=512)
     readouts = Readouts()
@@ -216,7 +216,7 @@ def test_the_image_totals_read_encoded_and_reused_or_a_dash(qtbot):
 
 def test_no_backend_blanks_the_readouts_instead_of_keeping_the_last_ones(qapp):
     from app.engine.stats import StatsRecorder
-    from app.ui.stats_panel import StatsPanel
+    from app.ui.stats.panel import StatsPanel
 
     recorder = StatsRecorder(n_slots=2, n_ctx_per_slot=512)
     recorder.record_step(n_decode=2, n_prefill=0, seconds=0.1)
@@ -234,7 +234,7 @@ def test_active_slots_never_exceed_the_slots_and_followers_are_counted_apart(mak
     """Two slots, three requests, two of them identical: the copy follows its twin without a slot, so the engine
     has 3 requests active in 2 slots. The plot's active slots stay at 2 and the readouts say 2 / 2 with 1
     coalesced. (Before: the plot rose to 3 above the slots line while the readout said 2 / 2.)"""
-    from app.ui.stats_panel import StatsPanel
+    from app.ui.stats.panel import StatsPanel
     from tests.conftest import ask
 
     engine = make_engine(n_slots=2, n_ctx_per_slot=512)
@@ -274,7 +274,7 @@ def test_the_window_goes_quiet_after_its_runs(loaded_window, loop):
 
 def test_the_curves_names_sit_in_the_titles_not_over_the_newest_samples(qapp):
     """The newest samples are drawn at a plot's right edge, where the legend used to sit over them."""
-    from app.ui.stats_panel import StatsPanel
+    from app.ui.stats.panel import StatsPanel
 
     panel = StatsPanel(lambda: None)
     panel.timer.stop()

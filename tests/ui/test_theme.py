@@ -9,11 +9,11 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QToolBar
 
 from app.ui import theme
-from app.ui.diff_view import DELETED, INSERTED, side_by_side
-from app.ui.eval_cell import BADGES, WHITE
-from app.ui.plot_theme import SERIES_CONTRAST
+from app.ui.compare.diff_view import DELETED, INSERTED, side_by_side
+from app.ui.evaluate.cell import BADGES, WHITE
+from app.ui.stats.plot_theme import SERIES_CONTRAST
 from app.ui.theme import TEXT_CONTRAST, blend, contrast_ratio, dark_palette, is_dark, readable
-from app.ui.token_tint import BANDS, color_for, legend_html
+from app.ui.widgets.token_tint import BANDS, color_for, legend_html
 from tests.ui.test_window_sizes import eval_window  # noqa: F401  (a fixture)
 
 

@@ -4,7 +4,7 @@ reply, and Branch makes a pane that replays the shown version."""
 from app.engine import SamplingParams
 from app.session import PaneResult, PaneSpec, RunState, Session, versions
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 
 REPLIES = ["Blue.", "Red, like a rose.", "Green."]
 
@@ -49,8 +49,8 @@ def test_back_forward_and_branch_from_the_version_bar(qtbot, settings, loop, tmp
 def test_the_diff_view_and_the_table_compare_a_reply_with_its_previous_or_any_version(qtbot, settings, loop,
                                                                                        tmp_path):
     from app.session import diff, table
-    from app.ui.compare_table import CompareTable
-    from app.ui.diff_view import DiffDialog
+    from app.ui.compare.diff_view import DiffDialog
+    from app.ui.compare.table import CompareTable
 
     pane = three_versions()
     other = PaneSpec(title="Other", result=PaneResult(state=RunState.DONE, text="Blue, like the sea."))

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QAbstractButton, QDockWidget, QLabel
 from app.evaluate import read_config
 from app.session import PaneSpec, Session
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
+from app.ui.window.main_window import MainWindow
 from tests.ui.test_eval_view import ECHO
 
 SIZES = [(800, 560), (1280, 800), (1920, 1080)]

@@ -10,8 +10,8 @@ from app.session import autosave
 from app.ui import settings as keys
 from app.ui.application import create_app
 from app.ui.bridge import EngineBridge
-from app.ui.main_window import MainWindow
 from app.ui.settings import Settings
+from app.ui.window.main_window import MainWindow
 from tests.conftest import TEST_THREADS
 
 

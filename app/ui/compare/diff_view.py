@@ -1,0 +1,183 @@
+"""Two panes' replies side by side with their differences highlighted, live while they stream. Each side can
+show its pane's shown reply, its previous version or any version (`versions.pick`), of the same pane or another.
+
+Words only in the left reply are struck through in red, words only in the right one are green; the first token
+where the two diverge is marked, with both panes' probabilities there when they were asked for. The figures
+come from `app.session.diff`; the dialog re-reads the two panes whenever the session announces a change. Beside
+the word similarity is the meaning similarity of the two finished replies (the window's Meaning, embedded on its
+worker thread; it is read again when the vectors arrive).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
+
+from app.session import PaneSpec, Session, compare, diff, versions
+from app.session.tool_cards import reply_text
+from app.ui.theme import blend
+from app.ui.widgets.live_refresh import follow
+from app.ui.widgets.token_tint import shown
+
+# (hue, how far the text area's base moves towards it): tints that keep the text readable in either theme
+DELETED, INSERTED = ("#ef4444", 0.35), ("#22c55e", 0.35)
+
+
+def _span(text: str, style: str | None) -> str:
+    escaped = html.escape(text)
+    return f"<span style='{style}'>{escaped}</span>" if style and text else escaped
+
+
+def side_by_side(a: str, b: str, base: QColor | None = None) -> tuple[str, str]:
+    """HTML for the left and right replies, differences highlighted on tints of `base` (the text area's
+    background; white if not given)."""
+    base = QColor("white") if base is None else base
+    deleted = f"background:{blend(base, *DELETED).name()};text-decoration:line-through"
+    inserted = f"background:{blend(base, *INSERTED).name()}"
+    left, right = [], []
+    for op in diff.words(a, b):
+        left.append(_span(op.a, None if op.tag == "equal" else deleted))
+        right.append(_span(op.b, None if op.tag == "equal" else inserted))
+    wrap = "<div style='white-space:pre-wrap'>{}</div>"
+    return wrap.format("".join(left)), wrap.format("".join(right))
+
+
+def divergence_note(pane_a: PaneSpec, pane_b: PaneSpec) -> str:
+    """Where the token sequences first differ, with each pane's probability of its own token there."""
+    return result_divergence(pane_a.result, pane_b.result)
+
+
+def result_divergence(ra, rb) -> str:
+    """`divergence_note` for two replies (PaneResults: shown ones or versions)."""
+    if ra.reply_prefix or rb.reply_prefix:
+        return "First divergent token: not comparable (a reply was branched from a chosen token)"
+    index = diff.first_divergence(ra.token_ids, rb.token_ids)
+    if index is None:
+        return "Identical token sequences" if ra.token_ids else "No tokens yet"
+    parts = [f"First divergent token: #{index + 1}"]
+    for name, result in (("left", ra), ("right", rb)):
+        entries = result.token_logprobs or []
+        if index < len(entries):
+            entry = entries[index]
+            parts.append(f"{name} <code>{shown(entry.text)}</code> {math.exp(entry.logprob) * 100:.1f} %")
+    return " · ".join(parts)
+
+
+class DiffDialog(QDialog):
+    """Non-modal; shows two panes of `session` (chosen by id, so a pane removed since is noticed)."""
+
+    def __init__(self, session: Session, left: PaneSpec | None = None, right: PaneSpec | None = None,
+                 parent: QWidget | None = None, meaning=None):
+        """`meaning`: the window's MeaningLink (None: no meaning similarity)."""
+        super().__init__(parent)
+        self.link = meaning
+        self.setWindowTitle("Compare two replies")
+        self.resize(1000, 640)
+        self.session = session
+        self._last = None
+        self.left_box, self.right_box = QComboBox(), QComboBox()
+        self.left_version, self.right_version = QComboBox(), QComboBox()  # the shown reply, previous, version k
+        self.left_version.setAccessibleName("Version of the left reply")
+        self.right_version.setAccessibleName("Version of the right reply")
+        self.left_view, self.right_view = QTextBrowser(), QTextBrowser()
+        self.similarity = QLabel(objectName="diffSimilarity")
+        self.divergence = QLabel(objectName="diffDivergence")
+        layout = QGridLayout(self)
+        layout.addWidget(self.left_box, 0, 0)
+        layout.addWidget(self.right_box, 0, 1)
+        layout.addWidget(self.left_version, 1, 0)
+        layout.addWidget(self.right_version, 1, 1)
+        layout.addWidget(self.left_view, 2, 0)
+        layout.addWidget(self.right_view, 2, 1)
+        layout.addWidget(self.similarity, 3, 0)
+        layout.addWidget(self.divergence, 3, 1)
+        self.fill_choices(left, right)
+        self.fill_versions()
+        self.left_box.currentIndexChanged.connect(lambda: (self.fill_versions(), self.refresh()))
+        self.right_box.currentIndexChanged.connect(lambda: (self.fill_versions(), self.refresh()))
+        self.left_version.currentIndexChanged.connect(self.refresh)
+        self.right_version.currentIndexChanged.connect(self.refresh)
+        self.timer = follow(self, self.refresh, session, self.link.meaning if self.link is not None else None)
+        self.refresh()
+
+    def fill_choices(self, left: PaneSpec | None = None, right: PaneSpec | None = None) -> None:
+        panes = list(self.session.panes)
+        diffs = compare.differences_in_groups(panes)
+        for box, chosen, fallback in ((self.left_box, left, 0), (self.right_box, right, 1)):
+            box.blockSignals(True)
+            box.clear()
+            for pane, difference in zip(panes, diffs, strict=True):
+                box.addItem(f"{pane.label}  {compare.label(difference)}".strip(), pane.id)
+            index = panes.index(chosen) if chosen in panes else min(fallback, len(panes) - 1)
+            box.setCurrentIndex(index)
+            box.blockSignals(False)
+
+    def fill_versions(self) -> None:
+        """Each side's versions: its pane's shown reply (the default), its previous version, any version."""
+        for box, pane in zip((self.left_version, self.right_version), self.chosen(), strict=True):
+            found = versions.choices(pane) if pane is not None else [("shown reply", None)]
+            keep = box.currentData()
+            values = [value for _text, value in found]
+            box.blockSignals(True)
+            box.clear()
+            for text, value in found:
+                box.addItem(text, value)
+            box.setCurrentIndex(values.index(keep) if keep in values else 0)
+            box.setVisible(len(found) > 1)
+            box.blockSignals(False)
+
+    def pick_version(self, side: str, which: int | str | None) -> None:
+        """Show `which` of the left or right pane's replies (`versions.pick`'s argument)."""
+        box = self.left_version if side == "left" else self.right_version
+        box.setCurrentIndex(max(0, box.findData(which)))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.PaletteChange:  # light <-> dark: the tints follow the new base colour
+            self.refresh()
+
+    def chosen(self) -> tuple[PaneSpec | None, PaneSpec | None]:
+        """The two panes chosen (None for one that was removed since)."""
+        return (self.session.pane_by_id(self.left_box.currentData() or ""),
+                self.session.pane_by_id(self.right_box.currentData() or ""))
+
+    def similarity_text(self, ra, rb) -> str:
+        """"Similarity: words 42 % · meaning 91 %" of two results (PaneResult): difflib's word ratio, and the
+        embedders' cosine once both replies are finished and embedded ("meaning …" while they are embedded)."""
+        ta, tb = ra.text, rb.text
+        busy = ra.busy or rb.busy
+        text = f"Similarity: words {diff.similarity(ta, tb) * 100:.0f} %"
+        if self.link is not None and not busy and ta and tb:
+            meaning = self.link.sync()
+            value = meaning.similarity(ta, tb)
+            shown = f"{value * 100:.0f} %" if value is not None else "–" if meaning.error else "…"
+            text += f" · meaning {shown}"
+            self.similarity.setToolTip(self.link.status())
+        return text + (" · streaming…" if busy else "")
+
+    def refresh(self) -> None:
+        a, b = self.chosen()
+        if a is None or b is None:
+            self.similarity.setText("Choose two panes")
+            return
+        if self.left_version.count() != len(versions.choices(a)) or self.right_version.count() != len(
+                versions.choices(b)):
+            self.fill_versions()  # a run added a version since
+        ra = versions.pick(a, self.left_version.currentData()) or a.result
+        rb = versions.pick(b, self.right_version.currentData()) or b.result
+        ta, tb = reply_text(ra), reply_text(rb)  # tool calls as calls: name(arguments)
+        self.similarity.setText(self.similarity_text(ra, rb))
+        key = (a.id, b.id, ta, tb, ra.busy, rb.busy, self.palette().color(QPalette.Base).rgba())
+        if key == self._last:
+            return  # nothing changed since the last look
+        self._last = key
+        left, right = side_by_side(ta, tb, self.palette().color(QPalette.Base))
+        for view, content in ((self.left_view, left), (self.right_view, right)):
+            if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
+                view.setHtml(content)
+                view.setProperty("shown", content)
+        self.divergence.setText(result_divergence(ra, rb))

@@ -1,0 +1,186 @@
+"""The comparison table: one row per pane (of a group or the whole session), sortable by any column; a row
+selected scrolls the grid to its pane; CSV export. Similarity is to a pane's reply, to any of its versions (the
+previous one included), or to each pane's own previous (or k-th) version.
+
+A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
+the table re-reads them whenever the session announces a change (at most every live_refresh.REFRESH_MS while replies
+stream), so it never goes stale while a sweep runs. The "meaning" column comes from the window's Meaning
+(embedded on its worker thread; "…" until the vectors are in), which announces its vectors the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.session import PaneSpec, Session, table, versions
+from app.session.store import write_atomic
+from app.ui.widgets.live_refresh import follow
+
+
+def cell_text(value, column: str) -> str:
+    if value is None:
+        return "–"
+    if column in ("similarity", "meaning", "valid"):
+        return f"{value * 100:.0f} %"
+    if column == "tok/s":
+        return f"{value:.1f}"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+class CompareTable(QDialog):
+    sig_pane_selected = Signal(object)
+    """A row was selected: its PaneSpec."""
+
+    def __init__(self, session: Session, focus: PaneSpec | None = None, parent: QWidget | None = None,
+                 meaning=None):
+        """`focus` preselects its group (and is the first reference); `meaning` is the window's MeaningLink."""
+        super().__init__(parent)
+        self.link = meaning
+        self.setWindowTitle("Comparison table")
+        self.resize(980, 420)
+        self.session = session
+        self.sort_column, self.descending = "pane", False
+        self.scope = QComboBox()
+        self.scope.addItem("Whole session", None)
+        if focus is not None and focus.group:
+            self.scope.addItem("This pane's group", focus.group)
+            self.scope.setCurrentIndex(1)
+        self.reference = QComboBox()
+        self.version = QComboBox(toolTip="Which of the reference's replies: the shown one, the version before it, "
+                                         "or any version")
+        self.version.setAccessibleName("Version of the reference")
+        self.table = QTableWidget(0, len(table.COLUMNS))
+        self.table.setHorizontalHeaderLabels(table.COLUMNS)
+        self.table.setSelectionBehavior(QTableWidget.SelectRows)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSortIndicatorShown(True)
+        header.setSectionsClickable(True)
+        self.export_button = QPushButton("Export CSV…")
+        top = QHBoxLayout()
+        for widget in (QLabel("Rows"), self.scope, QLabel("Similarity to"), self.reference, self.version):
+            top.addWidget(widget)
+        top.addStretch(1)
+        top.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.table)
+        self.meaning_note = QLabel(objectName="meaningNote", wordWrap=True)
+        layout.addWidget(self.meaning_note)
+        self.refresh_references(focus)
+        self.scope.currentIndexChanged.connect(lambda: (self.refresh_references(None), self.refresh()))
+        self.reference.currentIndexChanged.connect(lambda: (self.refresh_versions(), self.refresh()))
+        self.version.currentIndexChanged.connect(self.refresh)
+        header.sectionClicked.connect(self.sort_by)
+        self.table.itemSelectionChanged.connect(self._selected)
+        self.export_button.clicked.connect(self.export)
+        self._timer = follow(self, self.refresh, session, self.link.meaning if self.link is not None else None)
+        self.refresh()
+
+    def specs(self) -> list[PaneSpec]:
+        group = self.scope.currentData()
+        return [p for p in self.session.panes if group is None or p.group == group]
+
+    def refresh_references(self, focus: PaneSpec | None) -> None:
+        self.reference.blockSignals(True)
+        self.reference.clear()
+        specs = self.specs()
+        for spec in specs:
+            self.reference.addItem(spec.label, spec.id)
+        self.reference.addItem("each pane's own reply", table.OWN)
+        if focus in specs:
+            self.reference.setCurrentIndex(specs.index(focus))
+        self.reference.blockSignals(False)
+        self.refresh_versions()
+
+    def refresh_versions(self) -> None:
+        """The reference's versions (for "each pane's own": the shown reply, the previous version, version k)."""
+        chosen = self.reference.currentData()
+        spec = self.session.pane_by_id(chosen) if isinstance(chosen, str) and chosen != table.OWN else None
+        if spec is not None:
+            found = versions.choices(spec)
+        else:
+            most = max((len(s.versions) for s in self.specs()), default=0)
+            found = [("shown reply", None), ("previous version", versions.PREVIOUS)] + [
+                (f"version {i + 1}", i) for i in range(most)]
+        keep = self.version.currentData()
+        self.version.blockSignals(True)
+        self.version.clear()
+        for text, value in found:
+            self.version.addItem(text, value)
+        values = [value for _text, value in found]
+        self.version.setCurrentIndex(values.index(keep) if keep in values else 0)
+        self.version.blockSignals(False)
+
+    def rows(self) -> list[dict]:
+        """The rows as shown: from the session, sorted by the chosen column."""
+        specs = self.specs()
+        chosen = self.reference.currentData()
+        reference = table.OWN if chosen == table.OWN else next((s for s in specs if s.id == chosen), None)
+        meaning = self.link.sync().similarity if self.link is not None else None
+        return table.sort(table.rows(specs, reference, self.version.currentData(), meaning), self.sort_column,
+                          self.descending)
+
+    def sort_by(self, section: int) -> None:
+        column = table.COLUMNS[section]
+        self.descending = not self.descending if column == self.sort_column else False
+        self.sort_column = column
+        self.refresh()
+
+    def refresh(self) -> None:
+        self._timer.stop()
+        rows = self.rows()
+        selected = self._selected_id()
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, column in enumerate(table.COLUMNS):
+                item = self.table.item(r, c)
+                if item is None:
+                    item = QTableWidgetItem()
+                    item.setFlags(item.flags() & ~Qt.ItemIsEditable)
+                    self.table.setItem(r, c, item)
+                item.setText("…" if column == "meaning" and row[column] is None and self._embedding()
+                             else cell_text(row[column], column))
+                item.setData(Qt.UserRole, row["id"])
+            if row["id"] == selected:
+                self.table.selectRow(r)
+        self.table.blockSignals(False)
+        order = Qt.DescendingOrder if self.descending else Qt.AscendingOrder
+        self.table.horizontalHeader().setSortIndicator(table.COLUMNS.index(self.sort_column), order)
+        self.table.resizeColumnsToContents()
+        self.meaning_note.setText(self.link.status() if self.link is not None else "")
+
+    def _embedding(self) -> bool:
+        return self.link is not None and self.link.meaning.pending > 0
+
+    def _selected_id(self) -> str | None:
+        items = self.table.selectedItems()
+        return items[0].data(Qt.UserRole) if items else None
+
+    def _selected(self) -> None:
+        spec = self.session.pane_by_id(self._selected_id() or "")
+        if spec is not None:
+            self.sig_pane_selected.emit(spec)
+
+    def export(self, path: str | None = None) -> Path | None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export comparison", "comparison.csv", "CSV (*.csv)")
+        if not path:
+            return None
+        write_atomic(path, table.to_csv(self.rows()))
+        return Path(path)

@@ -1,0 +1,86 @@
+"""Engine settings: slots, context per slot, threads, reproducible outputs, KV cache type and GPU layers (with the
+memory they need). Changing them reloads the engine; settings that will not fit free memory ask first. The
+embedder (meaning similarity, `similar`, answer clusters: embedder_field.py) and the cluster distance are saved
+without a reload."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QSpinBox,
+    QWidget,
+)
+
+from app.ui import settings as keys
+from app.ui.models.embedder_field import EmbedderField
+from app.ui.models.fit_prompt import confirm_fit
+from app.ui.models.memory_settings import MemoryRows
+from app.ui.settings import Settings
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, settings: Settings, parent: QWidget | None = None, model_path: str | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Chorus settings")
+        self.settings = settings
+        self.engine_changed = False
+        self.boxes: dict[str, QSpinBox] = {}
+        form = QFormLayout(self)
+        rows = [(keys.SLOTS, "Parallel slots", "Sequences decoded together in one batch", 1),
+                (keys.CONTEXT_PER_SLOT, "Context per slot", "Tokens each slot holds: prompt plus reply",
+                 int(keys.CONTEXT_PER_SLOT.limit.step)),
+                (keys.THREADS, "CPU threads", f"This machine has {os.cpu_count()} logical cores", 1)]
+        for setting, label, tip, step in rows:
+            low, high = setting.range
+            box = QSpinBox(minimum=low, maximum=high, singleStep=step, value=settings.get(setting), toolTip=tip)
+            form.addRow(label, box)
+            self.boxes[setting.key] = box
+        self.reproducible = QCheckBox("Same tokens whatever else runs", checked=settings.get(keys.REPRODUCIBLE))
+        self.reproducible.setToolTip(
+            "A request gives the same tokens alone or beside others, from the prompt cache or not (same model "
+            "file, build, CPU type and threads).\nThroughput stays within 5-10%; long prompts reach their first token "
+            "later (~1.7x at 1,500 tokens). Details: docs/engine.md")
+        form.addRow("Reproducible outputs", self.reproducible)
+        # Memory: KV cache type, GPU layers, the live estimate for `model_path`.
+        self.model_path = model_path
+        self.memory = MemoryRows(form, settings, model_path, self.boxes[keys.SLOTS.key],
+                                 self.boxes[keys.CONTEXT_PER_SLOT.key])
+        self.embedder_field = EmbedderField(settings.get(keys.EMBEDDER))
+        self.embedder = self.embedder_field.embedder
+        form.addRow("Embedder", self.embedder_field)
+        limit = keys.CLUSTER_DISTANCE.limit
+        self.cluster_distance = QDoubleSpinBox(decimals=limit.decimals, minimum=limit.low, maximum=limit.high,
+                                               singleStep=limit.step, value=settings.get(keys.CLUSTER_DISTANCE))
+        self.cluster_distance.setToolTip("Answers join one cluster while their mean cosine distance (1 − cosine "
+                                         "similarity) is at most this")
+        form.addRow("Cluster distance", self.cluster_distance)
+        note = QLabel("Changing these reloads the model; running generations are stopped (you are asked first).")
+        note.setWordWrap(True)
+        form.addRow(note)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def accept(self) -> None:
+        if self.model_path and not confirm_fit(self, self.model_path, self.memory.fields(), "Apply"):
+            return  # the dialog stays open to change them
+        for setting in (keys.SLOTS, keys.CONTEXT_PER_SLOT, keys.THREADS):
+            value = self.boxes[setting.key].value()
+            if value != self.settings.get(setting):
+                self.settings.set(setting, value)
+                self.engine_changed = True
+        if self.reproducible.isChecked() != self.settings.get(keys.REPRODUCIBLE):
+            self.settings.set(keys.REPRODUCIBLE, self.reproducible.isChecked())
+            self.engine_changed = True
+        self.engine_changed |= self.memory.apply()
+        self.settings.set(keys.EMBEDDER, self.embedder_field.spec())
+        self.settings.set(keys.CLUSTER_DISTANCE, self.cluster_distance.value())
+        super().accept()

@@ -1,0 +1,216 @@
+"""The scrollable grid of pane views over the session's panes, laid out in columns (or one group side by side).
+
+The grid renders `session.panes` and `session.view`: it makes a view when a pane is inserted, drops it when the
+pane is removed, and re-flows when the column count or the columns-mode group changes. It never edits the
+session; `add_pane` and friends are conveniences that call the controller and return the new view.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QTimer, Signal
+from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
+
+from app.session import MAIN, PaneSpec, Session, SessionController
+from app.session.compare import differences_in_groups
+from app.session.state import COLUMNS, pane_change
+from app.ui.pane.prompt_pane import PromptPane
+from app.ui.widgets.scroll_sync import ScrollSync
+
+MIN_COLUMN_WIDTH = 180  # columns mode: 8 variants fit side by side on a 1600 px screen, more scroll sideways
+PANE_MIN_WIDTH = 300
+QWIDGETSIZE_MAX = (1 << 24) - 1
+TICK_MS = 500  # live wait/TTFT/tok/s figures in busy panes, 2 Hz
+_TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_format", "backend", "group", "title",
+                           "thinking"})
+
+
+class PaneGrid(QScrollArea):
+    sig_pane_added = Signal(object)
+    """A pane view was created (the compare tools connect to its actions)."""
+
+    def __init__(self, session: Session, controller: SessionController, check_grammar=None,
+                 parent: QWidget | None = None):
+        """`check_grammar(grammar, json_schema)`: the loaded model's parser for the panes' format editors."""
+        super().__init__(parent)
+        self._check_grammar = check_grammar
+        self.setWidgetResizable(True)
+        self.setObjectName("paneGrid")
+        self._container = QWidget()
+        self._container.setObjectName("paneContainer")
+        self._layout = QGridLayout(self._container)
+        self._layout.setContentsMargins(8, 8, 8, 8)
+        self._layout.setSpacing(8)
+        self.setWidget(self._container)
+        self.session, self.controller = session, controller
+        self.panes: list[PromptPane] = []  # the views, in the session's order
+        self._scroll_sync = ScrollSync()
+        self.backend_names = [MAIN]  # what each pane's header offers
+        self._ticker = QTimer(self, interval=TICK_MS)
+        self._ticker.timeout.connect(lambda: [view.tick() for view in self.panes])
+        self._ticker.start()
+        for spec in session.panes:
+            self._insert_view(spec, len(self.panes))
+        self._reflow()
+        session.panes.events.inserted.connect(self._inserted)
+        session.panes.events.removed.connect(self._removed)
+        for signal in (session.panes.events.moved, session.panes.events.changed, session.panes.events.reordered):
+            signal.connect(self._rebuild)
+        session.view.events.columns.connect(self._reflow)
+        session.view.events.column_group.connect(self._reflow)
+        session.events.all.connect(self._on_session_event)
+
+    @property
+    def columns(self) -> int:
+        return COLUMNS.clamp(self.session.view.columns)
+
+    @property
+    def column_group(self) -> str | None:
+        group = self.session.view.column_group
+        return group if any(v.spec.group == group for v in self.panes) else None
+
+    def view_of(self, spec: PaneSpec) -> PromptPane | None:
+        return next((v for v in self.panes if v.spec is spec), None)
+
+    # --- conveniences over the controller (tests, the self-test, menus) --------------------------------------
+    def add_pane(self, spec: PaneSpec | None = None, after: PromptPane | None = None) -> PromptPane:
+        view = self.view_of(self.controller.add_pane(spec, after.spec if after is not None else None))
+        self.reveal(view)
+        return view
+
+    def reveal(self, view: PromptPane) -> None:
+        """Scroll `view` into sight, its header first when it is taller than the grid, and focus its editor.
+        A pane just added has no place in the grid until its layout has run (and its contents have sized it):
+        scrolling at once went to the old geometry and left the new pane out of sight, so the scroll is done
+        again once the events already posted, the layout's among them, have been handled."""
+        self._scroll_to(view)
+        view.prompt.setFocus()
+        QTimer.singleShot(0, self, lambda: view in self.panes and self._scroll_to(view))
+
+    def _scroll_to(self, view: PromptPane) -> None:
+        self._layout.activate()
+        self.ensureWidgetVisible(view)
+        if view.height() > self.viewport().height():
+            self.verticalScrollBar().setValue(view.mapTo(self._container, QPoint(0, 0)).y() - self._layout.spacing())
+
+    def duplicate_pane(self, view: PromptPane) -> PromptPane:
+        return self.view_of(self.controller.duplicate(view.spec))
+
+    def remove_pane(self, view: PromptPane) -> None:
+        if view in self.panes:
+            index = self.panes.index(view)
+            self.controller.remove(view.spec)
+            if self.panes:
+                self.panes[min(index, len(self.panes) - 1)].prompt.setFocus()
+
+    def set_columns(self, columns: int) -> None:
+        self.controller.set_columns(COLUMNS.clamp(columns))
+
+    def show_group_in_columns(self, group: str | None) -> None:
+        self.controller.show_group_in_columns(group)
+
+    # --- the session -> views -------------------------------------------------------------------------------
+    def _inserted(self, index: int, spec: PaneSpec) -> None:
+        self._insert_view(spec, index)
+        self._reflow()
+
+    def _removed(self, index: int, spec: PaneSpec) -> None:
+        view = self.view_of(spec)
+        if view is not None:
+            self._drop_view(view)
+        self._reflow()
+
+    def _rebuild(self, *_args) -> None:
+        """Panes were moved or replaced: one view per pane, in order, again."""
+        for view in list(self.panes):
+            self._drop_view(view)
+        for spec in self.session.panes:
+            self._insert_view(spec, len(self.panes))
+        self._reflow()
+
+    def _on_session_event(self, info) -> None:
+        change = pane_change(info)
+        if change is not None and change[1] in _TITLE_FIELDS:
+            self.refresh_titles()  # a setting changed (never a streamed token): headers say what differs now
+
+    def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
+        view = PromptPane(spec, self.controller)
+        view.header.set_backends(self.backend_names)
+        if self._check_grammar is not None:
+            view.options.set_checker(self._check_grammar)
+        self.panes.insert(index, view)
+        self.sig_pane_added.emit(view)
+        return view
+
+    def _drop_view(self, view: PromptPane) -> None:
+        view.detach()
+        self.panes.remove(view)
+        self._layout.removeWidget(view)
+        view.setParent(None)
+        view.deleteLater()
+
+    def set_backend_names(self, names: list[str]) -> None:
+        """The backends panes can choose changed (one was added or removed)."""
+        self.backend_names = list(names)
+        for view in self.panes:
+            view.header.set_backends(self.backend_names)
+        self.refresh_titles()  # the backend shows in the header's chooser now, or in its title again
+
+    # --- layout ----------------------------------------------------------------------------------------------------
+    def _reflow(self, *_args) -> None:
+        for view in self.panes:
+            self._layout.removeWidget(view)
+        group = self.column_group
+        grouped = [v for v in self.panes if group is not None and v.spec.group == group]
+        if grouped:
+            self._columns_layout(grouped)
+            return
+        self._scroll_sync.clear()
+        columns = self.columns
+        for i, view in enumerate(self.panes):
+            row, col = divmod(i, columns)
+            view.setMinimumWidth(PANE_MIN_WIDTH)
+            view.setMaximumWidth(QWIDGETSIZE_MAX)
+            view.set_compact(False)
+            self._layout.addWidget(view, row, col)  # parented first: a parentless widget shown is a window
+            view.show()
+        for col in range(max(self._layout.columnCount(), int(COLUMNS.high))):
+            self._layout.setColumnStretch(col, 1 if col < columns else 0)
+        rows = (len(self.panes) + columns - 1) // columns
+        for row in range(self._layout.rowCount()):
+            self._layout.setRowStretch(row, 1 if row < rows else 0)  # panes share the height: more conversation
+        self.refresh_titles()
+
+    def _columns_layout(self, grouped: list[PromptPane]) -> None:
+        width = self._column_width(len(grouped))
+        for col, view in enumerate(grouped):
+            view.setFixedWidth(width)
+            view.set_compact(True)
+            self._layout.addWidget(view, 0, col)
+        for view in self.panes:  # after every view is parented (a parentless widget shown is a window)
+            view.setVisible(view in grouped)
+        for col in range(max(self._layout.columnCount(), len(grouped))):
+            self._layout.setColumnStretch(col, 0)
+        for row in range(self._layout.rowCount()):
+            self._layout.setRowStretch(row, 1 if row == 0 else 0)
+        self._scroll_sync.set_views([v.output for v in grouped])
+        self.refresh_titles()
+
+    def _column_width(self, n: int) -> int:
+        """Columns share the visible width, down to MIN_COLUMN_WIDTH (then the grid scrolls sideways)."""
+        margins = self._layout.contentsMargins()
+        room = self.viewport().width() - margins.left() - margins.right() - self._layout.spacing() * (n - 1)
+        return max(MIN_COLUMN_WIDTH, room // max(n, 1))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        group = self.column_group
+        if group:
+            grouped = [v for v in self.panes if v.spec.group == group]
+            width = self._column_width(len(grouped))
+            for view in grouped:
+                view.setFixedWidth(width)
+
+    def refresh_titles(self) -> None:
+        """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""
+        for view, diff in zip(self.panes, differences_in_groups([v.spec for v in self.panes]), strict=True):
+            view.header.set_differences(diff)
