@@ -19,8 +19,8 @@ from app.backends.shifts import Plan
 from app.engine import ModelInfo
 from app.session import MAIN
 from app.session.shifts import ModelShifts, Progress
-from app.ui.elided_label import ElidedLabel
-from app.ui.model_status import ModelStatus
+from app.ui.models.status import ModelStatus
+from app.ui.widgets.elided_label import ElidedLabel
 
 UNLOADED = "unloaded while other models run in shifts"  # the main model's readout while a plan has unloaded it
 

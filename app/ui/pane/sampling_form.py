@@ -17,12 +17,12 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLine
 
 from app.engine import SamplingParams, limits
 from app.session.state import SPEC_MODE_DEFAULT
-from app.ui.adapter_field import AdapterField
-from app.ui.collapsible import collapsible
-from app.ui.draft_field import DraftField
-from app.ui.escaped_list import format_stops, parse_stops
-from app.ui.sampler_fields import SamplerFields, spin_box
-from app.ui.thinking_view import ThinkingSettings
+from app.ui.pane.adapter_field import AdapterField
+from app.ui.pane.draft_field import DraftField
+from app.ui.pane.sampler_fields import SamplerFields, spin_box
+from app.ui.pane.thinking_view import ThinkingSettings
+from app.ui.widgets.collapsible import collapsible
+from app.ui.widgets.escaped_list import format_stops, parse_stops
 
 SPECULATIVE_TIP = ("Draft tokens (looked up in the prompt and reply, or guessed by a draft model) and verify them in "
                    "one step: the same tokens, faster when the drafts are right (a reply that copies its input). "

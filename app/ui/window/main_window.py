@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Autosaver, Restored
-from app.session.state import COLUMNS
 from app.session.shifts import controller_for
+from app.session.state import COLUMNS
 from app.ui import settings as keys
 from app.ui.arena.tools import ArenaTools
 from app.ui.bridge import EngineBridge
