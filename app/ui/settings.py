@@ -51,9 +51,6 @@ EVAL_JUDGE = Setting("evaluation/judge", "local", str)  # the judge last picked:
 EMBEDDER = Setting("meaning/embedder", limits.EMBEDDER_DEFAULT, str)
 CLUSTER_DISTANCE = Setting("meaning/cluster_distance", limits.CLUSTER_DISTANCE.default, float, limits.CLUSTER_DISTANCE)
 
-ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, RECENT_SESSIONS,
-       BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS, EVAL_JUDGE, EMBEDDER, CLUSTER_DISTANCE)
-
 
 def gpu_layers_value(text: str):
     """The stored GPU-layers choice as EngineConfig.n_gpu_layers: "auto", -1 (all), 0 (none) or N layers."""

@@ -101,14 +101,13 @@ def _ported():
     """llama.cpp's whole replies with calls (the ported cases that pass), each as a stream to cut up."""
     if not TEMPLATES:
         return []
-    from tests.engine.chat_parse_excluded import EXCLUDED
     from tests.engine.test_chat_parse_ported import DATA, _setting
     out = []
     for case in DATA:
         for template in case["templates"]:
             stem = Path(template).stem
             if ("unread" in case or case["params"].get("is_partial") or case["params"].get("continue_final_message")
-                    or f"{case['line']}:{stem}" in EXCLUDED or not case["expect"]["tool_calls"]):
+                    or not case["expect"]["tool_calls"]):
                 continue
             fmt, opened, reasoning, tools, calls = _setting({**case, "stem": stem})
             out.append((fmt, case["input"], opened, {"reasoning_format": reasoning, "tools": tools}))

@@ -1,8 +1,7 @@
 """llama.cpp's own parse cases (tests/test-chat.cpp, extracted to data/chat_parse_cases.json by
 data/extract_chat_cases.py): each template's replies parsed by app.engine.chat_parse give the message llama.cpp
 expects (content and reasoning compared stripped, arguments as JSON, as its assert_msg_equals does), one-shot and
-fed character by character. Cases not passed yet are listed in EXCLUDED with the reason; they run as strict
-xfails, so one that starts passing must leave the list."""
+fed character by character. Cases the extractor cannot read run as strict xfails."""
 
 import json
 import os
@@ -12,7 +11,6 @@ import pytest
 
 from app.engine.chat_parse import ToolCall, detect, opened_thinking, parse
 from app.engine.chat_template import ChatTemplate
-from tests.engine.chat_parse_excluded import EXCLUDED
 from tests.servers import llama_cpp_templates
 
 DATA = json.loads(Path(__file__).with_name("data").joinpath("chat_parse_cases.json").read_text())
@@ -26,7 +24,6 @@ def _cases():
             stem = Path(template).stem
             key = f"{case['line']}:{stem}"
             reason = case.get("unread") and f"the extractor cannot read this C++ chain ({case['unread']})"
-            reason = reason or EXCLUDED.get(key) or EXCLUDED.get(stem)
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
             yield pytest.param(case, stem, id=key, marks=marks)
 
