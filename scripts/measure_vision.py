@@ -5,10 +5,10 @@
 2. 4 panes streaming text while a fifth request's image is prefilled: the p99 of the 4 streams' inter-token
    gaps from the image's submission to its first token, ÷ their median gap before it (steady).
 
-SmolLM2-135M with the tiny random projector of tests/vision_gguf.py (64 image tokens; `--image-tokens 256`
+SmolLM2-135M with the tiny random projector of tests/fixtures/vision_gguf.py (64 image tokens; `--image-tokens 256`
 for one of a real Gemma 3 image's size, decoded causally in pieces like the 64-token one), or `--pair qwen2vl` /
-`--pair gemma3` (the test pairs of tests/vision_qwen2vl.py and tests/vision_gemma3.py), or `--model/--mmproj`, or
-with `--gemma3` Gemma 3 270M and a random "gemma3" projector of 256 tokens an image (tests/vision_gemma3.py), whose
+`--pair gemma3` (the test pairs of tests/fixtures/vision_qwen2vl.py and tests/fixtures/vision_gemma3.py), or `--model/--mmproj`, or
+with `--gemma3` Gemma 3 270M and a random "gemma3" projector of 256 tokens an image (tests/fixtures/vision_gemma3.py), whose
 images decode non-causally, whole, in one llama_decode (the batch raised to hold one).
 `--only a` / `--only b` runs one of the two; `--server` also times llama-server (`-np 8`) on figure 1's 8 requests
 (one request alone on another image, then the 8 sent at once: each request's time to its first streamed token).
@@ -30,8 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams  # noqa: E402
 from app.models import default_model_path  # noqa: E402
-from tests.vision_gguf import IMAGE_TOKENS, sample_png, tiny_mmproj  # noqa: E402
-from tests.vision_gguf import about as ask  # noqa: E402
+from tests.fixtures.vision_gguf import IMAGE_TOKENS, sample_png, tiny_mmproj  # noqa: E402
+from tests.fixtures.vision_gguf import about as ask  # noqa: E402
 
 GREEDY = SamplingParams(temperature=0.0)
 about = functools.partial(ask, max_tokens=8)  # a greedy question about one image, 8 new tokens
@@ -43,10 +43,10 @@ def pair_files(pair: str, image_tokens: int = IMAGE_TOKENS) -> tuple[str, str]:
     """(text model, projector) of a test pair, built and cached on first use; `image_tokens`: the tiny pair's
     projector gives that many tokens an image (64, the tests'; 256, a real Gemma 3 image's count)."""
     if pair == "qwen2vl":
-        from tests.vision_qwen2vl import tiny_qwen2vl
+        from tests.fixtures.vision_qwen2vl import tiny_qwen2vl
         return tuple(map(str, tiny_qwen2vl()))
     if pair == "gemma3":
-        from tests.vision_gemma3 import tiny_gemma3
+        from tests.fixtures.vision_gemma3 import tiny_gemma3
         return tuple(map(str, tiny_gemma3()))
     return default_model_path(), str(tiny_mmproj(image_tokens=image_tokens))
 
@@ -74,7 +74,7 @@ def fan_out(model, mmproj, threads: int, size: int = 48, **config) -> dict:
 def server_fan_out(model, mmproj, threads: int, size: int = 48) -> dict:
     """llama-server -np 8 on the same requests: one alone (another image), then the 8 sent at once."""
     from tests.backends.test_vision_server import server_ttfts  # the server test's own timing of a stream
-    from tests.servers import llama_server
+    from tests.fixtures.servers import llama_server
 
     png = sample_png(1, size)
     server = llama_server(model, "--mmproj", str(mmproj), "-np", "8", "-c", "8192", "-t", str(threads)).start()
@@ -136,7 +136,7 @@ def main() -> None:
     model, mmproj = args.model or model, args.mmproj or mmproj
     config = {}
     if args.gemma3:
-        from tests.vision_gemma3 import tiny_gemma3
+        from tests.fixtures.vision_gemma3 import tiny_gemma3
 
         model, mmproj = tiny_gemma3(image_tokens=256)
         config = {"max_batch_tokens": 256}  # a non-causal image goes whole into one batch

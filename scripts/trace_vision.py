@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.engine import Engine, EngineConfig  # noqa: E402
 from scripts.measure_vision import QUESTIONS, about, pair_files  # noqa: E402
-from tests.vision_gguf import sample_png  # noqa: E402
+from tests.fixtures.vision_gguf import sample_png  # noqa: E402
 
 
 class Trace:

@@ -35,8 +35,8 @@ def model_path():
 def template_variant(model_path, tmp_path_factory, name: str):
     """The embedded model carrying llama.cpp's reference template `name` (a GGUF variant); skips the test when
     llama.cpp's templates are not in the cache."""
-    from tests.gguf_variants import write_variant
-    from tests.servers import llama_cpp_templates
+    from tests.fixtures.gguf_variants import write_variant
+    from tests.fixtures.servers import llama_cpp_templates
 
     template = llama_cpp_templates().get(name)
     if template is None:

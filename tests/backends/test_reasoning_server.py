@@ -11,7 +11,7 @@ from app.backends import OpenAIBackend
 from app.engine import SamplingParams
 from app.session import PaneSpec, SessionRunner, sweep
 from tests.conftest import drive
-from tests.servers import llama_cpp_templates, llama_server
+from tests.fixtures.servers import llama_cpp_templates, llama_server
 
 R1 = "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B"
 

@@ -15,7 +15,7 @@ import pytest
 
 from app.engine.chat_template import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 pytestmark = pytest.mark.servers
 

@@ -39,7 +39,7 @@ from app.engine.chat_parse import detect
 from app.engine.chat_template import ChatTemplate
 from app.engine.native import LlamaModel
 from app.engine.tool_grammar import template_format
-from tests.backends.tool_parity_support import (
+from tests.fixtures.tool_parity_support import (
     CALL,
     QUESTION,
     SERVER_LAYOUT,
@@ -52,8 +52,8 @@ from tests.backends.tool_parity_support import (
     server_reply,
 )
 from tests.conftest import TEST_THREADS
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates, llama_server
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates, llama_server
 
 pytestmark = pytest.mark.servers
 

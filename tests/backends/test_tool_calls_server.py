@@ -14,8 +14,8 @@ import pytest
 
 from app.backends import OpenAIBackend
 from app.engine import GenerationRequest, SamplingParams
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates, llama_server
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates, llama_server
 
 pytestmark = pytest.mark.servers
 

@@ -39,7 +39,7 @@ from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_gbnf_native import regex_escape
 from app.engine.tool_grammar import NO_LEAD, lazy_sampler, required_gbnf, tool_constraint
 from tests.engine.test_tool_grammar_formats import MAX_TOKENS, TEMPLATES, TIME, WEATHER
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 pytestmark = pytest.mark.servers
 

@@ -1,5 +1,5 @@
 """The M-RoPE vision oracle (issue 37): greedy replies from the engine and from llama-server `--mmproj` on the same
-two files, the tiny Qwen2-VL-style pair of tests/vision_qwen2vl.py (SmolLM2's weights as `qwen2vl`, a random
+two files, the tiny Qwen2-VL-style pair of tests/fixtures/vision_qwen2vl.py (SmolLM2's weights as `qwen2vl`, a random
 `qwen2vl_merger` projector), are the same for 2 images x 2 prompts, and the prompt has the same number of tokens.
 The images are not square (8 x 4 and 3 x 7 tokens), so rows and columns take different M-RoPE positions, and the
 text after an image starts max(nx, ny) positions after it, not nx * ny. One request at a time on each.
@@ -7,9 +7,9 @@ text after an image starts max(nx, ny) positions after it, not nx * ny. One requ
 
 import pytest
 
-from tests.backends.vision_oracle import PROMPTS, assert_same_reply, messages, pair_fixtures
-from tests.vision_gguf import sample_png
-from tests.vision_qwen2vl import tiny_qwen2vl
+from tests.fixtures.vision_oracle import PROMPTS, assert_same_reply, messages, pair_fixtures
+from tests.fixtures.vision_gguf import sample_png
+from tests.fixtures.vision_qwen2vl import tiny_qwen2vl
 
 pytestmark = pytest.mark.servers
 

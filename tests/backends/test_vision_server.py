@@ -1,5 +1,5 @@
 """The vision oracle (issue 37): greedy replies from the engine and from llama-server `--mmproj`, on the same two
-files (SmolLM2-135M and the tiny random projector of tests/vision_gguf.py), are the same for 3 images x 2
+files (SmolLM2-135M and the tiny random projector of tests/fixtures/vision_gguf.py), are the same for 3 images x 2
 prompts, and the prompt has the same number of tokens (text and image) in both. One request at a time on each.
 
 Plus the figures the issue asks for, printed, never asserted (timing): 8 requests about one image, the last
@@ -13,8 +13,8 @@ import pytest
 
 from app.engine import Engine, EngineConfig, GenerationRequest, limits
 from tests.conftest import GREEDY, TEST_THREADS
-from tests.servers import llama_server
-from tests.vision_gguf import data_url, sample_png, tiny_mmproj
+from tests.fixtures.servers import llama_server
+from tests.fixtures.vision_gguf import data_url, sample_png, tiny_mmproj
 
 pytestmark = pytest.mark.servers
 

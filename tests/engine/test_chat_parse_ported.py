@@ -11,7 +11,7 @@ import pytest
 
 from app.engine.chat_parse import ToolCall, detect, opened_thinking, parse
 from app.engine.chat_template import ChatTemplate
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 DATA = json.loads(Path(__file__).with_name("data").joinpath("chat_parse_cases.json").read_text())
 TEMPLATES = llama_cpp_templates()

@@ -13,7 +13,7 @@ from app.engine.native import LlamaModel
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_grammar import auto_gbnf, required_gbnf
 from tests.backends.test_tool_grammar_server import accepts
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 SOLAR = BY_NAME["solar-open"]
 SOURCE = llama_cpp_templates().get("upstage-Solar-Open-100B")

@@ -8,7 +8,7 @@ import pytest
 from app.bench.gguf_copy import boolean, copy_with_metadata, read_metadata
 from app.engine import Engine, EngineConfig, GenerationRequest
 from tests.conftest import GREEDY, TEST_THREADS, ask
-from tests.gguf_variants import write_variant
+from tests.fixtures.gguf_variants import write_variant
 
 FRANCE = "What is the capital of France?"
 

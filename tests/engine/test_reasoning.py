@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from app.engine import GenerationRequest
 from app.engine.reasoning import CLOSE, OPEN, ReasoningSplit, opens_thinking
 from tests.conftest import GREEDY, ask
-from tests.gguf_variants import write_variant
+from tests.fixtures.gguf_variants import write_variant
 
 # Qwen3's switch, on SmolLM2's ChatML tokens: thinking on opens the block, off writes it empty and closed.
 THINKING_TEMPLATE = (

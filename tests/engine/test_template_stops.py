@@ -8,7 +8,7 @@ import pytest
 from app.engine import GenerationRequest
 from app.engine.chat_parse.detect import template_stops
 from tests.conftest import GREEDY, template_variant
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 SPELLED = 'root ::= "Hi" "</assistant>" " more"'
 

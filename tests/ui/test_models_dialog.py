@@ -1,4 +1,4 @@
-"""Model → Models on this computer… over a real home folder tree (tests/models/app_trees.py), and the Download
+"""Model → Models on this computer… over a real home folder tree (tests/fixtures/app_trees.py), and the Download
 from Hugging Face dialog against the hub stand-in on 127.0.0.1."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from app.models import ScanCache
 from app.ui.hub_dialog import HubDialog
 from app.ui.models_dialog import ModelsDialog
 from app.ui.models_table import COLUMNS
-from tests.models.app_trees import truncate, write_gguf
+from tests.fixtures.app_trees import truncate, write_gguf
 from tests.models.test_discover import machine  # noqa: F401  (the fixture)
 from tests.models.test_hub import REPO, hub  # noqa: F401  (the fixture)
 from tests.ui.conftest import wait_until
