@@ -107,8 +107,8 @@ IMAGE_QUESTIONS = ["What does this chart show?", "Which bar is the tallest?", "D
 
 
 async def shoot_images(window: MainWindow, out: Path) -> None:
-    """The embedded SmolLM2 opened with the tiny random-weight projector of tests/fixtures/vision_gguf.py (its replies mean
-    nothing), four panes asking about one attached chart, run together: the stats panel says the image was
+    """The embedded SmolLM2 opened with the tiny random-weight projector of tests/fixtures/vision_gguf.py (its
+    replies mean nothing), four panes asking about one attached chart, run together: the stats panel says the image was
     encoded once (OUT_DIR/screenshot-images.png). Then the Models dialog over a temporary LM Studio folder and
     Hugging Face cache holding SmolLM2 with that projector beside it (OUT_DIR/screenshot-models-vision.png)."""
     from tests.fixtures.vision_gguf import tiny_mmproj

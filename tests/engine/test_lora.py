@@ -1,6 +1,7 @@
 """LoRA adapters on the real model: they change its text, scale 0 is the base model, one adapter set per
 llama_decode with the sets taking turns, the prompt cache never crosses sets, and a bad file ends only its own
-request. The adapters are random (tests/fixtures/lora_adapter.py); llama-server parity is tests/backends/test_lora_server.py."""
+request. The adapters are random (tests/fixtures/lora_adapter.py); llama-server parity is
+tests/backends/test_lora_server.py."""
 
 from types import SimpleNamespace
 
