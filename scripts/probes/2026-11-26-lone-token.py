@@ -6,7 +6,7 @@ placeholder token in slot 1 in context B (the engine's rule), and alone in conte
 ggml's `use_ref` (per-row kernels only; `--use-ref`). Logits are compared bit for bit, then the token is trimmed
 and the prompt extended. Also times each way of decoding one token at a given length.
 
-    python scripts/probe_lone_token.py [--flash-attn auto|on|off] [--lengths 250 256 257 300 600] [--use-ref]
+    python scripts/probes/2026-11-26-lone-token.py [--flash-attn auto|on|off] [--lengths 250 256 257 300 600] [--use-ref]
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Where the 8 panes' time goes (issue 37): figure 1 of measure_vision.py with the engine's work timed.
+"""Where the 8 panes' time goes (issue 37): figure 1 of scripts/probes/2026-11-26-images.py with the engine's work timed.
 
 Wraps the engine's seams on its own thread (no change to the engine): every text llama_decode (`Engine._decode`:
 its tokens and sequences), every image piece (`Engine._decode_embd`: its rows), every prefix copy
 (`LlamaContext.copy_prefix`), each admission (`Engine._admit`) and each iteration (`Engine._step`), then prints
 the 8 panes' timeline from their submission: what each iteration did, and when each pane got its first token.
 
-    python scripts/trace_vision.py [--image-tokens 256] [--threads 2] [--repeat 1] [--alone]
+    python scripts/probes/2026-11-26-images.py --trace [--image-tokens 256] [--threads 2] [--repeat 1] [--alone]
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from app.engine import Engine, EngineConfig  # noqa: E402
 from scripts.measure_vision import QUESTIONS, about, pair_files  # noqa: E402
+
+from app.engine import Engine, EngineConfig  # noqa: E402
 from tests.fixtures.vision_gguf import sample_png  # noqa: E402
 
 

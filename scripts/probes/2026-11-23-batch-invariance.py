@@ -6,7 +6,7 @@ intermediate tensor is read through llama.cpp's eval callback, and slot 0's slic
 tensor that differs names the op. A second probe does the same for a prompt chunk: one 32-token chunk vs the same
 tokens as 16 + 16 or 1 + 31 (the split a mixed step gets from llama.cpp's split_equal).
 
-    python scripts/probe_batch_invariance.py [--model PATH] [--k 2 4 8] [--flash-attn on|off]
+    python scripts/probes/2026-11-23-batch-invariance.py [--model PATH] [--k 2 4 8] [--flash-attn on|off]
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ to hold one).
 `--only a` / `--only b` runs one of the two; `--server` also times llama-server (`-np 8`) on figure 1's 8 requests
 (one request alone on another image, then the 8 sent at once: each request's time to its first streamed token).
 
-    python scripts/measure_vision.py [--threads 2] [--pair tiny|qwen2vl|gemma3 | --gemma3] [--repeat 3]
+    python scripts/probes/2026-11-26-images.py [--threads 2] [--pair tiny|qwen2vl|gemma3 | --gemma3] [--repeat 3]
                                       [--only a|b] [--server] [--image-tokens 256]
 """
 

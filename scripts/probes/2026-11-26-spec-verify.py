@@ -11,7 +11,7 @@ Part 2 (`--engine`): the engine with `bench --spec`'s copy and extract requests 
 off and on alternating: wall, first token, the decode time inside llama_decode, steps, drafts by length and
 acceptance by draft position.
 
-    python scripts/probe_spec_verify.py [--rows] [--engine] [--pairs 2]
+    python scripts/probes/2026-11-26-spec-verify.py [--rows] [--engine] [--pairs 2]
 """
 
 from __future__ import annotations

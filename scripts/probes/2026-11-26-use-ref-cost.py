@@ -8,7 +8,7 @@ ggml's default kernels and one with `use_ref`, measured in pairs whose order alt
 - a mixed step on the `use_ref` context: 7 of 8 slots decoding at ~`--prompt` cells and a `--piece`-token prompt
   piece in slot 3, as one llama_decode vs the split path's two (decode tokens, then the piece).
 
-    python scripts/probe_use_ref_cost.py [--pairs 3] [--prompt 500] [--steps 48] [--piece 16]
+    python scripts/probes/2026-11-26-use-ref-cost.py [--pairs 3] [--prompt 500] [--steps 48] [--piece 16]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import llama_cpp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from probe_lone_token import decode, make_context  # noqa: E402  (this folder: python scripts/probe_use_ref_cost.py)
+from probe_lone_token import decode, make_context  # noqa: E402  (this folder: python scripts/probes/2026-11-26-use-ref-cost.py)
 
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402

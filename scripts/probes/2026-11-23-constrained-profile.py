@@ -8,7 +8,7 @@ the engine thread's CPU ms while sampling (robust to a busy host) and that per s
 (free, grammar, schema, free, ...) so a busy spell on the host hits all alike. Seeded sampling (temperature 0.8,
 top-k 40) with `--sampled`; the path before issue 26 beside today's with `--reference`.
 
-    PYTHONPATH=. python scripts/profile_constrained.py [--sizes 1 8 16] [--tokens 64] [--reps 1] [--sampled]
+    PYTHONPATH=. python scripts/probes/2026-11-23-constrained-profile.py [--sizes 1 8 16] [--tokens 64] [--reps 1] [--sampled]
         [--reference]
 """
 

@@ -3,7 +3,7 @@ plain and auto mode with the current rule and with the previous one (`--old`: mo
 values, e.g. WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16 AUTO_PROBE_RUNS=1), runs in rotating order, wall tokens per
 second; the figures are medians of the per-repetition ratios to plain (docs/benchmarks.md, "Speculative decoding").
 
-    python scripts/probe_spec_pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
+    python scripts/probes/2026-11-26-spec-pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
 """
 
 from __future__ import annotations

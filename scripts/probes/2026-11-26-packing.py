@@ -7,7 +7,7 @@ llama_decode. Every token is an output; the logits of every piece token, and of 
 afterwards (so the KV written by the round is compared too), must be bit-identical. Also prints llama.cpp's ubatch
 cut (app/engine/packing.py's model of `split_equal`) and the seconds each way.
 
-    python scripts/probe_packing.py [--model PATH]
+    python scripts/probes/2026-11-26-packing.py [--model PATH]
 """
 
 from __future__ import annotations

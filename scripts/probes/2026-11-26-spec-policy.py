@@ -5,11 +5,11 @@ decoding"): what a draft-length rule would buy on `bench --spec`'s workloads wit
 on the engine and saves each request's prompt tokens, output tokens and the vocabulary's pieces. `--replay FILE`
 (no model) replays each trace step by step through `SpecState` (speculation.py) as the engine would: a step
 decodes the pending token and the draft, keeps the draft's longest prefix the trace agrees with, and costs
-`base + row * len(draft)` ms (`--base`, `--row`: a one-token step and a drafted row, scripts/probe_spec_verify.py).
+`base + row * len(draft)` ms (`--base`, `--row`: a one-token step and a drafted row, scripts/probes/2026-11-26-spec-verify.py).
 Prints decode-time ratios plain ÷ spec per workload and mode.
 
-    python scripts/probe_spec_policy.py --capture /tmp/spec-traces.json
-    python scripts/probe_spec_policy.py --replay /tmp/spec-traces.json [--base 10] [--row 5]
+    python scripts/probes/2026-11-26-spec-policy.py --capture /tmp/spec-traces.json
+    python scripts/probes/2026-11-26-spec-policy.py --replay /tmp/spec-traces.json [--base 10] [--row 5]
 """
 
 from __future__ import annotations
