@@ -401,8 +401,7 @@ async def shoot_versions(window: MainWindow, out: Path) -> None:
 
 
 async def shoot_reasoning(window: MainWindow, out: Path) -> None:
-    from tests.engine.test_reasoning import THINKING_TEMPLATE
-    from tests.fixtures.gguf_variants import write_variant
+    from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
 
     with tempfile.TemporaryDirectory() as tmp:
         variant = write_variant(default_model_path(), Path(tmp) / "SmolLM2-thinking.gguf", THINKING_TEMPLATE)

@@ -1,5 +1,8 @@
 """Which op makes a sequence's numbers depend on what else is in its llama_decode? (evidence for docs/engine.md)
 
+Backs docs/engine.md, "Reproducible outputs" ("What varied, measured").
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Prefills one prompt into slot 0 of two identical contexts, then decodes the same next token for slot 0: in
 context A alone, in context B beside one token for each of slots 1..k-1 (their prompts prefilled first). Every
 intermediate tensor is read through llama.cpp's eval callback, and slot 0's slice of each is compared. The first
@@ -19,7 +22,7 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
 from app.models import default_model_path  # noqa: E402

@@ -1,14 +1,19 @@
 """Where a constrained decode step's time goes: llama_decode vs sampling (grammar or schema, chain, text, events).
 
+Backs docs/engine.md, "Constrained output" ("Where the time went, and goes").
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Runs the bench's fixed-length greedy workload (the bench prompts, end-of-generation banned) at N = 1, 8, 16 as
 free text, under the bench grammar and under the bench JSON schema, with the engine's `_timed_decode` and
 `_advance` wrapped in timers, and prints per steady decode step (decode tokens only, no prompt; medians):
 t/s (N over the step's wall time, end to end), llama_decode ms, mask wait, sampling ms (wall),
 the engine thread's CPU ms while sampling (robust to a busy host) and that per sequence. Kinds run interleaved
 (free, grammar, schema, free, ...) so a busy spell on the host hits all alike. Seeded sampling (temperature 0.8,
-top-k 40) with `--sampled`; the path before issue 26 beside today's with `--reference`.
+top-k 40) with `--sampled`; the old path (llama.cpp's grammar sampler first in the chain) beside today's with
+`--reference`.
 
-    PYTHONPATH=. python scripts/probes/2026-11-23-constrained-profile.py [--sizes 1 8 16] [--tokens 64] [--reps 1] [--sampled]
+    PYTHONPATH=. python scripts/probes/2026-11-23-constrained-profile.py [--sizes 1 8 16] [--tokens 64] [--reps 1]
+        [--sampled]
         [--reference]
 """
 
@@ -70,7 +75,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--sampled", action="store_true")
-    parser.add_argument("--reference", action="store_true", help="also the path before issue 26")
+    parser.add_argument("--reference", action="store_true", help="also the old path (grammar sampler first)")
     parser.add_argument("--no-overlap", action="store_true", help="masks after the decode, not during it")
     args = parser.parse_args()
     step.StepExecution._timed_decode, step.StepExecution._advance = timed_decode, timed_advance
@@ -80,7 +85,7 @@ def main() -> None:
     prompts = [prompt_of_length(model, 64, i) for i in range(max(args.sizes))]
     model.close()
     kinds = {"free": {}, "grammar": {"grammar": FREE_GRAMMAR}, "schema": {"json_schema": BENCH_SCHEMA}}
-    if args.reference:  # the same requests on the path before issue 26 (grammar sampler first in the chain)
+    if args.reference:  # the same requests on the old path (grammar sampler first in the chain)
         kinds.update({"grammar-ref": kinds["grammar"], "schema-ref": kinds["schema"]})
     if args.sampled:
         params = SamplingParams(temperature=0.8, seed=7)

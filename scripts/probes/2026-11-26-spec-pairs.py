@@ -1,7 +1,11 @@
 """Speculation's draft rule before and after a change, in one engine: `bench --spec`'s N = 1 workloads, greedy,
 plain and auto mode with the current rule and with the previous one (`--old`: module attributes and their old
 values, e.g. WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16 AUTO_PROBE_RUNS=1), runs in rotating order, wall tokens per
-second; the figures are medians of the per-repetition ratios to plain (docs/benchmarks.md, "Speculative decoding").
+second; the figures are medians of the per-repetition ratios to plain.
+
+Backs docs/investigations/2026-11-26-speculative-verify-cost.md, "The verify step's cost and the draft
+rule" (the draft rule's pairs).
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
 
     python scripts/probes/2026-11-26-spec-pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
 """
@@ -13,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.bench.speculative import WORKLOADS, timed  # noqa: E402
 from app.engine import Engine, EngineConfig, Speculation, speculation  # noqa: E402

@@ -1,5 +1,8 @@
-"""What a speculative verify step costs, and where a copy or extraction request's time goes (docs/benchmarks.md,
-"Speculative decoding").
+"""What a speculative verify step costs, and where a copy or extraction request's time goes.
+
+Backs docs/engine.md, "Speculative decoding" ("What a verify step costs"), and
+docs/investigations/2026-11-26-speculative-verify-cost.md.
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
 
 Part 1 (`--rows`), raw contexts like the engine's (8 slots, flash attention on, n_batch = 128), one with ggml's
 per-row kernels (`use_ref`) and one with its default kernels: slot 0 holds a ~`--prompt`-token prompt; a run of
@@ -26,7 +29,7 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from probe_lone_token import make_context  # noqa: E402
 
 from app.engine.context import TokenBatch  # noqa: E402

@@ -1,6 +1,10 @@
 """What ggml's per-row CPU kernels (`use_ref`, app/engine/row_kernels.py) cost, and what one llama_decode a step
 saves in reproducible mode (docs/engine.md, "One decode a step").
 
+Backs docs/engine.md, "Reproducible outputs" ("One decode a step"), and
+docs/investigations/2026-11-26-evaluation-and-window-time.md.
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Contexts like the engine's (n slots, kv_unified off, flash attention on, n_batch = n_ubatch = 128), one with
 ggml's default kernels and one with `use_ref`, measured in pairs whose order alternates:
 - steady decode at N = 1, 4, 8: N streams on `--prompt`-token prompts, `--steps` steps of one token each;
@@ -20,7 +24,7 @@ from pathlib import Path
 
 import llama_cpp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from probe_lone_token import decode, make_context  # noqa: E402  (this folder: python scripts/probes/2026-11-26-use-ref-cost.py)
 
 from app.engine.context import TokenBatch  # noqa: E402

@@ -36,7 +36,8 @@ def token_ids(engine, reqs) -> list[list[int]]:
 
 
 def test_the_ubatch_model_follows_split_equal():
-    """The cuts scripts/probes/2026-11-26-packing.py printed beside llama.cpp's own (bits identical except the lone token)."""
+    """The cuts scripts/probes/2026-11-26-packing.py printed beside llama.cpp's own (bits identical except the lone
+    token)."""
     assert ubatches([(0, 5), (1, 4)]) == [[(0, 4), (1, 4)], [(0, 1)]]
     assert ubatches([(0, 9), (2, 16), (5, 12)]) == [[(0, 9)], [(2, 16)], [(5, 12)]]
     assert ubatches([(3, 1), (4, 10)]) == [[(3, 1), (4, 1)], [(4, 9)]]
