@@ -17,8 +17,6 @@ from app.engine.reasoning import CLOSE, OPEN, ReasoningSplit, opens_thinking
 from tests.conftest import GREEDY, ask
 from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
 
-# Qwen3's switch (THINKING_TEMPLATE), on SmolLM2's ChatML tokens: thinking on opens the block, off writes it empty
-# and closed.
 THINK_GRAMMAR = 'root ::= "<think>" [a-z ]{3,24} "</think>" " "? [A-Za-z ,.]{3,30}'
 
 
