@@ -40,7 +40,7 @@ def template_variant(model_path, tmp_path_factory, name: str):
 
     template = llama_cpp_templates().get(name)
     if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     return write_variant(model_path, tmp_path_factory.mktemp("variant") / f"smollm2-{name}.gguf", template)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-CACHE = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus"))  # where `make llama-server` keeps
+CACHE = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus"))  # where `make llama-source` keeps
 LORA_TARGETS = ("attn_q", "attn_v", "ffn_up", "ffn_down")  # the weights a typical PEFT config adapts
 
 
@@ -67,15 +67,18 @@ def write_lora(model: Path, target: Path, seed: int = 0, rank: int = 8, alpha: f
 
 
 def llama_cpp_templates(cache: Path = CACHE) -> dict[str, str]:
-    """name -> source of the chat templates llama.cpp ships (models/templates in the vendored source), read from
-    the sdist `make llama-server` keeps in `cache` (or a llama.cpp tree named by CHORUS_LLAMA_CPP_SOURCE); {}
-    when neither is there."""
+    """name -> source of the chat templates llama.cpp ships (models/templates in the vendored source): from a
+    llama.cpp tree named by CHORUS_LLAMA_CPP_SOURCE, else the templates `make llama-source` unpacks into `cache`
+    (scripts/llama_cpp_source.sh), else the sdist kept there; {} when none is there."""
     import tarfile
     from pathlib import PurePosixPath
 
     import llama_cpp
 
     tree = os.environ.get("CHORUS_LLAMA_CPP_SOURCE")
+    unpacked = cache / f"llama.cpp-{llama_cpp.__version__}"
+    if not tree and (unpacked / ".unpacked").is_file():
+        tree = str(unpacked)
     if tree:
         return {p.stem: p.read_text() for p in sorted(Path(tree, "models", "templates").glob("*.jinja"))}
     sdist = cache / "src" / f"llama_cpp_python-{llama_cpp.__version__}.tar.gz"

@@ -30,7 +30,7 @@ class OneBackend:
 def thinking_server(model_path, tmp_path):
     template = llama_cpp_templates().get(R1)
     if template is None:
-        pytest.skip("llama.cpp's templates come with its source: run `make llama-server`")
+        pytest.skip("llama.cpp's templates come with its source: run `make llama-source`")
     path = tmp_path / f"{R1}.jinja"
     path.write_text(template, encoding="utf-8")
     server = llama_server(model_path, "--jinja", "--chat-template-file", str(path)).start()

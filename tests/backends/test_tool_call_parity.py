@@ -256,7 +256,7 @@ def cut_call(reply) -> bool:
 
 
 needs_templates = pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run "
-                                                           "`make llama-server`")
+                                                           "`make llama-source`")
 
 
 @needs_templates

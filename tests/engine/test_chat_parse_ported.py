@@ -35,7 +35,7 @@ def _tools(case) -> list[dict]:
 def _setting(case):
     """(format, opened, reasoning_format, tools, calls) for the case, as llama.cpp's test sets them up."""
     if not TEMPLATES:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     source = TEMPLATES[case["stem"]]
     params = case["params"]
     fmt, tools = detect(source), _tools(case)
