@@ -1,4 +1,4 @@
-"""Model files the benchmarks (and the tests) write: a copy of a GGUF with another chat template (gguf_copy.py), and
+"""Model files the benchmarks (and the tests) write: a copy of a GGUF with another chat template (gguf_write.py), and
 a random LoRA adapter in convert_lora_to_gguf.py's layout (the `gguf` package); and the chat templates llama.cpp
 ships.
 
@@ -17,14 +17,14 @@ LORA_TARGETS = ("attn_q", "attn_v", "ffn_up", "ffn_down")  # the weights a typic
 def write_variant(source: Path, target: Path, chat_template: str | None, uint32: dict | None = None) -> Path:
     """Copy `source` to `target` with the chat template replaced (a string) or removed (None), and any
     integer keys in `uint32` set (e.g. the EOS token id). Byte for byte what the `gguf` package's metadata copier
-    writes (gguf_copy.py), in a fraction of its time."""
-    from app.bench import gguf_copy
+    writes (gguf_write.py), in a fraction of its time."""
+    from app.bench import gguf_write
 
     key = "tokenizer.chat_template"
-    changes: dict = {k: gguf_copy.uint32(value) for k, value in (uint32 or {}).items()}
+    changes: dict = {k: gguf_write.uint32(value) for k, value in (uint32 or {}).items()}
     if chat_template is None:
-        return gguf_copy.copy_with_metadata(source, target, {key: None, **changes})
-    return gguf_copy.copy_with_metadata(source, target, changes, append={key: gguf_copy.string(chat_template)},
+        return gguf_write.copy_with_metadata(source, target, {key: None, **changes})
+    return gguf_write.copy_with_metadata(source, target, changes, append={key: gguf_write.string(chat_template)},
                                         drop_prefix=key)
 
 
@@ -38,10 +38,10 @@ def write_lora(model: Path, target: Path, seed: int = 0, rank: int = 8, alpha: f
     import gguf
     import numpy as np
 
-    from app.bench import gguf_copy
+    from app.bench import gguf_write
 
-    dims = gguf_copy.tensor_dims(model)  # not gguf.GGUFReader: it reads every vocabulary entry (seconds)
-    model_arch = str(gguf_copy.read_metadata(model, gguf.Keys.General.ARCHITECTURE))
+    dims = gguf_write.tensor_dims(model)  # not gguf.GGUFReader: it reads every vocabulary entry (seconds)
+    model_arch = str(gguf_write.read_metadata(model, gguf.Keys.General.ARCHITECTURE))
     writer = gguf.GGUFWriter(target, arch=arch or model_arch)
     writer.add_type(gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")

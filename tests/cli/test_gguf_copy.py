@@ -1,4 +1,4 @@
-"""The byte-level GGUF metadata copy (app/bench/gguf_copy.py, behind write_variant) against the `gguf` package's own
+"""The byte-level GGUF metadata copy (app/bench/gguf_write.py, behind write_variant) against the `gguf` package's own
 copier on the real model: the same bytes for a replaced chat template with integer keys set (one present, one
 new), and for a removed template; and llama.cpp loads the copy with the new template."""
 
@@ -13,7 +13,7 @@ TEMPLATE = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
 
 
 def reference(source, target, chat_template, uint32):
-    """The gguf package's copier, as write_variant called it before gguf_copy.py."""
+    """The gguf package's copier, as write_variant called it before gguf_write.py."""
     key = gguf.Keys.Tokenizer.CHAT_TEMPLATE
     reader = gguf.GGUFReader(source, "r")
     writer = gguf.GGUFWriter(target, arch=reader.fields[gguf.Keys.General.ARCHITECTURE].contents(),

@@ -5,7 +5,7 @@ a template that does not compile, user overrides, and a model of another archite
 import gguf
 import pytest
 
-from app.bench.gguf_copy import boolean, copy_with_metadata, read_metadata
+from app.bench.gguf_write import boolean, copy_with_metadata, read_metadata
 from app.engine import Engine, EngineConfig, GenerationRequest
 from tests.conftest import GREEDY, TEST_THREADS, ask
 from tests.fixtures.gguf_variants import write_variant
