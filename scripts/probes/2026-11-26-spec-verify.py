@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import statistics
 import sys
 import time
@@ -30,9 +31,13 @@ import llama_cpp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from probe_lone_token import make_context  # noqa: E402
-
 from app.engine.context import TokenBatch  # noqa: E402
+
+# the lone-token probe's helpers: same folder, loaded by path (a dated file name is not a module name)
+_spec = importlib.util.spec_from_file_location("lone_token", Path(__file__).with_name("2026-11-26-lone-token.py"))
+lone_token = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lone_token)
+make_context = lone_token.make_context
 
 
 def run(ctx, batch: TokenBatch, tokens, pos: int, all_outputs: bool) -> float:

@@ -18,6 +18,7 @@ ggml's default kernels and one with `use_ref`, measured in pairs whose order alt
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import sys
 from pathlib import Path
@@ -25,11 +26,15 @@ from pathlib import Path
 import llama_cpp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from probe_lone_token import decode, make_context  # noqa: E402  (this folder: python scripts/probes/2026-11-26-use-ref-cost.py)
-
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
 from app.models import default_model_path  # noqa: E402
+
+# the lone-token probe's helpers: same folder, loaded by path (a dated file name is not a module name)
+_spec = importlib.util.spec_from_file_location("lone_token", Path(__file__).with_name("2026-11-26-lone-token.py"))
+lone_token = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lone_token)
+decode, make_context = lone_token.decode, lone_token.make_context
 
 SLOTS, CELLS = 8, 2048
 
