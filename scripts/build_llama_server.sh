@@ -8,10 +8,7 @@ VERSION=$($PY -c "import llama_cpp; print(llama_cpp.__version__)")
 CACHE=${CHORUS_CACHE:-$HOME/.cache/chorus}
 OUT="$CACHE/llama-server-$VERSION"
 if [ -x "$OUT/llama-server" ]; then echo "$OUT/llama-server"; exit 0; fi
-mkdir -p "$CACHE/src"
-if [ ! -f "$CACHE/src/llama_cpp_python-$VERSION.tar.gz" ]; then
-  $PY -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$VERSION" -d "$CACHE/src" >&2
-fi
+PYTHON=$PY CHORUS_CACHE=$CACHE bash "$(dirname "$0")/llama_cpp_source.sh" >/dev/null  # the sdist, in $CACHE/src
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 tar -xzf "$CACHE/src/llama_cpp_python-$VERSION.tar.gz" -C "$WORK"

@@ -10,7 +10,7 @@ OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thin
 on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
 backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
 votes, and its leaderboard), images (OUT_DIR/screenshot-images.png: four panes on one chart, on SmolLM2 with
-the tiny random projector of tests/vision_gguf.py, and -models-vision.png: the Models dialog pairing it with
+the tiny random projector of tests/fixtures/vision_gguf.py, and -models-vision.png: the Models dialog pairing it with
 SmolLM2; not in the default set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
 llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed
 group's comparison table with the meaning column, and its answers clustered by meaning), sizes
@@ -107,11 +107,11 @@ IMAGE_QUESTIONS = ["What does this chart show?", "Which bar is the tallest?", "D
 
 
 async def shoot_images(window: MainWindow, out: Path) -> None:
-    """The embedded SmolLM2 opened with the tiny random-weight projector of tests/vision_gguf.py (its replies mean
-    nothing), four panes asking about one attached chart, run together: the stats panel says the image was
+    """The embedded SmolLM2 opened with the tiny random-weight projector of tests/fixtures/vision_gguf.py (its
+    replies mean nothing), four panes asking about one attached chart, run together: the stats panel says the image was
     encoded once (OUT_DIR/screenshot-images.png). Then the Models dialog over a temporary LM Studio folder and
     Hugging Face cache holding SmolLM2 with that projector beside it (OUT_DIR/screenshot-models-vision.png)."""
-    from tests.vision_gguf import tiny_mmproj
+    from tests.fixtures.vision_gguf import tiny_mmproj
 
     model, projector = default_model_path(), tiny_mmproj()
     if not await window.models.load_model(str(model), str(projector)):
@@ -179,8 +179,8 @@ async def shoot_tools(window: MainWindow, out: Path) -> None:
 
     from app.models import default_model_path as model
     from app.session import BackendSpec
-    from tests.gguf_variants import write_variant
-    from tests.servers import llama_cpp_templates, llama_server
+    from tests.fixtures.gguf_variants import write_variant
+    from tests.fixtures.servers import llama_cpp_templates, llama_server
 
     variant = write_variant(model(), Path(tempfile.mkdtemp()) / "smollm2-qwen-template.gguf",
                             llama_cpp_templates()["Qwen-Qwen2.5-7B-Instruct"])
@@ -401,8 +401,7 @@ async def shoot_versions(window: MainWindow, out: Path) -> None:
 
 
 async def shoot_reasoning(window: MainWindow, out: Path) -> None:
-    from tests.engine.test_reasoning import THINKING_TEMPLATE
-    from tests.gguf_variants import write_variant
+    from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
 
     with tempfile.TemporaryDirectory() as tmp:
         variant = write_variant(default_model_path(), Path(tmp) / "SmolLM2-thinking.gguf", THINKING_TEMPLATE)

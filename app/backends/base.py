@@ -13,6 +13,9 @@ backends is declared here, with what each kind does:
   sentence), else None. A local model compiles it with its own parser; a server gets only the checks that need no
   model (an empty grammar, a schema the converter refuses) and reports the rest when a request runs.
 - `reset_stats()`: start the figures `stats()` reports afresh (both kinds; a server's own /metrics are its own).
+- `clear_prompt_cache()`: forget the prompts kept for reuse, so the next requests start cold (a benchmark's fresh
+  start). A local model drops its slots' cached prompts between steps; a server keeps its cache out of the
+  client's reach: it raises NotSupported, saying so.
 """
 
 from __future__ import annotations
@@ -67,3 +70,5 @@ class Backend(Protocol):
     def check_format(self, grammar: str | None, json_schema: dict | None) -> str | None: ...
 
     def reset_stats(self) -> None: ...
+
+    def clear_prompt_cache(self) -> None: ...  # raises NotSupported (a server)

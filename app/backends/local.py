@@ -45,6 +45,10 @@ class LocalBackend:
     def reset_stats(self) -> None:
         self.engine.reset_stats()
 
+    def clear_prompt_cache(self) -> None:
+        """Forget every cached prompt; applied between steps (wait_idle() returns once it is)."""
+        self.engine.clear_prompt_cache()
+
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
         return self.engine.subscribe(fn)
 

@@ -161,6 +161,9 @@ class OpenAIBackend:
     def reset_stats(self) -> None:
         self._figures.reset()
 
+    def clear_prompt_cache(self) -> None:
+        raise NotSupported(f"{self.base_url} keeps its prompt cache on the server, out of Chorus's reach")
+
     def cancel_all(self) -> None:
         with self._lock:
             for request_id in self._live:

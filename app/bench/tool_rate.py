@@ -34,10 +34,10 @@ WEATHER = {"type": "function", "function": {
 
 def tool_model(model_path: Path, directory: Path) -> Path:
     """A copy of `model_path` in `directory` carrying Qwen2.5's chat template (raises if llama.cpp's templates
-    are not in the cache: `make llama-server` puts them there)."""
+    are not in the cache: `make llama-source` puts them there)."""
     template = llama_cpp_templates().get(TEMPLATE)
     if template is None:
-        raise RuntimeError(f"llama.cpp's {TEMPLATE} template is not in the cache: run `make llama-server` first "
+        raise RuntimeError(f"llama.cpp's {TEMPLATE} template is not in the cache: run `make llama-source` first "
                            "(or set CHORUS_LLAMA_CPP_SOURCE to a llama.cpp tree)")
     return write_variant(model_path, directory / "tool-model.gguf", template)
 

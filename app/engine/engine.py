@@ -180,11 +180,6 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         self._stats.reset()
 
     @property
-    def takes_images(self) -> bool:
-        """Whether messages may carry images: the model was opened with its vision projector."""
-        return self._vision is not None
-
-    @property
     def closed(self) -> bool:
         return self._closing and not self._thread.is_alive()
 

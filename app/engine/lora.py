@@ -15,6 +15,7 @@ import llama_cpp
 
 from app.engine.native import LlamaModel, capture_log
 from app.engine.request_options import LoraAdapter
+from app.models.gguf_header import GGUFError, read_header
 
 
 class AdapterError(ValueError):
@@ -24,12 +25,10 @@ class AdapterError(ValueError):
 def _adapter_arch(path: Path) -> str | None:
     """general.architecture of a GGUF file, or None when it cannot be read (llama.cpp then says why)."""
     try:
-        import gguf  # optional: only sharpens the message for an architecture mismatch
-
-        field = gguf.GGUFReader(path, "r").fields.get(gguf.Keys.General.ARCHITECTURE)
-        return None if field is None else str(field.contents())
-    except Exception:
+        value = read_header(path).get("general.architecture")
+    except (OSError, GGUFError):
         return None
+    return None if value is None else str(value)
 
 
 class LoraAdapters:

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 # False: compute the masks after the decode on the engine thread instead (how the overlap is measured:
-# scripts/profile_constrained.py --sampled --no-overlap).
+# scripts/probes/2026-11-23-constrained-profile.py --sampled --no-overlap).
 OVERLAP = True
 
 

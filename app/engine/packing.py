@@ -11,7 +11,7 @@ own: on a compute-bound CPU a piece costs its tokens plus ~4-6 ms, so only the p
 
 Invariants of `pack_pieces`: every piece is in exactly one group; a group holds at most one piece of a sequence
 and at most `n_batch` tokens; a sequence's pieces are in increasing groups; a group of two or more pieces is
-`safe_to_pack`. No llama.cpp here (scripts/probe_packing.py checks the model against llama.cpp's bits).
+`safe_to_pack`. No llama.cpp here (scripts/probes/2026-11-26-packing.py checks the model against llama.cpp's bits).
 """
 
 from __future__ import annotations

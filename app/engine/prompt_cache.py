@@ -68,10 +68,6 @@ class PromptCache:
     def clear(self) -> None:
         self._records.clear()
 
-    def cached_length(self, slot: int) -> int:
-        record = self._records.get(slot)
-        return 0 if record is None else len(record.tokens)
-
     def cached_end(self, slot: int) -> int:
         """The next KV position of a free slot's cached tokens, as llama.cpp reports it (0: nothing cached)."""
         record = self._records.get(slot)

@@ -1,7 +1,7 @@
 """Reproducible steps: a request's tokens do not depend on what else the engine is running.
 
 A mixin of `Engine`, used when `EngineConfig.reproducible` is set. What varies otherwise, measured on this
-build's CPU backend (docs/engine.md, "Reproducible outputs"; scripts/probe_batch_invariance.py): ggml's
+build's CPU backend (docs/engine.md, "Reproducible outputs"; scripts/probes/2026-11-23-batch-invariance.py): ggml's
 FLASH_ATTN_EXT picks its kernel from the shape of the ubatch it is given. 64 or more query tokens of one stream
 take a tiled kernel, one token of a single stream with 512 or more KV cells takes a split-KV kernel, anything
 else the per-row kernel; each sums in its own order. The per-row kernel gives a token the same bits however

@@ -2,7 +2,7 @@
 
 Reproducible mode (reproducible.py) needs every token to meet the same kernels however it is batched. Two things
 can break that for a token that is alone in its ubatch (one token of one stream), both read from the vendored
-ggml source and measured (docs/engine.md, "Reproducible outputs"; scripts/probe_lone_token.py):
+ggml source and measured (docs/engine.md, "Reproducible outputs"; scripts/probes/2026-11-26-lone-token.py):
 
 - FLASH_ATTN_EXT takes a split-KV path for one query token of one stream once the stream's KV view reaches 512
   cells (ggml-cpu/ops.cpp; llama.cpp pads the view to a multiple of 256, so from the 257th cell of the slot on).

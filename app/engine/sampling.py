@@ -32,8 +32,9 @@ from app.engine.constraint import TOKEN_DATA, token_array
 from app.engine.sampling_params import SamplingParams
 
 _TOKEN_DATA = TOKEN_DATA  # the record layout, for callers that build candidates themselves
-# The old path, kept as the reference tests and scripts/profile_constrained.py compare against: a GBNF grammar's
-# llama.cpp sampler first in the chain, over the whole vocabulary every token. Read when a chain is built.
+# The old path, kept as the reference tests and scripts/probes/2026-11-23-constrained-profile.py compare against: a
+# GBNF grammar's llama.cpp sampler first in the chain, over the whole vocabulary every token. Read when a chain is
+# built.
 GRAMMAR_FIRST = False
 
 

@@ -1,4 +1,4 @@
-"""Will it fit? Memory checks before a load, the layers "auto" offloads, and sweeps planned in batches.
+"""Will it fit? Memory checks before a load and the layers "auto" offloads.
 
 Qt-free and device-free: callers pass the free memory they measured (RAM from `available_ram()`, a GPU's from
 app.engine.devices). Numbers come from app.models.memory's estimate.
@@ -9,13 +9,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import psutil
 
-from app.models.memory import MIB, MemoryEstimate, estimate_memory
+from app.models.memory import MIB, MemoryEstimate
 
 GIB = 1024 * MIB
 HEADROOM = 256 * MIB  # "auto" offload leaves at least this (or 5%) of a GPU free for the driver and others
@@ -123,23 +121,3 @@ def check(estimate: MemoryEstimate, ram_free: int, gpu_free: int | None = None, 
                    f"{estimate.describe()}.\nIt may swap (everything slows down) or fail to load. Fewer slots, a "
                    "smaller context per slot, a quantized KV cache or fewer GPU layers need less.")
     return FitCheck(not problems, ram_needed, ram_free, gpu_needed, gpu_free or 0, message)
-
-
-def plan_batches(paths: Sequence[str | Path], settings: Mapping, memory_limit: int,
-                 estimator: Callable[..., MemoryEstimate] = estimate_memory) -> list[list[str]]:
-    """Group model files into batches whose models fit in `memory_limit` bytes together, keeping their order:
-    a sweep loads one batch, runs its panes, unloads it, then the next. A model too big even alone gets a batch
-    of its own (the caller warns, as for any load that does not fit). `settings` holds the EngineConfig fields
-    n_slots, n_ctx_per_slot and kv_type every model is loaded with."""
-    batches: list[list[str]] = []
-    used = 0
-    for path in dict.fromkeys(str(p) for p in paths):
-        need = estimator(path, settings["n_slots"], settings["n_ctx_per_slot"],
-                         settings.get("kv_type", "f16")).total
-        if batches and used + need <= memory_limit:
-            batches[-1].append(path)
-            used += need
-        else:
-            batches.append([path])
-            used = need
-    return batches

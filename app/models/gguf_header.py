@@ -6,7 +6,8 @@ tensor count, metadata count, the key/value pairs, the tensor infos (name, dims,
 data section at the next multiple of `general.alignment` (32 by default). Sizes of ggml types are ggml's own
 (ggml/src/ggml-common.h); a file shorter than its tensor table says is reported as truncated. Anything that
 is not a regular file (a FIFO, a device) is refused before it is opened, so a scan never blocks on one. This
-is the only GGUF reader: the engine's pre-load check (`app.models.default.validate_gguf`) uses it too.
+is the only GGUF reader: the engine's pre-load check (`app.models.default.validate_gguf`) uses it too, and so
+does the one writer (app/bench/gguf_write.py), which copies a file's entries by the byte ranges recorded here.
 """
 
 from __future__ import annotations
@@ -52,19 +53,23 @@ class TensorInfo:
     ggml_type: int
     offset: int  # from the start of the data section
     nbytes: int
+    dims: tuple[int, ...] = ()  # GGUF order (ne: the innermost first)
 
 
 @dataclass
 class GGUFHeader:
     """Everything the header says: `meta` (scalars, short numeric arrays, and `<key>#len` for every array's
     length) and the tensor table. `data_offset` is where the weights start; `expected_size` the file size the
-    tensor table needs."""
+    tensor table needs. `spans` gives each key's whole entry (key, type, value) as a byte range of the file, in
+    file order, and `tensor_table` the tensor infos' range: what a writer copies as it is."""
 
     version: int
     meta: dict = field(default_factory=dict)
     tensors: list[TensorInfo] = field(default_factory=list)
     data_offset: int = 0
     expected_size: int = 0
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tensor_table: tuple[int, int] = (0, 0)
 
     def get(self, key: str, default=None):
         return self.meta.get(key, default)
@@ -84,8 +89,8 @@ def describe(value) -> str:
 
 
 class _Cursor:
-    def __init__(self, buf, size: int):
-        self.buf, self.size, self.pos = buf, size, 0
+    def __init__(self, buf, size: int, string_arrays: bool = False):
+        self.buf, self.size, self.pos, self.string_arrays = buf, size, 0, string_arrays
 
     def take(self, fmt: str):
         width = struct.calcsize("<" + fmt)
@@ -120,14 +125,15 @@ class _Cursor:
                 return None
             return [self.take(_SCALARS[etype]) for _ in range(count)]
         if etype == 8:
-            for _ in range(count):
-                self.string(keep=False)
-            return None
+            strings = [self.string(keep=self.string_arrays) for _ in range(count)]
+            return strings if self.string_arrays else None
         raise GGUFError(f"metadata key {key!r} is an array of unsupported type {etype} (a corrupt header)")
 
 
-def read_header(path: str | Path) -> GGUFHeader:
-    """Parse one GGUF file's header. Raises GGUFError (truncated, not GGUF, unsupported) or OSError."""
+def read_header(path: str | Path, string_arrays: bool = False) -> GGUFHeader:
+    """Parse one GGUF file's header. Raises GGUFError (truncated, not GGUF, unsupported) or OSError. Arrays of
+    strings (the vocabulary) are only counted, unless `string_arrays`: then they are kept too (seconds for a
+    large vocabulary)."""
     path = Path(path)
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
@@ -140,7 +146,7 @@ def read_header(path: str | Path) -> GGUFHeader:
                 raise GGUFError("not a GGUF model (it does not start with the GGUF signature)")
             raise GGUFError(f"only {size} bytes: too short to be a GGUF model (an interrupted download?)")
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            return _parse(_Cursor(buf, size))
+            return _parse(_Cursor(buf, size, string_arrays))
 
 
 def _parse(cur: _Cursor) -> GGUFHeader:
@@ -156,18 +162,23 @@ def _parse(cur: _Cursor) -> GGUFHeader:
         raise GGUFError(f"corrupt header ({n_tensors} tensors, {n_kv} metadata keys)")
     header = GGUFHeader(version)
     for _ in range(n_kv):
+        start = cur.pos
         key = cur.string()
         header.meta[key] = cur.value(cur.take("I"), key, header.meta)
+        header.spans[key] = (start, cur.pos)
     raw = []
+    start = cur.pos
     for _ in range(n_tensors):
         name = cur.string()
         n_dims = cur.take("I")
         if n_dims > 8:
             raise GGUFError(f"tensor {name!r} has {n_dims} dimensions (a corrupt header)")
+        dims = tuple(cur.take("Q") for _ in range(n_dims))
         n = 1
-        for _ in range(n_dims):
-            n *= cur.take("Q")
-        raw.append((name, n, cur.take("I"), cur.take("Q")))
+        for d in dims:
+            n *= d
+        raw.append((name, n, cur.take("I"), cur.take("Q"), dims))
+    header.tensor_table = (start, cur.pos)
     alignment = header.meta.get("general.alignment", 32)
     if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
         shown = alignment if isinstance(alignment, int) and not isinstance(alignment, bool) else describe(alignment)
@@ -175,12 +186,12 @@ def _parse(cur: _Cursor) -> GGUFHeader:
                         "(a corrupt header)")
     header.data_offset = (cur.pos + alignment - 1) // alignment * alignment
     end = header.data_offset
-    for name, n, ggml_type, offset in raw:
+    for name, n, ggml_type, offset, dims in raw:
         if ggml_type not in GGML_TYPES:
             raise GGUFError(f"tensor {name!r} has ggml type {ggml_type}, unknown to this llama.cpp build")
         block, block_bytes = GGML_TYPES[ggml_type]
         nbytes = n // block * block_bytes
-        header.tensors.append(TensorInfo(name, n, ggml_type, offset, nbytes))
+        header.tensors.append(TensorInfo(name, n, ggml_type, offset, nbytes, dims))
         end = max(end, header.data_offset + offset + nbytes)
     header.expected_size = end
     return header

@@ -54,9 +54,6 @@ EMBEDDER = Setting("meaning/embedder", DEFAULT_EMBEDDER, str)
 CLUSTER_DISTANCE = Setting("meaning/cluster_distance", stability.CLUSTER_DISTANCE.default, float,
                            stability.CLUSTER_DISTANCE)
 
-ALL = (SLOTS, CONTEXT_PER_SLOT, THREADS, LAST_MODEL, CHAT_FORMATS, GEOMETRY, WINDOW_STATE, RECENT_SESSIONS,
-       BACKENDS, KV_TYPE, GPU_LAYERS, MODEL_FOLDERS, EVAL_JUDGE, EMBEDDER, CLUSTER_DISTANCE)
-
 
 def gpu_layers_value(text: str):
     """The stored GPU-layers choice as EngineConfig.n_gpu_layers: "auto", -1 (all), 0 (none) or N layers."""

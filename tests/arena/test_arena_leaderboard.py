@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from app.arena import ANCHOR, SCALE, Vote, board, leaderboard
 from app.arena.fit import PENALTY, fit_strengths
-from tests.arena.arena_sim import keys_for, simulate
+from tests.fixtures.arena_sim import keys_for, simulate
 
 COVERAGE_SIMULATIONS = 200
 ROUNDS = 200

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.arena import Vote, board, next_pair, priorities
-from tests.arena.arena_sim import simulate
+from tests.fixtures.arena_sim import simulate
 
 
 def _votes(x, y, wins_x, wins_y, case="c1"):

@@ -25,7 +25,7 @@ from app.arena import (
 )
 from app.engine import SamplingParams
 from app.session.votes import vote_from_builtins
-from tests.arena.arena_sim import simulate
+from tests.fixtures.arena_sim import simulate
 
 
 def test_a_vote_round_trips_through_json_with_utc_time():

@@ -1,3 +1,3 @@
-"""The backend tests' real servers (tests/servers.py)."""
+"""The backend tests' real servers (tests/fixtures/servers.py)."""
 
-from tests.servers import python_server, start_llama_server  # noqa: F401  (fixtures)
+from tests.fixtures.servers import python_server, start_llama_server  # noqa: F401  (fixtures)

@@ -60,7 +60,7 @@ def test_local_matches_llama_server_embeddings(local, start_llama_server):
 
 @pytest.mark.servers
 def test_server_down_names_the_url():
-    from tests.servers import free_port
+    from tests.fixtures.servers import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     embedder = ServerEmbedder(url, timeout=5)

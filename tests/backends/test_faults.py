@@ -9,7 +9,7 @@ import pytest
 
 from app.backends import OpenAIBackend
 from app.engine import GenerationRequest, SamplingParams
-from tests.servers import free_port
+from tests.fixtures.servers import free_port
 
 
 def chat(text: str) -> GenerationRequest:

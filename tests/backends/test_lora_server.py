@@ -1,6 +1,6 @@
 """The LoRA oracle: greedy tokens identical to llama-server's `--lora A --lora B` with the same per-request
 scales (`lora: [{id, scale}]`, adapters not listed at scale 0), for the base model, each adapter, half an
-adapter and both at once. Random adapters for SmolLM2 (tests/lora_adapter.py); one request at a time on each
+adapter and both at once. Random adapters for SmolLM2 (tests/fixtures/lora_adapter.py); one request at a time on each
 side, raw prompts on /completion (no chat template in between).
 
 The engine runs one slot without reproducible mode, so that a lone decode token is a one-row llama_decode as on
@@ -13,8 +13,8 @@ import pytest
 
 from app.engine import Engine, EngineConfig, GenerationRequest, LoraAdapter
 from tests.conftest import GREEDY, TEST_THREADS
-from tests.lora_adapter import write_lora
-from tests.servers import llama_server
+from tests.fixtures.lora_adapter import write_lora
+from tests.fixtures.servers import llama_server
 
 pytestmark = pytest.mark.servers
 

@@ -43,6 +43,17 @@ def test_both_kinds_declare_every_capability(local, server):
     with pytest.raises(NotSupported, match="127.0.0.1:9/v1 renders prompts on the server"):
         server.render_prompt(request)
     assert "root" in local.check_format('answer ::= "a"', None)  # the model's own parser: no root rule
+    with pytest.raises(NotSupported, match="127.0.0.1:9/v1 keeps its prompt cache on the server"):
+        server.clear_prompt_cache()
+
+
+def test_a_cleared_prompt_cache_makes_the_next_request_start_cold(local):
+    request = GenerationRequest(prompt="The quick brown fox jumps over the lazy dog. " * 4, max_tokens=1)
+    assert local.submit(request).result(timeout=60).cached_tokens == 0
+    assert local.submit(request).result(timeout=60).cached_tokens > 0  # its prompt came from a slot's cache
+    local.clear_prompt_cache()
+    assert local.wait_idle(30)
+    assert local.submit(request).result(timeout=60).cached_tokens == 0
 
 
 def test_a_servers_prompt_as_seen_says_it_is_rendered_out_of_sight(server):

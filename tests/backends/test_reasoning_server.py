@@ -11,7 +11,7 @@ from app.backends import OpenAIBackend
 from app.engine import SamplingParams
 from app.session import PaneSpec, SessionRunner, sweep
 from tests.conftest import drive
-from tests.servers import llama_cpp_templates, llama_server
+from tests.fixtures.servers import llama_cpp_templates, llama_server
 
 R1 = "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B"
 
@@ -30,7 +30,7 @@ class OneBackend:
 def thinking_server(model_path, tmp_path):
     template = llama_cpp_templates().get(R1)
     if template is None:
-        pytest.skip("llama.cpp's templates come with its source: run `make llama-server`")
+        pytest.skip("llama.cpp's templates come with its source: run `make llama-source`")
     path = tmp_path / f"{R1}.jinja"
     path.write_text(template, encoding="utf-8")
     server = llama_server(model_path, "--jinja", "--chat-template-file", str(path)).start()

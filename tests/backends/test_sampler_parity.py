@@ -15,7 +15,7 @@ import pytest
 from app.backends import OpenAIBackend
 from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams
 from tests.conftest import TEST_THREADS
-from tests.servers import llama_server
+from tests.fixtures.servers import llama_server
 
 pytestmark = pytest.mark.servers
 

@@ -9,7 +9,7 @@ from app.session.conversation import plan_run
 from app.session.runner import SessionRunner
 from app.session.state import PaneSpec, RunState
 from tests.conftest import drive
-from tests.images import write_png
+from tests.fixtures.images import write_png
 
 pytestmark = pytest.mark.servers
 

@@ -15,7 +15,7 @@ import pytest
 
 from app.engine.chat.template.render import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 pytestmark = pytest.mark.servers
 
@@ -108,7 +108,7 @@ def our_prompt(template: ChatTemplate, case: dict) -> str | None:
         return None
 
 
-@pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run `make llama-server`")
+@pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run `make llama-source`")
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_prompt_matches_llama_server(name, start_llama_server, vocab, tmp_path):
     path = tmp_path / f"{name}.jinja"

@@ -51,9 +51,6 @@ from tests.backends.tool_parity_support import (
     last_partial,
     server_reply,
 )
-from tests.conftest import TEST_THREADS
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates, llama_server
 
 pytestmark = pytest.mark.servers
 
@@ -256,7 +253,7 @@ def cut_call(reply) -> bool:
 
 
 needs_templates = pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run "
-                                                           "`make llama-server`")
+                                                           "`make llama-source`")
 
 
 @needs_templates

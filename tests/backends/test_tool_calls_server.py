@@ -14,8 +14,8 @@ import pytest
 
 from app.backends import OpenAIBackend
 from app.engine import GenerationRequest, SamplingParams
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates, llama_server
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates, llama_server
 
 pytestmark = pytest.mark.servers
 
@@ -37,7 +37,7 @@ def tool_request(**fields) -> GenerationRequest:
 def jinja_server(model_path, tmp_path_factory):
     template = llama_cpp_templates().get("Qwen-Qwen2.5-7B-Instruct")
     if template is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     variant = write_variant(model_path, tmp_path_factory.mktemp("tools") / "smollm2-qwen-template.gguf", template)
     server = llama_server(variant, "--jinja").start()
     yield server

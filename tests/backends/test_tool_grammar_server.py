@@ -39,7 +39,7 @@ from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import grammar_sampler, lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
 from tests.engine.test_tool_grammar_formats import MAX_TOKENS, TEMPLATES, TIME, WEATHER
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 pytestmark = pytest.mark.servers
 
@@ -170,7 +170,7 @@ def sample(engine, gbnf: str, seed: int | None, max_tokens: int = 160) -> tuple[
     reason=CALL_FIRST_DIFFER.get(f, DIFFERENT), strict=True)) for f in TEMPLATES if f not in NO_SERVER_GRAMMAR])
 def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_server, make_engine, model_path):
     if not llama_cpp_templates():
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     theirs, prefix = server_grammar(start_llama_server, fmt)
     ours = tool_gbnf(fmt, TOOLS, parallel=False)
     engine = make_engine(n_slots=1)
@@ -274,7 +274,7 @@ def test_auto_grammars_and_triggers_read_text_and_calls_as_llama_servers_do(fmt,
     Functionary v3.2 have no lazy grammar on either side.)"""
     source = llama_cpp_templates().get(TEMPLATES[fmt])
     if source is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     settings = server_settings(start_llama_server, source, "auto")
     assert settings["grammar"] and settings["grammar_lazy"], settings
     _, rendered = template_call(source)
@@ -299,7 +299,7 @@ def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_
     on, complete). llama-server's grammar is fed its generation prompt first, as it is (common/sampling.cpp)."""
     source = llama_cpp_templates().get(TEMPLATES[fmt])
     if source is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     settings = server_settings(start_llama_server, source, "required")
     head, rendered = template_call(source)
     ours = required_gbnf(fmt, source, TOOLS, False, opens_thinking(head))

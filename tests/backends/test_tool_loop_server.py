@@ -17,7 +17,7 @@ from app.engine import Engine, EngineConfig, SamplingParams
 from app.session import PaneSpec, SessionController, SessionModel, SessionRunner, conversation, tool_loop
 from tests.backends.test_tool_calls_server import PREFIX, WEATHER
 from tests.conftest import EngineSubmitter, drive
-from tests.servers import llama_server
+from tests.fixtures.servers import llama_server
 
 pytestmark = pytest.mark.servers
 

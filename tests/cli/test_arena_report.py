@@ -14,7 +14,7 @@ import pytest
 
 from app.__main__ import main
 from app.arena import board
-from tests.arena.arena_sim import simulate
+from tests.fixtures.arena_sim import simulate
 
 
 class Page(HTMLParser):

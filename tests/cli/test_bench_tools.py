@@ -9,7 +9,7 @@ from tests.conftest import TEST_THREADS
 
 def test_tools_bench_pairs_tool_panes_with_the_same_free_text_tokens(model_path, tmp_path):
     if tool_rate.TEMPLATE not in llama_cpp_templates():
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     labels = []
     result = tool_rate.tools_bench(model_path, tmp_path, threads=TEST_THREADS, repetitions=2, max_tokens=60,
                                    on_run=labels.append)

@@ -1,7 +1,7 @@
 """`python -m app eval` says when its judge cannot be trusted: the judge answers the calibration set first
 (resources/calibration/judges.yaml) and the table, results.json and the exit code's explanation give its score.
 The same config is judged by the embedded SmolLM2-135M and by Gemma 3 270M (the largest real models this test
-machine has: both unreliable, 4/10 and 5/10 on 2026-11-26) and by a capable judge (tests/evaluate/judge_standin.py,
+machine has: both unreliable, 4/10 and 5/10 on 2026-11-26) and by a capable judge (tests/fixtures/judge_standin.py,
 a real HTTP server standing in for a capable judge model, which cannot run on this CPU machine)."""
 
 import json
@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.cli.test_eval_cli import chorus_eval, write_config
-from tests.evaluate.judge_standin import RuleJudge
+from tests.fixtures.judge_standin import RuleJudge
 
 # Outputs given (providerOutput), so only the judge decides.
 CONFIG = (

@@ -5,7 +5,7 @@ import base64
 import json
 
 from app.cli.inputs import open_input
-from tests.images import png, write_png
+from tests.fixtures.images import png, write_png
 
 
 def test_image_parts_in_run_lines_are_read_and_bad_ones_named_with_their_line(tmp_path):

@@ -25,7 +25,7 @@ def _call(name: str, arguments: str) -> dict:
 def template():
     found = llama_cpp_templates()
     if "tencent-Hy3" not in found:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     return found["tencent-Hy3"]
 
 

@@ -11,7 +11,7 @@ from app.engine.chat.parse import BY_NAME, ParsedMessage, ToolCall, detect, pars
 from app.engine.chat.parse.stream import ToolStream
 from app.engine.native import LlamaModel
 from tests.backends.test_tool_grammar_server import accepts
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 K3 = BY_NAME["kimi-k3"]
 TEMPLATES = llama_cpp_templates()
@@ -29,7 +29,7 @@ REPLY = ("I should check<|close|>think<|sep|><|open|>response<|sep|>Let me look.
 
 def test_the_kimi_templates_get_their_own_formats_as_common_chat_cpp_chooses():
     if not TEMPLATES:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     assert detect(TEMPLATES["Kimi-K3"]).name == "kimi-k3"
     assert {detect(s).name for n, s in TEMPLATES.items() if n.startswith("moonshotai-Kimi-K2")} == {"kimi-k2"}
 
@@ -98,7 +98,7 @@ def reads(model, gbnf: str, text: str) -> bool:
 
 def test_llama_server_s_shapes_take_the_template_s_call_and_chorus_s_call_first_one_parses(vocab):
     if not TEMPLATES:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     source, tools = TEMPLATES["Kimi-K3"], (WEATHER,)
     required = required_gbnf("kimi-k3", source, tools, parallel=False, thinking=False)
     assert reads(vocab, required, REPLY)

@@ -19,7 +19,7 @@ MUSE_CALL = ('<atem:function_calls>\n<atem:invoke name="get_time">\n<atem:parame
 def templates():
     found = llama_cpp_templates()
     if not found:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     return found
 
 

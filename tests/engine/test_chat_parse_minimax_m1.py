@@ -25,7 +25,7 @@ def section(*calls: str, sep: str = "\n") -> str:
 def test_the_minimax_m1_template_gets_its_own_format():
     templates = llama_cpp_templates()
     if not templates:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     assert detect(templates["MiniMax-M1"]) is M1
     assert detect(templates["unsloth-Apriel-1.5"]).name == "apriel"  # also <tool_calls>, a JSON list in it
     assert detect(templates["Apriel-1.6-15b-Thinker-fixed"]).name == "apriel-thinker"

@@ -1,8 +1,7 @@
 """llama.cpp's own parse cases (tests/test-chat.cpp, extracted to data/chat_parse_cases.json by
 data/extract_chat_cases.py): each template's replies parsed by app.engine.chat.parse give the message llama.cpp
 expects (content and reasoning compared stripped, arguments as JSON, as its assert_msg_equals does), one-shot and
-fed character by character. Cases not passed yet are listed in EXCLUDED with the reason; they run as strict
-xfails, so one that starts passing must leave the list."""
+fed character by character. Cases the extractor cannot read run as strict xfails."""
 
 import json
 import os
@@ -26,7 +25,6 @@ def _cases():
             stem = Path(template).stem
             key = f"{case['line']}:{stem}"
             reason = case.get("unread") and f"the extractor cannot read this C++ chain ({case['unread']})"
-            reason = reason or EXCLUDED.get(key) or EXCLUDED.get(stem)
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
             yield pytest.param(case, stem, id=key, marks=marks)
 
@@ -38,7 +36,7 @@ def _tools(case) -> list[dict]:
 def _setting(case):
     """(format, opened, reasoning_format, tools, calls) for the case, as llama.cpp's test sets them up."""
     if not TEMPLATES:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     source = TEMPLATES[case["stem"]]
     params = case["params"]
     fmt, tools = detect(source), _tools(case)

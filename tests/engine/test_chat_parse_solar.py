@@ -13,12 +13,12 @@ from app.engine.chat.parse.stream import ToolStream, extends
 from app.engine.chat.template.render import ChatTemplate
 from app.engine.native import LlamaModel
 from tests.backends.test_tool_grammar_server import accepts
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 SOLAR = BY_NAME["solar-open"]
 SOURCE = llama_cpp_templates().get("upstage-Solar-Open-100B")
 needs_template = pytest.mark.skipif(SOURCE is None, reason="llama.cpp's templates are not in the cache: run "
-                                                           "`make llama-server`")
+                                                           "`make llama-source`")
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]

@@ -17,8 +17,8 @@ import pytest
 from scipy.stats import chi2_contingency
 
 from app.engine import GenerationRequest, SamplingParams, sampling
-from scripts.capture_constrained_reference import request
 from tests.conftest import ask
+from tests.engine.data.capture_constrained_reference import request
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "constrained_reference.json").read_text())
 

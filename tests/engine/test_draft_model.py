@@ -26,7 +26,7 @@ def assert_draft_kv_in_step(engine) -> None:
 
 @pytest.fixture(scope="module")
 def vocab_variant(model_path, tmp_path_factory):
-    from tests.gguf_variants import write_vocab_variant
+    from tests.fixtures.gguf_variants import write_vocab_variant
 
     return write_vocab_variant(model_path, tmp_path_factory.mktemp("draft") / "smollm2-other-vocab.gguf")
 

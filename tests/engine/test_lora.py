@@ -1,6 +1,7 @@
 """LoRA adapters on the real model: they change its text, scale 0 is the base model, one adapter set per
 llama_decode with the sets taking turns, the prompt cache never crosses sets, and a bad file ends only its own
-request. The adapters are random (tests/lora_adapter.py); llama-server parity is tests/backends/test_lora_server.py."""
+request. The adapters are random (tests/fixtures/lora_adapter.py); llama-server parity is
+tests/backends/test_lora_server.py."""
 
 from types import SimpleNamespace
 
@@ -9,7 +10,7 @@ import pytest
 from app.engine import GenerationRequest, LoraAdapter
 from app.engine.scheduler import adapter_group
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.lora_adapter import write_lora
+from tests.fixtures.lora_adapter import write_lora
 
 PROMPT = [{"role": "user", "content": "Tell me about the sea."}]
 

@@ -70,7 +70,7 @@ def test_bad_kv_type_and_gpu_layers_are_refused_with_the_allowed_values(model_pa
         assert EngineConfig(model_path=model_path, n_gpu_layers=ok).n_gpu_layers == ok
 
 
-@pytest.mark.skipif(gpu_offload_supported(), reason="this build has a GPU backend")
+@pytest.mark.skipif(gpu_offload_supported(), reason="a CPU-only check: this llama.cpp build has a GPU backend")
 @pytest.mark.parametrize("asked", ["auto", -1, 7])
 def test_a_cpu_build_says_so_and_offloads_nothing_whatever_is_asked(make_engine, asked):
     engine = make_engine(n_gpu_layers=asked)

@@ -10,7 +10,7 @@ from tests.conftest import assert_kv_accounted
 
 GREEDY = SamplingParams(temperature=0.0)
 # A shared system prompt of ~715 tokens: the followers copy it, so their KV holds more than 512 cells, where a lone
-# last token in a ubatch meets the split-KV kernel (other bits: scripts/probe_packing.py).
+# last token in a ubatch meets the split-KV kernel (other bits: scripts/probes/2026-11-26-packing.py).
 SYSTEM = "You answer questions about a warehouse inventory. " + "; ".join(
     f"shelf {i} holds {i * 7 % 13} boxes of part {i * 31 % 97}" for i in range(50))
 # Tails of equal length (packed: one ubatch) and, in slots 2 and 5, one token longer: packed beside the others,
@@ -36,7 +36,8 @@ def token_ids(engine, reqs) -> list[list[int]]:
 
 
 def test_the_ubatch_model_follows_split_equal():
-    """The cuts scripts/probe_packing.py printed beside llama.cpp's own (bits identical except the lone token)."""
+    """The cuts scripts/probes/2026-11-26-packing.py printed beside llama.cpp's own (bits identical except the lone
+    token)."""
     assert ubatches([(0, 5), (1, 4)]) == [[(0, 4), (1, 4)], [(0, 1)]]
     assert ubatches([(0, 9), (2, 16), (5, 12)]) == [[(0, 9)], [(2, 16)], [(5, 12)]]
     assert ubatches([(3, 1), (4, 10)]) == [[(3, 1), (4, 1)], [(4, 9)]]

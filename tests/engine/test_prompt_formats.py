@@ -5,10 +5,11 @@ a template that does not compile, user overrides, and a model of another archite
 import gguf
 import pytest
 
-from app.bench.gguf_copy import boolean, copy_with_metadata, read_metadata
+from app.bench.gguf_write import boolean, copy_with_metadata
 from app.engine import Engine, EngineConfig, GenerationRequest
+from app.models.gguf_header import read_header
 from tests.conftest import GREEDY, TEST_THREADS, ask
-from tests.gguf_variants import write_variant
+from tests.fixtures.gguf_variants import write_variant
 
 FRANCE = "What is the capital of France?"
 
@@ -93,7 +94,7 @@ def test_a_base_model_of_another_architecture_answers_sensibly_in_raw(gemma_base
 def test_a_chat_tuned_gemma_without_template_gets_the_gemma_format(gemma_base, tmp_path):
     """The same weights with EOS set to <end_of_turn>, as chat-tuned Gemma conversions have it."""
     tuned = tmp_path / "gemma-3-270m-chat-eos.gguf"
-    tokens = read_metadata(gemma_base, gguf.Keys.Tokenizer.LIST)
+    tokens = read_header(gemma_base, string_arrays=True).get(gguf.Keys.Tokenizer.LIST)
     write_variant(gemma_base, tuned, None, {gguf.Keys.Tokenizer.EOS_ID: tokens.index("<end_of_turn>")})
     with engine_for(tuned) as engine:
         assert engine.model_info.chat_format == "built-in gemma (detected)"

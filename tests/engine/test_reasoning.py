@@ -15,14 +15,8 @@ from hypothesis import strategies as st
 from app.engine import GenerationRequest
 from app.engine.chat.template.reasoning import CLOSE, OPEN, ReasoningSplit, opens_thinking
 from tests.conftest import GREEDY, ask
-from tests.gguf_variants import write_variant
+from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
 
-# Qwen3's switch, on SmolLM2's ChatML tokens: thinking on opens the block, off writes it empty and closed.
-THINKING_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n"
-    "{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n"
-    "{% else %}<think>\n{% endif %}{% endif %}")
 THINK_GRAMMAR = 'root ::= "<think>" [a-z ]{3,24} "</think>" " "? [A-Za-z ,.]{3,30}'
 
 

@@ -8,7 +8,7 @@ import pytest
 from app.engine import GenerationRequest
 from app.engine.chat.parse.detect import template_stops
 from tests.conftest import GREEDY, template_variant
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 SPELLED = 'root ::= "Hi" "</assistant>" " more"'
 
@@ -21,7 +21,7 @@ def laguna(model_path, tmp_path_factory):
 def test_the_handlers_stop_strings_are_llama_cpps():
     templates = llama_cpp_templates()
     if not templates:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     assert template_stops(templates["poolside-Laguna-XS-2.1"]) == ("</assistant>",)
     assert template_stops(templates["inclusionai-ling-3.0-flash"]) == ("<|role_end|>",)
     assert template_stops(templates["GLM-4.6"]) == () and template_stops(None) == ()

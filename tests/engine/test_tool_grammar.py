@@ -141,7 +141,7 @@ def test_command_r7b_required_allows_no_free_text_before_the_call_as_in_llama_se
     "\n\n" llama-server wrote <|START_THINKING|>, Chorus "##" (its grammar let any text come first)."""
     source = llama_cpp_templates().get("CohereForAI-c4ai-command-r7b-12-2024-tool_use")
     if source is None:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     model = LlamaModel(model_path)
     words = {"##": False, "Hello": False, "<|START_THINKING|>": True, "<|START_RESPONSE|>": True,
              "<|START_ACTION|>": True}

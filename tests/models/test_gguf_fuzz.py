@@ -12,7 +12,7 @@ import pytest
 
 from app.models import ScanCache, discover, estimate_memory, validate_gguf
 from app.models.default import InvalidModelError
-from tests.models.app_trees import write_gguf
+from tests.fixtures.app_trees import write_gguf
 
 T = gguf.GGUFValueType
 # Every key read by app/models/info.py and gguf_header.py (for the llama architecture the files are written as).

@@ -1,4 +1,4 @@
-"""Downloading from the Hugging Face hub, against a stand-in on 127.0.0.1 (tests/models/hub_standin.py): these
+"""Downloading from the Hugging Face hub, against a stand-in on 127.0.0.1 (tests/fixtures/hub_standin.py): these
 machines cannot reach the hub. The client code is the real one — huggingface_hub's HfApi, metadata request and
 transfer — pointed at the stand-in through HF_ENDPOINT; the files are real GGUFs."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from app.models import ScanCache, discover
 from app.models.hub import DownloadCancelled, HubError, HubFile, download, files, mark_best, search
-from tests.models.app_trees import write_gguf, write_split
-from tests.models.hub_standin import COMMIT, HubStandIn
+from tests.fixtures.app_trees import write_gguf, write_split
+from tests.fixtures.hub_standin import COMMIT, HubStandIn
 
 REPO = "bartowski/SmolLM2-135M-Instruct-GGUF"
 

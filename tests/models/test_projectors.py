@@ -5,7 +5,7 @@ from pathlib import Path
 
 from app.models import ScanCache, discover
 from app.models.projectors import beside, pick
-from tests.models.app_trees import hub_download, jan_model, ollama_pull, write_gguf
+from tests.fixtures.app_trees import hub_download, jan_model, ollama_pull, write_gguf
 
 
 def _scan(home, env, tmp_path):

@@ -12,7 +12,7 @@ from app.session.conversation import commit_run, plan_run, start_edit
 from app.session.session import Session
 from app.session.state import PaneSpec
 from tests.conftest import TEST_THREADS
-from tests.images import png, write_png
+from tests.fixtures.images import png, write_png
 
 
 @pytest.fixture

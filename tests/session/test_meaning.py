@@ -81,7 +81,7 @@ def test_a_missing_gguf_is_one_clear_error_and_is_not_asked_again(owner, tmp_pat
 
 
 def test_a_server_that_is_down_is_named(owner):
-    from tests.servers import free_port
+    from tests.fixtures.servers import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     owner.meaning.configure(url, None)

@@ -165,7 +165,7 @@ def test_votes_cast_in_the_window_survive_sigkill(tmp_path):
     session.save(start)
     autosave = tmp_path / "data" / AUTOSAVE_NAME
     env = app_env(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "tests.ui.arena_driver", str(start), "3"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fixtures.arena_driver", str(start), "3"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     before = kill_when(autosave, proc, lambda data: len(data.get("votes", [])) >= 3, timeout=180)
     again = subprocess.run([sys.executable, "-m", "app", "--print-restored"], cwd=ROOT, env=env,

@@ -88,9 +88,9 @@ def test_an_evaluation_killed_mid_run_comes_back_resumable_with_its_text_time_an
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     env = app_env(tmp_path)
     path = tmp_path / "data" / AUTOSAVE_NAME
-    proc = subprocess.Popen([sys.executable, "-m", "tests.ui.eval_crash_driver", str(tmp_path / "start.chorus.json"),
-                             str(tmp_path / "config.yaml")], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fixtures.eval_crash_driver",
+                             str(tmp_path / "start.chorus.json"), str(tmp_path / "config.yaml")], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def mid_run(data) -> bool:  # cells stream, none has finished yet
         cells = (data.get("evaluation") or {}).get("cells", [])

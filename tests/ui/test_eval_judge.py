@@ -1,7 +1,7 @@
 """The evaluation view says when its judge cannot be trusted: with the embedded SmolLM2-135M as judge (the real
 model) every judged column gives its calibration score and "verdicts unreliable", its verdicts are marked in the
 matrix and left out of the pass rate; every assertion's result shows in the cell. Picking another judge (a
-capable one: tests/evaluate/judge_standin.py, a real HTTP server standing in for a judge model that cannot run
+capable one: tests/fixtures/judge_standin.py, a real HTTP server standing in for a judge model that cannot run
 on this machine) is remembered and judges the cells again, and then nothing says unreliable."""
 
 import os
@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from app.ui.evaluate.matrix import CHECKS_ROLE, UNRELIABLE_ROLE
 from app.ui.settings import EVAL_JUDGE
-from tests.evaluate.judge_standin import RuleJudge
+from tests.fixtures.judge_standin import RuleJudge
 from tests.ui.conftest import wait_until
 from tests.ui.test_eval_view import finished, header, write_config
 

@@ -5,7 +5,7 @@ attachments are the session's, and the model adds nothing here.)"""
 from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QImage
 
-from tests.images import write_png
+from tests.fixtures.images import write_png
 
 
 def test_attach_paste_drop_and_remove_images_before_run(window, tmp_path, qtbot):
@@ -50,7 +50,7 @@ def test_attach_paste_drop_and_remove_images_before_run(window, tmp_path, qtbot)
 def test_open_model_finds_the_projector_beside_the_file_or_asks_for_one(window, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-    from tests.models.app_trees import write_gguf
+    from tests.fixtures.app_trees import write_gguf
 
     model = write_gguf(tmp_path / "vlm" / "SmolVLM-Q8_0.gguf")
     projector = write_gguf(tmp_path / "vlm" / "mmproj-SmolVLM-f16.gguf", arch="clip")

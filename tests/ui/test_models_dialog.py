@@ -1,4 +1,4 @@
-"""Model → Models on this computer… over a real home folder tree (tests/models/app_trees.py), and the Download
+"""Model → Models on this computer… over a real home folder tree (tests/fixtures/app_trees.py), and the Download
 from Hugging Face dialog against the hub stand-in on 127.0.0.1."""
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ from app.engine import RequestState
 from app.session import sweep
 from app.ui import settings as keys
 from tests.conftest import TEST_THREADS
-from tests.engine.test_reasoning import THINKING_TEMPLATE
-from tests.gguf_variants import write_variant
+from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
 from tests.ui.conftest import wait_until
 
 

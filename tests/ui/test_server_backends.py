@@ -4,7 +4,7 @@ its own running/waiting figures in the stats panel; llama-cpp-python's server, w
 import pytest
 
 from app.session import MAIN, BackendSpec, RunState
-from tests.servers import python_server, start_llama_server  # noqa: F401  (fixtures)
+from tests.fixtures.servers import python_server, start_llama_server  # noqa: F401  (fixtures)
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 

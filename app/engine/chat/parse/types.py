@@ -15,9 +15,6 @@ class ToolCall:
     name: str
     arguments: str
 
-    def as_dict(self) -> dict:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
-
 
 @dataclass(frozen=True)
 class ParsedMessage:

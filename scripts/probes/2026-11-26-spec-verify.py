@@ -1,5 +1,8 @@
-"""What a speculative verify step costs, and where a copy or extraction request's time goes (docs/benchmarks.md,
-"Speculative decoding").
+"""What a speculative verify step costs, and where a copy or extraction request's time goes.
+
+Backs docs/engine.md, "Speculative decoding" ("What a verify step costs"), and
+docs/investigations/2026-11-26-speculative-verify-cost.md.
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
 
 Part 1 (`--rows`), raw contexts like the engine's (8 slots, flash attention on, n_batch = 128), one with ggml's
 per-row kernels (`use_ref`) and one with its default kernels: slot 0 holds a ~`--prompt`-token prompt; a run of
@@ -11,13 +14,14 @@ Part 2 (`--engine`): the engine with `bench --spec`'s copy and extract requests 
 off and on alternating: wall, first token, the decode time inside llama_decode, steps, drafts by length and
 acceptance by draft position.
 
-    python scripts/probe_spec_verify.py [--rows] [--engine] [--pairs 2]
+    python scripts/probes/2026-11-26-spec-verify.py [--rows] [--engine] [--pairs 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import statistics
 import sys
 import time
@@ -26,10 +30,14 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from probe_lone_token import make_context  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import TokenBatch  # noqa: E402
+
+# the lone-token probe's helpers: same folder, loaded by path (a dated file name is not a module name)
+_spec = importlib.util.spec_from_file_location("lone_token", Path(__file__).with_name("2026-11-26-lone-token.py"))
+lone_token = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lone_token)
+make_context = lone_token.make_context
 
 
 def run(ctx, batch: TokenBatch, tokens, pos: int, all_outputs: bool) -> float:

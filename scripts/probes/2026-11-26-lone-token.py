@@ -1,12 +1,16 @@
 """When does a lone decode token (one token of one stream in its ubatch) give the bits it gets beside others?
 
+Backs docs/engine.md, "Reproducible outputs" (the lone decode token; app/engine/row_kernels.py).
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Two (or three) contexts of 2 slots each hold the same prompt in slot 0, prefilled in 48-token pieces as the
 reproducible engine does. At each KV length L the next token is decoded for slot 0: alone in context A, with a
 placeholder token in slot 1 in context B (the engine's rule), and alone in context C whose CPU backend runs with
 ggml's `use_ref` (per-row kernels only; `--use-ref`). Logits are compared bit for bit, then the token is trimmed
 and the prompt extended. Also times each way of decoding one token at a given length.
 
-    python scripts/probe_lone_token.py [--flash-attn auto|on|off] [--lengths 250 256 257 300 600] [--use-ref]
+    python scripts/probes/2026-11-26-lone-token.py [--flash-attn auto|on|off] [--lengths 250 256 257 300 600]
+        [--use-ref]
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
 from app.models import default_model_path  # noqa: E402

@@ -1,12 +1,15 @@
 """Which op makes a sequence's numbers depend on what else is in its llama_decode? (evidence for docs/engine.md)
 
+Backs docs/engine.md, "Reproducible outputs" ("What varied, measured").
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Prefills one prompt into slot 0 of two identical contexts, then decodes the same next token for slot 0: in
 context A alone, in context B beside one token for each of slots 1..k-1 (their prompts prefilled first). Every
 intermediate tensor is read through llama.cpp's eval callback, and slot 0's slice of each is compared. The first
 tensor that differs names the op. A second probe does the same for a prompt chunk: one 32-token chunk vs the same
 tokens as 16 + 16 or 1 + 31 (the split a mixed step gets from llama.cpp's split_equal).
 
-    python scripts/probe_batch_invariance.py [--model PATH] [--k 2 4 8] [--flash-attn on|off]
+    python scripts/probes/2026-11-23-batch-invariance.py [--model PATH] [--k 2 4 8] [--flash-attn on|off]
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
 from app.models import default_model_path  # noqa: E402

@@ -1,5 +1,9 @@
 """Do prompt pieces of several sequences packed into one llama_decode keep their bits? (evidence for docs/engine.md)
 
+Backs docs/engine.md, "Reproducible outputs" (prompt pieces packed into one llama_decode), and
+docs/investigations/2026-11-26-evaluation-and-window-time.md.
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Two identical contexts (the engine's own LlamaContext, 8 slots) get the same prompts in every slot. Then a round of
 prompt pieces, one per listed slot: in context A each piece is a llama_decode of its own (a one-token piece beside a
 placeholder in a neighbouring slot, as reproducible mode did before packing), in context B all pieces go into ONE
@@ -7,7 +11,7 @@ llama_decode. Every token is an output; the logits of every piece token, and of 
 afterwards (so the KV written by the round is compared too), must be bit-identical. Also prints llama.cpp's ubatch
 cut (app/engine/packing.py's model of `split_equal`) and the seconds each way.
 
-    python scripts/probe_packing.py [--model PATH]
+    python scripts/probes/2026-11-26-packing.py [--model PATH]
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import LlamaContext  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
 from app.engine.packing import ubatches  # noqa: E402

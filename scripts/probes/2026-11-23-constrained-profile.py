@@ -1,5 +1,8 @@
 """Where a constrained decode step's time goes: llama_decode vs sampling (grammar or schema, chain, text, events).
 
+Backs docs/engine.md, "Constrained output" ("Where the time went, and goes").
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Runs the bench's fixed-length greedy workload (the bench prompts, end-of-generation banned) at N = 1, 8, 16 as
 free text, under the bench grammar and under the bench JSON schema, with the engine's `_timed_decode` and
 `_advance` wrapped in timers, and prints per steady decode step (decode tokens only, no prompt; medians):
@@ -8,7 +11,8 @@ the engine thread's CPU ms while sampling (robust to a busy host) and that per s
 (free, grammar, schema, free, ...) so a busy spell on the host hits all alike. Seeded sampling (temperature 0.8,
 top-k 40) with `--sampled`; the earlier path (grammar sampler first) beside today's with `--reference`.
 
-    PYTHONPATH=. python scripts/profile_constrained.py [--sizes 1 8 16] [--tokens 64] [--reps 1] [--sampled]
+    PYTHONPATH=. python scripts/probes/2026-11-23-constrained-profile.py [--sizes 1 8 16] [--tokens 64] [--reps 1]
+        [--sampled]
         [--reference]
 """
 

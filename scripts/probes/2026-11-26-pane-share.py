@@ -1,5 +1,8 @@
 """Measure how much of a pane's height its reply gets after a run, at 2 and 4 columns (run under Xvfb, e.g.
-`xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/pane_share.py OUT_DIR`).
+`xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/probes/2026-11-26-pane-share.py OUT_DIR`).
+
+Backs docs/guide.md, "Write and run prompts side by side" (a reply's share of its pane).
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
 
 The window opens at its default size (1400x860) with the statistics dock; each layout has two rows of panes
 (4 panes at 2 columns, 8 at 4), every pane runs a greedy reply on the embedded model, then for each pane:

@@ -1,6 +1,10 @@
 """What ggml's per-row CPU kernels (`use_ref`, app/engine/row_kernels.py) cost, and what one llama_decode a step
 saves in reproducible mode (docs/engine.md, "One decode a step").
 
+Backs docs/engine.md, "Reproducible outputs" ("One decode a step"), and
+docs/investigations/2026-11-26-evaluation-and-window-time.md.
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
 Contexts like the engine's (n slots, kv_unified off, flash attention on, n_batch = n_ubatch = 128), one with
 ggml's default kernels and one with `use_ref`, measured in pairs whose order alternates:
 - steady decode at N = 1, 4, 8: N streams on `--prompt`-token prompts, `--steps` steps of one token each;
@@ -8,24 +12,29 @@ ggml's default kernels and one with `use_ref`, measured in pairs whose order alt
 - a mixed step on the `use_ref` context: 7 of 8 slots decoding at ~`--prompt` cells and a `--piece`-token prompt
   piece in slot 3, as one llama_decode vs the split path's two (decode tokens, then the piece).
 
-    python scripts/probe_use_ref_cost.py [--pairs 3] [--prompt 500] [--steps 48] [--piece 16]
+    python scripts/probes/2026-11-26-use-ref-cost.py [--pairs 3] [--prompt 500] [--steps 48] [--piece 16]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import sys
 from pathlib import Path
 
 import llama_cpp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from probe_lone_token import decode, make_context  # noqa: E402  (this folder: python scripts/probe_use_ref_cost.py)
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import TokenBatch  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
 from app.models import default_model_path  # noqa: E402
+
+# the lone-token probe's helpers: same folder, loaded by path (a dated file name is not a module name)
+_spec = importlib.util.spec_from_file_location("lone_token", Path(__file__).with_name("2026-11-26-lone-token.py"))
+lone_token = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lone_token)
+decode, make_context = lone_token.decode, lone_token.make_context
 
 SLOTS, CELLS = 8, 2048
 

@@ -4,7 +4,7 @@ The file it writes, tests/engine/data/constrained_reference.json, was captured w
 implementation (llama.cpp's grammar sampler first in every request's chain); tests/engine/test_constrained.py checks
 that today's engine gives the same tokens. A canary (one unconstrained greedy request) is recorded beside them:
 where this build's numerics differ (another CPU, another llama.cpp), the canary differs and the file does not
-apply. Run: `python scripts/capture_constrained_reference.py [OUT.json]`.
+apply. Run: `python tests/engine/data/capture_constrained_reference.py [OUT.json]`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,11 @@ values, e.g. WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16 AUTO_PROBE_RUNS=1), runs in 
 second; the figures are medians of the per-repetition ratios to plain
 (docs/investigations/2026-11-26-speculative-verify-cost.md).
 
-    python scripts/probe_spec_pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
+Backs docs/investigations/2026-11-26-speculative-verify-cost.md, "The verify step's cost and the draft
+rule" (the draft rule's pairs).
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
+    python scripts/probes/2026-11-26-spec-pairs.py [--reps 3] [--old WEAK_MATCH_DRAFT=1000000 AUTO_PROBE=16]
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.bench.speculative import WORKLOADS, timed  # noqa: E402
 from app.engine import Engine, EngineConfig, Speculation, speculation  # noqa: E402

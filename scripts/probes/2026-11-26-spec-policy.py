@@ -1,15 +1,20 @@
-"""Replay greedy traces through a draft policy with measured step costs (docs/benchmarks.md, "Speculative
-decoding"): what a draft-length rule would buy on `bench --spec`'s workloads without running the model again.
+"""Replay greedy traces through a draft policy with measured step costs: what a draft-length rule would buy on
+`bench --spec`'s workloads without running the model again.
 
-`--capture FILE` (loads the model: run it on an idle machine) runs the copy, extract and free requests greedily
+Backs docs/investigations/2026-11-26-speculative-verify-cost.md, "The verify step's cost and the draft
+rule" (the replayed traces).
+A dated probe: it ran against the code of its date and may reach internals that have moved since.
+
+`--capture FILE` (loads the model) runs the copy, extract and free requests greedily
 on the engine and saves each request's prompt tokens, output tokens and the vocabulary's pieces. `--replay FILE`
 (no model) replays each trace step by step through `SpecState` (speculation.py) as the engine would: a step
 decodes the pending token and the draft, keeps the draft's longest prefix the trace agrees with, and costs
-`base + row * len(draft)` ms (`--base`, `--row`: a one-token step and a drafted row, scripts/probe_spec_verify.py).
+`base + row * len(draft)` ms (`--base`, `--row`: a one-token step and a drafted row,
+scripts/probes/2026-11-26-spec-verify.py).
 Prints decode-time ratios plain ÷ spec per workload and mode.
 
-    python scripts/probe_spec_policy.py --capture /tmp/spec-traces.json
-    python scripts/probe_spec_policy.py --replay /tmp/spec-traces.json [--base 10] [--row 5]
+    python scripts/probes/2026-11-26-spec-policy.py --capture /tmp/spec-traces.json
+    python scripts/probes/2026-11-26-spec-policy.py --replay /tmp/spec-traces.json [--base 10] [--row 5]
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.engine.request_options import Speculation  # noqa: E402
 from app.engine.speculation import DraftVocab, SpecState  # noqa: E402
