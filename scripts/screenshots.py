@@ -140,7 +140,7 @@ async def shoot_models_vision(window: MainWindow, out: Path, model: Path, projec
     projector with SmolLM2 ("· vision")."""
     from app.models import ScanCache
     from app.ui.models.dialog import ModelsDialog
-    from tests.models.app_trees import hub_download
+    from tests.fixtures.app_trees import hub_download
 
     home = Path(tempfile.mkdtemp()) / "home"
     folder = home / ".lmstudio" / "models" / "chorus-tests" / "SmolLM2-135M-Instruct-vision-GGUF"

@@ -39,7 +39,10 @@ from app.engine.chat.grammar.tool_choice import template_format
 from app.engine.chat.parse import detect
 from app.engine.chat.template.render import ChatTemplate
 from app.engine.native import LlamaModel
-from tests.backends.tool_parity_support import (
+from tests.conftest import TEST_THREADS
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates, llama_server
+from tests.fixtures.tool_parity_support import (
     CALL,
     QUESTION,
     SERVER_LAYOUT,

@@ -1,5 +1,5 @@
 """The M-RoPE vision oracle: greedy replies from the engine and from llama-server `--mmproj` on the same
-two files, the tiny Qwen2-VL-style pair of tests/vision_qwen2vl.py (SmolLM2's weights as `qwen2vl`, a random
+two files, the tiny Qwen2-VL-style pair of tests/fixtures/vision_qwen2vl.py (SmolLM2's weights as `qwen2vl`, a random
 `qwen2vl_merger` projector), are the same for 2 images x 2 prompts, and the prompt has the same number of tokens.
 The images are not square (8 x 4 and 3 x 7 tokens), so rows and columns take different M-RoPE positions, and the
 text after an image starts max(nx, ny) positions after it, not nx * ny. One request at a time on each.

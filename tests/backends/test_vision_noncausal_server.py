@@ -1,5 +1,5 @@
 """The non-causal vision oracle: the engine and llama-server `--mmproj` on the tiny Gemma-3-style pair of
-tests/vision_gemma3.py (Gemma 3 270M and a random "gemma3" projector, whose images libmtmd decodes with causal
+tests/fixtures/vision_gemma3.py (Gemma 3 270M and a random "gemma3" projector, whose images libmtmd decodes with causal
 attention off) give the same greedy reply for 2 images x 2 prompts, over a prompt of as many tokens, and the same
 top-5 log-probabilities at its first 4 tokens, within TOLERANCE.
 

@@ -1,5 +1,5 @@
 """The vision oracle: greedy replies from the engine and from llama-server `--mmproj`, on the same two
-files (SmolLM2-135M and the tiny random projector of tests/vision_gguf.py), are the same for 3 images x 2
+files (SmolLM2-135M and the tiny random projector of tests/fixtures/vision_gguf.py), are the same for 3 images x 2
 prompts, and the prompt has the same number of tokens (text and image) in both. One request at a time on each.
 
 Plus the figures of docs/benchmarks.md, "Images", printed, never asserted (timing): 8 requests about one image, the last

@@ -23,7 +23,7 @@ from app.engine.chat.grammar.tool_choice import variant
 from app.engine.chat.parse import formats as F
 from app.engine.chat.parse.detect import detect
 from app.engine.chat.template.render import ChatTemplate
-from tests.servers import CACHE, llama_cpp_templates
+from tests.fixtures.servers import CACHE, llama_cpp_templates
 
 # template -> (llama.cpp's handler, None for its autoparser; the output format its replies are parsed in)
 GOLDEN = {
@@ -102,7 +102,7 @@ GOLDEN = {
 
 TEMPLATES = llama_cpp_templates()
 needs_templates = pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates are not in the cache: run "
-                                                            "`make llama-server`")
+                                                            "`make llama-source`")
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from app.engine.chat.parse import detect, parse
 from app.engine.chat.parse import formats as F
 from app.engine.chat.template.render import ChatTemplate
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}

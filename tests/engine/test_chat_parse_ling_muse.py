@@ -5,7 +5,7 @@ import pytest
 
 from app.engine.chat.parse import detect, parse
 from app.engine.chat.parse import formats as F
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 TIME = {"type": "function", "function": {"name": "get_time", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}}

@@ -6,7 +6,7 @@ chat-peg-parser.cpp `standard_json_tools` builds `"<tool_calls>\\n" space call (
 import pytest
 
 from app.engine.chat.parse import BY_NAME, ParsedMessage, ToolCall, ToolStream, detect, parse
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 M1 = BY_NAME["minimax-m1"]
 TOOLS = [{"type": "function", "function": {"name": name, "parameters": {

@@ -11,8 +11,7 @@ import pytest
 
 from app.engine.chat.parse import ToolCall, detect, opened_thinking, parse
 from app.engine.chat.template.render import ChatTemplate
-from tests.engine.chat_parse_excluded import EXCLUDED
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 DATA = json.loads(Path(__file__).with_name("data").joinpath("chat_parse_cases.json").read_text())
 TEMPLATES = llama_cpp_templates()

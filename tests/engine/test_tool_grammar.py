@@ -15,7 +15,7 @@ from app.engine.chat.grammar.tool_choice import template_format
 from app.engine.constraint import GrammarConstraint
 from app.engine.grammar import lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
-from tests.servers import llama_cpp_templates
+from tests.fixtures.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",

@@ -14,8 +14,8 @@ import pytest
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.chat.grammar.formats import BUILDERS, tool_gbnf
 from app.engine.chat.grammar.tool_choice import template_format
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",

@@ -9,8 +9,8 @@ from app.engine import GenerationRequest
 from app.engine.chat.grammar.tool_choice import template_format
 from app.engine.grammar import tool_constraint
 from app.engine.native import LlamaModel
-from tests.gguf_variants import write_variant
-from tests.servers import llama_cpp_templates
+from tests.fixtures.gguf_variants import write_variant
+from tests.fixtures.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "The current weather in a city",

@@ -1,4 +1,4 @@
-"""Images in the engine: SmolLM2-135M with the tiny random projector of tests/vision_gguf.py.
+"""Images in the engine: SmolLM2-135M with the tiny random projector of tests/fixtures/vision_gguf.py.
 
 The replies mean nothing (random weights); what is checked is what the engine does with images: each distinct
 image is encoded once however many panes ask about it, a request gives the same tokens alone or in a batch,

@@ -1,4 +1,4 @@
-"""M-RoPE images in the engine: the tiny Qwen2-VL-style pair of tests/vision_qwen2vl.py.
+"""M-RoPE images in the engine: the tiny Qwen2-VL-style pair of tests/fixtures/vision_qwen2vl.py.
 
 An image of nx x ny tokens takes max(nx, ny) positions (positions.py): what is checked here is that the engine
 answers it, that llama.cpp's KV positions are what the engine's records say (prompt cache, fan-out copies,

@@ -1,4 +1,4 @@
-"""Non-causal images in the engine: the tiny Gemma-3-style pair of tests/vision_gemma3.py, whose image
+"""Non-causal images in the engine: the tiny Gemma-3-style pair of tests/fixtures/vision_gemma3.py, whose image
 rows libmtmd says to decode with causal attention off (`mtmd_decode_use_non_causal`).
 
 Such an image goes whole into one llama_decode of its own (its rows attend to each other both ways, so it cannot

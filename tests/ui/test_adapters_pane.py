@@ -5,7 +5,7 @@ answers differently while a pane with a broken adapter gets its own message and 
 from app.engine import LoraAdapter
 from app.session import PaneSpec
 from app.ui.compare.variants_dialog import VariantsDialog
-from tests.lora_adapter import write_lora
+from tests.fixtures.lora_adapter import write_lora
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from app.arena import board
 from app.ui.arena.plot import ArenaPlot
-from tests.arena.arena_sim import simulate
+from tests.fixtures.arena_sim import simulate
 
 
 def test_plot_shows_scores_with_error_bars(qtbot):

@@ -12,7 +12,7 @@ from app.models import ScanCache
 from app.ui.models.dialog import ModelsDialog
 from app.ui.models.hub import HubDialog
 from app.ui.models.table import COLUMNS
-from tests.models.app_trees import truncate, write_gguf
+from tests.fixtures.app_trees import truncate, write_gguf
 from tests.models.test_discover import machine  # noqa: F401  (the fixture)
 from tests.models.test_hub import REPO, hub  # noqa: F401  (the fixture)
 from tests.ui.conftest import wait_until

@@ -11,7 +11,7 @@ import gguf
 from app.models import ScanCache
 from app.ui.models.dialog import ModelsDialog
 from app.ui.models.table import COLUMNS
-from tests.models.app_trees import write_gguf
+from tests.fixtures.app_trees import write_gguf
 
 
 def test_odd_files_are_rows_that_say_why_they_cannot_load_and_the_rest_still_shows(qtbot, settings, tmp_path):

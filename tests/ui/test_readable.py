@@ -4,7 +4,7 @@ from PySide6.QtGui import QColor, QPalette
 
 from app.arena import board
 from app.ui.arena.plot import ArenaPlot
-from tests.arena.arena_sim import simulate
+from tests.fixtures.arena_sim import simulate
 
 
 def contrast(a: QColor, b: QColor) -> float:
