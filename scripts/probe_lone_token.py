@@ -37,7 +37,7 @@ def make_context(model: LlamaModel, flash_attn: str, use_ref: bool = False, slot
     params.no_perf = True
     params.flash_attn_type = FA[flash_attn]
     if use_ref:
-        from app.engine.row_kernels import reference_kernels
+        from app.engine.reproducible.row_kernels import reference_kernels
         with reference_kernels() as caught:
             ctx = llama_cpp.llama_init_from_model(model.ptr, params)
         assert caught, "no CPU backend was made"

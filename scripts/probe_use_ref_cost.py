@@ -1,5 +1,5 @@
-"""What ggml's per-row CPU kernels (`use_ref`, app/engine/row_kernels.py) cost, and what one llama_decode a step
-saves in reproducible mode (docs/engine.md, "One decode a step").
+"""What ggml's per-row CPU kernels (`use_ref`, app/engine/reproducible/row_kernels.py) cost, and what one
+llama_decode a step saves in reproducible mode (docs/engine.md, "One decode a step").
 
 Contexts like the engine's (n slots, kv_unified off, flash attention on, n_batch = n_ubatch = 128), one with
 ggml's default kernels and one with `use_ref`, measured in pairs whose order alternates:

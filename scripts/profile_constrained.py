@@ -23,8 +23,10 @@ from collections import defaultdict
 
 from app.bench.constrained import BENCH_SCHEMA, FREE_GRAMMAR
 from app.bench.workloads import GREEDY, prompt_of_length
-from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, masks, sampling, step
+from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, step
 from app.engine.native import LlamaModel
+from app.engine.sampling import chain as sampling
+from app.engine.sampling import masks
 from app.models import default_model_path
 
 TIMES: dict[str, list[float]] = defaultdict(list)

@@ -15,8 +15,8 @@ vLLM do in the last chunk, asked with `stream_options.include_usage`), that is t
 from __future__ import annotations
 
 from app.engine import Completion, RequestHandle
-from app.engine.logprobs import TokenLogprob
 from app.engine.reasoning import ReasoningSplit
+from app.engine.sampling.logprobs import TokenLogprob
 
 FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls",  # anything else a server says
           "function_call": "tool_calls"}  # (content_filter...): "stop"; function_call is OpenAI's older name

@@ -12,8 +12,8 @@ import ctypes
 import llama_cpp
 import numpy as np
 
-from app.engine import row_kernels
 from app.engine.native import LlamaModel
+from app.engine.reproducible import row_kernels
 from app.engine.types import EngineConfig
 from app.models.memory import KV_TYPES, kv_cells
 

@@ -18,26 +18,26 @@ from collections.abc import Callable
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
 from app.engine.devices import resolve_gpu_layers
-from app.engine.draft_model import DraftModels
 from app.engine.events import EventBuilder
-from app.engine.grammar import check as grammar_check
 from app.engine.lifecycle import RequestLifecycle
 from app.engine.lora import LoraAdapters
-from app.engine.masks import MaskBatch
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptRenderer
-from app.engine.prompt_cache import PromptCache
 from app.engine.reasoning import CLOSING_TEXT
-from app.engine.reproducible import ReproducibleStep
+from app.engine.reproducible.step import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence, next_request_id
+from app.engine.sampling.grammar import check as grammar_check
+from app.engine.sampling.masks import MaskBatch
 from app.engine.scheduler import PrefillPacer
-from app.engine.sharing import PrefixSharing
-from app.engine.spec_step import SpeculativeStep
+from app.engine.sharing.cache import PromptCache
+from app.engine.sharing.prefix import PrefixSharing
+from app.engine.speculative.draft_model import DraftModels
+from app.engine.speculative.step import SpeculativeStep
 from app.engine.stats import StatsRecorder
 from app.engine.step import StepExecution
 from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, StatsSnapshot, StepEvent
-from app.engine.vision import ImageStore
-from app.engine.vision_step import VisionStep
+from app.engine.vision.projector import ImageStore
+from app.engine.vision.step import VisionStep
 
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.

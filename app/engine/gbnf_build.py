@@ -12,7 +12,7 @@ from collections.abc import Callable
 from llama_cpp.llama_grammar import SchemaConverter
 
 from app.engine.gbnf_text import lit, until
-from app.engine.grammar import GrammarError, closed_objects
+from app.engine.sampling.grammar import GrammarError, closed_objects
 
 SPACE_RULE = '| " " | "\\n"{1,2} [ \\t]{0,20}'  # common/json-schema-to-grammar.cpp's SPACE_RULE
 _TRAILING = re.compile(r'(?:("[}\]]") )?(?<![\w-])space$')

@@ -14,19 +14,19 @@ import time
 import numpy as np
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from app.engine import sampling
 from app.engine.chat_parse.detect import template_stops
 from app.engine.chat_parse.stream import call_stops, for_request
-from app.engine.constraint import GrammarConstraint
-from app.engine.draft_model import DraftModelError, DraftSpec
 from app.engine.events import EventBuilder
-from app.engine.grammar import GrammarError, make_constraint
 from app.engine.lora import AdapterError
 from app.engine.prompt import ContextOverflow, PromptError
 from app.engine.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.request import Sequence
-from app.engine.sampling import SamplerChain
-from app.engine.speculation import SpecState
+from app.engine.sampling import chain as sampling
+from app.engine.sampling.chain import SamplerChain
+from app.engine.sampling.constraint import GrammarConstraint
+from app.engine.sampling.grammar import GrammarError, make_constraint
+from app.engine.speculative.draft_model import DraftModelError, DraftSpec
+from app.engine.speculative.drafts import SpecState
 from app.engine.text import TextStream
 from app.engine.tool_grammar import tool_constraint
 from app.engine.types import RequestState

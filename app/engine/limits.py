@@ -85,7 +85,7 @@ DYNATEMP_EXPONENT = Limit(0.0, 10.0, 1.0, step=0.1, decimals=2)  # how entropy m
 MAX_TOKENS = Limit(1, 32768, 256)
 LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no log-probabilities
 ALTERNATIVES_SHOWN = 5  # what a pane asks for when it shows token probabilities
-# Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): most drafted tokens a step.
+# Speculative decoding (GenerationRequest.speculative, app/engine/speculative/drafts.py): most drafted tokens a step.
 # The batch of an engine with a projector: llama-server's default ubatch, which holds a non-causal image whole
 # (mtmd_decode_use_non_causal: Gemma 3's 256 rows go into one llama_decode; a smaller batch must refuse it).
 VISION_BATCH = 512

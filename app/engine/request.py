@@ -16,7 +16,7 @@ import numpy as np
 
 from app.engine.chat_parse.stream import ToolStream, call_dicts
 from app.engine.reasoning import ReasoningSplit
-from app.engine.sampling import SamplerChain
+from app.engine.sampling.chain import SamplerChain
 from app.engine.sampling_params import HISTORY_FIELDS, SamplingParams
 from app.engine.text import TextStream
 from app.engine.types import (

@@ -13,8 +13,8 @@ import time
 from app.engine.chat_parse.stream import call_dicts
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
-from app.engine.logprobs import token_logprob
 from app.engine.request import Sequence
+from app.engine.sampling.logprobs import token_logprob
 from app.engine.scheduler import StepPlan, adapter_group, plan_step
 from app.engine.types import RequestState
 

@@ -33,10 +33,10 @@ import llama_cpp
 
 from app.engine.chat_parse import detect
 from app.engine.chat_template import ChatTemplate
-from app.engine.constraint import GrammarConstraint
 from app.engine.gbnf_build import Builder
-from app.engine.grammar import GrammarError, grammar_sampler
 from app.engine.native import capture_log
+from app.engine.sampling.constraint import GrammarConstraint
+from app.engine.sampling.grammar import GrammarError, grammar_sampler
 from app.engine.tool_gbnf import BUILDERS, tool_gbnf
 from app.engine.tool_gbnf_kimi_k3 import kimi_k3_call
 from app.engine.tool_gbnf_ling_muse import ling3_lazy_call, muse_lazy_call

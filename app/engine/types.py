@@ -150,11 +150,13 @@ class EngineConfig:
     # The vision projector (an mmproj GGUF) paired with the model: with it, chat messages may carry image parts
     # (docs/images.md); None = a text-only model, which refuses images.
     mmproj: str | None = None
-    # The draft model of requests with speculative kind "draft" that name none (app/engine/draft_model.py): a small
-    # GGUF sharing the model's vocabulary, loaded on first use; None = such requests must name their own.
+    # The draft model of requests with speculative kind "draft" that name none
+    # (app/engine/speculative/draft_model.py): a small GGUF sharing the model's vocabulary, loaded on first use;
+    # None = such requests must name their own.
     draft_model: str | Path | None = None
     # Reproducible mode: prompt pieces of several sequences share one llama_decode where llama.cpp's ubatch cut
-    # keeps every token on the per-row kernel and saves a pass (app/engine/packing.py); off: each piece alone.
+    # keeps every token on the per-row kernel and saves a pass (app/engine/reproducible/packing.py); off: each
+    # piece alone.
     pack_pieces: bool = True
     # Reproducible mode where a token's bits do not depend on its ubatch at all (the context runs ggml's per-row
     # kernels, every layer matrix is row-invariant, no LoRA in the step: row_kernels.py): each step's decode

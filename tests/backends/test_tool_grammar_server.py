@@ -31,10 +31,10 @@ import pytest
 
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.chat_template import ChatTemplate
-from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import grammar_sampler
 from app.engine.native import LlamaModel
 from app.engine.reasoning import opens_thinking
+from app.engine.sampling.constraint import GrammarConstraint
+from app.engine.sampling.grammar import grammar_sampler
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_gbnf_native import regex_escape
 from app.engine.tool_grammar import NO_LEAD, lazy_sampler, required_gbnf, tool_constraint

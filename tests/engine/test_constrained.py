@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency
 
-from app.engine import GenerationRequest, SamplingParams, sampling
+from app.engine import GenerationRequest, SamplingParams
+from app.engine.sampling import chain as sampling
 from scripts.capture_constrained_reference import request
 from tests.conftest import ask
 

@@ -9,7 +9,7 @@ import app.engine.lifecycle as lifecycle_module
 import app.engine.request as request_module
 from app.backends import LocalBackend
 from app.engine import EngineConfig, EngineStopped, SamplingParams
-from app.engine.sampling import SamplerChain
+from app.engine.sampling.chain import SamplerChain
 from app.engine.text import TextStream
 from tests.conftest import TEST_THREADS, ask, assert_kv_accounted
 

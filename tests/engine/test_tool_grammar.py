@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
-from app.engine.constraint import GrammarConstraint
 from app.engine.native import LlamaModel
+from app.engine.sampling.constraint import GrammarConstraint
 from app.engine.tool_gbnf import tool_gbnf
 from app.engine.tool_grammar import lazy_sampler, template_format, tool_constraint
 from tests.servers import llama_cpp_templates

@@ -15,9 +15,9 @@ import llama_cpp
 import pytest
 
 from app.engine import EngineConfig, GenerationRequest, RequestState
-from app.engine.media import MARKER
 from app.engine.scheduler import PrefillPacer
-from app.engine.vision_step import image_piece_rows
+from app.engine.vision.media import MARKER
+from app.engine.vision.step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
 
@@ -235,7 +235,8 @@ def test_the_images_a_prompt_holds_are_found_without_importing_numpy_ma():
     """`serials` runs at each admission of a request with images beside running ones (the images they pin). With
     np.unique its first call imported numpy.ma: 30 ms on the engine thread, measured in the admission of the
     second of 8 panes on one image, which all waited for it (docs/benchmarks.md, "Images")."""
-    code = ("import sys, numpy as np; import app.engine.engine; from app.engine.vision import placeholder, serials; "
+    code = ("import sys, numpy as np; import app.engine.engine; "
+            "from app.engine.vision.projector import placeholder, serials; "
             "assert 'numpy.ma' not in sys.modules; "
             "prompt = np.array([5, placeholder(3, 0), placeholder(3, 1), 7, placeholder(9, 0), 2], np.int32); "
             "assert serials(prompt) == {3, 9} and serials(np.array([1, 2], np.int32)) == set(); "

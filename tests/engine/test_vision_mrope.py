@@ -9,7 +9,7 @@ llama-server --mmproj is in tests/backends/test_vision_mrope_server.py.
 import pytest
 
 from app.engine import GenerationRequest
-from app.engine.positions import ImageSpan, PositionMap
+from app.engine.vision.positions import ImageSpan, PositionMap
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.vision_gguf import about, sample_png
 from tests.vision_qwen2vl import tiny_qwen2vl

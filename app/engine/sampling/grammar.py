@@ -29,9 +29,9 @@ import llama_cpp
 from llguidance import LLMatcher
 from llguidance.gbnf_to_lark import gbnf_to_lark
 
-from app.engine.constraint import GrammarConstraint, SchemaConstraint
 from app.engine.native import capture_log
 from app.engine.prompt import PromptError
+from app.engine.sampling.constraint import GrammarConstraint, SchemaConstraint
 
 # What the old GBNF converter allowed between JSON items (`space ::= " "?`): models pad with newlines otherwise.
 JSON_OPTIONS = {"whitespace_pattern": " ?"}

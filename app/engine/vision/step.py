@@ -26,14 +26,14 @@ import time
 
 import llama_cpp
 
-from app.engine import media
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
 from app.engine.prompt import PromptError
 from app.engine.request import Sequence
 from app.engine.scheduler import PrefillPacer
 from app.engine.types import EngineConfig, GenerationRequest
-from app.engine.vision import EmbdBatch, image_of, serials
+from app.engine.vision import media
+from app.engine.vision.projector import EmbdBatch, image_of, serials
 
 log = logging.getLogger("chorus.engine")
 

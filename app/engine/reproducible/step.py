@@ -37,9 +37,9 @@ from __future__ import annotations
 import functools
 import logging
 
-from app.engine import row_kernels
 from app.engine.events import EventBuilder
-from app.engine.packing import PackedPieces
+from app.engine.reproducible import row_kernels
+from app.engine.reproducible.packing import PackedPieces
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
 

@@ -17,11 +17,11 @@ import logging
 import time
 
 from app.engine.core_share import CORES
-from app.engine.draft_model import DraftSpec, model_drafts
 from app.engine.events import EventBuilder
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
-from app.engine.speculation import DraftVocab
+from app.engine.speculative.draft_model import DraftSpec, model_drafts
+from app.engine.speculative.drafts import DraftVocab
 
 log = logging.getLogger("chorus.engine")
 

@@ -12,10 +12,10 @@ import logging
 import time
 
 from app.engine.chat_parse.stream import call_dicts
-from app.engine.draft_model import DraftModelError
 from app.engine.events import EventBuilder
-from app.engine.prompt_cache import MIN_SHARED_PREFIX, common_prefix
 from app.engine.request import Sequence
+from app.engine.sharing.cache import MIN_SHARED_PREFIX, common_prefix
+from app.engine.speculative.draft_model import DraftModelError
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
