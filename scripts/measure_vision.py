@@ -60,7 +60,8 @@ def fan_out(model, mmproj, threads: int, size: int = 48, **config) -> dict:
         alone = engine.submit(about(png, QUESTIONS[0])).result(300)
         one = alone.ttft_s
         engine.clear_prompt_cache()
-        engine._vision._drop(engine._vision.entry(max(engine._vision._by_serial)))  # encode it again, as cold
+        store = engine._images.store
+        store._drop(store.entry(max(store._by_serial)))  # encode it again, as cold
         engine.wait_idle(60)
         engine.reset_stats()
         done = [h.result(600) for h in [engine.submit(about(png, q)) for q in QUESTIONS]]

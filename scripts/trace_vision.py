@@ -1,8 +1,8 @@
 """Where the 8 panes' time goes (issue 37): figure 1 of measure_vision.py with the engine's work timed.
 
-Wraps the engine's seams on its own thread (no change to the engine): every text llama_decode (`Engine._decode`:
-its tokens and sequences), every image piece (`Engine._decode_embd`: its rows), every prefix copy
-(`LlamaContext.copy_prefix`), each admission (`Engine._admit`) and each iteration (`Engine._step`), then prints
+Wraps the engine's seams on its own thread (no change to the engine): every text llama_decode (`Step.decode`:
+its tokens and sequences), every image piece (`VisionStep._decode_embd`: its rows), every prefix copy
+(`LlamaContext.copy_prefix`), each admission (`Engine._admit`) and each iteration (`Step.run`), then prints
 the 8 panes' timeline from their submission: what each iteration did, and when each pane got its first token.
 
     python scripts/trace_vision.py [--image-tokens 256] [--threads 2] [--repeat 1] [--alone]
@@ -27,11 +27,12 @@ class Trace:
     def __init__(self, engine: Engine):
         self.events: list[tuple[float, float, str, str]] = []
         self.engine = engine
-        self._wrap(engine, "_decode", "decode", self._batch_detail)
-        self._wrap(engine, "_decode_embd", "image", lambda *a: f"{engine._embd_batch.struct.n_tokens} rows")
+        self._wrap(engine._step, "decode", "decode", self._batch_detail)
+        images = engine._images
+        self._wrap(images, "_decode_embd", "image", lambda *a: f"{images.embd_batch.struct.n_tokens} rows")
         self._wrap(engine._ctx, "copy_prefix", "copy", lambda src, dst, keep, *a: f"{keep} cells {src}->{dst}")
         self._wrap(engine, "_admit", "admit", lambda *a: "")
-        self._wrap(engine, "_step", "step", lambda *a: "")
+        self._wrap(engine._step, "run", "step", lambda *a: "")
 
     def _batch_detail(self, *args) -> str:
         batch = self.engine._ctx.batch
@@ -79,8 +80,8 @@ def main() -> None:
             for questions in batches:
                 engine.clear_prompt_cache()
                 engine.wait_idle(60)
-                for entry in list(engine._vision._by_serial.values()):  # encode it again, as cold
-                    engine._vision._drop(entry)
+                for entry in list(engine._images.store._by_serial.values()):  # encode it again, as cold
+                    engine._images.store._drop(entry)
                 engine.reset_stats()
                 trace.events.clear()
                 t0 = time.perf_counter()

@@ -89,7 +89,7 @@ class LlamaContext:
         params.embeddings = False
         self._set_kv_type(params, model, config.kv_type)
         # Reproducible mode: flash attention on (its per-row kernel is what the mode rests on) and ggml's per-row
-        # CPU kernels only, so a lone token meets the kernel it meets in a batch (row_kernels.py).
+        # CPU kernels only, so a lone token meets the kernel it meets in a batch (reproducible/row_kernels.py).
         if config.reproducible:
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
         per_row = config.reproducible and row_kernels.available()
