@@ -34,6 +34,7 @@ from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
 from app.engine.devices import resolve_gpu_layers
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.lora import AdapterError, LoraAdapters
 from app.engine.native import LlamaModel
 from app.engine.prompt import ContextOverflow, PromptError, PromptRenderer
@@ -111,19 +112,16 @@ class Engine:
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
         self._pacer = PrefillPacer(config)
         self._adapters = LoraAdapters(self._model)  # LoRA files loaded on this model (lora.py)
-        model, ctx, stats, running, n_ctx = self._model, self._ctx, self._stats, self._running, self.n_ctx_per_slot
-        self._step = Step(config, model, ctx, stats, self._pacer, self._adapters,
-                          MaskBatch(config.n_slots, model.n_vocab), running, self._waiting, self._finish,
-                          self._fail_running, self._closing_tokens, n_ctx, id(self))
-        self._images = VisionStep(images, config, self._renderer, ctx, stats, self._pacer, self._adapters, running,
-                                  self._finish, id(self))
-        self._sharing = PrefixSharing(config, ctx, stats, running, self._free_slots, self._images.spend)
+        loop = Loop(config, self._model, self._ctx, self._stats, self._pacer, self._adapters, self._running,
+                    self._free_slots, self._finish, self.n_ctx_per_slot, id(self))
+        self._step = Step(loop, MaskBatch(config.n_slots, self._model.n_vocab), self._waiting, self._fail_running,
+                          self._closing_tokens)
+        self._images = VisionStep(loop, images, self._renderer)
+        self._sharing = PrefixSharing(loop, self._images.spend)
         # draft models of speculative kind "draft", loaded on first use (speculative/draft_model.py)
-        draft_models = DraftModels(model, config, -1 if self.offload.on_gpu else 0)
-        self._speculation = SpeculativeStep(config, model, ctx, stats, draft_models, running, self._step,
-                                            self._finish, n_ctx, id(self))
-        self._reproducible = ReproducibleStep(config, model, ctx, stats, running, self._step, self._speculation,
-                                              self._finish, self.offload.on_gpu, n_ctx)
+        draft_models = DraftModels(self._model, config, -1 if self.offload.on_gpu else 0)
+        self._speculation = SpeculativeStep(loop, draft_models, self._step)
+        self._reproducible = ReproducibleStep(loop, self._step, self._speculation, self.offload.on_gpu)
         self._step.attach(self._sharing, self._images, self._speculation, self._reproducible)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
         self._thread.start()

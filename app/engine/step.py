@@ -14,11 +14,13 @@ import time
 from app.engine.chat_parse.stream import call_dicts
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.request import Sequence
 from app.engine.sampling.logprobs import token_logprob
-from app.engine.scheduler import PrefillPacer, StepPlan, adapter_group, plan_step
+from app.engine.sampling.masks import MaskBatch
+from app.engine.scheduler import StepPlan, adapter_group, plan_step
 from app.engine.sharing.prefix import mirror
-from app.engine.types import EngineConfig, RequestState
+from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
 
@@ -28,24 +30,15 @@ class Step:
     llama_decode failures), the token masks computed beside a decode, the step counter and which LoRA set the
     last step decoded. Ends requests through `finish` and `fail_running` (the engine's one end of a request)."""
 
-    def __init__(self, config: EngineConfig, model, ctx, stats, pacer: PrefillPacer, adapters, masks,
-                 running: list[Sequence], waiting, finish, fail_running, closing_tokens: list[int],
-                 n_ctx_per_slot: int, engine_id: int):
-        self.config = config
-        self._model = model
-        self._ctx = ctx
-        self._stats = stats
-        self._pacer = pacer
-        self._adapters = adapters
+    def __init__(self, loop: Loop, masks: MaskBatch, waiting, fail_running, closing_tokens: list[int]):
+        self.config, self._model, self._ctx, self._stats = loop.config, loop.model, loop.ctx, loop.stats
+        self._pacer, self._adapters, self._running, self._finish = loop.pacer, loop.adapters, loop.running, loop.finish
+        self.n_ctx_per_slot, self._id = loop.n_ctx_per_slot, loop.engine_id
         self.masks = masks
-        self._running = running  # the engine's list, changed in place only
         self._waiting = waiting  # the engine's queue (its length, for the occupancy stats)
-        self._finish = finish
         self._fail_running = fail_running
         self._closing_tokens = closing_tokens
-        self.n_ctx_per_slot = n_ctx_per_slot
-        self._id = engine_id  # this engine's key in the core share (core_share.py)
-        self.decode = ctx.decode  # one seam, so tests can inject llama_decode failures
+        self.decode = self._ctx.decode  # one seam, so tests can inject llama_decode failures
         self.count = 0  # steps that decoded
         self._adapter_turn: tuple | None = None  # the adapter set the last step decoded (scheduler.adapter_group)
         self.sharing = self.images = self.speculation = self.reproducible = None  # set by `attach`

@@ -42,7 +42,6 @@ from app.engine.reproducible import row_kernels
 from app.engine.reproducible.packing import pack_pieces, safe_to_pack
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
-from app.engine.types import EngineConfig
 
 log = logging.getLogger("chorus.engine")
 
@@ -52,18 +51,12 @@ class ReproducibleStep:
     context make a lone token exact (`lone_token_exact`, fixed per engine). Decodes through the engine's `Step`
     (and a drafting run through `speculation`); ends a request through `finish`."""
 
-    def __init__(self, config: EngineConfig, model, ctx, stats, running: list[Sequence], step, speculation, finish,
-                 on_gpu: bool, n_ctx_per_slot: int):
-        self.config = config
-        self._model = model
-        self._ctx = ctx
-        self._stats = stats
-        self._running = running  # the engine's list, changed in place only
+    def __init__(self, loop, step, speculation, on_gpu: bool):  # loop: loop.Loop (context.py imports this package)
+        self.config, self._model, self._ctx, self._stats = loop.config, loop.model, loop.ctx, loop.stats
+        self._running, self._finish, self.n_ctx_per_slot = loop.running, loop.finish, loop.n_ctx_per_slot
         self._step = step
         self._speculation = speculation
-        self._finish = finish
         self._on_gpu = on_gpu
-        self.n_ctx_per_slot = n_ctx_per_slot
 
     def step(self, plan: StepPlan, events: EventBuilder) -> None:
         elapsed = 0.0

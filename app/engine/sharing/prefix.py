@@ -13,9 +13,10 @@ import time
 
 from app.engine.chat_parse.stream import call_dicts
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.request import Sequence
 from app.engine.sharing.cache import MIN_SHARED_PREFIX, PromptCache, common_prefix
-from app.engine.types import EngineConfig, RequestState
+from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
 
@@ -25,14 +26,11 @@ class PrefixSharing:
     sequence decoding it). Works on the engine's context, running sequences and free slots; `spend` counts the
     engine-thread time a copy takes against the sequence's share of the step (vision/step.py)."""
 
-    def __init__(self, config: EngineConfig, ctx, stats, running: list[Sequence], free_slots: set[int], spend):
-        self.config = config
-        self._ctx = ctx
-        self._stats = stats
-        self._running = running  # the engine's list and set, changed in place only
-        self._free_slots = free_slots
+    def __init__(self, loop: Loop, spend):
+        self.config, self._ctx, self._stats = loop.config, loop.ctx, loop.stats
+        self._running, self._free_slots = loop.running, loop.free_slots
         self._spend = spend
-        self.cache = PromptCache(config.n_slots)
+        self.cache = PromptCache(self.config.n_slots)
         self.leaders: dict[str, Sequence] = {}  # coalescing: request key -> the sequence decoding it
 
     # --- admission: which slot, what is reused ----------------------------------------------------------

@@ -18,11 +18,11 @@ import time
 
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
 from app.engine.speculative.draft_model import DraftModels, DraftSpec, model_drafts
 from app.engine.speculative.drafts import DraftVocab
-from app.engine.types import EngineConfig
 
 log = logging.getLogger("chorus.engine")
 
@@ -32,18 +32,12 @@ class SpeculativeStep:
     the draft models took (`draft_s`) and the drafted tokens accepted (`accepted`). Decodes and samples through
     the engine's `Step`; ends a request through `finish`."""
 
-    def __init__(self, config: EngineConfig, model, ctx, stats, draft_models: DraftModels, running: list[Sequence],
-                 step, finish, n_ctx_per_slot: int, engine_id: int):
-        self.config = config
-        self._model = model
-        self._ctx = ctx
-        self._stats = stats
+    def __init__(self, loop: Loop, draft_models: DraftModels, step):
+        self.config, self._model, self._ctx, self._stats = loop.config, loop.model, loop.ctx, loop.stats
+        self._running, self._finish = loop.running, loop.finish
+        self.n_ctx_per_slot, self._id = loop.n_ctx_per_slot, loop.engine_id
         self.draft_models = draft_models
-        self._running = running  # the engine's list, changed in place only
         self._step = step
-        self._finish = finish
-        self.n_ctx_per_slot = n_ctx_per_slot
-        self._id = engine_id  # this engine's key in the core share (core_share.py)
         self._vocab: DraftVocab | None = None
         self.draft_s = 0.0  # seconds the draft models took this step (counted in the step's time)
         self.accepted = 0  # drafted tokens accepted this step (decode tokens too)

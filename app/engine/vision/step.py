@@ -28,6 +28,7 @@ import llama_cpp
 
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.prompt import PromptError
 from app.engine.request import Sequence
 from app.engine.scheduler import PrefillPacer
@@ -63,18 +64,11 @@ class VisionStep:
     Works on the engine's renderer, context, running sequences, pacer, stats and LoRA adapters; ends a request
     whose image fails through `finish`."""
 
-    def __init__(self, store: ImageStore | None, config: EngineConfig, renderer, ctx, stats, pacer: PrefillPacer,
-                 adapters, running: list[Sequence], finish, engine_id: int):
+    def __init__(self, loop: Loop, store: ImageStore | None, renderer):
+        self.config, self._ctx, self._stats, self._pacer = loop.config, loop.ctx, loop.stats, loop.pacer
+        self._adapters, self._running, self._finish, self._id = loop.adapters, loop.running, loop.finish, loop.engine_id
         self.store = store
-        self.config = config
         self._renderer = renderer
-        self._ctx = ctx
-        self._stats = stats
-        self._pacer = pacer
-        self._adapters = adapters
-        self._running = running  # the engine's list, changed in place only
-        self._finish = finish
-        self._id = engine_id  # this engine's key in the core share (core_share.py)
         self.embd_batch: EmbdBatch | None = None
         self.spent: dict[Sequence, float] = {}  # this iteration's admission/copy/encode time per prompt
 
