@@ -23,12 +23,12 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
-from pathlib import Path
 
 import llama_cpp
 from llguidance import LLMatcher
 from llguidance.gbnf_to_lark import gbnf_to_lark
 
+from app.engine import gbnf_probe
 from app.engine.native import capture_log
 from app.engine.prompt import PromptError
 from app.engine.sampling.constraint import GrammarConstraint, SchemaConstraint
@@ -133,7 +133,7 @@ def parser_message(model_path: str, gbnf: str) -> str:
     if getattr(sys, "frozen", False):  # an installed app has no script to run
         return "llama.cpp's parser refused it"
     try:
-        probe = subprocess.run([sys.executable, str(Path(__file__).with_name("gbnf_probe.py")), model_path],
+        probe = subprocess.run([sys.executable, gbnf_probe.__file__, model_path],
                                input=gbnf, capture_output=True, timeout=60, encoding="utf-8", errors="replace")
     except (OSError, subprocess.SubprocessError) as exc:
         return f"llama.cpp's parser refused it (its reason could not be read: {exc})"
