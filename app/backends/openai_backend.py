@@ -31,9 +31,9 @@ from app.backends.server_metrics import MetricsPoller
 from app.backends.server_params import create_arguments, unapplied, unapplied_keys
 from app.backends.stream_run import StreamRun
 from app.engine import GenerationRequest, RequestHandle, RequestState, StatsSnapshot, StepEvent
-from app.engine.grammar import GrammarError, check_request
 from app.engine.limits import Limit
 from app.engine.request import next_request_id
+from app.engine.sampling.grammar import GrammarError, check_request
 from app.engine.types import EngineStopped
 
 SERVER_CONCURRENCY = Limit(1, 64, 8)  # requests one server backend streams at a time (the server form's range)

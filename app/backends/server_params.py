@@ -29,7 +29,7 @@ from pathlib import Path
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import SAMPLER_FIELDS, GenerationRequest
-from app.engine.grammar import GrammarError
+from app.engine.sampling.grammar import GrammarError
 from app.engine.types import TOOL_CHOICES
 
 TEMPLATE_KEYS = ("thinking", "chat_template_kwargs")  # sent as chat_template_kwargs, which both servers pass on

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from app.engine import Completion, RequestHandle
 from app.engine.chat.template.reasoning import ReasoningSplit
-from app.engine.logprobs import TokenLogprob
+from app.engine.sampling.logprobs import TokenLogprob
 
 FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls",  # anything else a server says
           "function_call": "tool_calls"}  # (content_filter...): "stop"; function_call is OpenAI's older name

@@ -14,7 +14,7 @@ from app.bench.workloads import GREEDY
 from app.engine import EngineConfig
 from app.engine.context import LlamaContext
 from app.engine.native import LlamaModel
-from app.engine.sampling import SamplerChain
+from app.engine.sampling.chain import SamplerChain
 
 
 def raw_loop_decode_tps(model_path, prompts: list[str], max_tokens: int, threads: int, n_ctx: int) -> float:

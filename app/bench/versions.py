@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from app.engine import SamplingParams
-from app.engine.logprobs import TokenLogprob
+from app.engine.sampling.logprobs import TokenLogprob
 from app.session import PaneResult, PaneSpec, RunState, Session, autosave, versions
 
 WORDS = ("the lighthouse keeper walked along the shore and counted every wave that broke against the rocks "

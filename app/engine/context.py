@@ -12,8 +12,8 @@ import ctypes
 import llama_cpp
 import numpy as np
 
-from app.engine import row_kernels
 from app.engine.native import LlamaModel
+from app.engine.reproducible import row_kernels
 from app.engine.types import EngineConfig
 from app.models.memory import KV_TYPES, kv_cells
 
@@ -89,7 +89,7 @@ class LlamaContext:
         params.embeddings = False
         self._set_kv_type(params, model, config.kv_type)
         # Reproducible mode: flash attention on (its per-row kernel is what the mode rests on) and ggml's per-row
-        # CPU kernels only, so a lone token meets the kernel it meets in a batch (row_kernels.py).
+        # CPU kernels only, so a lone token meets the kernel it meets in a batch (reproducible/row_kernels.py).
         if config.reproducible:
             params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
         per_row = config.reproducible and row_kernels.available()

@@ -2,49 +2,73 @@
 
 Other threads only touch the waiting queue, the cancel set and the subscriber list (under one condition
 variable); the engine thread owns the model, context, batch, samplers, running sequences and the prompt cache,
-and is the only one that calls llama.cpp or frees anything. Its work is split by concern into mixins: a
-request's life (lifecycle.py), one decode step (step.py, or reproducible.py when outputs must not depend on
-what else runs; spec_step.py when requests draft tokens) and prefix sharing (sharing.py).
+and is the only one that calls llama.cpp or frees anything.
+
+`Engine` is the public API and a request's life on the engine thread: admission to a slot, cancellation, and
+its one and only end (`_finish` is idempotent: every submitted request ends exactly once wherever it is:
+queued, being admitted, running, or following an identical request; docs/engine.md has the failure
+semantics). It is composed of objects that own the rest:
+- `Step` (step.py): one decode step: plan, llama_decode, sample, tokens into text;
+- `PrefixSharing` (sharing/prefix.py): the prompt cache, fan-out copies, coalescing;
+- `VisionStep` (vision/step.py): the image store and the image pieces of a step;
+- `SpeculativeStep` (speculative/step.py): the draft models, drafts and their verification;
+- `ReproducibleStep` (reproducible/step.py): the split step when outputs must not depend on what else runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 
-from app.engine.chat.template.reasoning import CLOSING_TEXT
+import numpy as np
+from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+from app.engine.chat.parse.detect import template_stops
+from app.engine.chat.parse.stream import call_stops, for_request
+from app.engine.chat.template.reasoning import CLOSING_TEXT, ReasoningSplit, opens_thinking, split_prefix
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
 from app.engine.devices import resolve_gpu_layers
-from app.engine.draft_model import DraftModels
 from app.engine.events import EventBuilder
-from app.engine.grammar import check as grammar_check
-from app.engine.lifecycle import RequestLifecycle
-from app.engine.lora import LoraAdapters
-from app.engine.masks import MaskBatch
+from app.engine.loop import Loop
+from app.engine.lora import AdapterError, LoraAdapters
 from app.engine.native import LlamaModel
-from app.engine.prompt import PromptRenderer
-from app.engine.prompt_cache import PromptCache
-from app.engine.reproducible import ReproducibleStep
+from app.engine.prompt import ContextOverflow, PromptError, PromptRenderer
+from app.engine.reproducible.step import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence, next_request_id
+from app.engine.sampling import chain as sampling
+from app.engine.sampling.chain import SamplerChain
+from app.engine.sampling.constraint import GrammarConstraint
+from app.engine.sampling.grammar import GrammarError, make_constraint, tool_constraint
+from app.engine.sampling.grammar import check as grammar_check
+from app.engine.sampling.masks import MaskBatch
 from app.engine.scheduler import PrefillPacer
-from app.engine.sharing import PrefixSharing
-from app.engine.spec_step import SpeculativeStep
+from app.engine.sharing.prefix import PrefixSharing
+from app.engine.speculative.draft_model import DraftModelError, DraftModels, DraftSpec
+from app.engine.speculative.drafts import SpecState
+from app.engine.speculative.step import SpeculativeStep
 from app.engine.stats import StatsRecorder
-from app.engine.step import StepExecution
-from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, StatsSnapshot, StepEvent
-from app.engine.vision import ImageStore
-from app.engine.vision_step import VisionStep
+from app.engine.step import Step
+from app.engine.text import TextStream
+from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, RequestState, StatsSnapshot, StepEvent
+from app.engine.vision.projector import ImageStore
+from app.engine.vision.step import VisionStep
 
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
 
 
-class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep, PrefixSharing, VisionStep):
-    """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager."""
+class Engine:
+    """Load a model, start the engine thread; `submit()` from any thread. Use as a context manager.
+
+    Owns the model, its context, the prompt renderer, the queue shared with other threads (under `_cond`), the
+    running sequences and free slots, the LoRA adapters, the pacer and the stats; the objects it is made of
+    (the module docstring) own the rest."""
 
     def __init__(self, config: EngineConfig):
         self.config = config
@@ -53,9 +77,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         try:
             self._ctx = LlamaContext(self._model, config)
             self._renderer = PromptRenderer(self._model, config.chat_format)
-            # the vision projector (vision.py, vision_step.py): images in messages; None = text only
-            self._vision = ImageStore(self._model, config.mmproj, config.n_threads) if config.mmproj else None
-            self._embd_batch = None
+            # the vision projector (vision/): images in messages; None = text only
+            images = ImageStore(self._model, config.mmproj, config.n_threads) if config.mmproj else None
         except BaseException:
             if getattr(self, "_ctx", None):
                 self._ctx.close()
@@ -68,7 +91,6 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)
         self._closing_tokens = self._model.tokenize(CLOSING_TEXT, add_special=False)  # a spent thinking budget
-        self._decode = self._ctx.decode  # one seam, so tests can inject llama_decode failures
         self._cond = threading.Condition()
         self._waiting: deque[Sequence] = deque()
         self._live: dict[int, Sequence] = {}
@@ -78,26 +100,28 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         self._native_lock = threading.Lock()  # check_grammar (any thread) vs freeing the model (engine thread)
         self._released = False
         self._admitting: Sequence | None = None
-        self._spent: dict[Sequence, float] = {}  # this iteration's admission/copy/encode time (vision_step.py)
         self._running: list[Sequence] = []
         self._free_slots = set(range(config.n_slots))
         self._subscribers: tuple[Callable[[StepEvent], None], ...] = ()  # replaced whole, under _cond
         self._kv_positions = [0] * config.n_slots  # written by the engine thread after every iteration
         self._kv_expected = [0] * config.n_slots  # what the engine's own records say those positions are
-        self._cache = PromptCache(config.n_slots)
-        self._masks = MaskBatch(config.n_slots, self._model.n_vocab)
-        self._leaders: dict[str, Sequence] = {}  # coalescing: request key -> the sequence decoding it
-        self._clear_cache = False
+        self._clear_cache = False  # clear_prompt_cache() asked, applied between steps
         self._idle = threading.Event()  # set after an iteration that left nothing waiting or running
         self._idle.set()
-        self._steps = 0
-        self._step_accepted = 0
         self._stats = StatsRecorder(config.n_slots, self.n_ctx_per_slot)
         self._pacer = PrefillPacer(config)
         self._adapters = LoraAdapters(self._model)  # LoRA files loaded on this model (lora.py)
-        self._adapter_turn: tuple | None = None  # the adapter set the last step decoded (scheduler.adapter_group)
-        # draft models of speculative kind "draft", loaded on first use (draft_model.py)
-        self._draft_models = DraftModels(self._model, config, -1 if self.offload.on_gpu else 0)
+        loop = Loop(config, self._model, self._ctx, self._stats, self._pacer, self._adapters, self._running,
+                    self._free_slots, self._finish, self.n_ctx_per_slot, id(self))
+        self._step = Step(loop, MaskBatch(config.n_slots, self._model.n_vocab), self._waiting, self._fail_running,
+                          self._closing_tokens)
+        self._images = VisionStep(loop, images, self._renderer)
+        self._sharing = PrefixSharing(loop, self._images.spend)
+        # draft models of speculative kind "draft", loaded on first use (speculative/draft_model.py)
+        draft_models = DraftModels(self._model, config, -1 if self.offload.on_gpu else 0)
+        self._speculation = SpeculativeStep(loop, draft_models, self._step)
+        self._reproducible = ReproducibleStep(loop, self._step, self._speculation, self.offload.on_gpu)
+        self._step.attach(self._sharing, self._images, self._speculation, self._reproducible)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
         self._thread.start()
 
@@ -121,7 +145,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         """The exact text the request becomes before tokenization: its messages through the chat template (or
         its raw prompt; `media.MARKER` in place of each image), then its reply prefix. Safe from any thread;
         raises PromptError as a submit would end."""
-        return self._marked_text(request) + request.reply_prefix
+        return self._images.marked_text(request) + request.reply_prefix
 
     def cancel_all(self) -> None:
         with self._cond:
@@ -178,6 +202,13 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
 
     def reset_stats(self) -> None:
         self._stats.reset()
+
+    def clear_prompt_cache(self) -> None:
+        """Forget every cached prompt (the KV of free slots). Safe from any thread; applied between steps."""
+        with self._cond:
+            self._clear_cache = True
+            self._idle.clear()  # so wait_idle() returns once it is applied
+            self._cond.notify()
 
     @property
     def closed(self) -> bool:
@@ -236,15 +267,16 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
                 closing = self._closing
                 cancels = set(self._live) if closing else self._cancel_ids
                 self._cancel_ids = set()
-            events = EventBuilder(self._steps)
+            events = EventBuilder(self._step.count)
             try:
                 self._apply_cancels(cancels, events)
                 if self._clear_cache:
-                    self._apply_cache_clear()
+                    self._clear_cache = False
+                    self._sharing.clear()
                 if not closing:
                     self._admit(events)
                     if self._running:
-                        self._step(events)
+                        self._step.run(events)
             except Exception as exc:  # a bug must not kill the thread: end what the step touched
                 log.exception("engine step failed")
                 self._fail_running(events, f"internal engine error: {exc!r}")
@@ -258,7 +290,8 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
                 return
 
     def _snapshot_kv(self) -> None:
-        expected = [self._cache.cached_end(slot) for slot in range(self.config.n_slots)]
+        cache = self._sharing.cache
+        expected = [cache.cached_end(slot) for slot in range(self.config.n_slots)]
         for seq in self._running:
             expected[seq.slot] = seq.kv_end()
         self._kv_expected = expected
@@ -280,13 +313,206 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         CORES.idle(id(self))
         with self._native_lock:
             self._released = True
-            self._masks.close()
+            self._step.masks.close()
             for seq in list(self._running):
                 if seq.sampler is not None:
                     seq.sampler.free()
             self._running.clear()
-            if self._vision is not None:
-                self._vision.close()
-            self._draft_models.close()
+            self._images.close()
+            self._speculation.draft_models.close()
             self._ctx.close()
             self._model.close()
+
+    # --- a request's life on the engine thread -------------------------------------------------------
+    def _die(self, cause: str) -> None:
+        """The engine thread is ending on an exception outside a step's try: record why (`Engine.failure`; from
+        now on `submit()` raises EngineStopped) and end every live request, queued ones included, "error" with
+        a message naming the cause. Still on the engine thread, before the model is freed."""
+        message = f"the engine stopped after an internal error ({cause}); reload the model"
+        with self._cond:
+            self._failure = cause
+            self._closing = True
+            doomed = list(self._live.values())
+        events = EventBuilder(self._step.count)
+        for seq in doomed:
+            try:
+                self._finish(seq, "error", events, message)
+            except Exception:  # _finish completes the handle even when its cleanup raises
+                log.exception("could not end request %s cleanly", seq.id)
+        try:
+            self._publish(events)
+        except Exception:
+            log.exception("could not publish the end of the engine's requests")
+        self._admitting = None
+        self._idle.set()
+
+    def _fail_running(self, events: EventBuilder, message: str) -> None:
+        """End every admitted request (queued ones stay queued and are served next)."""
+        for seq in list(self._running) + ([self._admitting] if self._admitting else []):
+            try:
+                self._finish(seq, "error", events, message)
+            except Exception:
+                log.exception("could not end request %s cleanly", seq.id)
+        self._admitting = None
+
+    def _apply_cancels(self, ids: set[int], events: EventBuilder) -> None:
+        for request_id in ids:
+            with self._cond:
+                seq = self._live.get(request_id)
+            if seq is not None:
+                self._finish(seq, "cancelled", events)
+
+    def _admit(self, events: EventBuilder) -> None:
+        self._images.new_iteration()  # nothing spent yet on any prompt outside its pieces
+        leaders = self._sharing.leaders
+        if leaders:
+            self._coalesce_waiting(events)
+        while self._free_slots:
+            with self._cond:
+                if not self._waiting:
+                    return
+                seq = self._waiting.popleft()
+                cancelled = seq.id in self._cancel_ids
+                self._cancel_ids.discard(seq.id)
+            if cancelled:  # a queued request cancelled is never admitted
+                self._finish(seq, "cancelled", events)
+                continue
+            if seq.coalesce_key in leaders:
+                self._follow(leaders[seq.coalesce_key], seq, events)
+                continue
+            self._admitting = seq  # until it is in _running, a fault here must still end it
+            started = time.perf_counter()
+            try:
+                self._admit_one(seq, events)
+                self._images.spend(seq, time.perf_counter() - started)
+            except ContextOverflow as exc:
+                self._finish(seq, "error", events, str(exc), kind="context")
+            except GrammarError as exc:
+                self._finish(seq, "error", events, str(exc), kind="grammar")
+            except AdapterError as exc:
+                self._finish(seq, "error", events, str(exc), kind="adapter")
+            except DraftModelError as exc:
+                self._finish(seq, "error", events, str(exc), kind="draft")
+            except PromptError as exc:
+                self._finish(seq, "error", events, str(exc), kind="prompt")
+            except Exception as exc:
+                log.exception("admitting request %s failed", seq.id)
+                self._finish(seq, "error", events, f"internal engine error while admitting: {exc!r}")
+            self._admitting = None
+
+    def _coalesce_waiting(self, events: EventBuilder) -> None:
+        """Every queued request identical to a running one becomes its follower, slot or no slot free."""
+        leaders = self._sharing.leaders
+        with self._cond:
+            matches = [s for s in self._waiting if s.id not in self._cancel_ids and s.coalesce_key in leaders]
+            for seq in matches:
+                self._waiting.remove(seq)
+        for seq in matches:
+            self._follow(leaders[seq.coalesce_key], seq, events)
+
+    def _follow(self, leader: Sequence, seq: Sequence, events: EventBuilder) -> None:
+        try:  # its drafts would not be used, but a draft model it cannot have is reported as on admission
+            self._speculation.draft_models.for_request(seq.request)
+        except DraftModelError as exc:
+            self._finish(seq, "error", events, str(exc), kind="draft")
+            return
+        self._sharing.follow(leader, seq, events)
+
+    def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
+        text, prompt, n_images = self._images.prompt_tokens(seq.request)  # vision/step.py: images as placeholders
+        seq.prompt = np.asarray(prompt, dtype=np.int32)
+        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0])
+        seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
+                                   opened=opens_thinking(text, seq.request.reply_prefix), stops=call_stops(seq.tools))
+        if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
+            seq.text = TextStream((*seq.request.stop, *stops))  # as llama-server adds the handler's stop strings
+        if len(prompt) >= self.n_ctx_per_slot:
+            images = f", {int((seq.prompt < 0).sum())} of them for {n_images} image(s)," if n_images else ""
+            raise ContextOverflow(f"the prompt is {len(prompt)} tokens{images} but a slot holds "
+                                  f"{self.n_ctx_per_slot} (prompt plus reply): shorten it or raise the context "
+                                  "per slot")
+        if n_images:
+            prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
+            seq.positions = self._images.store.positions(seq.prompt)  # M-RoPE images take fewer positions
+            self._stats.record_images(in_prompts=n_images)
+        self._adapters.load(seq.request.lora)
+        # kind "draft": loaded now, or DraftModelError
+        draft_model = self._speculation.draft_models.for_request(seq.request)
+        self._sharing.place(seq)
+        banned = self._model.eog_ids if seq.request.ignore_eos else ()
+        seq.sampler = self._sampler_chain(seq.request, banned, thinking=seq.split.thinking)
+        seq.sampler.accept_prompt(prompt)
+        spec = seq.request.speculative
+        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
+                and seq.sampler.constraint is None:
+            # a constrained request never drafts (docs/engine.md)
+            seq.spec = (SpecState(spec, prompt, self._speculation.vocab()) if draft_model is None
+                        else DraftSpec(spec, prompt, draft_model))
+        if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
+            seq.forced = list(self._closing_tokens)
+        seq.t_admit = time.perf_counter()
+        seq.state = RequestState.PREFILLING
+        events.state(seq.id, RequestState.PREFILLING, seq.t_admit)
+        self._running.append(seq)
+        self._sharing.register_leader(seq)
+
+    def _sampler_chain(self, request, banned, thinking: bool = False) -> SamplerChain:
+        """The request's sampler chain with its constraint. When `sampling.GRAMMAR_FIRST` (the reference path):
+        llama.cpp's grammar sampler first in the chain, a schema converted to GBNF."""
+        if sampling.GRAMMAR_FIRST and request.json_schema is not None:
+            request = dataclasses.replace(request, json_schema=None,
+                                          grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
+        constraint = make_constraint(self._model, request.grammar, request.json_schema)
+        if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
+            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking)
+        try:
+            if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
+                grammar, constraint.ptr = constraint.ptr, None
+                return SamplerChain(request.sampling, self._model.n_vocab, banned, grammar=grammar,
+                                    vocab=self._model.vocab)
+            return SamplerChain(request.sampling, self._model.n_vocab, banned, constraint=constraint,
+                                vocab=self._model.vocab)
+        except BaseException:
+            if constraint is not None:
+                constraint.free()
+            raise
+
+    def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
+                kind: str = "internal") -> None:
+        """End a request exactly once, wherever it is (waiting, admitting, running, following); later calls do
+        nothing. Its followers end with it, unless it was cancelled: then the first one takes over."""
+        if seq.finished:
+            return
+        if reason == "cancelled" and seq.followers:
+            self._sharing.promote(seq)
+        seq.finished = True
+        usable = reason != "error"  # after an error the KV cannot be trusted: never cache or copy it
+        try:
+            if seq.leader is not None:  # a follower (or a promoted leader): nothing native is its own
+                if seq in seq.leader.followers:
+                    seq.leader.followers.remove(seq)
+            else:
+                self._sharing.forget_leader(seq)
+                if seq in self._running:
+                    self._sharing.release_waiters(seq, usable)
+                    self._running.remove(seq)
+                if seq.slot is not None and seq.slot not in self._free_slots:
+                    self._free_slots.add(seq.slot)
+                    self._sharing.store(seq, usable)
+                if seq.sampler is not None:
+                    seq.sampler.free()
+                    seq.sampler = None
+                self._step.emit(seq, seq.text.finish(), events, final=True)
+        finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
+            completion = seq.completion(reason, error, kind)
+            seq.handle._complete(completion)
+            events.finished(completion, seq.handle.state)
+            with self._cond:
+                self._live.pop(seq.id, None)
+                self._cancel_ids.discard(seq.id)
+                if seq.slot is None and seq in self._waiting:
+                    self._waiting.remove(seq)
+            self._stats.record_tokens(generated=0, completed=1)
+        for follower in list(seq.followers):
+            follower.t_last = seq.t_last
+            self._finish(follower, reason, events, error, kind)

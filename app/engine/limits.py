@@ -92,7 +92,7 @@ LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no 
 # (mtmd_decode_use_non_causal: Gemma 3's 256 rows go into one llama_decode; a smaller batch must refuse it).
 VISION_BATCH = 512
 
-# Speculative decoding (GenerationRequest.speculative, app/engine/speculation.py): whether a request drafts, how,
+# Speculative decoding (GenerationRequest.speculative, app/engine/speculative/drafts.py): whether a request drafts, how,
 # and the most tokens drafted a step.
 SPEC_MODES = ("off", "auto", "on")
 SPEC_KINDS = ("ngram", "draft")  # n-gram lookup in the request's own tokens; a draft model (draft_model.py)

@@ -16,7 +16,7 @@ import numpy as np
 
 from app.engine.chat.parse.stream import ToolStream, call_dicts
 from app.engine.chat.template.reasoning import ReasoningSplit
-from app.engine.sampling import SamplerChain
+from app.engine.sampling.chain import SamplerChain
 from app.engine.sampling_params import HISTORY_FIELDS, SamplingParams
 from app.engine.text import TextStream
 from app.engine.types import (
@@ -120,7 +120,7 @@ class Sequence:
         self.text = TextStream(tuple(self.request.stop))
         self.split = ReasoningSplit(enabled=False)  # replaced at admission, when the prompt is known
         self.tools: ToolStream | None = None  # parses the answer for tool calls (a request with tools)
-        self.spec = None  # a SpecState (speculation.py) while the request drafts tokens; set at admission
+        self.spec = None  # a SpecState (speculative/drafts.py) while the request drafts tokens; set at admission
         self.forced: list[int] = []  # tokens to emit instead of sampling (a spent thinking budget closes the block)
         # Prefix sharing (engine thread only; docs/engine.md "Slots as a prompt cache"):
         self.cached_tokens = 0  # prompt tokens whose KV was reused or copied instead of prefilled
@@ -137,7 +137,8 @@ class Sequence:
         self.t_first: float | None = None
         self.t_last: float | None = None
         self.t_answer: float | None = None  # when the answer's first text was published
-        self.positions = None  # PositionMap (positions.py) of an M-RoPE prompt with images; None: position = index
+        # PositionMap (vision/positions.py) of an M-RoPE prompt with images; None: position = index
+        self.positions = None
 
     @property
     def state(self) -> RequestState:
@@ -172,7 +173,7 @@ class Sequence:
 
     def position(self, index: int) -> int:
         """The KV position of the token at `index` (prompt, then reply): the index itself unless M-RoPE images
-        before it take fewer positions than tokens (positions.py)."""
+        before it take fewer positions than tokens (vision/positions.py)."""
         return index if self.positions is None else self.positions.position(index)
 
     def boundary(self, index: int) -> int:
@@ -189,14 +190,16 @@ class Sequence:
 
     @property
     def text_ready(self) -> int:
-        """Prompt tokens left before the next image placeholder (vision.py), or all that are left if none."""
+        """Prompt tokens left before the next image placeholder (vision/projector.py), or all that are left if
+        none."""
         rest = np.asarray(self.prompt[self.n_prompt_done:])
         images = np.flatnonzero(rest < 0)
         return int(images[0]) if len(images) else len(rest)
 
     @property
     def has_images(self) -> bool:
-        """Whether its prompt holds image placeholders (vision.py): its text is paced as its image pieces are."""
+        """Whether its prompt holds image placeholders (vision/projector.py): its text is paced as its image pieces
+        are."""
         return bool(np.any(np.asarray(self.prompt) < 0))
 
     def completion(self, reason: str, error: str | None = None, error_kind: str | None = None) -> Completion:

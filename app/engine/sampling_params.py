@@ -15,7 +15,7 @@ class SamplingParams:
 
     Names, meanings and defaults are llama-server's (its request fields; `typical_p` is its `typ_p`), and every
     default leaves its sampler off. Defaults and ranges come from `app.engine.limits`, the same numbers the
-    window's form uses. The chain runs in llama-server's order (app/engine/sampling.py)."""
+    window's form uses. The chain runs in llama-server's order (app/engine/sampling/chain.py)."""
 
     temperature: float = limits.TEMPERATURE.default
     top_k: int = limits.TOP_K.default

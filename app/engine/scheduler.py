@@ -76,7 +76,7 @@ class PrefillPacer:
 
     def observe_piece(self, n_rows: int, seconds: float) -> None:
         """A prompt piece decoded in a llama_decode of its own beside generating sequences (an image piece,
-        vision_step.py): its seconds per row, fixed cost included, measure directly what `prefill_token_s`
+        vision/step.py): its seconds per row, fixed cost included, measure directly what `prefill_token_s`
         estimates (before it, only steps that mixed text were seen: with no text prompt joining running streams
         the estimate stayed the optimistic one from a pure prefill, and image pieces ran over the target)."""
         if n_rows > 0:
@@ -97,7 +97,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
               drafts: dict[Sequence, list[int]] | None = None, pieces: bool | None = None) -> StepPlan:
     """`running` is in admission order (FCFS); `prefill_cap` shrinks the prompt part after a full KV. A
     sequence waiting to copy a donor's prefix gets no prompt tokens, and a text run stops before an image
-    (`Sequence.text_ready`: images are decoded apart, vision_step.py). In reproducible mode the prompt part is a
+    (`Sequence.text_ready`: images are decoded apart, vision/step.py). In reproducible mode the prompt part is a
     list of pieces of at most `prefill_chunk` tokens, possibly several of one prompt, each for its own decode.
     `drafts` (speculation): tokens each decoding sequence verifies after its pending one; they count as
     decode rows for the pacer and take their room in the batch. `pieces` overrides `config.reproducible` for
@@ -131,7 +131,7 @@ def plan_step(running: list[Sequence], config: EngineConfig, n_batch: int,
 def _allowance(pacer: PrefillPacer | None, config: EngineConfig, rows: int, images: bool) -> int:
     """One prompt's share of a step beside `rows` decode rows: the pacer's allowance at `mixed_step_factor`, or
     at `image_step_factor` for a prompt with images (its text after an image, like its image pieces, stays
-    within that target: vision_step.py); the configured token budget without a pacer."""
+    within that target: vision/step.py); the configured token budget without a pacer."""
     if pacer is None:
         return config.step_budget - rows
     return pacer.prefill_allowance(rows, config.image_step_factor if images else None)
@@ -139,7 +139,7 @@ def _allowance(pacer: PrefillPacer | None, config: EngineConfig, rows: int, imag
 
 def _plan_pieces(plan: StepPlan, admitting: list[Sequence], budget: int, piece: int) -> None:
     """Reproducible mode: the same prompt tokens the budget allows, first come first served, cut into pieces of
-    at most `piece` tokens; each piece is meant for a llama_decode of its own (reproducible.py)."""
+    at most `piece` tokens; each piece is meant for a llama_decode of its own (reproducible/step.py)."""
     for seq in admitting:
         n = min(seq.text_ready, budget)
         budget -= n

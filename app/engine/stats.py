@@ -48,9 +48,10 @@ class StatsRecorder:
             self.accepted = 0
             self.images_in_prompts = 0  # images in admitted prompts (each occurrence)
             self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
-            self.packed_pieces = 0  # prompt pieces that shared a llama_decode with other sequences' (packing.py)
+            # prompt pieces that shared a llama_decode with other sequences' (reproducible/packing.py)
+            self.packed_pieces = 0
             self.packed_decodes = 0  # those llama_decodes
-            self.placeholders = 0  # placeholder tokens decoded beside a lone token (reproducible.py)
+            self.placeholders = 0  # placeholder tokens decoded beside a lone token (reproducible/step.py)
             self.decodes = 0  # llama_decode calls
             self.active = 0
             self.queued = 0

@@ -150,18 +150,20 @@ class EngineConfig:
     # The vision projector (an mmproj GGUF) paired with the model: with it, chat messages may carry image parts
     # (docs/images.md); None = a text-only model, which refuses images.
     mmproj: str | None = None
-    # The draft model of requests with speculative kind "draft" that name none (app/engine/draft_model.py): a small
-    # GGUF sharing the model's vocabulary, loaded on first use; None = such requests must name their own.
+    # The draft model of requests with speculative kind "draft" that name none
+    # (app/engine/speculative/draft_model.py): a small GGUF sharing the model's vocabulary, loaded on first use;
+    # None = such requests must name their own.
     draft_model: str | Path | None = None
     # Reproducible mode: prompt pieces of several sequences share one llama_decode where llama.cpp's ubatch cut
-    # keeps every token on the per-row kernel and saves a pass (app/engine/packing.py); off: each piece alone.
+    # keeps every token on the per-row kernel and saves a pass (app/engine/reproducible/packing.py); off: each
+    # piece alone.
     pack_pieces: bool = True
     # Reproducible mode where a token's bits do not depend on its ubatch at all (the context runs ggml's per-row
-    # kernels, every layer matrix is row-invariant, no LoRA in the step: row_kernels.py): each step's decode
-    # tokens, drafts and prompt tokens of every sequence go into ONE llama_decode, as in the default mode; off
+    # kernels, every layer matrix is row-invariant, no LoRA in the step: reproducible/row_kernels.py): each step's
+    # decode tokens, drafts and prompt tokens of every sequence go into ONE llama_decode, as in the default mode; off
     # (or where that does not hold): separate decodes and pieces as above (docs/engine.md, "One decode a step").
     one_decode: bool = True
-    # An image piece beside generating sequences takes at most this x their decode step (vision_step.py), and so
+    # An image piece beside generating sequences takes at most this x their decode step (vision/step.py), and so
     # does the text of a prompt with images (scheduler.py): below
     # `mixed_step_factor`, so a step slowed by another process's burst (up to ~1 decode step on a shared
     # 2-core host) still keeps the streams' gap within 3x steady (docs/benchmarks.md, "Images").
@@ -287,7 +289,7 @@ class StatsSnapshot:
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
     packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
     packed_decodes: int = 0  # the llama_decodes those pieces went into
-    placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible.py)
+    placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible/step.py)
     decodes: int = 0  # llama_decode calls (a step is one, or several in reproducible mode's split steps)
 
     @property

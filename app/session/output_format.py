@@ -16,7 +16,7 @@ import jsonschema
 
 from app.backends.server_params import FORMAT_KEYS
 from app.engine import Completion
-from app.engine.grammar import GrammarError, check_request
+from app.engine.sampling.grammar import GrammarError, check_request
 
 KINDS = {"text": "Free text", "json": "JSON", "schema": "JSON schema", "grammar": "GBNF grammar"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import UNSET
 
-from app.engine.logprobs import TokenLogprob
+from app.engine.sampling.logprobs import TokenLogprob
 from app.session.file_structs import dataclass_struct, given
 from app.session.result import BUSY_STATES, PaneResult, RunState
 

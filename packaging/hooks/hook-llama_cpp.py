@@ -5,7 +5,7 @@ so they are collected to that same place inside the bundle.
 The wheel stores each Linux library three times (libllama.so, .so.0, .so.0.5.0: copies, not symlinks). ctypes
 opens `libX.so` and the loader follows the `libX.so.N` sonames, so the fully versioned copies are left out.
 The multimodal library (libmtmd, `llama_cpp.mtmd_cpp`) is kept: the engine loads it for vision projectors
-(app/engine/vision.py). The old llava bindings and the server are left out: Chorus never loads them.
+(app/engine/vision/projector.py). The old llava bindings and the server are left out: Chorus never loads them.
 """
 
 from PyInstaller.utils.hooks import collect_dynamic_libs

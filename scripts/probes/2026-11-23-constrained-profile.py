@@ -27,12 +27,14 @@ from collections import defaultdict
 
 from app.bench.constrained import BENCH_SCHEMA, FREE_GRAMMAR
 from app.bench.workloads import GREEDY, prompt_of_length
-from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, masks, sampling, step
+from app.engine import Engine, EngineConfig, GenerationRequest, SamplingParams, step
 from app.engine.native import LlamaModel
+from app.engine.sampling import chain as sampling
+from app.engine.sampling import masks
 from app.models import default_model_path
 
 TIMES: dict[str, list[float]] = defaultdict(list)
-_decode, _advance = step.StepExecution._timed_decode, step.StepExecution._advance
+_decode, _advance = step.Step.timed_decode, step.Step.advance
 
 
 def timed_decode(self, outputs=()):
@@ -77,7 +79,7 @@ def main() -> None:
     parser.add_argument("--reference", action="store_true", help="also the earlier path (grammar sampler first)")
     parser.add_argument("--no-overlap", action="store_true", help="masks after the decode, not during it")
     args = parser.parse_args()
-    step.StepExecution._timed_decode, step.StepExecution._advance = timed_decode, timed_advance
+    step.Step.timed_decode, step.Step.advance = timed_decode, timed_advance
     masks.OVERLAP = not args.no_overlap
     path = default_model_path()
     model = LlamaModel(path)

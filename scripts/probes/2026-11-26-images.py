@@ -77,7 +77,8 @@ def fan_out(model, mmproj, threads: int, size: int = 48, **config) -> dict:
         alone = engine.submit(about(image, QUESTIONS[0])).result(300)
         one = alone.ttft_s
         engine.clear_prompt_cache()
-        engine._vision._drop(engine._vision.entry(max(engine._vision._by_serial)))  # encode it again, as cold
+        store = engine._images.store
+        store._drop(store.entry(max(store._by_serial)))  # encode it again, as cold
         engine.wait_idle(60)
         engine.reset_stats()
         done = [h.result(600) for h in [engine.submit(about(image, q)) for q in QUESTIONS]]
@@ -141,11 +142,12 @@ class Trace:
     def __init__(self, engine: Engine):
         self.events: list[tuple[float, float, str, str]] = []
         self.engine = engine
-        self._wrap(engine, "_decode", "decode", self._batch_detail)
-        self._wrap(engine, "_decode_embd", "image", lambda *a: f"{engine._embd_batch.struct.n_tokens} rows")
+        self._wrap(engine._step, "decode", "decode", self._batch_detail)
+        self._wrap(engine._images, "_decode_embd", "image",
+                   lambda *a: f"{engine._images.embd_batch.struct.n_tokens} rows")
         self._wrap(engine._ctx, "copy_prefix", "copy", lambda src, dst, keep, *a: f"{keep} cells {src}->{dst}")
         self._wrap(engine, "_admit", "admit", lambda *a: "")
-        self._wrap(engine, "_step", "step", lambda *a: "")
+        self._wrap(engine._step, "run", "step", lambda *a: "")
 
     def _batch_detail(self, *args) -> str:
         batch = self.engine._ctx.batch
@@ -186,8 +188,8 @@ def trace(model, mmproj, threads: int, repeat: int, alone: bool, **config) -> No
             for questions in batches:
                 engine.clear_prompt_cache()
                 engine.wait_idle(60)
-                for entry in list(engine._vision._by_serial.values()):  # encode it again, as cold
-                    engine._vision._drop(entry)
+                for entry in list(engine._images.store._by_serial.values()):  # encode it again, as cold
+                    engine._images.store._drop(entry)
                 engine.reset_stats()
                 timeline.events.clear()
                 t0 = time.perf_counter()

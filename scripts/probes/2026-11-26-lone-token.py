@@ -1,6 +1,6 @@
 """When does a lone decode token (one token of one stream in its ubatch) give the bits it gets beside others?
 
-Backs docs/engine.md, "Reproducible outputs" (the lone decode token; app/engine/row_kernels.py).
+Backs docs/engine.md, "Reproducible outputs" (the lone decode token; app/engine/reproducible/row_kernels.py).
 A dated probe: it ran against the code of its date and may reach internals that have moved since.
 
 Two (or three) contexts of 2 slots each hold the same prompt in slot 0, prefilled in 48-token pieces as the
@@ -41,7 +41,7 @@ def make_context(model: LlamaModel, flash_attn: str, use_ref: bool = False, slot
     params.no_perf = True
     params.flash_attn_type = FA[flash_attn]
     if use_ref:
-        from app.engine.row_kernels import reference_kernels
+        from app.engine.reproducible.row_kernels import reference_kernels
         with reference_kernels() as caught:
             ctx = llama_cpp.llama_init_from_model(model.ptr, params)
         assert caught, "no CPU backend was made"

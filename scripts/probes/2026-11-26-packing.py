@@ -9,7 +9,7 @@ prompt pieces, one per listed slot: in context A each piece is a llama_decode of
 placeholder in a neighbouring slot, as reproducible mode did before packing), in context B all pieces go into ONE
 llama_decode. Every token is an output; the logits of every piece token, and of one more decoded token per slot
 afterwards (so the KV written by the round is compared too), must be bit-identical. Also prints llama.cpp's ubatch
-cut (app/engine/packing.py's model of `split_equal`) and the seconds each way.
+cut (app/engine/reproducible/packing.py's model of `split_equal`) and the seconds each way.
 
     python scripts/probes/2026-11-26-packing.py [--model PATH]
 """
@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app.engine.context import LlamaContext  # noqa: E402
 from app.engine.native import LlamaModel, init_backend  # noqa: E402
-from app.engine.packing import ubatches  # noqa: E402
+from app.engine.reproducible.packing import ubatches  # noqa: E402
 from app.engine.types import EngineConfig  # noqa: E402
 from app.models import default_model_path  # noqa: E402
 

@@ -28,14 +28,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.engine.request_options import Speculation  # noqa: E402
-from app.engine.speculation import DraftVocab, SpecState  # noqa: E402
+from app.engine.speculative.drafts import DraftVocab, SpecState  # noqa: E402
 
 PREFILL_CHUNK = 48
 
 
 def capture(path: str) -> None:
     from app.bench.speculative import copy_request, extract_request, free_request
-    from app.engine import Engine, EngineConfig, speculation
+    from app.engine import Engine, EngineConfig
+    from app.engine.speculative import drafts as speculation
     from app.models import default_model_path
 
     prompts = []

@@ -98,10 +98,11 @@ def rows_probe(model, prompt: list[int], reps: int, ks: list[int]) -> None:
 def engine_probe(model_path, pairs: int, workloads: list[str]) -> None:
     from app.bench.speculative import copy_request, extract_request, free_request
     from app.engine import Engine, EngineConfig, Speculation
-    from app.engine.engine import Engine as EngineClass
+    from app.engine.speculative.step import SpeculativeStep
+    from app.engine.step import Step
 
     log: dict = {"decodes": [], "verify": []}
-    original_decode, original_verify = EngineClass._timed_decode, EngineClass._verify
+    original_decode, original_verify = Step.timed_decode, SpeculativeStep.verify
 
     def timed_decode(self, outputs=()):
         rc, elapsed = original_decode(self, outputs)
@@ -114,7 +115,7 @@ def engine_probe(model_path, pairs: int, workloads: list[str]) -> None:
         log["verify"].append((len(draft), seq.spec.accepted - before))
         return generated
 
-    EngineClass._timed_decode, EngineClass._verify = timed_decode, verify
+    Step.timed_decode, SpeculativeStep.verify = timed_decode, verify
     makes = {"copy": lambda s: copy_request(0, s), "extract": extract_request, "free": free_request}
     with Engine(EngineConfig(model_path=model_path, n_slots=8, n_threads=2)) as engine:
         for name in workloads:
@@ -159,7 +160,7 @@ def engine_probe(model_path, pairs: int, workloads: list[str]) -> None:
                             flush=True)
             ratios = [a / b for a, b in zip(summary["on"], summary["plain"], strict=True)]
             print(f"{name}: on/plain wall " + ", ".join(f"{r:.3f}" for r in ratios), flush=True)
-    EngineClass._timed_decode, EngineClass._verify = original_decode, original_verify
+    Step.timed_decode, SpeculativeStep.verify = original_decode, original_verify
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
-"""What ggml's per-row CPU kernels (`use_ref`, app/engine/row_kernels.py) cost, and what one llama_decode a step
-saves in reproducible mode (docs/engine.md, "One decode a step").
+"""What ggml's per-row CPU kernels (`use_ref`, app/engine/reproducible/row_kernels.py) cost, and what one
+llama_decode a step saves in reproducible mode (docs/engine.md, "One decode a step").
 
 Backs docs/engine.md, "Reproducible outputs" ("One decode a step"), and
 docs/investigations/2026-11-26-evaluation-and-window-time.md.

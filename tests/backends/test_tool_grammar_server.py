@@ -35,9 +35,9 @@ from app.engine.chat.grammar.handlers import regex_escape
 from app.engine.chat.grammar.tool_choice import NO_LEAD, required_gbnf
 from app.engine.chat.template.reasoning import opens_thinking
 from app.engine.chat.template.render import ChatTemplate
-from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import grammar_sampler, lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
+from app.engine.sampling.constraint import GrammarConstraint
+from app.engine.sampling.grammar import grammar_sampler, lazy_sampler, tool_constraint
 from tests.engine.test_tool_grammar_formats import MAX_TOKENS, TEMPLATES, TIME, WEATHER
 from tests.fixtures.servers import llama_cpp_templates
 

@@ -53,13 +53,13 @@ def test_generation_reaching_the_slot_context_ends_with_length(make_engine):
 
 def test_decode_failure_errors_the_step_and_the_engine_goes_on(make_engine):
     engine = make_engine(n_slots=2, n_ctx_per_slot=256)
-    real_decode, calls = engine._decode, []
+    real_decode, calls = engine._step.decode, []
 
     def failing_once():
         calls.append(1)
         return -3 if len(calls) == 3 else real_decode()
 
-    engine._decode = failing_once
+    engine._step.decode = failing_once
     doomed = [engine.submit(ask("Tell me about owls.", max_tokens=20)) for _ in range(2)]
     results = [h.result(timeout=60) for h in doomed]
     assert all(r.finish_reason == "error" and "code -3" in r.error for r in results)
@@ -70,14 +70,14 @@ def test_decode_failure_errors_the_step_and_the_engine_goes_on(make_engine):
 
 def test_full_kv_shrinks_the_prefill_part_and_retries(make_engine):
     engine = make_engine(n_slots=1, n_ctx_per_slot=256, reproducible=False)  # aligned chunks never shrink
-    real_decode, sizes = engine._decode, []
+    real_decode, sizes = engine._step.decode, []
 
     def full_on_big_steps():
         n = engine._ctx.batch.n_tokens
         sizes.append(n)
         return 1 if n > 10 else real_decode()
 
-    engine._decode = full_on_big_steps
+    engine._step.decode = full_on_big_steps
     result = engine.submit(ask("Hello there, how are you today?", max_tokens=4)).result(timeout=60)
     assert result.finish_reason in ("stop", "length") and result.generated_tokens > 0
     assert max(sizes) > 10 and all(n <= 10 for n in sizes[-3:])

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency
 
-from app.engine import GenerationRequest, SamplingParams, sampling
+from app.engine import GenerationRequest, SamplingParams
+from app.engine.sampling import chain as sampling
 from tests.conftest import ask
 from tests.engine.data.capture_constrained_reference import request
 

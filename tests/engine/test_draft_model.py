@@ -19,7 +19,7 @@ def draft_spec(path, **kwargs) -> Speculation:
 def assert_draft_kv_in_step(engine) -> None:
     """Every draft context's KV per slot is exactly what its records say it holds."""
     assert engine.wait_idle(30)
-    for model in engine._draft_models._loaded.values():
+    for model in engine._speculation.draft_models._loaded.values():
         assert [model.ctx.next_position(slot) for slot in range(engine.config.n_slots)] == \
             [len(held) for held in model.held]
 

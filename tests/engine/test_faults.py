@@ -5,11 +5,11 @@ from collections import Counter
 
 import pytest
 
-import app.engine.lifecycle as lifecycle_module
+import app.engine.engine as lifecycle_module
 import app.engine.request as request_module
 from app.backends import LocalBackend
 from app.engine import EngineConfig, EngineStopped, SamplingParams
-from app.engine.sampling import SamplerChain
+from app.engine.sampling.chain import SamplerChain
 from app.engine.text import TextStream
 from tests.conftest import TEST_THREADS, ask, assert_kv_accounted
 
@@ -41,7 +41,7 @@ def assert_healthy(engine, counts, handles):
 def test_unexpected_step_fault_ends_running_requests_once_and_still_serves_the_queue(make_engine):
     engine = make_engine(n_slots=1, n_ctx_per_slot=256)
     counts = finished_counter(engine)
-    real_fill, calls = engine._fill_batch, []
+    real_fill, calls = engine._step.fill_batch, []
 
     def faulty_fill(plan, *pads):
         calls.append(1)
@@ -49,7 +49,7 @@ def test_unexpected_step_fault_ends_running_requests_once_and_still_serves_the_q
             raise RuntimeError("injected fault in a step")
         return real_fill(plan, *pads)
 
-    engine._fill_batch = faulty_fill
+    engine._step.fill_batch = faulty_fill
     handles = [engine.submit(ask(f"Count to {n}.", max_tokens=8)) for n in (3, 4, 5)]
     results = [h.result(timeout=60) for h in handles]
     assert results[0].finish_reason == "error" and "injected fault" in results[0].error
@@ -154,12 +154,12 @@ def test_a_failing_subscriber_does_not_stop_the_engine_or_other_subscribers(make
 def test_decode_full_on_a_single_prompt_token_errors_instead_of_spinning(make_engine):
     engine = make_engine(n_slots=1, n_ctx_per_slot=256)
     counts = finished_counter(engine)
-    real_decode = engine._decode
-    engine._decode = lambda: 1 if engine._ctx.batch.n_tokens else real_decode()  # "KV full" for any prefill
+    real_decode = engine._step.decode
+    engine._step.decode = lambda: 1 if engine._ctx.batch.n_tokens else real_decode()  # "KV full" for any prefill
     handle = engine.submit(ask("Hello there.", max_tokens=4))
     result = handle.result(timeout=60)
     assert result.finish_reason == "error" and "KV cache" in result.error
-    engine._decode = real_decode
+    engine._step.decode = real_decode
     assert_healthy(engine, counts, [handle])
 
 
@@ -167,13 +167,13 @@ def test_decode_full_on_a_single_prompt_token_errors_instead_of_spinning(make_en
 def test_decode_failure_codes_end_the_step_and_the_engine_goes_on(make_engine, code):
     engine = make_engine(n_slots=2, n_ctx_per_slot=256)
     counts = finished_counter(engine)
-    real_decode, calls = engine._decode, []
+    real_decode, calls = engine._step.decode, []
 
     def failing_once():
         calls.append(1)
         return code if len(calls) == 3 else real_decode()
 
-    engine._decode = failing_once
+    engine._step.decode = failing_once
     handles = [engine.submit(ask("Tell me about owls.", max_tokens=20)) for _ in range(2)]
     results = [h.result(timeout=60) for h in handles]
     assert all(r.finish_reason == "error" and f"code {code}" in r.error for r in results)

@@ -1,10 +1,11 @@
 """Reproducible mode without placeholders: a stream alone in its ubatch, on ggml's per-row CPU kernels
-(app/engine/row_kernels.py), decodes one token per step with no placeholder neighbour and gives the tokens it
-gets beside other streams, at KV lengths where flash attention's split-KV path would otherwise take over."""
+(app/engine/reproducible/row_kernels.py), decodes one token per step with no placeholder neighbour and gives the
+tokens it gets beside other streams, at KV lengths where flash attention's split-KV path would otherwise take over."""
 
 import ctypes
 
-from app.engine import GenerationRequest, SamplingParams, row_kernels
+from app.engine import GenerationRequest, SamplingParams
+from app.engine.reproducible import row_kernels
 from tests.conftest import assert_kv_accounted
 
 PASSAGE = ("The river bends twice before it reaches the old mill at the edge of town. Every spring the orchard "

@@ -45,7 +45,7 @@ def test_sets_never_share_a_decode_take_turns_and_give_each_request_its_own_toke
     sets = [(), ((adapters["a"], 1.0),), ((adapters["a"], 0.5),), ((adapters["b"], 1.0),)]
     alone = [engine.submit(req(*lora)).result(timeout=120).token_ids for lora in sets]
     engine.clear_prompt_cache()
-    real_decode, steps = engine._decode, []
+    real_decode, steps = engine._step.decode, []
 
     def recording_decode():
         batch = engine._ctx.batch
@@ -54,7 +54,7 @@ def test_sets_never_share_a_decode_take_turns_and_give_each_request_its_own_toke
         steps.append((keys, engine._adapters._applied, len(engine._running)))
         return real_decode()
 
-    engine._decode = recording_decode
+    engine._step.decode = recording_decode
     handles = [engine.submit(req(*lora)) for lora in sets]
     together = [h.result(timeout=120).token_ids for h in handles]
     assert together == alone

@@ -48,7 +48,7 @@ def split_alone(model_path):
 
 def test_packed_in_one_decode_gives_the_tokens_of_the_split_path_alone(make_engine, split_alone):
     engine = make_engine(n_slots=8, reproducible=True, prompt_cache=False)
-    assert engine._lone_token_exact  # the per-row kernels are on and SmolLM2's matrices are row-invariant
+    assert engine._reproducible.lone_token_exact  # the per-row kernels are on and SmolLM2's matrices are row-invariant
     together = finished([engine.submit(r) for r in requests()])  # 10 requests, 8 slots: prompts join decodes
     assert [r.token_ids for r in together] == split_alone
     assert_kv_accounted(engine)

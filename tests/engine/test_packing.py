@@ -1,11 +1,12 @@
-"""Reproducible mode's packing (app/engine/packing.py): the ubatch model, the grouping's invariants, and on the real
-model the same tokens packed, unpacked and alone, with the stats showing pieces that shared a llama_decode."""
+"""Reproducible mode's packing (app/engine/reproducible/packing.py): the ubatch model, the grouping's invariants,
+and on the real model the same tokens packed, unpacked and alone, with the stats showing pieces that shared a
+llama_decode."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine import GenerationRequest, SamplingParams
-from app.engine.packing import has_lone_token, pack_pieces, safe_to_pack, ubatches
+from app.engine.reproducible.packing import has_lone_token, pack_pieces, safe_to_pack, ubatches
 from tests.conftest import assert_kv_accounted
 
 GREEDY = SamplingParams(temperature=0.0)

@@ -3,7 +3,7 @@
 import pytest
 
 from app.engine import GenerationRequest, RequestState, SamplingParams
-from app.engine.prompt_cache import PromptCache, common_prefix
+from app.engine.sharing.cache import PromptCache, common_prefix
 from tests.conftest import GREEDY, ask, assert_kv_accounted
 
 LONG = "Summarize this list: " + ", ".join(f"item {i} weighs {i * 7 % 13} kg" for i in range(40))

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from app.engine import SamplingParams
-from app.engine.grammar import GrammarError, check_request, closed_objects
+from app.engine.sampling.grammar import GrammarError, check_request, closed_objects
 from tests.conftest import ask
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 16},

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
-from app.engine.speculation import (
+from app.engine.speculative.drafts import (
     AUTO_MAX_BATCH,
     AUTO_PROBE,
     AUTO_PROBE_RUNS,

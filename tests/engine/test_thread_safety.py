@@ -62,7 +62,7 @@ def test_a_finished_handle_state_never_changes_again(make_engine):
 
 def test_close_with_a_timeout_returns_even_if_a_step_is_stuck(make_engine):
     engine = make_engine(n_slots=1, n_ctx_per_slot=256)
-    real_decode = engine._decode
+    real_decode = engine._step.decode
     in_step, release = threading.Event(), threading.Event()
 
     def stuck_decode():
@@ -70,7 +70,7 @@ def test_close_with_a_timeout_returns_even_if_a_step_is_stuck(make_engine):
         release.wait()
         return real_decode()
 
-    engine._decode = stuck_decode
+    engine._step.decode = stuck_decode
     handle = engine.submit(ask("Hello.", max_tokens=4))
     assert in_step.wait(30)
     assert engine.close(timeout=0.2) is False  # returned while the step is still stuck

@@ -12,9 +12,9 @@ import pytest
 from app.engine import GenerationRequest, SamplingParams
 from app.engine.chat.grammar.formats import tool_gbnf
 from app.engine.chat.grammar.tool_choice import template_format
-from app.engine.constraint import GrammarConstraint
-from app.engine.grammar import lazy_sampler, tool_constraint
 from app.engine.native import LlamaModel
+from app.engine.sampling.constraint import GrammarConstraint
+from app.engine.sampling.grammar import lazy_sampler, tool_constraint
 from tests.fixtures.servers import llama_cpp_templates
 
 WEATHER = {"type": "function", "function": {

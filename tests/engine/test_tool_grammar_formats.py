@@ -119,6 +119,6 @@ def vocab(model_path):
 def test_parallel_grammars_are_valid_gbnf(fmt, vocab):
     import llama_cpp
 
-    from app.engine.grammar import grammar_sampler
+    from app.engine.sampling.grammar import grammar_sampler
     for parallel in (False, True):
         llama_cpp.llama_sampler_free(grammar_sampler(vocab, tool_gbnf(fmt, (WEATHER, TIME), parallel)))

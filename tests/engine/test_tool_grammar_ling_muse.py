@@ -7,8 +7,8 @@ import pytest
 
 from app.engine import GenerationRequest
 from app.engine.chat.grammar.tool_choice import template_format
-from app.engine.grammar import tool_constraint
 from app.engine.native import LlamaModel
+from app.engine.sampling.grammar import tool_constraint
 from tests.fixtures.gguf_variants import write_variant
 from tests.fixtures.servers import llama_cpp_templates
 

@@ -15,9 +15,9 @@ import llama_cpp
 import pytest
 
 from app.engine import EngineConfig, GenerationRequest, RequestState
-from app.engine.media import MARKER
 from app.engine.scheduler import PrefillPacer
-from app.engine.vision_step import image_piece_rows
+from app.engine.vision.media import MARKER
+from app.engine.vision.step import image_piece_rows
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.fixtures.vision_gguf import IMAGE_TOKENS, about, data_url, sample_png, tiny_mmproj
 
@@ -116,7 +116,7 @@ def test_a_step_with_an_image_piece_takes_no_text_of_that_prompt(vision):
     (the longest gap while an image was prefilled, docs/benchmarks.md "Images")."""
     engine = vision(n_slots=2)
     step, pieces = [0], []
-    step_fn, image_fn, fill_fn = engine._step, engine._image_piece, engine._fill_batch
+    step_fn, image_fn, fill_fn = engine._step.run, engine._images.piece, engine._step.fill_batch
 
     def counted(events):
         step[0] += 1
@@ -130,7 +130,7 @@ def test_a_step_with_an_image_piece_takes_no_text_of_that_prompt(vision):
         pieces.extend((step[0], seq.id, "text") for seq, _ in plan.prefill)
         return fill_fn(plan, pads)
 
-    engine._step, engine._image_piece, engine._fill_batch = counted, image, fill
+    engine._step.run, engine._images.piece, engine._step.fill_batch = counted, image, fill
     stream = engine.submit(GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}],
                                              max_tokens=48, ignore_eos=True, sampling=GREEDY))
     done = engine.submit(about(sample_png(0), "What is in this image?", max_tokens=4)).result(120)
@@ -235,7 +235,8 @@ def test_the_images_a_prompt_holds_are_found_without_importing_numpy_ma():
     """`serials` runs at each admission of a request with images beside running ones (the images they pin). With
     np.unique its first call imported numpy.ma: 30 ms on the engine thread, measured in the admission of the
     second of 8 panes on one image, which all waited for it (docs/benchmarks.md, "Images")."""
-    code = ("import sys, numpy as np; import app.engine.engine; from app.engine.vision import placeholder, serials; "
+    code = ("import sys, numpy as np; import app.engine.engine; "
+            "from app.engine.vision.projector import placeholder, serials; "
             "assert 'numpy.ma' not in sys.modules; "
             "prompt = np.array([5, placeholder(3, 0), placeholder(3, 1), 7, placeholder(9, 0), 2], np.int32); "
             "assert serials(prompt) == {3, 9} and serials(np.array([1, 2], np.int32)) == set(); "
@@ -254,14 +255,14 @@ def test_eight_panes_questions_after_the_shared_image_go_into_one_llama_decode(v
     engine = vision(n_slots=8)
     png = sample_png(1)
     decodes = []
-    real = engine._decode
+    real = engine._step.decode
 
     def recorded():
         batch = engine._ctx.batch
         decodes.append({int(s): int((batch.seq[:batch.n_tokens] == s).sum()) for s in set(batch.seq[:batch.n_tokens])})
         return real()
 
-    engine._decode = recorded
+    engine._step.decode = recorded
     with engine._cond:  # all queued before the engine thread admits any
         handles = [engine.submit(about(png, q, max_tokens=2)) for q in QUESTIONS]
     done = [h.result(300) for h in handles]

@@ -9,7 +9,7 @@ llama-server --mmproj is in tests/backends/test_vision_mrope_server.py.
 import pytest
 
 from app.engine import GenerationRequest
-from app.engine.positions import ImageSpan, PositionMap
+from app.engine.vision.positions import ImageSpan, PositionMap
 from tests.conftest import GREEDY, assert_kv_accounted
 from tests.fixtures.vision_gguf import about, sample_png
 from tests.fixtures.vision_qwen2vl import tiny_qwen2vl
@@ -39,7 +39,7 @@ def test_positions_of_a_prompt_with_an_image():
 
 def test_an_mrope_image_is_answered_with_its_positions(mrope):
     engine = mrope(n_slots=2)
-    assert engine._vision.mrope
+    assert engine._images.store.mrope
     done = engine.submit(about(WIDE, "What is in this image?")).result(120)
     assert done.error is None and done.generated_tokens > 0
     assert done.prompt_tokens > 32 + 8  # the grid's 32 rows and the text around them

@@ -35,7 +35,7 @@ def test_a_non_causal_image_is_decoded_whole_and_causal_attention_comes_back(gem
     engine.clear_prompt_cache()
     done = engine.submit(about(sample_png(1), "What is in this image?")).result(120)
     assert done.error is None and done.generated_tokens > 0 and done.prompt_tokens > IMAGE_TOKENS
-    entry = next(iter(engine._vision._by_serial.values()))
+    entry = next(iter(engine._images.store._by_serial.values()))
     assert entry.non_causal and entry.n_tokens == IMAGE_TOKENS
     assert engine.submit(text).result(120).token_ids == before  # causal again after the image
     assert_kv_accounted(engine)
@@ -64,5 +64,5 @@ def test_a_real_size_gemma3_image_fits_the_default_batch(make_engine):
     engine = make_engine(model_path=model, mmproj=str(mmproj), n_slots=2)
     done = engine.submit(about(sample_png(1), "What is in this image?")).result(300)
     assert done.error is None and done.generated_tokens > 0 and done.prompt_tokens > 256, done.error
-    entry = next(iter(engine._vision._by_serial.values()))
+    entry = next(iter(engine._images.store._by_serial.values()))
     assert entry.non_causal and entry.n_tokens == 256

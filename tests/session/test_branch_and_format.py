@@ -3,7 +3,7 @@
 import pytest
 
 from app.engine import Completion
-from app.engine.logprobs import TokenLogprob
+from app.engine.sampling.logprobs import TokenLogprob
 from app.session import PaneSpec, Session, conversation
 from app.session.output_format import OutputFormat, format_applied
 from app.session.runner import SessionRunner

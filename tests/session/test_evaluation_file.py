@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from app.engine.logprobs import TokenLogprob
+from app.engine.sampling.logprobs import TokenLogprob
 from app.evaluate import read_config
 from app.session import PaneResult, RunState, Session, SessionFileError, evaluation_file, store
 from app.session.votes import Vote

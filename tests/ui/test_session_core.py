@@ -103,7 +103,7 @@ def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop,
 
     window = loaded_window
     engine = window.bridge.main.engine
-    real_decode = engine._decode
+    real_decode = engine._step.decode
 
     def slow_decode(*args, **kwargs):  # one step takes longer than close() waits (a big model prefilling)
         time.sleep(3)
@@ -114,7 +114,7 @@ def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop,
     view.sampling.max_tokens.setValue(400)
     assert view.run()
     wait_until(loop, lambda: view.tokens >= 2)
-    engine._decode = slow_decode
+    engine._step.decode = slow_decode
     loop.run_until_complete(window.load_model(str(model_path)))  # a reload retires the engine mid-step
     wait_until(loop, lambda: not view.busy, timeout=60)
     assert view.state.value == "cancelled" and view.spec.result.text

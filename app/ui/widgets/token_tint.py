@@ -13,7 +13,7 @@ import math
 
 from PySide6.QtGui import QColor, QPalette
 
-from app.engine.logprobs import TokenLogprob
+from app.engine.sampling.logprobs import TokenLogprob
 from app.ui.theme import blend
 
 # (lowest probability, hue, how far the background moves towards the hue, legend text), most confident first.

@@ -1,6 +1,6 @@
 """JSON schemas as llama.cpp's json-schema-to-grammar reads them: an object schema that lists `properties` and says
 nothing of other keys is closed (`closed_objects`). Both the tools' grammars (build.py) and a request's JSON schema
-(app/engine/grammar.py) close them so."""
+(app/engine/sampling/grammar.py) close them so."""
 
 from __future__ import annotations
 

@@ -179,7 +179,7 @@ def auto_gbnf(name: str, template: str, tools: tuple[dict, ...], parallel: bool)
 
 class ToolGrammar(NamedTuple):
     """A request's tool-call grammar: its GBNF, and the lazy grammar's trigger patterns (None: from the first
-    token). The engine makes it a llama.cpp sampler (app/engine/grammar.py `tool_constraint`)."""
+    token). The engine makes it a llama.cpp sampler (app/engine/sampling/grammar.py `tool_constraint`)."""
 
     gbnf: str
     triggers: tuple[str, ...] | None

@@ -24,10 +24,10 @@ from llama_cpp import mtmd_cpp as mtmd
 
 from app.engine import native
 from app.engine.context import BatchBuffers
-from app.engine.media import MARKER, ImageData
 from app.engine.native import LlamaModel
-from app.engine.positions import PositionMap
 from app.engine.prompt import PromptError
+from app.engine.vision.media import MARKER, ImageData
+from app.engine.vision.positions import PositionMap
 
 SPAN = 1 << 16  # most image tokens in one image; placeholders of one image are SPAN apart from the next's
 MAX_KEPT = 32  # images whose embeddings are kept beyond the requests that use them (least recently used go)

@@ -25,7 +25,7 @@ import numpy as np
 from app.engine import limits
 from app.engine.context import LlamaContext
 from app.engine.native import LlamaModel
-from app.engine.speculation import AUTO_MAX_BATCH, SpecState
+from app.engine.speculative.drafts import AUTO_MAX_BATCH, SpecState
 from app.models import InvalidModelError, ModelNotFoundError
 
 

@@ -1,8 +1,8 @@
 """Images in the engine's steps: a request's images tokenised at admission, their embeddings decoded in pieces.
 
-A mixin of `Engine` (engine thread only). At admission a request with image parts is rendered with one
+`VisionStep`, on the engine thread only. At admission a request with image parts is rendered with one
 `media.MARKER` per image (as llama-server renders it) and tokenised by libmtmd into text tokens and image
-placeholders (vision.py). The scheduler never puts a placeholder into a text batch (`Sequence.text_ready`
+placeholders (projector.py). The scheduler never puts a placeholder into a text batch (`Sequence.text_ready`
 stops a text run at the next image); instead each step first decodes one piece of image embeddings, at most
 `prefill_chunk` rows (fewer beside generating panes: what the pacer lets a prompt add to their step), for the
 first sequence (in admission order) whose prompt goes on with an image, and then runs the usual step without
@@ -26,14 +26,15 @@ import time
 
 import llama_cpp
 
-from app.engine import media
 from app.engine.core_share import CORES
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.prompt import PromptError
 from app.engine.request import Sequence
 from app.engine.scheduler import PrefillPacer
 from app.engine.types import EngineConfig, GenerationRequest
-from app.engine.vision import EmbdBatch, image_of, serials
+from app.engine.vision import media
+from app.engine.vision.projector import EmbdBatch, ImageStore, image_of, serials
 
 log = logging.getLogger("chorus.engine")
 
@@ -58,13 +59,30 @@ def image_piece_rows(config: EngineConfig, pacer: PrefillPacer, n_decode: int, s
 
 
 class VisionStep:
-    def _prompt_tokens(self, request: GenerationRequest) -> tuple[str, list[int], int]:
+    """Owns the vision projector's image store (`store`, None for a text-only model), the batch its image
+    pieces are decoded from, and this iteration's engine-thread time per prompt outside its pieces (`spend`).
+    Works on the engine's renderer, context, running sequences, pacer, stats and LoRA adapters; ends a request
+    whose image fails through `finish`."""
+
+    def __init__(self, loop: Loop, store: ImageStore | None, renderer):
+        self.config, self._ctx, self._stats, self._pacer = loop.config, loop.ctx, loop.stats, loop.pacer
+        self._adapters, self._running, self._finish, self._id = loop.adapters, loop.running, loop.finish, loop.engine_id
+        self.store = store
+        self._renderer = renderer
+        self.embd_batch: EmbdBatch | None = None
+        self.spent: dict[Sequence, float] = {}  # this iteration's admission/copy/encode time per prompt
+
+    def new_iteration(self) -> None:
+        """A new iteration of the engine thread: nothing spent yet on any prompt outside its pieces."""
+        self.spent = {}
+
+    def prompt_tokens(self, request: GenerationRequest) -> tuple[str, list[int], int]:
         """The request's prompt text (markers in place of images), its tokens and how many images it holds.
         Raises PromptError for images on a text-only model, an image that cannot be read, or an image last."""
         if not media.has_images(request.messages):
             text = self._renderer.text(request)
             return text, self._renderer.tokens(request, text), 0
-        if self._vision is None:
+        if self.store is None:
             raise PromptError(NO_PROJECTOR)
         try:
             messages, images = media.split_images(request.messages)
@@ -72,44 +90,44 @@ class VisionStep:
             raise PromptError(str(exc)) from exc
         text = self._renderer.text(dataclasses.replace(request, messages=messages))
         pinned = set().union(*(serials(seq.prompt) for seq in self._running))
-        tokens = self._vision.tokenize(text + request.reply_prefix, images, pinned)  # one string, as prompt.py
+        tokens = self.store.tokenize(text + request.reply_prefix, images, pinned)  # one string, as prompt.py
         if tokens and tokens[-1] < 0:
             raise PromptError("the prompt ends with an image: the chat template must put text after it")
         return text, tokens, len(images)
 
-    def _marked_text(self, request: GenerationRequest) -> str:
+    def marked_text(self, request: GenerationRequest) -> str:
         """The prompt text of a request with images, a marker in place of each (what `render_prompt` shows)."""
         if media.has_images(request.messages):
             request = dataclasses.replace(request, messages=media.split_images(request.messages)[0])
         return self._renderer.text(request)
 
-    def _prefill_image(self, events: EventBuilder) -> Sequence | None:
+    def prefill(self, events: EventBuilder) -> Sequence | None:
         """Decode one piece of image embeddings for the first sequence whose prompt goes on with an image.
         Returns that sequence (a piece decoded, or it ended with an error), None if no prompt is at an image.
-        The piece is the sequence's share of this step: the step plans no text of it (step.py), so the step
+        The piece is the sequence's share of this step: the step plans no text of it (app/engine/step.py), so the step
         that finishes an image does not also take the text after it."""
         for seq in self._running:
             if (seq.finished or seq.donor is not None or seq.pending_token is not None
                     or seq.prompt_remaining <= 0 or seq.prompt[seq.n_prompt_done] >= 0):
                 continue
-            self._image_piece(seq, events)
+            self.piece(seq, events)
             return seq
         return None
 
-    def _image_piece(self, seq: Sequence, events: EventBuilder) -> None:
+    def piece(self, seq: Sequence, events: EventBuilder) -> None:
         serial, row = image_of(seq.prompt[seq.n_prompt_done])
-        entry = self._vision.entry(serial)
+        entry = self.store.entry(serial)
         left = entry.n_tokens - row
         if entry.non_causal and left > self._ctx.n_batch:
             self._finish(seq, "error", events, f"the image is {entry.n_tokens} tokens, which this model must "
                          f"decode at once, but a batch holds {self._ctx.n_batch}: raise the batch size", kind="prompt")
             return
         try:
-            before, started = self._vision.encoded, time.perf_counter()
-            embd = self._vision.embeddings(serial)
-            if self._vision.encoded > before:
-                self._stats.record_images(encoded=self._vision.encoded - before)
-                self._spend(seq, time.perf_counter() - started)
+            before, started = self.store.encoded, time.perf_counter()
+            embd = self.store.embeddings(serial)
+            if self.store.encoded > before:
+                self._stats.record_images(encoded=self.store.encoded - before)
+                self.spend(seq, time.perf_counter() - started)
         except RuntimeError as exc:
             self._finish(seq, "error", events, str(exc), kind="prompt")
             return
@@ -118,13 +136,13 @@ class VisionStep:
             return
         if left - n == 1 and n > 1:  # never leave a one-row piece: alone in its ubatch it meets another kernel
             n -= 1
-        if self._embd_batch is None:
-            self._embd_batch = EmbdBatch(self._ctx.n_batch, self._vision.n_embd)
+        if self.embd_batch is None:
+            self.embd_batch = EmbdBatch(self._ctx.n_batch, self.store.n_embd)
         first = seq.position(seq.n_past - row)  # the image's first position (positions.py)
         if entry.grid is None:
-            self._embd_batch.fill(embd[row:row + n], first + row, seq.slot)
+            self.embd_batch.fill(embd[row:row + n], first + row, seq.slot)
         else:  # M-RoPE: (t, y, x) from the image's first position
-            self._embd_batch.fill(embd[row:row + n], first, seq.slot, entry.grid[row:row + n])
+            self.embd_batch.fill(embd[row:row + n], first, seq.slot, entry.grid[row:row + n])
         self._adapters.apply(self._ctx, seq.request.lora_key)  # the image's rows see its request's LoRA set
         rc, elapsed = self._decode_embd(entry.non_causal)
         if rc != 0:
@@ -141,22 +159,26 @@ class VisionStep:
     def _image_piece_rows(self, seq: Sequence) -> int:
         """Rows of the sequence's image piece in this step (`image_piece_rows`)."""
         n_decode = sum(other.pending_token is not None for other in self._running)
-        return image_piece_rows(self.config, self._pacer, n_decode, self._spent.get(seq, 0.0))
+        return image_piece_rows(self.config, self._pacer, n_decode, self.spent.get(seq, 0.0))
 
-    def _spend(self, seq: Sequence, seconds: float) -> None:
+    def spend(self, seq: Sequence, seconds: float) -> None:
         """Engine-thread time spent on the sequence's prompt in this iteration outside its pieces (admission,
         prefix copy, encode): taken out of its share of the step (`image_piece_rows`)."""
-        self._spent[seq] = self._spent.get(seq, 0.0) + seconds
+        self.spent[seq] = self.spent.get(seq, 0.0) + seconds
 
     def _decode_embd(self, non_causal: bool) -> tuple[int, float]:
         ctx = self._ctx
-        ctx.share_threads(CORES.busy(id(self)))
+        ctx.share_threads(CORES.busy(self._id))
         if non_causal:
             llama_cpp.llama_set_causal_attn(ctx.ptr, False)
         started = time.perf_counter()
         try:
-            rc = llama_cpp.llama_decode(ctx.ptr, self._embd_batch.struct)
+            rc = llama_cpp.llama_decode(ctx.ptr, self.embd_batch.struct)
         finally:
             if non_causal:
                 llama_cpp.llama_set_causal_attn(ctx.ptr, True)
         return rc, time.perf_counter() - started
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()

@@ -16,15 +16,8 @@ and at most `n_batch` tokens; a sequence's pieces are in increasing groups; a gr
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TypeVar
-
-from app.engine.events import EventBuilder
-from app.engine.request import Sequence
-from app.engine.scheduler import StepPlan
-
-log = logging.getLogger("chorus.engine")
 
 T = TypeVar("T")
 
@@ -86,41 +79,3 @@ def pack_pieces(pieces: list[tuple[T, int]], slot_of: Callable[[T], int], n_batc
             after[id(seq)] = len(groups) - 1
     return groups
 
-
-class PackedPieces:
-    """A mixin of `Engine` (through reproducible.py): a reproducible step's prompt pieces, packed."""
-
-    def _prefill_pieces(self, pieces: list[tuple[Sequence, int]], events: EventBuilder) -> float:
-        """Decode the pieces, grouped by `pack_pieces` (each alone with `EngineConfig.pack_pieces` off); returns
-        the seconds spent in llama_decode."""
-        groups = (pack_pieces(pieces, lambda seq: seq.slot, self._ctx.n_batch) if self.config.pack_pieces
-                  else [[piece] for piece in pieces])
-        elapsed = 0.0
-        for group in groups:
-            group = [(seq, n) for seq, n in group if not seq.finished and seq in self._running]
-            if len(group) > 1 and safe_to_pack([(seq.slot, n) for seq, n in group]):
-                elapsed += self._decode_pack(group, events)
-            else:  # alone (a request that ended earlier in the step may have left the rest unsafe to pack)
-                for seq, n in group:
-                    if not seq.finished and seq in self._running:
-                        elapsed += self._chunk(seq, n, events)
-        return elapsed
-
-    def _decode_pack(self, group: list[tuple[Sequence, int]], events: EventBuilder) -> float:
-        """One llama_decode for pieces of several sequences (an output only where a piece ends its prompt); if
-        the KV has no room, llama.cpp restored it, and each piece goes alone to find out whose slot is full."""
-        plan = StepPlan(prefill=group)
-        outputs = self._fill_batch(plan)
-        rc, elapsed = self._timed_decode(outputs)
-        if rc == 1:
-            for seq, n in group:
-                elapsed += self._chunk(seq, n, events)
-        elif rc != 0:
-            message = f"llama_decode failed (code {rc}) on {len(group)} prompt pieces packed together"
-            log.error(message)
-            for seq, _ in group:
-                self._finish(seq, "error", events, message, kind="decode")
-        else:
-            self._stats.record_packed(len(group))
-            self._advance(plan, outputs, events)
-        return elapsed

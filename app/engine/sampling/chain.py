@@ -27,8 +27,8 @@ import ctypes
 import llama_cpp
 import numpy as np
 
-from app.engine import sampler_order
-from app.engine.constraint import TOKEN_DATA, token_array
+from app.engine.sampling import order as sampler_order
+from app.engine.sampling.constraint import TOKEN_DATA, token_array
 from app.engine.sampling_params import SamplingParams
 
 _TOKEN_DATA = TOKEN_DATA  # the record layout, for callers that build candidates themselves

@@ -1,8 +1,8 @@
 """Speculative decoding on the engine thread: which drafts join a step, and how a drafted run is verified.
 
-A mixin of `Engine` (docs/engine.md, "Speculative decoding"; the drafts and the auto rule are speculation.py).
+`SpeculativeStep` (docs/engine.md, "Speculative decoding"; the drafts and the auto rule are drafts.py).
 A drafting sequence decodes (pending token, d1..dk) at its next k + 1 positions, every one an output. Then
-`_verify` samples output 0 with the sequence's own chain; while the sampled token equals the next draft (and
+`verify` samples output 0 with the sequence's own chain; while the sampled token equals the next draft (and
 the request has not ended) it samples the next output; the first token that differs, or the last output, ends
 it. Every sampled token becomes output exactly as it would have one step at a time, and the KV of the drafts
 after the last accepted one is dropped, so the slot holds exactly the tokens its records say.
@@ -17,26 +17,39 @@ import logging
 import time
 
 from app.engine.core_share import CORES
-from app.engine.draft_model import DraftSpec, model_drafts
 from app.engine.events import EventBuilder
+from app.engine.loop import Loop
 from app.engine.request import Sequence
 from app.engine.scheduler import StepPlan
-from app.engine.speculation import DraftVocab
+from app.engine.speculative.draft_model import DraftModels, DraftSpec, model_drafts
+from app.engine.speculative.drafts import DraftVocab
 
 log = logging.getLogger("chorus.engine")
 
 
 class SpeculativeStep:
-    _step_draft_s = 0.0  # seconds the draft models took this step (counted in the step's time)
+    """Owns the draft models (loaded on first use), the model's DraftVocab, and this step's figures: the seconds
+    the draft models took (`draft_s`) and the drafted tokens accepted (`accepted`). Decodes and samples through
+    the engine's `Step`; ends a request through `finish`."""
 
-    def _draft_vocab(self) -> DraftVocab:
-        """The model's DraftVocab (speculation.py), built for the first drafting request (~0.1 s) and kept."""
-        vocab = getattr(self, "_spec_vocab", None)
+    def __init__(self, loop: Loop, draft_models: DraftModels, step):
+        self.config, self._model, self._ctx, self._stats = loop.config, loop.model, loop.ctx, loop.stats
+        self._running, self._finish = loop.running, loop.finish
+        self.n_ctx_per_slot, self._id = loop.n_ctx_per_slot, loop.engine_id
+        self.draft_models = draft_models
+        self._step = step
+        self._vocab: DraftVocab | None = None
+        self.draft_s = 0.0  # seconds the draft models took this step (counted in the step's time)
+        self.accepted = 0  # drafted tokens accepted this step (decode tokens too)
+
+    def vocab(self) -> DraftVocab:
+        """The model's DraftVocab (drafts.py), built for the first drafting request (~0.1 s) and kept."""
+        vocab = self._vocab
         if vocab is None:
-            vocab = self._spec_vocab = DraftVocab([self._model.piece_text(t) for t in range(self._model.n_vocab)])
+            vocab = self._vocab = DraftVocab([self._model.piece_text(t) for t in range(self._model.n_vocab)])
         return vocab
 
-    def _drafts(self) -> dict[Sequence, list[int]]:
+    def drafts(self) -> dict[Sequence, list[int]]:
         """The drafts for the next step, for every decoding sequence that speculates, within the batch: the
         decode tokens first, then drafts in admission order, leaving room for `min_prefill_per_step` prompt
         tokens. In reproducible mode a drafting run is a llama_decode of its own, below `prefill_chunk`."""
@@ -58,47 +71,49 @@ class SpeculativeStep:
             if draft:
                 drafts[seq] = draft
                 room -= len(draft)
-        self._step_draft_s = 0.0
+        self.draft_s = 0.0
         if any(wanted.values()):
             started = time.perf_counter()
-            self._draft_models.share_threads(CORES.busy(id(self)))
+            self.draft_models.share_threads(CORES.busy(self._id))
             drafts.update(model_drafts({seq: n for seq, n in wanted.items() if n > 0}))
-            self._step_draft_s = time.perf_counter() - started
+            self.draft_s = time.perf_counter() - started
         return drafts
 
-    def _verify(self, seq: Sequence, first: int, draft: list[int], now: float, events: EventBuilder) -> int:
+    def verify(self, seq: Sequence, first: int, draft: list[int], now: float, events: EventBuilder) -> int:
         """Sample the outputs `first`..`first + len(draft)` of a drafting sequence (its n_past already counts
         the pending token) as the module docstring says; returns how many tokens became output."""
         slot, spec = seq.slot, seq.spec
+        ctx, accept_token = self._ctx, self._step.accept_token
         generated = accepted = 0
         spec.record(len(draft), 0)
         try:
             for j in range(len(draft) + 1):
-                token = seq.sampler.sample(self._ctx.ptr, first + j)
+                token = seq.sampler.sample(ctx.ptr, first + j)
                 hit = j < len(draft) and token == draft[j]
                 if hit:  # counted before the token may end the request (its Completion includes it)
                     accepted += 1
                     spec.record(0, 1)
-                logits = self._ctx.output_logits(first + j, copy=False) if seq.request.logprobs else None
-                generated += self._accept_token(seq, token, now, events, logits)
+                logits = ctx.output_logits(first + j, copy=False) if seq.request.logprobs else None
+                generated += accept_token(seq, token, now, events, logits)
                 if seq.finished or not hit:
                     break
                 seq.n_past += 1  # the draft just confirmed is in the KV already
         finally:
-            self._ctx.trim(slot, seq.position(seq.n_past))  # the rejected drafts' KV (the cache record agrees)
+            ctx.trim(slot, seq.position(seq.n_past))  # the rejected drafts' KV (the cache record agrees)
             spec.review()
             self._stats.record_draft(len(draft), accepted)
-            self._step_accepted += accepted
+            self.accepted += accepted
         return generated
 
-    def _decode_drafting(self, seq: Sequence, draft: list[int], events: EventBuilder) -> float:
+    def decode_alone(self, seq: Sequence, draft: list[int], events: EventBuilder) -> float:
         """Reproducible mode: one drafting sequence's run in a llama_decode of its own (one stream, fewer than
         64 tokens: the per-row attention kernel, as for every other token); returns its seconds."""
         group = StepPlan(decode=[seq], drafts={seq: draft})
-        outputs = self._fill_batch(group)
-        rc, elapsed = self._timed_decode(outputs)
+        step = self._step
+        outputs = step.fill_batch(group)
+        rc, elapsed = step.timed_decode(outputs)
         if rc == 0:
-            self._advance(group, outputs, events)
+            step.advance(group, outputs, events)
             return elapsed
         self._ctx.trim(seq.slot, seq.position(seq.n_past))  # whatever part of the run reached the KV
         if rc == 1:  # no room left in the slot's KV: end it as a plain decode would

@@ -2,7 +2,7 @@
 
 No llama.cpp here. A drafting sequence puts its pending token and up to `max_draft` guessed tokens into one
 step, each with an output; the step samples them in order with the sequence's own chain and keeps every guess
-the chain itself picked, up to and including the first token that differs (step.py, `_verify`). Each position
+the chain itself picked, up to and including the first token that differs (step.py, `verify`). Each position
 is sampled from the same logits, with the same RNG draws, as without speculation, so the tokens are the same
 (exactly so in reproducible mode, where logits do not depend on how tokens are batched): llama.cpp's
 `common_sampler_sample_and_accept_n` rule, lossless for greedy and sampled requests alike.

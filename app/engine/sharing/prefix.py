@@ -1,5 +1,5 @@
 """Prefix sharing: reuse a cached slot, copy a prefix from another slot (fan-out), decode identical requests
-once (coalescing). A mixin of `Engine`; runs on the engine thread only.
+once (coalescing). Runs on the engine thread only.
 
 Invariants: a sequence waiting on a donor has no prompt tokens planned until the copy is made (or given up);
 a follower holds no slot and owns nothing native, it only mirrors its leader's text, states and end; the
@@ -12,28 +12,39 @@ import logging
 import time
 
 from app.engine.chat.parse.stream import call_dicts
-from app.engine.draft_model import DraftModelError
 from app.engine.events import EventBuilder
-from app.engine.prompt_cache import MIN_SHARED_PREFIX, common_prefix
+from app.engine.loop import Loop
 from app.engine.request import Sequence
+from app.engine.sharing.cache import MIN_SHARED_PREFIX, PromptCache, common_prefix
 from app.engine.types import RequestState
 
 log = logging.getLogger("chorus.engine")
 
 
 class PrefixSharing:
+    """Owns the prompt cache (what each free slot's KV holds) and the coalescing leaders (request key -> the
+    sequence decoding it). Works on the engine's context, running sequences and free slots; `spend` counts the
+    engine-thread time a copy takes against the sequence's share of the step (vision/step.py)."""
+
+    def __init__(self, loop: Loop, spend):
+        self.config, self._ctx, self._stats = loop.config, loop.ctx, loop.stats
+        self._running, self._free_slots = loop.running, loop.free_slots
+        self._spend = spend
+        self.cache = PromptCache(self.config.n_slots)
+        self.leaders: dict[str, Sequence] = {}  # coalescing: request key -> the sequence decoding it
+
     # --- admission: which slot, what is reused ----------------------------------------------------------
-    def _place(self, seq: Sequence) -> None:
+    def place(self, seq: Sequence) -> None:
         """Give an admitted sequence a slot; reuse that slot's cached prefix or wait for a donor's."""
         if not self.config.prompt_cache:
             seq.slot = min(self._free_slots)  # lowest id keeps active seq ids contiguous: fewer ubatches
             self._free_slots.discard(seq.slot)
             self._ctx.clear_sequence(seq.slot)
             return
-        reuse = self._cache.choose(self._free_slots, seq.prompt, seq.request.lora_key)
+        reuse = self.cache.choose(self._free_slots, seq.prompt, seq.request.lora_key)
         seq.slot = reuse.slot
         self._free_slots.discard(seq.slot)
-        self._cache.take(seq.slot)
+        self.cache.take(seq.slot)
         kept = seq.boundary(reuse.tokens)  # an M-RoPE image is kept whole or not at all (positions.py)
         self._ctx.trim(seq.slot, seq.position(kept))
         seq.n_past = seq.n_prompt_done = seq.cached_tokens = kept
@@ -57,7 +68,9 @@ class PrefixSharing:
         return best, best_share
 
     # --- before each step: copies that became possible, first tokens from cached logits -----------------
-    def _resolve_shared(self, events: EventBuilder) -> None:
+    def resolve(self, events: EventBuilder, step) -> None:
+        """Make the copies that became possible; a sequence with logits ready takes its first token from them
+        (`step.first_token`)."""
         serialised = None  # the donor whose KV the context serialised last in this loop (nothing decodes here)
         for seq in list(self._running):
             if seq.donor is not None and self._donor_ready(seq):
@@ -66,11 +79,7 @@ class PrefixSharing:
                 serialised = donor
             if seq.ready_logits is not None and not seq.finished:
                 logits, seq.ready_logits = seq.ready_logits, None
-                token = self._forced(seq)
-                if token is None:
-                    token = seq.sampler.sample_logits(logits)
-                generated = self._accept_token(seq, token, time.perf_counter(), events, logits)
-                self._stats.record_tokens(generated=int(generated), completed=0)
+                step.first_token(seq, logits, events)
 
     @staticmethod
     def _donor_ready(seq: Sequence) -> bool:
@@ -104,7 +113,7 @@ class PrefixSharing:
         if seq.share == len(seq.prompt):  # a twin: same prompt, so the donor's logits are this one's too
             seq.prompt_logits = seq.ready_logits = donor.prompt_logits
 
-    def _release_waiters(self, donor: Sequence, usable: bool) -> None:
+    def release_waiters(self, donor: Sequence, usable: bool) -> None:
         """The donor is ending: copy now where its KV already has the prefix, else prefill it yourself."""
         for seq in self._running:
             if seq.donor is donor:
@@ -113,48 +122,33 @@ class PrefixSharing:
                 else:
                     seq.donor = None
 
-    def _store_in_cache(self, seq: Sequence, usable: bool) -> None:
+    def store(self, seq: Sequence, usable: bool) -> None:
         """The sequence leaves its slot: keep its KV as the slot's cache, or clear it if it cannot be trusted."""
         if usable and self.config.prompt_cache:
-            self._cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits, seq.request.lora_key,
+            self.cache.store(seq.slot, seq.kv_tokens(), len(seq.prompt), seq.prompt_logits, seq.request.lora_key,
                               kv_end=seq.kv_end())
         else:
-            self._cache.drop(seq.slot)
+            self.cache.drop(seq.slot)
             self._ctx.clear_sequence(seq.slot)
 
-    def clear_prompt_cache(self) -> None:
-        """Forget every cached prompt (the KV of free slots). Safe from any thread; applied between steps."""
-        with self._cond:
-            self._clear_cache = True
-            self._idle.clear()  # so wait_idle() returns once it is applied
-            self._cond.notify()
-
-    def _apply_cache_clear(self) -> None:
-        self._clear_cache = False
+    def clear(self) -> None:
+        """Forget every cached prompt: the KV of the free slots."""
         for slot in self._free_slots:
-            self._cache.drop(slot)
+            self.cache.drop(slot)
             self._ctx.clear_sequence(slot)
 
     # --- coalescing -------------------------------------------------------------------------------------
-    def _coalesce_waiting(self, events: EventBuilder) -> None:
-        """Every queued request identical to a running one becomes its follower, slot or no slot free."""
-        with self._cond:
-            matches = [s for s in self._waiting if s.id not in self._cancel_ids and s.coalesce_key in self._leaders]
-            for seq in matches:
-                self._waiting.remove(seq)
-        for seq in matches:
-            self._follow(self._leaders[seq.coalesce_key], seq, events)
-
-    def _register_leader(self, seq: Sequence) -> None:
+    def register_leader(self, seq: Sequence) -> None:
         if self.config.prompt_cache and seq.coalesce_key is not None:
-            self._leaders.setdefault(seq.coalesce_key, seq)
+            self.leaders.setdefault(seq.coalesce_key, seq)
 
-    def _follow(self, leader: Sequence, seq: Sequence, events: EventBuilder) -> None:
-        try:  # its drafts would not be used, but a draft model it cannot have is reported as on admission
-            self._draft_models.for_request(seq.request)
-        except DraftModelError as exc:
-            self._finish(seq, "error", events, str(exc), kind="draft")
-            return
+    def forget_leader(self, seq: Sequence) -> None:
+        """The sequence ends: identical requests no longer follow it."""
+        if self.leaders.get(seq.coalesce_key) is seq:
+            del self.leaders[seq.coalesce_key]
+
+    def follow(self, leader: Sequence, seq: Sequence, events: EventBuilder) -> None:
+        """The queued `seq` becomes a follower of the identical `leader`: it replays what the leader produced."""
         now = time.perf_counter()
         seq.leader = leader
         leader.followers.append(seq)
@@ -184,7 +178,7 @@ class PrefixSharing:
         if leader.token_logprobs:
             events.logprobs(seq.id, list(leader.token_logprobs))
 
-    def _promote(self, leader: Sequence) -> None:
+    def promote(self, leader: Sequence) -> None:
         """A cancelled leader hands its slot, KV, sampler and followers to its first follower."""
         heir = leader.followers.pop(0)
         for name in ("slot", "n_prompt_done", "n_past", "pending_token", "sampler", "prompt_logits",
@@ -197,27 +191,29 @@ class PrefixSharing:
         for seq in self._running:
             if seq.donor is leader:
                 seq.donor = heir
-        if self._leaders.get(leader.coalesce_key) is leader:
-            self._leaders[leader.coalesce_key] = heir
+        if self.leaders.get(leader.coalesce_key) is leader:
+            self.leaders[leader.coalesce_key] = heir
         leader.slot = leader.sampler = None
         leader.followers, leader.leader = [], heir  # from here on it ends like a follower
 
-    def _mirror(self, seq: Sequence, events: EventBuilder, delta: str = "", state: RequestState | None = None,
-                now: float | None = None, logprobs: list | None = None, reasoning: str = "") -> None:
-        """What happened to a leader happens to its followers."""
-        for follower in seq.followers:
-            if delta:
-                follower.t_answer = follower.t_answer or time.perf_counter()
-                follower.handle._publish(delta)
-                events.delta(follower.id, delta)
-            if reasoning:
-                events.reasoning(follower.id, reasoning)
-            if state is not None:
-                follower.state = state
-                events.state(follower.id, state)
-            if now is not None:
-                follower.t_first = follower.t_first or now
-                follower.t_last = now
-                events.tokens(follower.id, len(seq.generated))
-            if logprobs:
-                events.logprobs(follower.id, logprobs)
+
+
+def mirror(seq: Sequence, events: EventBuilder, delta: str = "", state: RequestState | None = None,
+           now: float | None = None, logprobs: list | None = None, reasoning: str = "") -> None:
+    """What happened to a leader happens to its followers."""
+    for follower in seq.followers:
+        if delta:
+            follower.t_answer = follower.t_answer or time.perf_counter()
+            follower.handle._publish(delta)
+            events.delta(follower.id, delta)
+        if reasoning:
+            events.reasoning(follower.id, reasoning)
+        if state is not None:
+            follower.state = state
+            events.state(follower.id, state)
+        if now is not None:
+            follower.t_first = follower.t_first or now
+            follower.t_last = now
+            events.tokens(follower.id, len(seq.generated))
+        if logprobs:
+            events.logprobs(follower.id, logprobs)

@@ -33,9 +33,9 @@ from app.engine.chat.grammar import probe as gbnf_probe
 from app.engine.chat.grammar.build import ToolSchemaError
 from app.engine.chat.grammar.schema import closed_objects
 from app.engine.chat.grammar.tool_choice import tool_grammar
-from app.engine.constraint import GrammarConstraint, SchemaConstraint
 from app.engine.native import capture_log
 from app.engine.prompt import PromptError
+from app.engine.sampling.constraint import GrammarConstraint, SchemaConstraint
 
 # What the old GBNF converter allowed between JSON items (`space ::= " "?`): models pad with newlines otherwise.
 JSON_OPTIONS = {"whitespace_pattern": " ?"}
