@@ -14,7 +14,7 @@ import json
 
 from app.engine.chat.parse import pythonic
 from app.engine.chat.parse.scan import find_marker, loads, object_fields, partial_tail, skip_ws, value_end
-from app.engine.chat.parse.types import Format, ToolCall
+from app.engine.chat.parse.types import Format, ToolCall, offered_parameters
 
 FAIL = (None, -1, False)
 
@@ -104,16 +104,8 @@ def tag_json_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | Non
     return ToolCall(call_id, name, args), end, True
 
 
-def _parameters(tools, name: str) -> dict | None:
-    for tool in tools or ():
-        function = tool.get("function", tool) if isinstance(tool, dict) else {}
-        if function.get("name") == name:
-            return function.get("parameters") or {}
-    return None
-
-
 def _param_types(tools, name: str) -> dict:
-    parameters = _parameters(tools, name) or {}
+    parameters = offered_parameters(tools, name) or {}
     return {k: (v or {}).get("type") for k, v in (parameters.get("properties") or {}).items()}
 
 
@@ -121,7 +113,7 @@ def _expected(tools, name: str):
     """Whether the tool's next tagged parameter may be `key` after those `seen`, as llama.cpp's parser for it
     takes them: each required one once, first, in any order, then optional ones (None: a tool not offered, any
     key)."""
-    parameters = _parameters(tools, name)
+    parameters = offered_parameters(tools, name)
     if parameters is None or not parameters.get("properties"):
         return None
     required = {k for k in parameters.get("required") or () if k in parameters["properties"]}
@@ -165,7 +157,7 @@ def tagged_call(text: str, j: int, fmt: Format, tools) -> tuple[ToolCall | None,
     required parameters shows once its name, the separator and the first parameter's opening tag are complete
     (that tag must follow); one without any shows only when its call is whole."""
     call, k, finished = _tagged_call(text, j, fmt, tools)
-    params = _parameters(tools, call.name) if call is not None and fmt.extra.get("atomic_open") else None
+    params = offered_parameters(tools, call.name) if call is not None and fmt.extra.get("atomic_open") else None
     if params is None:
         return call, k, finished
     if not set(params.get("required") or ()) & set(params.get("properties") or {}):

@@ -20,7 +20,7 @@ import json
 
 from app.engine.chat.parse.minimax_m3 import may_be_string
 from app.engine.chat.parse.scan import loads, partial_tail, skip_ws
-from app.engine.chat.parse.types import ToolCall
+from app.engine.chat.parse.types import ToolCall, offered_parameters
 
 D = "｜DSML｜"
 INVOKE_START, NAME_END, INVOKE_END = f'<{D}invoke name="', '">\n', f"</{D}invoke>"
@@ -95,14 +95,6 @@ def _parameter(text: str, k: int, properties: dict | None, allowed, out: str, se
     return head[len(out) + len(sep):] + value, at + len(PARAM_END)
 
 
-def _tool(tools, name: str) -> dict | None:
-    for tool in tools or ():
-        function = tool.get("function", tool) if isinstance(tool, dict) else {}
-        if function.get("name") == name:
-            return function.get("parameters") or {}
-    return None
-
-
 def call(text: str, j: int, fmt, tools) -> tuple[ToolCall | None, int, bool]:
     """`NAME">\\n` parameters `</D invoke>` at text[j] (after `<D invoke name="`): (call, index after
     `</D invoke>`, finished). The call is reported once its name is complete. A function that is not offered
@@ -111,7 +103,7 @@ def call(text: str, j: int, fmt, tools) -> tuple[ToolCall | None, int, bool]:
     if at < 0:
         name = text[j:]
         return (None, len(text), False) if not any(c in name for c in '\n<>') else (None, -1, False)
-    name, schema = text[j:at], _tool(tools, text[j:at])
+    name, schema = text[j:at], offered_parameters(tools, text[j:at])
     if not name or any(c in name for c in '\n<>'):
         return None, -1, False
     properties = None if schema is None else {k: v if isinstance(v, dict) else {}

@@ -26,7 +26,7 @@ import re
 
 from app.engine.chat.parse.pythonic import normalize
 from app.engine.chat.parse.scan import loads, partial_tail
-from app.engine.chat.parse.types import ParsedMessage, ToolCall
+from app.engine.chat.parse.types import ParsedMessage, ToolCall, offered_properties
 
 SEP = "<|sep|>"
 THINK_START, THINK_END = "<|open|>think<|sep|>", "<|close|>think<|sep|>"
@@ -109,15 +109,6 @@ def _tools(text: str, j: int, tools) -> tuple[list[ToolCall], int | None, str]:
     return found, j, DONE
 
 
-def _schema(tools, name: str) -> dict | None:
-    """The offered function's properties ({} when it takes none), None for a function not offered."""
-    for tool in tools or ():
-        function = tool.get("function", tool) if isinstance(tool, dict) else {}
-        if function.get("name") == name:
-            return (function.get("parameters") or {}).get("properties") or {}
-    return None
-
-
 def _kind(props: dict | None, key: str, attrs: str) -> str:
     """How the value is read: the schema's `type` when it is a string (else "string"), as kimi-k3.cpp; for a
     function not offered, the `type` attribute."""
@@ -142,7 +133,7 @@ def _call(text: str, j: int, tools) -> tuple[ToolCall | None, int, str]:
     name = text[j:quote] if quote >= 0 else ""
     if not name:
         return None, j, FAIL
-    props, parts, k = _schema(tools, name), [], opener + len(SEP)
+    props, parts, k = offered_properties(tools, name), [], opener + len(SEP)
 
     def so_far(*more: str) -> ToolCall:
         return ToolCall("", name, "{" + ",".join([*parts, *more]))

@@ -17,7 +17,7 @@ import json
 
 from app.engine.chat.parse.minimax_m3 import may_be_string
 from app.engine.chat.parse.scan import WS, loads, partial_tail, skip_ws
-from app.engine.chat.parse.types import ToolCall
+from app.engine.chat.parse.types import ToolCall, offered_parameters
 
 OPEN, NAME_END, CLOSE = '<function name="', '">', "</function>"
 PARAM, KEY_END, PARAM_END = '<param name="', '">', "</param>"
@@ -109,8 +109,7 @@ def call(text: str, j: int, fmt, tools) -> tuple[ToolCall | None, int, bool]:
         name = text[j:len(text) - partial_tail(text[j:], (NAME_END,))]
         return (None, len(text), False) if not any(c in name for c in WS + '<>"') else (None, -1, False)
     name = text[j:at]
-    function = next((t.get("function", t) for t in tools or () if t.get("function", t).get("name") == name), None)
-    schema = None if function is None else function.get("parameters") or {}
+    schema = offered_parameters(tools, name)
     try:
         members, end = _members(text, at + len(NAME_END), schema)
     except _More as more:

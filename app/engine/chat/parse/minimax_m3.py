@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from app.engine.chat.parse.scan import WS, loads, partial_tail, skip_ws, value_end
-from app.engine.chat.parse.types import ToolCall
+from app.engine.chat.parse.types import ToolCall, offered_parameters
 
 NS = "]<]minimax[>["
 OPEN_NAME, CLOSE_NAME, INVOKE_END = NS + '<invoke name="', '">', NS + "</invoke>"
@@ -147,8 +147,7 @@ def call(text: str, j: int, fmt, tools) -> tuple[ToolCall | None, int, bool]:
         name = text[j:len(text) - partial_tail(text[j:], (CLOSE_NAME,))]
         return (None, len(text), False) if not any(c in name for c in WS + '<>"') else (None, -1, False)
     name = text[j:at]
-    function = next((t.get("function", t) for t in tools or () if t.get("function", t).get("name") == name), None)
-    schema = None if function is None else function.get("parameters") or {}
+    schema = offered_parameters(tools, name)
     try:
         members, k = (_members(text, at + len(CLOSE_NAME), schema, "{") if schema is None or schema.get("properties")
                       else ("", at + len(CLOSE_NAME)))

@@ -21,7 +21,7 @@ import json
 from app.engine.chat.parse.calls import held
 from app.engine.chat.parse.minimax_m3 import may_be_string
 from app.engine.chat.parse.scan import find_marker, loads, skip_ws
-from app.engine.chat.parse.types import ParsedMessage, ToolCall
+from app.engine.chat.parse.types import ParsedMessage, ToolCall, offered_properties
 
 START, MESSAGE, EOM, EOT = "<|start|>assistant", "<|message|>", "<|eom|>", "<|eot|>"
 SELF, USER = " to=self<|message|>", " to=user"
@@ -133,7 +133,7 @@ def _call(text: str, i: int, tools, before) -> tuple[ToolCall, int]:
     if close < 0:
         raise _More(*so_far) if "\n" not in text[k:] else ValueError("name")
     name = text[k:close]
-    props = _properties(tools, name)  # None: a function not offered (llama.cpp fails; Chorus reads it)
+    props = offered_properties(tools, name)  # None: a function not offered (llama.cpp fails; Chorus reads it)
     parts: list[str] = []
     k = skip_ws(text, close + 2)
 
@@ -165,11 +165,3 @@ def _call(text: str, i: int, tools, before) -> tuple[ToolCall, int]:
     k = _literal(text, k, INVOKE_END, more())
     k = _literal(text, skip_ws(text, k), CALLS_END, more())
     return ToolCall("", name, "{" + ",".join(parts) + "}"), k
-
-
-def _properties(tools, name: str) -> dict | None:
-    for tool in tools or ():
-        function = tool.get("function", tool) if isinstance(tool, dict) else {}
-        if function.get("name") == name:
-            return (function.get("parameters") or {}).get("properties") or {}
-    return None

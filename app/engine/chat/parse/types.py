@@ -77,3 +77,19 @@ class Format:
             return (self.trigger,)
         later = [m for m in (self.call[0], self.name_prefix) if m and m != self.trigger]
         return (self.trigger, *later[:1])
+
+
+def offered_parameters(tools, name: str) -> dict | None:
+    """The parameters schema of the offered function `name` ({} when it declares none); None when `tools` (the
+    request's, OpenAI-style: {"type": "function", "function": {...}} or the function itself) do not offer it."""
+    for tool in tools or ():
+        function = tool.get("function", tool) if isinstance(tool, dict) else {}
+        if function.get("name") == name:
+            return function.get("parameters") or {}
+    return None
+
+
+def offered_properties(tools, name: str) -> dict | None:
+    """The offered function's properties ({} when it takes none); None for a function not offered."""
+    parameters = offered_parameters(tools, name)
+    return None if parameters is None else parameters.get("properties") or {}
