@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from app.engine.chat.parse.minimax_m3 import may_be_string
-from app.engine.chat.parse.scan import WS, loads, partial_tail, skip_ws
+from app.engine.chat.parse.scan import WS, loads, name_until, partial_tail, skip_ws
 from app.engine.chat.parse.types import ToolCall, offered_parameters
 
 OPEN, NAME_END, CLOSE = '<function name="', '">', "</function>"
@@ -104,11 +104,9 @@ def call(text: str, j: int, fmt, tools) -> tuple[ToolCall | None, int, bool]:
     """`NAME">` parameters `</function>` at text[j] (after `<function name="`): (call, index after
     `</function>`, finished); (None, -1, False) where llama.cpp's parse fails. The call is reported once its
     name is complete."""
-    at = text.find(NAME_END, j)
-    if at < 0:
-        name = text[j:len(text) - partial_tail(text[j:], (NAME_END,))]
-        return (None, len(text), False) if not any(c in name for c in WS + '<>"') else (None, -1, False)
-    name = text[j:at]
+    name, at = name_until(text, j, NAME_END)
+    if name is None:
+        return None, at, False
     schema = offered_parameters(tools, name)
     try:
         members, end = _members(text, at + len(NAME_END), schema)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from app.engine.chat.parse.scan import WS, loads, partial_tail, skip_ws, value_end
+from app.engine.chat.parse.scan import loads, name_until, partial_tail, skip_ws, value_end
 from app.engine.chat.parse.types import ToolCall, offered_parameters
 
 NS = "]<]minimax[>["
@@ -142,11 +142,9 @@ def call(text: str, j: int, fmt, tools) -> tuple[ToolCall | None, int, bool]:
     """`NAME">` members `NS</invoke>` at text[j] (after `NS<invoke name="`): (call, index after
     `NS</invoke>`, finished). The call is reported once its name is complete. A function that is not offered
 (llama.cpp's parse fails there) is read with any parameters, as text, as Chorus reports such calls."""
-    at = text.find(CLOSE_NAME, j)
-    if at < 0:
-        name = text[j:len(text) - partial_tail(text[j:], (CLOSE_NAME,))]
-        return (None, len(text), False) if not any(c in name for c in WS + '<>"') else (None, -1, False)
-    name = text[j:at]
+    name, at = name_until(text, j, CLOSE_NAME)
+    if name is None:
+        return None, at, False
     schema = offered_parameters(tools, name)
     try:
         members, k = (_members(text, at + len(CLOSE_NAME), schema, "{") if schema is None or schema.get("properties")

@@ -43,6 +43,17 @@ def skip_ws(text: str, i: int) -> int:
     return i
 
 
+def name_until(text: str, j: int, marker: str) -> tuple[str | None, int]:
+    """(name, index of `marker`) for a function name at text[j] that `marker` ends (an XML-style `name="..."`);
+    (None, len(text)) while the name may still be arriving, (None, -1) when what came cannot be a name (it holds
+    whitespace, '<', '>' or '"': llama.cpp's parse fails there)."""
+    at = text.find(marker, j)
+    if at < 0:
+        name = text[j:len(text) - partial_tail(text[j:], (marker,))]
+        return None, (len(text) if not any(c in name for c in WS + '<>"') else -1)
+    return text[j:at], at
+
+
 def string_end(text: str, i: int) -> int | None:
     """Index just past the JSON string opening at text[i] ('"'), or None if the text ends inside it."""
     j = i + 1
