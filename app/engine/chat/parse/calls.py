@@ -263,26 +263,9 @@ def _literal(node):
     return ast.literal_eval(node)
 
 
-def _unquoted(text: str, j: int):
-    """(index, character) of text[j:] outside Python string literals (quotes and escapes skipped)."""
-    quote, k = "", j
-    while k < len(text):
-        c = text[k]
-        if quote:
-            if c == "\\":
-                k += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        else:
-            yield k, c
-        k += 1
-
-
 def _list_end(text: str, j: int) -> int | None:
     depth = 0
-    for k, c in _unquoted(text, j):
+    for k, c in pythonic.unquoted(text, j):
         if c in "[(":
             depth += 1
         elif c in "])":

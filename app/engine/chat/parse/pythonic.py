@@ -80,20 +80,30 @@ def _string_end(text: str, i: int) -> int | None:
     return None
 
 
+def unquoted(text: str, j: int):
+    """(index, character) of text[j:] outside Python string literals (quotes and escapes skipped)."""
+    quote, k = "", j
+    while k < len(text):
+        c = text[k]
+        if quote:
+            if c == "\\":
+                k += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        else:
+            yield k, c
+        k += 1
+
+
 def _value_end(text: str, i: int) -> int | None:
     """Index past the Python value at text[i] (a string, or anything up to a top-level `,` or `)`), or None if
     the text ends first."""
     if text[i] in "'\"":
         return _string_end(text, i)
-    depth, j = 0, i
-    while j < len(text):
-        c = text[j]
-        if c in "'\"":
-            end = _string_end(text, j)
-            if end is None:
-                return None
-            j = end
-            continue
+    depth = 0
+    for j, c in unquoted(text, i):
         if c in "[{(":
             depth += 1
         elif c in "]})":
@@ -102,7 +112,6 @@ def _value_end(text: str, i: int) -> int | None:
             depth -= 1
         elif c == "," and depth == 0:
             return j
-        j += 1
     return None
 
 
