@@ -32,14 +32,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-import qasync
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSize
 
-from app.models import default_model_path
-from app.ui.application import create_app
-from app.ui.bridge import EngineBridge
-from app.ui.settings import SLOTS, THREADS, Settings
-from app.ui.window.main_window import MainWindow
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.fixtures
+from app.models import default_model_path  # noqa: E402
+from app.ui.settings import THREADS  # noqa: E402
+from app.ui.window.main_window import MainWindow  # noqa: E402
+from tests.fixtures.fresh_window import run_fresh  # noqa: E402
 
 PROMPTS = [
     ("Write a haiku about autumn rain.", 0.7),
@@ -649,20 +648,10 @@ def main() -> None:
     if "reasoning" in names and len(names) > 1:
         sys.exit("take `reasoning` alone: it loads another model")
     out.mkdir(parents=True, exist_ok=True)
-    app = create_app()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat))
-        settings.set(SLOTS, 4)
-        if os.environ.get("CHORUS_SCREENSHOT_THREADS"):  # a machine busy with other work: 1 is often faster
-            settings.set(THREADS, int(os.environ["CHORUS_SCREENSHOT_THREADS"]))
-        window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
-        window.resize(1560, 940)
-        window.show()
-        with loop:
-            loop.run_until_complete(shoot(window, out, names))
-            window.close()
+    settings = {}
+    if os.environ.get("CHORUS_SCREENSHOT_THREADS"):  # a machine busy with other work: 1 is often faster
+        settings[THREADS] = int(os.environ["CHORUS_SCREENSHOT_THREADS"])
+    run_fresh(shoot, out, names, size=QSize(1560, 940), settings=settings)
 
 
 if __name__ == "__main__":

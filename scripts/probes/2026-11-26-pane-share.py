@@ -12,20 +12,14 @@ Prints one JSON line per layout and saves OUT_DIR/screenshot-panes-{2,4}col.png.
 
 import asyncio
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-import qasync
-from PySide6.QtCore import QSettings
-
-from app.models import default_model_path
-from app.ui.application import create_app
-from app.ui.bridge import EngineBridge
-from app.ui.settings import SLOTS, Settings
-from app.ui.window.main_window import MainWindow
-from app.ui.window.screen_fit import DEFAULT_SIZE
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.fixtures
+from app.models import default_model_path  # noqa: E402
+from app.ui.window.main_window import MainWindow  # noqa: E402
+from app.ui.window.screen_fit import DEFAULT_SIZE  # noqa: E402
+from tests.fixtures.fresh_window import run_fresh  # noqa: E402
 
 PROMPTS = ["Write a haiku about autumn rain.", "Explain what a hash table is to a ten-year-old.",
            "List five creative names for a coffee shop.", "Write a Python function that reverses a string.",
@@ -70,18 +64,7 @@ async def shoot(window: MainWindow, out: Path) -> None:
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     out.mkdir(parents=True, exist_ok=True)
-    app = create_app()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(QSettings(os.path.join(tmp, "s.ini"), QSettings.IniFormat))
-        settings.set(SLOTS, 4)
-        window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
-        window.resize(DEFAULT_SIZE)
-        window.show()
-        with loop:
-            loop.run_until_complete(shoot(window, out))
-            window.close()
+    run_fresh(shoot, out, size=DEFAULT_SIZE)
 
 
 if __name__ == "__main__":
