@@ -1,13 +1,13 @@
 """The `prompts:` of a config, read as promptfoo reads them (src/prompts/index.ts, utils.ts, processors/).
 
-`prompts` is a string, a list (strings or {raw | id, label} objects) or a legacy map {path: label}. A string
-(an object's `raw`, else its `id`) is a file when promptfoo's maybeFilePath says so: it holds no newline (nor portkey://, langfuse://, helicone://) and
-it starts `file://`, its last or second-to-last ":"-separated part ends in one of promptfoo's file extensions, its
-3rd or 4th character from the end is ".", or it holds "/", "\\" or "*". Otherwise it is the template itself,
-labelled with its own text: `Name the capital of {{country}}.` is a template. A file path that is a pattern (it
-holds "*", "?", "{", "}", "[" or "]") or a directory, and matches no file, is the template itself too, so
-`What is 1/2?` is a template; `Use e.g.` (a "." 3rd from the end) names a file, and when no such file exists the
-problem says so. A .txt file holds several prompts split on lines that are `---` (each trimmed, empty ones
+`prompts` is a string, a list (strings or {raw | id, label} objects) or a legacy map {path: label}. A string (an
+object's `raw`, else its `id`) is a file when promptfoo's maybeFilePath says so: it holds no newline (nor portkey://,
+langfuse://, helicone://) and it starts `file://`, its last or second-to-last ":"-separated part ends in one of
+promptfoo's file extensions, its 3rd or 4th character from the end is ".", or it holds "/", "\\" or "*". Otherwise it
+is the template itself, labelled with its own text: `Name the capital of {{country}}.` is a template. A file path that
+is a pattern (it holds "*", "?", "{", "}", "[" or "]") or a directory, and matches no file, is the template itself
+too, so `What is 1/2?` is a template; `Use e.g.` (a "." 3rd from the end) names a file, and when no such file exists
+the problem says so. A .txt file holds several prompts split on lines that are `---` (each trimmed, empty ones
 dropped); .json, .md, .j2 hold one each (a .json chat prompt is re-serialised compactly, as promptfoo does); .jsonl
 one per line; globs expand in sorted order. Prompt functions (.js, .py, other executables, `exec:`) and prompts kept
 in Langfuse, Portkey or Helicone are not supported.
