@@ -1,12 +1,16 @@
 """The `prompts:` of a config, read as promptfoo reads them (src/prompts/index.ts, utils.ts, processors/).
 
-`prompts` is a string, a list (strings or {raw | id, label} objects) or a legacy map {path: label}. A string is
-a file when it starts `file://`, ends in a known extension, has a "." 3rd or 4th from the end, or holds "/", "\\"
-or "*" (and no newline); otherwise it is the template itself, labelled with its own text. So `What is 1/2?` is a
-file to promptfoo too: when no such file exists the problem says so. A .txt file holds several prompts split on
-lines that are `---` (each trimmed, empty ones dropped); .json, .md, .j2 hold one each (a .json chat prompt is
-re-serialised compactly, as promptfoo does); .jsonl one per line; globs expand in sorted order. Prompt functions
-(.js, .py and other executables) are not supported.
+`prompts` is a string, a list (strings or {raw | id, label} objects) or a legacy map {path: label}. A string (an
+object's `raw`, else its `id`) is a file when promptfoo's maybeFilePath says so: it holds no newline (nor portkey://,
+langfuse://, helicone://) and it starts `file://`, its last or second-to-last ":"-separated part ends in one of
+promptfoo's file extensions, its 3rd or 4th character from the end is ".", or it holds "/", "\\" or "*". Otherwise it
+is the template itself, labelled with its own text: `Name the capital of {{country}}.` is a template. A file path that
+is a pattern (it holds "*", "?", "{", "}", "[" or "]") or a directory, and matches no file, is the template itself
+too, so `What is 1/2?` is a template; `Use e.g.` (a "." 3rd from the end) names a file, and when no such file exists
+the problem says so. A .txt file holds several prompts split on lines that are `---` (each trimmed, empty ones
+dropped); .json, .md, .j2 hold one each (a .json chat prompt is re-serialised compactly, as promptfoo does); .jsonl
+one per line; globs expand in sorted order. Prompt functions (.js, .py, other executables, `exec:`) and prompts kept
+in Langfuse, Portkey or Helicone are not supported.
 """
 
 from __future__ import annotations
@@ -22,16 +26,27 @@ from app.session.evaluation import PromptTemplate
 SEPARATOR = "---"
 TEXT_TYPES = (".txt", ".md", ".j2", ".json", ".jsonl", ".yaml", ".yml")
 CODE_TYPES = (".js", ".cjs", ".mjs", ".ts", ".py", ".sh", ".rb", ".go", ".exe")
+# promptfoo's VALID_FILE_EXTENSIONS (src/prompts/constants.ts): the endings maybeFilePath takes for a file
+FILE_EXTENSIONS = (".cjs", ".cts", ".js", ".json", ".jsonl", ".mjs", ".mts", ".py", ".ts", ".txt", ".yml", ".yaml")
+NEVER_A_PATH = ("\n", "portkey://", "langfuse://", "helicone://")
+PATTERN_CHARACTERS = "*?{}[]"  # parsePathOrGlob's isPathPattern
 
 
 def looks_like_file(text: str) -> bool:
-    """promptfoo's maybeFilePath."""
-    if "\n" in text:
+    """promptfoo's maybeFilePath (src/prompts/utils.ts)."""
+    if any(part in text for part in NEVER_A_PATH):
         return False
-    head = text.split(":")[0]
-    return (text.startswith("file://") or any(head.endswith(ext) for ext in TEXT_TYPES + CODE_TYPES)
-            or text[-3:-2] == "." or text[-4:-3] == "." or text.endswith(".")
+    last_two = text.split(":")[-2:]  # a path may end in `:functionName`
+    return (text.startswith("file://") or any(token.endswith(ext) for token in last_two for ext in FILE_EXTENSIONS)
+            or text[-3:-2] == "." or text[-4:-3] == "."
             or any(c in text for c in "*/\\"))
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _from_file(written: str, label: str | None, base: Path, problems: Problems) -> list[PromptTemplate]:
@@ -40,11 +55,17 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
     if ":" in Path(name).name and not case_files.is_file(Path(base, name)):
         name, function = name.rsplit(":", 1)
     pattern = str(base / name)
-    paths = sorted(glob.glob(pattern)) if any(c in name for c in "*?[") else [pattern]
-    if not paths or not case_files.is_file(paths[0]):
+    if any(c in name for c in PATTERN_CHARACTERS) or _is_dir(pattern):
+        paths = [path for path in sorted(glob.glob(pattern)) if case_files.is_file(path)]
+        if not paths:  # promptfoo: "nothing at this filepath, so treat it as a prompt string"
+            return [PromptTemplate(raw=written, label=label or written)]
+    else:
+        paths = [pattern]
+    if not case_files.is_file(paths[0]):
         hint = ("" if written.startswith("file://") else
-                " (promptfoo reads a prompt holding '/', '\\\\' or '*', or with a '.' near its end, as a file path; "
-                f"write a literal prompt like this one as `- raw: {written!r}`)")
+                " (promptfoo reads a prompt holding '/', '\\\\' or '*', or with a '.' 3rd or 4th from its end, as a "
+                "file path; put a literal prompt like this one in a .txt file and name that file: "
+                "`file://prompt.txt`)")
         problems.add(f"prompts: {written!r}", f"no such prompt file{hint}")
         return []
     prompts = []
@@ -92,11 +113,22 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
     return prompts
 
 
+def _from_string(text: str, label: str | None, base: Path, problems: Problems, where: str) -> list[PromptTemplate]:
+    """processPrompt for a written string: an executable, a file (or glob), or the template itself."""
+    if text.startswith("exec:"):
+        problems.unsupported(where, "a prompt function (JavaScript, Python or an executable)")
+        return []
+    if text.startswith(NEVER_A_PATH[1:]):  # fetched from that service when promptfoo renders it
+        problems.unsupported(where, "a prompt kept in Langfuse, Portkey or Helicone")
+        return []
+    if looks_like_file(text):
+        return _from_file(text, label, base, problems)
+    return [PromptTemplate(raw=text, label=label or text)]
+
+
 def _one(item, base: Path, problems: Problems, where: str) -> list[PromptTemplate]:
     if isinstance(item, str):
-        if looks_like_file(item):
-            return _from_file(item, None, base, problems)
-        return [PromptTemplate(raw=item, label=item)]
+        return _from_string(item, None, base, problems, where)
     if isinstance(item, dict):
         unknown = sorted(set(item) - {"raw", "id", "label", "config"})
         if unknown:
@@ -107,12 +139,9 @@ def _one(item, base: Path, problems: Problems, where: str) -> list[PromptTemplat
         if label is not None and not isinstance(label, str):
             problems.add(f"{where}.label", f"must be a string, got {type(label).__name__}")
             return []
-        if isinstance(item.get("raw"), str):
-            return [PromptTemplate(raw=item["raw"], label=label or item["raw"])]
-        if isinstance(item.get("id"), str):
-            found = (_from_file(item["id"], label, base, problems) if looks_like_file(item["id"])
-                     else [PromptTemplate(raw=item["id"], label=label or item["id"])])
-            return found
+        text = item.get("raw") or item.get("id")  # normalizeInput: raw ‖ id, then read as any written string
+        if isinstance(text, str):
+            return _from_string(text, label, base, problems, where)
         problems.add(where, "a prompt object needs `raw` (the template) or `id` (a file://… path)")
         return []
     problems.add(where, f"a prompt must be a string or an object, not {type(item).__name__}")
@@ -129,8 +158,7 @@ def read_prompts(value, base: Path, problems: Problems) -> list[PromptTemplate]:
     if isinstance(value, dict):  # legacy map {path: label}
         found = []
         for path, label in value.items():
-            found += _from_file(str(path), str(label), base, problems) if looks_like_file(str(path)) else [
-                PromptTemplate(raw=str(path), label=str(label))]
+            found += _from_string(str(path), str(label), base, problems, f"prompts: {path!r}")
         return found
     if isinstance(value, list):
         found = []

@@ -1,13 +1,14 @@
 """The table outputs: CSV as promptfoo writes it, one self-contained HTML report, JUnit XML for CI.
 
-CSV (promptfoo src/util/eval/evalTableUtils.ts): `Description` (when any case has one), one column per var,
-then per variant `[provider] prompt label`, `Status` (PASS/FAIL/ERROR), `Score` (2 decimals), `Named Scores`
-(JSON), `Metric: <name>` (one per named score of that variant), `Grader Reason`, `Comment`; string cells that
-a spreadsheet would run as a formula get a leading "'". HTML: one file, inline CSS, no scripts or links out.
-JUnit: one <testsuite> per variant, one <testcase> per cell; FAIL is <failure>, ERROR is <error>, a verdict
-resting on an unreliable judge is <skipped> (not counted either way). HTML marks such a verdict "UNRELIABLE
-JUDGE" and gives the judges' calibration under the summary, and, when earlier runs are kept, this run compared
-with the one before (app/evaluate/run_history.py: flips, pass-rate changes, McNemar).
+CSV (promptfoo src/util/eval/evalTableUtils.ts): `Description` (when any case has one), one column per var, then per
+variant `[provider] prompt label`, `Status` (PASS/FAIL/ERROR; UNRELIABLE for a verdict resting on an unreliable
+judge, which the totals count as neither), `Score` (2 decimals), `Named Scores` (JSON), `Metric: <name>` (one per
+named score of that variant), `Grader Reason`, `Comment`; string cells that a spreadsheet would run as a formula get
+a leading "'". HTML: one file, inline CSS, no scripts or links out. JUnit: one <testsuite> per variant, one
+<testcase> per cell; FAIL is <failure>, ERROR is <error>, a verdict resting on an unreliable judge is <skipped> (not
+counted either way). HTML shows such a verdict as "UNRELIABLE JUDGE" (neither PASS nor FAIL) and gives the judges'
+calibration under the summary, and, when earlier runs are kept, this run compared with the one before
+(app/evaluate/run_history.py: flips, pass-rate changes, McNemar).
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ def escape_formula(cell: str) -> str:
     return cell
 
 
-def status_word(cell: CellResult) -> str:
+def status_word(cell: CellResult, reliability: Reliability | None = None) -> str:
+    """PASS / FAIL / ERROR, or UNRELIABLE for a verdict resting on an unreliable judge (the totals count it as
+    neither a pass nor a fail)."""
+    if reliability is not None and reliability.unreliable(cell):
+        return "UNRELIABLE"
     return {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}.get(cell.status, "")
 
 
@@ -52,6 +57,7 @@ def to_csv(evaluation: Evaluation) -> str:
     names = _var_names(evaluation)
     has_descriptions = any(case.description for case in evaluation.cases)
     metrics = [_metric_names(evaluation, i) for i in range(len(evaluation.variants))]
+    reliability = Reliability(evaluation)
     header = (["Description"] if has_descriptions else []) + names
     for i, variant in enumerate(evaluation.variants):
         header += [variant.title, "Status", "Score", "Named Scores", *(f"Metric: {m}" for m in metrics[i]),
@@ -65,7 +71,8 @@ def to_csv(evaluation: Evaluation) -> str:
                 values += [""] * (6 + len(metrics[i]))
                 continue
             named = cell.grading.named_scores if cell.grading else {}
-            values += [cell.output if cell.status != "error" else (cell.error or cell.output), status_word(cell),
+            values += [cell.output if cell.status != "error" else (cell.error or cell.output),
+                       status_word(cell, reliability),
                        js_fixed(cell.score), json.dumps({k: float(js_fixed(v)) for k, v in named.items()}) if named
                        else "", *(js_fixed(named[m]) if m in named else "" for m in metrics[i]),
                        cell.grading.reason if cell.grading else (cell.error or ""), ""]
@@ -77,7 +84,7 @@ def to_csv(evaluation: Evaluation) -> str:
 
 _CSS = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;width:100%}
 th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;text-align:left}th{background:#f4f4f4}
-.PASS{color:#176f2c}.FAIL{color:#b3261e}.ERROR{color:#8a4b00}.out{white-space:pre-wrap;font-family:monospace}
+.PASS{color:#176f2c}.FAIL{color:#b3261e}.ERROR{color:#8a4b00}.UNRELIABLE{color:#6d4c41}.out{white-space:pre-wrap;font-family:monospace}
 .reason{color:#555;font-size:90%;white-space:pre-wrap}.thumb{max-width:96px;max-height:96px}.stats{font-weight:normal;font-size:85%;color:#444}"""
 
 
@@ -101,12 +108,11 @@ def to_html(evaluation: Evaluation) -> str:
     for row in matrix.rows:
         cells = [f"<td>{esc(row.description)}</td>"] + [_var_cell(row.vars.get(n, "")) for n in names]
         for cell in row.cells:
-            word = status_word(cell) or "PENDING"
-            doubtful = reliability.doubtful(cell)
-            word = f"{word}, UNRELIABLE JUDGE" if doubtful else word
+            word = status_word(cell, reliability) or "PENDING"
+            word = "UNRELIABLE JUDGE" if word == "UNRELIABLE" else word
             text = cell.error if cell.status == "error" else cell.output
             reason = cell.grading.reason if cell.grading else ""
-            cells.append(f"<td><b class='{word.split(',')[0]}'>[{word}]</b> ({cell.score:.2f}) "
+            cells.append(f"<td><b class='{word.split()[0]}'>[{word}]</b> ({cell.score:.2f}) "
                          f"<div class='out'>{esc(text or '')}"
                          f"</div><div class='reason'>{esc(reason)}</div></td>")
         body.append("<tr>" + "".join(cells) + "</tr>")

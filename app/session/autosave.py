@@ -54,6 +54,15 @@ def slot_path(folder: Path, index: int) -> Path:
     return folder / (AUTOSAVE_NAME if index == 0 else AUTOSAVE_NAME.replace(".", f"-{index + 1}.", 1))
 
 
+def slot_number(path: Path) -> int:
+    """Which slot the file is, counted from 1 (the first window's); 1 for a name that is no slot's."""
+    head, dot, tail = AUTOSAVE_NAME.partition(".")
+    name = path.name
+    if name.startswith(f"{head}-") and name.endswith(dot + tail) and name[len(head) + 1:-len(dot + tail)].isdigit():
+        return int(name[len(head) + 1:-len(dot + tail)])
+    return 1
+
+
 def lock_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.lock")
 

@@ -4,6 +4,8 @@ The same config is judged by the embedded SmolLM2-135M and by Gemma 3 270M (the 
 machine has: both unreliable, 4/10 and 5/10 on 2026-11-26) and by a capable judge (tests/fixtures/judge_standin.py,
 a real HTTP server standing in for a capable judge model, which cannot run on this CPU machine)."""
 
+import csv
+import io
 import json
 import re
 
@@ -40,7 +42,7 @@ def rule_judge():
 def test_the_embedded_judge_is_reported_unreliable_with_its_calibration_score(tmp_path):
     config = write_config(tmp_path, CONFIG)
     run = chorus_eval(config, "--judge", "local", "-o", tmp_path / "results.json", "-o", tmp_path / "report.html",
-                      "-o", tmp_path / "junit.xml")
+                      "-o", tmp_path / "junit.xml", "-o", tmp_path / "results.csv")
     assert run.returncode == 100, run.stdout + run.stderr
     found = re.search(r"judge: SmolLM2-135M-Instruct, (\d+)/(\d+) on llm-rubric calibration — verdicts unreliable",
                       run.stdout)
@@ -63,6 +65,10 @@ def test_the_embedded_judge_is_reported_unreliable_with_its_calibration_score(tm
     assert "unreliable judge" in document["metadata"]["exitCodeExplanation"]
     report = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert report.count("UNRELIABLE JUDGE]") == 2 and "verdicts unreliable" in report
+    # an unreliable judge's verdict reads neither PASS nor FAIL, as the totals count it
+    assert report.count("[UNRELIABLE JUDGE]") == 2 and report.count("[FAIL]") == 1 and "[PASS" not in report
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "results.csv").read_text(encoding="utf-8"))))
+    assert [row["Status"] for row in rows] == ["UNRELIABLE", "UNRELIABLE", "FAIL"]
     junit = (tmp_path / "junit.xml").read_text(encoding="utf-8")
     assert junit.count("<skipped") == 2 and 'failures="1"' in junit  # the Spain case's `contains` fail counts
 

@@ -55,11 +55,26 @@ def test_legacy_prompt_map_and_glob(tmp_path):
     assert [p.raw for p in suite.prompts] == ["A {{x}}", "B {{x}}"]
 
 
+def test_prompts_promptfoo_reads_as_templates(tmp_path):
+    """promptfoo's maybeFilePath and its glob fallback: a "." at the very end, a ":" part that is no file name, or a
+    path pattern ("?", "{{x}}") that matches no file leave the string a template."""
+    written = ["Name the capital city of {{country}}.", "What is 1/2?", "Is {{a}}/{{b}} whole?",
+               "Open notes.txt: summarise: briefly", {"raw": "Ratio: 3/4 [exact]", "label": "ratio"}]
+    suite = config(tmp_path, {"prompts": written, "providers": ["echo"]})
+    assert [(p.raw, p.label) for p in suite.prompts] == [(w, w) for w in written[:-1]] + [
+        ("Ratio: 3/4 [exact]", "ratio")]
+
+
 def test_prompts_promptfoo_reads_as_paths_are_reported(tmp_path):
-    found = problems(tmp_path, {"prompts": ["What is 1/2?", "Use e.g.", "file://gen.py", "Hi {{ x"],
+    found = problems(tmp_path, {"prompts": ["Compare a/b", "Use e.g.", "file://gen.py", "Hi {{ x", "exec:gen.sh",
+                                            {"raw": "Say e.g.", "label": "eg"}],
                                 "providers": ["echo"]}, gen__py="def f(): pass")
-    assert any("'What is 1/2?': no such prompt file" in p and "- raw: 'What is 1/2?'" in p for p in found)
+    assert any("'Compare a/b': no such prompt file" in p and "`file://prompt.txt`" in p for p in found)
     assert any("'Use e.g.': no such prompt file" in p for p in found)
+    assert any("'Say e.g.': no such prompt file" in p for p in found)
+    assert any(p.startswith("prompts[4]: a prompt function") for p in found)
+    assert problems(tmp_path, {"prompts": ["langfuse://greeting"], "providers": ["echo"]}) == [
+        "prompts[0]: a prompt kept in Langfuse, Portkey or Helicone is not supported by Chorus"]
     assert any("a prompt function" in p for p in found)
     assert any("template error" in p for p in found)
 

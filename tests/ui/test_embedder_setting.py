@@ -36,6 +36,9 @@ def test_the_embedder_is_chosen_by_kind_and_the_main_model_is_called_weak(qtbot,
     field = dialog.embedder_field
     assert field.kind.currentData() == "local" and field.embedder.isReadOnly()
     assert "weak embedder" in field.note.text()
+    for said in (field.note.text(), field.embedder.toolTip()):  # it read "The main model is the main model is…"
+        assert said.lower().count("the main model is") == 1, said
+    assert field.note.text().startswith("The main model is a generative model")
     field.kind.setCurrentIndex(1)  # an embedding GGUF: typed (or browsed)
     assert not field.embedder.isReadOnly() and field.browse.isVisibleTo(dialog) and field.embedder.text() == ""
     qtbot.keyClicks(field.embedder, str(tmp_path / "bge-small.gguf"))

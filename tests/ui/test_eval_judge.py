@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from app.ui.evaluate.matrix import CHECKS_ROLE, UNRELIABLE_ROLE
+from app.ui.evaluate.cell import BADGES
+from app.ui.evaluate.matrix import CHECKS_ROLE, STATE_ROLE, UNRELIABLE_ROLE
 from app.ui.settings import EVAL_JUDGE
 from tests.fixtures.judge_standin import RuleJudge
 from tests.ui.conftest import wait_until
@@ -54,6 +55,11 @@ def test_the_embedded_judge_is_marked_unreliable_and_another_judge_can_be_picked
     assert [(kind, doubtful) for kind, _passed, doubtful in index.data(CHECKS_ROLE)] == [
         ("icontains", False), ("llm-rubric", True)]  # every assertion, the deterministic one too
     assert "Not counted: judge: SmolLM2-135M-Instruct" in index.data(Qt.ToolTipRole)
+    # the verdicts read neither PASS nor FAIL (a correct answer showed a red FAIL), as the summary counts them
+    assert [view.model.index(row, 1).data(STATE_ROLE) for row in range(2)] == ["unreliable", "unreliable"]
+    assert BADGES[index.data(STATE_ROLE)][0] == "UNRELIABLE JUDGE"
+    assert index.data(Qt.ToolTipRole).startswith("UNRELIABLE (its judge said ")
+    assert index.data(Qt.AccessibleTextRole).startswith("unreliable (its judge said ")
     if os.environ.get("CHORUS_SHOTS"):  # a screenshot to look at (under Xvfb), e.g. for docs/
         window.grab().save(str(Path(os.environ["CHORUS_SHOTS"]) / "eval-unreliable.png"))
 
@@ -69,5 +75,6 @@ def test_the_embedded_judge_is_marked_unreliable_and_another_judge_can_be_picked
     assert "2/2 pass" in text and "unreliable" not in view.summary.text()
     assert view.judge_button.text() == f"Judge: {rule_judge.url} (rule-judge)"
     assert index.data(UNRELIABLE_ROLE) == []
+    assert index.data(STATE_ROLE) == "pass"
     assert [c.output for c in window.session.evaluation.cells] == ["The capital of France is Paris.",
                                                                    "The capital of Italy is Rome."]

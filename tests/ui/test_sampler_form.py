@@ -88,3 +88,20 @@ def test_a_panes_speculative_mode_is_set_in_its_form_and_shown_from_its_spec(win
     assert loaded.sampling.speculative.currentText() == "on"
     loaded.sampling.temperature.setValue(0.5)  # committing another field keeps the mode
     assert (loaded.spec.sampling.temperature, loaded.spec.speculative) == (0.5, "on")
+
+
+def test_the_variants_dialog_names_its_pane_and_each_axis_has_a_fitting_example(qtbot):
+    dialog = VariantsDialog(PaneSpec(number=3, sampling=SamplingParams(seed=1)))
+    qtbot.addWidget(dialog)
+    assert dialog.windowTitle() == "Variants and sweeps of Pane 3"
+    shown = {axis: dialog.axis_edits[axis].placeholderText() for axis in ("temperature", "seed", "max_tokens")}
+    assert shown == {"temperature": "values, e.g. 0, 0.7, 1.2 (empty: keep the pane's)",
+                     "seed": "values, e.g. 1, 2, 3 (empty: keep the pane's)",
+                     "max_tokens": "values, e.g. 64, 256 (empty: keep the pane's)"}  # all read "0, 0.7, 1.2"
+    dialog.tabs.setCurrentIndex(1)
+    for axis, edit in dialog.axis_edits.items():  # every example is a sweep the dialog takes
+        example = edit.placeholderText().partition("e.g. ")[2].partition(" (")[0]
+        if example:
+            edit.setText(example)
+            assert dialog.buttons.button(QDialogButtonBox.Ok).isEnabled(), (axis, dialog.summary.text())
+            edit.clear()

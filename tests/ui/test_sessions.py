@@ -92,6 +92,18 @@ def test_changes_are_autosaved_and_restored(window, qtbot, tmp_path, settings):
     assert restored.windowTitle() == "Untitled session • — Chorus"
 
 
+def test_a_second_window_says_it_holds_a_session_of_its_own(window, qtbot, settings):
+    assert window.windowTitle() == "Untitled session — Chorus"
+    second = MainWindow(EngineBridge(), settings, autosave_path=window.files.autosave_path)  # the first owns it
+    qtbot.addWidget(second)
+    assert second.files.autosave_path != window.files.autosave_path
+    assert second.windowTitle() == "Untitled session — Chorus — window 2 (its own session)"
+    second.grid.panes[0].prompt.setPlainText("Only here")
+    qtbot.waitUntil(lambda: second.windowTitle() == "Untitled session • — Chorus — window 2 (its own session)")
+    assert window.windowTitle() == "Untitled session — Chorus"
+    second.close()
+
+
 def test_an_interrupted_reply_comes_back_and_can_be_regenerated(loaded_window, loop, settings, tmp_path, qtbot):
     spec = PaneSpec(turns=[{"role": "user", "content": "Name a color."}], max_tokens=8,
                     result=PaneResult(state=RunState.INTERRUPTED, text="Blu"))

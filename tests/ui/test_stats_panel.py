@@ -1,4 +1,4 @@
-"""The stats panel on the real engine: it sees the batch fill up, rates, N/A, pause and reset."""
+"""The stats panel on the real engine: it sees the batch fill up, rates, "–" before any, pause and reset."""
 
 import numpy as np
 from PySide6.QtWidgets import QLabel
@@ -7,11 +7,11 @@ from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare
 
 
-def test_prefill_rate_is_na_before_any_pure_prefill_step(loaded_window, loop):
+def test_prefill_rate_is_a_dash_before_any_pure_prefill_step(loaded_window, loop):
     panel = loaded_window.stats_panel
     panel.update_once()
-    assert panel.readouts["prefill"].text() == "N/A"
-    assert panel.readouts["decode"].text() == "N/A"
+    assert panel.readouts["prefill"].text() == "–"  # as every empty readout (it read "N/A")
+    assert panel.readouts["decode"].text() == "–"
     assert panel.readouts["slots"].text() == "0 / 4"
 
 
@@ -50,11 +50,25 @@ def test_reset_clears_plots_and_engine_counters(loaded_window, loop):
     pane.run()
     wait_until(loop, lambda: not pane.busy)
     panel.update_once()
-    assert panel.readouts["prefill"].text() != "N/A"
+    assert panel.readouts["prefill"].text() != "–"
     panel.reset_button.click()
     assert np.isnan(panel.active).all()
     panel.update_once()
-    assert panel.readouts["prefill"].text() == "N/A" and panel.readouts["generated_total"].text() == "0"
+    assert panel.readouts["prefill"].text() == "–" and panel.readouts["generated_total"].text() == "0"
+
+
+def test_every_empty_readout_reads_a_dash():
+    from app.engine import StatsSnapshot
+    from app.ui.stats.readouts import values
+
+    idle = StatsSnapshot(n_slots=4, active=0, queued=0, decode_tps=None, prefill_tps=None, avg_concurrent=None,
+                         steps=0, decode_tokens=0, decode_time_s=0.0, prefill_tokens=0, prefill_time_s=0.0,
+                         prompt_tokens_total=0, generated_tokens_total=0, completed=0, slot_context_used=[0] * 4,
+                         n_ctx_per_slot=512)
+    shown = values(idle)
+    assert not any("N/A" in text for text in shown.values()), shown
+    assert {key: shown[key] for key in ("decode", "prefill", "concurrency", "hit_rate")} == dict.fromkeys(
+        ("decode", "prefill", "concurrency", "hit_rate"), "–")
 
 
 def test_readouts_keep_a_fixed_size_and_widen_for_long_values(qapp):

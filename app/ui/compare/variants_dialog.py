@@ -29,8 +29,11 @@ from app.ui.pane.sampler_fields import NUMBERS
 from app.ui.widgets.collapsible import collapsible
 from app.ui.widgets.escaped_list import parse_stops
 
-NUMERIC_AXES = (("temperature", "Temperature"), ("top_k", "Top-k"), ("top_p", "Top-p"), ("min_p", "Min-p"),
-                ("repeat_penalty", "Repeat penalty"), ("seed", "Seed"), ("max_tokens", "Max tokens"))
+# axis, label, example values (the placeholder's: a fitting range for each setting)
+NUMERIC_AXES = (("temperature", "Temperature", "0, 0.7, 1.2"), ("top_k", "Top-k", "20, 40, 100"),
+                ("top_p", "Top-p", "0.8, 0.95, 1"), ("min_p", "Min-p", "0, 0.05, 0.1"),
+                ("repeat_penalty", "Repeat penalty", "1, 1.1, 1.3"), ("seed", "Seed", "1, 2, 3"),
+                ("max_tokens", "Max tokens", "64, 256"))
 # The other samplers, as the pane's form names them (mirostat: 0 off, 1, 2)
 SAMPLER_AXES = (*((name, label) for name, label, _ in NUMBERS[:10]), ("mirostat", "Mirostat (0, 1, 2)"),
                 *((name, label) for name, label, _ in NUMBERS[10:]))
@@ -50,7 +53,7 @@ class VariantsDialog(QDialog):
     def __init__(self, base: PaneSpec, parent: QWidget | None = None, backends: list[str] = ()):
         """`backends`: the names a pane can run on; with more than one, the grid can sweep over them."""
         super().__init__(parent)
-        self.setWindowTitle("Variants and sweeps")
+        self.setWindowTitle(f"Variants and sweeps of {base.label}")  # the pane it copies
         self.base = base
         self.tabs = QTabWidget()
         seeds = QWidget()
@@ -64,8 +67,8 @@ class VariantsDialog(QDialog):
         grid = QWidget()
         form = QFormLayout(grid)
         self.axis_edits: dict[str, QLineEdit] = {}
-        for axis, label in NUMERIC_AXES:
-            edit = QLineEdit(placeholderText="values, e.g. 0, 0.7, 1.2 (empty: keep the pane's)")
+        for axis, label, example in NUMERIC_AXES:
+            edit = QLineEdit(placeholderText=f"values, e.g. {example} (empty: keep the pane's)")
             form.addRow(label, edit)
             self.axis_edits[axis] = edit
         more = QWidget()  # the other samplers' axes, folded as in the pane's sampling form

@@ -1,8 +1,8 @@
-"""CellDelegate: how the evaluation matrix paints one variant cell, tinted by its verdict, with its badge, score
-and figures, a line with every assertion's result (✓ / ✗, "?" for an unreliable judge's), then as much of its
-output as fits (wrapped, never past the cell). A verdict resting on an unreliable judge gets a second badge,
-UNRELIABLE JUDGE, and a neutral tint. It only reads the model's roles (`CELL_ROLE`, `STATE_ROLE`, `NOTE_ROLE`,
-`UNRELIABLE_ROLE`, `CHECKS_ROLE`); a row's height is `ROW_HEIGHT` pixels unless the user resizes it.
+"""CellDelegate: how the evaluation matrix paints one variant cell, tinted by its verdict, with its badge, score and
+figures, a line with every assertion's result (✓ / ✗, "?" for an unreliable judge's), then as much of its output as
+fits (wrapped, never past the cell). A verdict resting on an unreliable judge is neither PASS nor FAIL: its badge
+reads UNRELIABLE JUDGE, with a neutral tint, as the summary counts it. It only reads the model's roles (`CELL_ROLE`,
+`STATE_ROLE`, `NOTE_ROLE`, `CHECKS_ROLE`); a row's height is `ROW_HEIGHT` pixels unless the user resizes it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, Q
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from app.evaluate import CellResult
-from app.ui.evaluate.matrix import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE, UNRELIABLE_ROLE
+from app.ui.evaluate.matrix import CELL_ROLE, CHECKS_ROLE, NOTE_ROLE, STATE_ROLE
 from app.ui.theme import readable
 
 # verdict -> (badge text, hue); the cell is tinted with the hue at low alpha, so light and dark themes work; the
@@ -20,8 +20,9 @@ from app.ui.theme import readable
 BADGES = {"pass": ("PASS", "#2e7d32"), "fail": ("FAIL", "#c62828"), "error": ("ERROR", "#ef6c00"),
           "running": ("RUNNING", "#1565c0"), "grading": ("JUDGING", "#6a1b9a"), "pending": ("NOT RUN", "#757575"),
           "waiting": ("WAITING", "#757575"),
-          "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f")}
-UNRELIABLE = ("UNRELIABLE JUDGE", "#6d4c41")
+          "queued": ("QUEUED", "#757575"), "prefilling": ("PREFILL", "#00838f"),
+          "unreliable": ("UNRELIABLE JUDGE", "#6d4c41")}
+UNRELIABLE = BADGES["unreliable"]
 ROW_HEIGHT = 108
 WHITE = QColor("white")
 
@@ -38,8 +39,7 @@ class CellDelegate(QStyledItemDelegate):
         widget = option.widget
         style = widget.style() if widget else None
         text, colour = BADGES[index.data(STATE_ROLE) or cell.status]
-        doubtful = bool(index.data(UNRELIABLE_ROLE))
-        tint = QColor(UNRELIABLE[1] if doubtful else colour)
+        tint = QColor(colour)
         tint.setAlpha(28 if cell.finished else 14)
         painter.fillRect(option.rect, tint)
         if style and option.state & QStyle.State_Selected:
@@ -58,14 +58,6 @@ class CellDelegate(QStyledItemDelegate):
         painter.setFont(badge_font)
         painter.setPen(WHITE)
         painter.drawText(badge, Qt.AlignCenter, text)
-        if doubtful:  # the verdict is the judge's, and the judge failed its calibration
-            second = QRectF(badge.right() + 4, badge.top(), metrics.horizontalAdvance(UNRELIABLE[0]) + 12,
-                            badge.height())
-            path = QPainterPath()
-            path.addRoundedRect(second, 4, 4)
-            painter.fillPath(path, QColor(UNRELIABLE[1]))
-            painter.drawText(second, Qt.AlignCenter, UNRELIABLE[0])
-            badge = badge.united(second)
         painter.setFont(option.font)
         painter.setPen(option.palette.text().color())
         right = []

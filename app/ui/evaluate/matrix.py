@@ -25,8 +25,9 @@ from app.ui.widgets.filter_proxy import FilterProxy
 
 CELL_ROLE = Qt.UserRole + 1  # the CellResult of a variant column's index
 NOTE_ROLE = Qt.UserRole + 2  # why the cell has its verdict (verdict_note)
-STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, its generation's state while it runs, or
-# "waiting" for a cell not started yet while the evaluation runs ("pending" is "not run": nothing will run it)
+STATE_ROLE = Qt.UserRole + 3  # what the badge says: the cell's status, its generation's state while it runs,
+# "waiting" for a cell not started yet while the evaluation runs ("pending" is "not run": nothing will run it), or
+# "unreliable" for a pass or fail that rests on an unreliable judge (neither a pass nor a fail, as the totals count it)
 UNRELIABLE_ROLE = Qt.UserRole + 4  # the calibrations of the unreliable judges the cell's verdict rests on ([]: none)
 CHECKS_ROLE = Qt.UserRole + 5  # every assertion's result: [(type, passed, unreliable)]
 FLUSH_MS = 150
@@ -141,15 +142,20 @@ class EvalTableModel(QAbstractTableModel):
             return checks(cell, self.reliability())
         if role == STATE_ROLE:
             state = cell.result.state.value
-            return state if cell.status == "running" and state in ("queued", "prefilling") else (
-                "waiting" if waiting else cell.status)
+            if cell.status == "running" and state in ("queued", "prefilling"):
+                return state
+            if waiting:
+                return "waiting"
+            return "unreliable" if self.reliability().unreliable(cell) else cell.status
         if role == Qt.DisplayRole:  # tool calls as calls: name(arguments), with how many validate
             shown = reply_text(cell.result)
             return preview(shown) + self.calls_note(cell) if shown else (cell.error or "")
         if role == Qt.ToolTipRole:
             return cell_tooltip(cell, self.reliability().doubtful(cell)) + self.calls_note(cell)
         if role == Qt.AccessibleTextRole:
-            return f"{cell.status}, score {cell.score:.2f}: {preview(cell.output, 80)}"
+            verdict = (f"unreliable (its judge said {cell.status})" if self.reliability().unreliable(cell)
+                       else cell.status)
+            return f"{verdict}, score {cell.score:.2f}: {preview(cell.output, 80)}"
         return None
 
     def calls_note(self, cell: CellResult) -> str:

@@ -101,7 +101,8 @@ def cut_short_note(cell: CellResult) -> str:
 
 
 def cell_tooltip(cell: CellResult, doubtful=()) -> str:
-    parts = [f"{cell.status.upper()}" + (f" · score {cell.score:.2f}" if cell.grading else "")]
+    verdict = f"UNRELIABLE (its judge said {cell.status})" if doubtful else cell.status.upper()
+    parts = [verdict + (f" · score {cell.score:.2f}" if cell.grading else "")]
     parts += [f"Not counted: {describe(found)}" for found in doubtful]
     if cell.error:
         parts.append(f"Error: {cell.error}")

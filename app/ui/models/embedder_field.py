@@ -30,8 +30,8 @@ class EmbedderField(QWidget):
         self.kind.setAccessibleName("Embedder kind")
         self.embedder = QLineEdit(spec, placeholderText=DEFAULT_EMBEDDER)  # the spec as saved
         self.embedder.setAccessibleName("Embedder")
-        self.embedder.setToolTip("What compares answers by meaning: \"local\" (the main model: "
-                                 f"{WEAK_NOTE}), an embedding GGUF's path, or a server's URL (its /v1/embeddings)")
+        self.embedder.setToolTip(f"What compares answers by meaning: \"local\" ({WEAK_NOTE}), an embedding GGUF's "
+                                 "path, or a server's URL (its /v1/embeddings)")
         self.browse = QPushButton("Browse…")
         self.note = QLabel(wordWrap=True, objectName="embedderNote")
         row = QHBoxLayout()
@@ -56,7 +56,7 @@ class EmbedderField(QWidget):
         self.embedder.setReadOnly(kind == "local")
         self.embedder.setPlaceholderText(PLACEHOLDERS[kind] or DEFAULT_EMBEDDER)
         self.browse.setVisible(kind == "gguf")
-        self.note.setText(f"The main model is {WEAK_NOTE}." if kind == "local" else
+        self.note.setText(f"{WEAK_NOTE[0].upper()}{WEAK_NOTE[1:]}." if kind == "local" else
                           "Pooled by llama.cpp in a context of its own; generation is untouched." if kind == "gguf"
                           else "The server must serve embeddings (llama-server --embeddings).")
 

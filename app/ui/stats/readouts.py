@@ -32,7 +32,7 @@ TIPS = {"slots": "Slots holding a request now (a coalesced follower holds none)"
         "following": "Requests running now without a slot of their own: identical to a running one, they are "
                      "streamed its tokens (coalesced followers)",
         "decode": "Tokens generated per second of decoding",
-        "prefill": "Prompt tokens per second of steps that only prefilled (N/A before the first one)",
+        "prefill": "Prompt tokens per second of steps that only prefilled (– before the first one)",
         "concurrency": "Decode tokens per decode step: how many requests each step advanced",
         "cached_total": "Prompt tokens whose KV came from the prompt cache or another slot, not a prefill",
         "hit_rate": "Reused prompt tokens ÷ all prompt tokens",
@@ -69,7 +69,7 @@ def following(snap: StatsSnapshot) -> int | None:
 def values(snap: StatsSnapshot) -> dict[str, str]:
     """Each readout's text for this snapshot."""
     def rate(value: float | None) -> str:
-        return "N/A" if value is None else f"{value:.1f} t/s"
+        return "–" if value is None else f"{value:.1f} t/s"  # as every empty readout
 
     def ratio(value: float | None) -> str:
         return "–" if value is None else f"{value:.2f}"

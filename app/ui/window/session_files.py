@@ -67,7 +67,9 @@ class SessionFiles(QObject):
     @property
     def title(self) -> str:
         name = self.path.name if self.path else "Untitled session"
-        return f"{name}{' •' if self.unsaved else ''} — Chorus"
+        number = autosaves.slot_number(self.autosave_path) if self.autosave_path else 1
+        own = f" — window {number} (its own session)" if number > 1 else ""  # another Chorus runs beside it
+        return f"{name}{' •' if self.unsaved else ''} — Chorus{own}"
 
     def changed(self, *_info) -> None:
         """Something in the session changed: it is unsaved, and autosaved within AUTOSAVE_MS."""
