@@ -24,8 +24,8 @@ from app.models import default_model_path
 from app.ui.application import create_app
 from app.ui.bridge import EngineBridge
 from app.ui.settings import SLOTS, Settings
+from app.ui.widgets.screen_fit import DEFAULT_SIZE
 from app.ui.window.main_window import MainWindow
-from app.ui.window.screen_fit import DEFAULT_SIZE
 
 PROMPTS = ["Write a haiku about autumn rain.", "Explain what a hash table is to a ten-year-old.",
            "List five creative names for a coffee shop.", "Write a Python function that reverses a string.",
