@@ -6,7 +6,9 @@ The rule, for every unordered pair {x, y} of the variants in play:
   of votes links them); uncertainty u = 1 − |2p − 1|: 1 when the data cannot tell, 0 when every round agrees;
 - n = the votes the pair already has;
 - priority = u / √(1 + n): an interval narrows like 1/√n, so a pair's next vote is worth less the more it has.
-The pair with the highest priority is shown; ties go to the pair with fewer votes, then to a seeded draw.
+The pair with the highest priority is shown; ties go to the pair with fewer votes, then to a seeded draw. Pairs
+in `skip` (one side could not be voted on: it failed or wrote nothing) come only after every other pair, since the
+votes, which alone decide the draw, do not change when a pair is skipped.
 The sides are drawn at random (blindness: neither position says which variant it is), and the case is the one
 this pair has the fewest votes on (ties: a seeded draw). Deterministic: the same variants, votes and seed
 always give the same matchup; the draw also depends on the number of votes, so sides change between votes.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,11 +71,13 @@ def priorities(variants: Sequence[str], votes: Sequence[Vote], the_board: Board 
 
 
 def next_pair(variants: Sequence[str], votes: Sequence[Vote], *, cases: Sequence[str] = (),
-              seed: int = ARENA_SEED, the_board: Board | None = None) -> Matchup:
+              seed: int = ARENA_SEED, the_board: Board | None = None,
+              skip: Collection[frozenset[str]] = ()) -> Matchup:
     """The most informative next matchup (see the module docstring). `the_board`, when given, must be the
-    board of these votes; it saves recomputing it."""
+    board of these votes; it saves recomputing it. `skip`: pairs ({x, y}) to draw only when no other is left."""
     votes = list(votes)
     ranked = priorities(variants, votes, the_board, seed)
+    ranked = [q for q in ranked if frozenset((q.x, q.y)) not in skip] or ranked
     rng = np.random.default_rng([seed, len(votes)])
     best = [q for q in ranked if math.isclose(q.priority, ranked[0].priority, rel_tol=1e-9, abs_tol=1e-12)
             and q.votes == ranked[0].votes]

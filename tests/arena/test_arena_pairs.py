@@ -75,3 +75,15 @@ def test_an_adaptive_arena_spends_its_votes_on_the_close_pair():
 def test_needs_two_variants():
     with pytest.raises(ValueError, match="at least two variants"):
         next_pair(["only"], [])
+
+
+def test_a_skipped_pair_comes_back_only_after_every_other_pair():
+    first = next_pair(["A", "B", "C"], [])
+    skipped = {frozenset((first.a, first.b))}
+    second = next_pair(["A", "B", "C"], [], skip=skipped)  # no vote changed: without `skip`, the same pair again
+    assert {second.a, second.b} != {first.a, first.b}
+    skipped.add(frozenset((second.a, second.b)))
+    third = next_pair(["A", "B", "C"], [], skip=skipped)
+    assert frozenset((third.a, third.b)) not in skipped
+    again = next_pair(["A", "B", "C"], [], skip=skipped | {frozenset((third.a, third.b))})
+    assert {again.a, again.b} == {first.a, first.b}  # every pair skipped: the draw is over all of them again

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.arena.roster import build, candidate_sets, settings
+from app.arena.roster import NoArena, build, candidate_sets, refusals, settings
 from app.engine import SamplingParams
 from app.session import PaneSpec, Session
 from app.session.votes import variant_key
@@ -68,3 +68,44 @@ def test_a_variants_key_is_the_one_it_had_before_the_samplers_it_does_not_use():
     assert variant_key(settings(warm, "m.gguf")) == "9c07af2a3257"
     dry = PaneSpec(draft=PROMPT, sampling=SamplingParams(temperature=0.7, seed=3, top_k=20, dry_multiplier=0.8))
     assert variant_key(settings(dry, "m.gguf")) != "9c07af2a3257"
+
+
+def test_a_pane_its_backend_refuses_is_left_out_with_the_reason():
+    def refusal(backend, request):
+        return "this model cannot read images" if backend == "text-only" else None
+
+    arena = build([pane(0.0), pane(0.7), pane(1.0, backend="text-only", title="Photo")], refusal=refusal)
+    assert len(arena.contenders) == 2 and arena.case_text == PROMPT  # the rest still share one case
+    assert [(item.pane.title, item.why) for item in arena.left_out] == [("Photo", "this model cannot read images")]
+    assert str(arena.left_out[0]).startswith("Photo: ")
+    with pytest.raises(NoArena, match="can run their prompt") as refused:
+        build([pane(0.0), pane(0.7, backend="text-only")], refusal=refusal)
+    assert [item.why for item in refused.value.left_out] == ["this model cannot read images"]
+    with pytest.raises(NoArena, match="None of these panes can run its prompt"):
+        build([pane(0.0, backend="text-only"), pane(0.7, backend="text-only")], refusal=refusal)
+
+
+def test_an_image_for_a_model_without_a_projector_is_refused_up_front(model_path, tmp_path):
+    """The window's rule on the real model: loaded as the main model, and waiting on standby, without a vision
+    projector; a pane that asks it about an image is left out, one that asks in words is not."""
+    from app.backends.registry import BackendRegistry
+    from app.backends.spec import MAIN, BackendSpec
+    from app.session import images
+    from tests.conftest import TEST_THREADS
+    from tests.fixtures.images import png
+
+    registry = BackendRegistry(lambda event: None)
+    standby = registry.add_standby(BackendSpec(kind="local", path=str(model_path)), engine={"n_slots": 1})
+    registry.open_main(BackendSpec(kind="local", path=str(model_path)),
+                       engine={"n_slots": 1, "n_ctx_per_slot": 256, "n_threads": TEST_THREADS})
+    try:
+        photo = images.add_bytes(png(), "photo.png")
+        panes = [pane(0.0), pane(0.7), pane(0.3, draft_images=(photo,), title="Photo"),
+                 pane(0.9, draft_images=(photo,), backend=standby.name, title="Photo on standby"),
+                 pane(1.1, backend=standby.name)]
+        arena = build(panes, refusal=refusals(registry))
+        assert [item.pane.title for item in arena.left_out] == ["Photo", "Photo on standby"]
+        assert all("without a vision projector" in item.why for item in arena.left_out)
+        assert {c.pane.backend for c in arena.contenders} == {MAIN, standby.name} and len(arena.contenders) == 3
+    finally:
+        registry.close_all()

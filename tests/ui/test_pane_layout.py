@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.session import PaneResult, RunState
 from app.ui.pane.editor import EXPANDED_HEIGHT
-from app.ui.window.screen_fit import DEFAULT_SIZE
+from app.ui.widgets.screen_fit import DEFAULT_SIZE
 from tests.ui.conftest import wait_until
 from tests.ui.test_arena_window import open_arena, three_variants
 from tests.ui.test_end_to_end import prepare

@@ -35,7 +35,7 @@ def test_the_first_window_fits_the_screen_and_is_centred(window):
     bounded by the screen's available area, in its centre, not 1400 × 860 in a corner."""
     from PySide6.QtCore import QRect
 
-    from app.ui.window.screen_fit import DEFAULT_SIZE, first_geometry
+    from app.ui.widgets.screen_fit import DEFAULT_SIZE, first_geometry
 
     available = window.screen().availableGeometry()
     frame = window.frameGeometry()

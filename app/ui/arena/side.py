@@ -49,7 +49,18 @@ class ArenaSide(QFrame):
 
 
 def side_text(result: PaneResult) -> str:
-    """What a side shows of a result: its text, or why there is none."""
-    if result.error and not result.text:
-        return f"(no output: {result.error})"
-    return reply_text(result)  # tool calls as calls: name(arguments)
+    """What a side shows of a result: its text (tool calls as calls: name(arguments)), and why it has none or
+    why it stopped short."""
+    text = reply_text(result)
+    if result.error:
+        return f"{text}\n\n(stopped by an error: {result.error})" if text.strip() else f"(no output: {result.error})"
+    if not text.strip() and not result.busy:
+        return "(no output: the model wrote nothing)"
+    return text
+
+
+def side_problem(result: PaneResult) -> str | None:
+    """Why an ended side cannot be voted on (it failed, or wrote nothing), else None."""
+    if result.error:
+        return f"ended in an error: {result.error}"
+    return None if reply_text(result).strip() else "wrote nothing"

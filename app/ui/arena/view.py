@@ -1,21 +1,27 @@
 """Arena mode: two outputs for the same prompt side by side, blind, and a vote between them.
 
-The variants are the panes of a group (or all panes), each pane's settings one variant (app.arena.roster).
+The variants are the panes of a group (or all panes), each pane's settings one variant (app.arena.roster);
+a pane whose backend refuses its prompt (an image for a model without a vision projector) is left out, and a line
+under the prompt says which and why.
 The next pair is the core's `next_pair` over this arena's votes: the pair whose order is least certain, with the
 fewest votes. Its sides are a seeded coin flip. Both outputs are generated through the SessionRunner at once and
 stream in lockstep: each side shows no more text than the slower one has produced, so speed, time to first token
 and the moment one finishes say nothing about which variant it is; nothing shows a title, setting, token count
 or timing until the vote. A vote (keys 1–4, or the buttons) is saved in the session and reveals the pair; a key
-pressed while the pair generates casts nothing and the status says to wait. N (or Enter) draws the next pair.
-The view renders the runner's results and keeps no copy of their text.
+pressed while the pair generates casts nothing and the status says to wait. A pair is voted on only when both
+sides have text: a side that fails or writes nothing says so, the vote buttons stay off, and N skips the pair
+(a skipped pair is drawn again only when every other pair was skipped too). N (or Enter) draws the next pair.
+The dialog opens fitted to the screen it opens on. The view renders the runner's results and keeps no copy of
+their text.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from itertools import combinations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -32,15 +38,17 @@ from PySide6.QtWidgets import (
 from app.arena import JudgeTask, Matchup, Vote, next_pair
 from app.arena.ask import ask_judge
 from app.arena.board import ARENA_SEED
-from app.arena.roster import Arena, build
+from app.arena.roster import Arena, LeftOut, NoArena, build, refusals
 from app.arena.standby import PairLoads
 from app.engine.chat.template.reasoning import split_prefix
 from app.session import MAIN, PaneResult, PaneSpec, SessionModel, SessionRunner
 from app.session.tool_cards import reply_text
-from app.ui.arena.side import ArenaSide, side_text
+from app.ui.arena.side import ArenaSide, side_problem, side_text
+from app.ui.widgets.screen_fit import first_geometry
 
 VOTES = (("a", "A is better", "1"), ("b", "B is better", "2"), ("tie", "Tie", "3"), ("both_bad", "Both bad", "4"))
 WAIT = "Wait for both outputs: the vote keys work once both have finished."
+SIZE = QSize(1200, 760)  # at most: the dialog is fitted to its screen's available area
 
 
 class ArenaView(QDialog):
@@ -50,7 +58,6 @@ class ArenaView(QDialog):
         """`loads`: loads a pair's models that wait on standby before it generates (None: they are not offered)."""
         super().__init__(parent)
         self.setWindowTitle("Arena")
-        self.resize(1200, 760)
         self.session, self.runner, self.model_of, self.seed = session, runner, model_of, seed
         self.loads = loads
         self.loading: asyncio.Future | None = None  # a pair's models loading (PairLoads.ensure)
@@ -63,12 +70,17 @@ class ArenaView(QDialog):
         self._open = True
         self.voted: Vote | None = None
         self.early_key = False  # a vote key was pressed while the pair generated: the status says to wait
+        self.skipped: set[frozenset[str]] = set()  # pairs a side of which could not be voted on
         self.sets = sets
-        self.chooser = QComboBox(toolTip="The panes whose settings compete: each pane is one variant")
+        self.chooser = QComboBox(toolTip="The panes whose settings compete: each pane is one variant",
+                                 sizeAdjustPolicy=QComboBox.AdjustToMinimumContentsLengthWithIcon,
+                                 minimumContentsLength=24)
         for title, _panes in sets:
             self.chooser.addItem(title)
-        self.status = QLabel(objectName="arenaStatus")
+        self.status = QLabel(wordWrap=True, objectName="arenaStatus")
         self.prompt = QLabel(wordWrap=True, objectName="arenaPrompt")
+        self.left_out = QLabel(wordWrap=True, objectName="arenaLeftOut")
+        self.left_out.hide()
         self.sides = {"a": ArenaSide("A"), "b": ArenaSide("B")}
         self.note = QLineEdit(placeholderText="Optional note on this vote (Enter does not vote)", maxLength=500)
         self.vote_buttons = {}
@@ -80,6 +92,7 @@ class ArenaView(QDialog):
             button.clicked.connect(lambda _=False, w=winner: self.vote(w))
             button.setAccessibleName(f"Vote: {text}")  # not "A is better [1]" read out
             QShortcut(QKeySequence(key), self, activated=lambda w=winner: self._vote_key(w))
+            button.setEnabled(False)  # until both sides of a pair have text
             buttons.addWidget(button)
             self.vote_buttons[winner] = button
         self.next_button = QPushButton("Next pair  [N]", toolTip="Draw the next pair (the least certain one)",
@@ -94,22 +107,26 @@ class ArenaView(QDialog):
         if open_leaderboard is not None:
             self.board_button.clicked.connect(lambda: open_leaderboard())
         buttons.addStretch(1)
-        buttons.addWidget(self.judge_box)
         buttons.addWidget(self.next_button)
-        buttons.addWidget(self.board_button)
+        more = QHBoxLayout()  # a row of its own: the vote buttons keep their width on a small screen
+        more.addWidget(self.note, 1)
+        more.addWidget(self.judge_box)
+        more.addWidget(self.board_button)
         top = QHBoxLayout()
         top.addWidget(QLabel("Variants:"))
         top.addWidget(self.chooser, 1)
-        top.addWidget(self.status, 2)
         pair = QHBoxLayout()
         pair.addWidget(self.sides["a"])
         pair.addWidget(self.sides["b"])
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(self.status)  # wrapped, on a row of its own: a long reason never widens the dialog
         layout.addWidget(self.prompt)
+        layout.addWidget(self.left_out)
         layout.addLayout(pair, 1)
-        layout.addWidget(self.note)
         layout.addLayout(buttons)
+        layout.addLayout(more)
+        self.setGeometry(first_geometry((parent or self).screen().availableGeometry(), SIZE))
         self.chooser.currentIndexChanged.connect(self.choose)
         if sets:
             self.choose(0)
@@ -122,6 +139,7 @@ class ArenaView(QDialog):
         self._cancel()
         self.current = index
         self.voted = None
+        self.skipped.clear()
         self.next_pair()
 
     def _build(self) -> Arena | None:
@@ -129,10 +147,22 @@ class ArenaView(QDialog):
         removed pane is left out), or None with the reason shown."""
         panes = [p for p in self.sets[self.current][1] if any(p is q for q in self.session.panes)]
         try:
-            return build(panes, self.model_of)
-        except ValueError as exc:
+            arena = build(panes, self.model_of, refusals(self.runner.backends))
+        except NoArena as exc:
+            self._show_left_out(exc.left_out)
             self._say(str(exc))
             return None
+        self._show_left_out(arena.left_out)
+        pairs = {frozenset(pair) for pair in combinations(arena.keys, 2)}
+        if pairs <= self.skipped:  # every pair was skipped: draw them all again
+            self.skipped -= pairs
+        return arena
+
+    def _show_left_out(self, left_out: list[LeftOut]) -> None:
+        """The line under the prompt that names each pane left out and why (hidden when none is)."""
+        self.left_out.setText("<b>Left out of this arena:</b> " + "<br>".join(
+            f"{_escape(item.pane.label)}: {_escape(item.why)}" for item in left_out))
+        self.left_out.setVisible(bool(left_out))
 
     def votes(self) -> list[Vote]:
         """This arena's votes (both variants in it), from the session."""
@@ -140,9 +170,12 @@ class ArenaView(QDialog):
         return [v for v in self.session.votes if v.a in keys and v.b in keys]
 
     def next_pair(self) -> Matchup | None:
-        """Draw the next pair and generate both outputs; ignored until the current pair has its vote."""
-        if not self.sets or (self.matchup is not None and self.voted is None):
+        """Draw the next pair and generate both outputs; ignored until the current pair has its vote, or has
+        ended with a side that cannot be voted on (the pair is skipped)."""
+        if not self.sets or (self.matchup is not None and self.voted is None and not self.skippable()):
             return None
+        if self.matchup is not None and self.voted is None:
+            self._skip()
         self._cancel()
         self.arena = self._build()
         if self.arena is None:
@@ -151,7 +184,8 @@ class ArenaView(QDialog):
         self.note.clear()
         for side in self.sides.values():
             side.clear()
-        self.matchup = next_pair(self.arena.keys, self.votes(), cases=[self.arena.case_id], seed=self.seed)
+        self.matchup = next_pair(self.arena.keys, self.votes(), cases=[self.arena.case_id], seed=self.seed,
+                                 skip=self.skipped)
         self.prompt.setText(f"<b>Prompt:</b> {_escape(self.arena.case_text)}" if self.arena.case_text else
                             "<b>Prompt:</b> each variant's own prompt")
         backends = [self.arena.contender(key).pane.backend for key in (self.matchup.a, self.matchup.b)]
@@ -169,9 +203,7 @@ class ArenaView(QDialog):
         if why is None:
             self._generate()
             return
-        self._cancel()
-        self._say(f"Could not generate: {why}")
-        self.next_button.setEnabled(True)
+        self._could_not(why)
 
     def _generate(self) -> Matchup | None:
         """Submit both sides of the drawn pair."""
@@ -183,18 +215,41 @@ class ArenaView(QDialog):
                 self.handles.append(self.runner.submit(request, contender.pane.backend, result,
                                                        on_finish=lambda *_: self._render()))
             except (RuntimeError, ValueError) as exc:
-                self._cancel()
-                self._say(f"Could not generate: {exc}")
-                self.next_button.setEnabled(True)  # to try again
+                self._could_not(str(exc))
                 return None
             result.events.text.connect(self._render)
             self.results[name] = result
         self._render()
         return self.matchup
 
+    def _could_not(self, why: str) -> None:
+        """The pair could not start: say why; N draws another pair (this one comes back only after the rest)."""
+        self._skip()
+        self._cancel()
+        self._say(f"Could not generate: {why} Press N for another pair.")
+        self.next_button.setEnabled(True)
+
+    def _skip(self) -> None:
+        self.skipped.add(frozenset((self.matchup.a, self.matchup.b)))
+
     def ready(self) -> bool:
         """Both outputs of the pair have ended (done, stopped or failed)."""
         return len(self.results) == 2 and not any(r.busy for r in self.results.values())
+
+    def problems(self) -> dict[str, str]:
+        """Why a side of the ended pair cannot be voted on ("a"/"b" -> why: it failed, or wrote nothing)."""
+        if not self.ready():
+            return {}
+        found = {name: side_problem(result) for name, result in self.results.items()}
+        return {name: why for name, why in found.items() if why}
+
+    def votable(self) -> bool:
+        """Both outputs have ended, each with text: only then is a vote cast."""
+        return self.ready() and not self.problems()
+
+    def skippable(self) -> bool:
+        """The pair has ended without a vote and cannot get one."""
+        return self.ready() and self.voted is None and bool(self.problems())
 
     def _render(self, *_args) -> None:
         if len(self.results) != 2:
@@ -206,14 +261,18 @@ class ArenaView(QDialog):
         for name, text in texts.items():
             self.sides[name].show_text(text)
         for button in self.vote_buttons.values():
-            button.setEnabled(self.ready() and self.voted is None)
-        self.next_button.setEnabled(self.voted is not None or self.matchup is None)
+            button.setEnabled(self.votable() and self.voted is None)
+        self.next_button.setEnabled(self.voted is not None or self.matchup is None or self.skippable())
         if self.voted is None:
             votes = self.votes()
             judged = sum(v.source == "judge" for v in votes)
+            problems = self.problems()
             self._say(f"{len(self.arena.keys) if self.arena else 0} variants · {len(votes) - judged} votes"
                       + (f" (and {judged} by the judge)" if judged else "") + ". "
-                      + ("Which is better? 1: A · 2: B · 3: tie · 4: both bad" if self.ready()
+                      + ("This pair cannot be voted on: " + "; ".join(f"{name.upper()} {why}" for name, why in
+                                                                       sorted(problems.items()))
+                         + ". Press N to skip it." if problems
+                         else "Which is better? 1: A · 2: B · 3: tie · 4: both bad" if self.ready()
                          else f"Generating both outputs… {WAIT}" if self.early_key else "Generating both outputs…"))
 
     # --- voting ------------------------------------------------------------------------------------------------
@@ -224,8 +283,9 @@ class ArenaView(QDialog):
             self._render()
 
     def vote(self, winner: str) -> Vote | None:
-        """Cast the vote (when both outputs are in and none was cast yet), save it, reveal the pair."""
-        if self.matchup is None or self.voted is not None or not self.ready():
+        """Cast the vote (when both outputs are in, each with text, and none was cast yet), save it, reveal the
+        pair."""
+        if self.matchup is None or self.voted is not None or not self.votable():
             return None
         a, b = self.arena.contender(self.matchup.a), self.arena.contender(self.matchup.b)
         vote = Vote(a=a.key, b=b.key, winner=winner, a_label=a.label, b_label=b.label, case_id=self.arena.case_id,
@@ -273,6 +333,8 @@ class ArenaView(QDialog):
         for handle in self.handles:
             handle.cancel()
         self.handles, self.results, self.matchup = [], {}, None
+        for button in self.vote_buttons.values():
+            button.setEnabled(False)
 
     def done(self, code: int) -> None:
         self._open = False
@@ -284,7 +346,7 @@ class ArenaView(QDialog):
         super().done(code)
 
     def keyPressEvent(self, event) -> None:
-        if event.key() in (Qt.Key_Return, Qt.Key_Enter) and self.voted is not None:
+        if event.key() in (Qt.Key_Return, Qt.Key_Enter) and (self.voted is not None or self.skippable()):
             self.next_pair()
             return
         super().keyPressEvent(event)

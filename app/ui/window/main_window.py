@@ -52,10 +52,10 @@ from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
 from app.ui.settings import Settings
 from app.ui.stats.panel import StatsPanel
+from app.ui.widgets.screen_fit import first_geometry
 from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled
 from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.model_actions import ModelActions
-from app.ui.window.screen_fit import first_geometry
 from app.ui.window.session_files import SessionFiles
 from app.ui.window.status_bar import StatusBar
 
