@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.fixtures
 from app.models import default_model_path  # noqa: E402
+from app.ui.widgets.screen_fit import DEFAULT_SIZE  # noqa: E402
 from app.ui.window.main_window import MainWindow  # noqa: E402
-from app.ui.window.screen_fit import DEFAULT_SIZE  # noqa: E402
 from tests.fixtures.fresh_window import run_fresh  # noqa: E402
 
 PROMPTS = ["Write a haiku about autumn rain.", "Explain what a hash table is to a ten-year-old.",
