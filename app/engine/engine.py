@@ -52,7 +52,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
         self._model = LlamaModel(config.model_path, self.offload.layers)  # a readable error for a bad file
         try:
             self._ctx = LlamaContext(self._model, config)
-            self._renderer = PromptRenderer(self._model, config.chat_format)
+            self._renderer = PromptRenderer(self._model, config.chat_format, config.tool_format)
             # the vision projector (vision.py, vision_step.py): images in messages; None = text only
             self._vision = ImageStore(self._model, config.mmproj, config.n_threads) if config.mmproj else None
             self._embd_batch = None
@@ -63,7 +63,7 @@ class Engine(RequestLifecycle, StepExecution, ReproducibleStep, SpeculativeStep,
             raise
         self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label,
                                               chat_format_note=self._renderer.note, offload=self.offload.label(),
-                                              kv_type=config.kv_type)
+                                              kv_type=config.kv_type, tool_format=self._renderer.tools_label)
         limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)

@@ -16,6 +16,7 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine import sampling
 from app.engine.chat.parse.detect import template_stops
+from app.engine.chat.parse.generic import GENERIC
 from app.engine.chat.parse.stream import call_stops, for_request
 from app.engine.chat.template.reasoning import ReasoningSplit, opens_thinking, split_prefix
 from app.engine.constraint import GrammarConstraint
@@ -112,7 +113,8 @@ class RequestLifecycle:
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
         text, prompt, n_images = self._prompt_tokens(seq.request)  # vision_step.py: images as placeholders
         seq.prompt = np.asarray(prompt, dtype=np.int32)
-        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0])
+        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0],
+                                GENERIC if self._renderer.generic_for(seq.request) else None)
         seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
                                    opened=opens_thinking(text, seq.request.reply_prefix), stops=call_stops(seq.tools))
         if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
@@ -154,7 +156,8 @@ class RequestLifecycle:
                                           grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
         constraint = make_constraint(self._model, request.grammar, request.json_schema)
         if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
-            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking)
+            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking,
+                                         self._renderer.generic_for(request))
         try:
             if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
                 grammar, constraint.ptr = constraint.ptr, None
