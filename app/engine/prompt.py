@@ -14,9 +14,9 @@ format (a template without one, a built-in or raw format) offers them in llama.c
 
 from __future__ import annotations
 
-from app.engine.chat import generic
 from app.engine.chat.parse import detect
 from app.engine.chat.template import builtin as chat_format
+from app.engine.chat.template import generic
 from app.engine.chat.template.render import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
 from app.engine.types import GenerationRequest

@@ -5,9 +5,9 @@ to `{"tool_call": {"name", "arguments"}}` by a grammar, so even the 135M model c
 import json
 
 from app.engine import GenerationRequest
-from app.engine.chat import generic
 from app.engine.chat.parse import parse
 from app.engine.chat.parse.generic import GENERIC
+from app.engine.chat.template import generic
 from app.engine.types import TOOLS_AS_TEXT
 from tests.conftest import GREEDY
 

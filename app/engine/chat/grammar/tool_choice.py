@@ -29,8 +29,8 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from app.engine.chat import generic as generic_format
 from app.engine.chat import handler
+from app.engine.chat.grammar import generic as generic_format
 from app.engine.chat.grammar.build import Builder
 from app.engine.chat.grammar.formats import BUILDERS, tool_gbnf
 from app.engine.chat.grammar.handlers import ROOTS, regex_escape, trigger_patterns

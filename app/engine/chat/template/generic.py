@@ -7,18 +7,13 @@ used them for any template without a tool-call format before its differential au
   message holding `{"tool_response": ...}`. The template itself is given no tools.
 - Reply: one JSON object, `{"tool_call": {"name", "arguments"}}` (`{"tool_calls": [{"name", "arguments", "id"},
   ...]}` when parallel calls are allowed) or `{"response": "..."}`; with tool_choice "required" (or one function)
-  only the call. A grammar from the first token holds the model to it (not lazy: there is no trigger word).
+  only the call. A grammar from the first token holds the model to it (not lazy: there is no trigger word):
+  app/engine/chat/grammar/generic.py; the reply is read by app/engine/chat/parse/generic.py.
 """
 
 from __future__ import annotations
 
 import json
-
-from app.engine.chat.grammar.build import Builder
-from app.engine.chat.parse.generic import GENERIC
-from app.engine.chat.parse.scan import loads
-
-__all__ = ["GENERIC", "LABEL", "gbnf", "prompt_messages"]
 
 LABEL = "generic JSON format"
 RESPOND = ("Respond in JSON format, either with `tool_call` (a request to call tools) or with `response` reply to "
@@ -56,7 +51,10 @@ def _written(msg: dict) -> dict:
             fn = call.get("function") or {}
             args = fn.get("arguments", {})
             if isinstance(args, str):
-                args = loads(args) if loads(args) is not None else args
+                try:
+                    args = json.loads(args)
+                except ValueError:
+                    pass  # written as given
             calls.append({"name": fn.get("name", ""), "arguments": args, **({"id": call["id"]} if call.get("id")
                                                                           else {})})
         body: dict = {"tool_calls": calls}
@@ -72,28 +70,3 @@ def _written(msg: dict) -> dict:
             response["tool_call_id"] = msg["tool_call_id"]
         return {"role": "user", "content": _dump({"tool_response": response})}
     return msg
-
-
-def gbnf(tools, parallel: bool, required: bool) -> str:
-    """The reply's grammar: the call (or calls), or, unless required, a `response` string instead."""
-    schemas = []
-    for tool in tools:
-        fn = tool["function"]
-        schema = {"type": "object", "properties": {"name": {"type": "string", "const": fn["name"]},
-                                                   "arguments": fn.get("parameters") or {"type": "object"}},
-                  "required": ["name", "arguments"]}
-        if fn.get("description"):
-            schema["description"] = fn["description"]
-        if parallel:
-            schema["properties"]["id"] = {"type": "string", "minLength": 4}
-            schema["required"].append("id")
-        schemas.append(schema)
-    one = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
-    if parallel:
-        call = {"type": "object", "properties": {"tool_calls": {"type": "array", "items": one, "minItems": 1}},
-                "required": ["tool_calls"]}
-    else:
-        call = {"type": "object", "properties": {"tool_call": one}, "required": ["tool_call"]}
-    response = {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}
-    b = Builder(tuple(tools))
-    return b.text(b.schema(call if required else {"anyOf": [call, response]}, "reply"))
