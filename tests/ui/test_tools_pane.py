@@ -67,3 +67,13 @@ def test_call_first_is_set_in_the_tools_section_kept_and_sent(loaded_window, loo
     assert decode(encode(loaded_window.session))["panes"][0].tool_call_first is True
     pane.spec.tool_call_first = False  # the spec's value shows (a restore, an undo)
     assert not pane.tools.call_first.isChecked()
+
+
+def test_the_tool_call_format_is_overridden_per_model_from_the_menu(loaded_window, loop, settings):
+    pane = prepare(loaded_window, ["Weather in Paris?"])[0]
+    path = loaded_window.bridge.model_info.path
+    own = next(a for a in loaded_window.format_menu.tool_actions.actions() if a.data() == "template")
+    own.trigger()  # Model → Prompt format → Tool calls → The template's own only
+    wait_until(loop, lambda: pane.tools.support.text().startswith("Tools: none:"))
+    assert loaded_window.bridge.model_info.tool_format.startswith("none:") and own.isChecked()
+    assert settings.tool_format(path) == "template" and settings.tool_format("/elsewhere/other.gguf") == "auto"
