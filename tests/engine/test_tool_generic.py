@@ -83,6 +83,8 @@ def test_replies_parse_as_llama_cpp_parses_the_generic_format():
                 '{"name": "get_weather", "arguments": {"city": "Rome"}, "id": "efgh"}]}', GENERIC)
     assert [(c.id, c.name) for c in two.tool_calls] == [("abcd", "get_time"), ("efgh", "get_weather")]
     assert parse('{"response": "Hello"}', GENERIC).content == "Hello"
+    assert parse('{"response": "Hel', GENERIC, partial=True).content == "Hel"  # an answer streams as it grows
+    assert parse('{"response": "a\\u00', GENERIC, partial=True).content == "a"
     assert parse("plain text", GENERIC).content == "plain text"
     partial = parse('{"tool_call": {"name": "get_weather", "arguments": {"ci', GENERIC, partial=True)
     assert partial.content == "" and partial.tool_calls[0].name == "get_weather"

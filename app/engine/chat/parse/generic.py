@@ -31,6 +31,8 @@ def parse(text: str, partial: bool = False, calls: bool = True) -> ParsedMessage
         return ParsedMessage("", "", (found,) if found is not None else ())
     if "tool_calls" in fields:
         return ParsedMessage("", "", tuple(_calls(text, fields["tool_calls"][0], partial)))
+    if "response" in fields and fields["response"][1] is None and text[fields["response"][0]:][:1] == '"':
+        return ParsedMessage(_string_so_far(text[fields["response"][0]:]))  # streams as it grows
     if "response" in fields and fields["response"][1] is not None:
         response = loads(text[slice(*fields["response"])])
         dumped = json.dumps(response, indent=2, ensure_ascii=False)
@@ -55,3 +57,14 @@ def _calls(text: str, i: int, partial: bool) -> list[ToolCall]:
             break
         j = skip_ws(text, j + 1)
     return out
+
+
+def _string_so_far(raw: str) -> str:
+    """The text of a JSON string the reply is still writing (`raw` opens with its quote), an escape sequence cut
+    at the end left out."""
+    body = raw[1:]
+    for cut in range(len(body), max(len(body) - 6, 0) - 1, -1):
+        value = loads('"' + body[:cut] + '"')
+        if isinstance(value, str):
+            return value
+    return ""
