@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a draft model (GGUF sharing the model's vocabulary) for lines whose \"speculative\" has "
                      "\"kind\": \"draft\" and no \"draft_model\" of their own, and for panes of kind draft model "
                      "without a file (as llama-server's -md)")
+    run.add_argument("--tool-format", choices=("auto", "template", "generic"), default="auto",
+                     help="how the local model is offered tools: its template's own tool-call format, else llama.cpp's "
+                     "generic JSON format (auto); only the template's own (template); always the generic one (generic)")
     run.add_argument("--embedder", metavar="local|PATH.gguf|URL",
                      help="--report: the embedding model that clusters the answers of requests differing only by "
                      f"seed (default: {DEFAULT_EMBEDDER}, the main model, a weak embedder)")

@@ -85,7 +85,9 @@ def open_backends(args) -> BackendRegistry:
     else:
         model = Path(args.model) if args.model else default_model_path()
         draft = {"draft_model": str(Path(args.spec_draft).expanduser())} if getattr(args, "spec_draft", None) else {}
-        registry.open_main(BackendSpec(kind="local", path=str(model)), engine={"n_slots": args.slots, **draft})
+        tool_format = {"tool_format": args.tool_format} if getattr(args, "tool_format", None) else {}
+        registry.open_main(BackendSpec(kind="local", path=str(model)),
+                           engine={"n_slots": args.slots, **draft, **tool_format})
     return registry
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine.chat.parse.detect import template_stops
+from app.engine.chat.parse.generic import GENERIC
 from app.engine.chat.parse.stream import call_stops, for_request
 from app.engine.chat.template.reasoning import CLOSING_TEXT, ReasoningSplit, opens_thinking, split_prefix
 from app.engine.context import LlamaContext
@@ -76,7 +77,7 @@ class Engine:
         self._model = LlamaModel(config.model_path, self.offload.layers)  # a readable error for a bad file
         try:
             self._ctx = LlamaContext(self._model, config)
-            self._renderer = PromptRenderer(self._model, config.chat_format)
+            self._renderer = PromptRenderer(self._model, config.chat_format, config.tool_format)
             # the vision projector (vision/): images in messages; None = text only
             images = ImageStore(self._model, config.mmproj, config.n_threads) if config.mmproj else None
         except BaseException:
@@ -86,7 +87,7 @@ class Engine:
             raise
         self.model_info = dataclasses.replace(self._model.info(), chat_format=self._renderer.label,
                                               chat_format_note=self._renderer.note, offload=self.offload.label(),
-                                              kv_type=config.kv_type)
+                                              kv_type=config.kv_type, tool_format=self._renderer.tools_label)
         limits = [config.n_ctx_per_slot, self._ctx.n_ctx_seq] + ([self._model.n_ctx_train]
                                                                   if self._model.n_ctx_train > 0 else [])
         self.n_ctx_per_slot = min(limits)
@@ -421,7 +422,8 @@ class Engine:
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
         text, prompt, n_images = self._images.prompt_tokens(seq.request)  # vision/step.py: images as placeholders
         seq.prompt = np.asarray(prompt, dtype=np.int32)
-        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0])
+        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0],
+                                GENERIC if self._renderer.generic_for(seq.request) else None)
         seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
                                    opened=opens_thinking(text, seq.request.reply_prefix), stops=call_stops(seq.tools))
         if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
@@ -464,7 +466,8 @@ class Engine:
                                           grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
         constraint = make_constraint(self._model, request.grammar, request.json_schema)
         if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
-            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking)
+            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking,
+                                         self._renderer.generic_for(request))
         try:
             if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
                 grammar, constraint.ptr = constraint.ptr, None

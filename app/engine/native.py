@@ -96,6 +96,7 @@ class ModelInfo:
     has_chat_template: bool
     chat_format: str = ""  # how chat messages become a prompt, in a few words (set by the engine)
     chat_format_note: str = ""  # why, when it was chosen without a template in the GGUF
+    tool_format: str = ""  # how tools are offered to the model, in words (set by the engine)
     offload: str = ""  # where the layers run, e.g. "CPU (CPU build)", "Apple M2: 30/30 layers" (set by the engine)
     kv_type: str = "f16"  # the KV cache's element type (set by the engine)
 

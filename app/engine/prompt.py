@@ -6,16 +6,23 @@ for a chat-tuned model, the llama.cpp built-in format its own special tokens rev
 raw text (base models). A user can force any of them per model (`EngineConfig.chat_format`). A template that
 cannot compile or render fails the request that used it, with a message naming the template; the model stays
 loaded.
+
+Tools: a Jinja template with a tool-call format of its own shows the tools and reads the calls in it; any other
+format (a template without one, a built-in or raw format) offers them in llama.cpp's generic JSON format
+(app/engine/chat/template/generic.py). `EngineConfig.tool_format` forces either ("template", "generic").
 """
 
 from __future__ import annotations
 
+from app.engine.chat.parse import detect
 from app.engine.chat.template import builtin as chat_format
+from app.engine.chat.template import generic
 from app.engine.chat.template.render import ChatTemplate, TemplateError
 from app.engine.native import LlamaModel
 from app.engine.types import GenerationRequest
 
 BUILTIN = "builtin"  # mode: a llama.cpp built-in template (auto-detected or chosen by name)
+TOOL_FORMATS = ("auto", "template", "generic")  # EngineConfig.tool_format: how tools are offered to the model
 
 
 class PromptError(ValueError):
@@ -28,9 +35,10 @@ class ContextOverflow(PromptError):
 
 class PromptRenderer:
     """`label` says which format is in use, in a few words (e.g. "built-in gemma"); `note` says why, if auto
-    chose it without a template in the GGUF."""
+    chose it without a template in the GGUF. `tools_label` says how tools are offered, in words; `generic_tools`:
+    in llama.cpp's generic JSON format."""
 
-    def __init__(self, model: LlamaModel, requested: str = chat_format.AUTO):
+    def __init__(self, model: LlamaModel, requested: str = chat_format.AUTO, tool_format: str = "auto"):
         self._model = model
         self._jinja: ChatTemplate | None = None
         self._jinja_error: str | None = None
@@ -66,6 +74,26 @@ class PromptRenderer:
         else:
             raise ValueError(f"unknown chat format {requested!r}: use auto, gguf, raw or one of llama.cpp's "
                              f"built-in names ({', '.join(chat_format.builtin_names())})")
+        self._choose_tools(tool_format)
+
+    def _choose_tools(self, requested: str) -> None:
+        if requested not in TOOL_FORMATS:
+            raise ValueError(f"unknown tool format {requested!r}: use {', '.join(TOOL_FORMATS)}")
+        own = detect(self.template_source).name if self._jinja is not None else None
+        own = None if own == "content-only" else own
+        if requested == "generic" or (requested == "auto" and own is None):
+            self.generic_tools = True
+            why = ("chosen" if requested == "generic" else "this model's template has none" if self._jinja
+                   else f"the {self.label} format has none")
+            self.tools_label = f"{generic.LABEL} ({why})"
+        else:
+            self.generic_tools = False
+            self.tools_label = (f"the template's own ({own} format)" if own else
+                                "none: this model's template has no tool-call format, calls are shown as text")
+
+    def generic_for(self, request: GenerationRequest) -> bool:
+        """Whether this request's tools are offered in the generic JSON format."""
+        return self.generic_tools and bool(request.tools) and request.tool_choice != "none"
 
     @property
     def template_source(self) -> str | None:
@@ -89,10 +117,13 @@ class PromptRenderer:
         return len(self._model.tokenize(text, add_special=False)) == 1
 
     def render(self, messages: list[dict], thinking: bool | None = None, extra: dict | None = None,
-               tools: tuple | list = ()) -> str:
+               tools: tuple | list = (), generic_tools: bool = False) -> str:
         """The messages as the model's prompt format writes them. `thinking` sets the template's
         `enable_thinking` (None: the template's default); `extra` adds variables (chat_template_kwargs); `tools`
-        are shown to the model by its Jinja template (a built-in or raw format cannot: PromptError)."""
+        are shown to the model by its Jinja template (a built-in or raw format cannot: PromptError), or, with
+        `generic_tools`, described in the system message in the generic JSON format."""
+        if tools and generic_tools:
+            messages, tools = generic.prompt_messages(messages, tools), ()
         if tools and self.mode != chat_format.GGUF:
             raise PromptError(f"the {self.label} chat format cannot show tools to the model: only a Jinja chat "
                               "template from the GGUF can")
@@ -115,7 +146,7 @@ class PromptRenderer:
         if request.messages is None:
             return request.prompt
         return self.render(request.messages, thinking=request.thinking, extra=request.chat_template_kwargs,
-                           tools=request.tools)
+                           tools=request.tools, generic_tools=self.generic_for(request))
 
     def tokens(self, request: GenerationRequest, text: str | None = None) -> list[int]:
         """The prompt's tokens, its reply prefix included; `text` is `self.text(request)` when the caller has it

@@ -83,7 +83,8 @@ class EngineBridge(QObject):
         return self.main is not None and not self.loading
 
     async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int,
-                         chat_format: str = "auto", reproducible: bool = limits.REPRODUCIBLE_DEFAULT,
+                         chat_format: str = "auto", tool_format: str = "auto",
+                         reproducible: bool = limits.REPRODUCIBLE_DEFAULT,
                          kv_type: str = limits.KV_TYPE_DEFAULT,
                          n_gpu_layers: int | str | None = limits.GPU_LAYERS_DEFAULT,
                          mmproj: str | None = None) -> ModelInfo:
@@ -97,7 +98,8 @@ class EngineBridge(QObject):
         self.sig_loading.emit(str(path))
         try:
             config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
-                                  n_threads=n_threads, chat_format=chat_format, reproducible=reproducible,
+                                  n_threads=n_threads, chat_format=chat_format, tool_format=tool_format,
+                                  reproducible=reproducible,
                                   kv_type=kv_type, n_gpu_layers=n_gpu_layers, mmproj=mmproj or None)
             backend = await asyncio.to_thread(self._build, config)
             with self._lock:

@@ -39,6 +39,7 @@ THREADS = Setting("engine/threads", limits.THREADS.default, int, limits.THREADS)
 REPRODUCIBLE = Setting("engine/reproducible", limits.REPRODUCIBLE_DEFAULT, bool)
 LAST_MODEL = Setting("model/last_path", "", str)
 CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: chat format} for overrides
+TOOL_FORMATS = Setting("model/tool_formats", "{}", str)  # JSON {model path: tool format} for overrides
 GEOMETRY = Setting("window/geometry", QByteArray(), QByteArray)
 WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
 RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
@@ -93,13 +94,23 @@ class Settings:
         return self._chat_formats().get(model_path, "auto")
 
     def set_chat_format(self, model_path: str, name: str) -> None:
-        formats = self._chat_formats()
-        formats.pop(model_path, None) if name == "auto" else formats.update({model_path: name})
-        self.set(CHAT_FORMATS, json.dumps(formats))
+        self._set_override(CHAT_FORMATS, model_path, name)
 
-    def _chat_formats(self) -> dict:
+    def tool_format(self, model_path: str) -> str:
+        """How this model file is offered tools ("auto" unless the user picked "template" or "generic")."""
+        return self._chat_formats(TOOL_FORMATS).get(model_path, "auto")
+
+    def set_tool_format(self, model_path: str, name: str) -> None:
+        self._set_override(TOOL_FORMATS, model_path, name)
+
+    def _set_override(self, setting: Setting, model_path: str, name: str) -> None:
+        formats = self._chat_formats(setting)
+        formats.pop(model_path, None) if name == "auto" else formats.update({model_path: name})
+        self.set(setting, json.dumps(formats))
+
+    def _chat_formats(self, setting: Setting = CHAT_FORMATS) -> dict:
         try:
-            formats = json.loads(self.get(CHAT_FORMATS))
+            formats = json.loads(self.get(setting))
         except ValueError:
             return {}
         return formats if isinstance(formats, dict) else {}

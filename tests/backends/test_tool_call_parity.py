@@ -169,7 +169,7 @@ def replies(name: str, model_path, vocab, tmp_path_factory) -> dict:
     engine = None
     try:
         engine = Engine(EngineConfig(model_path=variant, n_slots=1, n_ctx_per_slot=2048, n_threads=TEST_THREADS,
-                                     **SERVER_LAYOUT))
+                                     tool_format="template", **SERVER_LAYOUT))  # llama-server has no generic format
         server.wait_ready()
         out = {}
         prefix = call_prefix(template, detect(source).trigger, CALL_IDS.get(name, CALL["id"]))

@@ -85,7 +85,7 @@ def test_tools_lines_are_checked_shown_to_the_model_and_results_carry_tool_calls
     from app.session import PaneResult
 
     source = tmp_path / "in.jsonl"
-    source.write_text("\n".join([line("tools", tools=[WEATHER], tool_choice="get_weather"),
+    source.write_text("\n".join([line("tools", tools=[WEATHER], tool_choice="get_weather", max_tokens=60),
                                  line("twice", tools=[WEATHER, WEATHER]),
                                  line("choice", tool_choice="required"),
                                  line("schema", tools=[{"type": "function", "function": {
@@ -93,7 +93,8 @@ def test_tools_lines_are_checked_shown_to_the_model_and_results_carry_tool_calls
     done = subprocess.run([sys.executable, "-m", "app", "run", str(source)], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     records = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
-    assert records["tools"]["error"] is None and "calls are shown as text" in records["tools"]["note"]
+    assert records["tools"]["error"] is None and "calls are shown as text" not in (records["tools"].get("note") or "")
+    assert [c["name"] for c in records["tools"]["tool_calls"]] == ["get_weather"]  # the generic JSON format
     assert "tool 2 (get_weather): the name 'get_weather' is also tool 1's" in records["twice"]["error"]
     assert "'required' needs tools, and the line has none" in records["choice"]["error"]
     assert "tool 1 (f): function.parameters is not a valid JSON Schema" in records["schema"]["error"]

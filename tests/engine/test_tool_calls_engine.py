@@ -54,7 +54,7 @@ def test_without_tools_or_with_tool_choice_none_nothing_is_parsed(make_engine, q
 
 
 def test_a_template_with_no_call_format_keeps_the_text_and_says_so(make_engine):
-    engine = make_engine()
+    engine = make_engine(tool_format="template")  # without the generic format (test_tool_generic.py)
     result = engine.submit(request(max_tokens=8)).result(timeout=120)
     assert result.tool_calls == () and result.note == TOOLS_AS_TEXT
 

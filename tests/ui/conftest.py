@@ -37,6 +37,21 @@ def window(qtbot, settings, loop, tmp_path):
 
 @pytest.fixture
 def loaded_window(window, loop, model_path, settings):
+    return load_window(window, loop, model_path, settings)
+
+
+@pytest.fixture
+def text_tools_window(window, loop, model_path, settings):
+    """The window with the embedded model offered tools only in its template's own format (it has none): its
+    replies after a tool result are text, not the generic JSON format's next call (a test of what the window does
+    with calls and continued turns, where the model's choice adds nothing)."""
+    from pathlib import Path
+
+    settings.set_tool_format(str(Path(model_path).resolve()), "template")
+    return load_window(window, loop, model_path, settings)
+
+
+def load_window(window, loop, model_path, settings):
     from app.ui import settings as keys
 
     settings.set(keys.SLOTS, 4)

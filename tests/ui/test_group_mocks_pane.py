@@ -30,7 +30,8 @@ def answer_of(pane) -> str:
     return pane.tool_cards.cards_box.itemAt(0).widget().findChild(QLabel, "toolCardAnswer").text()
 
 
-def test_a_group_mock_answers_the_groups_panes_and_a_pane_continues_with_it(loaded_window, loop):
+def test_a_group_mock_answers_the_groups_panes_and_a_pane_continues_with_it(text_tools_window, loop):
+    loaded_window = text_tools_window
     own, bare = tool_panes(loaded_window)
     own.tools.mocks.setPlainText(MOCKS)  # Paris: 18 from its own mocks
     own.commit_form()

@@ -27,7 +27,8 @@ def called(pane, city, arguments=None):
     spec.result = PaneResult(state=RunState.DONE, finish_reason="tool_calls", tool_calls=calls)
 
 
-def test_cards_show_calls_and_continue_runs_the_group_together(loaded_window, loop):
+def test_cards_show_calls_and_continue_runs_the_group_together(text_tools_window, loop):
+    loaded_window = text_tools_window
     panes = prepare(loaded_window, [""] * 4, max_tokens=12)
     for pane, city in zip(panes, ["Paris", "Rome", "Oslo", "Lima"], strict=True):
         pane.tools.load(json.dumps([WEATHER]), "auto", MOCKS)

@@ -78,12 +78,13 @@ def make_constraint(model, grammar: str | None, json_schema: dict | None):
     return SchemaConstraint(matcher, model.eog_ids, model.n_vocab)
 
 
-def tool_constraint(model, request, template: str | None, thinking: bool = False) -> GrammarConstraint | None:
+def tool_constraint(model, request, template: str | None, thinking: bool = False,
+                    generic: bool = False) -> GrammarConstraint | None:
     """The request's tool-call constraint (app/engine/chat/grammar/tool_choice.py says when there is one and
     builds its grammar); the caller owns it. `thinking`: the generation prompt left a `<think>` block open, so a
-    required call follows its `</think>`."""
+    required call follows its `</think>`; `generic`: the tools are offered in llama.cpp's generic JSON format."""
     try:
-        found = tool_grammar(request, template, thinking)
+        found = tool_grammar(request, template, thinking, generic)
     except ToolSchemaError as exc:
         raise GrammarError(str(exc)) from exc
     if found is None:

@@ -1,7 +1,9 @@
 """Model → Prompt format: how chat messages become a prompt for the loaded model file, overridable per file.
 
 Auto (the GGUF's template, else the format its special tokens reveal, else raw), the GGUF's template, raw, or
-any of llama.cpp's built-in formats. Choosing one stores it for this model file and reloads the model.
+any of llama.cpp's built-in formats; and Tool calls: how the model is offered tools (auto: its template's own
+tool-call format, else llama.cpp's generic JSON format; the template's own only; always the generic one).
+Choosing one stores it for this model file and reloads the model.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMenu
 
 from app.engine import ModelInfo, chat_format
+
+TOOL_CHOICES = (("auto", "Auto (the template's own, else generic JSON)"), ("template", "The template's own only"),
+                ("generic", "Generic JSON (llama.cpp's fallback)"))
 
 
 class PromptFormatMenu:
@@ -35,6 +40,15 @@ class PromptFormatMenu:
             action.setData(name)
             self.actions.addAction(action)
         self.actions.triggered.connect(lambda action: self.choose(action.data()))
+        tools = menu.addMenu("Tool calls")
+        self.tool_actions = QActionGroup(owner)
+        self.tool_actions.setExclusive(True)
+        for name, text in TOOL_CHOICES:
+            action = tools.addAction(text)
+            action.setCheckable(True)
+            action.setData(name)
+            self.tool_actions.addAction(action)
+        self.tool_actions.triggered.connect(lambda action: self.choose_tools(action.data()))
 
     def choose(self, name: str) -> None:
         """Remember the format for the loaded model and reload it with that format."""
@@ -47,8 +61,22 @@ class PromptFormatMenu:
         else:
             self.check(info.path)
 
+    def choose_tools(self, name: str) -> None:
+        """Remember how the loaded model is offered tools and reload it so."""
+        info = self._model_info()
+        if info is None or name == self.settings.tool_format(info.path):
+            return
+        if not self._loading() and self._confirm("Changing the tool-call format"):
+            self.settings.set_tool_format(info.path, name)
+            asyncio.ensure_future(self._load_model(info.path))
+        else:
+            self.check(info.path)
+
     def check(self, model_path: str) -> None:
-        """Tick the format stored for this model file."""
+        """Tick the formats stored for this model file."""
         current = self.settings.chat_format(model_path)
         for action in self.actions.actions():
             action.setChecked(action.data() == current)
+        tools = self.settings.tool_format(model_path)
+        for action in self.tool_actions.actions():
+            action.setChecked(action.data() == tools)

@@ -45,6 +45,7 @@ class PaneGrid(QScrollArea):
         self.panes: list[PromptPane] = []  # the views, in the session's order
         self._scroll_sync = ScrollSync()
         self.backend_names = [MAIN]  # what each pane's header offers
+        self.tool_support = ""  # how the local model takes tools, in words (each pane's Tools section)
         self._ticker = QTimer(self, interval=TICK_MS)
         self._ticker.timeout.connect(lambda: [view.tick() for view in self.panes])
         self._ticker.start()
@@ -135,6 +136,7 @@ class PaneGrid(QScrollArea):
     def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
         view = PromptPane(spec, self.controller)
         view.header.set_backends(self.backend_names)
+        view.set_tool_support(self.tool_support)
         if self._check_grammar is not None:
             view.options.set_checker(self._check_grammar)
         self.panes.insert(index, view)
@@ -147,6 +149,12 @@ class PaneGrid(QScrollArea):
         self._layout.removeWidget(view)
         view.setParent(None)
         view.deleteLater()
+
+    def set_tool_support(self, text: str) -> None:
+        """The local model's line for every pane's Tools section (a model was loaded)."""
+        self.tool_support = text
+        for view in self.panes:
+            view.set_tool_support(text)
 
     def set_backend_names(self, names: list[str]) -> None:
         """The backends panes can choose changed (one was added or removed)."""

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session import PaneSpec, RunState, SessionController
+from app.session import MAIN, PaneSpec, RunState, SessionController
 from app.ui.pane.controls import PaneControls
 from app.ui.pane.conversation_view import ConversationView
 from app.ui.pane.editor import PromptEditor
@@ -44,7 +44,7 @@ from app.ui.pane.output_options import OutputOptions
 from app.ui.pane.sampling_form import SamplingForm
 from app.ui.pane.thinking_view import ThinkingView
 from app.ui.pane.tool_cards_view import ToolCardsView
-from app.ui.pane.tools_options import ToolsOptions
+from app.ui.pane.tools_options import ToolsOptions, server_support_text
 from app.ui.pane.version_bar import VersionBar
 from app.ui.widgets.collapsible import collapsible
 from app.ui.widgets.status_line import StatusLine
@@ -74,6 +74,7 @@ class PromptPane(StripedFrame):
         self.setObjectName("promptPane")
         self.setFrameShape(QFrame.StyledPanel)
         self.spec, self.controller = spec, controller
+        self._tool_support = ""  # the local model's line for the Tools section (set_tool_support)
         self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
         self._refresh = QTimer(self, singleShot=True, interval=0)  # one refresh per event-loop turn
         self._refresh.timeout.connect(self._render)
@@ -172,6 +173,7 @@ class PromptPane(StripedFrame):
         self.images.sig_problem.connect(self.show_error)
         self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
         self.header.sig_backend_chosen.connect(lambda name: setattr(self.spec, "backend", name))
+        self.header.sig_backend_chosen.connect(lambda _name: self._show_tool_support())
         self.version_bar.sig_problem.connect(self.show_error)
         spec.events.all.connect(self._on_spec_event)
 
@@ -284,6 +286,15 @@ class PromptPane(StripedFrame):
         self.controller.clear(self.spec)
 
     # --- arrangement ----------------------------------------------------------------------------------------------
+    def set_tool_support(self, text: str) -> None:
+        """How the local model takes tools, in words: the Tools section says it when the pane runs there."""
+        self._tool_support = text
+        self._show_tool_support()
+
+    def _show_tool_support(self) -> None:
+        backend = self.spec.backend or MAIN
+        self.tools.set_support(self._tool_support if backend == MAIN else server_support_text(backend))
+
     def set_compact(self, compact: bool) -> None:
         """Columns mode: settings and editor folded away (their sections closed) so the outputs get the height."""
         self._compact = compact

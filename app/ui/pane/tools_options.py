@@ -44,6 +44,7 @@ class ToolsOptions(QWidget):
             self.parallel.addItem(label, value)
         self.call_first = QCheckBox("Call first", toolTip=CALL_FIRST_TIP)
         self.problem = QLabel(objectName="toolsProblem", wordWrap=True)
+        self.support = QLabel(objectName="toolsSupport", wordWrap=True, visible=False)  # set_support
         self.mocks_title = QLabel("<b>This pane's mock results</b> — for a tool, they take precedence over the "
                                   "group's", wordWrap=True, objectName="paneMocksTitle")
         self.mocks = QPlainTextEdit(placeholderText=MOCKS_PLACEHOLDER)
@@ -58,6 +59,7 @@ class ToolsOptions(QWidget):
         top.addWidget(self.call_first)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.support)
         layout.addLayout(top)
         layout.addWidget(self.editor)
         for widget in (self.mocks_title, self.mocks, self.expected):
@@ -89,6 +91,11 @@ class ToolsOptions(QWidget):
         for widget in widgets:
             widget.blockSignals(False)
         self.check(report=False)
+
+    def set_support(self, text: str) -> None:
+        """Whether and how the pane's model can call tools, in words ("" hides it)."""
+        self.support.setText(text)
+        self.support.setVisible(bool(text))
 
     def load_parallel(self, parallel: bool | None) -> None:
         """Show parallel_tool_calls (no sig_changed)."""
@@ -134,3 +141,13 @@ class ToolsOptions(QWidget):
         if report:
             self.sig_changed.emit()
         return problem
+
+
+def support_text(tool_format: str) -> str:
+    """The Tools section's line on the local model (ModelInfo.tool_format, e.g. "generic JSON format (this model's
+    template has none)")."""
+    return f"Tools: {tool_format}" if tool_format else ""
+
+
+def server_support_text(backend: str) -> str:
+    return f"Tools: as the server {backend} offers them (its chat template's tool-call format)"

@@ -48,6 +48,7 @@ from app.ui.models.shifts import ShiftsStatus
 from app.ui.models.status import ModelStatus
 from app.ui.pane.grid import PaneGrid
 from app.ui.pane.prompt_pane import PromptPane
+from app.ui.pane.tools_options import support_text
 from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
 from app.ui.settings import Settings
@@ -122,6 +123,7 @@ class MainWindow(QMainWindow):
         self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
         bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
+        bridge.sig_model_loaded.connect(lambda info: self.grid.set_tool_support(support_text(info.tool_format)))
         bridge.sig_backends_changed.connect(self._backends_changed)
         self.backends.sig_status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.runner.events.idle.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))

@@ -89,6 +89,7 @@ class ModelActions(QObject):
         try:
             return await self.bridge.load_model(path, **self.settings.engine_fields(),
                                                 chat_format=self.settings.chat_format(str(Path(path).resolve())),
+                                                tool_format=self.settings.tool_format(str(Path(path).resolve())),
                                                 mmproj=mmproj or self.projector_for(path))
         except ModelLoadError as exc:
             if self.bridge.closed:

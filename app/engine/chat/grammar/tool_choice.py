@@ -30,6 +30,7 @@ import functools
 from typing import NamedTuple
 
 from app.engine.chat import handler
+from app.engine.chat.grammar import generic as generic_format
 from app.engine.chat.grammar.build import Builder
 from app.engine.chat.grammar.formats import BUILDERS, tool_gbnf
 from app.engine.chat.grammar.handlers import ROOTS, regex_escape, trigger_patterns
@@ -185,14 +186,20 @@ class ToolGrammar(NamedTuple):
     triggers: tuple[str, ...] | None
 
 
-def tool_grammar(request, template: str | None, thinking: bool = False) -> ToolGrammar | None:
+def tool_grammar(request, template: str | None, thinking: bool = False, generic: bool = False) -> ToolGrammar | None:
     """The request's tool-call grammar (the module docstring says when there is one). `request` is read for its
     tools, tool_choice, parallel_tool_calls, tool_call_first, grammar, json_schema and reply_prefix. `thinking`:
-    the generation prompt left a `<think>` block open, so a required call follows its `</think>`. Raises
-    ToolSchemaError when a tool's parameters cannot become a grammar."""
+    the generation prompt left a `<think>` block open, so a required call follows its `</think>`. `generic`: the
+    tools are offered in llama.cpp's generic JSON format (app/engine/chat/template/generic.py), whose grammar holds the
+    whole reply from its first token. Raises ToolSchemaError when a tool's parameters cannot become a grammar."""
     if (not request.tools or request.tool_choice == "none" or request.grammar is not None
             or request.json_schema is not None or request.reply_prefix):
         return None
+    if generic:
+        chosen = request.tools if request.tool_choice in ("auto", "required") else tuple(
+            t for t in request.tools if t["function"]["name"] == request.tool_choice)
+        return ToolGrammar(generic_format.gbnf(chosen, bool(request.parallel_tool_calls),
+                                               required=request.tool_choice != "auto"), None)
     name = template_format(template)
     if name is None:
         return None

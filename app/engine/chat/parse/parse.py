@@ -13,6 +13,7 @@ from app.engine.chat.parse import (
     dsml,
     functionary,
     gemma4,
+    generic,
     harmony,
     kimi_k3,
     ling3,
@@ -39,6 +40,8 @@ def parse(text: str, fmt: Format, *, partial: bool = False, reasoning_format: st
     if response_format and fmt.kind != "harmony":
         got = parse(text, fmt, partial=partial, reasoning_format=reasoning_format, opened=opened, calls=False)
         return ParsedMessage(unfence(got.content, partial), got.reasoning_content, ())
+    if fmt.kind == "generic":
+        return generic.parse(text, partial=partial, calls=calls)
     if fmt.kind == "harmony":
         return harmony.parse(text, partial=partial, reasoning=reasoning_format != "none", tools=tools)
     if fmt.kind == "functionary-v3.2":

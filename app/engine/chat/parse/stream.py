@@ -83,12 +83,14 @@ def extends(old: tuple[ToolCall, ...], new: tuple[ToolCall, ...]) -> bool:
                                         for a, b in zip(old, new, strict=False))
 
 
-def for_request(template_source: str | None, request, prefix: str = "") -> ToolStream | None:
+def for_request(template_source: str | None, request, prefix: str = "", fmt: Format | None = None) \
+        -> ToolStream | None:
     """The stream that parses a request's reply for calls: None when it offers no tools (or tool_choice "none"),
-    or its template's replies carry no calls."""
+    or its template's replies carry no calls. `fmt`: the replies' format when it is not the template's (the generic
+    format of a template without one, app/engine/chat/template/generic.py)."""
     if not request.tools or request.tool_choice == "none":
         return None
-    fmt = detect(template_source)
+    fmt = fmt or detect(template_source)
     return None if fmt.kind == "none" else ToolStream(fmt, request.tools, prefix=prefix)
 
 

@@ -1,0 +1,90 @@
+"""Tools on a model whose chat template has no tool-call format (the embedded SmolLM2): llama.cpp's generic JSON
+format (app/engine/chat/template/generic.py). The tools are described in the system message, and a required call is held
+to `{"tool_call": {"name", "arguments"}}` by a grammar, so even the 135M model calls."""
+
+import json
+
+from app.engine import GenerationRequest
+from app.engine.chat.parse import parse
+from app.engine.chat.parse.generic import GENERIC
+from app.engine.chat.template import generic
+from app.engine.types import TOOLS_AS_TEXT
+from tests.conftest import GREEDY
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The current weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+TIME = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}}}
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def request(**fields) -> GenerationRequest:
+    return GenerationRequest(**{"messages": QUESTION, "sampling": GREEDY, "max_tokens": 60,
+                                "tools": (WEATHER, TIME), **fields})
+
+
+def test_a_required_call_on_the_embedded_model_comes_back_as_tool_calls(make_engine):
+    engine = make_engine()
+    assert engine.model_info.tool_format == "generic JSON format (this model's template has none)"
+    result = engine.submit(request(tool_choice="required")).result(timeout=300)
+    assert result.error is None and result.finish_reason == "tool_calls", result
+    (call,) = result.tool_calls
+    assert call["name"] in ("get_weather", "get_time") and call["id"]
+    assert isinstance(json.loads(call["arguments"]), dict)
+    assert TOOLS_AS_TEXT not in result.note and result.text == ""
+
+
+def test_one_named_function_is_the_call(make_engine):
+    result = make_engine().submit(request(tool_choice="get_weather")).result(timeout=300)
+    assert [c["name"] for c in result.tool_calls] == ["get_weather"], result
+    assert set(json.loads(result.tool_calls[0]["arguments"])) == {"city"}
+
+
+def test_auto_renders_the_tools_in_the_system_message(make_engine):
+    engine = make_engine()
+    prompt = engine.render_prompt(request())
+    assert "You can call any of the following tools" in prompt and '"name": "get_weather"' in prompt
+    assert generic.RESPOND in prompt and prompt.index("get_weather") < prompt.index("What is the weather")
+    assert "You can call" not in engine.render_prompt(request(tool_choice="none"))
+    result = engine.submit(request(max_tokens=40)).result(timeout=300)  # auto: a call or {"response": ...}
+    assert result.error is None and TOOLS_AS_TEXT not in result.note
+    assert result.tool_calls or not result.text.lstrip().startswith('{"response"'), result
+
+
+def test_the_template_override_keeps_the_old_behaviour(make_engine):
+    engine = make_engine(tool_format="template")
+    assert engine.model_info.tool_format.startswith("none:")
+    result = engine.submit(request(max_tokens=8)).result(timeout=300)
+    assert result.tool_calls == () and result.note == TOOLS_AS_TEXT
+
+
+def test_a_template_with_its_own_format_keeps_it(make_engine, qwen_variant):
+    engine = make_engine(model_path=qwen_variant)
+    assert engine.model_info.tool_format == "the template's own (hermes format)"
+    assert "<tools>" in engine.render_prompt(request()) and "You can call" not in engine.render_prompt(request())
+
+
+def test_history_calls_and_results_are_written_as_the_generic_json():
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    messages = generic.prompt_messages([{"role": "system", "content": "Be brief."}, *QUESTION,
+                                        {"role": "assistant", "content": "", "tool_calls": [call]},
+                                        {"role": "tool", "tool_call_id": "call_1", "content": "18 C"}], [WEATHER])
+    assert messages[0]["content"].startswith("Be brief.\n\n" + generic.RESPOND + "\n\nYou can call")
+    assert json.loads(messages[2]["content"]) == {"tool_calls": [{"name": "get_weather",
+                                                                  "arguments": {"city": "Paris"}, "id": "call_1"}]}
+    assert messages[3]["role"] == "user"
+    assert json.loads(messages[3]["content"]) == {"tool_response": {"content": "18 C", "tool_call_id": "call_1"}}
+
+
+def test_replies_parse_as_llama_cpp_parses_the_generic_format():
+    one = parse('{"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}', GENERIC, tools=(WEATHER,))
+    assert [(c.name, json.loads(c.arguments)) for c in one.tool_calls] == [("get_weather", {"city": "Paris"})]
+    two = parse('{"tool_calls": [{"name": "get_time", "arguments": {}, "id": "abcd"}, '
+                '{"name": "get_weather", "arguments": {"city": "Rome"}, "id": "efgh"}]}', GENERIC)
+    assert [(c.id, c.name) for c in two.tool_calls] == [("abcd", "get_time"), ("efgh", "get_weather")]
+    assert parse('{"response": "Hello"}', GENERIC).content == "Hello"
+    assert parse('{"response": "Hel', GENERIC, partial=True).content == "Hel"  # an answer streams as it grows
+    assert parse('{"response": "a\\u00', GENERIC, partial=True).content == "a"
+    assert parse("plain text", GENERIC).content == "plain text"
+    partial = parse('{"tool_call": {"name": "get_weather", "arguments": {"ci', GENERIC, partial=True)
+    assert partial.content == "" and partial.tool_calls[0].name == "get_weather"
