@@ -135,7 +135,8 @@ class EngineConfig:
     max_batch_tokens: int = 128
     chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name
     # How tools are offered: "auto" (the template's own tool-call format, else llama.cpp's generic JSON format),
-    # "template" (only the template's own) or "generic" (always the generic JSON format; app/engine/chat/template/generic.py)
+    # "template" (only the template's own) or "generic" (always the generic JSON format;
+    # app/engine/chat/template/generic.py)
     tool_format: str = "auto"
     prompt_cache: bool = True  # reuse prompt KV: slots as a cache, fan-out copies, coalescing (docs/engine.md)
     # Same tokens for a request whatever else runs (docs/engine.md, "Reproducible outputs"): a prompt goes in
