@@ -70,6 +70,7 @@ def test_a_reproducible_step_is_one_llama_decode(make_engine):
     for the decode tokens and one per prompt piece)."""
     engine = make_engine(n_slots=4, reproducible=True, prompt_cache=False)
     finished([engine.submit(r) for r in requests()[:6]])
+    assert engine.wait_idle(60)  # the last step's figures are recorded after its requests have ended
     stats = engine.stats()
     assert stats.placeholders == 0 and stats.steps > 0
     assert stats.decodes == stats.steps
