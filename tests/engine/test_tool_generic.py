@@ -88,3 +88,30 @@ def test_replies_parse_as_llama_cpp_parses_the_generic_format():
     assert parse("plain text", GENERIC).content == "plain text"
     partial = parse('{"tool_call": {"name": "get_weather", "arguments": {"ci', GENERIC, partial=True)
     assert partial.content == "" and partial.tool_calls[0].name == "get_weather"
+
+
+def test_arguments_are_re_serialised_as_llama_cpps_parser_dumps_them():
+    """consume_json_with_dumped_args: the arguments become nlohmann's compact dump() of what the model wrote."""
+    one = parse('{"tool_call": {"name": "get_weather", "arguments": {"city" :  "Par\\u00eds", "n": 1.50}}}',
+                GENERIC)
+    assert [c.arguments for c in one.tool_calls] == ['{"city":"París","n":1.5}']
+    as_string = parse('{"tool_call": {"name": "f", "arguments": "{\\"a\\": 1}"}}', GENERIC)
+    assert as_string.tool_calls[0].arguments == '"{\\"a\\": 1}"'  # a string stays a (dumped) string
+    text = '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Rome", "days": [1, 2]}, "id": "efgh"}]}'
+    final = parse(text, GENERIC).tool_calls[0].arguments
+    assert final == '{"city":"Rome","days":[1,2]}'
+    for cut in range(len(text)):  # while it streams, each call's arguments are a prefix of the final dump
+        for call in parse(text[:cut], GENERIC, partial=True).tool_calls:
+            assert call.name == "get_weather" and final.startswith(call.arguments), text[:cut]
+
+
+def test_what_llama_cpps_parser_rejects_is_content():
+    """common_chat_parse falls back to the whole text as content when the generic parse fails; `tool_calls` is
+    read before `tool_call`."""
+    for text in ('{"tool_call": {"arguments": {}}}', '{"answer": "yes"}', '["get_time"]'):
+        assert parse(text, GENERIC) == parse(text, GENERIC, calls=False), text
+        assert parse(text, GENERIC).content == text
+    both = parse('{"tool_call": {"name": "a", "arguments": {}}, "tool_calls": [{"name": "b", "arguments": {}}]}',
+                 GENERIC)
+    assert [c.name for c in both.tool_calls] == ["b"]
+    assert parse('{"response": {"n": 1}}', GENERIC).content == '{\n  "n": 1\n}'
