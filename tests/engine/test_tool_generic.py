@@ -90,6 +90,72 @@ def test_replies_parse_as_llama_cpp_parses_the_generic_format():
     assert partial.content == "" and partial.tool_calls[0].name == "get_weather"
 
 
+# The reference: llama.cpp's common/chat.cpp before its autoparser (as ollama/ollama vendors it at
+# llama/llama.cpp/common/chat.cpp): common_chat_params_init_generic / common_chat_parse_generic, with minja's
+# chat-template.hpp polyfills (llama/llama.cpp/vendor/minja/chat-template.hpp).
+CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+TOOLS_AS_MINJA_DUMPS_THEM = """[
+  {
+    "type": "function",
+    "function": {
+      "name": "get_time",
+      "description": "",
+      "parameters": {
+        "type": "object",
+        "properties": {
+EMPTY        }
+      }
+    }
+  }
+]""".replace("EMPTY", " " * 10 + "\n")  # minja writes an empty object's line breaks and indent
+EXAMPLE_AS_NLOHMANN_DUMPS_IT = """{
+  "tool_calls": [
+    {
+      "name": "tool_name",
+      "arguments": {
+        "arg1": "some_value"
+      },
+      "id": "call_1___"
+    }
+  ]
+}"""
+
+
+def test_the_system_text_is_llama_cpps_word_for_word():
+    """add_system(RESPOND) in common_chat_params_init_generic, then minja's tools polyfill: the tools dumped by
+    minja's Value::dump(2), whose empty object keeps its line breaks, and the template's example call."""
+    assert generic.RESPOND == ("Respond in JSON format, either with `tool_call` (a request to call tools) or with "
+                               "`response` reply to the user's request")
+    (system, _) = generic.prompt_messages([{"role": "system", "content": "Be brief."}, *QUESTION], [TIME])
+    assert system == {"role": "system", "content": (
+        "Be brief.\n\n" + generic.RESPOND + "\n\n"
+        "You can call any of the following tools to satisfy the user's requests: " + TOOLS_AS_MINJA_DUMPS_THEM
+        + "\n\nExample tool call syntax:\n\n" + EXAMPLE_AS_NLOHMANN_DUMPS_IT + "\n\n")}
+    (system, user) = generic.prompt_messages(QUESTION, [TIME], example=None)  # no example: none shown
+    assert system["content"] == generic.RESPOND + "\n\nYou can call any of the following tools to satisfy the " \
+                                                  "user's requests: " + TOOLS_AS_MINJA_DUMPS_THEM
+    assert user == QUESTION[0]
+
+
+def test_the_example_call_is_what_the_template_writes_for_it():
+    """minja's tool_call_example_: the polyfilled example message as the template renders it, after the
+    generation prompt, the end-of-sequence token dropped."""
+    from app.engine.chat.template.render import ChatTemplate
+
+    chatml = ChatTemplate(CHATML, "", "<|im_end|>")
+    example = generic.call_example(lambda msgs, gen: chatml.render(msgs, add_generation_prompt=gen), "<|im_end|>")
+    assert example == EXAMPLE_AS_NLOHMANN_DUMPS_IT == generic.EXAMPLE
+    gemma_like = ChatTemplate(CHATML.replace("<|im_end|>", "<end_of_turn>"), "<bos>", "<eos>")
+    example = generic.call_example(lambda msgs, gen: gemma_like.render(msgs, add_generation_prompt=gen), "<eos>")
+    assert example == EXAMPLE_AS_NLOHMANN_DUMPS_IT + "<end_of_turn>\n"  # not the EOS: kept, as minja keeps it
+
+
+def test_the_embedded_models_prompt_shows_llama_cpps_example(make_engine):
+    prompt = make_engine().render_prompt(request())
+    assert "\n\nExample tool call syntax:\n\n" + EXAMPLE_AS_NLOHMANN_DUMPS_IT + "\n\n" in prompt
+
+
 def test_arguments_are_re_serialised_as_llama_cpps_parser_dumps_them():
     """consume_json_with_dumped_args: the arguments become nlohmann's compact dump() of what the model wrote."""
     one = parse('{"tool_call": {"name": "get_weather", "arguments": {"city" :  "Par\\u00eds", "n": 1.50}}}',
