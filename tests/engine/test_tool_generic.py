@@ -156,6 +156,33 @@ def test_the_embedded_models_prompt_shows_llama_cpps_example(make_engine):
     assert "\n\nExample tool call syntax:\n\n" + EXAMPLE_AS_NLOHMANN_DUMPS_IT + "\n\n" in prompt
 
 
+def test_the_schema_is_llama_cpps():
+    from app.engine.chat.grammar import generic as grammar
+
+    weather = {"type": "object", "properties": {"name": {"type": "string", "const": "get_weather"},
+                                                "arguments": WEATHER["function"]["parameters"]},
+               "required": ["name", "arguments"], "description": "The current weather in a city"}
+    assert grammar.schema([WEATHER], parallel=False, required=True) == {
+        "type": "object", "properties": {"tool_call": weather}, "required": ["tool_call"]}
+    with_id = {**weather, "properties": {**weather["properties"], "id": {"type": "string", "minLength": 4}},
+               "required": ["name", "arguments", "id"]}
+    assert grammar.schema([WEATHER], parallel=True, required=False) == {"anyOf": [
+        {"type": "object", "properties": {"tool_calls": {"type": "array", "items": with_id, "minItems": 1}},
+         "required": ["tool_calls"]},
+        {"type": "object", "properties": {"response": {"type": "string"}}, "required": ["response"]}]}
+    assert list(grammar.schema([WEATHER, TIME], False, True)["properties"]["tool_call"]) == ["anyOf"]
+
+
+def test_parallel_calls_need_a_template_that_renders_two():
+    """common_chat_templates_apply_jinja turns parallel_tool_calls off when the template does not render two
+    calls (supports_parallel_tool_calls): the embedded model's ChatML-like template renders none."""
+    from app.engine.chat.grammar.tool_choice import tool_grammar
+
+    asked = request(tool_choice="required", parallel_tool_calls=True)
+    gbnf = tool_grammar(asked, CHATML, generic=True).gbnf
+    assert "tool_call" in gbnf and "tool_calls" not in gbnf
+
+
 def test_arguments_are_re_serialised_as_llama_cpps_parser_dumps_them():
     """consume_json_with_dumped_args: the arguments become nlohmann's compact dump() of what the model wrote."""
     one = parse('{"tool_call": {"name": "get_weather", "arguments": {"city" :  "Par\\u00eds", "n": 1.50}}}',
