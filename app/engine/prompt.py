@@ -42,6 +42,7 @@ class PromptRenderer:
         self._model = model
         self._jinja: ChatTemplate | None = None
         self._jinja_error: str | None = None
+        self._example: list[str | None] = []  # the generic format's example call, once rendered
         self.builtin: str | None = None
         self.note = ""
         template = model.chat_template()
@@ -95,6 +96,16 @@ class PromptRenderer:
         """Whether this request's tools are offered in the generic JSON format."""
         return self.generic_tools and bool(request.tools) and request.tool_choice != "none"
 
+    def _generic_example(self) -> str | None:
+        """The generic format's example call as this model's template writes it (minja's tool_call_example_)."""
+        if self._jinja is None:
+            return generic.EXAMPLE
+        if not self._example:
+            jinja = self._jinja
+            self._example.append(generic.call_example(
+                lambda msgs, gen: jinja.render(msgs, add_generation_prompt=gen), jinja.eos_token))
+        return self._example[0]
+
     @property
     def template_source(self) -> str | None:
         """The Jinja chat template in use (None: a built-in or raw format)."""
@@ -123,7 +134,7 @@ class PromptRenderer:
         are shown to the model by its Jinja template (a built-in or raw format cannot: PromptError), or, with
         `generic_tools`, described in the system message in the generic JSON format."""
         if tools and generic_tools:
-            messages, tools = generic.prompt_messages(messages, tools), ()
+            messages, tools = generic.prompt_messages(messages, tools, self._generic_example()), ()
         if tools and self.mode != chat_format.GGUF:
             raise PromptError(f"the {self.label} chat format cannot show tools to the model: only a Jinja chat "
                               "template from the GGUF can")

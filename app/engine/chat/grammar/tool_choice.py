@@ -198,8 +198,8 @@ def tool_grammar(request, template: str | None, thinking: bool = False, generic:
     if generic:
         chosen = request.tools if request.tool_choice in ("auto", "required") else tuple(
             t for t in request.tools if t["function"]["name"] == request.tool_choice)
-        return ToolGrammar(generic_format.gbnf(chosen, bool(request.parallel_tool_calls),
-                                               required=request.tool_choice != "auto"), None)
+        parallel = bool(request.parallel_tool_calls) and template is not None and default_parallel(template)
+        return ToolGrammar(generic_format.gbnf(chosen, parallel, required=request.tool_choice != "auto"), None)
     name = template_format(template)
     if name is None:
         return None
