@@ -29,45 +29,33 @@ class PromptFormatMenu:
         self.settings, self._model_info, self._loading = settings, model_info, loading
         self._load_model, self._confirm = load_model, confirm_interrupt
         menu = parent_menu.addMenu("Prompt format")
-        self.actions = QActionGroup(owner)
-        self.actions.setExclusive(True)
         choices = [(chat_format.AUTO, "Auto (the GGUF's template, else detected)"),
                    (chat_format.GGUF, "Template from the GGUF"), (chat_format.RAW, "Raw: no template")]
         builtin = menu.addMenu("Built-in (llama.cpp)")
-        for name, text in choices + [(n, n) for n in chat_format.builtin_names()]:
-            action = (builtin if text == name else menu).addAction(text)
-            action.setCheckable(True)
-            action.setData(name)
-            self.actions.addAction(action)
-        self.actions.triggered.connect(lambda action: self.choose(action.data()))
+        self.actions = _choices(owner, [(builtin if text == name else menu, name, text)
+                                        for name, text in choices + [(n, n) for n in chat_format.builtin_names()]],
+                                self.choose)
         tools = menu.addMenu("Tool calls")
-        self.tool_actions = QActionGroup(owner)
-        self.tool_actions.setExclusive(True)
-        for name, text in TOOL_CHOICES:
-            action = tools.addAction(text)
-            action.setCheckable(True)
-            action.setData(name)
-            self.tool_actions.addAction(action)
-        self.tool_actions.triggered.connect(lambda action: self.choose_tools(action.data()))
+        self.tool_actions = _choices(owner, [(tools, name, text) for name, text in TOOL_CHOICES], self.choose_tools)
 
     def choose(self, name: str) -> None:
         """Remember the format for the loaded model and reload it with that format."""
-        info = self._model_info()
-        if info is None or name == self.settings.chat_format(info.path):
-            return
-        if not self._loading() and self._confirm("Changing the prompt format"):
-            self.settings.set_chat_format(info.path, name)
-            asyncio.ensure_future(self._load_model(info.path))
-        else:
-            self.check(info.path)
+        self._reload_with(name, self.settings.chat_format, self.settings.set_chat_format, "Changing the prompt format")
 
     def choose_tools(self, name: str) -> None:
         """Remember how the loaded model is offered tools and reload it so."""
+        self._reload_with(name, self.settings.tool_format, self.settings.set_tool_format,
+                          "Changing the tool-call format")
+
+    def _reload_with(self, name: str, stored: Callable[[str], str], store: Callable[[str, str], None],
+                     what: str) -> None:
+        """Store `name` for the loaded model's file and reload it, once the user agrees to interrupt what runs;
+        otherwise tick what is stored again."""
         info = self._model_info()
-        if info is None or name == self.settings.tool_format(info.path):
+        if info is None or name == stored(info.path):
             return
-        if not self._loading() and self._confirm("Changing the tool-call format"):
-            self.settings.set_tool_format(info.path, name)
+        if not self._loading() and self._confirm(what):
+            store(info.path, name)
             asyncio.ensure_future(self._load_model(info.path))
         else:
             self.check(info.path)
@@ -80,3 +68,16 @@ class PromptFormatMenu:
         tools = self.settings.tool_format(model_path)
         for action in self.tool_actions.actions():
             action.setChecked(action.data() == tools)
+
+
+def _choices(owner, entries: list[tuple[QMenu, str, str]], chosen: Callable[[str], None]) -> QActionGroup:
+    """An exclusive group of checkable actions, one per (menu, name, text); `chosen(name)` when one is picked."""
+    group = QActionGroup(owner)
+    group.setExclusive(True)
+    for menu, name, text in entries:
+        action = menu.addAction(text)
+        action.setCheckable(True)
+        action.setData(name)
+        group.addAction(action)
+    group.triggered.connect(lambda action: chosen(action.data()))
+    return group
