@@ -57,7 +57,8 @@ class EngineBridge(QObject):
         self._listeners = (*self._listeners, fn)
 
     def remove_step_listener(self, fn: Callable[[StepEvent], None]) -> None:
-        self._listeners = tuple(f for f in self._listeners if f is not fn)
+        self._listeners = tuple(f for f in self._listeners if f != fn)  # equal, not identical: a bound method is
+        # a new object each time it is read (`runner.feed is runner.feed` is False)
 
     def _on_step(self, event: StepEvent) -> None:
         for fn in self._listeners:

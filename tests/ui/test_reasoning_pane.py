@@ -4,6 +4,8 @@ switch and budget are pane settings, saved with the session, and a sweep axis.
 The model is a GGUF variant of the embedded one whose template opens `<think>` (tests/engine/test_reasoning.py).
 """
 
+import threading
+
 import pytest
 
 from app.engine import RequestState
@@ -24,8 +26,46 @@ def thinking_window(window, loop, model_path, settings, tmp_path):
     return window
 
 
+class EveryStepRendered:
+    """Holds the engine thread after each step until the window has applied it and the pane has rendered it.
+
+    The window applies steps a few times a second, merged, so on a fast machine a short thinking can begin and
+    end within one of them; this makes every step show, whatever the machine's speed."""
+
+    def __init__(self, window, pane):
+        self.runner, self.pane, self.bridge = window.runner, pane, window.bridge
+        self.lock = threading.Lock()
+        self.waiting: list[threading.Event] = []
+        self.bridge.remove_step_listener(self.runner.feed)
+        self.bridge.add_step_listener(self.feed)
+        self.pump = self.runner.pump
+        self.runner.pump = self.pump_and_render
+
+    def feed(self, event) -> None:  # the engine's thread
+        applied = threading.Event()
+        with self.lock:
+            self.waiting.append(applied)  # before the event can be pumped: its pump then releases it
+        self.runner.feed(event)
+        applied.wait(timeout=60)  # a hang guard only: released by the window's next pump
+
+    def pump_and_render(self):  # the window's thread
+        ended = self.pump()
+        self.pane._render()  # the pane's refresh, now rather than on the next event-loop turn
+        with self.lock:
+            waiting, self.waiting = self.waiting, []
+        for applied in waiting:
+            applied.set()
+        return ended
+
+    def close(self) -> None:
+        self.bridge.remove_step_listener(self.feed)
+        self.bridge.add_step_listener(self.runner.feed)
+        self.runner.pump = self.pump
+
+
 def test_thinking_streams_apart_then_folds(thinking_window, loop):
     pane = thinking_window.grid.panes[0]
+    lockstep = EveryStepRendered(thinking_window, pane)
     pane.prompt.setPlainText("Name a fruit.")
     pane.sampling.temperature.setValue(0.0)
     pane.sampling.max_tokens.setValue(80)
@@ -44,6 +84,7 @@ def test_thinking_streams_apart_then_folds(thinking_window, loop):
     pane.thinking_view.sync = recording_sync
     assert pane.run()
     wait_until(loop, lambda: not pane.busy, timeout=120)
+    lockstep.close()
     assert pane.state == RequestState.DONE
     live = [s for s in seen if s[1] == "Thinking…"]
     assert live and all(visible and expanded and thought and not answer.strip()
