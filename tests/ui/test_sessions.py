@@ -140,6 +140,15 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
     pane = loaded_window.grid.panes[0]
     greedy(pane, 1000)
     pane.prompt.setPlainText("Write a very long story about a lighthouse keeper and his cat.")
+    # The engine takes a step only with a permit, and the test gives a few more after each autosave: the run then
+    # lasts until two autosaves were taken, however fast the machine decodes.
+    permits, free = threading.Semaphore(4), threading.Event()
+
+    def step_with_a_permit(event) -> None:  # the engine's thread
+        if event.tokens and not free.is_set():
+            permits.acquire(timeout=60)  # a hang guard only
+
+    loaded_window.bridge.add_step_listener(step_with_a_permit)
     pane.run()
     seen = []  # text lengths of successive autosaves taken while the run streamed
 
@@ -148,9 +157,16 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
             saved = Session.load(autosave).panes[0].result  # a streaming pane loads back as interrupted
             if saved.state == RunState.INTERRUPTED and saved.text and (not seen or len(saved.text) > seen[-1]):
                 seen.append(len(saved.text))
+                for _ in range(4):
+                    permits.release()
         return len(seen) >= 2 or not pane.busy
 
-    wait_until(loop, two_saves_mid_run)
+    try:
+        wait_until(loop, two_saves_mid_run)
+    finally:
+        free.set()
+        permits.release()
+        loaded_window.bridge.remove_step_listener(step_with_a_permit)
     assert len(seen) >= 2, f"only {seen} saved before the run ended"  # saves kept coming while text streamed
     loaded_window.controller.stop_all()
     wait_until(loop, lambda: not pane.busy)
