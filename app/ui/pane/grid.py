@@ -155,12 +155,14 @@ class PaneGrid(QScrollArea):
         self.tool_support = text
         for view in self.panes:
             view.set_tool_support(text)
+            view.images.check()  # another model: can it read each pane's images?
 
     def set_backend_names(self, names: list[str]) -> None:
         """The backends panes can choose changed (one was added or removed)."""
         self.backend_names = list(names)
         for view in self.panes:
             view.header.set_backends(self.backend_names)
+            view.images.check()
         self.refresh_titles()  # the backend shows in the header's chooser now, or in its title again
 
     # --- layout ----------------------------------------------------------------------------------------------------

@@ -351,6 +351,8 @@ class PromptPane(StripedFrame):
             self.load_editors(dirty)
         if "draft_images" in dirty:
             self.images.render()
+        elif dirty & {"backend", "turns"}:
+            self.images.check()  # another backend, or images in the conversation: can they still be read?
         if dirty & {"turns", "show_probabilities", "editing", "new result"}:
             self.output.render(self.spec)
         elif "result" in dirty:
