@@ -30,10 +30,12 @@ def _spec(pane: PaneSpec | PromptPane | None) -> PaneSpec | None:
 
 class CompareTools(QObject):
     def __init__(self, controller: SessionController, grid: PaneGrid, backend_names: Callable[[], list[str]],
-                 current_pane: Callable[[], PromptPane | None], parent: QWidget, meaning=None):
-        """`meaning`: the window's MeaningLink, for the meaning similarity and the stability view."""
+                 current_pane: Callable[[], PromptPane | None], parent: QWidget, meaning=None,
+                 model_of: Callable[[str], str] | None = None):
+        """`meaning`: the window's MeaningLink, for the meaning similarity and the stability view; `model_of`
+        names a backend's model (the comparison table's column)."""
         super().__init__(parent)
-        self.meaning = meaning
+        self.meaning, self.model_of = meaning, model_of
         self.controller, self.grid = controller, grid
         self.session = controller.session
         self._backend_names, self._current = backend_names, current_pane
@@ -118,7 +120,7 @@ class CompareTools(QObject):
         return dialog
 
     def open_table(self, focus: PaneSpec | PromptPane | None = None) -> CompareTable:
-        dialog = CompareTable(self.session, _spec(focus), self.parent_widget, self.meaning)
+        dialog = CompareTable(self.session, _spec(focus), self.parent_widget, self.meaning, self.model_of)
         dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
         self._show(dialog)
         return dialog

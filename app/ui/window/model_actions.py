@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.backends.registry import BackendSpec
 from app.engine import ModelInfo
-from app.models import ModelNotFoundError, default_model_path, projectors
+from app.models import ModelNotFoundError, default_model_path, model_name, projectors
 from app.session import SessionRunner
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge, ModelLoadError
@@ -94,7 +94,7 @@ class ModelActions(QObject):
         except ModelLoadError as exc:
             if self.bridge.closed:
                 return None
-            still = f"\n\n{self.bridge.model_info.name} is still loaded." if self.bridge.model_info else ""
+            still = f"\n\n{model_name(self.bridge.model_info.path)} is still loaded." if self.bridge.model_info else ""
             self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
             return None
         finally:
