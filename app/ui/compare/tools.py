@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QWidget
 
-from app.session import PaneSpec, SessionController
+from app.session import PaneSpec, SessionController, versions
 from app.ui.compare.diff_view import DiffDialog
 from app.ui.compare.stability_view import StabilityDialog
 from app.ui.compare.table import CompareTable
@@ -72,6 +72,8 @@ class CompareTools(QObject):
         elif key == "compare":
             others = [p for p in self.session.panes if p is not view.spec]
             self.open_diff(view.spec, others[0] if others else view.spec)
+        elif key == "diff_previous":
+            self.diff_with_previous(view.spec)
         elif key == "table":
             self.open_table(view.spec)
         elif key == "columns":
@@ -117,6 +119,12 @@ class CompareTools(QObject):
     def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane) -> DiffDialog:
         dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget, self.meaning)
         self._show(dialog)
+        return dialog
+
+    def diff_with_previous(self, pane: PaneSpec | PromptPane) -> DiffDialog:
+        """The diff view on one pane: the version before the shown reply (left) against the shown reply."""
+        dialog = self.open_diff(pane, pane)
+        dialog.pick_version("left", versions.PREVIOUS)
         return dialog
 
     def open_table(self, focus: PaneSpec | PromptPane | None = None) -> CompareTable:
