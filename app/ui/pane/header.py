@@ -161,7 +161,7 @@ class PaneHeader(QWidget):
         self.backend.clear()
         for name in entries:
             self.backend.addItem(self._labels.get(name, name) + ("" if name in names else NOT_CONNECTED), name)
-            self.backend.setItemData(self.backend.count() - 1, name, Qt.ToolTipRole)
+            self.backend.setItemData(self.backend.count() - 1, self._labels.get(name, name), Qt.ToolTipRole)
         self.backend.setCurrentIndex(entries.index(current))
         self.backend.setVisible(len(entries) > 1)  # one backend: nothing to choose, no clutter
         self.backend.blockSignals(False)

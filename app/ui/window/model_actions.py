@@ -58,7 +58,7 @@ class ModelActions(QObject):
         text = (f"The model stopped: {main.failure}.\n\nIts running panes ended with an error; nothing else was "
                 "lost. Reload it to go on.")
         self.messages.append(f"The model stopped: {text}")
-        self.model_status.label.setText(f"{Path(path).name} stopped — Model → reload")
+        self.model_status.label.setText(f"{model_name(path)} stopped — Model → reload")
         box = QMessageBox(QMessageBox.Critical, "The model stopped", text, QMessageBox.Close, self.parent_widget)
         self.reload_button = box.addButton("Reload the model", QMessageBox.AcceptRole)
         self.reload_button.clicked.connect(lambda: asyncio.ensure_future(self.load_model(path)))
