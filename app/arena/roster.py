@@ -22,8 +22,9 @@ from app.session.compare import differences
 from app.session.compare import label as diff_label
 from app.session.conversation import can_run, plan_run
 from app.session.images import text_of
-from app.session.runner import Submitter, vision_problem
+from app.session.runner import Submitter
 from app.session.state import PaneSpec, SessionModel
+from app.session.vision import vision_problem
 from app.session.votes import variant_key
 
 

@@ -39,7 +39,7 @@ class BackendInfo:
 
     kind: Literal["local", "server"]
     name: str  # the backend's label (Backend.name)
-    model: str | None  # local: the model's name (GGUF metadata, else the file stem); server: the model asked for
+    model: str | None  # local: the model's name (app.models.model_name: its file's); server: the model asked for
     path: str = ""  # local: the GGUF file
     url: str = ""  # server: its base URL (…/v1)
     server_kind: str | None = None  # server: `owned_by` of its models ("llamacpp", "vllm", …); None = not known

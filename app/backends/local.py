@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from app.backends.base import BackendInfo
 from app.engine import Engine, EngineConfig, GenerationRequest, RequestHandle, StatsSnapshot, StepEvent
+from app.models import model_name
 
 
 class LocalBackend:
     def __init__(self, config: EngineConfig):
         self.engine = Engine(config)  # raises a readable error for a bad model file
         info = self.engine.model_info
-        self.name = f"local · {Path(info.path).stem}"
-        self.model_info = BackendInfo(kind="local", name=self.name, model=info.name or Path(info.path).stem,
+        self.name = f"local · {model_name(info.path)}"
+        self.model_info = BackendInfo(kind="local", name=self.name, model=model_name(info.path),
                                       path=str(info.path), local=info)
 
     @property

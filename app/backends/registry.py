@@ -28,6 +28,7 @@ from app.backends.local import LocalBackend
 from app.backends.openai_backend import OpenAIBackend
 from app.backends.spec import KINDS, MAIN, BackendSpec
 from app.engine import EngineConfig, StepEvent
+from app.models import model_name
 
 
 class RegistryEvents(SignalGroup):
@@ -164,6 +165,23 @@ class BackendRegistry:
         """The added backends (MAIN is always offered first by the caller: see `offered`)."""
         with self._lock:
             return list(self._open)
+
+    def model_of(self, name: str) -> str:
+        """The model a backend runs, as the window names it: a local model's `app.models.model_name` (loaded or on
+        standby), the model a server serves; "" when not known (not open, no model loaded)."""
+        config = self.config(name)
+        if config is not None:
+            return model_name(config.model_path)
+        backend = self.get(name)
+        return (backend.model_info.model or "") if backend is not None else ""
+
+    def label(self, name: str) -> str:
+        """A backend as a pane, the comparison table and the stats panel show it: the main model as "main · " and
+        its model's name; another backend by its name, which names its model already."""
+        if name != MAIN:
+            return name
+        model = self.model_of(MAIN)
+        return f"main · {model}" if model else "main model"
 
     def offered(self) -> list[str]:
         """What a pane can choose: MAIN, then every added backend, then the local models on standby."""

@@ -29,11 +29,10 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from app.backends.registry import BackendRegistry
-from app.models import estimate_memory
+from app.models import estimate_memory, model_name
 from app.models.fit import MEMORY_LIMIT_ENV, available_ram, memory_limit, size_label
 
 Job = Any  # anything with a `backend` name: a pane (app.session.PaneSpec), a backend an evaluation uses
@@ -164,7 +163,7 @@ def plan_for(panes: Sequence[Job], registry: BackendRegistry,
     models = {}
     for name in dict.fromkeys(p.backend for p in panes):
         if (config := registry.config(name)) is not None:
-            models[name] = ModelUse(name, Path(config.model_path).stem, _need(config, estimator),
+            models[name] = ModelUse(name, model_name(config.model_path), _need(config, estimator),
                                     not registry.on_standby(name))
     used = sum(m.need for m in models.values() if m.loaded)
     resident = sum(_need(registry.config(name), estimator) for name in registry.loaded_local() if name not in models)

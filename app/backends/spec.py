@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from app.backends.openai_backend import SERVER_CONCURRENCY
+from app.models import model_name
 
 MAIN = "local"
 KINDS = ("local", "server")
@@ -26,7 +27,7 @@ class BackendSpec:
     def name(self) -> str:
         """The label panes store and show: "local · <file stem>" or "<host:port> · <model>"."""
         if self.kind == "local":
-            return f"local · {Path(self.path).stem}"
+            return f"local · {model_name(self.path)}"
         model = Path(self.model).name if self.model and "/" in self.model else self.model  # llama-server: a path
         return f"{urlparse(self.url).netloc or self.url} · {model or 'default model'}"
 

@@ -26,7 +26,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 
 from psygnal import Signal, SignalGroup
 
@@ -38,6 +37,7 @@ from app.evaluate.holds import Holds
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
+from app.models import model_name
 from app.session.evaluation import BackendTarget, CellResult, Evaluation
 from app.session.runner import SessionRunner
 from app.session.state import PaneResult
@@ -184,7 +184,7 @@ class EvaluationRunner:
         get = getattr(self.runner.backends, "get", None)
         info = getattr(get(name) if get is not None else None, "model_info", None)
         if info is not None and info.kind == "local" and info.path:
-            return name, Path(info.path).name.split(".")[0]  # SmolLM2-135M-Instruct.Q4_1.gguf -> SmolLM2-135M-Instruct
+            return name, model_name(info.path)
         return name, (info.model if info is not None and info.model else None) or name
 
     def _calibrated(self, run: CalibrationRun) -> None:

@@ -16,8 +16,9 @@ from app.models.default import (
 from app.models.discover import ModelEntry, discover
 from app.models.info import ModelFacts
 from app.models.memory import KV_TYPES, MemoryEstimate, estimate_memory
+from app.models.names import model_name
 from app.models.scan_cache import ScanCache
 
 __all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "DEFAULT_MODEL_WHEEL", "GGUF_MAGIC", "KV_TYPES",
            "InvalidModelError", "MemoryEstimate", "ModelEntry", "ModelFacts", "ModelNotFoundError", "ScanCache",
-           "default_model_path", "discover", "estimate_memory", "validate_gguf"]
+           "default_model_path", "discover", "estimate_memory", "model_name", "validate_gguf"]

@@ -28,6 +28,7 @@ import yaml
 
 from app.models import projectors
 from app.models.info import ModelFacts
+from app.models.names import model_name
 from app.models.scan_cache import ScanCache
 from app.models.shards import group, missing_note, shard_paths, split_parts
 from app.models.sources import SOURCE_LABELS, Root, roots
@@ -196,9 +197,8 @@ def _skip(name: str) -> bool:
 
 
 def _stem(first: Path) -> str:
-    """A model's name from its (first) file: the file name without `.gguf` or the shard suffix."""
-    parts = split_parts(first.name)
-    return parts[0] if parts else first.name[:-5]
+    """A model's name from its (first) file (app/models/names.py)."""
+    return model_name(first)
 
 
 def _walk(top: Path, depth: int = MAX_DEPTH) -> list[Path]:

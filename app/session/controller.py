@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.engine import RequestHandle
-from app.session import conversation, images, tool_loop, versions
+from app.session import conversation, images, tool_loop, versions, vision
 from app.session.runner import SessionRunner
 from app.session.state import PaneSpec, SessionModel, new_id
 
@@ -137,6 +137,13 @@ class SessionController:
 
     def detach_image(self, pane: PaneSpec, ref: images.ImageRef) -> None:
         conversation.detach(pane, ref)
+
+    def image_warning(self, pane: PaneSpec) -> str | None:
+        """Why the pane's backend cannot read its images, and what to do (app.session.vision); None when it can."""
+        backends = self.runner.backends
+        config_of = getattr(backends, "config", None) or (lambda name: getattr(backends.get(name), "config", None))
+        offered = backends.offered() if hasattr(backends, "offered") else []
+        return vision.image_warning(pane, config_of, offered)
 
     def drop_oldest(self, pane: PaneSpec) -> int:
         return conversation.drop_oldest_exchange(pane)

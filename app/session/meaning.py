@@ -18,12 +18,12 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 from psygnal import Signal, SignalGroup
 
 from app.backends.embedding import DEFAULT_EMBEDDER, WEAK_NOTE, EmbeddingError, open_embedder
+from app.models import model_name
 from app.session.stability import CLUSTER_DISTANCE, Stability, cluster_vectors
 
 WORKER = "chorus-meaning"
@@ -38,9 +38,9 @@ def describe(spec: str, main_model: str | None) -> tuple[str, str]:
     """(name, note) of the embedder `spec` names: the note says when it is the main model, a weak embedder."""
     spec = (spec or DEFAULT_EMBEDDER).strip()
     if spec == "local":
-        shown = Path(main_model).name if main_model else "no model loaded"
+        shown = model_name(main_model) if main_model else "no model loaded"
         return f"main model ({shown})", WEAK_NOTE
-    return (spec if spec.startswith(("http://", "https://")) else Path(spec).name), ""
+    return (spec if spec.startswith(("http://", "https://")) else model_name(spec)), ""
 
 
 class Meaning:

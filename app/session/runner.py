@@ -15,7 +15,6 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from psygnal import Signal, SignalGroup
@@ -28,17 +27,7 @@ from app.session import versions
 from app.session.conversation import commit_run, plan_run, record_reply
 from app.session.output_format import format_applied
 from app.session.state import PaneResult, PaneSpec, RunState
-
-
-def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
-    """Why `backend` cannot take the request's images: a local model opened without its projector (a server
-    answers for itself). None when it can, or when the request has none."""
-    config = backend.config if backend is not None else None
-    if config is None or getattr(config, "mmproj", None) or not count_images(request):
-        return None
-    model = getattr(backend.model_info, "model", None) or Path(str(config.model_path)).name
-    return (f"{model} was opened without a vision projector (mmproj), so it cannot read images. Open the model "
-            f"with its projector, or remove the images from the message.")
+from app.session.vision import vision_problem
 
 
 class AlreadyRunning(ValueError):

@@ -13,27 +13,31 @@ from collections.abc import Callable
 from app.session import compare, diff, tool_cards, versions
 from app.session.state import PaneSpec
 
-COLUMNS = ("pane", "title", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s", "cached",
-           "similarity", "meaning", "tool calls", "valid", "F1 vs expected", "rating")
+COLUMNS = ("pane", "title", "model", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s",
+           "cached", "similarity", "meaning", "tool calls", "valid", "F1 vs expected", "rating")
 
 
 OWN = "own"  # as the reference: each pane's own reply (with `version`: e.g. its previous version)
 
 
 def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version: int | str | None = None,
-         meaning: Callable[[str, str], float | None] | None = None) -> list[dict]:
+         meaning: Callable[[str, str], float | None] | None = None,
+         model_of: Callable[[str], str] | None = None) -> list[dict]:
     """Values are numbers where they are numbers (None when unknown), so sorting is numeric. Similarity is to
     `reference`'s reply (OWN: each pane's own), its `version` as `versions.pick` reads it (None: the shown one,
     versions.PREVIOUS, or an index); None where that version does not exist. `meaning(a, b)` is the meaning
     similarity of two finished replies (None until known: app/session/meaning.py); a reply still running or
-    empty has none."""
+    empty has none. `model_of(backend)` names the model a pane runs on (BackendRegistry.model_of: the one rule
+    of app.models.model_name); without it, or when it is not known, the model is None."""
     diffs = compare.differences_in_groups(panes)
     out = []
     for pane, difference in zip(panes, diffs, strict=True):
         r = pane.result
         against = pane if reference == OWN else reference
         theirs = versions.pick(against, version) if against is not None else None
-        out.append({"pane": pane.number, "title": pane.label, "differs": compare.label(difference),
+        out.append({"pane": pane.number, "title": pane.label,
+                    "model": (model_of(pane.backend) or None) if model_of is not None else None,
+                    "differs": compare.label(difference),
                     "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens,
                     "thinking tok": r.reasoning_tokens, "TTFT s": r.ttft_s, "answer s": r.answer_ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,

@@ -44,8 +44,8 @@ def test_the_embedded_judge_is_reported_unreliable_with_its_calibration_score(tm
     run = chorus_eval(config, "--judge", "local", "-o", tmp_path / "results.json", "-o", tmp_path / "report.html",
                       "-o", tmp_path / "junit.xml", "-o", tmp_path / "results.csv")
     assert run.returncode == 100, run.stdout + run.stderr
-    found = re.search(r"judge: SmolLM2-135M-Instruct, (\d+)/(\d+) on llm-rubric calibration — verdicts unreliable",
-                      run.stdout)
+    found = re.search(r"judge: SmolLM2-135M-Instruct\.Q4_1, (\d+)/(\d+) on llm-rubric calibration — verdicts "
+                      r"unreliable", run.stdout)
     assert found, run.stdout
     correct, total = int(found.group(1)), int(found.group(2))
     assert total == 10 and correct < 8

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from app.models import model_name
 from app.session.meaning import WORKER, Meaning
 from tests.conftest import TEST_THREADS
 
@@ -34,7 +35,7 @@ def owner():
 def test_vectors_are_embedded_on_the_worker_and_applied_by_pump(owner, model_path):
     meaning = owner.meaning
     meaning.configure("local", model_path, n_threads=TEST_THREADS)
-    assert meaning.weak and "weak embedder" in meaning.note and model_path.name in meaning.name
+    assert meaning.weak and "weak embedder" in meaning.note and model_name(model_path) in meaning.name
     changes = []
     meaning.events.changed.connect(lambda: changes.append(threading.current_thread().name))
     a, b = "The cat sat on the mat.", "def add(a, b): return a + b"

@@ -124,4 +124,4 @@ def test_comparison_table_sorts_numerically_and_exports_csv():
     assert [r["tokens"] for r in table.sort(rows, "tokens")] == [3, 12, 40]
     assert [r["pane"] for r in table.sort(rows, "TTFT s", descending=True)] == [2, 4, 3]  # unknown last
     csv_text = table.to_csv(rows)
-    assert csv_text.splitlines()[0].startswith("pane,title,differs") and '"best, by far"' in csv_text
+    assert csv_text.splitlines()[0].startswith("pane,title,model,differs") and '"best, by far"' in csv_text

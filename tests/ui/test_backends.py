@@ -6,6 +6,7 @@ import socket
 
 from PySide6.QtWidgets import QDialogButtonBox
 
+from app.models import model_name
 from app.session import MAIN, BackendSpec, RunState
 from app.ui.compare.variants_dialog import VariantsDialog
 from app.ui.models.backends_dialog import BackendsDialog
@@ -24,7 +25,9 @@ def add_second_model(window, loop, model_path) -> str:
 def test_panes_run_on_two_local_models_at_once(loaded_window, loop, model_path, settings):
     second = add_second_model(loaded_window, loop, model_path)
     views = prepare(loaded_window, ["Name a colour.", "Name a fruit."], max_tokens=16)
-    assert [views[0].header.backend.itemText(i) for i in range(views[0].header.backend.count())] == [MAIN, second]
+    chooser = views[0].header.backend
+    assert [chooser.itemData(i) for i in range(chooser.count())] == [MAIN, second]
+    assert [chooser.itemText(i) for i in range(chooser.count())] == [f"main · {model_name(model_path)}", second]
     assert views[0].header.backend.isVisible()
     views[1].header.backend.setCurrentIndex(1)
     views[1].header.backend.activated.emit(1)  # what a user's pick sends

@@ -83,7 +83,7 @@ def test_the_table_sorts_selects_and_exports(loaded_window, loop, tmp_path):
     assert selected == [views[1].spec]
     out = table.export(str(tmp_path / "c.csv"))
     lines = out.read_text().splitlines()
-    assert len(lines) == 8 and lines[0].startswith("pane,title,differs") and "best" in out.read_text()
+    assert len(lines) == 8 and lines[0].startswith("pane,title,model,differs") and "best" in out.read_text()
 
 
 def test_columns_mode_shows_the_group_side_by_side_compact(loaded_window, loop):

@@ -45,16 +45,17 @@ def test_the_embedded_judge_is_marked_unreliable_and_another_judge_can_be_picked
     wait_until(loop, lambda: finished(window), timeout=300)
     view.model.flush()
     text = header(window, 0)
-    found = re.search(r"judge: SmolLM2-135M-Instruct, (\d+)/10 on llm-rubric calibration — verdicts unreliable", text)
+    found = re.search(r"judge: SmolLM2-135M-Instruct\.Q4_1, (\d+)/10 on llm-rubric calibration — verdicts unreliable",
+                      text)
     assert found and int(found.group(1)) < 8, text
     assert "0/2 pass" in text and "2 unreliable" in text
     assert "2 unreliable" in view.summary.text() and "pass rate 0%" in view.summary.text()
-    assert view.judge_button.text() == "Judge: main model (SmolLM2-135M-Instruct)"
+    assert view.judge_button.text() == "Judge: main model (SmolLM2-135M-Instruct.Q4_1)"
     index = view.model.index(0, 1)
     assert [c.format for c in index.data(UNRELIABLE_ROLE)] == ["llm-rubric"]
     assert [(kind, doubtful) for kind, _passed, doubtful in index.data(CHECKS_ROLE)] == [
         ("icontains", False), ("llm-rubric", True)]  # every assertion, the deterministic one too
-    assert "Not counted: judge: SmolLM2-135M-Instruct" in index.data(Qt.ToolTipRole)
+    assert "Not counted: judge: SmolLM2-135M-Instruct.Q4_1" in index.data(Qt.ToolTipRole)
     # the verdicts read neither PASS nor FAIL (a correct answer showed a red FAIL), as the summary counts them
     assert [view.model.index(row, 1).data(STATE_ROLE) for row in range(2)] == ["unreliable", "unreliable"]
     assert BADGES[index.data(STATE_ROLE)][0] == "UNRELIABLE JUDGE"

@@ -1,6 +1,8 @@
 """A pane with several versions shows "version N of M"; back and forward show each version's conversation and
 reply, and Branch makes a pane that replays the shown version."""
 
+from PySide6.QtCore import Qt
+
 from app.engine import SamplingParams
 from app.session import PaneResult, PaneSpec, RunState, Session, versions
 from app.ui.bridge import EngineBridge
@@ -115,3 +117,34 @@ def test_compare_runs_shows_the_flipped_cells_and_each_variants_change(window, q
     flips = [[dialog.flips.item(r, c).text() for c in range(3)] for r in range(dialog.flips.rowCount())]
     assert len(flips) == 9 and ["[model B] p", "topic=salt", "pass → fail"] in flips
     assert ["[model A] p", "topic=rain", "fail → pass"] in flips
+
+
+def test_diff_with_previous_is_one_click_on_the_version_bar(qtbot, settings, loop, tmp_path):
+    from app.ui.compare.diff_view import DiffDialog
+
+    window = MainWindow(EngineBridge(), settings, session=Session(panes=[three_versions()]),
+                        autosave_path=tmp_path / "autosave.chorus.json")
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        pane = window.session.panes[0]
+        bar = window.grid.view_of(pane).version_bar
+        assert bar.diff_button.isVisible() and bar.diff_button.isEnabled()
+        qtbot.mouseClick(bar.diff_button, Qt.LeftButton)  # the one click
+        dialog = window.compare.dialogs[-1]
+        assert isinstance(dialog, DiffDialog) and dialog.isVisible() and dialog.chosen() == (pane, pane)
+        assert dialog.left_version.currentText() == "previous version"
+        assert dialog.left_view.toPlainText().strip() == REPLIES[1]  # version 2 against the shown version 3
+        assert dialog.right_view.toPlainText().strip() == REPLIES[2]
+        assert dialog.similarity.text().startswith("Similarity: words")
+        bar.back.click()  # version 2 shown: its previous is version 1
+        qtbot.waitUntil(lambda: bar.label.text().startswith("version 2 of 3"))
+        qtbot.mouseClick(bar.diff_button, Qt.LeftButton)
+        later = window.compare.dialogs[-1]
+        assert later is not dialog and later.left_view.toPlainText().strip() == REPLIES[0]
+        assert later.right_view.toPlainText().strip() == REPLIES[1]
+        bar.back.click()  # the first version has no previous one
+        qtbot.waitUntil(lambda: bar.label.text().startswith("version 1 of 3"))
+        assert not bar.diff_button.isEnabled()
+    finally:
+        window.close()

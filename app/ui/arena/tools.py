@@ -14,6 +14,7 @@ from app.arena.roster import candidate_sets
 from app.arena.standby import PairLoads
 from app.backends.registry import BackendRegistry
 from app.engine import ModelInfo
+from app.models import model_name
 from app.session import MAIN, SessionModel, SessionRunner
 from app.ui.arena.leaderboard import LeaderboardDialog
 from app.ui.arena.view import ArenaView
@@ -40,9 +41,16 @@ class ArenaTools(QObject):
             menu.addAction(action)
 
     def _model_of(self, backend: str) -> str:
-        """The model a backend runs, part of a variant's key (other backends' names already say it)."""
+        """The model a backend runs, part of a variant's key (other backends' names already say it). The GGUF's
+        own name, as it always was, so saved votes still meet their variants; it is never shown (the judge is
+        named by `_judge_name`)."""
         info = self._model_info() if backend == MAIN else None
         return info.name if info is not None else ""
+
+    def _judge_name(self) -> str:
+        """The main model as the window names it (app.models.model_name): the judge of its votes."""
+        info = self._model_info()
+        return model_name(info.path) if info is not None else ""
 
     def open_arena(self) -> ArenaView:
         """The arena (one at a time), over the current pane's group first when it has one."""
@@ -56,7 +64,7 @@ class ArenaTools(QObject):
         sets.sort(key=lambda s: group is None or any(p.group != group for p in s[1]))  # its group first
         loads = PairLoads(self.registry) if self.registry is not None else None
         self.arena = ArenaView(self.session, self.runner, sets, self._model_of, self.open_leaderboard,
-                               self.parent_widget, loads=loads)
+                               self.parent_widget, loads=loads, judge_name=self._judge_name)
         self.arena.finished.connect(lambda _result: self._closed("arena"))
         self.arena.show()
         return self.arena

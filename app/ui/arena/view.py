@@ -54,12 +54,14 @@ SIZE = QSize(1200, 760)  # at most: the dialog is fitted to its screen's availab
 class ArenaView(QDialog):
     def __init__(self, session: SessionModel, runner: SessionRunner, sets: list[tuple[str, list[PaneSpec]]],
                  model_of: Callable[[str], str] | None = None, open_leaderboard: Callable[[], object] | None = None,
-                 parent: QWidget | None = None, seed: int = ARENA_SEED, loads: PairLoads | None = None):
-        """`loads`: loads a pair's models that wait on standby before it generates (None: they are not offered)."""
+                 parent: QWidget | None = None, seed: int = ARENA_SEED, loads: PairLoads | None = None,
+                 judge_name: Callable[[], str] | None = None):
+        """`loads`: loads a pair's models that wait on standby before it generates (None: they are not offered);
+        `judge_name()`: the main model's name, which its judge votes carry."""
         super().__init__(parent)
         self.setWindowTitle("Arena")
         self.session, self.runner, self.model_of, self.seed = session, runner, model_of, seed
-        self.loads = loads
+        self.loads, self.judge_name = loads, judge_name
         self.loading: asyncio.Future | None = None  # a pair's models loading (PairLoads.ensure)
         self.arena: Arena | None = None
         self.current = 0  # the pane set in play
@@ -318,7 +320,7 @@ class ArenaView(QDialog):
                 self._say(text)
 
         try:
-            self.judge_handles += ask_judge(self.runner, MAIN, task, (self.model_of or str)(MAIN) or MAIN, counted,
+            self.judge_handles += ask_judge(self.runner, MAIN, task, (self.judge_name or str)() or MAIN, counted,
                                             problem)
         except (RuntimeError, ValueError) as exc:
             self._say(f"The judge could not run: {exc}")

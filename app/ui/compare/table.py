@@ -10,6 +10,7 @@ stream), so it never goes stale while a sweep runs. The "meaning" column comes f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -46,10 +47,11 @@ class CompareTable(QDialog):
     """A row was selected: its PaneSpec."""
 
     def __init__(self, session: Session, focus: PaneSpec | None = None, parent: QWidget | None = None,
-                 meaning=None):
-        """`focus` preselects its group (and is the first reference); `meaning` is the window's MeaningLink."""
+                 meaning=None, model_of: Callable[[str], str] | None = None):
+        """`focus` preselects its group (and is the first reference); `meaning` is the window's MeaningLink;
+        `model_of(backend)` names each pane's model (the "model" column)."""
         super().__init__(parent)
-        self.link = meaning
+        self.link, self.model_of = meaning, model_of
         self.setWindowTitle("Comparison table")
         self.resize(980, 420)
         self.session = session
@@ -132,8 +134,8 @@ class CompareTable(QDialog):
         chosen = self.reference.currentData()
         reference = table.OWN if chosen == table.OWN else next((s for s in specs if s.id == chosen), None)
         meaning = self.link.sync().similarity if self.link is not None else None
-        return table.sort(table.rows(specs, reference, self.version.currentData(), meaning), self.sort_column,
-                          self.descending)
+        found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of)
+        return table.sort(found, self.sort_column, self.descending)
 
     def sort_by(self, section: int) -> None:
         column = table.COLUMNS[section]

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QWidget
 
-from app.session import PaneSpec, SessionController
+from app.session import PaneSpec, SessionController, versions
 from app.ui.compare.diff_view import DiffDialog
 from app.ui.compare.stability_view import StabilityDialog
 from app.ui.compare.table import CompareTable
@@ -30,10 +30,12 @@ def _spec(pane: PaneSpec | PromptPane | None) -> PaneSpec | None:
 
 class CompareTools(QObject):
     def __init__(self, controller: SessionController, grid: PaneGrid, backend_names: Callable[[], list[str]],
-                 current_pane: Callable[[], PromptPane | None], parent: QWidget, meaning=None):
-        """`meaning`: the window's MeaningLink, for the meaning similarity and the stability view."""
+                 current_pane: Callable[[], PromptPane | None], parent: QWidget, meaning=None,
+                 model_of: Callable[[str], str] | None = None):
+        """`meaning`: the window's MeaningLink, for the meaning similarity and the stability view; `model_of`
+        names a backend's model (the comparison table's column)."""
         super().__init__(parent)
-        self.meaning = meaning
+        self.meaning, self.model_of = meaning, model_of
         self.controller, self.grid = controller, grid
         self.session = controller.session
         self._backend_names, self._current = backend_names, current_pane
@@ -70,6 +72,8 @@ class CompareTools(QObject):
         elif key == "compare":
             others = [p for p in self.session.panes if p is not view.spec]
             self.open_diff(view.spec, others[0] if others else view.spec)
+        elif key == "diff_previous":
+            self.diff_with_previous(view.spec)
         elif key == "table":
             self.open_table(view.spec)
         elif key == "columns":
@@ -117,8 +121,14 @@ class CompareTools(QObject):
         self._show(dialog)
         return dialog
 
+    def diff_with_previous(self, pane: PaneSpec | PromptPane) -> DiffDialog:
+        """The diff view on one pane: the version before the shown reply (left) against the shown reply."""
+        dialog = self.open_diff(pane, pane)
+        dialog.pick_version("left", versions.PREVIOUS)
+        return dialog
+
     def open_table(self, focus: PaneSpec | PromptPane | None = None) -> CompareTable:
-        dialog = CompareTable(self.session, _spec(focus), self.parent_widget, self.meaning)
+        dialog = CompareTable(self.session, _spec(focus), self.parent_widget, self.meaning, self.model_of)
         dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
         self._show(dialog)
         return dialog

@@ -25,6 +25,7 @@ from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
 from app.evaluate.shifts import EvaluationShifts
 from app.evaluate.similarity import uses_similar
+from app.models import model_name
 from app.session import MAIN, SessionRunner
 from app.session.conversation import ALTERNATIVES_SHOWN
 from app.session.evaluation import BackendTarget
@@ -73,7 +74,7 @@ class EvalRun(QObject):
         """The open models that can judge, as (the evaluation's judge string, a label): the main model, then every
         other open backend (a local GGUF by its path, a server by its URL)."""
         info = self.bridge.model_info
-        found = [("local", f"Main model ({info.name})" if info else "Main model")]
+        found = [("local", f"Main model ({model_name(info.path)})" if info else "Main model")]
         return found + [(spec.path if spec.kind == "local" else spec.url, spec.name)
                         for spec in self.bridge.backends.specs()]
 

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.evaluate import stats
 from app.evaluate.calibration import describe, judge_key
+from app.models import model_name
 from app.ui.evaluate.cell import ROW_HEIGHT, CellDelegate
 from app.ui.evaluate.matrix import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
 
@@ -44,10 +45,11 @@ def duration(seconds: float) -> str:
 
 
 def judge_label(judge: str) -> str:
-    """The evaluation's judge in a few words: the main model, a GGUF's file name, a server's URL."""
+    """The evaluation's judge in a few words: the main model, a GGUF by its name (app.models.model_name), a
+    server's URL."""
     if judge in ("", "local"):
         return "main model"
-    return judge if judge.startswith(("http://", "https://")) else judge.replace("\\", "/").rsplit("/", 1)[-1]
+    return judge if judge.startswith(("http://", "https://")) else model_name(judge.replace("\\", "/"))
 
 
 class EvalView(QWidget):

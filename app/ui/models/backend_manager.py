@@ -18,6 +18,7 @@ from app.backends import KeyStore
 from app.backends.registry import MAIN, BackendSpec
 from app.backends.shifts import room_for
 from app.engine import EngineConfig
+from app.models import model_name
 from app.ui.bridge import EngineBridge
 from app.ui.settings import Settings
 
@@ -46,7 +47,8 @@ class BackendManager(QObject):
     def listing(self) -> list[tuple[str, str, str, str]]:
         """(name, kind, where, status) for the main model, every open backend and every saved one not open."""
         registry, info = self.bridge.backends, self.bridge.model_info
-        rows = [(MAIN, "main local model", info.path if info else "–", "loaded" if info else "no model loaded")]
+        rows = [(MAIN, f"main local model: {model_name(info.path)}" if info else "main local model",
+                 info.path if info else "–", "loaded" if info else "no model loaded")]
         if info is None and registry.on_standby(MAIN):
             rows[0] = (MAIN, "main local model", "–", "unloaded while other models run in shifts")
         for spec in registry.specs():

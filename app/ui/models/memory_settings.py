@@ -7,13 +7,11 @@ so a user sees what 16 slots x 32k tokens cost before applying them. A build wit
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QSpinBox, QWidget
 
 from app.engine import limits
 from app.engine.devices import CPU_BUILD, gpu, gpu_offload_supported
-from app.models import ScanCache, estimate_memory
+from app.models import ScanCache, estimate_memory, model_name
 from app.models.fit import available_ram, size_label
 from app.ui import settings as keys
 from app.ui.settings import Settings, gpu_layers_value
@@ -102,7 +100,7 @@ class MemoryRows:
             return
         free = available_ram()
         warn = " — more than the free RAM" if estimate.total > free else ""
-        self.estimate.setText(f"{Path(self.model_path).name}: {estimate.describe()}; "
+        self.estimate.setText(f"{model_name(self.model_path)}: {estimate.describe()}; "
                               f"{size_label(free)} of RAM free{warn}")
         self.estimate.setStyleSheet("color: #b00020;" if warn else "")
 

@@ -10,13 +10,13 @@ it is back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from app.backends.shifts import Plan
 from app.engine import ModelInfo
+from app.models import model_name
 from app.session import MAIN
 from app.session.shifts import ModelShifts, Progress
 from app.ui.models.status import ModelStatus
@@ -88,7 +88,7 @@ class ShiftsStatus(QWidget):
         """The main model's readout follows a plan that unloads it and loads it again."""
         info = self._model_info()
         if info is None and self.registry.on_standby(MAIN):
-            name = Path(self.registry.config(MAIN).model_path).name
+            name = model_name(self.registry.config(MAIN).model_path)
             self.model_status.label.setText(f"{name} {UNLOADED}")
         elif info is not None and self.model_status.label.text().endswith(UNLOADED):
             self.model_status.loaded(info)

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QProgressBar, QStatusBar
 
 from app.engine import ModelInfo
+from app.models import model_name
 from app.ui.widgets.elided_label import ElidedLabel
 
 
@@ -30,7 +30,7 @@ class ModelStatus:
 
     def loading(self, path: str) -> None:
         self.progress.show()
-        self.label.setText(f"Loading {Path(path).name}…")
+        self.label.setText(f"Loading {model_name(path)}…")
 
     def loaded(self, info: ModelInfo) -> None:
         self.progress.hide()
@@ -38,10 +38,11 @@ class ModelStatus:
         figures = main.stats() if main is not None else None  # n_ctx_per_slot: the context each slot really has
         slots = f"{figures.n_slots} slots × {figures.n_ctx_per_slot}" if figures else "?"
         self.label.setText(
-            f"{Path(info.path).stem} · {info.architecture} · {info.params_label} params · {info.quantization} · "
+            f"{model_name(info.path)} · {info.architecture} · {info.params_label} params · {info.quantization} · "
             f"trained ctx {info.n_ctx_train} · {slots} · "
             f"prompt: {info.chat_format} · KV {info.kv_type} · {info.offload}")
         note = f"\n{info.chat_format_note}" if info.chat_format_note else ""
-        self.label.setToolTip(f"{info.name}\n{info.path}\nPrompt format: {info.chat_format}{note}\n"
+        self.label.setToolTip(f"{info.path}\nName in the file's metadata: {info.name}\n"
+                              f"Prompt format: {info.chat_format}{note}\n"
                               "(Model → Prompt format changes it for this model file)")
-        self.status_bar.showMessage(f"Model ready: {Path(info.path).name}", 4000)
+        self.status_bar.showMessage(f"Model ready: {model_name(info.path)}", 4000)

@@ -45,6 +45,7 @@ class PaneGrid(QScrollArea):
         self.panes: list[PromptPane] = []  # the views, in the session's order
         self._scroll_sync = ScrollSync()
         self.backend_names = [MAIN]  # what each pane's header offers
+        self.backend_labels: dict[str, str] = {}  # and how it shows them (the main model by its model's name)
         self.tool_support = ""  # how the local model takes tools, in words (each pane's Tools section)
         self._ticker = QTimer(self, interval=TICK_MS)
         self._ticker.timeout.connect(lambda: [view.tick() for view in self.panes])
@@ -135,7 +136,7 @@ class PaneGrid(QScrollArea):
 
     def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
         view = PromptPane(spec, self.controller)
-        view.header.set_backends(self.backend_names)
+        view.header.set_backends(self.backend_names, self.backend_labels)
         view.set_tool_support(self.tool_support)
         if self._check_grammar is not None:
             view.options.set_checker(self._check_grammar)
@@ -155,12 +156,15 @@ class PaneGrid(QScrollArea):
         self.tool_support = text
         for view in self.panes:
             view.set_tool_support(text)
+            view.images.check()  # another model: can it read each pane's images?
 
-    def set_backend_names(self, names: list[str]) -> None:
-        """The backends panes can choose changed (one was added or removed)."""
-        self.backend_names = list(names)
+    def set_backend_names(self, names: list[str], labels: dict[str, str] | None = None) -> None:
+        """The backends panes can choose changed (one was added or removed, a model loaded); `labels`: how each
+        is shown (BackendRegistry.label: the main model by its model's name)."""
+        self.backend_names, self.backend_labels = list(names), dict(labels or {})
         for view in self.panes:
-            view.header.set_backends(self.backend_names)
+            view.header.set_backends(self.backend_names, self.backend_labels)
+            view.images.check()
         self.refresh_titles()  # the backend shows in the header's chooser now, or in its title again
 
     # --- layout ----------------------------------------------------------------------------------------------------

@@ -81,6 +81,7 @@ class PaneHeader(QWidget):
         super().__init__(parent)
         self.pane = pane
         self._names = [MAIN]
+        self._labels: dict[str, str] = {}  # name -> how the chooser shows it
         self._diff: dict[str, str] = {}
         self.title = ElidedTitle()
         self.title.set_parts(pane.spec.label, "")
@@ -148,16 +149,19 @@ class PaneHeader(QWidget):
         self.set_backends(self._names)
         self.set_differences(self._diff)
 
-    def set_backends(self, names: list[str]) -> None:
-        """Offer these backends; the pane's own stays selected (marked if it is not among them)."""
+    def set_backends(self, names: list[str], labels: dict[str, str] | None = None) -> None:
+        """Offer these backends, each shown by its label (else its name); the pane's own stays selected (marked if
+        it is not among them)."""
         self._names = list(names)
+        if labels is not None:
+            self._labels = dict(labels)
         current = self.spec.backend
         entries = list(names) + ([] if current in names else [current])
         self.backend.blockSignals(True)
         self.backend.clear()
         for name in entries:
-            self.backend.addItem(name + ("" if name in names else NOT_CONNECTED), name)
-            self.backend.setItemData(self.backend.count() - 1, name, Qt.ToolTipRole)
+            self.backend.addItem(self._labels.get(name, name) + ("" if name in names else NOT_CONNECTED), name)
+            self.backend.setItemData(self.backend.count() - 1, self._labels.get(name, name), Qt.ToolTipRole)
         self.backend.setCurrentIndex(entries.index(current))
         self.backend.setVisible(len(entries) > 1)  # one backend: nothing to choose, no clutter
         self.backend.blockSignals(False)
@@ -173,7 +177,8 @@ class PaneHeader(QWidget):
         only in the tooltip while the chooser beside the title shows it)."""
         self._diff = dict(diff)
         self.title.setToolTip(label(diff))
-        shown = {k: v for k, v in diff.items() if not (k == "backend" and self.backend.isVisibleTo(self))}
+        shown = {k: self._labels.get(v, v) if k == "backend" else v for k, v in diff.items()
+                 if not (k == "backend" and self.backend.isVisibleTo(self))}
         title = self.spec.label
         self.title.set_parts(title, label(shown))
         bold = QFont(self.title.font())

@@ -4,6 +4,10 @@
 A view of `spec.draft_images`: it renders them and calls the controller to attach or remove one; it keeps no
 list of its own. A file that is not an image, is missing or too big is refused by the controller with a
 sentence naming it, which the pane shows in its status; the draft is unchanged then.
+
+Under the thumbnails, in words, a warning as soon as the pane's backend cannot read the images it holds (a local
+model opened without its vision projector): what the controller's `image_warning` says, with what to do. It is
+checked again when the images, the pane's backend or the open models change (`check`); the images stay.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QImage, QPixmap
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QToolButton, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.session import PaneSpec, SessionController, images
 
@@ -61,11 +65,17 @@ class ImageStrip(QWidget):
         self.attach_button = QToolButton(text="Attach image…", autoRaise=True,
                                           toolTip="Attach images to the next message (or paste or drop them onto it)")
         self.attach_button.clicked.connect(self.attach_chosen)
-        self._layout = QHBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.warning = QLabel(objectName="imageWarning", wordWrap=True)
+        self.warning.hide()
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        self._layout = QHBoxLayout()
         self._layout.setSpacing(4)
         self._layout.addWidget(self.attach_button)
         self._layout.addStretch(1)
+        column.addLayout(self._layout)
+        column.addWidget(self.warning)
         self.thumbs: list[QToolButton] = []
         self.render()
 
@@ -87,6 +97,13 @@ class ImageStrip(QWidget):
             button.clicked.connect(lambda _=False, r=ref: self.controller.detach_image(self.spec, r))
             self._layout.insertWidget(1 + i, button)
             self.thumbs.append(button)
+        self.check()
+
+    def check(self) -> None:
+        """Show, or take away, the warning that the pane's backend cannot read its images."""
+        text = self.controller.image_warning(self.spec)
+        self.warning.setText(f"⚠ {text}" if text else "")
+        self.warning.setVisible(bool(text))
 
     def incoming(self, items: list) -> None:
         """Attach each path or bytes (a paste, a drop); each refused one is reported, the others still attach."""

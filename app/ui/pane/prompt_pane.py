@@ -65,7 +65,8 @@ _EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop",
 
 class PromptPane(StripedFrame):
     sig_compare_action = Signal(object, str)
-    """A compare action for this pane: (pane, "variants" | "compare" | "columns" | "run_group" | "table")."""
+    """A compare action for this pane: (pane, "variants" | "compare" | "diff_previous" | "columns" | "run_group" |
+    "table")."""
     _draft_before_edit = ""  # the draft an edit replaced, restored by Cancel edit
     _images_before_edit: tuple = ()  # and its images
 
@@ -175,6 +176,7 @@ class PromptPane(StripedFrame):
         self.header.sig_backend_chosen.connect(lambda name: setattr(self.spec, "backend", name))
         self.header.sig_backend_chosen.connect(lambda _name: self._show_tool_support())
         self.version_bar.sig_problem.connect(self.show_error)
+        self.version_bar.sig_diff_previous.connect(lambda: self.sig_compare_action.emit(self, "diff_previous"))
         spec.events.all.connect(self._on_spec_event)
 
     def detach(self) -> None:
@@ -351,6 +353,8 @@ class PromptPane(StripedFrame):
             self.load_editors(dirty)
         if "draft_images" in dirty:
             self.images.render()
+        elif dirty & {"backend", "turns"}:
+            self.images.check()  # another backend, or images in the conversation: can they still be read?
         if dirty & {"turns", "show_probabilities", "editing", "new result"}:
             self.output.render(self.spec)
         elif "result" in dirty:

@@ -1,7 +1,9 @@
 """A pane's versions row: "‹ version 2 of 3 · T 0.9 ›" (with the settings that set the shown version apart from
-the pane's others) and Branch. Back and forward show another of the pane's runs (its
-conversation and reply); Branch makes a new pane that replays the shown version with its settings. It renders
-the pane's `versions` and calls the controller; hidden until the pane has two versions."""
+the pane's others), Diff with previous, and Branch. Back and forward show another of the pane's runs (its
+conversation and reply); Diff with previous asks for the diff view on the shown reply and the version before it
+(`sig_diff_previous`: the window's compare tools open it); Branch makes a new pane that replays the shown version
+with its settings. It renders the pane's `versions` and calls the controller; hidden until the pane has two
+versions."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from app.session import PaneSpec, SessionController, compare, versions
 class VersionBar(QWidget):
     sig_problem = Signal(str)
     """A version could not be shown (the pane is running): the message, for the pane's status line."""
+    sig_diff_previous = Signal()
+    """Diff with previous was clicked: compare the shown reply with the version before it."""
 
     def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
         super().__init__(parent, objectName="versionBar")
@@ -21,18 +25,21 @@ class VersionBar(QWidget):
         self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
         self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
         self.label = QLabel(objectName="versionLabel")
+        self.diff_button = QToolButton(text="Diff with previous", autoRaise=True, objectName="diffPrevious",
+                                       toolTip="Compare this reply with the version before it, word by word")
         self.branch_button = QToolButton(text="Branch", autoRaise=True,
                                          toolTip="A new pane that replays this version (its conversation and "
                                                  "settings) and runs it again")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(2)
-        for widget in (self.back, self.label, self.forward, self.branch_button):
+        for widget in (self.back, self.label, self.forward, self.diff_button, self.branch_button):
             row.addWidget(widget)
         row.addStretch(1)
         self.back.clicked.connect(lambda: self.step(-1))
         self.forward.clicked.connect(lambda: self.step(1))
         self.branch_button.clicked.connect(self.branch)
+        self.diff_button.clicked.connect(self.sig_diff_previous)
         self.sync()
 
     def sync(self) -> None:
@@ -46,8 +53,10 @@ class VersionBar(QWidget):
         self.back.setEnabled(not spec.result.busy and (index is None or index > 0))
         self.forward.setEnabled(not spec.result.busy and index is not None and index < count - 1)
         self.branch_button.setEnabled(index is not None)
+        self.diff_button.setEnabled(versions.pick(spec, versions.PREVIOUS) is not None)  # the first has none
         self.back.setAccessibleName(f"Previous version of {spec.label}")
         self.forward.setAccessibleName(f"Next version of {spec.label}")
+        self.diff_button.setAccessibleName(f"Diff {spec.label}'s reply with its previous version")
 
     def _differs(self, index: int | None) -> str:
         """" · T 0.9 · seed 2": what the shown version ran with, where the pane's versions differ (the header

@@ -101,7 +101,7 @@ class StatsPanel(QWidget):
         self.readout_grid = Readouts()
         self.readouts = self.readout_grid.labels
         self.backend_box = QComboBox(toolTip="Whose figures the panel shows")
-        self.backend_box.addItem(MAIN)
+        self.backend_box.addItem(MAIN, MAIN)
         self.backend_box.hide()  # shown once there is more than one backend
         self.pause_button = QPushButton("Pause", checkable=True, toolTip="Freeze the plots")
         self.reset_button = QPushButton("Reset", toolTip="Clear the plots and the engine's counters")
@@ -212,15 +212,17 @@ class StatsPanel(QWidget):
     @property
     def backend(self) -> str:
         """The backend whose figures are shown (MAIN unless the user picked another)."""
-        return self.backend_box.currentText() or MAIN
+        return self.backend_box.currentData() or MAIN
 
-    def set_backends(self, names: list[str]) -> None:
-        """Offer these backends; the one shown stays if it still exists, else MAIN."""
+    def set_backends(self, names: list[str], labels: dict[str, str] | None = None) -> None:
+        """Offer these backends, each shown by its label (else its name); the one shown stays if it still exists,
+        else MAIN."""
         shown = self.backend
         self.backend_box.blockSignals(True)
         self.backend_box.clear()
-        self.backend_box.addItems(names)
-        self.backend_box.setCurrentText(shown if shown in names else MAIN)
+        for name in names:
+            self.backend_box.addItem((labels or {}).get(name, name), name)
+        self.backend_box.setCurrentIndex(max(0, self.backend_box.findData(shown if shown in names else MAIN)))
         self.backend_box.setVisible(len(names) > 1)
         self.backend_box.blockSignals(False)
         if self.backend != shown:

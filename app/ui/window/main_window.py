@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self.messages: list[str] = []  # every message box shown, newest last (tests read it)
         self.compare = CompareTools(self.controller, self.grid, bridge.backend_names, self.current_pane, self,
-                                    self.meaning)
+                                    self.meaning, bridge.backends.model_of)
         self.model_status = ModelStatus(bridge.sig_loading, lambda: bridge.main, self.statusBar())
         self.model_label = self.model_status.label
         self.backends = BackendManager(bridge, settings, key_store, self)
@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
         bridge.sig_model_loaded.connect(lambda info: self.grid.set_tool_support(support_text(info.tool_format)))
         bridge.sig_backends_changed.connect(self._backends_changed)
+        bridge.sig_model_loaded.connect(self._backends_changed)  # the main model's name, where panes show it
         self.backends.sig_status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.runner.events.idle.connect(lambda: self.statusBar().showMessage("All panes finished", 5000))
         QApplication.instance().focusChanged.connect(self._track_focus)
@@ -322,8 +323,9 @@ class MainWindow(QMainWindow):
 
     def _backends_changed(self) -> None:
         names = self.bridge.backend_names()
-        self.grid.set_backend_names(names)
-        self.stats_panel.set_backends(names)
+        labels = {name: self.bridge.backends.label(name) for name in names}
+        self.grid.set_backend_names(names, labels)
+        self.stats_panel.set_backends(names, labels)
 
     def _on_files_status(self, text: str) -> None:
         self.setWindowTitle(self.files.title)

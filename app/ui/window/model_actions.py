@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.backends.registry import BackendSpec
 from app.engine import ModelInfo
-from app.models import ModelNotFoundError, default_model_path, projectors
+from app.models import ModelNotFoundError, default_model_path, model_name, projectors
 from app.session import SessionRunner
 from app.ui import settings as keys
 from app.ui.bridge import EngineBridge, ModelLoadError
@@ -58,7 +58,7 @@ class ModelActions(QObject):
         text = (f"The model stopped: {main.failure}.\n\nIts running panes ended with an error; nothing else was "
                 "lost. Reload it to go on.")
         self.messages.append(f"The model stopped: {text}")
-        self.model_status.label.setText(f"{Path(path).name} stopped — Model → reload")
+        self.model_status.label.setText(f"{model_name(path)} stopped — Model → reload")
         box = QMessageBox(QMessageBox.Critical, "The model stopped", text, QMessageBox.Close, self.parent_widget)
         self.reload_button = box.addButton("Reload the model", QMessageBox.AcceptRole)
         self.reload_button.clicked.connect(lambda: asyncio.ensure_future(self.load_model(path)))
@@ -94,7 +94,7 @@ class ModelActions(QObject):
         except ModelLoadError as exc:
             if self.bridge.closed:
                 return None
-            still = f"\n\n{self.bridge.model_info.name} is still loaded." if self.bridge.model_info else ""
+            still = f"\n\n{model_name(self.bridge.model_info.path)} is still loaded." if self.bridge.model_info else ""
             self.show_message("Could not load the model", f"{exc}{still}", QMessageBox.Warning)
             return None
         finally:

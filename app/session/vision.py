@@ -1,0 +1,51 @@
+"""Who can read a pane's images: a local model opened without its vision projector cannot (a server answers for
+itself when it is asked). The runner refuses such a run with `vision_problem`; the window warns as soon as an
+image is attached, or the pane's backend changes, with `image_warning`: the same sentence, and what to do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.backends.base import Backend
+from app.backends.image_parts import count_images
+from app.engine import EngineConfig, GenerationRequest
+from app.models import model_name
+from app.session.state import PaneSpec
+
+
+def projector_missing(config: EngineConfig | None) -> str | None:
+    """Why a local model with these settings cannot read images (None: it can, or it is a server)."""
+    if config is None or getattr(config, "mmproj", None):
+        return None
+    return (f"{model_name(config.model_path)} was opened without a vision projector (mmproj), so it cannot read "
+            "images")
+
+
+def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
+    """Why `backend` cannot take the request's images: a local model opened without its projector (a server
+    answers for itself). None when it can, or when the request has none."""
+    problem = projector_missing(backend.config if backend is not None else None) if count_images(request) else None
+    return f"{problem}. Open the model with its projector, or remove the images from the message." if problem \
+        else None
+
+
+def pane_images(pane: PaneSpec) -> int:
+    """How many images the pane's next run sends: its conversation's and its draft's."""
+    return len(pane.draft_images) + sum(len(turn.get("images", ())) for turn in pane.turns)
+
+
+def image_warning(pane: PaneSpec, config_of: Callable[[str], EngineConfig | None], offered: list[str]) -> str | None:
+    """The pane's warning, at once, when its backend cannot read the images it holds: the sentence, that the
+    images stay, and what to do (the offered backends that can read them, else how to open a model that can).
+    `config_of(name)` is a backend's engine settings (None: a server, or not open). None when nothing is wrong."""
+    count = pane_images(pane)
+    problem = projector_missing(config_of(pane.backend)) if count else None
+    if problem is None:
+        return None
+    them = "them" if count > 1 else "it"
+    readers = [name for name in offered if name != pane.backend and (config := config_of(name)) is not None
+               and config.mmproj]
+    where = (f"run this pane on {' or '.join(readers)} (it reads images)" if readers else
+             "open a model with its vision projector (Model → Open model…), or run this pane on a server whose "
+             "model reads images (Model → Backends…)")
+    return f"{problem}. The image{'s stay' if count > 1 else ' stays'} attached: {where}, or remove {them}."
