@@ -53,7 +53,7 @@ from app.engine.sharing.prefix import PrefixSharing
 from app.engine.speculative.draft_model import DraftModelError, DraftModels, DraftSpec
 from app.engine.speculative.drafts import SpecState
 from app.engine.speculative.step import SpeculativeStep
-from app.engine.stats import StatsRecorder
+from app.engine.stats import StatsRecorder, occupancy
 from app.engine.step import Step
 from app.engine.text import TextStream
 from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, RequestState, StatsSnapshot, StepEvent
@@ -154,8 +154,9 @@ class Engine:
             self._cond.notify()
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
-        """`fn(event)` runs on the engine thread once per step that changed anything. Returns an idempotent
-        unsubscribe; both are safe from any thread (a step already under way may still call `fn` once)."""
+        """`fn(event)` runs on the engine thread once per step that changed anything, and before a decode that
+        follows a state change (events.py, `announce`). Returns an idempotent unsubscribe; both are safe from any
+        thread (a step already under way may still call `fn` once)."""
         with self._cond:
             self._subscribers = (*self._subscribers, fn)
 
@@ -166,14 +167,12 @@ class Engine:
         return unsubscribe
 
     def stats(self) -> StatsSnapshot:
-        """Counters as of the last step; `active` and `queued` as of now (live requests, under the lock)."""
+        """Counters as of the last step; `queued`, `prefilling`, `generating`, `active` and `slots_busy` as of
+        now: the live requests counted by their states (stats.occupancy), the states the events announce."""
         snap = self._stats.snapshot()
         with self._cond:
-            queued = len(self._waiting)
-            active = len(self._live) - queued
-        busy = self.config.n_slots - len(self._free_slots)  # the engine thread's set; len() is atomic under the GIL
-        return dataclasses.replace(snap, queued=queued, active=active, reproducible=self.config.reproducible,
-                                   slots_busy=busy,
+            live = list(self._live.values())
+        return dataclasses.replace(snap, **occupancy(live), reproducible=self.config.reproducible,
                                    gpu_layers=self.offload.layers if self.offload.on_gpu else 0)
 
     def kv_positions(self) -> list[int]:
@@ -268,7 +267,7 @@ class Engine:
                 closing = self._closing
                 cancels = set(self._live) if closing else self._cancel_ids
                 self._cancel_ids = set()
-            events = EventBuilder(self._step.count)
+            events = EventBuilder(self._step.count, self._deliver)
             try:
                 self._apply_cancels(cancels, events)
                 if self._clear_cache:
@@ -281,7 +280,7 @@ class Engine:
             except Exception as exc:  # a bug must not kill the thread: end what the step touched
                 log.exception("engine step failed")
                 self._fail_running(events, f"internal engine error: {exc!r}")
-            self._publish(events)
+            events.flush()
             self._snapshot_kv()
             with self._cond:
                 if not (self._waiting or self._running or self._admitting):
@@ -298,10 +297,8 @@ class Engine:
         self._kv_expected = expected
         self._kv_positions = [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
 
-    def _publish(self, events: EventBuilder) -> None:
-        event = events.build()
-        if event is None:
-            return
+    def _deliver(self, event: StepEvent) -> None:
+        """Hand an event to every subscriber (engine thread; EventBuilder.flush and .announce)."""
         with self._cond:
             subscribers = self._subscribers
         for fn in subscribers:
@@ -334,14 +331,14 @@ class Engine:
             self._failure = cause
             self._closing = True
             doomed = list(self._live.values())
-        events = EventBuilder(self._step.count)
+        events = EventBuilder(self._step.count, self._deliver)
         for seq in doomed:
             try:
                 self._finish(seq, "error", events, message)
             except Exception:  # _finish completes the handle even when its cleanup raises
                 log.exception("could not end request %s cleanly", seq.id)
         try:
-            self._publish(events)
+            events.flush()
         except Exception:
             log.exception("could not publish the end of the engine's requests")
         self._admitting = None
@@ -453,8 +450,7 @@ class Engine:
         if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
             seq.forced = list(self._closing_tokens)
         seq.t_admit = time.perf_counter()
-        seq.state = RequestState.PREFILLING
-        events.state(seq.id, RequestState.PREFILLING, seq.t_admit)
+        events.enter(seq, RequestState.PREFILLING, seq.t_admit)
         self._running.append(seq)
         self._sharing.register_leader(seq)
 

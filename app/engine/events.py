@@ -1,18 +1,28 @@
 """Collects what one engine step changed into a single StepEvent.
 
 One event per step, not per token: a subscriber (the GUI bridge) pays per step, however many panes stream.
+A request's state changes only through `enter`, which also records it for the step's event, and a change is
+delivered before the engine spends time on what it announces (`announce`, called before every llama_decode): a
+subscriber hears that a prompt was admitted before that prompt is decoded, not after, so the states it holds
+are the ones `Engine.stats()` counts (the per-request states of the live requests) whenever the engine works.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from app.engine.types import Completion, RequestState, StepEvent
 
 
 class EventBuilder:
-    def __init__(self, step: int):
+    def __init__(self, step: int, deliver: Callable[[StepEvent], None] | None = None):
+        """`deliver(event)` hands an event to the subscribers (`flush`, `announce`)."""
         self._step = step
+        self._deliver = deliver
+        self._reset()
+
+    def _reset(self) -> None:
         self._deltas: dict[int, str] = {}
         self._states: dict[int, RequestState] = {}
         self._since: dict[int, dict[RequestState, float]] = {}
@@ -37,15 +47,31 @@ class EventBuilder:
     def logprobs(self, request_id: int, entries: list) -> None:
         self._logprobs.setdefault(request_id, []).extend(entries)
 
-    def state(self, request_id: int, state: RequestState, at: float | None = None) -> None:
-        """The request entered `state` at `at` (time.perf_counter(); default now): the moment its Completion's
-        timings use, so a live figure matches the final one."""
-        self._states[request_id] = state
-        self._since.setdefault(request_id, {})[state] = time.perf_counter() if at is None else at
+    def enter(self, seq, state: RequestState, at: float | None = None) -> None:
+        """The request (a request.Sequence) enters `state` at `at` (time.perf_counter(); default now): its handle
+        says so from now on (what `Engine.stats()` counts) and this step's event tells the subscribers. `at` is
+        the moment its Completion's timings use, so a live figure matches the final one."""
+        seq.state = state
+        self._states[seq.id] = state
+        self._since.setdefault(seq.id, {})[state] = time.perf_counter() if at is None else at
 
     def finished(self, completion: Completion, state: RequestState) -> None:
         self._finished.append(completion)
         self._states[completion.request_id] = state
+
+    def announce(self) -> None:
+        """Deliver what this step has changed so far if a request changed state. Called before work that takes
+        time (a llama_decode): without it a prompt admitted into a step was announced only when that step ended,
+        and its pane read "queued" while its prompt was being decoded and the stats counted its slot in use."""
+        if self._states:
+            self.flush()
+
+    def flush(self) -> None:
+        """Deliver what was collected (nothing if nothing changed) and start collecting afresh."""
+        event = self.build()
+        self._reset()
+        if event is not None and self._deliver is not None:
+            self._deliver(event)
 
     def build(self) -> StepEvent | None:
         if not (self._deltas or self._states or self._finished or self._reasoning or self._tool_calls):

@@ -52,6 +52,7 @@ class Step:
         self.sharing.resolve(events, self)  # prefix copies now possible; first tokens from cached logits
         if not self._running:
             return
+        events.announce()  # admissions and first tokens are heard before image pieces or drafts take their time
         images, speculation = self.images, self.speculation
         imaged = images.prefill(events) if images.store is not None else None  # an image piece (vision/step.py)
         prefill_cap = None
@@ -81,7 +82,7 @@ class Step:
                 self.reproducible.step(plan, events)
                 return
             outputs = self.fill_batch(plan)
-            rc, elapsed = self.timed_decode(outputs)
+            rc, elapsed = self.timed_decode(events, outputs)
             if rc == 0:
                 break
             if plan.drafts:  # a failed decode left nothing usable: retry without drafts, then as before
@@ -109,10 +110,12 @@ class Step:
         self.advance(plan, outputs, events)
         self.end_step(plan, elapsed)
 
-    def timed_decode(self, outputs=()) -> tuple[int, float]:
+    def timed_decode(self, events: EventBuilder, outputs=()) -> tuple[int, float]:
         """llama_decode the batch with this engine's share of the cores (core_share.py), while the token masks of
         the (sequence, index) `outputs` that want one are computed (sampling/masks.py); returns its code and its
-        seconds."""
+        seconds. A state changed since the last event is announced first (an admission, a first token or an end
+        in an earlier decode of this step): no decode runs while a subscriber holds an old state."""
+        events.announce()
         self._ctx.share_threads(CORES.busy(self._id))
         self.masks.start([seq for seq, _ in outputs])
         started = time.perf_counter()
@@ -193,8 +196,7 @@ class Step:
         `logits`: the output row the token was sampled from, when the request asked for logprobs."""
         if seq.t_first is None:
             seq.t_first = now
-            seq.state = RequestState.GENERATING
-            events.state(seq.id, RequestState.GENERATING, now)
+            events.enter(seq, RequestState.GENERATING, now)
             mirror(seq, events, state=RequestState.GENERATING)
         seq.t_last = now
         if self._model.is_eog(token):

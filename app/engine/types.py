@@ -286,6 +286,8 @@ class StatsSnapshot:
     recent_decode_tps: float | None = None  # generated tokens in the trailing window of wall clock, per second
     recent_prefill_tps: float | None = None  # prompt tokens prefilled in that window, per second (None: unknown)
     slots_busy: int | None = None  # slots holding a request now (coalesced followers hold none); None: unknown
+    prefilling: int | None = None  # of `active`, requests whose prompt is being decoded; None: unknown
+    generating: int | None = None  # of `active`, requests decoding their reply; None: unknown
     recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
     drafted_tokens: int = 0  # speculative decoding since the last reset: tokens drafted and verified
     accepted_tokens: int = 0  # of those, the ones that became output

@@ -51,10 +51,10 @@ def text_tools_window(window, loop, model_path, settings):
     return load_window(window, loop, model_path, settings)
 
 
-def load_window(window, loop, model_path, settings):
+def load_window(window, loop, model_path, settings, slots: int = 4):
     from app.ui import settings as keys
 
-    settings.set(keys.SLOTS, 4)
+    settings.set(keys.SLOTS, slots)
     settings.set(keys.CONTEXT_PER_SLOT, 512)
     settings.set(keys.THREADS, TEST_THREADS)
     assert loop.run_until_complete(window.load_model(str(model_path))) is not None

@@ -4,8 +4,6 @@ switch and budget are pane settings, saved with the session, and a sweep axis.
 The model is a GGUF variant of the embedded one whose template opens `<think>` (tests/engine/test_reasoning.py).
 """
 
-import threading
-
 import pytest
 
 from app.engine import RequestState
@@ -14,6 +12,7 @@ from app.ui import settings as keys
 from tests.conftest import TEST_THREADS
 from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
 from tests.ui.conftest import wait_until
+from tests.ui.lockstep import EveryStepRendered
 
 
 @pytest.fixture
@@ -24,43 +23,6 @@ def thinking_window(window, loop, model_path, settings, tmp_path):
     variant = write_variant(model_path, tmp_path / "smollm2-think.gguf", THINKING_TEMPLATE)
     assert loop.run_until_complete(window.load_model(str(variant))) is not None
     return window
-
-
-class EveryStepRendered:
-    """Holds the engine thread after each step until the window has applied it and the pane has rendered it.
-
-    The window applies steps a few times a second, merged, so on a fast machine a short thinking can begin and
-    end within one of them; this makes every step show, whatever the machine's speed."""
-
-    def __init__(self, window, pane):
-        self.runner, self.pane, self.bridge = window.runner, pane, window.bridge
-        self.lock = threading.Lock()
-        self.waiting: list[threading.Event] = []
-        self.bridge.remove_step_listener(self.runner.feed)
-        self.bridge.add_step_listener(self.feed)
-        self.pump = self.runner.pump
-        self.runner.pump = self.pump_and_render
-
-    def feed(self, event) -> None:  # the engine's thread
-        applied = threading.Event()
-        with self.lock:
-            self.waiting.append(applied)  # before the event can be pumped: its pump then releases it
-        self.runner.feed(event)
-        applied.wait(timeout=60)  # a hang guard only: released by the window's next pump
-
-    def pump_and_render(self):  # the window's thread
-        ended = self.pump()
-        self.pane._render()  # the pane's refresh, now rather than on the next event-loop turn
-        with self.lock:
-            waiting, self.waiting = self.waiting, []
-        for applied in waiting:
-            applied.set()
-        return ended
-
-    def close(self) -> None:
-        self.bridge.remove_step_listener(self.feed)
-        self.bridge.add_step_listener(self.runner.feed)
-        self.runner.pump = self.pump
 
 
 def test_thinking_streams_apart_then_folds(thinking_window, loop):

@@ -161,8 +161,7 @@ class PrefixSharing:
         self._stats.record_reuse(len(leader.prompt), coalesced=1)
         if leader.t_first is not None:
             seq.t_first = seq.t_last = now
-        seq.state = leader.state
-        events.state(seq.id, leader.state)
+        events.enter(seq, leader.state)
         tools = leader.tools
         answer = leader.split.answer if tools is None else tools.content
         if answer:  # replay what the leader already produced
@@ -209,8 +208,7 @@ def mirror(seq: Sequence, events: EventBuilder, delta: str = "", state: RequestS
         if reasoning:
             events.reasoning(follower.id, reasoning)
         if state is not None:
-            follower.state = state
-            events.state(follower.id, state)
+            events.enter(follower, state)
         if now is not None:
             follower.t_first = follower.t_first or now
             follower.t_last = now
