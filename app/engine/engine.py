@@ -60,6 +60,7 @@ from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, Req
 from app.engine.vision.projector import ImageStore
 from app.engine.vision.step import VisionStep
 
+_UNFINISHED = frozenset({RequestState.QUEUED, RequestState.PREFILLING, RequestState.GENERATING})
 log = logging.getLogger("chorus.engine")
 # Process-wide, so ids stay unique when an app replaces one engine with another.
 
@@ -95,6 +96,7 @@ class Engine:
         self._cond = threading.Condition()
         self._waiting: deque[Sequence] = deque()
         self._live: dict[int, Sequence] = {}
+        self._shown: dict[int, RequestState] = {}  # each unfinished request's state as the delivered events said
         self._cancel_ids: set[int] = set()
         self._closing = False
         self._failure: str | None = None  # why the engine thread died (docs/engine.md, "Failures")
@@ -139,6 +141,7 @@ class Engine:
             self._idle.clear()
             self._waiting.append(seq)
             self._live[seq.id] = seq
+            self._shown[seq.id] = RequestState.QUEUED
             self._cond.notify()
         return handle
 
@@ -154,9 +157,8 @@ class Engine:
             self._cond.notify()
 
     def subscribe(self, fn: Callable[[StepEvent], None]) -> Callable[[], None]:
-        """`fn(event)` runs on the engine thread once per step that changed anything, and before a decode that
-        follows a state change (events.py, `announce`). Returns an idempotent unsubscribe; both are safe from any
-        thread (a step already under way may still call `fn` once)."""
+        """`fn(event)` runs on the engine thread once per step that changed anything. Returns an idempotent
+        unsubscribe; both are safe from any thread (a step already under way may still call `fn` once)."""
         with self._cond:
             self._subscribers = (*self._subscribers, fn)
 
@@ -167,12 +169,14 @@ class Engine:
         return unsubscribe
 
     def stats(self) -> StatsSnapshot:
-        """Counters as of the last step; `queued`, `prefilling`, `generating`, `active` and `slots_busy` as of
-        now: the live requests counted by their states (stats.occupancy), the states the events announce."""
+        """Counters as of the last step; `queued`, `prefilling`, `generating`, `active` and `slots_busy` as the
+        last delivered event left them: the unfinished requests counted by the states the events carried to every
+        subscriber (stats.occupancy), so a pane's state and these counts are one fact."""
         snap = self._stats.snapshot()
         with self._cond:
-            live = list(self._live.values())
-        return dataclasses.replace(snap, **occupancy(live), reproducible=self.config.reproducible,
+            shown = [(state, (seq := self._live.get(rid)) is not None and seq.leader is not None)
+                     for rid, state in self._shown.items()]
+        return dataclasses.replace(snap, **occupancy(shown), reproducible=self.config.reproducible,
                                    gpu_layers=self.offload.layers if self.offload.on_gpu else 0)
 
     def kv_positions(self) -> list[int]:
@@ -274,9 +278,10 @@ class Engine:
                     self._clear_cache = False
                     self._sharing.clear()
                 if not closing:
-                    self._admit(events)
                     if self._running:
                         self._step.run(events)
+                    self._admit(events)  # the slots free now take their next prompts, and this step's event says
+                    # so: a pane reads "prefilling" while the next step decodes its prompt
             except Exception as exc:  # a bug must not kill the thread: end what the step touched
                 log.exception("engine step failed")
                 self._fail_running(events, f"internal engine error: {exc!r}")
@@ -298,8 +303,13 @@ class Engine:
         self._kv_positions = [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
 
     def _deliver(self, event: StepEvent) -> None:
-        """Hand an event to every subscriber (engine thread; EventBuilder.flush and .announce)."""
+        """Hand an event to every subscriber (engine thread; EventBuilder.flush), and count its states as shown."""
         with self._cond:
+            for rid, state in event.states.items():
+                if state in _UNFINISHED:
+                    self._shown[rid] = state
+                else:
+                    self._shown.pop(rid, None)
             subscribers = self._subscribers
         for fn in subscribers:
             try:

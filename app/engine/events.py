@@ -1,10 +1,10 @@
 """Collects what one engine step changed into a single StepEvent.
 
 One event per step, not per token: a subscriber (the GUI bridge) pays per step, however many panes stream.
-A request's state changes only through `enter`, which also records it for the step's event, and a change is
-delivered before the engine spends time on what it announces (`announce`, called before every llama_decode): a
-subscriber hears that a prompt was admitted before that prompt is decoded, not after, so the states it holds
-are the ones `Engine.stats()` counts (the per-request states of the live requests) whenever the engine works.
+A request's state changes only through `enter`, which also records it for the step's event. The engine admits
+prompts at the end of a step, so the step's event says which prompts the next step decodes before it decodes
+them; and `Engine.stats()` counts the states the delivered events carried, so a subscriber's states and the
+stats are one fact.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from app.engine.types import Completion, RequestState, StepEvent
 
 class EventBuilder:
     def __init__(self, step: int, deliver: Callable[[StepEvent], None] | None = None):
-        """`deliver(event)` hands an event to the subscribers (`flush`, `announce`)."""
+        """`deliver(event)` hands the event to the subscribers (`flush`)."""
         self._step = step
         self._deliver = deliver
         self._reset()
@@ -58,13 +58,6 @@ class EventBuilder:
     def finished(self, completion: Completion, state: RequestState) -> None:
         self._finished.append(completion)
         self._states[completion.request_id] = state
-
-    def announce(self) -> None:
-        """Deliver what this step has changed so far if a request changed state. Called before work that takes
-        time (a llama_decode): without it a prompt admitted into a step was announced only when that step ended,
-        and its pane read "queued" while its prompt was being decoded and the stats counted its slot in use."""
-        if self._states:
-            self.flush()
 
     def flush(self) -> None:
         """Deliver what was collected (nothing if nothing changed) and start collecting afresh."""

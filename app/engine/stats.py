@@ -18,16 +18,16 @@ from app.engine.rates import WindowRate
 from app.engine.types import RequestState, StatsSnapshot
 
 
-def occupancy(live) -> dict[str, int]:
-    """`queued`, `prefilling`, `generating`, `active` and `slots_busy` of the live requests (request.Sequence),
-    counted from their states: the states the engine's events carry to every subscriber (events.py), so a pane's
-    state and the stats panel's counts are one fact. A coalesced follower has its leader's state but no slot."""
+def occupancy(shown) -> dict[str, int]:
+    """`queued`, `prefilling`, `generating`, `active` and `slots_busy` of the unfinished requests, given as
+    (state, is a coalesced follower) pairs: the states the engine's events carried to every subscriber
+    (Engine.stats), so a pane's state and the stats panel's counts are one fact. A follower has its leader's state
+    but no slot."""
     counts = dict.fromkeys(RequestState, 0)
     following = 0
-    for seq in live:
-        state = seq.state
+    for state, follower in shown:
         counts[state] += 1
-        following += seq.leader is not None and state is not RequestState.QUEUED
+        following += follower and state is not RequestState.QUEUED
     active = counts[RequestState.PREFILLING] + counts[RequestState.GENERATING]
     return {"queued": counts[RequestState.QUEUED], "prefilling": counts[RequestState.PREFILLING],
             "generating": counts[RequestState.GENERATING], "active": active, "slots_busy": active - following}

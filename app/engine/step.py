@@ -52,7 +52,6 @@ class Step:
         self.sharing.resolve(events, self)  # prefix copies now possible; first tokens from cached logits
         if not self._running:
             return
-        events.announce()  # admissions and first tokens are heard before image pieces or drafts take their time
         images, speculation = self.images, self.speculation
         imaged = images.prefill(events) if images.store is not None else None  # an image piece (vision/step.py)
         prefill_cap = None
@@ -113,9 +112,7 @@ class Step:
     def timed_decode(self, events: EventBuilder, outputs=()) -> tuple[int, float]:
         """llama_decode the batch with this engine's share of the cores (core_share.py), while the token masks of
         the (sequence, index) `outputs` that want one are computed (sampling/masks.py); returns its code and its
-        seconds. A state changed since the last event is announced first (an admission, a first token or an end
-        in an earlier decode of this step): no decode runs while a subscriber holds an old state."""
-        events.announce()
+        seconds."""
         self._ctx.share_threads(CORES.busy(self._id))
         self.masks.start([seq for seq, _ in outputs])
         started = time.perf_counter()

@@ -3,9 +3,10 @@
 Two slots, four panes on the real model: at every step event, and at every llama_decode between them (where the
 engine spends its time, and the window's stats panel may sample), the runs the session holds as queued,
 prefilling and generating are the numbers `Engine.stats()` gives (queue, slots in use), and every run goes
-queued → prefilling → generating → done, one state per event. Before, an admission was announced only with the
-end of the step that decoded the prompt: during that decode the stats counted the slot in use while the pane still
-read "queued", and a prompt prefilled in one step went from "queued" straight to "generating".
+queued → prefilling → generating → done, one state per event. Before, a prompt was admitted at the start of the
+step that decoded it and announced only when that step ended: during that decode the stats counted the slot in use
+while the pane still read "queued", and a prompt prefilled in one step went from "queued" straight to
+"generating".
 """
 
 import pytest
