@@ -156,14 +156,15 @@ def test_a_pane_scrolled_out_of_view_catches_up_when_it_comes_back(loaded_window
     view = window.grid.view_of(far)
     window.grid.verticalScrollBar().setValue(0)
     wait_until(loop, lambda: view.isVisible() and view.visibleRegion().isEmpty(), timeout=10)
-    window.runner.run(far)
-    wait_until(loop, lambda: far.result.busy and len(far.result.text) >= 40)
-    start = far.result.text[:40]
-    assert start not in view.output.toPlainText()  # streamed while away: not rendered, not even its status
-    assert view.status.text().startswith("queued")
-    window.grid.ensureWidgetVisible(view.output)
-    wait_until(loop, lambda: start in view.output.toPlainText() and view.status.text().startswith("generating"),
-               timeout=10)
+    with held_steps(window) as gate:  # the engine waits while the test looks: the pane is still generating
+        window.runner.run(far)
+        wait_until(loop, lambda: far.result.busy and len(far.result.text) >= 40 or gate.allow())
+        start = far.result.text[:40]
+        assert start not in view.output.toPlainText()  # streamed while away: not rendered, not even its status
+        assert view.status.text().startswith("queued")
+        window.grid.ensureWidgetVisible(view.output)
+        wait_until(loop, lambda: start in view.output.toPlainText() and view.status.text().startswith("generating"),
+                   timeout=10)
     window.runner.cancel(far)
     wait_until(loop, lambda: not far.result.busy)
     assert view.output.toPlainText().strip().endswith(far.result.text.strip())
