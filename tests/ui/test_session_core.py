@@ -114,9 +114,10 @@ def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop,
     view = window.grid.panes[0]
     view.prompt.setPlainText("Write a long story about a lighthouse.")
     view.sampling.max_tokens.setValue(400)
-    assert view.run()
-    wait_until(loop, lambda: view.tokens >= 2)
-    engine._step.decode = slow_decode
+    with held_steps(window) as gate:  # the run is still going when the decode slows, however fast the machine
+        assert view.run()
+        wait_until(loop, lambda: view.tokens >= 2 or gate.allow())
+        engine._step.decode = slow_decode
     loop.run_until_complete(window.load_model(str(model_path)))  # a reload retires the engine mid-step
     wait_until(loop, lambda: not view.busy, timeout=60)
     assert view.state.value == "cancelled" and view.spec.result.text
