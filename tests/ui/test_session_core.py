@@ -132,9 +132,10 @@ def test_a_dead_engine_is_reported_with_a_reload_that_works(loaded_window, loop,
     view = window.grid.panes[0]
     view.prompt.setPlainText("Write a long story about a ship.")
     view.sampling.max_tokens.setValue(200)
-    assert view.run()
-    wait_until(loop, lambda: view.tokens >= 1)
-    inject_snapshot_fault(window.bridge.main.engine).set()
+    with held_steps(window) as gate:  # the run is still going when the fault comes, however fast the machine
+        assert view.run()
+        wait_until(loop, lambda: view.tokens >= 1 or gate.allow())
+        inject_snapshot_fault(window.bridge.main.engine).set()
     wait_until(loop, lambda: not view.busy)
     assert view.state.value == "error" and "reload the model" in view.spec.result.error
     wait_until(loop, lambda: any(m.startswith("The model stopped") for m in window.messages), timeout=10)
