@@ -11,16 +11,20 @@ def test_cancel_all_keeps_partial_text_and_never_admits_queued(make_engine):
     both_generating = threading.Event()
     speaking: set[int] = set()
 
+    cancelled = threading.Event()
+
     def on_step(event) -> None:
         speaking.update(event.deltas)
-        if len(speaking) >= 2:
+        if len(speaking) >= 2 and not both_generating.is_set():
             both_generating.set()
+            cancelled.wait(60)  # the engine waits for the cancel: two still run and four still queue, however fast
 
     engine.subscribe(on_step)
     handles = [engine.submit(ask(f"Tell me a long story about dragon number {i}.", max_tokens=200,
                                  ignore_eos=True)) for i in range(6)]
     assert both_generating.wait(60)
     engine.cancel_all()
+    cancelled.set()
     results = [h.result(timeout=30) for h in handles]
     assert all(r.finish_reason == "cancelled" for r in results)
     running, queued = results[:2], results[2:]

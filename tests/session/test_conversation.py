@@ -7,6 +7,7 @@ from app.engine import SamplingParams
 from app.session import PaneResult, PaneSpec, RunState, Session, SessionRunner, conversation
 from app.session.conversation import NothingToRun
 from tests.conftest import EngineSubmitter, drive
+from tests.fixtures.step_gate import StepGate
 
 GREEDY = SamplingParams(temperature=0)
 
@@ -105,6 +106,8 @@ def test_runner_live_figures_share_the_engine_clock(make_engine):
     pane = PaneSpec(draft="Write a short poem.", sampling=GREEDY, max_tokens=24)
     runner = SessionRunner(EngineSubmitter(engine))
     engine.subscribe(runner.feed)
+    gate = StepGate()  # each step is pumped before the next: the live figure is seen however fast the machine
+    engine.subscribe(gate.step)
     handle = runner.run(pane)
     live = {}
     while runner.active:
@@ -112,6 +115,7 @@ def test_runner_live_figures_share_the_engine_clock(make_engine):
         runner.pump()
         if pane.result.busy and pane.result.ttft_s is not None:
             live.setdefault("ttft", pane.result.ttft_s)
+        gate.allow()
     final = handle.result(timeout=10)
     # Live TTFT is read at the end of the step that sampled the first token (same clock), the final one at the
     # sampling itself: so the live figure can only be the later of the two, never from another clock.

@@ -22,6 +22,7 @@ from app.ui.evaluate.matrix import CELL_ROLE
 from app.ui.evaluate.view import duration
 from app.ui.window.main_window import MainWindow
 from tests.conftest import TEST_THREADS
+from tests.fixtures.step_gate import held_steps
 from tests.ui.conftest import wait_until
 from tests.ui.test_crash_recovery import ROOT, app_env, kill_when
 
@@ -176,13 +177,14 @@ def test_a_stopped_and_resumed_evaluation_adds_its_tokens_and_time(loaded_window
     assert window.evals.open_config(tmp_path / "config.yaml"), window.messages
     evaluation = window.session.evaluation
     assert view.resume_button.text() == "Resume"  # running: a first run, nothing to resume yet
-    wait_until(loop, lambda: any(c.finished for c in evaluation.cells) and any(
-        c.status == "running" and c.generated_tokens > 10 for c in evaluation.cells), timeout=180)
-    waiting = [i for i in cell_indexes(view) if i.data(CELL_ROLE).status == "pending"]
-    assert waiting  # the run has not started these yet: they wait, they are not "not run"
-    for index in waiting:
-        texts = painted(view, index)
-        assert "WAITING" in texts and "NOT RUN" not in texts and "waiting…" not in texts, texts
+    with held_steps(window) as gate:  # a step per look: a long cell is seen running however fast the machine
+        wait_until(loop, lambda: any(c.finished for c in evaluation.cells) and any(
+            c.status == "running" and c.generated_tokens > 10 for c in evaluation.cells) or gate.allow(), timeout=180)
+        waiting = [i for i in cell_indexes(view) if i.data(CELL_ROLE).status == "pending"]
+        assert waiting  # the run has not started these yet: they wait, they are not "not run"
+        for index in waiting:
+            texts = painted(view, index)
+            assert "WAITING" in texts and "NOT RUN" not in texts and "waiting…" not in texts, texts
     view.stop_button.click()
     wait_until(loop, lambda: not window.evals.running, timeout=60)
     first_s, left = evaluation.duration_s, len(evaluation.unfinished())

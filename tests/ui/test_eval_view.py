@@ -16,6 +16,7 @@ from app.session import PaneResult, RunState, Session, autosave
 from app.ui.bridge import EngineBridge
 from app.ui.evaluate.matrix import CELL_ROLE, STATE_ROLE, EvalTableModel
 from app.ui.window.main_window import MainWindow
+from tests.fixtures.step_gate import held_steps
 from tests.ui.conftest import wait_until
 
 
@@ -216,11 +217,12 @@ def test_resume_after_a_kill_reruns_only_the_missing_cells(loaded_window, loop, 
         streamed.extend(c.output for c in evaluation.cells if c.status == "running" and c.output)
         return sum(c.finished for c in evaluation.cells) >= 4
 
-    wait_until(loop, progressed, timeout=180)
-    assert window.evals.running and streamed
-    window.files.autosave()  # what the disk holds when the app is killed now
-    saved = autosave.restore(window.files.autosave_path).session.evaluation
-    assert window.evals.view.stop_button.isEnabled() and not window.evals.view.resume_button.isEnabled()
+    with held_steps(window) as gate:  # a step per look: the run is caught part-way however fast the machine
+        wait_until(loop, lambda: progressed() or gate.allow(), timeout=180)
+        assert window.evals.running and streamed
+        window.files.autosave()  # what the disk holds when the app is killed now
+        saved = autosave.restore(window.files.autosave_path).session.evaluation
+        assert window.evals.view.stop_button.isEnabled() and not window.evals.view.resume_button.isEnabled()
     window.evals.view.stop_button.click()
     wait_until(loop, lambda: not window.evals.running, timeout=60)
     done = {(c.case, c.variant): (c.status, c.output) for c in saved.cells if c.finished}

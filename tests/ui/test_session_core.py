@@ -10,6 +10,7 @@ from pathlib import Path
 from app.engine import SamplingParams
 from app.session import PaneSpec, Session, sweep
 from app.session.autosave import AUTOSAVE_NAME, DATA_DIR_ENV
+from tests.fixtures.step_gate import held_steps
 from tests.ui.conftest import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,8 +46,9 @@ def test_the_comparison_table_follows_a_running_sweep(loaded_window, loop):
     base.sampling.max_tokens.setValue(24)
     variants = window.compare.add_variants(base, sweep.seeds(base.spec, 3), run=False)
     table = window.compare.open_table(base.spec)
-    assert window.compare.run_group(base) == 4
-    wait_until(loop, lambda: any(r["finish"] == "generating" for r in table.rows()), timeout=60)
+    with held_steps(window) as gate:  # a step per look: the rows are seen generating however fast the machine
+        assert window.compare.run_group(base) == 4
+        wait_until(loop, lambda: any(r["finish"] == "generating" for r in table.rows()) or gate.allow(), timeout=60)
     wait_until(loop, lambda: not any(v.busy for v in [base, *variants]))
     wait_until(loop, lambda: all(table.table.item(r, 3).text() in ("stop", "length")
                                  for r in range(table.table.rowCount())), timeout=10)
@@ -112,9 +114,10 @@ def test_a_slow_engine_close_still_ends_the_runs_it_cancels(loaded_window, loop,
     view = window.grid.panes[0]
     view.prompt.setPlainText("Write a long story about a lighthouse.")
     view.sampling.max_tokens.setValue(400)
-    assert view.run()
-    wait_until(loop, lambda: view.tokens >= 2)
-    engine._step.decode = slow_decode
+    with held_steps(window) as gate:  # the run is still going when the decode slows, however fast the machine
+        assert view.run()
+        wait_until(loop, lambda: view.tokens >= 2 or gate.allow())
+        engine._step.decode = slow_decode
     loop.run_until_complete(window.load_model(str(model_path)))  # a reload retires the engine mid-step
     wait_until(loop, lambda: not view.busy, timeout=60)
     assert view.state.value == "cancelled" and view.spec.result.text
@@ -129,9 +132,10 @@ def test_a_dead_engine_is_reported_with_a_reload_that_works(loaded_window, loop,
     view = window.grid.panes[0]
     view.prompt.setPlainText("Write a long story about a ship.")
     view.sampling.max_tokens.setValue(200)
-    assert view.run()
-    wait_until(loop, lambda: view.tokens >= 1)
-    inject_snapshot_fault(window.bridge.main.engine).set()
+    with held_steps(window) as gate:  # the run is still going when the fault comes, however fast the machine
+        assert view.run()
+        wait_until(loop, lambda: view.tokens >= 1 or gate.allow())
+        inject_snapshot_fault(window.bridge.main.engine).set()
     wait_until(loop, lambda: not view.busy)
     assert view.state.value == "error" and "reload the model" in view.spec.result.error
     wait_until(loop, lambda: any(m.startswith("The model stopped") for m in window.messages), timeout=10)
@@ -154,14 +158,15 @@ def test_a_pane_scrolled_out_of_view_catches_up_when_it_comes_back(loaded_window
     view = window.grid.view_of(far)
     window.grid.verticalScrollBar().setValue(0)
     wait_until(loop, lambda: view.isVisible() and view.visibleRegion().isEmpty(), timeout=10)
-    window.runner.run(far)
-    wait_until(loop, lambda: far.result.busy and len(far.result.text) >= 40)
-    start = far.result.text[:40]
-    assert start not in view.output.toPlainText()  # streamed while away: not rendered, not even its status
-    assert view.status.text().startswith("queued")
-    window.grid.ensureWidgetVisible(view.output)
-    wait_until(loop, lambda: start in view.output.toPlainText() and view.status.text().startswith("generating"),
-               timeout=10)
+    with held_steps(window) as gate:  # the engine waits while the test looks: the pane is still generating
+        window.runner.run(far)
+        wait_until(loop, lambda: far.result.busy and len(far.result.text) >= 40 or gate.allow())
+        start = far.result.text[:40]
+        assert start not in view.output.toPlainText()  # streamed while away: not rendered, not even its status
+        assert view.status.text().startswith("queued")
+        window.grid.ensureWidgetVisible(view.output)
+        wait_until(loop, lambda: start in view.output.toPlainText() and view.status.text().startswith("generating"),
+                   timeout=10)
     window.runner.cancel(far)
     wait_until(loop, lambda: not far.result.busy)
     assert view.output.toPlainText().strip().endswith(far.result.text.strip())
