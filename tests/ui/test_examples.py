@@ -3,6 +3,7 @@ one never loses unsaved work; the curated model it offers downloads from the hub
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import jsonschema
@@ -106,6 +107,7 @@ def test_every_example_opens_and_shows_its_feature(loaded_window, loop, qtbot, m
         dialog = win.examples.open_dialog()
         dialog.select(item.key)
         dialog.open_button.click()  # the user's consent: open it
+        assert win.statusBar().currentMessage() == f"Example: {item.title} — look at {item.look}"
         CHECKS[item.key](win, loop, qtbot, list(win.session.panes))
 
 
@@ -154,3 +156,18 @@ def test_an_example_offers_the_curated_model_with_its_size_and_fit_and_downloads
     assert "Downloaded to" in hub_dialog.status.text()
     dialog.model_button.click()  # a second click loads it
     assert loads and loads[0].endswith(CURATED.filename)
+
+
+def test_an_example_opened_while_the_model_loads_starts_once_it_has_loaded(window, loop, model_path, settings):
+    from app.ui import settings as keys
+
+    settings.set(keys.SLOTS, 4)
+    settings.set(keys.CONTEXT_PER_SLOT, 512)
+    load = asyncio.ensure_future(window.load_model(str(model_path)))
+    wait_until(loop, lambda: window.bridge.loading, 30)
+    assert window.examples.open("fan-out")
+    assert "once the model has loaded" in window.statusBar().currentMessage()
+    panes = list(window.session.panes)
+    assert not any(p.result.busy or p.versions for p in panes)  # nothing was tried on no model
+    wait_until(loop, load.done, 120)
+    wait_until(loop, lambda: all(replied(p) for p in panes), 180)

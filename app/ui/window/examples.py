@@ -124,11 +124,15 @@ class ExamplesDialog(QDialog):
 class ExampleTools(QObject):
     """The Help menu's Examples… and what opening one does. Given the pieces it needs: the session files (to
     replace the session as New does), the controller, the window's Run all, the evaluation's and the arena's
-    tools, the status bar's `say(text)` and `load(path)` for a downloaded model."""
+    tools, the status bar's `say(text)`, `load(path)` for a downloaded model, and the bridge (an example opened
+    while the model loads starts once it has loaded)."""
 
     def __init__(self, files, controller: SessionController, run_all: Callable[[], int], evals, arena,
-                 settings: Settings, say: Callable[[str], None], load: Callable[[str], None], parent: QWidget):
+                 settings: Settings, say: Callable[[str], None], load: Callable[[str], None], bridge,
+                 parent: QWidget):
         super().__init__(parent)
+        self.bridge = bridge
+        self._pending: Callable | None = None  # an example's start, waiting for the model
         self.files, self.controller, self.run_all = files, controller, run_all
         self.evals, self.arena, self.settings, self.say, self.load = evals, arena, settings, say, load
         self.parent_widget = parent
@@ -169,8 +173,17 @@ class ExampleTools(QObject):
         self._stop_waiting()
         if not self.files.replace_with(item.session(), f"Opening the example “{item.title}”"):
             return False
-        self.say(f"Example: {item.title} — look at {item.look}")
         panes = list(self.controller.session.panes)
+        if self.bridge.loading:
+            self.say(f"Example: {item.title} — it starts once the model has loaded")
+            self._pending = lambda _info: self._start(item, panes)
+            self.bridge.sig_model_loaded.connect(self._pending)
+            return True
+        self._start(item, panes)
+        return True
+
+    def _start(self, item: Example, panes: list[PaneSpec]) -> None:
+        self._stop_waiting()
         if item.start == "evaluate":
             self.evals.run()
         elif item.start == "arena":
@@ -184,7 +197,7 @@ class ExampleTools(QObject):
                 f"({loop.rounds} round{'s' * (loop.rounds != 1)} of auto-continue); its cards are in each pane"))
         elif item.start == "versions":
             self._regenerate_once(panes)
-        return True
+        self.say(f"Example: {item.title} — look at {item.look}")  # after Run all's own note
 
     def _regenerate_once(self, panes: list[PaneSpec]) -> None:
         """When each pane's first reply has ended, regenerate it once: the pane then holds two versions."""
@@ -202,6 +215,9 @@ class ExampleTools(QObject):
         self.controller.runner.events.ended.connect(ended)
 
     def _stop_waiting(self) -> None:
+        if self._pending is not None:
+            self.bridge.sig_model_loaded.disconnect(self._pending)
+            self._pending = None
         if self._rerun is not None:
             self.controller.runner.events.ended.disconnect(self._rerun)
             self._rerun = None
