@@ -81,7 +81,7 @@ def fan_out() -> Session:
     prompt = "Write a short poem about the sea."
     settings = [("greedy", 0.0, None), ("T 0.8 · seed 1", 0.8, 1), ("T 0.8 · seed 2", 0.8, 2),
                 ("T 1.3 · seed 3", 1.3, 3)]
-    return _group([PaneSpec(title=title, draft=prompt, max_tokens=40,
+    return _group([PaneSpec(title=title, draft=prompt, max_tokens=64,
                             sampling=SamplingParams(temperature=t, seed=seed)) for title, t, seed in settings])
 
 
@@ -158,7 +158,7 @@ def evaluation() -> Session:
 
 def arena() -> Session:
     prompt = "Give one tip for sleeping better."
-    return _group([PaneSpec(title=title, draft=prompt, max_tokens=40, sampling=SamplingParams(temperature=t, seed=9))
+    return _group([PaneSpec(title=title, draft=prompt, max_tokens=64, sampling=SamplingParams(temperature=t, seed=9))
                    for title, t in (("cool", 0.2), ("warm", 0.9), ("hot", 1.5))], columns=3)
 
 

@@ -56,6 +56,8 @@ class ExamplesDialog(QDialog):
         self.examples, self._memory = examples, memory
         self.downloaded: dict[HubModel, str] = {}  # model -> its local path, once downloaded
         self.list = QListWidget(objectName="examplesList", wordWrap=True)
+        self.list.setStyleSheet("QListWidget::item { padding: 5px 2px; }")
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # the lines wrap
         for item in examples:
             entry = QListWidgetItem(f"{item.title}\n{item.description}")
             entry.setToolTip(item.description)
@@ -76,7 +78,7 @@ class ExamplesDialog(QDialog):
         body.addLayout(right, 2)
         buttons = QHBoxLayout()
         buttons.addWidget(QLabel("Opening an example replaces this session (you are asked first if it has unsaved "
-                                 "changes); it runs on the loaded model, nothing is downloaded.", wordWrap=True), 1)
+                                 "changes); it runs on the loaded model and downloads nothing.", wordWrap=True), 1)
         buttons.addWidget(self.open_button)
         buttons.addWidget(QPushButton("Close", clicked=self.reject, autoDefault=False))
         layout = QVBoxLayout(self)
@@ -124,14 +126,14 @@ class ExamplesDialog(QDialog):
 class ExampleTools(QObject):
     """The Help menu's Examples… and what opening one does. Given the pieces it needs: the session files (to
     replace the session as New does), the controller, the window's Run all, the evaluation's and the arena's
-    tools, the status bar's `say(text)`, `load(path)` for a downloaded model, and the bridge (an example opened
-    while the model loads starts once it has loaded)."""
+    tools, the status bar's `say(text)`, `load(path)` for a downloaded model, whether the model is `loading()`
+    and the signal that says it has loaded (an example opened meanwhile starts then)."""
 
     def __init__(self, files, controller: SessionController, run_all: Callable[[], int], evals, arena,
-                 settings: Settings, say: Callable[[str], None], load: Callable[[str], None], bridge,
-                 parent: QWidget):
+                 settings: Settings, say: Callable[[str], None], load: Callable[[str], None],
+                 loading: Callable[[], bool], model_loaded, parent: QWidget):
         super().__init__(parent)
-        self.bridge = bridge
+        self.loading, self.model_loaded = loading, model_loaded
         self._pending: Callable | None = None  # an example's start, waiting for the model
         self.files, self.controller, self.run_all = files, controller, run_all
         self.evals, self.arena, self.settings, self.say, self.load = evals, arena, settings, say, load
@@ -174,10 +176,10 @@ class ExampleTools(QObject):
         if not self.files.replace_with(item.session(), f"Opening the example “{item.title}”"):
             return False
         panes = list(self.controller.session.panes)
-        if self.bridge.loading:
+        if self.loading():
             self.say(f"Example: {item.title} — it starts once the model has loaded")
             self._pending = lambda _info: self._start(item, panes)
-            self.bridge.sig_model_loaded.connect(self._pending)
+            self.model_loaded.connect(self._pending)
             return True
         self._start(item, panes)
         return True
@@ -216,7 +218,7 @@ class ExampleTools(QObject):
 
     def _stop_waiting(self) -> None:
         if self._pending is not None:
-            self.bridge.sig_model_loaded.disconnect(self._pending)
+            self.model_loaded.disconnect(self._pending)
             self._pending = None
         if self._rerun is not None:
             self.controller.runner.events.ended.disconnect(self._rerun)

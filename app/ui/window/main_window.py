@@ -229,7 +229,8 @@ class MainWindow(QMainWindow):
             if title == "&Help":
                 self.examples = ExampleTools(self.files, self.controller, self.run_all, self.evals, self.arena,
                                              self.settings, lambda text: self.statusBar().showMessage(text, 20000),
-                                             self.models.load_asked, self.bridge, self)
+                                             self.models.load_asked, lambda: self.bridge.loading,
+                                             self.bridge.sig_model_loaded, self)
                 self.examples.build_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
