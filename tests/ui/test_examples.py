@@ -85,7 +85,12 @@ def arena(win, loop, qtbot, panes):
     assert view is not None and view.isVisible()
     wait_until(loop, view.votable, 180)
     assert all(b.isEnabled() for b in view.vote_buttons.values())  # a pair ready to vote
-    view.close()
+    assert win.examples.open("arena")  # again, its arena still open: a fresh one over the new panes
+    fresh = win.examples.arena.arena
+    assert fresh is not view and not view.isVisible()
+    assert all(any(p is q for q in win.session.panes) for p in fresh.sets[0][1])
+    wait_until(loop, fresh.votable, 180)
+    fresh.close()
 
 
 CHECKS = {"fan-out": fan_out, "sweep": sweep, "json-schema": json_schema, "tools": tools, "versions": versions,

@@ -189,6 +189,8 @@ class ExampleTools(QObject):
         if item.start == "evaluate":
             self.evals.run()
         elif item.start == "arena":
+            if self.arena.arena is not None:  # one open over other panes: the example's own instead
+                self.arena.arena.close()
             self.arena.open_arena()
         else:
             self.run_all()
@@ -209,12 +211,18 @@ class ExampleTools(QObject):
             if pane.id in waiting:
                 waiting.discard(pane.id)
                 if result.finish_reason in ("stop", "length"):
-                    QTimer.singleShot(0, self, lambda: self.controller.rerun(pane))
+                    QTimer.singleShot(0, self, lambda: self._rerun_pane(pane))
             if not waiting:
                 self._stop_waiting()
 
         self._rerun = ended
         self.controller.runner.events.ended.connect(ended)
+
+    def _rerun_pane(self, pane: PaneSpec) -> None:
+        try:
+            self.controller.rerun(pane)
+        except (ValueError, RuntimeError) as exc:  # the model went away meanwhile: the pane says why
+            self.say(f"{pane.label}: {exc}")
 
     def _stop_waiting(self) -> None:
         if self._pending is not None:
