@@ -70,6 +70,7 @@ class SessionController:
         for pane in list(other.panes):
             self.session.adopt(pane)
         self.session.next_number = max(self.session.next_number, other.next_number)
+        self.show_group_in_columns(other.view.column_group)  # its columns mode, once its panes are here
         self.session.votes = list(other.votes)
         self.session.evaluation = other.evaluation
         self.session.group_mocks = dict(other.group_mocks)

@@ -125,3 +125,15 @@ def test_comparison_table_sorts_numerically_and_exports_csv():
     assert [r["pane"] for r in table.sort(rows, "TTFT s", descending=True)] == [2, 4, 3]  # unknown last
     csv_text = table.to_csv(rows)
     assert csv_text.splitlines()[0].startswith("pane,title,model,differs") and '"best, by far"' in csv_text
+
+
+def test_a_session_shown_in_place_of_another_keeps_its_group_in_columns(tmp_path):
+    """Open (and an example) replace the shown session's content: a group saved in columns mode comes back in it."""
+    saved = Session(panes=[PaneSpec(draft="a"), PaneSpec(draft="b")])
+    SessionController(saved, SessionRunner(backends=None)).add_variants(saved.panes[0], [PaneSpec(draft="c")],
+                                                                        run=False)
+    saved.view.column_group = saved.panes[0].group
+    saved.save(tmp_path / "s.chorus.json")
+    shown = Session(panes=[PaneSpec(draft="x")])
+    SessionController(shown, SessionRunner(backends=None)).replace(Session.load(tmp_path / "s.chorus.json"))
+    assert shown.view.column_group == saved.panes[0].group and len(shown.group(shown.view.column_group)) == 2

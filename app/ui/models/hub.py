@@ -60,6 +60,7 @@ class HubDialog(QDialog):
         self.resize(900, 560)
         self.settings, self._memory = settings, memory
         self.files: list[hub.HubFile] = []
+        self._fetch: str | None = None  # a file to download as soon as its repo is listed (fetch)
         self.cancel = threading.Event()
         self.job = HubJob()  # parentless: a thread may outlive the dialog
         self.job.sig_result.connect(self._on_result)
@@ -110,6 +111,14 @@ class HubDialog(QDialog):
             memory = self._memory()
             self.job.run("files", lambda: (repo_id, hub.mark_best(hub.files(repo_id), memory), memory))
 
+    def fetch(self, repo_id: str, filename: str) -> None:
+        """Download one named file of a repo (an offer elsewhere named it): its listing first, then the file."""
+        self._fetch = filename
+        self.query.setText(repo_id)
+        self.repos.clear()
+        self.repos.addItem(repo_id)
+        self.repos.setCurrentRow(0)  # -> list_files; _on_result downloads the file once it is listed
+
     def selected(self) -> hub.HubFile | None:
         rows = self.table.selectionModel().selectedRows()
         return self.files[rows[0].row()] if rows else None
@@ -143,6 +152,13 @@ class HubDialog(QDialog):
             repo_id, self.files, memory = result
             self._show_files(memory)
             self.status.setText(f"{len(self.files)} models in {repo_id}; {size_label(memory)} of RAM free.")
+            wanted, self._fetch = self._fetch, None
+            row = next((i for i, f in enumerate(self.files) if f.filename == wanted), None)
+            if row is not None:
+                self.table.selectRow(row)
+                self.download()
+            elif wanted:
+                self.status.setText(f"{wanted} is not in {repo_id} any more: choose another file.")
         else:
             self._download_ended(f"Downloaded to {result}")
             self.sig_downloaded.emit(str(result))

@@ -55,6 +55,7 @@ from app.ui.settings import Settings
 from app.ui.stats.panel import StatsPanel
 from app.ui.widgets.screen_fit import first_geometry
 from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled
+from app.ui.window.examples import ExampleTools
 from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.model_actions import ModelActions
 from app.ui.window.session_files import SessionFiles
@@ -215,7 +216,7 @@ class MainWindow(QMainWindow):
                  "&Run": [self.act_run_all, self.act_stop_all],
                  "&Compare": [],
                  "&Tools": [self.act_scaling],
-                 "&View": [self.stats_dock.toggleViewAction(), self.eval_dock.toggleViewAction()]}
+                 "&View": [self.stats_dock.toggleViewAction(), self.eval_dock.toggleViewAction()], "&Help": []}
         for title, actions in menus.items():
             menu = self.menuBar().addMenu(title)
             for action in actions:
@@ -226,6 +227,12 @@ class MainWindow(QMainWindow):
                                         lambda: self.bridge.model_info, self, registry=self.bridge.backends)
                 self.arena.build_menu(menu)
                 self.evals.build_compare_menu(menu)
+            if title == "&Help":
+                self.examples = ExampleTools(self.files, self.controller, self.run_all, self.evals, self.arena,
+                                             self.settings, lambda text: self.statusBar().showMessage(text, 20000),
+                                             self.models.load_asked, lambda: self.bridge.loading,
+                                             self.bridge.sig_model_loaded, self)
+                self.examples.build_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
                                                     lambda: self.bridge.loading, self.load_model,

@@ -110,10 +110,7 @@ class SessionFiles(QObject):
 
     # --- menu actions -----------------------------------------------------------------------------------------
     def new(self) -> bool:
-        if not self._may_replace("Starting a new session"):
-            return False
-        self._replace(Session(), None)
-        return True
+        return self.replace_with(Session(), "Starting a new session")
 
     def open(self, path: str | None = None) -> bool:
         if path is None:
@@ -132,6 +129,13 @@ class SessionFiles(QObject):
         missing = session.missing_images(path)
         if missing:  # the rest loaded: say which images did not
             self.sig_message.emit("Some images are missing", missing)
+        return True
+
+    def replace_with(self, session: Session, what: str) -> bool:
+        """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined."""
+        if not self._may_replace(what):
+            return False
+        self._replace(session, None)
         return True
 
     def save(self) -> bool:
