@@ -75,8 +75,11 @@ class EvalView(QWidget):
         bar.addWidget(QLabel("Show:"))
         for i, name in enumerate(FILTERS):
             button = QPushButton(name, checkable=True, checked=i == 0, flat=False)
-            button.setToolTip({"All": "Every test case", "Failures": "Cases where some variant failed or erred",
-                               "Disagreements": "Cases where the variants' verdicts differ"}[name])
+            button.setToolTip({"All": "Every test case",
+                               "Failures": "Cases where some variant failed or erred (a verdict by an unreliable "
+                                           "judge is not a failure)",
+                               "Disagreements": "Cases where the variants' verdicts differ (a verdict by an "
+                                                "unreliable judge is left out)"}[name])
             self.filter_buttons.addButton(button, i)
             bar.addWidget(button)
         self.filter_buttons.idClicked.connect(lambda i: self.set_filter(list(FILTERS.values())[i]))
