@@ -73,8 +73,9 @@ class EvalTableModel(QAbstractTableModel):
         index = cell_change(info)
         if index is not None and self.evaluation is not None:
             self.mark(self.evaluation.cells[index])
-        elif self.evaluation is not None and info.signal.name in ("calibrations", "judge"):
-            for cell in self.evaluation.cells:  # a judge's calibration came in: every verdict may count now
+        elif self.evaluation is not None and info.signal.name in ("calibrations", "judge", "variants"):
+            for cell in self.evaluation.cells:  # a judge's calibration came in: every verdict may count now (or
+                # the variants run elsewhere: the headers say where)
                 self.mark(cell)
 
     def mark(self, cell: CellResult) -> None:
