@@ -70,11 +70,9 @@ class EvalTools(QObject):
         self.view.sig_compare_runs.connect(lambda: self.compare_runs())
         self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
-        bridge = run_control.bridge
-        self.elsewhere = RunElsewhere(view, run_control.keys, lambda: Path(bridge.model_info.path).stem
-                                      if bridge.model_info else "", self.run, parent)
+        self.elsewhere = RunElsewhere(view, run_control.keys, run_control.main_model_name, self.run, parent)
         self.elsewhere.sig_status.connect(self.sig_status)
-        bridge.sig_model_loaded.connect(lambda *_: self.elsewhere.show_where())
+        run_control.sig_main_model.connect(self.elsewhere.show_where)
         self.session.events.evaluation.connect(self._replaced)
         self._show(self.session.evaluation)
 
