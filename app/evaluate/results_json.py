@@ -8,8 +8,8 @@
 1 assert, 2 error), `error`. Cost is always 0: Chorus's backends report none. Chorus adds the judges'
 calibration, `metadata.judgeCalibration` (each judge × rubric format: its score and whether its verdicts count),
 and `metadata.exitCodeExplanation`; `unreliableVerdict` on each result is true when its verdict rests on an
-unreliable judge (`success` is still what the judge said, but `stats` counts it as `unreliable`, neither a
-success nor a failure).
+unreliable judge (`success` is still what the judge said, but `stats`, and each prompt's `metrics`, count it as
+`unreliable`, neither a success nor a failure).
 """
 
 from __future__ import annotations
@@ -72,9 +72,10 @@ def calibration_record(calibration) -> dict:
             "summary": describe(calibration)}
 
 
-def _prompt_entry(evaluation: Evaluation, index: int) -> dict:
+def _prompt_entry(evaluation: Evaluation, index: int, reliability: Reliability) -> dict:
     variant = evaluation.variants[index]
     cells = [c for c in evaluation.cells if c.variant == index and c.finished]
+    counted = stats.column_stats(cells, reliability)  # as the summary counts: an unreliable judge's verdict apart
     named: dict[str, float] = {}
     counts: dict[str, int] = {}
     for cell in cells:
@@ -87,9 +88,8 @@ def _prompt_entry(evaluation: Evaluation, index: int) -> dict:
         "provider": variant.label,
         "metrics": {
             "score": sum(c.score for c in cells),
-            "testPassCount": sum(c.status == "pass" for c in cells),
-            "testFailCount": sum(c.status == "fail" for c in cells),
-            "testErrorCount": sum(c.status == "error" for c in cells),
+            "testPassCount": counted.passed, "testFailCount": counted.failed, "testErrorCount": counted.errors,
+            "testUnreliableCount": counted.unreliable,
             "assertPassCount": sum(r.passed for r in asserts),
             "assertFailCount": sum(not r.passed for r in asserts),
             "totalLatencyMs": round(sum(c.latency_ms or 0 for c in cells)),
@@ -111,7 +111,7 @@ def results_document(evaluation: Evaluation) -> dict:
         "results": {
             "version": 3,
             "timestamp": evaluation.started_at or now,
-            "prompts": [_prompt_entry(evaluation, i) for i in range(len(evaluation.variants))],
+            "prompts": [_prompt_entry(evaluation, i, reliability) for i in range(len(evaluation.variants))],
             "results": [cell_record(evaluation, c, reliability) for c in cells],
             "stats": {"successes": total.successes, "failures": total.failures, "errors": total.errors,
                       "unreliable": total.unreliable,

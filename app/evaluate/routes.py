@@ -7,14 +7,19 @@ variants before judges, so a front end opens them before anything runs. Among a 
 pane's backend; the main model ("local", or a GGUF that is the main model's file) is MAIN; another GGUF or a
 server is the backend of the same spec once opened. `missing()` lists the specs to open first, and `api_key()`
 finds a server's key the way `python -m app eval` does (the target's environment variable, else the key store).
+`elsewhere()` names the variants whose server is not this computer, or is on this computer and does not answer,
+so that a front end can offer to run them on a model here (`variants.retarget`, as `eval --model` does).
 Qt-free.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 from app.backends.registry import MAIN, BackendSpec
 from app.evaluate import cells, graders, providers
@@ -74,6 +79,56 @@ def api_key(target: BackendTarget, keys) -> str | None:
     """The API key for a server target: $`target.api_key_env`, else what `keys` (a KeyStore) holds for its URL."""
     from_env = os.environ.get(target.api_key_env) if target.api_key_env else None
     return from_env or (keys.get(target.url) if keys is not None and target.url else None)
+
+
+PROBE_TIMEOUT_S = 0.5  # a server on this computer answers a connection at once, or refuses it at once
+
+
+def answers(url: str) -> bool:
+    """Whether something accepts a TCP connection at the URL's host and port (for servers on this computer)."""
+    try:
+        parsed = urlparse(url)
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        with socket.create_connection((parsed.hostname or "localhost", port), timeout=PROBE_TIMEOUT_S):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """A variant whose requests would go to a server that is not this computer, or that does not answer."""
+
+    variant: int
+    provider: str  # its label, with its provider id when they differ
+    host: str
+    why: str  # "api.openai.com is not this computer, and no API key is set ($OPENAI_API_KEY)"
+
+
+def elsewhere(evaluation: Evaluation, keys=None, probe: Callable[[str], bool] = answers) -> list[Elsewhere]:
+    """The variants with cells to run whose server is another computer, or this one and nothing answers there
+    (`probe`, asked once per URL); `keys` is the key store `api_key` reads."""
+    todo = {cell.variant for cell in evaluation.unfinished()}
+    found, answered = [], {}
+    for index, variant in enumerate(evaluation.variants):
+        target = variant.target
+        if index not in todo or target.kind != "server":
+            continue
+        host = urlparse(target.url).netloc or target.url
+        if not providers.is_loopback(target.url):
+            key = api_key(target, keys)
+            why = f"{host} is not this computer" + (
+                f" (a key is set{f' in ${target.api_key_env}' if os.environ.get(target.api_key_env or '') else ''})"
+                if key else f", and no API key is set (${target.api_key_env})" if target.api_key_env else "")
+        else:
+            if target.url not in answered:
+                answered[target.url] = probe(target.url)
+            if answered[target.url]:
+                continue
+            why = f"nothing answers at {host}"
+        name = variant.label if variant.label == variant.provider_id else f"{variant.label} ({variant.provider_id})"
+        found.append(Elsewhere(index, name, host, why))
+    return found
 
 
 def _same_file(a: str, b: str) -> bool:

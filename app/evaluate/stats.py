@@ -138,22 +138,26 @@ def rows(evaluation: Evaluation) -> list[Row]:
                 cells=evaluation.row(c, r)) for r in range(evaluation.repeat) for c in range(len(evaluation.cases))]
 
 
-def failing(row: Row) -> bool:
-    """The row has a failed or errored cell."""
-    return any(cell.status in ("fail", "error") for cell in row.cells)
+def failing(row: Row, reliability: Reliability | None = None) -> bool:
+    """The row has an errored cell, or a failed one whose verdict counts (not an unreliable judge's)."""
+    return any(cell.status == "error" or cell.status == "fail" and not (
+        reliability is not None and reliability.unreliable(cell)) for cell in row.cells)
 
 
-def disagreeing(row: Row) -> bool:
-    """The row's finished variants do not all reach the same verdict (an error is not a pass)."""
-    verdicts = {cell.status == "pass" for cell in row.cells if cell.finished}
+def disagreeing(row: Row, reliability: Reliability | None = None) -> bool:
+    """The row's finished variants do not all reach the same verdict (an error is not a pass); a verdict by an
+    unreliable judge is neither, so it agrees or disagrees with nothing."""
+    verdicts = {cell.status == "pass" for cell in row.cells if cell.finished and not (
+        reliability is not None and reliability.unreliable(cell))}
     return len(verdicts) > 1
 
 
 def matrix(evaluation: Evaluation, only: str | None = None) -> Matrix:
     """Columns with header stats and rows; `only` = "failures" or "disagreements" filters the rows (the
     column stats always cover every row)."""
-    keep = {None: lambda row: True, "failures": failing, "disagreements": disagreeing}[only]
     reliability = Reliability(evaluation)
+    keep = {None: lambda row: True, "failures": lambda row: failing(row, reliability),
+            "disagreements": lambda row: disagreeing(row, reliability)}[only]
     columns = [Column(i, v, column_stats([c for c in evaluation.cells if c.variant == i], reliability))
                for i, v in enumerate(evaluation.variants)]
     return Matrix(columns=columns, rows=[row for row in rows(evaluation) if keep(row)])

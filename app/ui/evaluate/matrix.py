@@ -7,7 +7,7 @@ and repaints the cells they name in one batch a few times a second, so a streami
 repaint per flush, not one per token. Whatever changes a cell (a runner, a resume, a test) is shown.
 A verdict that rests on an unreliable judge (app.evaluate.calibration) is marked (`UNRELIABLE_ROLE`), and each
 judged column's header gives its judges' calibration scores. `EvalFilter` shows all rows, the failing ones, or
-those where variants disagree (app.evaluate.stats).
+those where variants disagree (app.evaluate.stats), counting verdicts as the summary does.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ class EvalTableModel(QAbstractTableModel):
         index = cell_change(info)
         if index is not None and self.evaluation is not None:
             self.mark(self.evaluation.cells[index])
-        elif self.evaluation is not None and info.signal.name in ("calibrations", "judge"):
-            for cell in self.evaluation.cells:  # a judge's calibration came in: every verdict may count now
+        elif self.evaluation is not None and info.signal.name in ("calibrations", "judge", "variants"):
+            for cell in self.evaluation.cells:  # a judge's calibration came in: every verdict may count now (or
+                # the variants run elsewhere: the headers say where)
                 self.mark(cell)
 
     def mark(self, cell: CellResult) -> None:
@@ -202,5 +203,7 @@ class EvalFilter(FilterProxy):
     def filterAcceptsRow(self, source_row: int, _parent) -> bool:
         if self.mode is None:
             return True
-        row = self.sourceModel().row(source_row)
-        return stats.failing(row) if self.mode == "failures" else stats.disagreeing(row)
+        model = self.sourceModel()
+        check = stats.failing if self.mode == "failures" else stats.disagreeing
+        return check(model.row(source_row), model.reliability())  # as the summary counts: an unreliable judge's
+        # verdict is neither a failure nor a disagreement

@@ -42,6 +42,8 @@ def elapsed_note(evaluation: Evaluation, how: str, this_run_s: float | None = No
 class EvalRun(QObject):
     sig_status = Signal(str)
     """A short note for the status bar."""
+    sig_main_model = Signal()
+    """Another main model was loaded (`main_model_name()`)."""
 
     def __init__(self, runner: SessionRunner, bridge, settings, keys, view: EvalView, show_message,
                  parent: QObject | None = None, meaning=None):
@@ -62,10 +64,16 @@ class EvalRun(QObject):
         self.meaning = meaning
         self.eta_timer = QTimer(self, interval=1000)
         self.eta_timer.timeout.connect(self._tick)
+        self.bridge.sig_model_loaded.connect(lambda *_: self.sig_main_model.emit())
 
     @property
     def running(self) -> bool:
         return self.eval_runner is not None or self._starting
+
+    def main_model_name(self) -> str:
+        """The main model's file name without .gguf, as the status bar names it ("" when none is loaded)."""
+        info = self.bridge.model_info
+        return Path(info.path).stem if info else ""
 
     def backend_of(self, target: BackendTarget) -> str:
         return self.routes.find(target) or MAIN

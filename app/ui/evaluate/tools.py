@@ -35,6 +35,7 @@ from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.run_history import keep_and_restart
 from app.evaluate.templates import TemplateProblem
 from app.session import PaneSpec, SessionController, eval_runs
+from app.ui.evaluate.elsewhere import RunElsewhere
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.run_compare import RunCompareDialog
 from app.ui.evaluate.view import EvalView, duration, judge_label
@@ -69,6 +70,9 @@ class EvalTools(QObject):
         self.view.sig_compare_runs.connect(lambda: self.compare_runs())
         self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
+        self.elsewhere = RunElsewhere(view, run_control.keys, run_control.main_model_name, self.run, parent)
+        self.elsewhere.sig_status.connect(self.sig_status)
+        run_control.sig_main_model.connect(self.elsewhere.show_where)
         self.session.events.evaluation.connect(self._replaced)
         self._show(self.session.evaluation)
 
@@ -171,12 +175,14 @@ class EvalTools(QObject):
     def _replaced(self, evaluation, *_old) -> None:
         """The session's evaluation changed (opened, made, or a whole session opened): show it."""
         self.run_control.reset()
+        self.elsewhere.reset()
         self._show(evaluation)
         self.sig_show.emit(evaluation is not None, evaluation is not None)
 
     def _show(self, evaluation: Evaluation | None) -> None:
         self.view.model.set_evaluation(evaluation)
         self.view.set_running(False)
+        self.elsewhere.show_where()
         if evaluation is not None and evaluation.begun and evaluation.unfinished() and evaluation.duration_s:
             self.view.set_eta(f"ran {duration(evaluation.duration_s)} so far")  # stopped, or cut short by a crash
 
@@ -191,9 +197,12 @@ class EvalTools(QObject):
         return Path(source).resolve().parent if source else Path.cwd()
 
     def run(self) -> asyncio.Future | None:
-        """Run the cells that have not finished (all of a new evaluation); backends it needs open first."""
+        """Run the cells that have not finished (all of a new evaluation); backends it needs open first. Providers
+        whose servers are out of reach wait for the user's answer to the offer to run them here (elsewhere.py)."""
         evaluation = self.session.evaluation
-        return self.run_control.run(evaluation, self.base_dir) if evaluation is not None else None
+        if evaluation is None or self.running or self.elsewhere.ask(evaluation):
+            return None
+        return self.run_control.run(evaluation, self.base_dir)
 
     def stop(self) -> None:
         self.run_control.stop()

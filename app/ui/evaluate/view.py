@@ -2,12 +2,13 @@
 
 It renders an `EvalTableModel` (which reads the session's Evaluation) through eval_cell.py's delegate, which
 paints each cell's verdict badge, score and the beginning of its output, tinted by the verdict. It starts nothing
-itself: Stop, Resume and a double-clicked cell are signals for EvalTools, which owns the run.
+itself: Stop, Resume and a double-clicked cell are signals for EvalTools, which owns the run. Under its buttons,
+the offer to run providers whose servers are out of reach on a model here (elsewhere.py) and the Where line.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -28,7 +30,13 @@ from app.evaluate import stats
 from app.evaluate.calibration import describe, judge_key
 from app.models import model_name
 from app.ui.evaluate.cell import ROW_HEIGHT, CellDelegate
+from app.ui.evaluate.elsewhere import OfferBar
 from app.ui.evaluate.matrix import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
+from app.ui.widgets.elided_label import ElidedLabel
+from app.ui.widgets.flow_layout import FlowLayout
+
+CASE_COLUMN_PX = 190  # the test-case column's width when an evaluation is shown
+READABLE_VARIANTS = 2  # the view's minimum width shows the test-case column and this many variants beside it
 
 
 def eta_seconds(done: int, total: int, elapsed_s: float) -> float | None:
@@ -52,6 +60,16 @@ def judge_label(judge: str) -> str:
     return judge if judge.startswith(("http://", "https://")) else model_name(judge.replace("\\", "/"))
 
 
+def labelled(text: str, widget: QWidget) -> QWidget:
+    """A label and a widget that wrap together, as one item of a FlowLayout."""
+    pair = QWidget()
+    row = QHBoxLayout(pair)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.addWidget(QLabel(text))
+    row.addWidget(widget)
+    return pair
+
+
 class EvalView(QWidget):
     sig_stop = Signal()
     sig_resume = Signal()
@@ -67,22 +85,24 @@ class EvalView(QWidget):
         self.model = EvalTableModel(self)
         self.proxy = EvalFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.title = QLabel(textFormat=Qt.PlainText)
+        self.title = ElidedLabel(objectName="evalTitle")  # takes a row's room; cut with "…" when there is none
+        self.title.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
         self.filter_buttons = QButtonGroup(self)
-        bar = QHBoxLayout()
-        bar.addWidget(self.title, 1)
-        bar.addWidget(QLabel("Show:"))
+        bar = FlowLayout()  # wraps in a narrow dock: every button stays in reach, never off to the right
+        bar.addWidget(self.title)
         for i, name in enumerate(FILTERS):
             button = QPushButton(name, checkable=True, checked=i == 0, flat=False)
-            button.setToolTip({"All": "Every test case", "Failures": "Cases where some variant failed or erred",
-                               "Disagreements": "Cases where the variants' verdicts differ"}[name])
+            button.setToolTip({"All": "Every test case",
+                               "Failures": "Cases where some variant failed or erred (a verdict by an unreliable "
+                                           "judge is not a failure)",
+                               "Disagreements": "Cases where the variants' verdicts differ (a verdict by an "
+                                                "unreliable judge is left out)"}[name])
             self.filter_buttons.addButton(button, i)
-            bar.addWidget(button)
+            bar.addWidget(labelled("Show:", button) if i == 0 else button)  # "Show:" never ends a row alone
         self.filter_buttons.idClicked.connect(lambda i: self.set_filter(list(FILTERS.values())[i]))
-        bar.addSpacing(12)
         self.judge_button = QToolButton(popupMode=QToolButton.InstantPopup, objectName="evalJudge")
         self.judge_button.setMenu(QMenu(self.judge_button))  # EvalTools fills it: the models that can judge
         self.judge_button.setToolTip("The model that answers llm-rubric, factuality, g-eval and select-best "
@@ -107,16 +127,20 @@ class EvalView(QWidget):
         bar.addWidget(self.run_again_button)
         bar.addWidget(self.compare_runs_button)
         bar.addWidget(self.export_button)
+        self.offer = OfferBar()  # RunElsewhere fills it: providers whose servers are out of reach
+        self.where = QLabel(textFormat=Qt.PlainText, wordWrap=True, objectName="evalWhere")
+        self.where.setToolTip("Where each provider runs (the config's own server, the loaded model or a GGUF file)")
+        self.where.hide()
         self.progress = QProgressBar(textVisible=False)  # its count beside it: over the fill it was split in two
         self.progress_text = QLabel(objectName="evalProgressText")
         self.eta = QLabel()
         self.summary = QLabel(textFormat=Qt.PlainText)
-        progress_row = QHBoxLayout()
+        self.progress.setMinimumWidth(80)
+        progress_row = FlowLayout(spacing=8)  # the bar takes a row's room; the summary wraps below it if narrow
         progress_row.addWidget(self.progress_text)
-        progress_row.addWidget(self.progress, 2)
+        progress_row.addWidget(self.progress)
         progress_row.addWidget(self.eta)
-        progress_row.addSpacing(12)
-        progress_row.addWidget(self.summary, 3)
+        progress_row.addWidget(self.summary)
         self.table = QTableView(wordWrap=True, alternatingRowColors=False, showGrid=True)
         self.table.setModel(self.proxy)
         self.table.setAccessibleName("Evaluation results: test cases by variants")
@@ -137,6 +161,8 @@ class EvalView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(bar)
+        layout.addWidget(self.offer)
+        layout.addWidget(self.where)
         layout.addLayout(progress_row)
         layout.addWidget(self.table, 1)
         self.empty_note = QLabel(objectName="evalEmptyNote", alignment=Qt.AlignCenter, wordWrap=True)
@@ -148,6 +174,15 @@ class EvalView(QWidget):
         self.model.modelReset.connect(self._layout_columns)
         self.model.sig_flushed.connect(self._flushed)
         self.set_running(False)
+
+    def minimumSizeHint(self) -> QSize:
+        """As narrow as the matrix stays readable (the test-case column and two variants); the buttons above it
+        wrap to fit, so they never make it wider."""
+        hint = super().minimumSizeHint()
+        table = (CASE_COLUMN_PX + READABLE_VARIANTS * self.table.horizontalHeader().minimumSectionSize()
+                 + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth())
+        margins = self.layout().contentsMargins()
+        return QSize(max(hint.width(), table + margins.left() + margins.right()), hint.height())
 
     # --- state --------------------------------------------------------------------------------------------------
     def set_filter(self, mode: str | None) -> None:
@@ -161,15 +196,22 @@ class EvalView(QWidget):
         left = len(evaluation.unfinished()) if evaluation is not None else 0
         self.stop_button.setEnabled(running)
         self.export_button.setEnabled(evaluation is not None and left < len(evaluation.cells))
-        self.resume_button.setEnabled(not running and left > 0)
+        asking = self.offer.pending  # nothing runs before the user says where the providers run
+        self.resume_button.setEnabled(not running and left > 0 and not asking)
         begun = evaluation is not None and evaluation.begun  # a run was cut short (Stop, a crash): resume it
         self.resume_button.setText(f"Resume ({left} cells)" if left and not running and begun
                                    else "Run" if left and not running else "Resume")
         self.resume_button.setAccessibleName(f"{self.resume_button.text()} the evaluation")
-        self.run_again_button.setEnabled(not running and evaluation is not None and left < len(evaluation.cells))
+        self.run_again_button.setEnabled(not running and not asking and evaluation is not None
+                                         and left < len(evaluation.cells))
         self.compare_runs_button.setEnabled(evaluation is not None and bool(evaluation.runs))
         self.model.set_running(running)
         self.refresh()
+
+    def set_where(self, text: str) -> None:
+        """Where each provider runs ("greedy, warm → the loaded model (…), instead of their servers")."""
+        self.where.setText(f"Where: {text}" if text else "")
+        self.where.setVisible(bool(text))
 
     def set_eta(self, text: str) -> None:
         self.eta.setText(text)
@@ -220,7 +262,7 @@ class EvalView(QWidget):
         if self.model.columnCount() == 0:
             return
         header.setSectionResizeMode(0, QHeaderView.Interactive)
-        header.resizeSection(0, 190)
+        header.resizeSection(0, CASE_COLUMN_PX)
         for column in range(1, self.model.columnCount()):
             header.setSectionResizeMode(column, QHeaderView.Stretch)
         self.refresh()
