@@ -21,7 +21,7 @@ from app.session import tools as tool_defs
 from app.session.conversation import plan_run
 from app.session.mocks import NO_GROUP, GroupMocks
 from app.session.state import PaneSpec, SessionModel
-from app.session.tool_cards import Card, cards_for
+from app.session.tool_cards import Card, cards_for, live_cards
 
 AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
 
@@ -65,7 +65,10 @@ def group_mocks(session: SessionModel, pane: PaneSpec) -> GroupMocks:
 
 def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[Card]:
     """The cards of the pane's last calls: checked against its tools, answered from its mocks (else the
-    group's), or, once continued, with the result the conversation holds for each."""
+    group's), or, once continued, with the result the conversation holds for each. While a reply streams calls,
+    its own calls (the last one perhaps still being written: `live_cards`)."""
+    if pane.result.busy and pane.result.tool_calls:
+        return live_cards(pane.result.tool_calls, pane.tools, pane.mocks, group)
     index, calls = last_calls(pane)
     given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
     out = []

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSpinBox
 from app.session import PaneSpec, SessionController, tool_loop
 from app.session.tool_cards import VALID, Card
 
-BAD, GOOD, MONO = "#b91c1c", "#047857", "font-family: monospace;"
+BAD, GOOD, MONO, WRITING = "#b91c1c", "#047857", "font-family: monospace;", "#6b7280"
 
 
 def card_widget(card: Card) -> QFrame:
@@ -25,11 +25,14 @@ def card_widget(card: Card) -> QFrame:
     layout.setContentsMargins(6, 4, 6, 4)
     layout.setSpacing(2)
     mark = f"<span style='color:{GOOD}'>✓ valid</span>" if card.status == VALID \
+        else f"<span style='color:{WRITING}'>… writing the arguments</span>" if card.streaming \
         else f"<span style='color:{BAD}'>✗ {card.status}</span>"
     layout.addWidget(QLabel(f"<b>{card.name or '(no name)'}</b> &nbsp; {mark}", objectName="toolCardTitle"))
     args = QLabel(card.pretty, objectName="toolCardArguments", wordWrap=True)
     args.setStyleSheet(MONO)
     layout.addWidget(args)
+    if card.streaming:
+        return frame
     if card.answer is not None:
         given = "group mock result" if card.from_group else "mock result"
         text = f"{'answered' if card.answered else given}: {card.answer}"
