@@ -64,3 +64,28 @@ def test_cards_show_calls_and_continue_runs_the_group_together(text_tools_window
     assert answered == 'answered: {"temp_c": 25}' and not panes[1].tool_cards.continue_button.isEnabled()
     note = first.note.text()
     assert "continued 2 pane(s)" in note and "mock results: not JSON" in note and "'city' is a required" in note
+
+
+def test_the_comparison_table_shows_the_tool_columns_in_sight(text_tools_window, loop):
+    window = text_tools_window
+    panes = prepare(window, [""] * 2)
+    for pane, city in zip(panes, ["Paris", "Oslo"], strict=True):
+        pane.tools.load(json.dumps([WEATHER]), "auto", MOCKS)
+        pane.commit_form()
+        pane.spec.group = "trip"
+        called(pane, city)
+    dialog = window.compare.open_table(panes[0])
+    wait_until(loop, lambda: dialog.isVisible() and dialog.table.viewport().width() > 0)
+    table = dialog.table
+    labels = [table.horizontalHeaderItem(i).text() for i in range(table.columnCount())]
+    at = labels.index("tool calls")
+    assert labels[at - 1:at + 3] == ["finish", "tool calls", "valid", "F1 vs expected"]
+    header = table.horizontalHeader()
+    for column in range(at, at + 3):  # in sight without scrolling sideways
+        assert 0 <= header.sectionViewportPosition(column)
+        assert header.sectionViewportPosition(column) + header.sectionSize(column) <= table.viewport().width()
+    assert {table.item(r, at).text() for r in range(2)} == {'get_weather({"city": "Paris"})',
+                                                           'get_weather({"city": "Oslo"})'}
+    header.sectionClicked.emit(at)  # sorting by a moved column sorts by that column
+    assert dialog.sort_column == "tool calls" and header.sortIndicatorSection() == at
+    dialog.close()
