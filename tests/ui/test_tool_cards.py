@@ -89,3 +89,27 @@ def test_the_comparison_table_shows_the_tool_columns_in_sight(text_tools_window,
     header.sectionClicked.emit(at)  # sorting by a moved column sorts by that column
     assert dialog.sort_column == "tool calls" and header.sortIndicatorSection() == at
     dialog.close()
+
+
+def test_the_note_under_many_cards_is_never_cut_off(text_tools_window, loop):
+    """Five calls, one that does not validate, in a short window: the cards scroll, and Continue's red note keeps
+    every line inside the pane."""
+    window = text_tools_window
+    window.resize(1000, 560)
+    pane = prepare(window, [""])[0]
+    pane.tools.load(json.dumps([WEATHER]), "auto", MOCKS)
+    pane.commit_form()
+    called(pane, "Paris")
+    calls = [{"id": f"call_{i}", "name": "get_weather", "arguments": json.dumps({"city": f"City {i}"})}
+             for i in range(4)] + [{"id": "call_bad", "name": "get_weather", "arguments": '{"town": "Lima"}'}]
+    pane.spec.turns = [pane.spec.turns[0], {"role": "assistant", "content": "", "tool_calls": calls}]
+    pane.spec.result = PaneResult(state=RunState.DONE, finish_reason="tool_calls", tool_calls=calls)
+    view = pane.tool_cards
+    view.auto_steps.setValue(0)
+    view.continue_button.click()
+    note = view.note
+    assert "call 5 (get_weather) is not answered" in note.text()
+    wait_until(loop, lambda: note.isVisible() and note.width() > 0 and view.cards_box.count() == 5)
+    wait_until(loop, lambda: note.height() >= note.heightForWidth(note.width()))  # every line shown
+    bottom = note.mapTo(pane, note.rect().bottomLeft()).y()
+    assert bottom <= pane.contentsRect().bottom(), "the note runs past the pane's bottom"
