@@ -120,6 +120,7 @@ class ToolCardsView(QWidget):
         self.setVisible(bool(cards))
         for card in cards:
             self.cards_box.addWidget(card_widget(card))
+        self.cards_box.activate()  # the new cards' height, before the area says how tall it wants to be
         self.cards_area.updateGeometry()
         self.continue_button.setEnabled(bool(tool_loop.pending_calls(spec)) and not spec.result.busy)
 
