@@ -20,7 +20,7 @@ from app.session import PaneSpec, SessionController, tool_loop
 from app.session.tool_cards import VALID, Card
 
 BAD, GOOD, MONO, WRITING = "#b91c1c", "#047857", "font-family: monospace;", "#6b7280"
-CARDS_MAX_HEIGHT, CARDS_MIN_HEIGHT = 240, 40  # px: past the first the cards scroll; the second, in a short pane
+CARDS_MAX_HEIGHT, CARDS_MIN_HEIGHT = 240, 110  # px: past the first the cards scroll; at least the second (a card)
 
 
 def card_widget(card: Card) -> QFrame:
@@ -121,6 +121,7 @@ class ToolCardsView(QWidget):
         for card in cards:
             self.cards_box.addWidget(card_widget(card))
         self.cards_box.activate()  # the new cards' height, before the area says how tall it wants to be
+        self.cards_area.setMinimumHeight(self.cards_area.minimumSizeHint().height())  # a streaming card too
         self.cards_area.updateGeometry()
         self.continue_button.setEnabled(bool(tool_loop.pending_calls(spec)) and not spec.result.busy)
 
