@@ -30,7 +30,7 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from app.engine.chat.parse.detect import template_stops
 from app.engine.chat.parse.generic import GENERIC
-from app.engine.chat.parse.stream import call_stops, for_request
+from app.engine.chat.parse.stream import CUT_REASONS, call_stops, for_request
 from app.engine.chat.template.reasoning import CLOSING_TEXT, ReasoningSplit, opens_thinking, split_prefix
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
@@ -511,7 +511,7 @@ class Engine:
                 if seq.sampler is not None:
                     seq.sampler.free()
                     seq.sampler = None
-                self._step.emit(seq, seq.text.finish(), events, final=True)
+                self._step.emit(seq, seq.text.finish(), events, final=True, cut=reason in CUT_REASONS)
         finally:  # whatever failed above, the caller gets its completion and the request leaves every queue
             completion = seq.completion(reason, error, kind)
             seq.handle._complete(completion)

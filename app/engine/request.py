@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from app.engine.chat.parse.stream import ToolStream, call_dicts
+from app.engine.chat.parse.stream import CUT_REASONS, ToolStream, call_dicts
 from app.engine.chat.template.reasoning import ReasoningSplit
 from app.engine.sampling.chain import SamplerChain
 from app.engine.sampling_params import HISTORY_FIELDS, SamplingParams
 from app.engine.text import TextStream
 from app.engine.types import (
+    CUT_CALL,
     TOOLS_AS_TEXT,
     Completion,
     GenerationRequest,
@@ -207,9 +208,11 @@ class Sequence:
         decode_tps = None
         if self.t_first is not None and self.t_last is not None and n > 1 and self.t_last > self.t_first:
             decode_tps = (n - 1) / (self.t_last - self.t_first)
-        text, calls = self.split.answer, ()
+        text, calls, dropped = self.split.answer, (), 0
         if self.tools is not None:  # the answer parsed as llama.cpp parses it: the calls out of the content
-            text, calls = self.tools.final_content(), call_dicts(self.tools.final().tool_calls, self.id)
+            cut = reason in CUT_REASONS  # its complete calls are kept, the one cut off is dropped
+            text, calls = self.tools.final_content(cut), call_dicts(self.tools.final(cut).tool_calls, self.id)
+            dropped = self.tools.dropped_at_cut(cut)
             if calls and reason == "stop":
                 reason = "tool_calls"
         return Completion(
@@ -232,6 +235,7 @@ class Sequence:
             drafted_tokens=self.spec.drafted if self.spec else 0,
             accepted_tokens=self.spec.accepted if self.spec else 0,
             note="; ".join(n for n in (self.spec.note if self.spec else "",
-                                       TOOLS_AS_TEXT if self.request.tools and self.tools is None else "") if n),
+                                       TOOLS_AS_TEXT if self.request.tools and self.tools is None else "",
+                                       CUT_CALL if dropped else "") if n),
             tool_calls=calls,
         )

@@ -228,9 +228,10 @@ class Step:
         return token
 
     def emit(self, seq: Sequence, released: str, events: EventBuilder, token: bool = False,
-              final: bool = False) -> None:
+              final: bool = False, cut: bool = False) -> None:
         """Publish released text, the answer to the stream and the thinking apart (reasoning.py); `token`: it
-        came from one generated token, `final`: the reply ended, nothing is held back any more."""
+        came from one generated token, `final`: the reply ended, nothing is held back any more (`cut`: it ended
+        before its end, by the token limit or a cancel: its completed calls are kept, ToolStream.final)."""
         answer, thought = seq.split.feed(released, token) if released or token else ("", "")
         if final:
             more_answer, more_thought = seq.split.finish()
@@ -238,7 +239,7 @@ class Step:
         if seq.tools is not None:  # only content leaves; calls go out whole, as they grow
             answer, changed = seq.tools.feed(answer)
             if final:
-                more, finished = seq.tools.finish()
+                more, finished = seq.tools.finish(cut)
                 answer, changed = answer + more, changed or finished
             if changed:
                 calls = call_dicts(seq.tools.calls, seq.id)

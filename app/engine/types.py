@@ -32,6 +32,7 @@ TOOL_CHOICES = ("auto", "none", "required")  # or the name of one function: that
 # What a local run with tools says once in its pane's status (Completion.note) when its chat template has no call
 # format llama.cpp parses (app/engine/chat/parse): its calls, if any, stay in the text.
 TOOLS_AS_TEXT = "tool calls are shown as text: this model's chat template has no tool-call format to parse"
+CUT_CALL = "the call being written when the reply was cut off was dropped (the complete calls are kept)"
 
 
 class EngineStopped(RuntimeError):

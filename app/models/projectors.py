@@ -11,6 +11,10 @@ by that word). The apps keep one beside its model:
 - Jan: `mmproj_path` in the model's model.yml (read in discover.py).
 When a folder holds several, the one whose prefix before "mmproj" starts the model's name wins, then an f16
 one (the precision publishers recommend), then the first by name.
+
+Whether a model takes images at all is read from its own GGUF (`takes_images`): the text part of a vision-language
+model has a vision architecture, or a chat template that writes image placeholders. *Open model…* asks for a
+projector only then: a text model is never asked.
 """
 
 from __future__ import annotations
@@ -18,7 +22,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from app.models.gguf_header import GGUFError, read_header
+
 OLLAMA_PROJECTOR_LAYER = "application/vnd.ollama.image.projector"
+# llama.cpp's text architectures that exist only as the language half of a vision model (src/llama-arch.cpp)
+VISION_ARCHS = frozenset({"qwen2vl", "qwen3vl", "qwen3vlmoe", "mllama", "llama4", "gemma3n", "glm4v", "glm4v_moe"})
+# what chat templates write where an image goes: Qwen-VL / Qwen3.5, Gemma 3, Gemma 4, Mistral / Pixtral,
+# Llama 4 / Llama 3.2 Vision, LLaVA-style, InternVL / MiniCPM-V, llama.cpp's own media marker
+IMAGE_MARKERS = ("<|vision_start|>", "<start_of_image>", "<|image>", "[IMG]", "<|image|>", "<image>", "<img>",
+                 "<__media__>")
+
+
+def takes_images(model: str | Path) -> bool:
+    """Whether the model's GGUF says it reads images (a vision architecture, or image placeholders in its chat
+    template); False for a text model, and for a file whose header cannot be read."""
+    try:
+        header = read_header(model)
+    except (OSError, GGUFError):
+        return False
+    template = header.get("tokenizer.chat_template")
+    return header.get("general.architecture") in VISION_ARCHS or \
+        (isinstance(template, str) and any(marker in template for marker in IMAGE_MARKERS))
 
 
 def is_projector(name: str) -> bool:

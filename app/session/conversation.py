@@ -63,6 +63,7 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
     if not turns or turns[-1]["role"] not in ("user", "tool"):  # a tool turn: the model goes on after a result
         raise NothingToRun("Type a message first.")
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
+    choice, call_first = tools.turn_choice(pane.tool_choice, pane.tool_call_first, turns)  # after results: auto
     prefix = pane.reply_prefix if turns == pane.turns else ""  # a branch continues its chosen start
     try:
         sent = [chat_message(t) for t in turns]
@@ -74,8 +75,7 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
                                 speculative=speculation_of(pane),
                                 logprobs=ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields(),
-                                **tools.request_fields(pane.tools, pane.tool_choice, pane.parallel_tool_calls,
-                                                       pane.tool_call_first),
+                                **tools.request_fields(pane.tools, choice, pane.parallel_tool_calls, call_first),
                                 lora=pane.lora)
     return request, turns
 

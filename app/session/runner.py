@@ -64,6 +64,7 @@ class _Update:
         self.tokens: int | None = None
         self.logprobs: list = []
         self.reasoning: list[str] = []
+        self.tool_calls: tuple | None = None  # all the request's calls so far, when they grew (StepEvent.tool_calls)
 
     def state(self, state, time: float, since: dict | None = None) -> None:
         """`since`: each state the request entered in that step, and when (a step can admit a request and
@@ -99,6 +100,8 @@ class _Update:
             figures["generated_tokens"] = self.tokens
         if self.logprobs and result.token_logprobs is not None:
             figures["token_logprobs"] = [*result.token_logprobs, *self.logprobs]
+        if self.tool_calls is not None and not final:  # calls as they stream: cards fill in while the reply runs
+            figures["tool_calls"] = [dict(c) for c in self.tool_calls]
         result.stream(text=result.text + "".join(self.deltas) if self.deltas else None,
                       reasoning=result.reasoning + "".join(self.reasoning) if self.reasoning else None,
                       state=RunState(self.last_state.value) if self.last_state is not None and not final else None,
@@ -230,6 +233,8 @@ class SessionRunner:
                 updates.setdefault(request_id, _Update()).tokens = count
             for request_id, entries in event.logprobs.items():
                 updates.setdefault(request_id, _Update()).logprobs += entries
+            for request_id, calls in event.tool_calls.items():
+                updates.setdefault(request_id, _Update()).tool_calls = calls
             finished += event.finished
         done = {c.request_id for c in finished}
         for request_id, update in updates.items():

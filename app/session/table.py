@@ -17,6 +17,20 @@ COLUMNS = ("pane", "title", "model", "differs", "finish", "tokens", "thinking to
            "cached", "similarity", "meaning", "tool calls", "valid", "F1 vs expected", "rating")
 
 
+TOOL_COLUMNS = ("tool calls", "valid", "F1 vs expected")
+
+
+def columns(panes: list[PaneSpec]) -> tuple[str, ...]:
+    """The columns in the order a view shows them: when a pane has tools (or its reply calls), its tool columns
+    come right after how each reply finished, where they are seen without scrolling sideways; else as COLUMNS
+    (also the CSV's order)."""
+    if not any(p.tools.strip() or p.result.tool_calls for p in panes):
+        return COLUMNS
+    rest = [c for c in COLUMNS if c not in TOOL_COLUMNS]
+    at = rest.index("finish") + 1
+    return (*rest[:at], *TOOL_COLUMNS, *rest[at:])
+
+
 OWN = "own"  # as the reference: each pane's own reply (with `version`: e.g. its previous version)
 
 

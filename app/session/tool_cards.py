@@ -5,11 +5,13 @@ A card says which function was called, its arguments pretty-printed, whether the
 answer it: the pane's own mock for that tool, else its group's (app/session/mocks.py). A call to an unknown
 function, arguments that are not JSON or do not validate, or a call no mock answers is never answered:
 `Card.answer` is None and `Card.problem` says why. Views render cards; the loop (tool_loop.py) submits only when
-every card of a pane is answerable.
+every card of a pane is answerable. While a reply streams, its calls are cards already (`live_cards`): a call whose
+arguments are still being written is `streaming` (no verdict yet), and fills in as they grow.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -32,6 +34,7 @@ class Card:
     answer: str | None = None  # the mock result that answers it (only for a valid call), or the one that did
     answered: bool = False  # a tool turn with this result follows the call in the conversation
     from_group: bool = False  # the answer is the group's mock result (the pane has none for this tool)
+    streaming: bool = False  # the reply is still writing this call's arguments: no verdict yet
 
     @property
     def valid(self) -> bool:
@@ -97,6 +100,14 @@ def cards_for(calls: list[dict], tools_text: str, mocks_text: str,
         out.append(Card(call.get("id", ""), name, arguments, pretty, status, problem, answer,
                         from_group=answer is not None and name not in own))
     return out
+
+
+def live_cards(calls: list[dict], tools_text: str, mocks_text: str,
+               group: mock_results.GroupMocks = mock_results.NO_GROUP) -> list[Card]:
+    """Cards for the calls of a reply still streaming: a call whose arguments do not read as JSON yet is being
+    written (`streaming`, its text as it stands); the others are checked and answered as `cards_for` does."""
+    return [dataclasses.replace(card, streaming=True, problem="", pretty=card.arguments)
+            if card.status == NOT_JSON else card for card in cards_for(calls, tools_text, mocks_text, group)]
 
 
 def validity(calls: list[dict], tools_text: str) -> tuple[int, int]:

@@ -13,6 +13,7 @@ same engine batch.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from psygnal import Signal
 
@@ -21,7 +22,7 @@ from app.session import tools as tool_defs
 from app.session.conversation import plan_run
 from app.session.mocks import NO_GROUP, GroupMocks
 from app.session.state import PaneSpec, SessionModel
-from app.session.tool_cards import Card, cards_for
+from app.session.tool_cards import Card, call_line, cards_for, live_cards
 
 AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
 
@@ -46,6 +47,24 @@ def last_calls(pane: PaneSpec) -> tuple[int, list[dict]]:
     return -1, []
 
 
+def repeated_call(pane: PaneSpec) -> str:
+    """The first pending call that repeats one the conversation already answered (the same function and
+    arguments), as `name(arguments)`; "" when none does. A small model given a result often calls the same tool
+    again: auto-continue stops there rather than feed it the same result round after round."""
+    answered_ids = {t.get("tool_call_id") for t in pane.turns if t["role"] == "tool"}
+    answered = {(c.get("name"), _canonical(c.get("arguments", ""))) for t in pane.turns if t["role"] == "assistant"
+                for c in t.get("tool_calls", ()) if c.get("id") in answered_ids}
+    return next((call_line(c) for c in pending_calls(pane)
+                 if (c.get("name"), _canonical(c.get("arguments", ""))) in answered), "")
+
+
+def _canonical(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments or "{}"), sort_keys=True)
+    except ValueError:
+        return arguments
+
+
 def group_tool_names(panes: list[PaneSpec]) -> tuple[str, ...]:
     """The tools the panes define (those whose tools check), each once, in order: what a group's mocks may name."""
     names: dict[str, None] = {}
@@ -65,7 +84,10 @@ def group_mocks(session: SessionModel, pane: PaneSpec) -> GroupMocks:
 
 def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[Card]:
     """The cards of the pane's last calls: checked against its tools, answered from its mocks (else the
-    group's), or, once continued, with the result the conversation holds for each."""
+    group's), or, once continued, with the result the conversation holds for each. While a reply streams calls,
+    its own calls (the last one perhaps still being written: `live_cards`)."""
+    if pane.result.busy and pane.result.tool_calls:
+        return live_cards(pane.result.tool_calls, pane.tools, pane.mocks, group)
     index, calls = last_calls(pane)
     given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
     out = []
@@ -100,8 +122,9 @@ def continue_pane(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> None:
 class AutoLoop:
     """Continue `panes` by themselves for up to `steps` rounds. A round starts when none of the panes is
     running: each pane whose last reply made answerable calls is continued, all in one go (`submit(panes)`);
-    a pane whose reply called nothing is done, one whose calls cannot be answered stops with the reason in
-    `stopped`. `finished` is emitted once no pane goes on."""
+    a pane whose reply called nothing is done, one whose calls cannot be answered, or that repeats a call it already
+    has the result of (`repeated_call`), stops with the reason in `stopped`. `finished` is emitted once no pane
+    goes on."""
 
     finished = Signal(object)
     """The loop ended: (this AutoLoop)."""
@@ -126,6 +149,10 @@ class AutoLoop:
                 continue
             if self.steps_left <= 0:
                 self.stopped[pane.id] = "auto-continue stopped: the step limit was reached"
+                continue
+            if again := repeated_call(pane):
+                self.stopped[pane.id] = f"auto-continue stopped: the model called {again} again, whose result " \
+                                        "it already has (Continue answers it once more by hand)"
                 continue
             try:
                 continue_pane(pane, self._group_of(pane))

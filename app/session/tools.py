@@ -84,6 +84,17 @@ def check_tool_choice(choice: str, tools: list[dict]) -> str:
     return choice
 
 
+def turn_choice(choice: str, call_first: bool, turns: list[dict]) -> tuple[str, bool]:
+    """(tool_choice, call first) for the turn that follows `turns`. The pane's choice applies to the turn the user
+    asked for; the turn after tool results (the model goes on once its calls are answered) uses "auto", so it may
+    answer with what the tools returned instead of being forced into another call, round after round (as agent
+    loops reset a required tool choice after a call, e.g. the OpenAI Agents SDK's `reset_tool_choice`). `none`
+    stays none."""
+    if turns and turns[-1]["role"] == "tool" and choice != "none":
+        return "auto", False
+    return choice, call_first
+
+
 def request_fields(text: str, choice: str, parallel: bool | None, call_first: bool = False) -> dict:
     """GenerationRequest fields for a pane's tools ({} for none); `call_first` adds `tool_call_first` (the
     engine applies it with required or one function); raises ToolsError."""

@@ -69,3 +69,19 @@ def test_a_call_before_the_end_of_thinking_ends_it_as_llama_cpp_reads_it(make_en
     assert result.error is None and result.finish_reason == "tool_calls", result
     assert result.reasoning_text == "I will ask the tool."
     assert [(c["name"], json.loads(c["arguments"])) for c in result.tool_calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_reply_cut_in_its_second_call_keeps_the_first(make_engine, qwen_variant):
+    """Required, call first, parallel calls left to the default: the model writes one call after another, and the
+    token limit cuts the second in its arguments. The complete call comes back as a call (not the raw markup as
+    text), the one cut off is dropped and the note says so; the last streamed calls are the final ones."""
+    engine = make_engine(model_path=qwen_variant)
+    seen = []
+    engine.subscribe(lambda event: seen.extend(event.tool_calls.values()))
+    result = engine.submit(request(reply_prefix="", tool_choice="required", tool_call_first=True,
+                                   max_tokens=60)).result(timeout=120)
+    assert result.finish_reason == "length", result
+    (call,) = result.tool_calls
+    assert call["name"] == "get_weather" and json.loads(call["arguments"]) == {"city": "Paris"}
+    assert result.text == "" and "dropped" in result.note
+    assert seen[-1] == result.tool_calls and any(len(calls) == 2 for calls in seen)  # the second call was streaming

@@ -64,3 +64,52 @@ def test_cards_show_calls_and_continue_runs_the_group_together(text_tools_window
     assert answered == 'answered: {"temp_c": 25}' and not panes[1].tool_cards.continue_button.isEnabled()
     note = first.note.text()
     assert "continued 2 pane(s)" in note and "mock results: not JSON" in note and "'city' is a required" in note
+
+
+def test_the_comparison_table_shows_the_tool_columns_in_sight(text_tools_window, loop):
+    window = text_tools_window
+    panes = prepare(window, [""] * 2)
+    for pane, city in zip(panes, ["Paris", "Oslo"], strict=True):
+        pane.tools.load(json.dumps([WEATHER]), "auto", MOCKS)
+        pane.commit_form()
+        pane.spec.group = "trip"
+        called(pane, city)
+    dialog = window.compare.open_table(panes[0])
+    wait_until(loop, lambda: dialog.isVisible() and dialog.table.viewport().width() > 0)
+    table = dialog.table
+    labels = [table.horizontalHeaderItem(i).text() for i in range(table.columnCount())]
+    at = labels.index("tool calls")
+    assert labels[at - 1:at + 3] == ["finish", "tool calls", "valid", "F1 vs expected"]
+    header = table.horizontalHeader()
+    for column in range(at, at + 3):  # in sight without scrolling sideways
+        assert 0 <= header.sectionViewportPosition(column)
+        assert header.sectionViewportPosition(column) + header.sectionSize(column) <= table.viewport().width()
+    assert {table.item(r, at).text() for r in range(2)} == {'get_weather({"city": "Paris"})',
+                                                           'get_weather({"city": "Oslo"})'}
+    header.sectionClicked.emit(at)  # sorting by a moved column sorts by that column
+    assert dialog.sort_column == "tool calls" and header.sortIndicatorSection() == at
+    dialog.close()
+
+
+def test_the_note_under_many_cards_is_never_cut_off(text_tools_window, loop):
+    """Five calls, one that does not validate, in a short window: the cards scroll, and Continue's red note keeps
+    every line inside the pane."""
+    window = text_tools_window
+    window.resize(1000, 560)
+    pane = prepare(window, [""])[0]
+    pane.tools.load(json.dumps([WEATHER]), "auto", MOCKS)
+    pane.commit_form()
+    called(pane, "Paris")
+    calls = [{"id": f"call_{i}", "name": "get_weather", "arguments": json.dumps({"city": f"City {i}"})}
+             for i in range(4)] + [{"id": "call_bad", "name": "get_weather", "arguments": '{"town": "Lima"}'}]
+    pane.spec.turns = [pane.spec.turns[0], {"role": "assistant", "content": "", "tool_calls": calls}]
+    pane.spec.result = PaneResult(state=RunState.DONE, finish_reason="tool_calls", tool_calls=calls)
+    view = pane.tool_cards
+    view.auto_steps.setValue(0)
+    view.continue_button.click()
+    note = view.note
+    assert "call 5 (get_weather) is not answered" in note.text()
+    wait_until(loop, lambda: note.isVisible() and note.width() > 0 and view.cards_box.count() == 5)
+    wait_until(loop, lambda: note.height() >= note.heightForWidth(note.width()))  # every line shown
+    bottom = note.mapTo(pane, note.rect().bottomLeft()).y()
+    assert bottom <= pane.contentsRect().bottom(), "the note runs past the pane's bottom"

@@ -1,6 +1,7 @@
 """The comparison table: one row per pane (of a group or the whole session), sortable by any column; a row
-selected scrolls the grid to its pane; CSV export. Similarity is to a pane's reply, to any of its versions (the
-previous one included), or to each pane's own previous (or k-th) version.
+selected scrolls the grid to its pane; CSV export. When a pane has tools, the tool columns (calls, valid, F1)
+come right after *finish*, in sight without scrolling sideways (`table.columns`). Similarity is to a pane's
+reply, to any of its versions (the previous one included), or to each pane's own previous (or k-th) version.
 
 A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
 the table re-reads them whenever the session announces a change (at most every live_refresh.REFRESH_MS while replies
@@ -65,8 +66,9 @@ class CompareTable(QDialog):
         self.version = QComboBox(toolTip="Which of the reference's replies: the shown one, the version before it, "
                                          "or any version")
         self.version.setAccessibleName("Version of the reference")
-        self.table = QTableWidget(0, len(table.COLUMNS))
-        self.table.setHorizontalHeaderLabels(table.COLUMNS)
+        self.columns = table.COLUMNS  # in the order shown: the tool columns near the front when tools are used
+        self.table = QTableWidget(0, len(self.columns))
+        self.table.setHorizontalHeaderLabels(self.columns)
         self.table.setSelectionBehavior(QTableWidget.SelectRows)
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
@@ -138,7 +140,7 @@ class CompareTable(QDialog):
         return table.sort(found, self.sort_column, self.descending)
 
     def sort_by(self, section: int) -> None:
-        column = table.COLUMNS[section]
+        column = self.columns[section]
         self.descending = not self.descending if column == self.sort_column else False
         self.sort_column = column
         self.refresh()
@@ -148,9 +150,13 @@ class CompareTable(QDialog):
         rows = self.rows()
         selected = self._selected_id()
         self.table.blockSignals(True)
+        columns = table.columns(self.specs())
+        if columns != self.columns:
+            self.columns = columns
+            self.table.setHorizontalHeaderLabels(columns)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            for c, column in enumerate(table.COLUMNS):
+            for c, column in enumerate(self.columns):
                 item = self.table.item(r, c)
                 if item is None:
                     item = QTableWidgetItem()
@@ -163,7 +169,7 @@ class CompareTable(QDialog):
                 self.table.selectRow(r)
         self.table.blockSignals(False)
         order = Qt.DescendingOrder if self.descending else Qt.AscendingOrder
-        self.table.horizontalHeader().setSortIndicator(table.COLUMNS.index(self.sort_column), order)
+        self.table.horizontalHeader().setSortIndicator(self.columns.index(self.sort_column), order)
         self.table.resizeColumnsToContents()
         self.meaning_note.setText(self.link.status() if self.link is not None else "")
 

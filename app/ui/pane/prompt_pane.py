@@ -439,6 +439,15 @@ class PromptPane(StripedFrame):
         spec.lora = self.sampling.adapters.read()
         spec.speculative_kind, spec.draft_model = self.sampling.draft.read()
 
+    def open_tools(self) -> None:
+        """Open the Tools section with its editor focused (Tools → Add tools to this pane…); a pane without tools
+        gets the example tool and a mock result for it, ready to run."""
+        if not self.spec.tools.strip():
+            self.tools.load_example()
+            self.commit_form()
+        self._toggles[3].setChecked(True)
+        self.tools.editor.setFocus()
+
     def _form_edited(self) -> None:
         try:
             self.commit_form()

@@ -6,17 +6,21 @@ none does (app/session/tool_cards.py decides; this view only renders). Continue 
 pane's group (every pane of it waiting with calls), so all their next steps are submitted together; with
 auto-continue above 0 the loop goes on by itself for up to that many rounds. The cards are those of the pane's last
 calls (answered ones show the result given); the view is hidden while no reply of the conversation called a
-function.
+function. *Continue all* (also in the Tools menu) does the same for every pane of the session waiting with calls,
+whatever its group. The cards scroll past a few, so the note under them (why a pane
+could not go on) keeps its lines however many calls there are.
 """
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
 from app.session import PaneSpec, SessionController, tool_loop
 from app.session.tool_cards import VALID, Card
 
-BAD, GOOD, MONO = "#b91c1c", "#047857", "font-family: monospace;"
+BAD, GOOD, MONO, WRITING = "#b91c1c", "#047857", "font-family: monospace;", "#6b7280"
+CARDS_MAX_HEIGHT, CARDS_MIN_HEIGHT = 240, 110  # px: past the first the cards scroll; at least the second (a card)
 
 
 def card_widget(card: Card) -> QFrame:
@@ -25,11 +29,14 @@ def card_widget(card: Card) -> QFrame:
     layout.setContentsMargins(6, 4, 6, 4)
     layout.setSpacing(2)
     mark = f"<span style='color:{GOOD}'>✓ valid</span>" if card.status == VALID \
+        else f"<span style='color:{WRITING}'>… writing the arguments</span>" if card.streaming \
         else f"<span style='color:{BAD}'>✗ {card.status}</span>"
     layout.addWidget(QLabel(f"<b>{card.name or '(no name)'}</b> &nbsp; {mark}", objectName="toolCardTitle"))
     args = QLabel(card.pretty, objectName="toolCardArguments", wordWrap=True)
     args.setStyleSheet(MONO)
     layout.addWidget(args)
+    if card.streaming:
+        return frame
     if card.answer is not None:
         given = "group mock result" if card.from_group else "mock result"
         text = f"{'answered' if card.answered else given}: {card.answer}"
@@ -42,15 +49,35 @@ def card_widget(card: Card) -> QFrame:
     return frame
 
 
+class CardsArea(QScrollArea):
+    """The cards, scrolling past CARDS_MAX_HEIGHT: as tall as they are up to that, and shrinking to a card's
+    title when the pane is short, so the note and the status under them always keep their lines."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent, widgetResizable=True, frameShape=QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setWidget(QWidget())
+        self.box = QVBoxLayout(self.widget())
+        self.box.setContentsMargins(0, 0, 0, 0)
+        self.box.setSpacing(3)
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), min(self.widget().sizeHint().height(), CARDS_MAX_HEIGHT))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, min(self.widget().sizeHint().height(), CARDS_MIN_HEIGHT))
+
+
 class ToolCardsView(QWidget):
     def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
         super().__init__(parent)
         self.spec, self.controller = spec, controller
-        self.cards_box = QVBoxLayout()
-        self.cards_box.setContentsMargins(0, 0, 0, 0)
-        self.cards_box.setSpacing(3)
+        self.cards_area = CardsArea()
+        self.cards_box = self.cards_area.box
         self.continue_button = QPushButton("Continue", toolTip="Answer the calls with the mock results and "
                                            "generate the next turn (every pane of the group waiting with calls)")
+        self.continue_all_button = QPushButton("Continue all", toolTip="Answer the calls of every pane waiting "
+                                               "with calls, in any group, and generate their next turns together")
         self.auto_steps = QSpinBox(toolTip="Auto-continue: go on by itself for up to this many rounds (off: "
                                    "once, by hand)", specialValueText="off", suffix=" steps")
         limit = tool_loop.AUTO_STEPS
@@ -60,16 +87,18 @@ class ToolCardsView(QWidget):
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.continue_button)
+        row.addWidget(self.continue_all_button)
         row.addWidget(QLabel("auto"))
         row.addWidget(self.auto_steps)
         row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
-        layout.addLayout(self.cards_box)
+        layout.addWidget(self.cards_area)
         layout.addLayout(row)
         layout.addWidget(self.note)
-        self.continue_button.clicked.connect(self.continue_calls)
+        self.continue_button.clicked.connect(lambda: self.continue_calls())
+        self.continue_all_button.clicked.connect(lambda: self.continue_calls(everywhere=True))
         self._loop: tool_loop.AutoLoop | None = None
         self.sync()
 
@@ -91,30 +120,35 @@ class ToolCardsView(QWidget):
         self.setVisible(bool(cards))
         for card in cards:
             self.cards_box.addWidget(card_widget(card))
+        self.cards_box.activate()  # the new cards' height, before the area says how tall it wants to be
+        self.cards_area.setMinimumHeight(self.cards_area.minimumSizeHint().height())  # a streaming card too
+        self.cards_area.updateGeometry()
         self.continue_button.setEnabled(bool(tool_loop.pending_calls(spec)) and not spec.result.busy)
 
     def group(self) -> list[PaneSpec]:
         return self.controller.session.group(self.spec.group) or [self.spec]
 
-    def continue_calls(self) -> None:
-        """Continue the group (auto-continue when steps are set); problems are shown, never raised."""
-        panes, steps = self.group(), self.auto_steps.value()
+    def continue_calls(self, everywhere: bool = False) -> str:
+        """Continue the group, or every pane waiting with calls (`everywhere`), auto-continuing when steps are
+        set; their next turns are submitted together. Problems are shown, never raised. Returns what was done."""
+        panes = list(self.controller.session.panes) if everywhere else self.group()
+        steps = self.auto_steps.value()
         if steps:
+            waiting = sum(bool(tool_loop.pending_calls(p)) for p in panes)
             self._loop = loop = self.controller.auto_continue(panes, steps)
             if loop.done:  # nothing could go on
-                self._loop_ended(loop)
-            else:
-                loop.finished.connect(self._loop_ended)
-                self._show_problems([], f"auto-continue: up to {steps} rounds for {len(panes)} pane(s)")
-            return
+                return self._loop_ended(loop)
+            loop.finished.connect(self._loop_ended)
+            return self._show_problems([], f"auto-continue: up to {steps} rounds for {waiting} pane(s)")
         report = self.controller.continue_tools(panes)
-        self._show_problems(report.problems, f"continued {report.started} pane(s)")
+        return self._show_problems(report.problems, f"continued {report.started} pane(s)")
 
-    def _loop_ended(self, loop: tool_loop.AutoLoop) -> None:
+    def _loop_ended(self, loop: tool_loop.AutoLoop) -> str:
         stopped = [(p, loop.stopped[p.id]) for p in loop.panes if p.id in loop.stopped]
-        self._show_problems(stopped, f"auto-continue ended after {loop.rounds} round(s)")
+        return self._show_problems(stopped, f"auto-continue ended after {loop.rounds} round(s)")
 
-    def _show_problems(self, problems, done: str) -> None:
+    def _show_problems(self, problems, done: str) -> str:
         lines = [done] + [f"{p.label}: {why}" for p, why in problems]
         self.note.setText("\n".join(lines))
         self.note.setStyleSheet(f"color:{BAD}" if problems else "")
+        return self.note.text()

@@ -10,6 +10,8 @@ typed is lost; a run of a pane whose tools do not check submits nothing and show
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
@@ -26,6 +28,7 @@ PARALLEL_TIP = ("parallel_tool_calls: several calls in one reply (on), one at mo
 CALL_FIRST_TIP = ("tool_call_first: with tool choice required or one function, the reply starts with the call (no "
                   "text before it), so that even a small model calls. Local models only: a server is sent nothing "
                   "and the pane's status says so. Off: llama-server's grammar, which lets text come first.")
+EXAMPLE_MOCKS = '{"get_weather": {"result": {"temp_c": 18, "sky": "clear"}}}'
 CHECK_DELAY_MS = 300  # wait for a pause in typing before checking
 
 
@@ -91,6 +94,12 @@ class ToolsOptions(QWidget):
         for widget in widgets:
             widget.blockSignals(False)
         self.check(report=False)
+
+    def load_example(self) -> None:
+        """The example tool (get_weather) and a mock result for it, where the pane has none (keeps its choice)."""
+        self.load(json.dumps(json.loads(PLACEHOLDER), indent=1), None, None if self.mocks.toPlainText().strip()
+                  else EXAMPLE_MOCKS)
+        self.sig_changed.emit()
 
     def set_support(self, text: str) -> None:
         """Whether and how the pane's model can call tools, in words ("" hides it)."""

@@ -60,6 +60,7 @@ from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.model_actions import ModelActions
 from app.ui.window.session_files import SessionFiles
 from app.ui.window.status_bar import StatusBar
+from app.ui.window.tool_menu import ToolMenu
 
 log = logging.getLogger("chorus.ui")
 STARTER_PROMPTS = [
@@ -233,6 +234,9 @@ class MainWindow(QMainWindow):
                                              self.models.load_asked, lambda: self.bridge.loading,
                                              self.bridge.sig_model_loaded, self)
                 self.examples.build_menu(menu)
+            if title == "&Tools":
+                self.tool_menu = ToolMenu(self.grid, self.current_pane, self.statusBar(), self)
+                self.tool_menu.build_menu(menu)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
                                                     lambda: self.bridge.loading, self.load_model,

@@ -104,8 +104,9 @@ class ModelActions(QObject):
         start = str(Path(self.settings.get(keys.LAST_MODEL) or Path.home()).parent)
         path, _ = QFileDialog.getOpenFileName(self.parent_widget, "Open a GGUF model", start,
                                               "GGUF models (*.gguf);;All files (*)")
-        if path:
-            self.load_asked(path, self.projector_for(path) or self.ask_projector(path))
+        if path:  # the projector question only for a model whose GGUF says it reads images
+            self.load_asked(path, self.projector_for(path) or (self.ask_projector(path)
+                                                              if projectors.takes_images(path) else None))
 
     def projector_for(self, path: str) -> str | None:
         """The vision projector paired with a model: the one discovery found for it (Models dialog), else one
@@ -116,11 +117,12 @@ class ModelActions(QObject):
         return str(found) if found else None
 
     def ask_projector(self, path: str) -> str | None:
-        """*Open model…* found no projector beside the file: offer to choose one (text works without)."""
+        """*Open model…* opened a model that reads images (its GGUF says so) with no projector beside the file:
+        offer to choose one (text works without)."""
         answer = QMessageBox.question(
             self.parent_widget, "No vision projector",
-            f"No vision projector (mmproj) was found beside {Path(path).name}.\n\nChoose one to give this model "
-            "images? Without one it answers text only.", QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+            f"{Path(path).name} reads images, but no vision projector (mmproj) was found beside it.\n\nChoose one "
+            "to give it images? Without one it answers text only.", QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
         if answer != QMessageBox.Yes:
             return None
         chosen, _ = QFileDialog.getOpenFileName(self.parent_widget, "Choose the model's projector (mmproj)",

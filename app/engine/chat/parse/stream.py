@@ -5,14 +5,21 @@ Content is released only once it cannot turn into call markup; calls appear once
 growing. A parse whose calls do not extend the streamed ones (a call lost or rewritten: the text stopped reading
 as those calls, e.g. text after them) leaves the streamed calls as they were from then on, as llama-server's
 stream ends there (`common_chat_msg_diff::compute_diffs` refuses the diff, HTTP 500). The final parse
-(`finish`) is the one-shot parse of the whole text.
+(`finish`) is the one-shot parse of the whole text. A reply cut before its end (by the token limit or a Stop)
+whose one-shot parse has no calls keeps the calls it had completed (`cut_message`): the call being written when it
+was cut is dropped, with the markup around it, so a stopped reply still shows its finished calls.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from app.engine.chat.parse.detect import detect
 from app.engine.chat.parse.parse import parse
 from app.engine.chat.parse.types import Format, ParsedMessage, ToolCall
+
+CUT_REASONS = ("length", "cancelled")  # finish reasons of a reply cut before its end: its complete calls are kept
 
 
 class ToolStream:
@@ -30,7 +37,7 @@ class ToolStream:
         self.prefix_content = self.message.content
         self.content = ""  # released content, the prefix's part excluded
         self.frozen = False  # a partial parse broke the streamed calls: they no longer change until `finish`
-        self._final: tuple[int, ParsedMessage] | None = None
+        self._final: tuple[tuple[int, bool], ParsedMessage] | None = None
 
     def feed(self, delta: str) -> tuple[str, bool]:
         """Take the next answer text: (content delta now decided, whether the calls changed)."""
@@ -39,19 +46,37 @@ class ToolStream:
         self.text += delta
         return self._update(self._parse(partial=True), partial=True)
 
-    def finish(self) -> tuple[str, bool]:
-        """The reply ended: the whole text parsed once more, not partial."""
-        return self._update(self.final(), partial=False)
+    def finish(self, cut: bool = False) -> tuple[str, bool]:
+        """The reply ended: the whole text parsed once more, not partial (`cut`: it was cut before its end)."""
+        return self._update(self.final(cut), partial=False)
 
-    def final(self) -> ParsedMessage:
-        """The one-shot parse of the text so far (as if the reply ended here)."""
-        if self._final is None or self._final[0] != len(self.text):
-            self._final = len(self.text), self._parse(partial=False)
+    def final(self, cut: bool = False) -> ParsedMessage:
+        """The one-shot parse of the text so far (as if the reply ended here); `cut`: the reply was cut before its
+        end (token limit, Stop), so a one-shot parse without calls gives way to the calls completed before the cut
+        (`cut_message`)."""
+        if self._final is None or self._final[0] != (len(self.text), cut):
+            message = self._parse(partial=False)
+            if cut and not message.tool_calls:
+                message = self.cut_message() or message
+            self._final = (len(self.text), cut), message
         return self._final[1]
 
-    def final_content(self) -> str:
+    def cut_message(self) -> ParsedMessage | None:
+        """The partial parse of a cut reply with only its complete calls (arguments that read as JSON): the call
+        being written when the reply was cut is left out. None when no call was complete."""
+        message = self._parse(partial=True)
+        calls = tuple(c for c in message.tool_calls if complete_json(c.arguments))
+        return dataclasses.replace(message, tool_calls=calls) if calls else None
+
+    def dropped_at_cut(self, cut: bool) -> int:
+        """How many named calls the cut reply's final parse left out (being written when it was cut)."""
+        if not cut:
+            return 0
+        return max(0, len(self._parse(partial=True).tool_calls) - len(self.final(cut).tool_calls))
+
+    def final_content(self, cut: bool = False) -> str:
         """The final content without the reply prefix's part (what the caller did not already have)."""
-        return self._visible(self.final().content)
+        return self._visible(self.final(cut).content)
 
     def _visible(self, content: str) -> str:
         for known in (self.prefix, self.prefix_content):
@@ -74,6 +99,14 @@ class ToolStream:
         changed = message.tool_calls != self.calls
         self.calls = message.tool_calls
         return delta, changed
+
+
+def complete_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def extends(old: tuple[ToolCall, ...], new: tuple[ToolCall, ...]) -> bool:
