@@ -32,7 +32,8 @@ def test_the_runner_alone_updates_the_panes_the_table_and_the_stats(loaded_windo
     assert all(v is not None and v.output.toPlainText().strip().endswith(s.result.text.strip())
                for v, s in zip(views, specs, strict=True))
     assert all("finish:" in v.status.text() for v in views)
-    wait_until(loop, lambda: [table.table.item(r, 3).text() for r in range(table.table.rowCount())][-3:]
+    finish = table.columns.index("finish")
+    wait_until(loop, lambda: [table.table.item(r, finish).text() for r in range(table.table.rowCount())][-3:]
                == [s.result.finish_reason for s in specs], timeout=10)
     wait_until(loop, lambda: window.stats_panel.readouts["generated_total"].text() not in ("–", "0"), timeout=10)
 
@@ -50,7 +51,8 @@ def test_the_comparison_table_follows_a_running_sweep(loaded_window, loop):
         assert window.compare.run_group(base) == 4
         wait_until(loop, lambda: any(r["finish"] == "generating" for r in table.rows()) or gate.allow(), timeout=60)
     wait_until(loop, lambda: not any(v.busy for v in [base, *variants]))
-    wait_until(loop, lambda: all(table.table.item(r, 3).text() in ("stop", "length")
+    finish = table.columns.index("finish")
+    wait_until(loop, lambda: all(table.table.item(r, finish).text() in ("stop", "length")
                                  for r in range(table.table.rowCount())), timeout=10)
     assert table.table.rowCount() == 4
 
