@@ -1,7 +1,8 @@
 """A pane's header: its title with what differs from its group, the backend it runs on, and its menus.
 
-The title is one line at any width: cut with "…" (the title first keeps its room, then what differs), never
-wrapped; its tooltip holds all of it.
+The title is one line at any width, never wrapped: the pane's name and, in grey, what differs (a sweep's values,
+"T 0.7 · seed 3"). When it must be cut with "…", the name gives way before what differs, and Duplicate and
+Remove fold into "⋯" before either is cut; its tooltip holds all of it.
 
 The backend chooser lists the names the window offers (`set_backends`) and writes the choice into the pane's
 spec (`PaneSpec.backend`). A pane restored from a session may name a backend that is not connected now: it
@@ -19,8 +20,11 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy
 from app.session import MAIN
 from app.session.compare import label
 from app.ui.pane.conversation_menu import ConversationMenu
+from app.ui.theme import readable
 
 NOT_CONNECTED = " (not connected)"
+TITLE_MINIMUM = 220  # px: the most a title claims before the header's buttons fold into "⋯"
+COMPACT_TITLE = 40  # px: in a group's column
 COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
                    ("table", "Comparison table…"), ("columns", "Show its group in columns"),
                    ("run_group", "Run its group"), ("stability", "Stability: its seeds' answers by meaning…"))
@@ -43,15 +47,26 @@ class ElidedTitle(QLabel):
         self.update()
 
     def elided(self) -> tuple[str, str]:
-        """(title, detail) as painted at the current width."""
+        """(title, detail) as painted at the current width. What differs has priority: the title is cut first
+        (down to "…"); only when even the detail alone does not fit is it cut, and the title left out."""
         title, detail = self.parts
         room = self.contentsRect().width()
         bold, light = QFontMetrics(self.font()), QFontMetrics(self._light_font())
-        shown = bold.elidedText(title, Qt.ElideRight, room)
-        room -= bold.horizontalAdvance(shown + self.GAP)
-        if not detail or shown != title or room < light.horizontalAdvance("…"):
-            return shown, ""
-        return shown, light.elidedText(detail, Qt.ElideRight, room)
+        if not detail:
+            return bold.elidedText(title, Qt.ElideRight, room), ""
+        room_for_title = room - bold.horizontalAdvance(self.GAP) - light.horizontalAdvance(detail)
+        if room_for_title >= bold.horizontalAdvance("…"):
+            return bold.elidedText(title, Qt.ElideRight, room_for_title), detail
+        return "", light.elidedText(detail, Qt.ElideRight, room)
+
+    def needed_width(self) -> int:
+        """The width that shows the title's first two words ("Pane 3", never "Pa…") and all of the detail."""
+        title, detail = self.parts
+        first_words = " ".join(title.split(" ")[:2])
+        bold = QFont(self.font())
+        bold.setBold(True)  # the style sheet's weight may not be applied yet
+        width = QFontMetrics(bold).horizontalAdvance(first_words + (self.GAP if detail else ""))
+        return width + QFontMetrics(self._light_font()).horizontalAdvance(detail) + 6
 
     def _light_font(self) -> QFont:
         font = QFont(self.font())
@@ -66,8 +81,9 @@ class ElidedTitle(QLabel):
         painter.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, title)
         if detail:
             painter.setFont(self._light_font())
-            painter.setPen(self.palette().color(QPalette.PlaceholderText))
-            left = QFontMetrics(self.font()).horizontalAdvance(title + self.GAP)
+            palette = self.palette()
+            painter.setPen(readable(palette.color(QPalette.PlaceholderText), palette.color(QPalette.Base)))
+            left = QFontMetrics(self.font()).horizontalAdvance(title + self.GAP) if title else 0
             painter.drawText(rect.adjusted(left, 0, 0, 0), Qt.AlignLeft | Qt.AlignVCenter, detail)
 
 
@@ -128,6 +144,9 @@ class PaneHeader(QWidget):
     def _arrange(self) -> None:
         """Duplicate and Remove fold into "⋯" when the header cannot show every button's label whole (a
         squeezed button elides its label to "Du…te")."""
+        # Room for "Pane 3" and what differs (Duplicate and Remove fold before the title is cut); a column of a
+        # group is narrow and fixed: there the title takes what is left beside Compare
+        self.title.setMinimumWidth(min(self.title.needed_width(), COMPACT_TITLE if self._compact else TITLE_MINIMUM))
         buttons = (self.conversation_button, self.compare_button, self.duplicate_button, self.remove_button)
         spacing = self.layout().spacing()
         needed = self.title.minimumWidth() + sum(b.sizeHint().width() + spacing for b in buttons)
@@ -174,9 +193,5 @@ class PaneHeader(QWidget):
         self._diff = dict(diff)
         self.title.setToolTip(label(diff))
         shown = {k: v for k, v in diff.items() if not (k == "backend" and self.backend.isVisibleTo(self))}
-        title = self.spec.label
-        self.title.set_parts(title, label(shown))
-        bold = QFont(self.title.font())
-        bold.setBold(True)  # the style sheet's weight may not be applied yet
-        first_words = " ".join(title.split(" ")[:2])  # "Pane 3" whole, never "Pa…"
-        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_words) + 6, 160))
+        self.title.set_parts(self.spec.label, label(shown))
+        self._arrange()
