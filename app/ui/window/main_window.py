@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         self._build_evaluation(key_store)
         self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
+        self.grid.empty_hint.set_actions(self.act_add, self.act_open_session)  # the hint names their keys
         bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
         bridge.sig_model_loaded.connect(lambda info: self.grid.set_tool_support(support_text(info.tool_format)))
         bridge.sig_backends_changed.connect(self._backends_changed)
