@@ -1,8 +1,8 @@
 """A pane's header: its title with what differs from its group, the backend it runs on, and its menus.
 
 The title is one line at any width, never wrapped: the pane's name and, in grey, what differs (a sweep's values,
-"T 0.7 · seed 3"). When it must be cut with "…", the name gives way before what differs, and Duplicate and
-Remove fold into "⋯" before either is cut; its tooltip holds all of it.
+"T 0.7 · seed 3"). Duplicate and Remove, then Conversation, fold into "⋯" before it is cut; when it must be cut
+with "…", the name gives way before what differs. Its tooltip holds all of it.
 
 The backend chooser lists the names the window offers (`set_backends`) and writes the choice into the pane's
 spec (`PaneSpec.backend`). A pane restored from a session may name a backend that is not connected now: it
@@ -24,7 +24,8 @@ from app.ui.theme import readable
 
 NOT_CONNECTED = " (not connected)"
 TITLE_MINIMUM = 220  # px: the most a title claims before the header's buttons fold into "⋯"
-COMPACT_TITLE = 40  # px: in a group's column
+NAME_MAXIMUM = 160  # px: the most the pane's name keeps whole however narrow the header
+COMPACT_TITLE = 40  # px: the title's minimum in a group's column
 COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
                    ("table", "Comparison table…"), ("columns", "Show its group in columns"),
                    ("run_group", "Run its group"), ("stability", "Stability: its seeds' answers by meaning…"))
@@ -59,14 +60,21 @@ class ElidedTitle(QLabel):
             return bold.elidedText(title, Qt.ElideRight, room_for_title), detail
         return "", light.elidedText(detail, Qt.ElideRight, room)
 
-    def needed_width(self) -> int:
-        """The width that shows the title's first two words ("Pane 3", never "Pa…") and all of the detail."""
-        title, detail = self.parts
-        first_words = " ".join(title.split(" ")[:2])
+    def name_width(self) -> int:
+        """The width of the title's first two words ("Pane 3" whole, never "Pa…"), up to NAME_MAXIMUM."""
         bold = QFont(self.font())
         bold.setBold(True)  # the style sheet's weight may not be applied yet
-        width = QFontMetrics(bold).horizontalAdvance(first_words + (self.GAP if detail else ""))
-        return width + QFontMetrics(self._light_font()).horizontalAdvance(detail) + 6
+        return min(QFontMetrics(bold).horizontalAdvance(" ".join(self.parts[0].split(" ")[:2])) + 6, NAME_MAXIMUM)
+
+    def needed_width(self) -> int:
+        """The width that shows the title's first two words and all of what differs."""
+        detail = self.parts[1]
+        if not detail:
+            return self.name_width()
+        bold = QFont(self.font())
+        bold.setBold(True)
+        return self.name_width() + QFontMetrics(bold).horizontalAdvance(self.GAP) + \
+            QFontMetrics(self._light_font()).horizontalAdvance(detail)
 
     def _light_font(self) -> QFont:
         font = QFont(self.font())
@@ -142,21 +150,36 @@ class PaneHeader(QWidget):
         self._arrange()
 
     def _arrange(self) -> None:
-        """Duplicate and Remove fold into "⋯" when the header cannot show every button's label whole (a
-        squeezed button elides its label to "Du…te")."""
-        # Room for "Pane 3" and what differs (Duplicate and Remove fold before the title is cut); a column of a
-        # group is narrow and fixed: there the title takes what is left beside Compare
-        self.title.setMinimumWidth(min(self.title.needed_width(), COMPACT_TITLE if self._compact else TITLE_MINIMUM))
-        buttons = (self.conversation_button, self.compare_button, self.duplicate_button, self.remove_button)
+        """Fold buttons into "⋯" rather than cut the title (the pane's name and what differs) or a button's label
+        ("Du…te"): Duplicate and Remove first, then Conversation. A group's column (compact) shows the title
+        and Compare only; its title takes what is left, its name cut before what differs."""
+        self.title.setMinimumWidth(COMPACT_TITLE if self._compact else self.title.name_width())
         spacing = self.layout().spacing()
-        needed = self.title.minimumWidth() + sum(b.sizeHint().width() + spacing for b in buttons)
+
+        def width_of(*widgets) -> int:
+            return sum(w.sizeHint().width() + spacing for w in widgets)
+
+        room = self.width() - min(self.title.needed_width(), TITLE_MINIMUM)
         if not self.backend.isHidden():
-            needed += self.backend.sizeHint().width() + spacing
-        fold = not self._compact and self.width() < needed
-        self.conversation_button.setVisible(not self._compact)
+            room -= width_of(self.backend)
+        if room >= width_of(self.conversation_button, self.compare_button, self.duplicate_button,
+                            self.remove_button):
+            fold = 0
+        else:
+            fold = 1 if room >= width_of(self.conversation_button, self.compare_button, self.more_button) else 2
+        fold = 3 if self._compact else fold
+        self.conversation_button.setVisible(fold < 2)
         for button in (self.duplicate_button, self.remove_button):
-            button.setVisible(not self._compact and not fold)
-        self.more_button.setVisible(fold)
+            button.setVisible(fold == 0)
+        self.more_button.setVisible(fold in (1, 2))
+        more = self.more_button.menu()
+        conversation = self.conversation_menu.menuAction()
+        if fold == 2 and conversation not in more.actions():  # the Conversation menu, first in "⋯"
+            more.insertMenu(more.actions()[0], self.conversation_menu).setText("Conversation")
+        elif fold != 2 and conversation in more.actions():
+            more.removeAction(conversation)
+        self.more_button.setToolTip("The conversation, duplicate or remove this pane" if fold == 2 else
+                                    "Duplicate or remove this pane")
 
     @property
     def spec(self):
