@@ -59,6 +59,7 @@ from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.model_actions import ModelActions
 from app.ui.window.session_files import SessionFiles
 from app.ui.window.status_bar import StatusBar
+from app.ui.window.theme_menu import ThemeMenu
 
 log = logging.getLogger("chorus.ui")
 STARTER_PROMPTS = [
@@ -226,6 +227,8 @@ class MainWindow(QMainWindow):
                                         lambda: self.bridge.model_info, self, registry=self.bridge.backends)
                 self.arena.build_menu(menu)
                 self.evals.build_compare_menu(menu)
+            if title == "&View":
+                self.theme_menu = ThemeMenu(self.settings, menu, self)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
                                                     lambda: self.bridge.loading, self.load_model,
