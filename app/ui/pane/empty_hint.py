@@ -55,6 +55,7 @@ class EmptyHint(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(self.text)
         layout.addLayout(buttons)
+        self.text.setMinimumWidth(380)  # two or three lines, not a narrow column
         self.setMaximumWidth(520)
         self.refresh()
 
