@@ -521,7 +521,7 @@ async def shoot_compare(window: MainWindow, out: Path) -> None:
     source.sampling.max_tokens.setValue(60)
     source.options.probabilities.setChecked(True)
     source.commit_form()
-    window.compare.add_variants(source, sweep.seeds(source.spec, 7, first=2))
+    window.compare.add_variants(source, sweep.seeds(source.spec, 7, first=2), include_source=True)
     window.stats_dock.hide()  # the whole width for the 8 columns
     window.compare.show_columns(source)
     await finish_all(window)
@@ -552,7 +552,7 @@ async def shoot_meaning(window: MainWindow, out: Path) -> None:
     source.sampling.seed.setText("1")
     source.sampling.max_tokens.setValue(24)
     source.commit_form()
-    window.compare.add_variants(source, sweep.seeds(source.spec, 7, first=2))
+    window.compare.add_variants(source, sweep.seeds(source.spec, 7, first=2), include_source=True)
     await finish_all(window)
     table = window.compare.open_table(source)
     table.resize(1280, 420)

@@ -82,8 +82,10 @@ class SessionController:
         """Columns mode for one group (None, or a group no pane has: back to the grid)."""
         self.session.view.column_group = group if self.session.group(group) else None
 
-    def add_variants(self, source: PaneSpec, specs: list[PaneSpec], run: bool = True) -> list[PaneSpec]:
-        """Put `specs` after `source` in one group with it (the source's, or a new one); run the group."""
+    def add_variants(self, source: PaneSpec, specs: list[PaneSpec], run: bool = True,
+                     include_source: bool = False) -> list[PaneSpec]:
+        """Put `specs` after `source` in one group with it (the source's, or a new one) and run them; the source
+        keeps its reply and runs again only with `include_source`."""
         if not specs:
             return []
         group = source.group or new_id()
@@ -94,7 +96,7 @@ class SessionController:
             after = self.add_pane(spec, after=after)
             added.append(after)
         if run:
-            self.run_group(source)
+            self.run_many(([source] if include_source else []) + added)
         return added
 
     def branch(self, pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:

@@ -47,7 +47,7 @@ def create_app() -> QApplication:
     app.setDesktopFileName("chorus")
     app.setWindowIcon(app_icon())
     app.setStyleSheet(stylesheet())
-    follow_desktop(app)  # light or dark as the desktop is (or CHORUS_THEME says), and when it changes
+    follow_desktop(app)  # as the desktop is (or CHORUS_THEME says) until the window applies the theme setting
     return app
 
 

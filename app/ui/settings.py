@@ -42,6 +42,7 @@ CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: cha
 TOOL_FORMATS = Setting("model/tool_formats", "{}", str)  # JSON {model path: tool format} for overrides
 GEOMETRY = Setting("window/geometry", QByteArray(), QByteArray)
 WINDOW_STATE = Setting("window/state", QByteArray(), QByteArray)
+THEME = Setting("window/theme", "system", str)  # "system", "light" or "dark" (app.ui.theme.THEMES)
 RECENT_SESSIONS = Setting("session/recent", "[]", str)  # JSON list of paths, newest first
 RECENT_LIMIT = 8
 BACKENDS = Setting("backends/list", "[]", str)  # JSON list of BackendSpec dicts (never an API key)

@@ -3,7 +3,7 @@ ratings."""
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialog, QDialogButtonBox
 
 from app.session import RunState
 from app.session.table import COLUMNS
@@ -30,7 +30,8 @@ def test_a_two_by_three_sweep_runs_as_a_group_with_headers_that_say_what_differs
     source, views = make_sweep(loaded_window, loop)
     group = [source, *views]
     assert len(views) == 6 and len({v.spec.group for v in group}) == 1
-    wait_until(loop, lambda: all(v.state == RunState.DONE for v in group), timeout=180)
+    wait_until(loop, lambda: all(v.state == RunState.DONE for v in views), timeout=180)
+    assert source.state == RunState.IDLE  # the sweep ran its variants, not the pane they copy
     headers = [v.title.toolTip() for v in views]
     assert headers == ["T 0 · seed 1", "T 0 · seed 2", "T 0 · seed 3", "T 0.8 · seed 1", "T 0.8 · seed 2",
                        "T 0.8 · seed 3"]
@@ -98,3 +99,31 @@ def test_columns_mode_shows_the_group_side_by_side_compact(loaded_window, loop):
     loaded_window.grid.show_group_in_columns(None)
     assert other.isVisible() and source.prompt.isVisible()
     wait_until(loop, lambda: not any(v.busy for v in group), timeout=120)
+
+
+def test_a_sweep_runs_its_source_again_only_when_asked(loaded_window, loop, monkeypatch):
+    """Before: a sweep silently re-ran the pane it copied (its reply became a new version)."""
+    source = prepare(loaded_window, ["Name a colour."], max_tokens=6)[0]
+    assert source.run()
+    wait_until(loop, lambda: source.state == RunState.DONE, timeout=120)
+    runs = len(source.spec.versions)
+    ticked = []
+
+    def accept_a_sweep(dialog):
+        assert dialog.include_source.text() == f"Run {source.spec.label} again too"
+        assert not dialog.include_source.isChecked()  # off unless asked
+        dialog.include_source.setChecked(bool(ticked))
+        assert ("runs again" in dialog.summary.text()) == bool(ticked)
+        dialog.tabs.setCurrentIndex(1)
+        dialog.axis_edits["temperature"].setText("0.3 0.6")
+        return QDialog.Accepted
+
+    monkeypatch.setattr(VariantsDialog, "exec", accept_a_sweep)
+    views = loaded_window.compare.variants_dialog(source)
+    assert len(views) == 2 and not source.busy and all(v.busy or v.state == RunState.DONE for v in views)
+    wait_until(loop, lambda: all(v.state == RunState.DONE for v in views), timeout=120)
+    assert len(source.spec.versions) == runs and source.state == RunState.DONE  # kept its reply, not re-run
+    ticked.append(True)
+    views = loaded_window.compare.variants_dialog(source)
+    wait_until(loop, lambda: not any(v.busy for v in [source, *views]), timeout=120)
+    assert len(source.spec.versions) == runs + 1  # asked: it ran again with its new variants

@@ -35,7 +35,7 @@ def embed_threads(monkeypatch):
 def seed_group(window, loop, n=4, prompt="Name one colour.", max_tokens=8, temperature=1.2):
     source = prepare(window, [prompt], max_tokens=max_tokens, temperature=temperature)[0]
     source.commit_form()
-    views = window.compare.add_variants(source, sweep.seeds(source.spec, n))  # runs the group
+    views = window.compare.add_variants(source, sweep.seeds(source.spec, n), include_source=True)  # all run
     wait_until(loop, lambda: all(v.state == RunState.DONE for v in [source, *views]), timeout=180)
     return source, views
 

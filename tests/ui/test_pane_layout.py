@@ -7,7 +7,7 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from app.session import PaneResult, RunState
+from app.session import PaneResult, RunState, sweep
 from app.ui.pane.editor import EXPANDED_HEIGHT
 from app.ui.widgets.screen_fit import DEFAULT_SIZE
 from tests.ui.conftest import wait_until
@@ -141,6 +141,35 @@ def test_headers_elide_and_never_wrap(window, qtbot):
     window.resize(1600, 1000)
     window.columns_box.setValue(1)
     qtbot.waitUntil(lambda: first.elided() == first.parts)  # room again: whole
+
+
+def test_a_sweep_s_values_show_whole_on_each_header_in_the_grid_and_in_columns(window, qtbot):
+    """Before: at 1280x800 in 3 columns the headers read only "Pane 3", "Pane 4", "Pane 5" (the title kept its
+    room and what differs was dropped), and in the group's columns the values were cut to "T 0…"."""
+    window.resize(1280, 800)
+    window.columns_box.setValue(3)
+    source = answered(window, 1)[0]
+    source.spec.title = "A pane with a long title about the sea"
+    views = window.compare.add_variants(source, sweep.expand(source.spec, {"temperature": [0.25, 0.75, 1.25]}),
+                                        run=False)
+    titles = [v.title for v in views]
+    wanted = ["T 0.25", "T 0.75", "T 1.25"]
+    qtbot.waitUntil(lambda: [t.parts[1] for t in titles] == wanted)
+
+    def clear_of_the_buttons(header) -> bool:
+        buttons = [b for b in (header.conversation_button, header.compare_button, header.more_button) if b.isVisible()]
+        return all(header.title.geometry().right() < b.geometry().left() and b.width() >= b.sizeHint().width()
+                   for b in buttons)
+
+    # whole, beside the pane's whole name; buttons fold into "⋯" to make room, none overlaps the title
+    whole = [(v.spec.label, value) for v, value in zip(views, wanted, strict=True)]
+    qtbot.waitUntil(lambda: [t.elided() for t in titles] == whole)
+    qtbot.waitUntil(lambda: all(clear_of_the_buttons(v.header) for v in views))
+    window.resize(800, 560)
+    window.grid.show_group_in_columns(source.spec.group)
+    qtbot.waitUntil(lambda: all(v.width() == v.maximumWidth() and v.width() < 250 for v in views))
+    qtbot.waitUntil(lambda: [t.elided()[1] for t in titles] == wanted)  # the name gives way first
+    qtbot.waitUntil(lambda: all(clear_of_the_buttons(v.header) for v in views))
 
 
 def test_controls_have_accessible_names(window):

@@ -31,6 +31,27 @@ def test_add_duplicate_remove(window):
     assert [p.spec for p in window.grid.panes] == window.grid.session.panes  # the model follows the view
 
 
+def test_an_empty_session_says_what_to_do_until_a_pane_exists(window, qtbot):
+    """Before: with no pane the window showed a blank grey area, no hint."""
+    hint, grid = window.grid.empty_hint, window.grid
+    assert not hint.isVisible()
+    for pane in list(grid.panes):
+        grid.remove_pane(pane)
+    qtbot.waitUntil(hint.isVisible)
+    assert "Add a pane (Ctrl+N)" in hint.text.text()
+    assert "Help → Examples" in hint.text.text() or "File (Ctrl+O)" in hint.text.text()  # what the window has
+    qtbot.waitUntil(lambda: abs(hint.mapTo(grid.viewport(), hint.rect().center()).x()
+                                - grid.viewport().rect().center().x()) <= 2)  # centred in the pane area
+    centre_y = hint.mapTo(grid.viewport(), hint.rect().center()).y()
+    assert abs(centre_y - grid.viewport().rect().center().y()) <= 2
+    hint.add_button.click()
+    assert len(grid.panes) == 1 and not hint.isVisible()  # gone as soon as a pane exists
+    window.act_remove.trigger()  # the last one removed: back again
+    qtbot.waitUntil(hint.isVisible)
+    window.act_add.trigger()
+    assert not hint.isVisible()
+
+
 def test_columns_reflow_the_grid(window):
     for _ in range(4):
         window.grid.add_pane()

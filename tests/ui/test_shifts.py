@@ -57,7 +57,8 @@ def three_models(loaded_window, loop, model_path, gemma, tmp_path, monkeypatch):
 def test_a_sweep_over_models_that_do_not_fit_together_runs_them_in_shifts(three_models, loop):
     window, (copy, gemma), view = three_models
     loads = Loads(window.bridge.backends)
-    added = window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [copy, gemma]}))
+    added = window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [copy, gemma]}),
+                                     include_source=True)
     group = [view.spec, *(v.spec for v in added)]
     assert [p.backend for p in group] == [MAIN, copy, gemma]
     assert window.shifts.isVisible() and "do not fit in" in window.shifts.label.text()
@@ -79,7 +80,7 @@ def test_stop_all_cancels_the_rest_of_the_plan(three_models, loop):
     window, (copy, gemma), view = three_models
     loads = Loads(window.bridge.backends)
     view.spec.max_tokens = 400
-    window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [gemma]}))
+    window.compare.add_variants(view, sweep.expand(view.spec, {"backend": [gemma]}), include_source=True)
     wait_until(loop, lambda: window.shifts.last is not None and window.shifts.last.stage == "running", timeout=120)
     window.act_stop_all.trigger()
     wait_until(loop, lambda: window.shifts.last.finished, timeout=120)

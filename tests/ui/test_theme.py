@@ -4,25 +4,44 @@ follow a palette change while the window is open. Screen-reader names on the win
 
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QToolBar
 
+from app.ui import settings as keys
 from app.ui import theme
+from app.ui.bridge import EngineBridge
 from app.ui.compare.diff_view import DELETED, INSERTED, side_by_side
 from app.ui.evaluate.cell import BADGES, WHITE
+from app.ui.models.settings_dialog import SettingsDialog
 from app.ui.stats.plot_theme import SERIES_CONTRAST
 from app.ui.theme import TEXT_CONTRAST, blend, contrast_ratio, dark_palette, is_dark, readable
 from app.ui.widgets.token_tint import BANDS, color_for, legend_html
+from app.ui.window.main_window import MainWindow
 from tests.ui.test_window_sizes import eval_window  # noqa: F401  (a fixture)
+
+SCHEMES = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}
 
 
 @pytest.fixture
 def palettes(qapp):
-    """The light palette (the style's own) and the dark one; the application's palette is put back after."""
-    before = QPalette(qapp.palette())
+    """The light palette (the style's own) and the dark one; the application's palette and style sheet are put
+    back after."""
+    before, sheet = QPalette(qapp.palette()), qapp.styleSheet()
     yield {"light": qapp.style().standardPalette(), "dark": dark_palette()}
     qapp.setPalette(before)
+    qapp.setStyleSheet(sheet)
+
+
+@pytest.fixture
+def restore_theme(qapp, monkeypatch):
+    """No CHORUS_THEME; the application's palette, style sheet and theme choice are put back after."""
+    monkeypatch.delenv(theme.THEME_ENV, raising=False)
+    palette, sheet, choice = QPalette(qapp.palette()), qapp.styleSheet(), theme.Theme.of(qapp).choice
+    yield
+    theme.Theme.of(qapp).choice = choice
+    qapp.setPalette(palette)
+    qapp.setStyleSheet(sheet)
 
 
 def test_contrast_ratio_is_wcag_s():
@@ -66,7 +85,7 @@ def test_badges_and_coloured_text_are_readable(palettes, name):
 def test_the_plots_follow_the_palette(qtbot, qapp, palettes, eval_window):  # noqa: F811
     panel = eval_window.stats_panel
     for name in ("dark", "light", "dark"):
-        qapp.setPalette(palettes[name])  # reaches the widgets through the event loop
+        theme.apply_scheme(qapp, SCHEMES[name])  # reaches the widgets through the event loop
         qtbot.waitUntil(lambda n=name: panel.palette().color(QPalette.Base) == palettes[n].color(QPalette.Base))
         palette = panel.palette()
         background, text = palette.color(QPalette.Base), palette.color(QPalette.Text)
@@ -83,7 +102,7 @@ def test_the_plots_follow_the_palette(qtbot, qapp, palettes, eval_window):  # no
 def test_the_conversation_follows_the_palette(qtbot, qapp, palettes, eval_window):  # noqa: F811
     view = eval_window.grid.panes[0].output
     for name in ("dark", "light"):
-        qapp.setPalette(palettes[name])
+        theme.apply_scheme(qapp, SCHEMES[name])
         wanted = palettes[name].color(QPalette.AlternateBase)
         qtbot.waitUntil(lambda w=wanted: view.palette().color(QPalette.Base) == w)
         header = view._headers["assistant"].foreground().color()
@@ -113,3 +132,55 @@ def test_window_controls_have_names_a_screen_reader_says(eval_window):  # noqa: 
     assert view.stop_button.accessibleName() == "Stop the evaluation"
     assert window.columns_box.accessibleName() == "Panes per row"
     assert window.stats_panel.rate_plot.accessibleName() == "Throughput plot"
+
+
+def test_the_theme_is_a_setting_applied_at_once_and_kept(qtbot, qapp, settings, loop, restore_theme):
+    """Before: no setting; only the CHORUS_THEME environment variable chose light or dark."""
+    window = MainWindow(EngineBridge(), settings)
+    qtbot.addWidget(window)
+    assert settings.get(keys.THEME) == "system" and window.theme_menu.actions["system"].isChecked()
+    assert [a.text() for a in window.theme_menu.menu.actions()] == ["System", "Light", "Dark"]
+    window.theme_menu.actions["dark"].trigger()  # View → Theme → Dark: at once, no restart
+    assert is_dark(qapp.palette()) and settings.get(keys.THEME) == "dark"
+    pane = window.grid.panes[0]
+    qtbot.waitUntil(lambda: is_dark(pane.palette()))
+    window.close()
+    qapp.setPalette(QPalette())  # the next launch starts from the platform's palette...
+    again = MainWindow(EngineBridge(), settings)  # ...and applies the kept choice
+    qtbot.addWidget(again)
+    assert is_dark(qapp.palette()) and again.theme_menu.actions["dark"].isChecked()
+    dialog = SettingsDialog(settings, again)
+    assert dialog.theme.currentData() == "dark"
+    dialog.theme.setCurrentIndex(dialog.theme.findData("light"))
+    assert not is_dark(qapp.palette())  # a preview...
+    dialog.reject()
+    assert is_dark(qapp.palette()) and settings.get(keys.THEME) == "dark"  # ...undone by Cancel
+    dialog = SettingsDialog(settings, again)
+    dialog.theme.setCurrentIndex(dialog.theme.findData("light"))
+    dialog.accept()
+    assert not is_dark(qapp.palette()) and settings.get(keys.THEME) == "light"
+    assert again.theme_menu.actions["light"].isChecked()  # the menu follows the dialog
+    again.close()
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_every_editor_has_a_border_that_shows(qtbot, qapp, window, restore_theme, name):
+    """Before: in the dark theme the prompt editor's frame was #212121 on #1e1e1e (no visible border)."""
+    window.theme_menu.actions[name].trigger()
+    pane = window.grid.panes[0]
+    for toggle in pane._toggles:  # the system prompt, sampling, output and tools sections open
+        toggle.setChecked(True)
+    pane.tools.editor.setPlainText("[]")
+    editors = {"prompt": pane.prompt, "system prompt": pane.system_prompt, "tools": pane.tools.editor,
+               "mock results": pane.tools.mocks, "note": pane.rating.note}
+    qtbot.waitUntil(lambda: all(e.isVisible() for e in (pane.prompt, pane.system_prompt, pane.tools.editor)))
+    window.grid.setFocus()  # no editor focused: each shows its resting border
+    palette = pane.palette()
+    assert is_dark(palette) == (name == "dark")
+    image = pane.grab().toImage()
+    for label, editor in editors.items():
+        if not editor.isVisible():
+            continue
+        left = editor.mapTo(pane, QPoint(0, editor.height() // 2))
+        border, outside = image.pixelColor(left), image.pixelColor(left - QPoint(3, 0))
+        assert contrast_ratio(border, outside) >= theme.EDGE_CONTRAST - 0.05, (label, border.name(), outside.name())

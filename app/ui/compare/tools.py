@@ -93,18 +93,23 @@ class CompareTools(QObject):
         dialog = VariantsDialog(view.spec, self.parent_widget, self._backend_names())
         if dialog.exec() != QDialog.Accepted:
             return None
-        return self.add_variants(view, dialog.panes())
+        return self.add_variants(view, dialog.panes(), include_source=dialog.include_source.isChecked())
 
-    def add_variants(self, view: PromptPane, specs: list[PaneSpec], run: bool = True) -> list[PromptPane]:
-        """Put the variants after the pane in one group with it; run the whole group. Returns their views."""
+    def add_variants(self, view: PromptPane, specs: list[PaneSpec], run: bool = True,
+                     include_source: bool = False) -> list[PromptPane]:
+        """Put the variants after the pane in one group with it and run them (the pane too with `include_source`;
+        otherwise it keeps its reply). Returns their views."""
         added = self.controller.add_variants(view.spec, specs, run=False)
         if run:
-            self.run_group(view)
+            self._show_problems(self.controller.run_many(([view.spec] if include_source else []) + added))
         return [self.grid.view_of(spec) for spec in added]
 
     def run_group(self, view: PromptPane) -> int:
         """Run the pane's group; a pane that cannot start shows why."""
-        report = self.controller.run_group(view.spec)
+        return self._show_problems(self.controller.run_group(view.spec))
+
+    def _show_problems(self, report) -> int:
+        """Each pane that could not start shows why; the number that started."""
         for spec, message in report.problems:
             if problem_view := self.grid.view_of(spec):
                 problem_view.show_error(message)

@@ -1,7 +1,8 @@
 """Variants of one pane: N copies that differ by seed, or a sweep grid over any of its settings.
 
 The dialog shows how many panes it would make before making them (and asks above `sweep.CONFIRM_ABOVE`); a
-value that cannot be used is named under the grid and OK stays disabled. The panes come from
+value that cannot be used is named under the grid and OK stays disabled. The new panes run at once; the pane
+they copy keeps its reply unless "Run … again too" is ticked. The panes come from
 `app.session.sweep`, so what the dialog makes is what a script would make.
 """
 
@@ -108,12 +109,16 @@ class VariantsDialog(QDialog):
         if self.backends:
             form.addRow("Backends (models)", _column(self.backends.values()))
         self.tabs.addTab(grid, "Sweep grid")
+        self.include_source = QCheckBox(f"Run {base.label} again too", objectName="variantsIncludeSource",
+                                        toolTip=f"Off: {base.label} keeps the reply it has and only the new panes "
+                                                "run. On: it runs again with them (a new version of its reply).")
         self.summary = QLabel(wordWrap=True, objectName="variantsSummary")
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
+        layout.addWidget(self.include_source)
         layout.addWidget(self.summary)
         layout.addWidget(self.buttons)
         for edit in self.axis_edits.values():
@@ -128,6 +133,7 @@ class VariantsDialog(QDialog):
         for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
             box.toggled.connect(self.update_summary)
         self.tabs.currentChanged.connect(self.update_summary)
+        self.include_source.toggled.connect(self.update_summary)
         self.update_summary()
 
     def axes(self) -> dict[str, list]:
@@ -181,8 +187,10 @@ class VariantsDialog(QDialog):
             self.buttons.button(QDialogButtonBox.Ok).setEnabled(False)
             return
         warn = f" — more than {sweep.CONFIRM_ABOVE}: you will be asked to confirm" if n > sweep.CONFIRM_ABOVE else ""
-        self.summary.setText(f"Creates {n} pane(s) next to this one; they form a group with it and run "
-                             f"together{warn}.")
+        source = f"{self.base.label} runs again with them" if self.include_source.isChecked() \
+            else f"{self.base.label} keeps its reply"
+        self.summary.setText(f"Creates {n} pane(s) next to this one; they form a group with it and run at once "
+                             f"({source}){warn}.")
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(True)
 
     def accept(self) -> None:

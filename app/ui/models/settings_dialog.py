@@ -1,7 +1,8 @@
-"""Engine settings: slots, context per slot, threads, reproducible outputs, KV cache type and GPU layers (with the
-memory they need). Changing them reloads the engine; settings that will not fit free memory ask first. The
-embedder (meaning similarity, `similar`, answer clusters: embedder_field.py) and the cluster distance are saved
-without a reload."""
+"""The theme (System, Light, Dark: previewed as it is picked, kept on OK) and the engine settings: slots,
+context per slot, threads, reproducible outputs, KV cache type and GPU layers (with the memory they need).
+Changing the engine settings reloads the engine; settings that will not fit free memory ask first. The embedder
+(meaning similarity, `similar`, answer clusters: embedder_field.py) and the cluster distance are saved without
+a reload."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -23,6 +25,7 @@ from app.ui.models.embedder_field import EmbedderField
 from app.ui.models.fit_prompt import confirm_fit
 from app.ui.models.memory_settings import MemoryRows
 from app.ui.settings import Settings
+from app.ui.theme import THEMES, Theme
 
 
 class SettingsDialog(QDialog):
@@ -33,6 +36,13 @@ class SettingsDialog(QDialog):
         self.engine_changed = False
         self.boxes: dict[str, QSpinBox] = {}
         form = QFormLayout(self)
+        self.theme = QComboBox(objectName="themeChoice", toolTip="Light or dark: applies at once, no reload")
+        for choice, text in THEMES.items():
+            self.theme.addItem(text, choice)
+        self._theme_before = Theme.of().choice
+        self.theme.setCurrentIndex(max(0, self.theme.findData(self._theme_before)))
+        self.theme.currentIndexChanged.connect(lambda: Theme.of().use(self.theme.currentData()))  # a preview
+        form.addRow("Theme", self.theme)
         rows = [(keys.SLOTS, "Parallel slots", "Sequences decoded together in one batch", 1),
                 (keys.CONTEXT_PER_SLOT, "Context per slot", "Tokens each slot holds: prompt plus reply",
                  int(keys.CONTEXT_PER_SLOT.limit.step)),
@@ -61,7 +71,8 @@ class SettingsDialog(QDialog):
         self.cluster_distance.setToolTip("Answers join one cluster while their mean cosine distance (1 − cosine "
                                          "similarity) is at most this")
         form.addRow("Cluster distance", self.cluster_distance)
-        note = QLabel("Changing these reloads the model; running generations are stopped (you are asked first).")
+        note = QLabel("Changing the engine settings reloads the model; running generations are stopped (you are "
+                      "asked first).")
         note.setWordWrap(True)
         form.addRow(note)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
@@ -83,4 +94,9 @@ class SettingsDialog(QDialog):
         self.engine_changed |= self.memory.apply()
         self.settings.set(keys.EMBEDDER, self.embedder_field.spec())
         self.settings.set(keys.CLUSTER_DISTANCE, self.cluster_distance.value())
+        self.settings.set(keys.THEME, self.theme.currentData())  # the preview, kept
         super().accept()
+
+    def reject(self) -> None:
+        Theme.of().use(self._theme_before)  # the preview is undone
+        super().reject()

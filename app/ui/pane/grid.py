@@ -1,18 +1,20 @@
 """The scrollable grid of pane views over the session's panes, laid out in columns (or one group side by side).
 
 The grid renders `session.panes` and `session.view`: it makes a view when a pane is inserted, drops it when the
-pane is removed, and re-flows when the column count or the columns-mode group changes. It never edits the
-session; `add_pane` and friends are conveniences that call the controller and return the new view.
+pane is removed, and re-flows when the column count or the columns-mode group changes; with no pane it shows
+what to do (empty_hint.py). It never edits the session; `add_pane` and friends are conveniences that call the
+controller and return the new view.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session, SessionController
 from app.session.compare import differences_in_groups
 from app.session.state import COLUMNS, pane_change
+from app.ui.pane.empty_hint import EmptyHint
 from app.ui.pane.prompt_pane import PromptPane
 from app.ui.widgets.scroll_sync import ScrollSync
 
@@ -41,6 +43,7 @@ class PaneGrid(QScrollArea):
         self._layout.setContentsMargins(8, 8, 8, 8)
         self._layout.setSpacing(8)
         self.setWidget(self._container)
+        self.empty_hint = EmptyHint(lambda: self.add_pane(), self._container)  # shown while there is no pane
         self.session, self.controller = session, controller
         self.panes: list[PromptPane] = []  # the views, in the session's order
         self._scroll_sync = ScrollSync()
@@ -171,6 +174,10 @@ class PaneGrid(QScrollArea):
     def _reflow(self, *_args) -> None:
         for view in self.panes:
             self._layout.removeWidget(view)
+        self._layout.removeWidget(self.empty_hint)
+        self.empty_hint.setVisible(not self.panes)
+        if not self.panes:  # centred in the whole area until a pane is added
+            self._layout.addWidget(self.empty_hint, 0, 0, 1, self.columns, Qt.AlignCenter)
         group = self.column_group
         grouped = [v for v in self.panes if group is not None and v.spec.group == group]
         if grouped:
@@ -187,7 +194,7 @@ class PaneGrid(QScrollArea):
             view.show()
         for col in range(max(self._layout.columnCount(), int(COLUMNS.high))):
             self._layout.setColumnStretch(col, 1 if col < columns else 0)
-        rows = (len(self.panes) + columns - 1) // columns
+        rows = max(1, (len(self.panes) + columns - 1) // columns)  # no pane: the hint's row fills the area
         for row in range(self._layout.rowCount()):
             self._layout.setRowStretch(row, 1 if row < rows else 0)  # panes share the height: more conversation
         self.refresh_titles()

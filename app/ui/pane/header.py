@@ -1,7 +1,8 @@
 """A pane's header: its title with what differs from its group, the backend it runs on, and its menus.
 
-The title is one line at any width: cut with "…" (the title first keeps its room, then what differs), never
-wrapped; its tooltip holds all of it.
+The title is one line at any width, never wrapped: the pane's name and, in grey, what differs (a sweep's values,
+"T 0.7 · seed 3"). Duplicate and Remove, then Conversation, fold into "⋯" before it is cut; when it must be cut
+with "…", the name gives way before what differs. Its tooltip holds all of it.
 
 The backend chooser lists the names the window offers (`set_backends`) and writes the choice into the pane's
 spec (`PaneSpec.backend`). A pane restored from a session may name a backend that is not connected now: it
@@ -19,8 +20,12 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMenu, QSizePolicy
 from app.session import MAIN
 from app.session.compare import label
 from app.ui.pane.conversation_menu import ConversationMenu
+from app.ui.theme import readable
 
 NOT_CONNECTED = " (not connected)"
+TITLE_MINIMUM = 220  # px: the most a title claims before the header's buttons fold into "⋯"
+NAME_MAXIMUM = 160  # px: the most the pane's name keeps whole however narrow the header
+COMPACT_TITLE = 40  # px: the title's minimum in a group's column
 COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
                    ("table", "Comparison table…"), ("columns", "Show its group in columns"),
                    ("run_group", "Run its group"), ("stability", "Stability: its seeds' answers by meaning…"))
@@ -43,15 +48,33 @@ class ElidedTitle(QLabel):
         self.update()
 
     def elided(self) -> tuple[str, str]:
-        """(title, detail) as painted at the current width."""
+        """(title, detail) as painted at the current width. What differs has priority: the title is cut first
+        (down to "…"); only when even the detail alone does not fit is it cut, and the title left out."""
         title, detail = self.parts
         room = self.contentsRect().width()
         bold, light = QFontMetrics(self.font()), QFontMetrics(self._light_font())
-        shown = bold.elidedText(title, Qt.ElideRight, room)
-        room -= bold.horizontalAdvance(shown + self.GAP)
-        if not detail or shown != title or room < light.horizontalAdvance("…"):
-            return shown, ""
-        return shown, light.elidedText(detail, Qt.ElideRight, room)
+        if not detail:
+            return bold.elidedText(title, Qt.ElideRight, room), ""
+        room_for_title = room - bold.horizontalAdvance(self.GAP) - light.horizontalAdvance(detail)
+        if room_for_title >= bold.horizontalAdvance("…"):
+            return bold.elidedText(title, Qt.ElideRight, room_for_title), detail
+        return "", light.elidedText(detail, Qt.ElideRight, room)
+
+    def name_width(self) -> int:
+        """The width of the title's first two words ("Pane 3" whole, never "Pa…"), up to NAME_MAXIMUM."""
+        bold = QFont(self.font())
+        bold.setBold(True)  # the style sheet's weight may not be applied yet
+        return min(QFontMetrics(bold).horizontalAdvance(" ".join(self.parts[0].split(" ")[:2])) + 6, NAME_MAXIMUM)
+
+    def needed_width(self) -> int:
+        """The width that shows the title's first two words and all of what differs."""
+        detail = self.parts[1]
+        if not detail:
+            return self.name_width()
+        bold = QFont(self.font())
+        bold.setBold(True)
+        return self.name_width() + QFontMetrics(bold).horizontalAdvance(self.GAP) + \
+            QFontMetrics(self._light_font()).horizontalAdvance(detail)
 
     def _light_font(self) -> QFont:
         font = QFont(self.font())
@@ -66,8 +89,9 @@ class ElidedTitle(QLabel):
         painter.drawText(rect, Qt.AlignLeft | Qt.AlignVCenter, title)
         if detail:
             painter.setFont(self._light_font())
-            painter.setPen(self.palette().color(QPalette.PlaceholderText))
-            left = QFontMetrics(self.font()).horizontalAdvance(title + self.GAP)
+            palette = self.palette()
+            painter.setPen(readable(palette.color(QPalette.PlaceholderText), palette.color(QPalette.Base)))
+            left = QFontMetrics(self.font()).horizontalAdvance(title + self.GAP) if title else 0
             painter.drawText(rect.adjusted(left, 0, 0, 0), Qt.AlignLeft | Qt.AlignVCenter, detail)
 
 
@@ -127,18 +151,36 @@ class PaneHeader(QWidget):
         self._arrange()
 
     def _arrange(self) -> None:
-        """Duplicate and Remove fold into "⋯" when the header cannot show every button's label whole (a
-        squeezed button elides its label to "Du…te")."""
-        buttons = (self.conversation_button, self.compare_button, self.duplicate_button, self.remove_button)
+        """Fold buttons into "⋯" rather than cut the title (the pane's name and what differs) or a button's label
+        ("Du…te"): Duplicate and Remove first, then Conversation. A group's column (compact) shows the title
+        and Compare only; its title takes what is left, its name cut before what differs."""
+        self.title.setMinimumWidth(COMPACT_TITLE if self._compact else self.title.name_width())
         spacing = self.layout().spacing()
-        needed = self.title.minimumWidth() + sum(b.sizeHint().width() + spacing for b in buttons)
+
+        def width_of(*widgets) -> int:
+            return sum(w.sizeHint().width() + spacing for w in widgets)
+
+        room = self.width() - min(self.title.needed_width(), TITLE_MINIMUM)
         if not self.backend.isHidden():
-            needed += self.backend.sizeHint().width() + spacing
-        fold = not self._compact and self.width() < needed
-        self.conversation_button.setVisible(not self._compact)
+            room -= width_of(self.backend)
+        if room >= width_of(self.conversation_button, self.compare_button, self.duplicate_button,
+                            self.remove_button):
+            fold = 0
+        else:
+            fold = 1 if room >= width_of(self.conversation_button, self.compare_button, self.more_button) else 2
+        fold = 3 if self._compact else fold
+        self.conversation_button.setVisible(fold < 2)
         for button in (self.duplicate_button, self.remove_button):
-            button.setVisible(not self._compact and not fold)
-        self.more_button.setVisible(fold)
+            button.setVisible(fold == 0)
+        self.more_button.setVisible(fold in (1, 2))
+        more = self.more_button.menu()
+        conversation = self.conversation_menu.menuAction()
+        if fold == 2 and conversation not in more.actions():  # the Conversation menu, first in "⋯"
+            more.insertMenu(more.actions()[0], self.conversation_menu).setText("Conversation")
+        elif fold != 2 and conversation in more.actions():
+            more.removeAction(conversation)
+        self.more_button.setToolTip("The conversation, duplicate or remove this pane" if fold == 2 else
+                                    "Duplicate or remove this pane")
 
     @property
     def spec(self):
@@ -179,9 +221,5 @@ class PaneHeader(QWidget):
         self.title.setToolTip(label(diff))
         shown = {k: self._labels.get(v, v) if k == "backend" else v for k, v in diff.items()
                  if not (k == "backend" and self.backend.isVisibleTo(self))}
-        title = self.spec.label
-        self.title.set_parts(title, label(shown))
-        bold = QFont(self.title.font())
-        bold.setBold(True)  # the style sheet's weight may not be applied yet
-        first_words = " ".join(title.split(" ")[:2])  # "Pane 3" whole, never "Pa…"
-        self.title.setMinimumWidth(min(QFontMetrics(bold).horizontalAdvance(first_words) + 6, 160))
+        self.title.set_parts(self.spec.label, label(shown))
+        self._arrange()

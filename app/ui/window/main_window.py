@@ -60,6 +60,7 @@ from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.model_actions import ModelActions
 from app.ui.window.session_files import SessionFiles
 from app.ui.window.status_bar import StatusBar
+from app.ui.window.theme_menu import ThemeMenu
 from app.ui.window.tool_menu import ToolMenu
 
 log = logging.getLogger("chorus.ui")
@@ -124,6 +125,7 @@ class MainWindow(QMainWindow):
         self._build_evaluation(key_store)
         self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
+        self.grid.empty_hint.set_actions(self.act_add, self.act_open_session)  # the hint names their keys
         bridge.sig_model_loaded.connect(lambda info: self.format_menu.check(info.path))
         bridge.sig_model_loaded.connect(lambda info: self.grid.set_tool_support(support_text(info.tool_format)))
         bridge.sig_backends_changed.connect(self._backends_changed)
@@ -237,6 +239,8 @@ class MainWindow(QMainWindow):
             if title == "&Tools":
                 self.tool_menu = ToolMenu(self.grid, self.current_pane, self.statusBar(), self)
                 self.tool_menu.build_menu(menu)
+            if title == "&View":
+                self.theme_menu = ThemeMenu(self.settings, menu, self)
             if title == "&Model":
                 self.format_menu = PromptFormatMenu(self.settings, lambda: self.bridge.model_info,
                                                     lambda: self.bridge.loading, self.load_model,
