@@ -7,8 +7,8 @@ so a short prompt never showed "prefilling", and the stats panel already counted
 """
 
 from app.session import RunState
+from tests.fixtures.step_gate import EveryStepRendered
 from tests.ui.conftest import load_window, wait_until
-from tests.ui.lockstep import EveryStepRendered
 
 PROMPTS = ("Name a fruit.", "Name a country.", "Name a colour.", "Name an animal.")
 

@@ -11,8 +11,8 @@ from app.session import sweep
 from app.ui import settings as keys
 from tests.conftest import TEST_THREADS
 from tests.fixtures.gguf_variants import THINKING_TEMPLATE, write_variant
+from tests.fixtures.step_gate import EveryStepRendered
 from tests.ui.conftest import wait_until
-from tests.ui.lockstep import EveryStepRendered
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from app.session import PaneResult, PaneSpec, RunState, Session, autosave, store
 from app.session.autosave import restore
 from app.ui.bridge import EngineBridge
 from app.ui.window.main_window import MainWindow
+from tests.fixtures.step_gate import held_steps
 from tests.ui.conftest import wait_until
 
 
@@ -140,16 +141,6 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
     pane = loaded_window.grid.panes[0]
     greedy(pane, 1000)
     pane.prompt.setPlainText("Write a very long story about a lighthouse keeper and his cat.")
-    # The engine takes a step only with a permit, and the test gives a few more after each autosave: the run then
-    # lasts until two autosaves were taken, however fast the machine decodes.
-    permits, free = threading.Semaphore(4), threading.Event()
-
-    def step_with_a_permit(event) -> None:  # the engine's thread
-        if event.tokens and not free.is_set():
-            permits.acquire(timeout=60)  # a hang guard only
-
-    loaded_window.bridge.add_step_listener(step_with_a_permit)
-    pane.run()
     seen = []  # text lengths of successive autosaves taken while the run streamed
 
     def two_saves_mid_run() -> bool:
@@ -157,16 +148,11 @@ def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loo
             saved = Session.load(autosave).panes[0].result  # a streaming pane loads back as interrupted
             if saved.state == RunState.INTERRUPTED and saved.text and (not seen or len(saved.text) > seen[-1]):
                 seen.append(len(saved.text))
-                for _ in range(4):
-                    permits.release()
         return len(seen) >= 2 or not pane.busy
 
-    try:
-        wait_until(loop, two_saves_mid_run)
-    finally:
-        free.set()
-        permits.release()
-        loaded_window.bridge.remove_step_listener(step_with_a_permit)
+    with held_steps(loaded_window) as gate:  # a step per look: the run lasts until two autosaves were taken
+        pane.run()
+        wait_until(loop, lambda: two_saves_mid_run() or gate.allow())
     assert len(seen) >= 2, f"only {seen} saved before the run ended"  # saves kept coming while text streamed
     loaded_window.controller.stop_all()
     wait_until(loop, lambda: not pane.busy)

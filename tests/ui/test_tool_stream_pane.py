@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from app.session import RunState
+from tests.fixtures.step_gate import EveryStepRendered
 from tests.ui.conftest import load_window, wait_until
-from tests.ui.lockstep import EveryStepRendered
 from tests.ui.test_end_to_end import prepare
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {
