@@ -28,6 +28,8 @@ class PaneGrid(QScrollArea):
     sig_pane_added = Signal(object)
     """A pane view was created (the compare tools connect to its actions)."""
 
+    _laid_out = 0  # the columns the panes are laid out in (shown_columns when they were)
+
     def __init__(self, session: Session, controller: SessionController, check_grammar=None,
                  parent: QWidget | None = None):
         """`check_grammar(grammar, json_schema)`: the loaded model's parser for the panes' format editors."""
@@ -63,6 +65,16 @@ class PaneGrid(QScrollArea):
     @property
     def columns(self) -> int:
         return COLUMNS.clamp(self.session.view.columns)
+
+    @property
+    def shown_columns(self) -> int:
+        """The columns laid out: the chosen count, or fewer when the grid is too narrow for that many panes of
+        PANE_MIN_WIDTH (the panes wrap onto more rows instead of scrolling sideways)."""
+        margins = self._layout.contentsMargins()
+        spacing = self._layout.spacing()
+        room = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width() \
+            - margins.left() - margins.right() + spacing
+        return max(1, min(self.columns, room // (PANE_MIN_WIDTH + spacing)))
 
     @property
     def column_group(self) -> str | None:
@@ -173,7 +185,7 @@ class PaneGrid(QScrollArea):
             self._columns_layout(grouped)
             return
         self._scroll_sync.clear()
-        columns = self.columns
+        columns = self._laid_out = self.shown_columns
         for i, view in enumerate(self.panes):
             row, col = divmod(i, columns)
             view.setMinimumWidth(PANE_MIN_WIDTH)
@@ -212,6 +224,8 @@ class PaneGrid(QScrollArea):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         group = self.column_group
+        if not group and self.shown_columns != self._laid_out:
+            self._reflow()
         if group:
             grouped = [v for v in self.panes if v.spec.group == group]
             width = self._column_width(len(grouped))
