@@ -28,6 +28,7 @@ from app.evaluate import stats
 from app.evaluate.calibration import describe, judge_key
 from app.ui.evaluate.cell import ROW_HEIGHT, CellDelegate
 from app.ui.evaluate.matrix import CELL_ROLE, FILTERS, EvalFilter, EvalTableModel
+from app.ui.widgets.flow_layout import FlowLayout
 
 
 def eta_seconds(done: int, total: int, elapsed_s: float) -> float | None:
@@ -70,7 +71,7 @@ class EvalView(QWidget):
         font.setBold(True)
         self.title.setFont(font)
         self.filter_buttons = QButtonGroup(self)
-        bar = QHBoxLayout()
+        bar = FlowLayout()  # wraps onto more lines in a narrow dock: every button stays in reach
         bar.addWidget(self.title, 1)
         bar.addWidget(QLabel("Show:"))
         for i, name in enumerate(FILTERS):
@@ -108,7 +109,7 @@ class EvalView(QWidget):
         self.progress = QProgressBar(textVisible=False)  # its count beside it: over the fill it was split in two
         self.progress_text = QLabel(objectName="evalProgressText")
         self.eta = QLabel()
-        self.summary = QLabel(textFormat=Qt.PlainText)
+        self.summary = QLabel(textFormat=Qt.PlainText, wordWrap=True)  # never wider than the dock
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress_text)
         progress_row.addWidget(self.progress, 2)

@@ -7,7 +7,7 @@ session; `add_pane` and friends are conveniences that call the controller and re
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session, SessionController
@@ -68,13 +68,20 @@ class PaneGrid(QScrollArea):
 
     @property
     def shown_columns(self) -> int:
-        """The columns laid out: the chosen count, or fewer when the grid is too narrow for that many panes of
-        PANE_MIN_WIDTH (the panes wrap onto more rows instead of scrolling sideways)."""
+        """The columns laid out: the chosen count, or fewer when the grid is too narrow for that many panes
+        (the panes wrap onto more rows instead of scrolling sideways or cutting their settings' labels). A pane
+        needs PANE_MIN_WIDTH, or more while a settings section it has open needs more."""
         margins = self._layout.contentsMargins()
         spacing = self._layout.spacing()
         room = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width() \
             - margins.left() - margins.right() + spacing
-        return max(1, min(self.columns, room // (PANE_MIN_WIDTH + spacing)))
+        pane = max([PANE_MIN_WIDTH, *(view.minimumSizeHint().width() for view in self.panes)])
+        return max(1, min(self.columns, room // (pane + spacing)))
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.LayoutRequest and not self.column_group and self.shown_columns != self._laid_out:
+            QTimer.singleShot(0, self, self._reflow)  # a pane's section opened or closed: its width changed
+        return False
 
     @property
     def column_group(self) -> str | None:
@@ -147,6 +154,7 @@ class PaneGrid(QScrollArea):
 
     def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
         view = PromptPane(spec, self.controller)
+        view.installEventFilter(self)
         view.header.set_backends(self.backend_names)
         view.set_tool_support(self.tool_support)
         if self._check_grammar is not None:

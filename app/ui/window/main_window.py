@@ -258,7 +258,9 @@ class MainWindow(QMainWindow):
         self.docks_tabbed = False  # the statistics are a tab beside the evaluation because the window is narrow
         self._docks_pending = self._docks_resized = False
         self.docks_strip = False  # the statistics are a strip under the panes, which keep their share of the width
-        self._side_width = content_of(side).minimumSizeHint().width()  # the whole panel's, not the strip's
+        # the whole panel's width (not the strip's), with room for the scroll bar of a window too low for it
+        scroll_bar = side.widget().verticalScrollBar().sizeHint().width()
+        self._side_width = content_of(side).minimumSizeHint().width() + scroll_bar
         for dock in (side, bottom):
             dock.toggleViewAction().toggled.connect(self._schedule_docks)
             dock.topLevelChanged.connect(self._schedule_docks)
@@ -314,6 +316,9 @@ class MainWindow(QMainWindow):
             self.docks_tabbed = False
             self.addDockWidget(self._side_area, side)  # out of the tabs, back to its side
             self.resizeDocks([side], [content_of(side).minimumSizeHint().width()], Qt.Horizontal)
+        short = self._side_width - side.widget().width()  # its scroll area's
+        if short > 0 and self._shown(side) and not (self.docks_tabbed or self.docks_strip):
+            self.resizeDocks([side], [side.width() + short], Qt.Horizontal)  # its figures whole, not scrolled
         below = self.dockWidgetArea(bottom) == Qt.BottomDockWidgetArea
         if resized and below and self._shown(bottom) and bottom.height() > share:
             # a lower window takes its height from the panes first (QMainWindow keeps the docks' sizes): the
