@@ -75,7 +75,7 @@ class PaneGrid(QScrollArea):
         spacing = self._layout.spacing()
         room = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width() \
             - margins.left() - margins.right() + spacing
-        pane = max([PANE_MIN_WIDTH, *(view.minimumSizeHint().width() for view in self.panes)])
+        pane = max([PANE_MIN_WIDTH, *(view.settings_width() for view in self.panes)])
         return max(1, min(self.columns, room // (pane + spacing)))
 
     def eventFilter(self, watched, event) -> bool:
