@@ -2,7 +2,7 @@
 screen reader, and can be walked with Tab: editor -> Run -> ... -> reply."""
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -39,7 +39,8 @@ def test_after_a_run_the_reply_takes_most_of_the_pane(loaded_window, loop, colum
     """Before: the editor, three folded sections, three buttons, the rating row and the status took more height
     than the reply (41 % of the pane at the default size)."""
     window = loaded_window
-    window.resize(DEFAULT_SIZE)
+    # 4 columns of panes need 1700 px beside the statistics (a narrower grid lays out fewer)
+    window.resize(DEFAULT_SIZE if columns < 4 else QSize(1700, DEFAULT_SIZE.height()))
     panes = prepare(window, QUESTIONS[:2 * columns], max_tokens=8)
     window.columns_box.setValue(columns)
     assert window.run_all() == 2 * columns
@@ -128,8 +129,10 @@ def test_headers_elide_and_never_wrap(window, qtbot):
     window.resize(800, 560)
     window.columns_box.setValue(2)
     window.grid.panes[1].sampling.seed.setText("3")
-    window.grid.panes[1].spec.title = "A pane with a long title about the sea"
+    window.grid.panes[1].spec.title = ("A pane with a long title about the sea, the sky and the wind at night, "
+                                        "and the boats that sail on it when the moon is up")
     qtbot.waitUntil(lambda: "seed random" in window.grid.panes[0].title.text())
+    qtbot.waitUntil(lambda: window.docks_strip)  # the statistics under the panes: the panes have their width
     for pane in window.grid.panes:
         title = pane.title
         needed = title.heightForWidth(title.width()) if title.hasHeightForWidth() else title.sizeHint().height()

@@ -8,7 +8,7 @@ controller and return the new view.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session, SessionController
@@ -29,6 +29,8 @@ _TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_f
 class PaneGrid(QScrollArea):
     sig_pane_added = Signal(object)
     """A pane view was created (the compare tools connect to its actions)."""
+
+    _laid_out = 0  # the columns the panes are laid out in (shown_columns when they were)
 
     def __init__(self, session: Session, controller: SessionController, check_grammar=None,
                  parent: QWidget | None = None):
@@ -67,6 +69,23 @@ class PaneGrid(QScrollArea):
     @property
     def columns(self) -> int:
         return COLUMNS.clamp(self.session.view.columns)
+
+    @property
+    def shown_columns(self) -> int:
+        """The columns laid out: the chosen count, or fewer when the grid is too narrow for that many panes
+        (the panes wrap onto more rows instead of scrolling sideways or cutting their settings' labels). A pane
+        needs PANE_MIN_WIDTH, or more while a settings section it has open needs more."""
+        margins = self._layout.contentsMargins()
+        spacing = self._layout.spacing()
+        room = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width() \
+            - margins.left() - margins.right() + spacing
+        pane = max([PANE_MIN_WIDTH, *(view.settings_width() for view in self.panes)])
+        return max(1, min(self.columns, room // (pane + spacing)))
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.LayoutRequest and not self.column_group and self.shown_columns != self._laid_out:
+            QTimer.singleShot(0, self, self._reflow)  # a pane's section opened or closed: its width changed
+        return False
 
     @property
     def column_group(self) -> str | None:
@@ -139,6 +158,7 @@ class PaneGrid(QScrollArea):
 
     def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
         view = PromptPane(spec, self.controller)
+        view.installEventFilter(self)
         view.header.set_backends(self.backend_names, self.backend_labels)
         view.set_tool_support(self.tool_support)
         if self._check_grammar is not None:
@@ -184,7 +204,7 @@ class PaneGrid(QScrollArea):
             self._columns_layout(grouped)
             return
         self._scroll_sync.clear()
-        columns = self.columns
+        columns = self._laid_out = self.shown_columns
         for i, view in enumerate(self.panes):
             row, col = divmod(i, columns)
             view.setMinimumWidth(PANE_MIN_WIDTH)
@@ -223,6 +243,8 @@ class PaneGrid(QScrollArea):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         group = self.column_group
+        if not group and self.shown_columns != self._laid_out:
+            self._reflow()
         if group:
             grouped = [v for v in self.panes if v.spec.group == group]
             width = self._column_width(len(grouped))

@@ -307,6 +307,12 @@ class PromptPane(StripedFrame):
         self._arrange()
         self.header.set_compact(compact)
 
+    def settings_width(self) -> int:
+        """The width the settings sections open in this pane need to show whole (0 with none open)."""
+        margins = self.layout().contentsMargins()
+        return max([0, *(section.minimumSizeHint().width() + margins.left() + margins.right()
+                         for section in (self.sampling, self.options, self.tools) if section.isVisibleTo(self))])
+
     def has_reply(self) -> bool:
         """The pane has a conversation or a run (streaming or ended): its reply comes first."""
         return bool(self.spec.turns) or self.spec.result.state is not RunState.IDLE

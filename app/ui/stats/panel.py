@@ -33,8 +33,9 @@ from app.ui.run_pump import FEW_RUNS
 from app.ui.stats import plot_theme
 from app.ui.stats.plot_scale import YScale
 from app.ui.stats.plot_theme import series_color, style_plot
-from app.ui.stats.readouts import Readouts, slots_in_use
+from app.ui.stats.readouts import Readouts, slots_in_use, strip_text
 from app.ui.stats.server import ServerStats
+from app.ui.widgets.status_line import StatusLine
 
 # Above this many active requests the panel samples at half its rate and redraws its plots every other sample
 # (1 Hz at the default 4 Hz): every ms of GUI work is taken from the model's threads, and the plots were the
@@ -119,6 +120,11 @@ class StatsPanel(QWidget):
         layout.addWidget(self.readout_grid)
         layout.addLayout(buttons)
         self.server.hide()
+        self.compact = False  # set_compact: one line of figures instead of the plots and readouts
+        self.strip = StatusLine("–", parent=self)
+        self.strip.setObjectName("statsStrip")
+        self.strip.hide()
+        layout.addWidget(self.strip)
 
         self.interval_ms = int(1000 / hz)
         self.timer = QTimer(self, interval=self.interval_ms)
@@ -198,6 +204,16 @@ class StatsPanel(QWidget):
         plot.setTitle(f"<b>{title}</b>&nbsp;&nbsp;&nbsp;{keys}", color=self.palette().color(QPalette.Text).name(),
                       size="9pt")
 
+    def set_compact(self, compact: bool) -> None:
+        """A strip of the key figures (slots, queue, rates) in one line, for a window too narrow for the plots
+        beside the panes; or the whole panel again."""
+        self.compact = compact
+        for widget in (self.occupancy_plot, self.rate_plot, self.readout_grid, self.pause_button,
+                       self.reset_button):
+            widget.setVisible(not compact)
+        self.server.setVisible(not compact and self.server.available is not None)
+        self.strip.setVisible(compact)
+
     @property
     def paused(self) -> bool:
         return not self.timer.isActive()
@@ -258,6 +274,8 @@ class StatsPanel(QWidget):
                 series[-1] = np.nan if value is None else value
             self.server.push(snap.server)
             self.readout_grid.show_snapshot(snap)
+            if self.compact:
+                self.strip.setText(strip_text(snap))
             self.slots_line.setValue(snap.n_slots)  # a no-op (no repaint) when unchanged
             self.occupancy_scale.fit(max(snap.n_slots, np.nanmax(self.queued)) + 1)
             self.updates += 1

@@ -98,6 +98,13 @@ def values(snap: StatsSnapshot) -> dict[str, str]:
     }
 
 
+def strip_text(snap: StatsSnapshot) -> str:
+    """The key figures in one line, for the panel's compact strip."""
+    shown = values(snap)
+    return (f"Slots {shown['slots']} · queued {shown['queued']} · decode {shown['decode_recent']} · "
+            f"prefill {shown['prefill_recent']} ({RECENT})")
+
+
 class Readouts(QWidget):
     """`labels[key]` is each readout's value label (keys: WINDOWS); `windows[key]` the window it covers."""
 
@@ -110,16 +117,16 @@ class Readouts(QWidget):
         grid.setVerticalSpacing(2)
         self._heading(0, 0, "Now", "now")
         self._pairs(1, NOW)
-        row = 1 + (len(NOW) + 1) // 2
+        row = 1 + len(NOW)
         self._heading(row, 0, "Rates", None)
         self._heading(row, 1, RECENT, RECENT, Qt.AlignRight)
-        self._heading(row, 3, LIFETIME, LIFETIME, Qt.AlignRight)
+        self._heading(row, 2, LIFETIME, LIFETIME, Qt.AlignRight)
         for i, (key, title) in enumerate(RATES, start=row + 1):
             grid.addWidget(self._caption(title, key), i, 0)
             grid.addWidget(self._value(f"{key}_recent"), i, 1)
-            grid.addWidget(self._value(key), i, 3)
+            grid.addWidget(self._value(key), i, 2)
         row += 1 + len(RATES)
-        self._heading(row, 0, "Totals, lifetime", LIFETIME, span=4)
+        self._heading(row, 0, "Totals, lifetime", LIFETIME, span=3)
         self._pairs(row + 1, TOTALS)
 
     def _heading(self, row: int, col: int, text: str, window: str | None, align=Qt.AlignLeft, span: int = 1):
@@ -128,10 +135,9 @@ class Readouts(QWidget):
         self._grid.addWidget(label, row, col, 1, span, align | Qt.AlignVCenter)
 
     def _pairs(self, first_row: int, names: list[tuple[str, str]]) -> None:
-        for i, (key, title) in enumerate(names):
-            row, col = divmod(i, 2)
-            self._grid.addWidget(self._caption(title, key), first_row + row, col * 2)
-            self._grid.addWidget(self._value(key), first_row + row, col * 2 + 1)
+        for row, (key, title) in enumerate(names, start=first_row):  # one a row: a narrow panel beside the panes
+            self._grid.addWidget(self._caption(title, key), row, 0)
+            self._grid.addWidget(self._value(key), row, 1)
 
     def _caption(self, title: str, key: str) -> QLabel:
         caption = QLabel(title, objectName="readoutCaption", toolTip=TIPS.get(key, ""))

@@ -54,7 +54,7 @@ from app.ui.run_pump import RunPump
 from app.ui.settings import Settings
 from app.ui.stats.panel import StatsPanel
 from app.ui.widgets.screen_fit import first_geometry
-from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled
+from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled, side_crowds
 from app.ui.window.examples import ExampleTools
 from app.ui.window.meaning_link import MeaningLink
 from app.ui.window.model_actions import ModelActions
@@ -76,7 +76,7 @@ class MainWindow(QMainWindow):
     self-test)."""
 
     _side: QDockWidget | None = None  # until _init_dock_layout (the window is resized while it is built)
-    _docks_pending = _docks_resized = docks_tabbed = False
+    _docks_pending = _docks_resized = docks_tabbed = docks_strip = False
 
     def __init__(self, bridge: EngineBridge, settings: Settings, session: Session | None = None,
                  autosave_path: Path | Autosaver | None = None, key_store: KeyStore | None = None,
@@ -206,7 +206,8 @@ class MainWindow(QMainWindow):
         toolbar.addSeparator()
         toolbar.addWidget(QLabel(" Columns "))
         low, high = int(COLUMNS.low), int(COLUMNS.high)
-        self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns, toolTip="Panes per row")
+        self.columns_box = QSpinBox(minimum=low, maximum=high, value=self.grid.columns,
+                                    toolTip="Panes per row (fewer while the window is too narrow for them)")
         self.columns_box.setAccessibleName("Panes per row")
         self.columns_box.valueChanged.connect(self.controller.set_columns)
         toolbar.addWidget(self.columns_box)
@@ -272,6 +273,10 @@ class MainWindow(QMainWindow):
         self._side, self._bottom, self._side_area = side, bottom, side_area
         self.docks_tabbed = False  # the statistics are a tab beside the evaluation because the window is narrow
         self._docks_pending = self._docks_resized = False
+        self.docks_strip = False  # the statistics are a strip under the panes, which keep their share of the width
+        # the whole panel's width (not the strip's), with room for the scroll bar of a window too low for it
+        scroll_bar = side.widget().verticalScrollBar().sizeHint().width()
+        self._side_width = content_of(side).minimumSizeHint().width() + scroll_bar
         for dock in (side, bottom):
             dock.toggleViewAction().toggled.connect(self._schedule_docks)
             dock.topLevelChanged.connect(self._schedule_docks)
@@ -279,7 +284,7 @@ class MainWindow(QMainWindow):
     def docks_needed_width(self) -> int:
         """The narrowest window that shows both docks side by side at their contents' minimum widths."""
         return (content_of(self._bottom).minimumSizeHint().width()
-                + content_of(self._side).minimumSizeHint().width() + SEPARATOR_PX)
+                + self._side_width + SEPARATOR_PX)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -310,7 +315,12 @@ class MainWindow(QMainWindow):
         side, bottom = self._side, self._bottom
         share = bottom_height(self.height())
         both = self._shown(side) and self._shown(bottom)
-        narrow = self.width() < self.docks_needed_width()
+        crowded = side_crowds(self.width(), self._side_width)
+        narrow = self.width() < self.docks_needed_width() or crowded
+        if self.docks_strip and (both or not crowded or not self._shown(side)):
+            self._set_strip(False)
+        elif not self.docks_strip and not both and crowded and self._shown(side) and not self.docks_tabbed:
+            self._set_strip(True)
         if both and narrow and not self.docks_tabbed:
             if self.dockWidgetArea(side) == self.dockWidgetArea(bottom):
                 return  # the user put them together already
@@ -322,11 +332,25 @@ class MainWindow(QMainWindow):
             self.docks_tabbed = False
             self.addDockWidget(self._side_area, side)  # out of the tabs, back to its side
             self.resizeDocks([side], [content_of(side).minimumSizeHint().width()], Qt.Horizontal)
+        short = self._side_width - side.widget().width()  # its scroll area's
+        if short > 0 and self._shown(side) and not (self.docks_tabbed or self.docks_strip):
+            self.resizeDocks([side], [side.width() + short], Qt.Horizontal)  # its figures whole, not scrolled
         below = self.dockWidgetArea(bottom) == Qt.BottomDockWidgetArea
         if resized and below and self._shown(bottom) and bottom.height() > share:
             # a lower window takes its height from the panes first (QMainWindow keeps the docks' sizes): the
             # evaluation gives back what it holds above its share
             self.resizeDocks([bottom], [share], Qt.Vertical)
+
+    def _set_strip(self, strip: bool) -> None:
+        """The statistics as a one-line strip under the panes, or back at their side, whole."""
+        side = self._side
+        self.docks_strip = strip
+        content_of(side).set_compact(strip)
+        self.addDockWidget(Qt.BottomDockWidgetArea if strip else self._side_area, side)
+        if strip:
+            self.resizeDocks([side], [content_of(side).minimumSizeHint().height()], Qt.Vertical)
+        else:
+            self.resizeDocks([side], [self._side_width], Qt.Horizontal)
 
     # --- the model (ModelActions), as the application and tests call it --------------------------------------
     def load_model(self, path: str):
