@@ -14,9 +14,9 @@ the tiny random projector of tests/fixtures/vision_gguf.py, and -models-vision.p
 SmolLM2; not in the default set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
 llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed
 group's comparison table with the meaning column, and its answers clustered by meaning), sizes
-(OUT_DIR/screenshot-800x560.png, -1280x800.png,
--1920x1080.png and -dark.png, -light.png: panes beside an evaluation and the statistics; needs a 1920x1080
-screen; not in the default set), versions (OUT_DIR/screenshot-versions.png, a pane showing version 2 of 3, and
+(OUT_DIR/screenshot-800x560-light.png ... -1920x1080-dark.png: three panes and the statistics at each size in both
+themes, and -eval-800x560.png ...: beside an evaluation; needs a 1920x1080 screen; not in the default set),
+versions (OUT_DIR/screenshot-versions.png, a pane showing version 2 of 3, and
 -run-compare.png, two runs of an evaluation compared; not in the default set), tools
 (OUT_DIR/screenshot-tools.png: four panes calling a tool on llama-server, their cards, mock results and a
 continued turn; needs llama-server built; not in the default set), groupmocks (OUT_DIR/screenshot-group-mocks.png:
@@ -261,45 +261,47 @@ SIZES = [(800, 560), (1280, 800), (1920, 1080)]
 
 
 async def shoot_sizes(window: MainWindow, out: Path) -> None:
-    """Two panes (one tinted by token probability) beside an evaluation and the statistics, at each of SIZES
-    (OUT_DIR/screenshot-800x560.png ...), then at 1280x800 in the dark and the light theme
-    (OUT_DIR/screenshot-dark.png, -light.png). Needs a 1920x1080 screen: xvfb-run -s '-screen 0 1920x1080x24'."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
-
-    from app.ui.theme import apply_scheme
+    """Three panes that ran (3 columns) and the statistics, at each of SIZES in the light and the dark theme
+    (OUT_DIR/screenshot-800x560-light.png ... -1920x1080-dark.png), then two panes beside an evaluation at each size
+    (OUT_DIR/screenshot-eval-800x560.png ...). Needs a 1920x1080 screen: xvfb-run -s '-screen 0 1920x1080x24'."""
+    from app.ui.theme import Theme
 
     for pane in list(window.grid.panes):
         window.grid.remove_pane(pane)
-    window.columns_box.setValue(2)
-    for prompt, temperature in PROMPTS[:2]:
+    window.columns_box.setValue(3)
+    for prompt, temperature in PROMPTS[:3]:
         pane = window.grid.add_pane()
         pane.prompt.setPlainText(prompt)
         pane.sampling.temperature.setValue(temperature)
         pane.sampling.seed.setText("3")
         pane.sampling.max_tokens.setValue(70)
     window.grid.panes[0].options.probabilities.setChecked(True)
+    window.stats_dock.show()
+    window.run_all()
+    while any(p.busy for p in window.grid.panes):
+        await asyncio.sleep(0.1)
+    window.move(0, 0)
+    theme = Theme.of()
+    for scheme in ("light", "dark"):
+        theme.use(scheme)
+        for width, height in SIZES:
+            window.resize(width, height)
+            await asyncio.sleep(1.0)
+            window.grab().save(str(out / f"screenshot-{width}x{height}-{scheme}.png"))
+    theme.use("light")
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "promptfooconfig.yaml"
         config.write_text(EVAL_CONFIG.split("defaultTest:")[0].replace(  # the CSV's checks, no judge: quick
             "MODEL", str(default_model_path())), encoding="utf-8")
         (Path(tmp) / "tests.csv").write_text("\n".join(EVAL_TESTS.splitlines()[:5]) + "\n", encoding="utf-8")
-        window.stats_dock.show()
-        window.run_all()
         if not window.evals.open_config(config):
             raise SystemExit(f"sizes: {window.messages[-1]}")
-        while window.evals.running or any(p.busy for p in window.grid.panes):
+        while window.evals.running:
             await asyncio.sleep(0.1)
-    window.move(0, 0)
     for width, height in SIZES:
         window.resize(width, height)
         await asyncio.sleep(1.0)
-        window.grab().save(str(out / f"screenshot-{width}x{height}.png"))
-    window.resize(1280, 800)
-    for name, scheme in (("dark", Qt.ColorScheme.Dark), ("light", Qt.ColorScheme.Light)):
-        apply_scheme(QApplication.instance(), scheme)
-        await asyncio.sleep(1.0)
-        window.grab().save(str(out / f"screenshot-{name}.png"))
+        window.grab().save(str(out / f"screenshot-eval-{width}x{height}.png"))
 
 
 EVAL_CONFIG = """description: Quiz
