@@ -2,29 +2,28 @@
 
 Usage: python scripts/screenshots.py OUT_DIR [NAME...]  -> OUT_DIR/screenshot.png (mid-run),
 OUT_DIR/screenshot-done.png, OUT_DIR/screenshot-conversation.png (two panes, each a three-turn conversation,
-differing in temperature), OUT_DIR/screenshot-probabilities.png (a tinted reply, its alternatives popup, a branch
-and a JSON-schema pane), OUT_DIR/screenshot-columns.png, -diff.png, -table.png (an 8-variant group in columns,
-the diff view, the comparison table), OUT_DIR/screenshot-backends.png (panes on the local model and on a server,
-the server's /metrics in the stats panel) and -backends-dialog.png; with NAME `reasoning` only,
-OUT_DIR/screenshot-reasoning.png (a thinking variant of the embedded model: thinking on with its section opened,
-on with a small budget, folded, and off). NAME limits it to some of: runs, conversation, probabilities, compare,
-backends, reasoning, arena (OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few
-votes, and its leaderboard), images (OUT_DIR/screenshot-images.png: four panes on one chart, on SmolLM2 with
-the tiny random projector of tests/fixtures/vision_gguf.py, and -models-vision.png: the Models dialog pairing it with
-SmolLM2; not in the default set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an
-llm-rubric judge, run in the evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed
-group's comparison table with the meaning column, and its answers clustered by meaning), sizes
-(OUT_DIR/screenshot-800x560-light.png ... -1920x1080-dark.png: three panes and the statistics at each size in both
-themes, and -eval-800x560.png ...: beside an evaluation; needs a 1920x1080 screen; not in the default set),
-versions (OUT_DIR/screenshot-versions.png, a pane showing version 2 of 3, and
--run-compare.png, two runs of an evaluation compared; not in the default set), tools
-(OUT_DIR/screenshot-tools.png: four panes calling a tool on llama-server, their cards, mock results and a
-continued turn; needs llama-server built; not in the default set), groupmocks (OUT_DIR/screenshot-group-mocks.png:
-a group of three panes whose calls are answered by the group's mock results, one pane's own mock taking
-precedence, the Tools section open on the group mock editor and Parallel calls; not in the default set).
-`backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
-(e.g. llama-server -m MODEL -np 8 -t 2 --metrics).
-"""
+differing in temperature), OUT_DIR/screenshot-probabilities.png (a tinted reply, its alternatives popup, a branch and
+a JSON-schema pane), OUT_DIR/screenshot-columns.png, -diff.png, -table.png (an 8-variant group in columns, the diff
+view, the comparison table), OUT_DIR/screenshot-backends.png (panes on the local model and on a server, the server's
+/metrics in the stats panel) and -backends-dialog.png; with NAME `reasoning` only, OUT_DIR/screenshot-reasoning.png
+(a thinking variant of the embedded model: thinking on with its section opened, on with a small budget, folded, and
+off). NAME limits it to some of: runs, conversation, probabilities, compare, backends, reasoning, arena
+(OUT_DIR/screenshot-arena.png and -leaderboard.png: a 3-variant arena after a few votes, and its leaderboard), images
+(OUT_DIR/screenshot-images.png: four panes on one chart, on SmolLM2 with the tiny random projector of
+tests/fixtures/vision_gguf.py, and -models-vision.png: the Models dialog pairing it with SmolLM2; not in the default
+set), eval (OUT_DIR/screenshot-eval.png: a promptfoo config with CSV tests and an llm-rubric judge, run in the
+evaluation view), meaning (OUT_DIR/screenshot-meaning.png and -stability.png: a seed group's comparison table with
+the meaning column, and its answers clustered by meaning), sizes (OUT_DIR/screenshot-800x560-light.png ...
+-1920x1080-dark.png: three panes and the statistics at each size in both themes, and -eval-800x560.png ...: beside an
+evaluation; needs a 1920x1080 screen; not in the default set), versions (OUT_DIR/screenshot-versions.png, a pane
+showing version 2 of 3, and -run-compare.png, two runs of an evaluation compared; not in the default set), tools
+(OUT_DIR/screenshot-tools.png: four panes calling a tool on llama-server, their cards, mock results and a continued
+turn; needs llama-server built; not in the default set), examples (OUT_DIR/screenshot-examples.png and
+-example-KEY.png: Help → Examples, each example run to its end; not in the default set), groupmocks
+(OUT_DIR/screenshot-group-mocks.png: a group of three panes whose calls are answered by the group's mock results, one
+pane's own mock taking precedence, the Tools section open on the group mock editor and Parallel calls; not in the
+default set). `backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
+(e.g. llama-server -m MODEL -np 8 -t 2 --metrics)."""
 
 import asyncio
 import os
@@ -80,6 +79,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_tools(window, out)
     if "groupmocks" in names:
         await shoot_group_mocks(window, out)
+    if "examples" in names:
+        await shoot_examples(window, out)
 
 
 def chart_png(path: Path) -> Path:
@@ -302,6 +303,39 @@ async def shoot_sizes(window: MainWindow, out: Path) -> None:
         window.resize(width, height)
         await asyncio.sleep(1.0)
         window.grab().save(str(out / f"screenshot-eval-{width}x{height}.png"))
+
+
+async def shoot_examples(window: MainWindow, out: Path) -> None:
+    """Each of Help → Examples opened and run to its end (OUT_DIR/screenshot-example-KEY.png), and the dialog
+    (OUT_DIR/screenshot-examples.png)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.session.examples import EXAMPLES
+
+    QMessageBox.question = lambda *a, **k: QMessageBox.Discard  # one example replaces the last: no question
+    window.resize(1400, 900)
+    dialog = window.examples.open_dialog()
+    dialog.select("tools")
+    await asyncio.sleep(0.5)
+    dialog.grab().save(str(out / "screenshot-examples.png"))
+    dialog.close()
+
+    def busy() -> bool:
+        arena = window.examples.arena.arena
+        return (window.evals.running or any(p.result.busy for p in window.session.panes)
+                or (arena is not None and arena.isVisible() and not arena.votable()))
+
+    for item in EXAMPLES:
+        window.examples.open(item.key)
+        await asyncio.sleep(1.0)
+        while busy() or window.examples._pending is not None or window.examples._rerun is not None:
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)
+        arena = window.examples.arena.arena
+        shown = arena if item.key == "arena" and arena is not None else window
+        shown.grab().save(str(out / f"screenshot-example-{item.key}.png"))
+        if arena is not None:
+            arena.close()
 
 
 EVAL_CONFIG = """description: Quiz
