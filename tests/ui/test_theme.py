@@ -174,6 +174,7 @@ def test_every_editor_has_a_border_that_shows(qtbot, qapp, window, restore_theme
     editors = {"prompt": pane.prompt, "system prompt": pane.system_prompt, "tools": pane.tools.editor,
                "mock results": pane.tools.mocks, "note": pane.rating.note}
     qtbot.waitUntil(lambda: all(e.isVisible() for e in (pane.prompt, pane.system_prompt, pane.tools.editor)))
+    QApplication.processEvents()  # the grid re-lays its columns out for the open sections' width (queued)
     window.grid.setFocus()  # no editor focused: each shows its resting border
     palette = pane.palette()
     assert is_dark(palette) == (name == "dark")
