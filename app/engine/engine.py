@@ -271,7 +271,7 @@ class Engine:
                 closing = self._closing
                 cancels = set(self._live) if closing else self._cancel_ids
                 self._cancel_ids = set()
-            events = EventBuilder(self._step.count, self._deliver)
+            events = EventBuilder(self._step.count)
             try:
                 self._apply_cancels(cancels, events)
                 if self._clear_cache:
@@ -285,7 +285,7 @@ class Engine:
             except Exception as exc:  # a bug must not kill the thread: end what the step touched
                 log.exception("engine step failed")
                 self._fail_running(events, f"internal engine error: {exc!r}")
-            events.flush()
+            self._publish(events)
             self._snapshot_kv()
             with self._cond:
                 if not (self._waiting or self._running or self._admitting):
@@ -302,8 +302,11 @@ class Engine:
         self._kv_expected = expected
         self._kv_positions = [self._ctx.next_position(slot) for slot in range(self.config.n_slots)]
 
-    def _deliver(self, event: StepEvent) -> None:
-        """Hand an event to every subscriber (engine thread; EventBuilder.flush), and count its states as shown."""
+    def _publish(self, events: EventBuilder) -> None:
+        """Hand the step's event to every subscriber, and count its states as shown (`stats`)."""
+        event = events.build()
+        if event is None:
+            return
         with self._cond:
             for rid, state in event.states.items():
                 if state in _UNFINISHED:
@@ -341,14 +344,14 @@ class Engine:
             self._failure = cause
             self._closing = True
             doomed = list(self._live.values())
-        events = EventBuilder(self._step.count, self._deliver)
+        events = EventBuilder(self._step.count)
         for seq in doomed:
             try:
                 self._finish(seq, "error", events, message)
             except Exception:  # _finish completes the handle even when its cleanup raises
                 log.exception("could not end request %s cleanly", seq.id)
         try:
-            events.flush()
+            self._publish(events)
         except Exception:
             log.exception("could not publish the end of the engine's requests")
         self._admitting = None

@@ -10,19 +10,13 @@ stats are one fact.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from app.engine.types import Completion, RequestState, StepEvent
 
 
 class EventBuilder:
-    def __init__(self, step: int, deliver: Callable[[StepEvent], None] | None = None):
-        """`deliver(event)` hands the event to the subscribers (`flush`)."""
+    def __init__(self, step: int):
         self._step = step
-        self._deliver = deliver
-        self._reset()
-
-    def _reset(self) -> None:
         self._deltas: dict[int, str] = {}
         self._states: dict[int, RequestState] = {}
         self._since: dict[int, dict[RequestState, float]] = {}
@@ -58,13 +52,6 @@ class EventBuilder:
     def finished(self, completion: Completion, state: RequestState) -> None:
         self._finished.append(completion)
         self._states[completion.request_id] = state
-
-    def flush(self) -> None:
-        """Deliver what was collected (nothing if nothing changed) and start collecting afresh."""
-        event = self.build()
-        self._reset()
-        if event is not None and self._deliver is not None:
-            self._deliver(event)
 
     def build(self) -> StepEvent | None:
         if not (self._deltas or self._states or self._finished or self._reasoning or self._tool_calls):

@@ -81,7 +81,7 @@ class Step:
                 self.reproducible.step(plan, events)
                 return
             outputs = self.fill_batch(plan)
-            rc, elapsed = self.timed_decode(events, outputs)
+            rc, elapsed = self.timed_decode(outputs)
             if rc == 0:
                 break
             if plan.drafts:  # a failed decode left nothing usable: retry without drafts, then as before
@@ -109,7 +109,7 @@ class Step:
         self.advance(plan, outputs, events)
         self.end_step(plan, elapsed)
 
-    def timed_decode(self, events: EventBuilder, outputs=()) -> tuple[int, float]:
+    def timed_decode(self, outputs=()) -> tuple[int, float]:
         """llama_decode the batch with this engine's share of the cores (core_share.py), while the token masks of
         the (sequence, index) `outputs` that want one are computed (sampling/masks.py); returns its code and its
         seconds."""

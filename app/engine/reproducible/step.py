@@ -69,8 +69,7 @@ class ReproducibleStep:
         elapsed += self._prefill_pieces(plan.prefill, events)  # packed where safe (packing.py)
         self._step.end_step(plan, elapsed)
 
-    def _decode_padded(self, group: StepPlan, tokens: list[tuple[int, int]],
-                       events: EventBuilder) -> tuple[int, list, float]:
+    def _decode_padded(self, group: StepPlan, tokens: list[tuple[int, int]]) -> tuple[int, list, float]:
         """llama_decode `group` with placeholders for the (slot, token) pairs that would be alone, then drop
         the placeholders' KV; returns the decode's code, the group's outputs and its seconds."""
         pads = [] if self.lone_token_exact and not any(s.request.lora for s in group.sequences) else \
@@ -78,7 +77,7 @@ class ReproducibleStep:
         if pads:
             self._stats.record_placeholders(len(pads))
         outputs = self._step.fill_batch(group, pads)
-        rc, elapsed = self._step.timed_decode(events, outputs)
+        rc, elapsed = self._step.timed_decode(outputs)
         for slot, position, _ in pads:
             self._ctx.trim(slot, position)
         return rc, outputs, elapsed
@@ -86,8 +85,7 @@ class ReproducibleStep:
     def _decode_group(self, decode: list[Sequence], events: EventBuilder) -> float:
         """One llama_decode for every generating sequence (plus placeholders); returns its seconds."""
         group = StepPlan(decode=list(decode))
-        rc, outputs, elapsed = self._decode_padded(group, [(seq.slot, seq.pending_token) for seq in decode],
-                                                     events)
+        rc, outputs, elapsed = self._decode_padded(group, [(seq.slot, seq.pending_token) for seq in decode])
         if rc == 1:  # no room in the KV cache even for the decode tokens: end the youngest generating request
             self._finish(max(decode, key=lambda s: s.t_admit), "length", events)
         elif rc != 0:
@@ -103,7 +101,7 @@ class ReproducibleStep:
         """One prompt piece in a llama_decode of its own (a one-token piece with a placeholder); its seconds."""
         group = StepPlan(prefill=[(seq, n)])
         lone = [(seq.slot, int(seq.prompt[seq.n_prompt_done]))] if n == 1 else []
-        rc, outputs, elapsed = self._decode_padded(group, lone, events)
+        rc, outputs, elapsed = self._decode_padded(group, lone)
         if rc != 0:
             message = (f"llama_decode failed (code {rc}) on a prompt piece of {n} tokens"
                        + (": no room left in the KV cache" if rc == 1 else ""))
@@ -168,7 +166,7 @@ class ReproducibleStep:
         the KV has no room, llama.cpp restored it, and each piece goes alone to find out whose slot is full."""
         plan = StepPlan(prefill=group)
         outputs = self._step.fill_batch(plan)
-        rc, elapsed = self._step.timed_decode(events, outputs)
+        rc, elapsed = self._step.timed_decode(outputs)
         if rc == 1:
             for seq, n in group:
                 elapsed += self._chunk(seq, n, events)

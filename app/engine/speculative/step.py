@@ -111,7 +111,7 @@ class SpeculativeStep:
         group = StepPlan(decode=[seq], drafts={seq: draft})
         step = self._step
         outputs = step.fill_batch(group)
-        rc, elapsed = step.timed_decode(events, outputs)
+        rc, elapsed = step.timed_decode(outputs)
         if rc == 0:
             step.advance(group, outputs, events)
             return elapsed
