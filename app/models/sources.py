@@ -73,6 +73,11 @@ def _xdg(env: dict, name: str, home: Path, default: str) -> Path:
 
 
 def _lmstudio(home: Path, env: dict) -> list[Root]:
+    return [Root("lmstudio", h / "models", "tree") for h in lmstudio_homes(home)]
+
+
+def lmstudio_homes(home: Path) -> list[Path]:
+    """LM Studio's home folders, most likely first: the pointer file's, then the two defaults."""
     homes = []
     pointer = home / ".lmstudio-home-pointer"
     try:
@@ -81,8 +86,7 @@ def _lmstudio(home: Path, env: dict) -> list[Root]:
             homes.append(Path(text).expanduser())
     except OSError:
         pass
-    homes += [home / ".cache" / "lm-studio", home / ".lmstudio"]
-    return [Root("lmstudio", h / "models", "tree") for h in homes]
+    return homes + [home / ".cache" / "lm-studio", home / ".lmstudio"]
 
 
 def _ollama(home: Path, env: dict, platform: str) -> list[Root]:

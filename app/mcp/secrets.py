@@ -1,0 +1,49 @@
+"""Secrets of MCP servers (`env` values, `headers`) in the keyring, never in session files or exports.
+
+`stash(config, keys)` stores every value in the KeyStore (the OS keyring when there is one, else this process's
+memory) and returns the configuration with its values blanked: that is what a session file holds. `restore`
+fills blank values back from the store before a server starts; a value it cannot find stays blank, and
+`missing` names those so the window can ask for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.backends import KeyStore
+from app.mcp.config import McpConfig, ServerConfig
+
+_PREFIX = "chorus-mcp"
+
+
+def _key(server: str, kind: str, name: str) -> str:
+    return f"{_PREFIX}:{server}:{kind}:{name}"
+
+
+def stash(config: McpConfig, keys: KeyStore, remember: bool = True) -> McpConfig:
+    """Store the secrets of every server; the configuration without them (values "")."""
+    servers = []
+    for server in config.servers:
+        for kind, values in (("env", server.env), ("header", server.headers)):
+            for name, value in values.items():
+                if value:
+                    keys.set(_key(server.name, kind, name), value, remember=remember)
+        servers.append(replace(server, env={k: "" for k in server.env}, headers={k: "" for k in server.headers}))
+    return McpConfig(tuple(servers), config.skipped)
+
+
+def restore_server(server: ServerConfig, keys: KeyStore) -> ServerConfig:
+    env = {k: v or keys.get(_key(server.name, "env", k)) or "" for k, v in server.env.items()}
+    headers = {k: v or keys.get(_key(server.name, "header", k)) or "" for k, v in server.headers.items()}
+    return replace(server, env=env, headers=headers)
+
+
+def restore(config: McpConfig, keys: KeyStore) -> McpConfig:
+    """The configuration with its blank secrets filled from the store."""
+    return McpConfig(tuple(restore_server(s, keys) for s in config.servers), config.skipped)
+
+
+def missing(config: McpConfig) -> list[str]:
+    """`server: env NAME` / `server: header NAME` for each secret still blank."""
+    return [f"{s.name}: {kind} {k}" for s in config.servers
+            for kind, values in (("env", s.env), ("header", s.headers)) for k, v in values.items() if not v]
