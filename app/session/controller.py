@@ -14,7 +14,6 @@ from app.engine import RequestHandle
 from app.session import conversation, images, tool_loop, versions, vision
 from app.session.runner import SessionRunner
 from app.session.state import PaneSpec, SessionModel, new_id
-from app.session.tool_cards import NO_SERVERS, ServerAnswers
 
 
 @dataclass(frozen=True)
@@ -39,30 +38,6 @@ class SessionController:
         # Runs panes whose local model is on standby: the ModelShifts that app.session.shifts.controller_for gives
         # it when it builds the controller (without one, such a pane cannot start and says why).
         self.loader = None
-        self.mcp = None  # the session's MCP servers (app/session/mcp_link.McpLink), once `attach_mcp` gave them
-        self._continue_when_answered: set[str] = set()  # panes Continue left waiting on their servers
-
-    def attach_mcp(self, link) -> None:
-        """Answer calls to MCP tools through `link` (an McpLink): runs offer the panes' server tools, and a pane
-        Continue left waiting on its servers goes on once they have answered."""
-        self.mcp = link
-        self.runner.extra_tools = link.definitions
-        link.answered.connect(self._servers_answered)
-        self.runner.events.ended.connect(self._run_ended)
-
-    def _run_ended(self, pane, _result) -> None:
-        """A reply that called MCP tools: its calls go to their servers (or wait for approval) at once."""
-        if pane is not None and self.mcp is not None and pane in self.session.panes:
-            self.mcp.start_calls(pane)
-
-    def servers(self, pane: PaneSpec) -> ServerAnswers:
-        """The pane's MCP side (its servers' functions and its calls' states), for its cards and its tool loop."""
-        return self.mcp.answers(pane) if self.mcp is not None else NO_SERVERS
-
-    def _servers_answered(self, pane: PaneSpec) -> None:
-        if pane.id in self._continue_when_answered:
-            self._continue_when_answered.discard(pane.id)
-            self.continue_tools([pane])
 
     # --- structure ------------------------------------------------------------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PaneSpec | None = None) -> PaneSpec:
@@ -252,13 +227,8 @@ class SessionController:
         for pane in panes:
             if self.busy(pane) or not tool_loop.pending_calls(pane):
                 continue
-            if self.mcp is not None:
-                self.mcp.start_calls(pane)
             try:
-                tool_loop.continue_pane(pane, self.group_mocks(pane), self.servers(pane))
-            except tool_loop.Waiting:
-                self._continue_when_answered.add(pane.id)  # goes on once its servers have answered
-                continue
+                tool_loop.continue_pane(pane, self.group_mocks(pane))
             except ValueError as exc:
                 problems.append((pane, str(exc)))
                 continue
@@ -269,32 +239,23 @@ class SessionController:
     def auto_continue(self, panes: list[PaneSpec], steps: int) -> tool_loop.AutoLoop:
         """Continue `panes` by themselves for up to `steps` rounds (starting now for those that wait with calls,
         else when their runs end); each round's steps are submitted together."""
-        link = self.mcp
         loop = tool_loop.AutoLoop(panes, steps, self.busy, lambda ready: self.run_many(ready, use_draft=False),
-                                  self.group_mocks, self.servers, link.start_calls if link is not None else None)
+                                  self.group_mocks)
 
-        def on_end(pane, _result=None) -> None:
+        def on_end(pane, _result) -> None:
             if any(p is pane for p in loop.panes):  # by identity: panes compare equal by value
                 loop.step()
 
         self.runner.events.ended.connect(on_end)
-        if link is not None:
-            link.answered.connect(on_end)
-        loop.finished.connect(lambda _loop: self._loop_done(on_end))
+        loop.finished.connect(lambda _loop: self.runner.events.ended.disconnect(on_end))
         loop.step()
         return loop
-
-    def _loop_done(self, on_end) -> None:
-        self.runner.events.ended.disconnect(on_end)
-        if self.mcp is not None:
-            self.mcp.answered.disconnect(on_end)
 
     def prompt_as_seen(self, pane: PaneSpec) -> str:
         """The text the pane's next run sends its model (its draft, else a rerun of the last reply), rendered by
         the model's own chat template as the engine renders it. Raises ValueError with a message: nothing to run,
         no model, or a backend (a server) that renders prompts out of sight."""
-        request, _ = conversation.plan_run(pane, use_draft=bool(pane.draft.strip()),
-                                           extra_tools=self.runner.extra_tools(pane))
+        request, _ = conversation.plan_run(pane, use_draft=bool(pane.draft.strip()))
         backend = self.runner.backends.get(pane.backend)
         if backend is None:
             raise ValueError(f"no model is loaded for {pane.backend!r}")

@@ -127,7 +127,6 @@ class SessionRunner:
         self._runs: dict[int, _Run] = {}
         self._inbox: deque[StepEvent] = deque()
         self._arrived = threading.Condition()
-        self.extra_tools: Callable[[PaneSpec], tuple[dict, ...]] = lambda pane: ()  # a pane's MCP tools (mcp_link)
 
     # --- submitting (owning thread) --------------------------------------------------------------------------
     def run(self, pane: PaneSpec, use_draft: bool = True) -> RequestHandle:
@@ -135,7 +134,7 @@ class SessionRunner:
         Raises ValueError/RuntimeError with a message; the pane is unchanged then."""
         if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
-        request, turns = plan_run(pane, use_draft, self.extra_tools(pane))
+        request, turns = plan_run(pane, use_draft)
         problem = count_images(request) and vision_problem(request, self.backends.get(pane.backend))
         if problem:
             raise ValueError(f"{pane.label}: {problem}")

@@ -7,9 +7,7 @@ last reply is valid and answered (tool_cards.py); otherwise CannotContinue says 
 changes. A pane's calls are answered from its own mocks, else from its group's (`group_mocks`: the session's
 `group_mocks[pane.group]`, checked against the tools of the group's panes). `AutoLoop` repeats that up to N steps
 for a set of panes, and submits every pane's step together once the last of them has ended, so the steps join the
-same engine batch. Calls to functions an MCP server offers are answered by the server (`ServerAnswers`, kept by
-app/session/mcp_link.py): a pane whose server calls have not all answered waits (`Waiting`) without holding back
-the others, and goes on when they have.
+same engine batch.
 """
 
 from __future__ import annotations
@@ -24,17 +22,13 @@ from app.session import tools as tool_defs
 from app.session.conversation import plan_run
 from app.session.mocks import NO_GROUP, GroupMocks
 from app.session.state import PaneSpec, SessionModel
-from app.session.tool_cards import NO_SERVERS, Card, ServerAnswers, call_line, cards_for, live_cards
+from app.session.tool_cards import Card, call_line, cards_for, live_cards
 
 AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
 
 
 class CannotContinue(ValueError):
     """The pane's calls cannot be answered (the message says which call and why); nothing was changed."""
-
-
-class Waiting(CannotContinue):
-    """Some of the pane's calls wait on their MCP server (or on the user's approval); nothing was changed."""
 
 
 def pending_calls(pane: PaneSpec) -> list[dict]:
@@ -88,45 +82,40 @@ def group_mocks(session: SessionModel, pane: PaneSpec) -> GroupMocks:
     return GroupMocks(text, group_tool_names(session.group(pane.group))) if text.strip() else NO_GROUP
 
 
-def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP, servers: ServerAnswers = NO_SERVERS) -> list[Card]:
+def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[Card]:
     """The cards of the pane's last calls: checked against its tools, answered from its mocks (else the
     group's), or, once continued, with the result the conversation holds for each. While a reply streams calls,
     its own calls (the last one perhaps still being written: `live_cards`)."""
     if pane.result.busy and pane.result.tool_calls:
-        return live_cards(pane.result.tool_calls, pane.tools, pane.mocks, group, servers)
+        return live_cards(pane.result.tool_calls, pane.tools, pane.mocks, group)
     index, calls = last_calls(pane)
     given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
     out = []
-    for card in cards_for(calls, pane.tools, pane.mocks, group, servers):
+    for card in cards_for(calls, pane.tools, pane.mocks, group):
         if card.id in given:
             card = dataclasses.replace(card, answer=given[card.id], answered=True, problem="")
         out.append(card)
     return out
 
 
-def answer_turns(pane: PaneSpec, group: GroupMocks = NO_GROUP, servers: ServerAnswers = NO_SERVERS) -> list[dict]:
-    """The tool turns that answer the pending calls; raises CannotContinue naming the call at fault (Waiting
-    while a server has not answered)."""
+def answer_turns(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[dict]:
+    """The tool turns that answer the pending calls; raises CannotContinue naming the call at fault."""
     calls = pending_calls(pane)
     if not calls:
         raise CannotContinue("no tool calls to answer: the last reply called no function")
     turns = []
-    for i, card in enumerate(cards_for(calls, pane.tools, pane.mocks, group, servers), 1):
-        if card.answer is None and card.server:
-            raise Waiting(f"call {i} ({card.name}) waits on MCP server {card.server!r}")
+    for i, card in enumerate(cards_for(calls, pane.tools, pane.mocks, group), 1):
         if card.answer is None:
             raise CannotContinue(f"call {i} ({card.name or 'no name'}) is not answered: {card.problem}")
         turns.append({"role": "tool", "content": card.answer, "tool_call_id": card.id, "name": card.name})
     return turns
 
 
-def continue_pane(pane: PaneSpec, group: GroupMocks = NO_GROUP, servers: ServerAnswers = NO_SERVERS) -> None:
-    """Append the mock results (and the servers' answers) after the pane's calls (the next run generates the
-    following turn). Raises CannotContinue, or ValueError from the run's own checks (bad tools): the pane is
-    unchanged then."""
-    turns = [*pane.turns, *answer_turns(pane, group, servers)]
-    plan_run(pane.copy(turns=turns, draft=""), use_draft=False,  # the run would start: checked before any change
-             extra_tools=servers.definitions)
+def continue_pane(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> None:
+    """Append the mock results after the pane's calls (the next run generates the following turn). Raises
+    CannotContinue, or ValueError from the run's own checks (bad tools): the pane is unchanged then."""
+    turns = [*pane.turns, *answer_turns(pane, group)]
+    plan_run(pane.copy(turns=turns, draft=""), use_draft=False)  # the run would start: checked before any change
     pane.turns = turns
 
 
@@ -140,13 +129,11 @@ class AutoLoop:
     finished = Signal(object)
     """The loop ended: (this AutoLoop)."""
 
-    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit, group_of=lambda pane: NO_GROUP,
-                 servers_of=lambda pane: NO_SERVERS, send=None):
+    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit, group_of=lambda pane: NO_GROUP):
         """`busy(pane)` says whether a pane runs; `submit(panes)` runs them (the controller's run_many);
-        `group_of(pane)` gives its group's mocks when a round starts (the controller's group_mocks);
-        `servers_of(pane)` its MCP side, `send(pane)` sends its server calls (McpLink.answers, start_calls)."""
+        `group_of(pane)` gives its group's mocks when a round starts (the controller's group_mocks)."""
         self.panes, self.steps_left = list(panes), steps
-        self._group_of, self._servers_of, self._send = group_of, servers_of, send or (lambda pane: 0)
+        self._group_of = group_of
         self.rounds = 0
         self.stopped: dict[str, str] = {}  # pane id -> why it stopped before its reply called nothing
         self._busy, self._submit = busy, submit
@@ -156,7 +143,7 @@ class AutoLoop:
         """Run the next round if every pane has ended its turn (call this when one ends)."""
         if self.done or any(self._busy(p) for p in self.panes):
             return
-        ready, waiting = [], False
+        ready = []
         for pane in self.panes:
             if pane.id in self.stopped or not pending_calls(pane):
                 continue
@@ -167,18 +154,12 @@ class AutoLoop:
                 self.stopped[pane.id] = f"auto-continue stopped: the model called {again} again, whose result " \
                                         "it already has (Continue answers it once more by hand)"
                 continue
-            self._send(pane)  # its server calls go (or wait for approval); the pane goes on once they answer
             try:
-                continue_pane(pane, self._group_of(pane), self._servers_of(pane))
-            except Waiting:
-                waiting = True  # `step` runs again when they have answered
-                continue
+                continue_pane(pane, self._group_of(pane))
             except ValueError as exc:  # CannotContinue, or the run's own checks
                 self.stopped[pane.id] = str(exc)
                 continue
             ready.append(pane)
-        if not ready and waiting:
-            return
         if not ready:
             self.done = True
             self.finished.emit(self)

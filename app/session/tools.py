@@ -95,12 +95,10 @@ def turn_choice(choice: str, call_first: bool, turns: list[dict]) -> tuple[str, 
     return choice, call_first
 
 
-def request_fields(text: str, choice: str, parallel: bool | None, call_first: bool = False,
-                   extra: tuple[dict, ...] = ()) -> dict:
-    """GenerationRequest fields for a pane's tools ({} for none) and the `extra` definitions offered beside them
-    (its MCP servers' tools); `call_first` adds `tool_call_first` (the engine applies it with required or one
-    function); raises ToolsError."""
-    tools = parse_tools(text) + list(extra)
+def request_fields(text: str, choice: str, parallel: bool | None, call_first: bool = False) -> dict:
+    """GenerationRequest fields for a pane's tools ({} for none); `call_first` adds `tool_call_first` (the
+    engine applies it with required or one function); raises ToolsError."""
+    tools = parse_tools(text)
     if not tools:
         if choice not in ("auto", "none"):
             raise ToolsError(f"tool_choice: {choice!r} needs tools, and the pane has none")
