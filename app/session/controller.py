@@ -74,6 +74,8 @@ class SessionController:
         self.session.votes = list(other.votes)
         self.session.evaluation = other.evaluation
         self.session.group_mocks = dict(other.group_mocks)
+        self.session.mcp_servers = dict(other.mcp_servers)  # listed, not started (app/mcp)
+        self.session.mcp_records = list(other.mcp_records)
 
     def set_columns(self, columns: int) -> None:
         self.session.view.columns = columns
