@@ -13,6 +13,7 @@ import sys
 
 from app.arena.board import ARENA_SEED, BOOTSTRAP_ROUNDS
 from app.backends.embedding import DEFAULT_EMBEDDER
+from app.cli import mcp_cli
 from app.engine import limits
 from app.evaluate.run_compare import ALPHA as COMPARE_ALPHA
 
@@ -100,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--embedder", metavar="local|PATH.gguf|URL",
                      help="--report: the embedding model that clusters the answers of requests differing only by "
                      f"seed (default: {DEFAULT_EMBEDDER}, the main model, a weak embedder)")
+    mcp_cli.add_run_arguments(run)
+    mcp_cli.add_parser(sub)
     evaluate = sub.add_parser("eval", help="run a promptfoo config (promptfooconfig.yaml): test cases × variants, "
                               "graded; exit 0 all passed, 100 some failed, 2 unusable config")
     evaluate.add_argument("config", help="the config file (promptfoo's YAML or JSON format)")
@@ -149,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         from app.cli.run import run_command
 
         return run_command(args)
+    if args.command == "mcp":
+        return mcp_cli.mcp_command(args)
     if args.command == "eval":
         from app.cli.eval import eval_command
 

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
 from app.session import MAIN, Session, SessionFileError, adapters, compare, conversation, images, tools
+from app.session.tool_loop import AUTO_STEPS
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
                   "speculative", "tools", "tool_choice", "parallel_tool_calls", "lora",
-                  "tool_call_first")
+                  "tool_call_first", "mcp", "max_tool_rounds")
 SPECULATION_KEYS = tuple(f.name for f in dataclasses.fields(Speculation))
 
 
@@ -36,6 +37,9 @@ class RunItem:
     settings: dict[str, str]
     error: str | None = None  # why this line cannot run
     turns: list[dict] | None = None  # a session pane's conversation as this run sends it
+    mcp: bool | tuple[str, ...] = False  # the line's MCP servers (True: every one of `run --mcp`; app/cli/mcp_run.py)
+    max_tool_rounds: int = AUTO_STEPS.default  # rounds of MCP calls answered before the line's result is written
+    tool_choice: str = ""  # an MCP line's tool_choice, checked once its servers' tools are known
 
 
 def request_settings(request: GenerationRequest) -> dict[str, str]:
@@ -106,7 +110,10 @@ def field_problem(data: dict) -> str | None:
               "messages": (lambda v: isinstance(v, list) and bool(v), "a non-empty list of {role, content}"),
               "tool_choice": (lambda v: isinstance(v, str), "auto, none, required or a tool's name"),
               "parallel_tool_calls": (lambda v: isinstance(v, bool), "true or false"),
-              "tool_call_first": (lambda v: isinstance(v, bool), "true or false")}
+              "tool_call_first": (lambda v: isinstance(v, bool), "true or false"),
+              "mcp": (lambda v: isinstance(v, bool) or _strings(v), "true, false or a list of server names"),
+              "max_tool_rounds": (lambda v: _whole(v) and AUTO_STEPS.low <= v <= AUTO_STEPS.high,
+                                  f"a whole number from {AUTO_STEPS.low} to {AUTO_STEPS.high}")}
     for name, (ok, what) in expect.items():
         if name in data and data[name] is not None and not ok(data[name]):
             return f"{name} must be {what}, got {json.dumps(data[name])[:80]}"
@@ -196,7 +203,11 @@ def parse_line(text: str, line: int, base: Path | None = None, loaded: tuple[str
                   if data.get(k) is not None}
         if "messages" in fields:
             fields["messages"] = inline_images(fields["messages"], base)
-        if data.get("tools"):  # checked as a pane's tools are (app/session/tools.py)
+        if data.get("mcp"):  # the servers' tools join the line's when the run knows them (mcp_run.py)
+            fields.update(tools=tuple(tools.check_tools(data.get("tools") or [])),
+                          parallel_tool_calls=data.get("parallel_tool_calls"),
+                          tool_call_first=bool(data.get("tool_call_first")))
+        elif data.get("tools"):  # checked as a pane's tools are (app/session/tools.py)
             fields.update(tools=tuple(tools.check_tools(data["tools"])),
                           tool_choice=tools.check_tool_choice(data.get("tool_choice") or "auto", data["tools"]),
                           parallel_tool_calls=data.get("parallel_tool_calls"),
@@ -209,7 +220,10 @@ def parse_line(text: str, line: int, base: Path | None = None, loaded: tuple[str
                                     **fields)
     except (TypeError, ValueError) as exc:
         return RunItem(line, item_id, None, {}, f"line {line}: {exc}")
-    return RunItem(line, item_id, request, request_settings(request))
+    mcp = {} if not data.get("mcp") else {
+        "mcp": True if data["mcp"] is True else tuple(data["mcp"]), "tool_choice": data.get("tool_choice") or "auto",
+        "max_tool_rounds": data.get("max_tool_rounds", AUTO_STEPS.default)}
+    return RunItem(line, item_id, request, request_settings(request), **mcp)
 
 
 def speculation(value: str | dict | None) -> Speculation | None:

@@ -9,6 +9,7 @@ model that cannot be used at all exits 2 with one sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -23,10 +24,13 @@ from app.backends.embedding import DEFAULT_EMBEDDER
 from app.backends.registry import BackendRegistry, BackendSpec
 from app.cli.inputs import InputError, RunItem, open_input
 from app.cli.interrupt import Interrupt
+from app.cli.mcp_cli import consent_refused, read_config
+from app.cli.mcp_run import McpRun, next_request
 from app.cli.report import write_report
 from app.cli.report_stability import report_clusters
 from app.engine import limits
 from app.evaluate.outputs import escape_surrogates
+from app.mcp import parse_policy
 from app.models import default_model_path
 from app.session import MAIN, PaneResult, SessionRunner
 
@@ -98,7 +102,34 @@ def main_model(args) -> str | None:
     return str(Path(args.model) if args.model else default_model_path())
 
 
+def open_mcp(args) -> McpRun | int | None:
+    """`--mcp`'s servers, started (None without --mcp); an exit code when the file is bad, consent is missing
+    (nothing starts then) or a server failed to start."""
+    if not getattr(args, "mcp", None):
+        return None
+    config = read_config(args.mcp, "run")
+    if config is None:
+        return EXIT_UNUSABLE
+    if not args.allow_mcp:
+        return consent_refused(config, "run")
+    try:
+        policy = parse_policy(args.mcp_approve)
+    except ValueError as exc:
+        print(f"chorus run: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    mcp = McpRun(config, policy, live=args.mcp_live, timeout_s=args.mcp_timeout)
+    problems = mcp.start()
+    if problems:
+        mcp.close()
+        print("chorus run: " + "; ".join(problems), file=sys.stderr)
+        return EXIT_UNUSABLE
+    return mcp
+
+
 def run_command(args) -> int:
+    mcp = open_mcp(args)  # before the model loads: a refused consent or a bad file costs nothing
+    if isinstance(mcp, int):
+        return mcp
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while the model loads also exits 130
         try:
             limits.SLOTS.check("--slots", args.slots)
@@ -106,15 +137,20 @@ def run_command(args) -> int:
             backends = open_backends(args)
         except (InputError, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus run: {exc}", file=sys.stderr)
+            if mcp is not None:
+                mcp.close()
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
         with ExitStack() as stack:
             stack.callback(backends.close_all)
+            if mcp is not None:
+                stack.callback(mcp.close)
             if ctrl_c.requested:
                 return EXIT_INTERRUPTED
             out = stack.enter_context(open(args.out, "w", encoding="utf-8")) if args.out else sys.stdout
             run = Run(backends, items, total, session, out, args.slots, keep=bool(args.report),
                       stability=lambda records, session: report_clusters(
-                          records, session, getattr(args, "embedder", None) or DEFAULT_EMBEDDER, main_model(args)))
+                          records, session, getattr(args, "embedder", None) or DEFAULT_EMBEDDER, main_model(args)),
+                      mcp=mcp)
             return run.execute(args.report, ctrl_c)
 
 
@@ -123,10 +159,12 @@ class Run:
     input's panes run as panes (`runner.run`), so the session after the run is what the window would hold."""
 
     def __init__(self, backends: BackendRegistry, items, total: int, session, out, slots: int, keep: bool,
-                 stability=None):
+                 stability=None, mcp: McpRun | None = None):
         """`backends`: a registry with its main backend open; every name a session's panes store means it.
-        `stability(records, session)` gives the report's answer clusters (report_stability.py)."""
-        self.stability = stability
+        `stability(records, session)` gives the report's answer clusters (report_stability.py). `mcp`: the
+        servers that answer the calls of lines with "mcp" (mcp_run.py)."""
+        self.stability, self.mcp = stability, mcp
+        self.tool_waits: dict[int, tuple[RunItem, PaneResult]] = {}  # line -> its item and last round's result
         self.backend, self.items, self.session, self.out, self.keep = backends.main, iter(items), session, out, keep
         self.limit = slots * IN_FLIGHT_PER_SLOT
         for pane in session.panes if session is not None else ():
@@ -147,12 +185,16 @@ class Run:
         try:
             while not ctrl_c.requested:
                 self._top_up()
-                if not self.in_flight and self.exhausted:
+                self._next_rounds()
+                if not self.in_flight and not self.tool_waits and self.exhausted:
                     break
-                self.runner.wait(timeout=0.2)
+                self.runner.wait(timeout=0.05 if self.tool_waits else 0.2)
                 self.runner.pump()
             if ctrl_c.requested:
                 self.runner.cancel_all()
+                if self.mcp is not None:
+                    self.mcp.cancel()
+                    self._next_rounds(submit=False)
                 self._drain(ctrl_c)
         finally:
             self.progress.close()
@@ -176,6 +218,9 @@ class Run:
             item = next(self.items, None)
             if item is None:
                 self.exhausted = True
+            elif item.mcp and self.mcp is None:
+                self._write(item, None, f"line {item.line}: \"mcp\" needs the servers: run with --mcp MCP.json "
+                                        "--allow-mcp")
             elif item.request is None:
                 print(f"chorus run: {item.error}", file=sys.stderr)
                 self._write(item, None)
@@ -184,17 +229,45 @@ class Run:
                 self.runner.run(pane)
                 self.in_flight[id(pane.result)] = item
             else:
-                result = PaneResult()
-                self.runner.submit(item.request, MAIN, result)
-                self.in_flight[id(result)] = item
+                if self.mcp is not None:
+                    item = self.mcp.prepare(item)
+                    if item.request is None:
+                        self._write(item, None)
+                        continue
+                self._submit(item, item.request)
+
+    def _submit(self, item: RunItem, request) -> None:
+        result = PaneResult()
+        self.runner.submit(request, MAIN, result)
+        self.in_flight[id(result)] = item
 
     def _ended(self, _pane, result: PaneResult) -> None:
         item = self.in_flight.pop(id(result), None)
-        if item is not None:
+        if item is None:
+            return
+        if self.mcp is not None and self.mcp.dispatch(item, result):  # its calls go out; the slot is free
+            self.tool_waits[item.line] = (item, result)
+        else:
             self._write(item, result)
 
-    def _write(self, item: RunItem, result: PaneResult | None) -> None:
+    def _next_rounds(self, submit: bool = True) -> None:
+        """Lines whose tool calls have all been answered: their next round (or, after Ctrl+C, their result)."""
+        if self.mcp is None:
+            return
+        for line, messages in self.mcp.ready():
+            item, result = self.tool_waits.pop(line)
+            if submit:
+                self._submit(item, next_request(item.request, messages))
+            else:
+                self._write(item, result)
+
+    def _write(self, item: RunItem, result: PaneResult | None, error: str | None = None) -> None:
+        if error:
+            item = dataclasses.replace(item, error=error)
+            print(f"chorus run: {error}", file=sys.stderr)
         record = result_record(item, result)
+        if self.mcp is not None:
+            record = self.mcp.record(item, record)
         self.out.write(escape_surrogates(json.dumps(record, ensure_ascii=False)) + "\n")
         self.out.flush()
         if self.keep:

@@ -152,7 +152,7 @@ class McpHub:
             return
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(self._stop_all(), thread.loop).result(timeout)
-        thread.stop([], _nothing)
+        thread.call(thread.stop, [], _nothing)
         thread.join(timeout)
         self._thread = None
 

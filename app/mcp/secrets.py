@@ -43,6 +43,19 @@ def restore(config: McpConfig, keys: KeyStore) -> McpConfig:
     return McpConfig(tuple(restore_server(s, keys) for s in config.servers), config.skipped)
 
 
+def blank_entries(entries: dict[str, dict]) -> dict[str, dict]:
+    """`mcpServers` entries as a session file keeps them: every `env` and `headers` value blanked (the keys stay,
+    so the window knows what to ask for or fetch from the keyring)."""
+    out = {}
+    for name, entry in entries.items():
+        entry = dict(entry) if isinstance(entry, dict) else entry
+        for key in ("env", "headers"):
+            if isinstance(entry, dict) and isinstance(entry.get(key), dict):
+                entry[key] = {k: "" for k in entry[key]}
+        out[name] = entry
+    return out
+
+
 def missing(config: McpConfig) -> list[str]:
     """`server: env NAME` / `server: header NAME` for each secret still blank."""
     return [f"{s.name}: {kind} {k}" for s in config.servers

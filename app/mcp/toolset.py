@@ -54,5 +54,17 @@ def build(tools: list[McpTool], taken: tuple[str, ...] | list[str] = (),
     return ToolSet(routes)
 
 
+def chosen(entries) -> dict[str, set[str] | None]:
+    """A pane's or a line's choice ("server" for all its tools, "server/tool" for one) as `build`'s `only`."""
+    only: dict[str, set[str] | None] = {}
+    for entry in entries:
+        server, _, tool = entry.partition("/")
+        if not tool:
+            only[server] = None
+        elif only.get(server, set()) is not None:
+            only.setdefault(server, set()).add(tool)
+    return only
+
+
 def _safe(name: str) -> str:
     return _UNSAFE.sub("_", name)[:64] or "tool"

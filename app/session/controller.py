@@ -38,6 +38,12 @@ class SessionController:
         # Runs panes whose local model is on standby: the ModelShifts that app.session.shifts.controller_for gives
         # it when it builds the controller (without one, such a pane cannot start and says why).
         self.loader = None
+        self.mcp = None  # the session's McpTools once the user starts MCP servers (app/session/mcp_tools.py)
+
+    def use_mcp(self, mcp) -> None:
+        """Answer MCP calls with `mcp` (an McpTools; None: no MCP): panes offer their servers' tools from now on."""
+        self.mcp = mcp
+        self.runner.extra_tools = mcp.definitions if mcp is not None else None
 
     # --- structure ------------------------------------------------------------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PaneSpec | None = None) -> PaneSpec:
@@ -74,6 +80,8 @@ class SessionController:
         self.session.votes = list(other.votes)
         self.session.evaluation = other.evaluation
         self.session.group_mocks = dict(other.group_mocks)
+        self.session.mcp_servers = dict(other.mcp_servers)  # listed, not started (app/mcp)
+        self.session.mcp_records = list(other.mcp_records)
 
     def set_columns(self, columns: int) -> None:
         self.session.view.columns = columns
@@ -240,7 +248,7 @@ class SessionController:
         """Continue `panes` by themselves for up to `steps` rounds (starting now for those that wait with calls,
         else when their runs end); each round's steps are submitted together."""
         loop = tool_loop.AutoLoop(panes, steps, self.busy, lambda ready: self.run_many(ready, use_draft=False),
-                                  self.group_mocks)
+                                  self.group_mocks, self.mcp)
 
         def on_end(pane, _result) -> None:
             if any(p is pane for p in loop.panes):  # by identity: panes compare equal by value

@@ -47,9 +47,11 @@ def can_run(pane: PaneSpec) -> bool:
     return bool(pane.draft.strip() or pane.draft_images) or any(t["role"] == "user" for t in pane.turns)
 
 
-def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest, list[dict]]:
+def plan_run(pane: PaneSpec, use_draft: bool = True, extra_tools: list[dict] | tuple = ()) \
+        -> tuple[GenerationRequest, list[dict]]:
     """The request Run would submit and the conversation it implies; changes nothing. Without the draft
-    (`use_draft=False`) it regenerates the last reply.
+    (`use_draft=False`) it regenerates the last reply. `extra_tools`: definitions offered beside the pane's own
+    (its MCP servers' tools).
 
     Raises NothingToRun, images.ImageError naming the pane and a missing image, or ValueError from the
     request's own checks (tools.ToolsError for bad tools)."""
@@ -75,7 +77,8 @@ def plan_run(pane: PaneSpec, use_draft: bool = True) -> tuple[GenerationRequest,
                                 speculative=speculation_of(pane),
                                 logprobs=ALTERNATIVES_SHOWN if pane.show_probabilities else 0,
                                 **pane.output_format.request_fields(),
-                                **tools.request_fields(pane.tools, choice, pane.parallel_tool_calls, call_first),
+                                **tools.request_fields(pane.tools, choice, pane.parallel_tool_calls, call_first,
+                                                       extra_tools),
                                 lora=pane.lora)
     return request, turns
 

@@ -127,6 +127,8 @@ class SessionRunner:
         self._runs: dict[int, _Run] = {}
         self._inbox: deque[StepEvent] = deque()
         self._arrived = threading.Condition()
+        # tool definitions a pane offers beside its JSON ones (its MCP servers': app/session/mcp_tools.py)
+        self.extra_tools: Callable[[PaneSpec], list[dict]] | None = None
 
     # --- submitting (owning thread) --------------------------------------------------------------------------
     def run(self, pane: PaneSpec, use_draft: bool = True) -> RequestHandle:
@@ -134,7 +136,7 @@ class SessionRunner:
         Raises ValueError/RuntimeError with a message; the pane is unchanged then."""
         if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
-        request, turns = plan_run(pane, use_draft)
+        request, turns = plan_run(pane, use_draft, self.extra_tools(pane) if self.extra_tools else ())
         problem = count_images(request) and vision_problem(request, self.backends.get(pane.backend))
         if problem:
             raise ValueError(f"{pane.label}: {problem}")

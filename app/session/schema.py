@@ -16,6 +16,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.engine import limits
+from app.mcp.replay import RecordedCall
+from app.mcp.secrets import blank_entries
 from app.session import evaluation_file, versions
 from app.session.evaluation import Evaluation
 from app.session.evaluation_file import EvaluationFile
@@ -89,6 +91,11 @@ class Autosave(msgspec.Struct):
     unsaved: bool = False
 
 
+class McpFile(msgspec.Struct, omit_defaults=True):
+    servers: dict[str, dict] = {}  # NAME -> an mcpServers entry, env and header values blanked
+    records: list[RecordedCall] = []
+
+
 class SessionFile(msgspec.Struct):
     format: Literal["chorus-session"]
     version: int
@@ -100,6 +107,8 @@ class SessionFile(msgspec.Struct):
     votes: list[Vote] | UnsetType = UNSET  # the arena's votes (their own declaration: app/session/votes.py)
     evaluation: EvaluationFile | None | UnsetType = UNSET  # its own declaration: app/session/evaluation_file.py
     group_mocks: dict[str, str] | UnsetType = UNSET  # group id -> its mock results as written (absent: none)
+    mcp: McpFile | UnsetType = UNSET  # MCP servers (no secrets) and recorded tool answers (absent: none)
+
 
 
 # --- file → model --------------------------------------------------------------------------------------------
@@ -173,7 +182,13 @@ def session_to_file(session, saved_at: str, autosave: Autosave | None = None) ->
                        view=View(columns=session.view.columns, column_group=session.view.column_group),
                        panes=[pane_to_file(p) for p in session.panes], next_number=session.next_number,
                        autosave=autosave if autosave is not None else UNSET, votes=list(session.votes),
-                       evaluation=evaluation, group_mocks=group_mocks_to_file(session))
+                       evaluation=evaluation, group_mocks=group_mocks_to_file(session), mcp=mcp_to_file(session))
+
+
+def mcp_to_file(session) -> McpFile | UnsetType:
+    """The session's MCP servers without their secrets, and its recorded answers (UNSET when none)."""
+    servers, records = getattr(session, "mcp_servers", {}), getattr(session, "mcp_records", [])
+    return McpFile(blank_entries(servers), list(records)) if servers or records else UNSET
 
 
 def group_mocks_to_file(session) -> dict[str, str] | UnsetType:

@@ -22,6 +22,7 @@ from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
 from app.engine import LoraAdapter, SamplingParams, limits
+from app.mcp.replay import RecordedCall
 from app.session.evaluation import Evaluation
 from app.session.images import ImageRef
 from app.session.output_format import OutputFormat
@@ -86,9 +87,14 @@ class PaneSpec:
     # tool_choice required or one function: the reply starts with the call (Chorus's call-first grammar; the local
     # engine only, a server is told nothing and the pane's status says so; docs/tools.md "Constrained calls")
     tool_call_first: bool = False
+    # MCP servers whose tools the pane offers beside its JSON ones: "server" (all its tools) or "server/tool";
+    # they name entries of the session's `mcp_servers` (app/mcp; nothing starts until the user agrees)
+    mcp: tuple[str, ...] = ()
+    mcp_live: bool = False  # every call goes to its server, none is replayed from the group's recording
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
+        self.mcp = tuple(self.mcp)
         self.lora = tuple(self.lora)
         if not all(isinstance(a, LoraAdapter) for a in self.lora):
             raise ValueError("lora must be a list of adapters, each {path, scale}")
@@ -151,6 +157,10 @@ class SessionModel:
     evaluation: Evaluation | None = None  # the evaluation this session holds, if any
     # group id -> the group's mock results, JSON as written (app/session/mocks.py; replaced, never mutated)
     group_mocks: dict[str, str] = field(default_factory=dict)
+    # MCP servers as `mcpServers` entries, their secrets blanked (those live in the keyring: app/mcp/secrets.py),
+    # and the tool answers recorded for replay (app/mcp/replay.py); both replaced, never mutated
+    mcp_servers: dict[str, dict] = field(default_factory=dict)
+    mcp_records: list[RecordedCall] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.panes, EventedList):

@@ -146,6 +146,8 @@ def _decode(text: str) -> dict:
         fields["votes"] = list(data.votes)
     if data.group_mocks is not msgspec.UNSET:
         fields["group_mocks"] = dict(data.group_mocks)
+    if data.mcp is not msgspec.UNSET:  # read only: nothing starts until the user agrees (app/mcp)
+        fields.update(mcp_servers=dict(data.mcp.servers), mcp_records=list(data.mcp.records))
     try:
         fields["evaluation"] = schema.evaluation_from_file(data.evaluation)
     except (TypeError, ValueError) as exc:

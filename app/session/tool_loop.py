@@ -129,11 +129,15 @@ class AutoLoop:
     finished = Signal(object)
     """The loop ended: (this AutoLoop)."""
 
-    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit, group_of=lambda pane: NO_GROUP):
+    def __init__(self, panes: list[PaneSpec], steps: int, busy, submit, group_of=lambda pane: NO_GROUP, mcp=None):
         """`busy(pane)` says whether a pane runs; `submit(panes)` runs them (the controller's run_many);
-        `group_of(pane)` gives its group's mocks when a round starts (the controller's group_mocks)."""
+        `group_of(pane)` gives its group's mocks when a round starts (the controller's group_mocks). `mcp`: the
+        session's McpTools (mcp_tools.py): a pane whose calls go to MCP servers waits for their answers on its
+        own, holding back no other pane, and goes on as soon as they are in (`poll`)."""
         self.panes, self.steps_left = list(panes), steps
-        self._group_of = group_of
+        self._group_of, self.mcp = group_of, mcp
+        self.waiting: dict[str, object] = {}  # pane id -> its PendingAnswer (MCP calls under way)
+        self._steps: dict[str, int] = {}  # pane id -> steps it took
         self.rounds = 0
         self.stopped: dict[str, str] = {}  # pane id -> why it stopped before its reply called nothing
         self._busy, self._submit = busy, submit
@@ -141,18 +145,21 @@ class AutoLoop:
 
     def step(self) -> None:
         """Run the next round if every pane has ended its turn (call this when one ends)."""
-        if self.done or any(self._busy(p) for p in self.panes):
+        if self.done or any(self._busy(p) for p in self.panes if p.id not in self.waiting):
             return
         ready = []
         for pane in self.panes:
-            if pane.id in self.stopped or not pending_calls(pane):
+            if pane.id in self.stopped or pane.id in self.waiting or not pending_calls(pane):
                 continue
-            if self.steps_left <= 0:
+            if self._steps.get(pane.id, 0) >= self.steps_left:
                 self.stopped[pane.id] = "auto-continue stopped: the step limit was reached"
                 continue
             if again := repeated_call(pane):
                 self.stopped[pane.id] = f"auto-continue stopped: the model called {again} again, whose result " \
                                         "it already has (Continue answers it once more by hand)"
+                continue
+            if self.mcp is not None and self.mcp.routes(pane):
+                self.waiting[pane.id] = self.mcp.answer(pane, self._group_of(pane))
                 continue
             try:
                 continue_pane(pane, self._group_of(pane))
@@ -161,9 +168,24 @@ class AutoLoop:
                 continue
             ready.append(pane)
         if not ready:
-            self.done = True
-            self.finished.emit(self)
+            if not self.waiting:
+                self.done = True
+                self.finished.emit(self)
+            self.poll()
             return
-        self.steps_left -= 1
+        self._go(ready)
+
+    def _go(self, ready: list[PaneSpec]) -> None:
+        for pane in ready:
+            self._steps[pane.id] = self._steps.get(pane.id, 0) + 1
         self.rounds += 1
         self._submit(ready)
+
+    def poll(self) -> None:
+        """Panes whose MCP answers are all in go on now, each by itself (call this on the session's thread when
+        McpTools.answered fires)."""
+        arrived = [p for p in self.panes if p.id in self.waiting and self.waiting[p.id].done()]
+        for pane in arrived:
+            self.mcp.apply(pane, self.waiting.pop(pane.id))
+        if arrived:
+            self._go(arrived)

@@ -95,10 +95,12 @@ def turn_choice(choice: str, call_first: bool, turns: list[dict]) -> tuple[str, 
     return choice, call_first
 
 
-def request_fields(text: str, choice: str, parallel: bool | None, call_first: bool = False) -> dict:
-    """GenerationRequest fields for a pane's tools ({} for none); `call_first` adds `tool_call_first` (the
-    engine applies it with required or one function); raises ToolsError."""
-    tools = parse_tools(text)
+def request_fields(text: str, choice: str, parallel: bool | None, call_first: bool = False,
+                   extra: list[dict] | tuple[dict, ...] = ()) -> dict:
+    """GenerationRequest fields for a pane's tools ({} for none); `extra`: definitions offered beside them (an MCP
+    server's tools, app/session/mcp_tools.py); `call_first` adds `tool_call_first` (the engine applies it with
+    required or one function); raises ToolsError."""
+    tools = parse_tools(text) + list(extra)
     if not tools:
         if choice not in ("auto", "none"):
             raise ToolsError(f"tool_choice: {choice!r} needs tools, and the pane has none")
