@@ -8,7 +8,7 @@ function, arguments that are not JSON or do not validate, or a call no mock answ
 every card of a pane is answerable. While a reply streams, its calls are cards already (`live_cards`): a call whose
 arguments are still being written is `streaming` (no verdict yet), and fills in as they grow.
 
-A call to a function an MCP server offers (`ServerAnswers`, from app/session/mcp_link.py) is answered by that
+A call to a function an MCP server offers (`ServerAnswers`, from app/session/mcp_calls.py) is answered by that
 server, not by a mock: its card carries the server, the call's state (running, done, error, ...), whether the
 answer was replayed from the group's recording, and the answer once there is one.
 """
@@ -30,7 +30,7 @@ VALID, UNKNOWN, NOT_JSON, INVALID = "valid", "unknown function", "arguments not 
 @dataclass(frozen=True)
 class ServerAnswers:
     """A pane's MCP side: the functions its servers offer, which server answers each, and its calls' states
-    (call id -> an object with `status`, `content`, `replayed` and `pending`: mcp_link.CallState)."""
+    (call id -> an object with `status`, `content`, `replayed` and `pending`: mcp_calls.CallState)."""
 
     definitions: tuple[dict, ...] = ()
     servers: dict[str, str] = dataclasses.field(default_factory=dict)  # function name -> server
@@ -53,7 +53,7 @@ class Card:
     from_group: bool = False  # the answer is the group's mock result (the pane has none for this tool)
     streaming: bool = False  # the reply is still writing this call's arguments: no verdict yet
     server: str = ""  # the MCP server this call goes to ("" = answered by a mock)
-    call_status: str = ""  # a server call's state (mcp_link: running, done, error, ...; "" = not sent yet)
+    call_status: str = ""  # a server call's state (mcp_calls: running, done, error, ...; "" = not sent yet)
     replayed: bool = False  # the server's answer is the group's recorded one, not a new call
 
     @property

@@ -11,11 +11,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolBar, QWidget
 
-from app.session.mcp_link import McpLink
+from app.ui.mcp.servers import ServerList
 
 
 class McpConsentBar(QToolBar):
-    def __init__(self, link: McpLink, parent: QWidget | None = None):
+    def __init__(self, link: ServerList, parent: QWidget | None = None):
         super().__init__("MCP servers to start", parent)
         self.setObjectName("mcpConsentBar")
         self.setMovable(False)
@@ -42,23 +42,21 @@ class McpConsentBar(QToolBar):
     def refresh(self) -> None:
         """Show the servers waiting for consent (hidden when none, or after Not now for the same ones)."""
         waiting = self.link.needs_consent()
-        key = tuple((c.name, c.launch) for c in waiting)
         self.shown = waiting
-        if not waiting or key == self._dismissed:
+        if not waiting or tuple(waiting) == self._dismissed:
             self.hide()
             return
-        lines = [f"{c.name}: {c.launch}" for c in waiting]
+        lines = [f"{name}: {launch}" for name, launch in waiting]
         self.text.setText("This session uses MCP servers that have not been started. Starting them runs:\n"
                           + "\n".join(lines))
         self.show()
 
     def agree(self) -> None:
         """Start the servers shown (as they were shown: a server changed since is asked about again)."""
-        shown = {(c.name, c.launch) for c in self.shown}
-        names = [c.name for c in self.link.needs_consent() if (c.name, c.launch) in shown]
-        self.link.consent(names)
+        shown = set(self.shown)
+        self.link.agree([name for name, launch in self.link.needs_consent() if (name, launch) in shown])
         self.refresh()
 
     def dismiss(self) -> None:
-        self._dismissed = tuple((c.name, c.launch) for c in self.shown)
+        self._dismissed = tuple(self.shown)
         self.hide()

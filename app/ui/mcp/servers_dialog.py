@@ -1,9 +1,9 @@
 """Tools → MCP servers…: the session's MCP servers, what each runs, where it stands, and how its calls are approved.
 
-A view over McpLink (app/session/mcp_link.py): each row is a server (its name, the exact command line or URL, its
-status: stopped, starting, running with its tools, failed or crashed, and its approval mode); the selected one's
-message and the tail of its stderr are shown under the table, as plain text. Add, Edit and Remove change the
-session's servers (secrets to the keyring); Import lists the configurations other apps keep on this computer
+A view over the window's ServerList (app/ui/mcp/servers.py): each row is a server (its name, the exact command
+line or URL, its status: stopped, starting, running with its tools, failed or crashed, and its approval mode);
+the selected one's message and the tail of its stderr are shown under the table, as plain text. Add, Edit and Remove
+change the session's servers (secrets to the keyring); Import lists the configurations other apps keep on this computer
 (Claude Desktop, Cursor, LM Studio) and adds one's servers only when the user picks it and agrees to what they
 run. Start, Stop and Restart go to the hub's thread: nothing here waits on a server.
 """
@@ -29,8 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.mcp import CRASHED, FAILED, MODE_LABELS, MODES, READY, STARTING, FoundConfig, discover
-from app.session.mcp_link import McpLink
+from app.session.mcp_calls import McpCalls
 from app.ui.mcp.server_form import McpServerForm
+from app.ui.mcp.servers import ServerList
 
 STATUS_LABELS = {"stopped": "stopped", STARTING: "starting…", READY: "running", FAILED: "failed to start",
                  CRASHED: "crashed"}
@@ -50,9 +51,9 @@ def import_question(found: FoundConfig) -> str:
 
 
 class McpServersDialog(QDialog):
-    def __init__(self, link: McpLink, parent: QWidget | None = None, home=None):
+    def __init__(self, link: ServerList, calls: McpCalls, parent: QWidget | None = None, home=None):
         super().__init__(parent)
-        self.link, self.home = link, home
+        self.link, self.calls, self.home = link, calls, home
         self.setWindowTitle("MCP servers")
         self.table = QTableWidget(0, len(COLUMNS), selectionBehavior=QAbstractItemView.SelectRows,
                                   selectionMode=QAbstractItemView.SingleSelection,
@@ -91,11 +92,11 @@ class McpServersDialog(QDialog):
         self.edit_button.clicked.connect(lambda: self.edit(self.selected()))
         self.remove_button.clicked.connect(self.remove)
         self.start_button.clicked.connect(lambda: self._act(self.link.start))
-        self.restart_button.clicked.connect(lambda: self._act(self.link.start))
+        self.restart_button.clicked.connect(lambda: self._act(self.link.start))  # after a failure or a crash
         self.stop_button.clicked.connect(lambda: self._act(self.link.stop))
         self.table.itemSelectionChanged.connect(self._selection_changed)
-        link.changed.connect(self._link_changed)
-        self.finished.connect(lambda _r: link.changed.disconnect(self._link_changed))
+        calls.changed.connect(self._link_changed)
+        self.finished.connect(lambda _r: calls.changed.disconnect(self._link_changed))
         self.refresh()
 
     # ---- rendering -------------------------------------------------------------------------------------------
@@ -105,11 +106,12 @@ class McpServersDialog(QDialog):
 
     def refresh(self) -> None:
         names = self.link.names()
+        launches = self.link.launches()
         chosen = self.selected()
         self.table.setRowCount(len(names))
         for row, name in enumerate(names):
             state = self.link.state(name)
-            launch = state.launch or self.link.problems.get(name, "")
+            launch = launches.get(name) or self.link.problems.get(name, "")
             for column, text in enumerate((name, launch, status_text(state))):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
@@ -146,7 +148,7 @@ class McpServersDialog(QDialog):
 
     def detail_text(self, name: str) -> str:
         state = self.link.state(name)
-        lines = [f"{name}: {status_text(state)}", f"Runs: {state.launch}"]
+        lines = [f"{name}: {status_text(state)}", f"Runs: {self.link.launches().get(name, '')}"]
         if state.message:
             lines.append(state.message)
         if state.stderr_tail:

@@ -1,38 +1,43 @@
-"""The window's MCP feature: the session's servers linked to the GUI thread, the Tools menu's *MCP servers…*, and
-the bar that asks before a session's servers start.
+"""The window's MCP feature: the session's servers and calls (McpTools, McpCalls) linked to the GUI thread, the
+Tools menu's *MCP servers…*, and the bar that asks before a session's servers start.
 
-Built by the window with its session, controller and key store: the McpLink it makes answers the panes' calls to
-MCP tools (SessionController.attach_mcp), its pump brings the hub's news to the GUI thread, and the consent bar is
-refreshed whenever the session's servers change (a file opened, a server added). Closing the window stops every
-server.
+Built by the window with its controller and key store, before the panes (they offer the servers' tools): the
+controller answers calls to MCP tools with McpTools (SessionController.use_mcp), the pump brings the hub's news
+(answers, server states, tool lists) to the GUI thread, and the consent bar is refreshed whenever the session's
+servers change (a file opened, a server added). Closing the window stops every server.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from app.session import SessionController
-from app.session.mcp_link import McpLink
+from app.session.mcp_calls import McpCalls
+from app.session.mcp_tools import McpTools
 from app.ui.mcp.consent_bar import McpConsentBar
-from app.ui.mcp.pump import McpPump
+from app.ui.mcp.servers import ServerList
 from app.ui.mcp.servers_dialog import McpServersDialog
 
 
-class McpTools(QObject):
-    def __init__(self, controller: SessionController, keys, window: QMainWindow, hub=None):
+class McpFeature(QObject):
+    _sig_wake = Signal()
+    """Emitted from the hub's thread when something arrived; queued to the GUI thread."""
+
+    def __init__(self, controller: SessionController, keys, window: QMainWindow):
         super().__init__(window)
         self.controller, self.window = controller, window
-        self.pump = McpPump(self)
-        self.link = McpLink(controller.session, keys, self.pump.notify, hub)
-        self.pump.link = self.link
-        controller.attach_mcp(self.link)
-        self.bar = McpConsentBar(self.link, window)
+        self.mcp = McpTools(controller.session, keys)
+        controller.use_mcp(self.mcp)
+        self.calls = McpCalls(self.mcp, controller, self._sig_wake.emit)
+        controller.mcp_calls = self.calls
+        self._sig_wake.connect(self.calls.pump)
+        self.servers = ServerList(self.mcp, self.calls)
+        self.bar = McpConsentBar(self.servers, window)
         self.dialog: McpServersDialog | None = None
-        controller.session.events.mcp_servers.connect(self._servers_changed)
-        self.link.changed.connect(lambda pane_id: pane_id or self.bar.refresh())
-        self.bar.refresh()
+        controller.session.events.mcp_servers.connect(lambda *_: self.bar.refresh())
+        self.calls.changed.connect(lambda pane_id: pane_id or self.bar.refresh())
 
     def build_menu(self, menu: QMenu) -> QAction:
         """Tools → MCP servers…, and the consent bar under the window's toolbar (built by now)."""
@@ -47,14 +52,10 @@ class McpTools(QObject):
 
     def open_servers(self) -> McpServersDialog:
         if self.dialog is None or not self.dialog.isVisible():
-            self.dialog = McpServersDialog(self.link, self.window)
+            self.dialog = McpServersDialog(self.servers, self.calls, self.window)
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog
 
-    def _servers_changed(self, *_args) -> None:
-        self.link.sync_servers()
-        self.bar.refresh()
-
     def close(self) -> None:
-        self.link.close()
+        self.mcp.close()

@@ -1,7 +1,8 @@
 """A pane's MCP tools: which servers (all their tools) or single tools it offers beside its JSON-defined ones, and
 whether its calls always go to the server (*Live calls*) instead of replaying the group's recorded answers.
 
-A view over `PaneSpec.mcp` / `mcp_live` and the session's McpLink (SessionController.mcp): the menu lists the
+A view over `PaneSpec.mcp` / `mcp_live` and the session's McpTools (SessionController.mcp, its calls' news in
+SessionController.mcp_calls): the menu lists the
 session's servers, each with its tools as they are now (a server that is not running has none to list yet); the
 line under it names the functions the pane offers, each with its server and description, its input schema in the
 tooltip, all as plain text. It follows the servers' tool lists as they change.
@@ -46,16 +47,16 @@ class McpPicker(QWidget):
         self._signals = [spec.events.mcp, spec.events.mcp_live, spec.events.tools]
         for signal in self._signals:
             signal.connect(self.sync)
-        if controller.mcp is not None:
-            controller.mcp.changed.connect(self._link_changed)
+        if controller.mcp_calls is not None:
+            controller.mcp_calls.changed.connect(self._link_changed)
         self.sync()
 
     def detach(self) -> None:
         """The pane leaves the session: stop listening (the widget is about to be deleted)."""
         for signal in self._signals:
             signal.disconnect(self.sync)
-        if self.controller.mcp is not None:
-            self.controller.mcp.changed.disconnect(self._link_changed)
+        if self.controller.mcp_calls is not None:
+            self.controller.mcp_calls.changed.disconnect(self._link_changed)
 
     def _link_changed(self, pane_id: str) -> None:
         if not pane_id:
@@ -74,8 +75,8 @@ class McpPicker(QWidget):
 
     def _fill_menu(self) -> None:
         self.menu.clear()
-        link = self.controller.mcp
-        names = link.names() if link is not None else []
+        mcp, calls = self.controller.mcp, self.controller.mcp_calls
+        names = list(mcp.session.mcp_servers) if mcp is not None else []
         if not names:
             self.menu.addAction("No MCP servers: add one under Tools → MCP servers…").setEnabled(False)
             return
@@ -85,10 +86,10 @@ class McpPicker(QWidget):
             action.setCheckable(True)
             action.setChecked(whole)
             action.toggled.connect(lambda on, n=name: self.toggle(n, on))
-            tools = link.tools(name)
+            tools = mcp.hub.tools([name]) if mcp.hub is not None else []
             if not tools:
-                self.menu.addAction(f"    {name} is {link.state(name).status}: its tools show once it runs") \
-                    .setEnabled(False)
+                status = calls.state(name).status if calls is not None else "stopped"
+                self.menu.addAction(f"    {name} is {status}: its tools show once it runs").setEnabled(False)
             for tool in tools:
                 item = f"{name}/{tool.name}"
                 one = self.menu.addAction(f"    {tool.name}")
@@ -100,7 +101,7 @@ class McpPicker(QWidget):
             self.menu.addSeparator()
 
     def sync(self, *_args) -> None:
-        spec, link = self.spec, self.controller.mcp
+        spec, mcp = self.spec, self.controller.mcp
         self.live.blockSignals(True)
         self.live.setChecked(spec.mcp_live)
         self.live.blockSignals(False)
@@ -108,7 +109,7 @@ class McpPicker(QWidget):
             self.offered.setText("")
             self.offered.setVisible(False)
             return
-        routes = link.toolset(spec).routes if link is not None else {}
+        routes = mcp.tools_for(spec).routes if mcp is not None else {}
         lines = [f"{function} ({tool.server}): {tool.description}" if tool.description else
                  f"{function} ({tool.server})" for function, tool in routes.items()]
         waiting = [i for i in spec.mcp if not any(t.server == i.partition("/")[0] for t in routes.values())]

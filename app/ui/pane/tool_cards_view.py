@@ -10,7 +10,7 @@ function. *Continue all* (also in the Tools menu) does the same for every pane o
 whatever its group. The cards scroll past a few, so the note under them (why a pane
 could not go on) keeps its lines however many calls there are.
 
-A call to an MCP tool is answered by its server (app/session/mcp_link.py): its card names the server and says
+A call to an MCP tool is answered by its server (app/session/mcp_calls.py): its card names the server and says
 where the call stands (waiting for approval, running, done, replayed, error, timed out, cancelled, denied). While
 it waits for approval the card offers *Approve once*, *Always for this tool* and *Deny*; while it runs, *Cancel*.
 Whatever a tool returns is shown as plain text, never rendered.
@@ -23,17 +23,17 @@ from html import escape
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget
 
-from app.session import PaneSpec, SessionController, mcp_link, tool_loop
-from app.session.tool_cards import VALID, Card
+from app.session import PaneSpec, SessionController, mcp_calls, tool_loop
+from app.session.tool_cards import NO_SERVERS, VALID, Card
 
 BAD, GOOD, MONO, WRITING = "#b91c1c", "#047857", "font-family: monospace;", "#6b7280"
 CARDS_MAX_HEIGHT, CARDS_MIN_HEIGHT = 240, 110  # px: past the first the cards scroll; at least the second (a card)
 
 
-SERVER_ACTIONS = {mcp_link.ASKING: (("Approve once", "approve"), ("Always for this tool", "always"),
+SERVER_ACTIONS = {mcp_calls.ASKING: (("Approve once", "approve"), ("Always for this tool", "always"),
                                     ("Deny", "deny")),
-                  mcp_link.RUNNING: (("Cancel", "cancel"),)}
-CALL_COLORS = {mcp_link.DONE: GOOD, mcp_link.RUNNING: WRITING, mcp_link.ASKING: "#b45309"}
+                  mcp_calls.RUNNING: (("Cancel", "cancel"),)}
+CALL_COLORS = {mcp_calls.DONE: GOOD, mcp_calls.RUNNING: WRITING, mcp_calls.ASKING: "#b45309"}
 
 
 def plain(text: str, name: str, style: str = "") -> QLabel:
@@ -46,16 +46,16 @@ def plain(text: str, name: str, style: str = "") -> QLabel:
 def server_status(card: Card) -> str:
     """The server call's state in words: "replayed" for a recorded answer."""
     status = card.call_status or "not sent yet"
-    return "replayed" if card.replayed and status == mcp_link.DONE else status
+    return "replayed" if card.replayed and status == mcp_calls.DONE else status
 
 
 def server_rows(card: Card, layout: QVBoxLayout, act) -> None:
     """A server call's answer (plain text) and the buttons its state offers; `act(card, action)` runs one."""
     if card.answer is not None:
-        label = "replayed" if card.replayed else "error" if card.call_status != mcp_link.DONE else "result"
-        color = GOOD if card.call_status == mcp_link.DONE else BAD
+        label = "replayed" if card.replayed else "error" if card.call_status != mcp_calls.DONE else "result"
+        color = GOOD if card.call_status == mcp_calls.DONE else BAD
         layout.addWidget(plain(f"{label}: {card.answer}", "toolCardAnswer", f"color:{color}; {MONO}"))
-    elif card.call_status == mcp_link.ASKING:
+    elif card.call_status == mcp_calls.ASKING:
         layout.addWidget(plain("Run this call? Check its arguments above.", "toolCardAsk"))
     actions = SERVER_ACTIONS.get(card.call_status, ())
     if actions:
@@ -151,21 +151,22 @@ class ToolCardsView(QWidget):
         self.continue_button.clicked.connect(lambda: self.continue_calls())
         self.continue_all_button.clicked.connect(lambda: self.continue_calls(everywhere=True))
         self._loop: tool_loop.AutoLoop | None = None
-        if controller.mcp is not None:
-            controller.mcp.changed.connect(self._link_changed)
+        if controller.mcp_calls is not None:
+            controller.mcp_calls.changed.connect(self._link_changed)
         self.sync()
 
     def detach(self) -> None:
         """The pane leaves the session: stop listening to its server calls."""
-        if self.controller.mcp is not None:
-            self.controller.mcp.changed.disconnect(self._link_changed)
+        if self.controller.mcp_calls is not None:
+            self.controller.mcp_calls.changed.disconnect(self._link_changed)
 
     def sync(self) -> None:
         """Render the cards of the pane's last reply (hidden when it made no call); a no-op while nothing they
         show has changed (a streamed token does not rebuild them)."""
         spec = self.spec
         group = self.controller.session.group_mocks.get(spec.group, "") if spec.group is not None else ""
-        servers = self.controller.servers(spec)
+        calls = self.controller.mcp_calls
+        servers = calls.answers(spec) if calls is not None else NO_SERVERS
         shown = (id(spec.result), tuple(map(str, spec.result.tool_calls)), spec.result.busy, spec.tools, spec.mocks,
                  len(spec.turns), group, tuple(servers.servers.items()), tuple(servers.states.items()))
         if shown == getattr(self, "_shown", None):
@@ -186,7 +187,7 @@ class ToolCardsView(QWidget):
 
     def act(self, card: Card, action: str) -> None:
         """A server call's button: approve (once or always), deny, cancel (McpLink does it)."""
-        link = self.controller.mcp
+        link = self.controller.mcp_calls
         if link is None:
             return
         if action in ("approve", "always"):
@@ -208,6 +209,14 @@ class ToolCardsView(QWidget):
         set; their next turns are submitted together. Problems are shown, never raised. Returns what was done."""
         panes = list(self.controller.session.panes) if everywhere else self.group()
         steps = self.auto_steps.value()
+        calls, mcp = self.controller.mcp_calls, self.controller.mcp
+        if calls is not None and any(mcp.routes(p) for p in panes):  # servers answer: their loop goes on
+            steps = max(1, steps)
+            self._loop = loop = calls.continue_panes(panes, steps)
+            if loop.done:
+                return self._loop_ended(loop)
+            loop.finished.connect(self._loop_ended)
+            return self._show_problems([], f"asked the MCP servers; then up to {steps} round(s)")
         if steps:
             waiting = sum(bool(tool_loop.pending_calls(p)) for p in panes)
             self._loop = loop = self.controller.auto_continue(panes, steps)

@@ -42,7 +42,7 @@ from app.ui.compare.tools import CompareTools
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.tools import EvalTools
 from app.ui.evaluate.view import EvalView
-from app.ui.mcp.tools import McpTools
+from app.ui.mcp.tools import McpFeature
 from app.ui.models.backend_manager import BackendManager
 from app.ui.models.format_menu import PromptFormatMenu
 from app.ui.models.shifts import ShiftsStatus
@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         bridge.add_step_listener(self.runner.feed)
         self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in shifts
         key_store = key_store if key_store is not None else KeyStore()
-        self.mcp = McpTools(self.controller, key_store, self)  # before the panes: they offer its servers' tools
+        self.mcp = McpFeature(self.controller, key_store, self)  # before the panes: they offer its servers' tools
         self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
                                   restored.unsaved)
         self.meaning = MeaningLink(settings, lambda: bridge.model_info.path if bridge.model_info else None,
