@@ -9,11 +9,11 @@ replayed from the recording. The servers dialog shows a server that failed to st
 import sys
 
 import pytest
-from app.session.mcp_calls import ASKING, DONE
 from PySide6.QtWidgets import QLabel, QPushButton
 
 from app.mcp import FAILED, READY
 from app.session import PaneSpec, Session
+from app.session.mcp_calls import ASKING, DONE
 from tests.fixtures import mcp_servers
 from tests.ui.conftest import wait_until
 from tests.ui.test_end_to_end import prepare

@@ -9,9 +9,9 @@ servers change (a file opened, a server added). Closing the window stops every s
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow, QMenu
+from PySide6.QtWidgets import QMenu, QWidget
 
 from app.session import SessionController
 from app.session.mcp_calls import McpCalls
@@ -25,24 +25,23 @@ class McpFeature(QObject):
     _sig_wake = Signal()
     """Emitted from the hub's thread when something arrived; queued to the GUI thread."""
 
-    def __init__(self, controller: SessionController, keys, window: QMainWindow):
-        super().__init__(window)
-        self.controller, self.window = controller, window
+    def __init__(self, controller: SessionController, keys, parent: QWidget):
+        """`parent` owns the dialogs and the consent bar (the window places the bar, `bar`)."""
+        super().__init__(parent)
+        self.controller, self.parent_widget = controller, parent
         self.mcp = McpTools(controller.session, keys)
         controller.use_mcp(self.mcp)
         self.calls = McpCalls(self.mcp, controller, self._sig_wake.emit)
         controller.mcp_calls = self.calls
         self._sig_wake.connect(self.calls.pump)
         self.servers = ServerList(self.mcp, self.calls)
-        self.bar = McpConsentBar(self.servers, window)
+        self.bar = McpConsentBar(self.servers, parent)
         self.dialog: McpServersDialog | None = None
         controller.session.events.mcp_servers.connect(lambda *_: self.bar.refresh())
         self.calls.changed.connect(lambda pane_id: pane_id or self.bar.refresh())
 
     def build_menu(self, menu: QMenu) -> QAction:
-        """Tools → MCP servers…, and the consent bar under the window's toolbar (built by now)."""
-        self.window.addToolBarBreak(Qt.TopToolBarArea)
-        self.window.addToolBar(Qt.TopToolBarArea, self.bar)
+        """Tools → MCP servers…"""
         self.bar.refresh()
         self.act_servers = QAction("MCP servers…", menu)
         self.act_servers.setStatusTip("The MCP servers whose tools panes can call: add, import, start, approvals")
@@ -52,7 +51,7 @@ class McpFeature(QObject):
 
     def open_servers(self) -> McpServersDialog:
         if self.dialog is None or not self.dialog.isVisible():
-            self.dialog = McpServersDialog(self.servers, self.calls, self.window)
+            self.dialog = McpServersDialog(self.servers, self.calls, self.parent_widget)
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog

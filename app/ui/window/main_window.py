@@ -244,6 +244,8 @@ class MainWindow(QMainWindow):
                 self.tool_menu = ToolMenu(self.grid, self.current_pane, self.statusBar(), self)
                 self.tool_menu.build_menu(menu)
                 self.mcp.build_menu(menu)
+                self.addToolBarBreak()
+                self.addToolBar(self.mcp.bar)  # asks before the session's MCP servers start
             if title == "&View":
                 self.theme_menu = ThemeMenu(self.settings, menu, self)
             if title == "&Model":
