@@ -61,6 +61,8 @@ class McpServersDialog(QDialog):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(1, QHeaderView.Stretch)
+        for column in (2, 3):  # the status and the approval mode in full
+            header.setSectionResizeMode(column, QHeaderView.ResizeToContents)
         self.table.verticalHeader().hide()
         self.empty = QLabel("No MCP servers yet. Add one, or import those another app uses.", objectName="mcpEmpty")
         self.detail = QPlainTextEdit(readOnly=True, objectName="mcpDetail", maximumHeight=130)  # plain text only
@@ -87,7 +89,7 @@ class McpServersDialog(QDialog):
         layout.addWidget(self.empty)
         layout.addLayout(row, 1)
         layout.addWidget(self.detail)
-        self.resize(820, 420)
+        self.resize(900, 420)
         self.add_button.clicked.connect(lambda: self.edit(None))
         self.edit_button.clicked.connect(lambda: self.edit(self.selected()))
         self.remove_button.clicked.connect(self.remove)
