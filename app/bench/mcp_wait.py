@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.bench.pairs import figure, reference_first
+from app.bench.pairs import figure, run_pairs
 from app.bench.speculative import GREEDY
 from app.engine import Engine, EngineConfig, GenerationRequest
 from app.mcp import McpHub, ReplayStore, parse_config
@@ -72,16 +72,9 @@ def mcp_wait_bench(model_path: Path, threads: int, repetitions: int = 3, on_run=
         if not state.running:
             raise RuntimeError(f"{state.message} {state.stderr_tail}")
         with Engine(EngineConfig(model_path=model_path, n_slots=N, n_threads=threads)) as engine:
-            runs, ratios = [], []
-            for rep in range(1, repetitions + 1):
-                pair = {}
-                order = [("alone", None), ("waiters", ReplayStore(hub, live=True))]
-                for kind, store in order[::-1] if reference_first(rep) else order:
-                    if on_run:
-                        on_run(f"rep {rep}: {kind}")
-                    pair[kind] = run_once(engine, store)
-                ratios.append(pair["waiters"]["decode_tps"] / pair["alone"]["decode_tps"])
-                runs.append(pair)
+            order = [("alone", None), ("waiters", ReplayStore(hub, live=True))]
+            runs = run_pairs(order, repetitions, lambda store: run_once(engine, store), on_run)
+            ratios = [pair["waiters"]["decode_tps"] / pair["alone"]["decode_tps"] for pair in runs]
     finally:
         hub.close()
     return {**figure(ratios), "runs": runs, "wait_s": WAIT_S, "decoding": DECODING, "waiting": WAITING}
