@@ -231,11 +231,14 @@ def run_tools_lora_bench(args, threads: int) -> int:
     import tempfile
 
     from app.bench.lora_rate import format_lora, lora_bench
+    from app.bench.mcp_wait import format_mcp_wait, mcp_wait_bench
     from app.bench.tool_rate import format_tools, tools_bench
 
     repetitions, result = 1 if args.quick else 3, {}
     with tempfile.TemporaryDirectory(prefix="chorus-bench-") as directory:
         if getattr(args, "tools", False):
+            result["mcp_wait"] = mcp_wait_bench(default_model_path(), threads, repetitions, on_run=_progress)
+            print(format_mcp_wait(result["mcp_wait"]))
             result["tools"] = tools_bench(default_model_path(), Path(directory), threads, repetitions,
                                           on_run=_progress)
             print(format_tools(result["tools"]))

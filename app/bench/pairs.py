@@ -37,6 +37,20 @@ def figure(pair_ratios: list[float]) -> dict:
     return {"median": median(pair_ratios), "pairs": pair_ratios, "pairs_for_5pct": pairs_needed(pair_ratios)}
 
 
+def run_pairs(order: list[tuple[str, object]], repetitions: int, measure, on_run=None) -> list[dict]:
+    """`repetitions` pairs: each runs `measure(what)` for both (kind, what) of `order` back to back, the order
+    alternating (`reference_first`), and is {kind: what it measured}. `on_run(label)` before each run."""
+    runs = []
+    for rep in range(1, repetitions + 1):
+        pair = {}
+        for kind, what in order[::-1] if reference_first(rep) else order:
+            if on_run:
+                on_run(f"rep {rep}: {kind}")
+            pair[kind] = measure(what)
+        runs.append(pair)
+    return runs
+
+
 def reference_first(rep: int) -> bool:
     """Whether repetition `rep` (from 1) runs the reference before the measurement: every other one does."""
     return rep % 2 == 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.bench.model_files import llama_cpp_templates, write_variant
-from app.bench.pairs import figure, reference_first
+from app.bench.pairs import figure, run_pairs
 from app.bench.speculative import GREEDY, timed
 from app.bench.tool_parse import parser_cost_us
 from app.engine import Engine, EngineConfig, GenerationRequest
@@ -64,15 +64,8 @@ def tools_bench(model_path: Path, directory: Path, threads: int, repetitions: in
         first = [h.result(timeout=900) for h in [engine.submit(r) for r in requests(True, max_tokens=max_tokens)]]
         lengths = [c.generated_tokens for c in first]
         order = [("free", requests(False, lengths)), ("tool", requests(True, max_tokens=max_tokens))]
-        runs, ratios = [], []
-        for rep in range(1, repetitions + 1):
-            pair = {}
-            for kind, reqs in order[::-1] if reference_first(rep) else order:
-                if on_run:
-                    on_run(f"rep {rep}: {kind}")
-                pair[kind] = timed(engine, reqs)
-            ratios.append(pair["tool"]["tps"] / pair["free"]["tps"])
-            runs.append(pair)
+        runs = run_pairs(order, repetitions, lambda reqs: timed(engine, reqs), on_run)
+        ratios = [pair["tool"]["tps"] / pair["free"]["tps"] for pair in runs]
     return {**figure(ratios), "runs": runs, "tokens_per_request": lengths,
             "calls": sum(1 for c in first if c.tool_calls),
             "first_call": dict(first[0].tool_calls[0]) if first[0].tool_calls else None,

@@ -3,6 +3,7 @@ Streamable HTTP on 127.0.0.1: tools listed, calls answered, record and replay, a
 model sees, while the other servers carry on. No mock of the protocol."""
 
 import threading
+from contextlib import contextmanager
 
 import pytest
 
@@ -12,6 +13,16 @@ from tests.fixtures import mcp_servers as fx
 
 def hub_of(**entries) -> McpHub:
     return McpHub(parse_config({"mcpServers": entries}))
+
+
+@contextmanager
+def running(**entries):
+    """A hub over these servers, every one started (their states given), closed at the end."""
+    hub = hub_of(**entries)
+    try:
+        yield hub, {s.name: s for s in hub.start_all(timeout=60)}
+    finally:
+        hub.close()
 
 
 @pytest.fixture
@@ -80,33 +91,23 @@ def test_recordings_replay_in_a_new_store_without_a_call(counting):
 
 
 def test_a_slow_tool_times_out_and_other_servers_answer_meanwhile(tmp_path):
-    hub = hub_of(slow=fx.command("slow"), counter=fx.command("counting", tmp_path / "c.txt"))
-    try:
-        hub.start_all(timeout=60)
+    with running(slow=fx.command("slow"), counter=fx.command("counting", tmp_path / "c.txt")) as (hub, _states):
         slow = hub.call("slow", "wait", {"seconds": 30}, timeout_s=2)
         quick = hub.call("counter", "lookup", {"city": "Bern"}).result(30)
         assert quick.content == "Sunny in Bern" and not slow.done()
         result = slow.result(30)
         assert result.is_error and "did not answer within 2 s" in result.content
-    finally:
-        hub.close()
 
 
 def test_a_call_can_be_cancelled(tmp_path):
-    hub = hub_of(slow=fx.command("slow"))
-    try:
-        hub.start_all(timeout=60)
+    with running(slow=fx.command("slow")) as (hub, _states):
         call = hub.call("slow", "wait", {"seconds": 30})
         assert call.cancel() or call.cancelled() or call.done()
         assert hub.call("slow", "wait", {"seconds": 0}).result(30).content == "waited 0.0 s"  # the server goes on
-    finally:
-        hub.close()
 
 
 def test_a_crash_mid_call_ends_it_as_an_error_with_the_stderr_tail_and_a_restart_brings_it_back(tmp_path):
-    hub = hub_of(crasher=fx.command("crashing"))
-    try:
-        hub.start_all(timeout=60)
+    with running(crasher=fx.command("crashing")) as (hub, _states):
         result = hub.call("crasher", "crash", {}).result(30)
         assert result.is_error and "stopped while running" in result.content
         assert "crashing on purpose" in result.content
@@ -114,45 +115,31 @@ def test_a_crash_mid_call_ends_it_as_an_error_with_the_stderr_tail_and_a_restart
         after = hub.call("crasher", "crash", {}).result(30)
         assert after.is_error and "stopped while running" in after.content  # no hang on a dead server
         assert hub.restart("crasher").result(60).status == READY
-    finally:
-        hub.close()
 
 
 def test_a_server_that_fails_to_start_says_why_with_its_stderr_and_others_start(tmp_path):
-    hub = hub_of(broken=fx.command("broken"), missing={"command": str(tmp_path / "no-such-program")},
-                 counter=fx.command("counting", tmp_path / "c.txt"))
-    try:
-        states = {s.name: s for s in hub.start_all(timeout=60)}
+    with running(broken=fx.command("broken"), missing={"command": str(tmp_path / "no-such-program")},
+                 counter=fx.command("counting", tmp_path / "c.txt")) as (hub, states):
         assert states["broken"].status == FAILED and "failed to start" in states["broken"].message
         assert "missing API key" in states["broken"].stderr_tail
         assert states["missing"].status == FAILED and "not found" in states["missing"].message
         assert states["counter"].status == READY
         refused = hub.call("broken", "anything", {}).result(30)
         assert refused.is_error and "missing API key" in refused.content
-    finally:
-        hub.close()
 
 
 def test_a_tool_error_is_an_error_result_the_model_sees(tmp_path):
-    hub = hub_of(failing=fx.command("failing"))
-    try:
-        hub.start_all(timeout=60)
+    with running(failing=fx.command("failing")) as (hub, _states):
         result = hub.call("failing", "fail", {}).result(30)
         assert result.is_error and result.origin == "tool" and result.content
         missing = hub.call("failing", "no_such_tool", {}).result(30)
         assert missing.is_error
-    finally:
-        hub.close()
 
 
 def test_a_malformed_message_does_not_hang_the_call(tmp_path):
-    hub = hub_of(garbler=fx.command("malformed"))
-    try:
-        hub.start_all(timeout=60)
+    with running(garbler=fx.command("malformed")) as (hub, _states):
         result = hub.call("garbler", "garble", {}, timeout_s=2).result(30)
         assert result.is_error and "did not answer within 2 s" in result.content
-    finally:
-        hub.close()
 
 
 def test_the_tool_list_follows_the_server(tmp_path):
