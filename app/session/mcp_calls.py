@@ -115,34 +115,39 @@ class McpCalls:
 
     # ---- what the cards show -----------------------------------------------------------------------------------
     def states(self, pane: PaneSpec) -> dict[str, CallState]:
+        """Call id -> where the call stands, for the pane's calls that went to a server (those the loop sent)."""
         pending = self.pending.get(pane.id)
         if pending is None:
             return {}
-        asking = {a.call_id for a in self.mcp.approvals if a.pane_id == pane.id}
+        asking = {a.call_id: a for a in self.mcp.approvals if a.pane_id == pane.id}
         routes = self.mcp.tools_for(pane).routes
         out = {}
         for call, future in zip(pending.calls, pending.futures, strict=True):
-            tool = routes.get(call.get("name", ""))
-            if tool is None:
-                continue
-            call_id = call.get("id", "")
+            call_id, name = call.get("id", ""), call.get("name", "")
+            result = future.result() if future.done() and not future.cancelled() else None
+            tool = routes.get(name)
+            server = result.server if result is not None else tool.server if tool is not None else \
+                asking[call_id].server if call_id in asking else ""
+            if not server:
+                continue  # answered by a mock, or a server that lists the tool no more
             if call_id in asking:
-                state = CallState(call_id, tool.server, tool.name, ASKING)
+                out[call_id] = CallState(call_id, server, name, ASKING)
             elif not future.done():
-                state = CallState(call_id, tool.server, tool.name, RUNNING)
+                out[call_id] = CallState(call_id, server, name, RUNNING)
             else:
-                state = CallState(call_id, tool.server, tool.name, *outcome(future))
-            out[call_id] = state
+                out[call_id] = CallState(call_id, server, name, *outcome(future))
         return out
 
     def answers(self, pane: PaneSpec) -> ServerAnswers:
+        """The pane's MCP functions (as its servers list them now) and its last calls' states, for its cards."""
         routes = self.mcp.tools_for(pane).routes
-        if not routes:
+        index, last = tool_loop.last_calls(pane)
+        states = {k: s for k, s in self.states(pane).items() if k in {c.get("id") for c in last}}
+        if not routes and not states:
             return NO_SERVERS
-        calls = {c.get("id") for c in tool_loop.last_calls(pane)[1]}
-        states = {k: s for k, s in self.states(pane).items() if k in calls}
-        return ServerAnswers(tuple(t.definition(n) for n, t in routes.items()),
-                             {n: t.server for n, t in routes.items()}, states)
+        servers = {n: t.server for n, t in routes.items()}
+        servers.update({c.get("name", ""): states[c.get("id")].server for c in last if c.get("id") in states})
+        return ServerAnswers(tuple(t.definition(n) for n, t in routes.items()), servers, states)
 
     # ---- the cards' buttons ------------------------------------------------------------------------------------
     def approve(self, pane: PaneSpec, call_id: str, always: bool = False) -> None:

@@ -121,3 +121,49 @@ def test_tool_output_is_plain_text(window):
                              call_status=DONE))
     label = shown.findChild(QLabel, "toolCardAnswer")
     assert label.text() == "result: <b>bold</b><img src=x>" and label.textFormat() == label.textFormat().PlainText
+
+
+def test_a_crash_mid_call_is_the_calls_error_and_the_server_offers_a_restart(window, loop, tmp_path):
+    from app.mcp import CRASHED
+    from app.session import PaneResult, RunState
+    from app.session.mcp_calls import ERROR
+
+    servers, calls = window.mcp.servers, window.mcp.calls
+    servers.set_server("crashing", entry("crashing", tmp_path))
+    servers.set_mode("crashing", "always")
+    servers.start("crashing")
+    wait_until(loop, lambda: servers.state("crashing").status == READY, timeout=60)
+    pane = window.grid.panes[0]
+    pane.mcp_picker.toggle("crashing", True)
+    other = window.grid.panes[1]
+    call = [{"id": "x", "name": "crash", "arguments": "{}"}]  # the reply's call, as a run records it
+    pane.spec.turns = [{"role": "user", "content": "crash"}, {"role": "assistant", "content": "", "tool_calls": call}]
+    pane.spec.result = PaneResult(state=RunState.DONE, finish_reason="tool_calls", tool_calls=call)
+    pane.tool_cards.auto_steps.setValue(0)
+    note = pane.tool_cards.continue_calls()
+    assert "asked the MCP servers" in note, note
+    wait_until(loop, lambda: [s.status for s in calls.states(pane.spec).values()] == [ERROR], timeout=60)
+    assert "crashing" in card(pane).findChild(QLabel, "toolCardAnswer").text()
+    assert pane.spec.turns[2]["role"] == "tool"  # the model is given the error as the tool's answer
+    assert other.spec.turns == []  # other panes carry on as they were
+    wait_until(loop, lambda: servers.state("crashing").status == CRASHED, timeout=60)
+    dialog = window.mcp.open_servers()
+    wait_until(loop, lambda: dialog.table.item(0, 2).text() == "crashed")
+    assert dialog.restart_button.isEnabled() and "crashing on purpose" in dialog.detail.toPlainText()
+    dialog.restart_button.click()
+    wait_until(loop, lambda: servers.state("crashing").status == READY, timeout=60)
+    dialog.close()
+
+
+def test_a_changed_command_is_asked_about_again_and_runs_as_agreed(window, loop, tmp_path, counting):
+    servers = window.mcp.servers
+    servers.set_server("counting", counting)
+    servers.start("counting")
+    wait_until(loop, lambda: servers.state("counting").status == READY, timeout=60)
+    changed = entry("counting", tmp_path, count="count.txt", started="second.txt")
+    window.session.mcp_servers = {"counting": changed}  # a session file opened with another command line
+    assert window.mcp.bar.isVisible() and "second.txt" in window.mcp.bar.text.text()
+    assert not (tmp_path / "second.txt").exists()
+    window.mcp.bar.start_button.click()
+    wait_until(loop, lambda: (tmp_path / "second.txt").exists() and servers.state("counting").status == READY,
+               timeout=60)

@@ -48,13 +48,29 @@ class ServerList:
     def agree(self, names: list[str]) -> list[concurrent.futures.Future]:
         """The user agreed to these servers, as they are configured now: they start."""
         launches = self.launches()
-        for name in names:
-            if name in launches:
-                self.agreed.add((name, launches[name]))
-        started = self.mcp.start([n for n in names if n in launches])
+        chosen = [n for n in names if n in launches]
+        for name in chosen:
+            self.agreed.add((name, launches[name]))
+        started = [self._start_as_configured(name) for name in chosen]
         self.calls.watch_hub()
         self.calls.changed.emit("")
         return started
+
+    def _start_as_configured(self, name: str) -> concurrent.futures.Future:
+        """Start the server as the session configures it now: one the hub knows with another command (a file
+        opened since) is stopped and replaced first, so what runs is what the user agreed to."""
+        hub = self.mcp.hub
+        parsed = parse_server(name, self.session.mcp_servers[name])
+        config = mcp_secrets.restore_server(parsed, self.mcp.keys)
+        if hub is None or name not in hub.names() or hub.config(name).launch == parsed.launch:
+            return self.mcp.start([name])[0]
+        out: concurrent.futures.Future = concurrent.futures.Future()
+
+        def replaced(_stopped) -> None:
+            hub.set_server(config)
+            hub.start(name).add_done_callback(lambda f: out.set_result(f.result()))
+        hub.stop(name).add_done_callback(replaced)
+        return out
 
     def _agreed(self, name: str) -> bool:
         return (name, self.launches().get(name)) in self.agreed
@@ -63,9 +79,10 @@ class ServerList:
         """Start (or, after a failure or a crash, restart) a server the user agreed to."""
         if not self._agreed(name):
             raise PermissionError(f"MCP server {name!r} has not been agreed to: see what it runs first")
-        if self.state(name).status in (FAILED, CRASHED):
-            return self.mcp.hub.restart(name)
-        future = self.mcp.start([name])[0]
+        hub = self.mcp.hub
+        if self.state(name).status in (FAILED, CRASHED) and hub.config(name).launch == self.launches()[name]:
+            return hub.restart(name)
+        future = self._start_as_configured(name)
         self.calls.watch_hub()
         return future
 

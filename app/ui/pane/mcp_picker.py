@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QMenu, QToolButton
 
 from app.session import PaneSpec, SessionController
 
-LIVE_TIP = ("Every call of this pane goes to its server. Off (the default): a call with the same tool and "
-            "arguments that another pane of the session already made is answered with that recorded result, "
-            "marked replayed, so a tool with side effects runs once")
+LIVE_TIP = ("Live for every pane: each call of this pane's group goes to its server. Off (the default): a call "
+            "with the same tool and arguments that another pane of the group already made is answered with that "
+            "recorded result, marked replayed, so a tool with side effects runs once")
 
 
 class McpPicker(QWidget):
@@ -63,7 +63,9 @@ class McpPicker(QWidget):
             self.sync()
 
     def _live_toggled(self, on: bool) -> None:
-        self.spec.mcp_live = on
+        """Live calls for every pane of the group (replay is within a group: it is the group's choice)."""
+        for pane in self.controller.session.group(self.spec.group) or [self.spec]:
+            pane.mcp_live = on
 
     def toggle(self, item: str, on: bool) -> None:
         """Offer (or stop offering) a server ("name") or one tool ("name/tool")."""
