@@ -140,6 +140,7 @@ def test_a_malformed_message_does_not_hang_the_call(tmp_path):
     with running(garbler=fx.command("malformed")) as (hub, _states):
         result = hub.call("garbler", "garble", {}, timeout_s=2).result(30)
         assert result.is_error and "did not answer within 2 s" in result.content
+        assert "it sent a malformed message: 'this is not JSON-RPC' is not JSON-RPC" in result.content
 
 
 def test_the_tool_list_follows_the_server(tmp_path):
