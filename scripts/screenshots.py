@@ -22,7 +22,10 @@ turn; needs llama-server built; not in the default set), examples (OUT_DIR/scree
 -example-KEY.png: Help → Examples, each example run to its end; not in the default set), groupmocks
 (OUT_DIR/screenshot-group-mocks.png: a group of three panes whose calls are answered by the group's mock results, one
 pane's own mock taking precedence, the Tools section open on the group mock editor and Parallel calls; not in the
-default set). `backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
+default set), mcp (OUT_DIR/screenshot-mcp.png: three panes of a group calling an MCP tool of a real server
+(tests/fixtures/mcp_servers.py): one approved and answered, then its next turn; one replayed from the recording;
+one waiting on its approval card; and -mcp-servers.png, the MCP servers dialog; not in the default set). `backends`
+needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics)."""
 
 import asyncio
@@ -81,6 +84,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_group_mocks(window, out)
     if "examples" in names:
         await shoot_examples(window, out)
+    if "mcp" in names:
+        await shoot_mcp(window, out)
 
 
 def chart_png(path: Path) -> Path:
@@ -217,6 +222,59 @@ async def shoot_tools(window: MainWindow, out: Path) -> None:
         window.grab().save(str(out / "screenshot-tools.png"))
     finally:
         server.kill()
+
+
+async def shoot_mcp(window: MainWindow, out: Path) -> None:
+    """Three panes of one group call `lookup` on the counting MCP server: the first call approved (it runs, its
+    result becomes the tool turn and the model goes on), the second replayed from that recording, the third waiting
+    on its approval card (OUT_DIR/screenshot-mcp.png); then the MCP servers dialog (-mcp-servers.png)."""
+    from tests.fixtures import mcp_servers
+
+    servers, calls = window.mcp.servers, window.mcp.calls
+    servers.set_server("weather", mcp_servers.command("counting", Path(tempfile.mkdtemp()) / "count.txt"))
+    servers.start("weather")
+    while servers.state("weather").status != "ready":
+        await asyncio.sleep(0.1)
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    window.stats_dock.hide()  # the panes get the width
+    window.columns_box.setValue(3)
+    for _ in range(3):
+        pane = window.grid.add_pane()
+        pane.system_prompt.setPlainText("Call a tool once. Once you have its result, answer in one sentence.")
+        pane.prompt.setPlainText("What is the weather in Paris?")
+        pane.sampling.temperature.setValue(0.0)
+        pane.sampling.max_tokens.setValue(40)
+        pane.tools.choice.setCurrentText("lookup")
+        pane.tools.call_first.setChecked(True)
+        pane.commit_form()
+        pane.mcp_picker.toggle("weather/lookup", True)
+        pane.tool_cards.auto_steps.setValue(0)
+        pane.spec.group = "paris"
+    window.run_all()
+    await finish_all(window)
+    first, second, third = window.grid.panes
+    first.tool_cards.continue_button.click()
+    first.tool_cards.act(_card(first), "approve")
+    while not all(s.status == "done" for s in calls.states(first.spec).values()):
+        await asyncio.sleep(0.1)
+    second.tool_cards.act(_card(second), "approve")
+    await finish_all(window)
+    while not all(s.status == "done" for s in calls.states(second.spec).values()) or any(
+            p.busy for p in window.grid.panes):
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    window.grab().save(str(out / "screenshot-mcp.png"))
+    dialog = window.mcp.open_servers()
+    await asyncio.sleep(0.5)
+    dialog.grab().save(str(out / "screenshot-mcp-servers.png"))
+    dialog.close()
+
+
+def _card(view):
+    from app.session import tool_loop
+    return tool_loop.cards(view.spec, view.controller.group_mocks(view.spec),
+                           view.controller.mcp_calls.answers(view.spec))[0]
 
 
 async def shoot_group_mocks(window: MainWindow, out: Path) -> None:

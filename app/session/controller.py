@@ -39,6 +39,7 @@ class SessionController:
         # it when it builds the controller (without one, such a pane cannot start and says why).
         self.loader = None
         self.mcp = None  # the session's McpTools once the user starts MCP servers (app/session/mcp_tools.py)
+        self.mcp_calls = None  # where each pane's MCP calls stand, for the window (app/session/mcp_calls.py)
 
     def use_mcp(self, mcp) -> None:
         """Answer MCP calls with `mcp` (an McpTools; None: no MCP): panes offer their servers' tools from now on."""

@@ -57,15 +57,31 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
         if value not in THINKING_VALUES:
             raise ValueError("choose on, off or default")
         return dataclasses.replace(pane, thinking=THINKING_VALUES[value])
-    if axis == "tools":  # a tool set: its JSON text, or the list of definitions
-        text = value if isinstance(value, str) else json.dumps(tools.check_tools(value))
-        tools.request_fields(text, pane.tool_choice, pane.parallel_tool_calls)  # raises ToolsError, a ValueError
-        return dataclasses.replace(pane, tools=text)
+    if axis == "tools":  # a tool set: its JSON text, the list of definitions, or MCP tools (tool_set)
+        text, mcp = tool_set(value)
+        if not mcp:
+            tools.request_fields(text, pane.tool_choice, pane.parallel_tool_calls)  # raises ToolsError
+        return dataclasses.replace(pane, tools=text, mcp=mcp)
     if axis == "adapter":
         return dataclasses.replace(pane, lora=_adapters(value, pane.lora))
     if axis == "scale":
         return dataclasses.replace(pane, lora=tuple(dataclasses.replace(a, scale=float(value)) for a in pane.lora))
     return dataclasses.replace(pane, backend=str(value))
+
+
+def tool_set(value) -> tuple[str, tuple[str, ...]]:
+    """A "tools" axis value as (the pane's tools text, its MCP choice): JSON text or a list of definitions (no MCP
+    tools), `"mcp: files, github/search"` (those servers' or single tools, no JSON ones), or
+    `{"tools": [...], "mcp": [...]}` (both). Raises ValueError (ToolsError) for definitions that do not check."""
+    if isinstance(value, str) and value.strip().startswith("mcp:"):
+        chosen = tuple(item.strip() for item in value.strip()[4:].split(",") if item.strip())
+        if not chosen:
+            raise ValueError("mcp: name at least one server, or a tool as server/tool")
+        return "", chosen
+    if isinstance(value, dict):
+        defined = tools.check_tools(value.get("tools", []))
+        return (json.dumps(defined) if defined else ""), tuple(value.get("mcp", ()))
+    return (value if isinstance(value, str) else json.dumps(tools.check_tools(value))), ()
 
 
 def _adapters(value, current: tuple[LoraAdapter, ...]) -> tuple[LoraAdapter, ...]:

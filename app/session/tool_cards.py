@@ -7,6 +7,10 @@ function, arguments that are not JSON or do not validate, or a call no mock answ
 `Card.answer` is None and `Card.problem` says why. Views render cards; the loop (tool_loop.py) submits only when
 every card of a pane is answerable. While a reply streams, its calls are cards already (`live_cards`): a call whose
 arguments are still being written is `streaming` (no verdict yet), and fills in as they grow.
+
+A call to a function an MCP server offers (`ServerAnswers`, from app/session/mcp_calls.py) is answered by that
+server, not by a mock: its card carries the server, the call's state (running, done, error, ...), whether the
+answer was replayed from the group's recording, and the answer once there is one.
 """
 
 from __future__ import annotations
@@ -24,6 +28,19 @@ VALID, UNKNOWN, NOT_JSON, INVALID = "valid", "unknown function", "arguments not 
 
 
 @dataclass(frozen=True)
+class ServerAnswers:
+    """A pane's MCP side: the functions its servers offer, which server answers each, and its calls' states
+    (call id -> an object with `status`, `content`, `replayed` and `pending`: mcp_calls.CallState)."""
+
+    definitions: tuple[dict, ...] = ()
+    servers: dict[str, str] = dataclasses.field(default_factory=dict)  # function name -> server
+    states: dict[str, object] = dataclasses.field(default_factory=dict)
+
+
+NO_SERVERS = ServerAnswers()
+
+
+@dataclass(frozen=True)
 class Card:
     id: str
     name: str
@@ -35,6 +52,9 @@ class Card:
     answered: bool = False  # a tool turn with this result follows the call in the conversation
     from_group: bool = False  # the answer is the group's mock result (the pane has none for this tool)
     streaming: bool = False  # the reply is still writing this call's arguments: no verdict yet
+    server: str = ""  # the MCP server this call goes to ("" = answered by a mock)
+    call_status: str = ""  # a server call's state (mcp_calls: running, done, error, ...; "" = not sent yet)
+    replayed: bool = False  # the server's answer is the group's recorded one, not a new call
 
     @property
     def valid(self) -> bool:
@@ -64,12 +84,13 @@ def schemas_of(tools: list[dict]) -> dict[str, dict]:
 
 
 def cards_for(calls: list[dict], tools_text: str, mocks_text: str,
-              group: mock_results.GroupMocks = mock_results.NO_GROUP) -> list[Card]:
+              group: mock_results.GroupMocks = mock_results.NO_GROUP,
+              servers: ServerAnswers = NO_SERVERS) -> list[Card]:
     """Cards for `calls` ({id, name, arguments}) under a pane's tools and mocks as written, and its group's
-    mocks (a pane's own mock for a tool wins). Tools or mocks (the pane's or the group's) that do not check make
-    every card say so (and answer nothing)."""
+    mocks (a pane's own mock for a tool wins), and the functions its MCP servers answer (`servers`). Tools or
+    mocks (the pane's or the group's) that do not check make every card say so (and answer nothing)."""
     try:
-        tools = tool_defs.parse_tools(tools_text)
+        tools = tool_defs.parse_tools(tools_text) + list(servers.definitions)
     except tool_defs.ToolsError as exc:
         tools, tools_problem = [], str(exc)
     else:
@@ -88,8 +109,14 @@ def cards_for(calls: list[dict], tools_text: str, mocks_text: str,
         status, problem, args = check_call(name, arguments, schemas)
         pretty = json.dumps(args, indent=2, ensure_ascii=False) if args is not None else arguments
         answer = None
+        server = servers.servers.get(name, "") if not tools_problem else ""
+        state = servers.states.get(call.get("id", "")) if server else None
         if tools_problem:
             problem = tools_problem  # no call can be checked while the tools themselves do not
+        elif server and state is not None and not state.pending:
+            answer = state.content  # the server's answer (or the error the model is given)
+        elif server:
+            problem = "the server has not answered yet" if state is not None else f"goes to MCP server {server!r}"
         elif status == VALID:
             if mocks_problem:
                 problem = mocks_problem
@@ -98,16 +125,18 @@ def cards_for(calls: list[dict], tools_text: str, mocks_text: str,
             elif (answer := mocks[name].answer(args if isinstance(args, dict) else {})) is None:
                 problem = f"no mock case of {name} matches these arguments, and it has no default \"result\""
         out.append(Card(call.get("id", ""), name, arguments, pretty, status, problem, answer,
-                        from_group=answer is not None and name not in own))
+                        from_group=answer is not None and name not in own and not server, server=server,
+                        call_status=getattr(state, "status", ""), replayed=getattr(state, "replayed", False)))
     return out
 
 
 def live_cards(calls: list[dict], tools_text: str, mocks_text: str,
-               group: mock_results.GroupMocks = mock_results.NO_GROUP) -> list[Card]:
+               group: mock_results.GroupMocks = mock_results.NO_GROUP,
+               servers: ServerAnswers = NO_SERVERS) -> list[Card]:
     """Cards for the calls of a reply still streaming: a call whose arguments do not read as JSON yet is being
     written (`streaming`, its text as it stands); the others are checked and answered as `cards_for` does."""
     return [dataclasses.replace(card, streaming=True, problem="", pretty=card.arguments)
-            if card.status == NOT_JSON else card for card in cards_for(calls, tools_text, mocks_text, group)]
+            if card.status == NOT_JSON else card for card in cards_for(calls, tools_text, mocks_text, group, servers)]
 
 
 def validity(calls: list[dict], tools_text: str) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from app.session import tools as tool_defs
 from app.session.conversation import plan_run
 from app.session.mocks import NO_GROUP, GroupMocks
 from app.session.state import PaneSpec, SessionModel
-from app.session.tool_cards import Card, call_line, cards_for, live_cards
+from app.session.tool_cards import NO_SERVERS, Card, ServerAnswers, call_line, cards_for, live_cards
 
 AUTO_STEPS = limits.Limit(0, 20, 3)  # rounds an auto-continue may run (0: Continue answers once, by hand)
 
@@ -82,16 +82,17 @@ def group_mocks(session: SessionModel, pane: PaneSpec) -> GroupMocks:
     return GroupMocks(text, group_tool_names(session.group(pane.group))) if text.strip() else NO_GROUP
 
 
-def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP) -> list[Card]:
-    """The cards of the pane's last calls: checked against its tools, answered from its mocks (else the
-    group's), or, once continued, with the result the conversation holds for each. While a reply streams calls,
-    its own calls (the last one perhaps still being written: `live_cards`)."""
+def cards(pane: PaneSpec, group: GroupMocks = NO_GROUP, servers: ServerAnswers = NO_SERVERS) -> list[Card]:
+    """The cards of the pane's last calls: checked against its tools (and its MCP servers' functions, `servers`),
+    answered from its mocks (else the group's) or by a server, or, once continued, with the result the
+    conversation holds for each. While a reply streams calls, its own calls (the last one perhaps still being
+    written: `live_cards`)."""
     if pane.result.busy and pane.result.tool_calls:
-        return live_cards(pane.result.tool_calls, pane.tools, pane.mocks, group)
+        return live_cards(pane.result.tool_calls, pane.tools, pane.mocks, group, servers)
     index, calls = last_calls(pane)
     given = {t.get("tool_call_id"): t["content"] for t in pane.turns[index + 1:] if t["role"] == "tool"}
     out = []
-    for card in cards_for(calls, pane.tools, pane.mocks, group):
+    for card in cards_for(calls, pane.tools, pane.mocks, group, servers):
         if card.id in given:
             card = dataclasses.replace(card, answer=given[card.id], answered=True, problem="")
         out.append(card)

@@ -1,5 +1,7 @@
 """Sweeps, diffs and group headers: the Qt-free core of the compare workbench."""
 
+import json
+
 import pytest
 
 from app.engine import SamplingParams
@@ -137,3 +139,17 @@ def test_a_session_shown_in_place_of_another_keeps_its_group_in_columns(tmp_path
     shown = Session(panes=[PaneSpec(draft="x")])
     SessionController(shown, SessionRunner(backends=None)).replace(Session.load(tmp_path / "s.chorus.json"))
     assert shown.view.column_group == saved.panes[0].group and len(shown.group(shown.view.column_group)) == 2
+
+
+def test_a_tool_set_sweep_covers_mcp_tools():
+    """A "tools" axis value may name MCP servers or single tools (`mcp: server, server/tool`): that variant offers
+    them instead of JSON-defined tools, and a JSON tool set offers no MCP tools."""
+    weather = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    base = PaneSpec(turns=[{"role": "user", "content": "Weather?"}], tool_choice="auto", mcp=("files",))
+    json_set, mcp_set, both = sweep.expand(base, {"tools": [weather, "mcp: weather, files/read",
+                                                            {"tools": weather, "mcp": ["files"]}]})
+    assert json.loads(json_set.tools) == weather and json_set.mcp == ()
+    assert mcp_set.tools == "" and mcp_set.mcp == ("weather", "files/read")
+    assert json.loads(both.tools) == weather and both.mcp == ("files",)
+    with pytest.raises(ValueError, match="mcp: name at least one server"):
+        sweep.expand(base, {"tools": ["mcp:"]})

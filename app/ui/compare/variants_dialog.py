@@ -93,7 +93,8 @@ class VariantsDialog(QDialog):
         self.images.setFixedHeight(48)
         form.addRow("Images", self.images)
         self.tool_sets = QPlainTextEdit(placeholderText='one tool set per line: [{"type": "function", ...}] '
-                                        "([] for none; empty: keep the pane's)")
+                                        "([] for none), or MCP tools: mcp: files, github/search "
+                                        "(empty: keep the pane's)")
         self.tool_sets.setFixedHeight(48)
         form.addRow("Tool sets", self.tool_sets)
         self.adapters = QPlainTextEdit(placeholderText="LoRA adapters: one GGUF file per line, none = the base model")

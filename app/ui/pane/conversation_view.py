@@ -25,6 +25,14 @@ ROLE_COLORS = {"user": QColor("#2563eb"), "assistant": QColor("#059669"),  # hue
                "tool": QColor("#b45309")}
 
 
+def mcp_note(record: dict | None) -> str:
+    """A tool turn a server answered: which server, and whether the answer was replayed or an error."""
+    if not record:
+        return ""
+    how = " · replayed" if record.get("replayed") else ""
+    return f"  (MCP: {record.get('server', '')}{how}{' · error' if record.get('is_error') else ''})"
+
+
 def _header_format(role: str, base: QColor) -> QTextCharFormat:
     fmt = QTextCharFormat()
     fmt.setFontWeight(QFont.Bold)
@@ -82,6 +90,7 @@ class ConversationView(QPlainTextEdit):
         for turn in turns:
             shown = turn.get("images", ())  # named in the header; the thumbnails are the draft's (image_strip.py)
             note = "  🖼 " + ", ".join(r.label for r in shown) if shown else ""
+            note += mcp_note(turn.get("mcp"))
             self._block(cursor, turn["role"], turn_text(turn), first, note)
             first = False
         self.token_spans, self._entries = [], []

@@ -40,6 +40,7 @@ from app.ui.pane.editor import PromptEditor
 from app.ui.pane.group_mocks_editor import GroupMocksEditor
 from app.ui.pane.header import PaneHeader
 from app.ui.pane.image_strip import ImageStrip
+from app.ui.pane.mcp_picker import McpPicker
 from app.ui.pane.output_options import OutputOptions
 from app.ui.pane.sampling_form import SamplingForm
 from app.ui.pane.thinking_view import ThinkingView
@@ -119,6 +120,8 @@ class PromptPane(StripedFrame):
         self.tool_cards = ToolCardsView(spec, controller)
         self.group_mocks = GroupMocksEditor(spec, controller)  # the group's, shown in every pane of it
         self.tools.add_group_editor(self.group_mocks)
+        self.mcp_picker = McpPicker(spec, controller)  # MCP servers' tools beside the JSON-defined ones
+        self.tools.add_mcp_picker(self.mcp_picker)
         self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
         self.status.setObjectName("paneStatus")
 
@@ -183,6 +186,8 @@ class PromptPane(StripedFrame):
         """The pane leaves the session: stop listening to its spec (the widget is about to be deleted)."""
         self.spec.events.all.disconnect(self._on_spec_event)
         self.group_mocks.detach()
+        self.mcp_picker.detach()
+        self.tool_cards.detach()
         self._refresh.stop()
 
     # --- state ----------------------------------------------------------------------------------------------------

@@ -121,6 +121,11 @@ class ToolsOptions(QWidget):
         self.call_first.setChecked(on)
         self.call_first.blockSignals(False)
 
+    def add_mcp_picker(self, picker: QWidget) -> None:
+        """The pane's MCP tools, under its JSON-defined ones."""
+        layout = self.layout()
+        layout.insertWidget(layout.indexOf(self.editor) + 1, picker)
+
     def add_group_editor(self, editor: QWidget) -> None:
         """The group's mock results, below the pane's own (and its message)."""
         self.layout().addWidget(editor)

@@ -42,6 +42,7 @@ from app.ui.compare.tools import CompareTools
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.tools import EvalTools
 from app.ui.evaluate.view import EvalView
+from app.ui.mcp.tools import McpFeature
 from app.ui.models.backend_manager import BackendManager
 from app.ui.models.format_menu import PromptFormatMenu
 from app.ui.models.shifts import ShiftsStatus
@@ -94,6 +95,8 @@ class MainWindow(QMainWindow):
         self.pump.attach(self.runner)
         bridge.add_step_listener(self.runner.feed)
         self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in shifts
+        key_store = key_store if key_store is not None else KeyStore()
+        self.mcp = McpFeature(self.controller, key_store, self)  # before the panes: they offer its servers' tools
         self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
                                   restored.unsaved)
         self.meaning = MeaningLink(settings, lambda: bridge.model_info.path if bridge.model_info else None,
@@ -240,6 +243,9 @@ class MainWindow(QMainWindow):
             if title == "&Tools":
                 self.tool_menu = ToolMenu(self.grid, self.current_pane, self.statusBar(), self)
                 self.tool_menu.build_menu(menu)
+                self.mcp.build_menu(menu)
+                self.addToolBarBreak()
+                self.addToolBar(self.mcp.bar)  # asks before the session's MCP servers start
             if title == "&View":
                 self.theme_menu = ThemeMenu(self.settings, menu, self)
             if title == "&Model":
@@ -423,6 +429,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.stats_panel.timer.stop()
         self.meaning.close()
+        self.mcp.close()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop runs: stop here (each engine thread ends within ~2 s)

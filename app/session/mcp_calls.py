@@ -1,0 +1,186 @@
+"""Where each MCP call of each pane stands, for the window, Qt-free: a view of McpTools (mcp_tools.py) and the tool
+loops that answer the panes' calls.
+
+`McpCalls` starts answering a set of panes (`continue_panes`, what Continue does: an AutoLoop with the session's
+McpTools, at least one round so the servers' answers always lead to the next turn), keeps the loops, and on the
+owning thread (`pump`, woken by `notify` from the hub's thread) lets each loop take in the answers that arrived.
+`states(pane)` says, per call of the pane's last reply that goes to a server: waiting for approval, running, done
+(or replayed), error, timed out, cancelled, denied, with the text the model gets; `answers(pane)` is what the cards
+render (tool_cards.ServerAnswers). `approve`, `deny` and `cancel` are the cards' buttons. `changed` is emitted with
+a pane's id when its calls changed, "" when the servers did (their states, their tool lists).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from psygnal import Signal
+
+from app.mcp import ServerState
+from app.session import tool_loop
+from app.session.mcp_tools import McpTools, PendingAnswer
+from app.session.state import PaneSpec
+from app.session.tool_cards import NO_SERVERS, ServerAnswers
+
+ASKING, RUNNING, DONE, ERROR, TIMED_OUT, CANCELLED, DENIED = (
+    "waiting for approval", "running", "done", "error", "timed out", "cancelled", "denied")
+PENDING = (ASKING, RUNNING)
+
+
+@dataclass(frozen=True)
+class CallState:
+    call_id: str
+    server: str
+    tool: str
+    status: str
+    content: str = ""  # the text the model is given (a result, or the error)
+    replayed: bool = False
+
+    @property
+    def pending(self) -> bool:
+        return self.status in PENDING
+
+
+def outcome(future) -> tuple[str, str, bool]:
+    """(status, content, replayed) of a finished call's future."""
+    if future.cancelled():
+        return CANCELLED, "the call was cancelled", False
+    result = future.result()
+    if not result.is_error:
+        return DONE, result.content, result.replayed
+    if " was not run: " in result.content:
+        return DENIED, result.content, False
+    if " did not answer within " in result.content:
+        return TIMED_OUT, result.content, False
+    return ERROR, result.content, result.replayed
+
+
+class McpCalls:
+    changed = Signal(str)
+    """A pane's calls changed (its id), or the servers did ("")."""
+
+    def __init__(self, mcp: McpTools, controller, notify=lambda: None):
+        """`controller`: the SessionController whose auto_continue runs the loops; `notify()` wakes the owning
+        thread to `pump()` (called from the hub's thread)."""
+        self.mcp, self.controller, self.notify = mcp, controller, notify
+        self.loops: list[tool_loop.AutoLoop] = []
+        self.pending: dict[str, PendingAnswer] = {}  # pane id -> its calls under way or answered, latest
+        self._news = threading.Event()
+        self._watched = None
+        mcp.answered.connect(self._arrived)
+        mcp.approval_needed.connect(lambda approval: self.changed.emit(approval.pane_id))
+        self.watch_hub()
+
+    # ---- the owning thread ------------------------------------------------------------------------------------
+    def continue_panes(self, panes: list[PaneSpec], steps: int) -> tool_loop.AutoLoop:
+        """Answer the panes' pending calls (their servers', and mocks for the rest) and run the next turns, for up to
+        `steps` rounds (at least one)."""
+        loop = self.controller.auto_continue(panes, max(1, steps))
+        self._track(loop)
+        return loop
+
+    def _track(self, loop: tool_loop.AutoLoop) -> None:
+        if not loop.done:
+            self.loops.append(loop)
+            loop.finished.connect(lambda done: self.loops.remove(done) if done in self.loops else None)
+        self._note(loop)
+
+    def _note(self, loop: tool_loop.AutoLoop) -> None:
+        for pane_id, pending in dict(loop.waiting).items():
+            if self.pending.get(pane_id) is not pending:
+                self.pending[pane_id] = pending
+                self.changed.emit(pane_id)
+
+    def pump(self) -> None:
+        """Apply what arrived: each loop takes the answers in (the panes go on), the views hear of it."""
+        self.watch_hub()
+        for loop in list(self.loops):
+            loop.poll()
+            self._note(loop)
+        for pane_id in list(self.pending):
+            self.changed.emit(pane_id)
+        self.changed.emit("")
+
+    def watch_hub(self) -> None:
+        """Follow the hub's news (it exists once a server was started)."""
+        hub = self.mcp.hub
+        if hub is not None and hub is not self._watched:
+            self._watched = hub
+            hub.changed.connect(lambda _name: self.notify())
+
+    def _arrived(self, pane_id: str) -> None:
+        """On the hub's thread: a pane's answers are all in."""
+        self.notify()
+
+    # ---- what the cards show -----------------------------------------------------------------------------------
+    def states(self, pane: PaneSpec) -> dict[str, CallState]:
+        pending = self.pending.get(pane.id)
+        if pending is None:
+            return {}
+        asking = {a.call_id for a in self.mcp.approvals if a.pane_id == pane.id}
+        routes = self.mcp.tools_for(pane).routes
+        out = {}
+        for call, future in zip(pending.calls, pending.futures, strict=True):
+            tool = routes.get(call.get("name", ""))
+            if tool is None:
+                continue
+            call_id = call.get("id", "")
+            if call_id in asking:
+                state = CallState(call_id, tool.server, tool.name, ASKING)
+            elif not future.done():
+                state = CallState(call_id, tool.server, tool.name, RUNNING)
+            else:
+                state = CallState(call_id, tool.server, tool.name, *outcome(future))
+            out[call_id] = state
+        return out
+
+    def answers(self, pane: PaneSpec) -> ServerAnswers:
+        routes = self.mcp.tools_for(pane).routes
+        if not routes:
+            return NO_SERVERS
+        calls = {c.get("id") for c in tool_loop.last_calls(pane)[1]}
+        states = {k: s for k, s in self.states(pane).items() if k in calls}
+        return ServerAnswers(tuple(t.definition(n) for n, t in routes.items()),
+                             {n: t.server for n, t in routes.items()}, states)
+
+    # ---- the cards' buttons ------------------------------------------------------------------------------------
+    def approve(self, pane: PaneSpec, call_id: str, always: bool = False) -> None:
+        for approval in [a for a in self.mcp.approvals if (a.pane_id, a.call_id) == (pane.id, call_id)]:
+            self.mcp.decide(approval, "always" if always else "once")
+            if always:  # the other calls to this tool that wait go too
+                for other in [a for a in self.mcp.approvals if (a.server, a.tool) == (approval.server,
+                                                                                     approval.tool)]:
+                    self.mcp.decide(other, "once")
+        self.changed.emit(pane.id)
+
+    def deny(self, pane: PaneSpec, call_id: str) -> None:
+        for approval in [a for a in self.mcp.approvals if (a.pane_id, a.call_id) == (pane.id, call_id)]:
+            self.mcp.decide(approval, "deny")
+        self.changed.emit(pane.id)
+
+    def cancel(self, pane: PaneSpec, call_id: str) -> None:
+        """Cancel a running call: it ends as an error the model is given."""
+        pending = self.pending.get(pane.id)
+        if pending is None:
+            return
+        for call, future in zip(pending.calls, pending.futures, strict=True):
+            if call.get("id") == call_id:
+                future.cancel()
+        self.notify()
+
+    # ---- servers ----------------------------------------------------------------------------------------------
+    def state(self, name: str) -> ServerState:
+        hub = self.mcp.hub
+        if hub is not None and name in hub.names():
+            return hub.state(name)
+        entry = self.mcp.session.mcp_servers.get(name, {})
+        launch = next((launch for n, launch in _launches(self.mcp) if n == name), str(entry))
+        return ServerState(name, launch)
+
+
+def _launches(mcp: McpTools) -> list[tuple[str, str]]:
+    try:
+        return mcp.launches()
+    except ValueError:
+        return []
