@@ -26,14 +26,17 @@ from app.backends.openai_backend import SERVER_CONCURRENCY
 from app.backends.registry import MAIN, BackendRegistry, BackendSpec
 from app.cli.eval_text import plural, stability_report, summary
 from app.cli.interrupt import Interrupt
+from app.cli.mcp_cli import consent_refused
 from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
+from app.evaluate.mcp_loop import EvalMcp, servers_of
 from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes, default_judge, needed_targets
 from app.evaluate.runner import EvaluationRunner
 from app.evaluate.similarity import CachedEmbed, uses_similar
 from app.evaluate.variants import retarget
+from app.mcp import McpHub
 from app.models import default_model_path
 from app.session import SessionRunner
 from app.session.evaluation import BackendTarget, cell_change
@@ -135,12 +138,36 @@ def open_embed(args, evaluation: Evaluation):
     return embedder
 
 
+def open_mcp(args, evaluation: Evaluation) -> EvalMcp | int | None:
+    """The MCP servers the providers' config.mcp names, started and their tools offered (None: none named); an
+    exit code when consent is missing (nothing starts then) or a server cannot start."""
+    servers = servers_of(evaluation)
+    if not servers.servers:
+        return None
+    if not getattr(args, "allow_mcp", False):
+        return consent_refused(servers, "eval")
+    hub = McpHub(servers)
+    failed = [s for s in hub.start_all() if not s.running]
+    try:
+        if failed:
+            raise ValueError("; ".join(s.message + (f" (stderr: {s.stderr_tail.splitlines()[-1]})" if s.stderr_tail
+                                                    else "") for s in failed))
+        found = EvalMcp(evaluation, hub)
+        found.offer()
+        return found
+    except ValueError as exc:
+        hub.close()
+        print(f"chorus eval: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+
 def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
-        concurrency: int | None, ctrl_c: Interrupt, embedder=None) -> bool:
+        concurrency: int | None, ctrl_c: Interrupt, embedder=None, mcp: EvalMcp | None = None) -> bool:
     """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
     DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`."""
     embed = CachedEmbed(embedder.embed) if embedder is not None else None
     evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed)
+    evaluation_runner.mcp = mcp
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
@@ -160,9 +187,12 @@ def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir:
         sizes += [plural(evaluation.repeat, "repeat")] if evaluation.repeat > 1 else []
         print(f"chorus eval: {' × '.join(sizes)}: {plural(total, 'cell')} started", file=sys.stderr, flush=True)
         while not evaluation_runner.done and not ctrl_c.requested:
-            runner.wait(0.2)
+            runner.wait(0.05 if mcp is not None and mcp.waiting else 0.2)
             runner.pump()
+            evaluation_runner.poll_tools()
         if ctrl_c.requested:
+            if mcp is not None:
+                mcp.cancel()
             evaluation_runner.cancel()
             deadline = time.monotonic() + DRAIN_TIMEOUT_S
             while not evaluation_runner.done and not ctrl_c.hurried and time.monotonic() < deadline:
@@ -182,26 +212,37 @@ def eval_command(args) -> int:
         except (ConfigError, Unusable, EmbeddingError, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus eval: {exc}", file=sys.stderr)
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
+        mcp = open_mcp(args, evaluation)  # before any model loads: no consent, or a server down, costs nothing
+        if isinstance(mcp, int):
+            if embedder is not None:
+                embedder.close()
+            return mcp
         try:
             backends, routes, runner = open_backends(args, evaluation, base_dir)
         except (ConfigError, Unusable, ValueError, OSError, ConnectionError) as exc:
             print(f"chorus eval: {exc}", file=sys.stderr)
             if embedder is not None:
                 embedder.close()
+            if mcp is not None:
+                mcp.hub.close()
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
         if ctrl_c.requested:
+            if mcp is not None:
+                mcp.hub.close()
             backends.close_all()
             if embedder is not None:
                 embedder.close()
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
         try:
-            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder)
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder, mcp)
         except BaseException:
             if embedder is not None:
                 embedder.close()
             raise
         finally:
             backends.close_all()
+            if mcp is not None:
+                mcp.hub.close()
         print(replace_surrogates(summary(evaluation)), flush=True)
         report = ""
         if embedder is not None:

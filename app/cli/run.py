@@ -140,6 +140,9 @@ def run_command(args) -> int:
             if mcp is not None:
                 mcp.close()
             return EXIT_INTERRUPTED if ctrl_c.requested else EXIT_UNUSABLE
+        if session is not None and any(p.mcp for p in session.panes):
+            print("chorus run: note: the session's panes offer MCP tools; `run` of a session starts no MCP server, "
+                  "so they run without them (answer them in the window, or give a JSONL with --mcp)", file=sys.stderr)
         with ExitStack() as stack:
             stack.callback(backends.close_all)
             if mcp is not None:

@@ -37,6 +37,8 @@ import yaml
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
+from app.mcp import secrets as mcp_secrets
+from app.mcp.config import parse_promptfoo
 from app.session import tools as tool_defs
 from app.session.evaluation import BackendTarget, sampling_dict
 
@@ -48,12 +50,14 @@ _MIROSTAT = {"mirostat", "mirostat_tau", "mirostat_eta"}
 _COMMON = {"stop", "temperature", "top_p", "seed", "presence_penalty", "frequency_penalty"}
 _KEYS = {"apiKey", "apiKeyEnvar"}  # accepted everywhere; used by servers, ignored by a local GGUF and echo
 CONFIG_KEYS = {
-    "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format", "tools", "tool_choice"},
+    "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format", "tools", "tool_choice",
+                                 "mcp"},
     "ollama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n",
                                              "response_format", "typical_p"},
     "llama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
     "gguf": _COMMON | _KEYS | set(SAMPLER_FIELDS) | {"top_k", "min_p", "max_tokens", "repeat_penalty",
-                                                     "repeat_last_n", "response_format", "tools", "tool_choice"},
+                                                     "repeat_last_n", "response_format", "tools", "tool_choice",
+                                                     "mcp"},
     "echo": set(_KEYS),
 }
 _STASHED: dict[str, str] = {}  # key -> the environment variable it was moved to (this process only)
@@ -266,14 +270,29 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
     stop = config.get("stop") or []
     stop = [stop] if isinstance(stop, str) else list(stop)
     schema = _json_schema(config["response_format"], where, problems) if "response_format" in config else None
-    tools, choice = _tools(config, base or Path("."), where, problems)
+    tools, choice = _tools(config, base or Path("."), where, problems, mcp="mcp" in config)
     return {"target": target, "sampling": sampling, "max_tokens": max_tokens, "stop": stop, "json_schema": schema,
-            "tools": tools, "tool_choice": choice}
+            "tools": tools, "tool_choice": choice, "mcp": _mcp(config.get("mcp"), where, problems)}
 
 
-def _tools(config: dict, base: Path, where: str, problems: Problems) -> tuple[list[dict], str]:
+def _mcp(value, where: str, problems: Problems) -> dict | None:
+    """promptfoo's `config.mcp` as a variant keeps it: its servers as mcpServers entries and the call timeout
+    (app/mcp/config.py parse_promptfoo); nothing starts here."""
+    if value is None:
+        return None
+    servers, timeout_s, found = parse_promptfoo(value)
+    for problem in found:
+        problems.add(f"{where}.config", problem)
+    if servers is None or found:
+        return None
+    kept = mcp_secrets.stash(servers, mcp_secrets.process_keys(), remember=False)  # out of the evaluation's data
+    return {"servers": kept.to_json()["mcpServers"], "timeout_s": timeout_s}
+
+
+def _tools(config: dict, base: Path, where: str, problems: Problems, mcp: bool = False) -> tuple[list[dict], str]:
     """promptfoo's `config.tools` (a list, or `file://tools.json`) and `tool_choice` (a word, or
-    {type: function, function: {name}}), checked as a pane's tools are."""
+    {type: function, function: {name}}), checked as a pane's tools are (with `mcp`, the choice is checked once
+    the servers' tools join: eval.py)."""
     raw, choice = config.get("tools"), config.get("tool_choice", "auto")
     if isinstance(choice, dict):
         choice = (choice.get("function") or {}).get("name") if choice.get("type") == "function" else None
@@ -290,6 +309,8 @@ def _tools(config: dict, base: Path, where: str, problems: Problems) -> tuple[li
             found = tool_defs.check_tools(raw) if raw is not None else []
         if not isinstance(choice, str):
             raise tool_defs.ToolsError(f"tool_choice: must be auto, none, required or a function, got {choice!r}")
+        if mcp:
+            return found, choice
         if found:
             choice = tool_defs.check_tool_choice(choice, found)
         return found, choice if found else "auto"

@@ -79,6 +79,7 @@ class EvaluationRunner:
         self.ready: Callable[[str], bool] | None = None
         self._held = Holds(route)
         self._waiting = EmbedWaits(embed, self._vectors_arrived)  # cells waiting for their `similar` embeddings
+        self.mcp = None  # an EvalMcp when variants use MCP servers (mcp_loop.py); `poll_tools` drives it
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -136,7 +137,8 @@ class EvaluationRunner:
     @property
     def idle(self) -> bool:
         """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
-        return not self._cells and not self._judge_calls and not self._in_flight and not self._waiting
+        return not self._cells and not self._judge_calls and not self._in_flight and not self._waiting \
+            and not (self.mcp is not None and self.mcp.waiting)
 
     @property
     def in_flight(self) -> int:
@@ -240,20 +242,38 @@ class EvaluationRunner:
             request = dataclasses.replace(request, logprobs=self.alternatives)
         try:
             self._submit(request, self.evaluation.variants[cell.variant].target,
-                         lambda result, completion: self._generated(cell, result, completion), cell.result)
+                         lambda result, completion: self._generated(cell, result, completion, request), cell.result)
         except (RuntimeError, ValueError, OSError, ConnectionError) as exc:
             cell.status, cell.error = "error", str(exc)
             return self._concluded(cell)
 
-    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion) -> None:
+    def _generated(self, cell: CellResult, result: PaneResult, completion: Completion, request=None) -> None:
+        calls = None
+        if self.mcp is not None and request is not None and completion.finish_reason not in ("error", "cancelled") \
+                and not self.cancelled:
+            calls = self.mcp.dispatch(cell, request, completion)
+            if calls is None:  # its calls went to their servers: the next round comes from poll_tools
+                return None
         end = result.t_last if result.t_last is not None else time.perf_counter()
         latency_ms = (end - result.t_submit) * 1000 if result.t_submit is not None else None
         cells.record(cell, completion, latency_ms)
+        if calls:
+            cell.result.tool_calls = calls
         if cell.status == "grading":
             return self._grade(cell)
         if cell.status == "pending":  # cancelled: it runs again on a resume
             return None
         self._concluded(cell)
+
+    def poll_tools(self) -> None:
+        """Cells whose MCP answers are all in take their next round (call it on the runner's thread)."""
+        if self.mcp is None:
+            return
+        for cell, request in self.mcp.ready():
+            cell.result = PaneResult()
+            self._submit(request, self.evaluation.variants[cell.variant].target,
+                         lambda result, completion, cell=cell, request=request: self._generated(
+                             cell, result, completion, request), cell.result)
 
     def _grade(self, cell: CellResult) -> None:
         if self._waiting.awaits(self.evaluation.cases[cell.case], cell):

@@ -179,6 +179,41 @@ def parse_config(data, source: str = "") -> McpConfig:
     return McpConfig(tuple(found), tuple(skipped))
 
 
+PROMPTFOO_KEYS = {"enabled", "server", "servers", "timeout"}
+
+
+def parse_promptfoo(value) -> tuple[McpConfig | None, float, list[str]]:
+    """promptfoo's provider `config.mcp` (`enabled`, `server` or `servers`: {command, args, env, url, headers,
+    name}, `timeout` in milliseconds, default 60000): (the servers, or None when not enabled; the per-call timeout
+    in seconds; one sentence per problem)."""
+    if not isinstance(value, dict):
+        return None, 0.0, ["mcp must be an object {enabled, server: {command, args, url, name}, timeout}"]
+    problems = [f"mcp: the key {k!r} is not supported (known: {', '.join(sorted(PROMPTFOO_KEYS))})"
+                for k in sorted(set(value) - PROMPTFOO_KEYS)]
+    timeout = value.get("timeout", 60000)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        problems.append(f"mcp.timeout must be a positive number of milliseconds, got {timeout!r}")
+        timeout = 60000
+    if not value.get("enabled"):
+        return None, timeout / 1000, problems
+    entries = value.get("servers") if "servers" in value else [value["server"]] if "server" in value else []
+    if not isinstance(entries, list) or not entries:
+        return None, timeout / 1000, problems + ["mcp: enabled, but no server is given (server: {command, args} "
+                                                 "or {url})"]
+    servers = []
+    for i, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            problems.append(f"mcp server {i} must be an object {{command, args}} or {{url}}")
+            continue
+        name = entry.get("name") or f"server{i}"
+        parsed = parse_server(name, {k: v for k, v in entry.items() if k != "name"})
+        if isinstance(parsed, str):
+            problems.append("mcp " + parsed)
+        else:
+            servers.append(parsed)
+    return McpConfig(tuple(servers)), timeout / 1000, problems
+
+
 def load_config(path: str | Path) -> McpConfig:
     """The configuration in a JSON file; raises McpConfigError (unreadable, not JSON, bad entries)."""
     path = Path(path)

@@ -272,7 +272,10 @@ class McpHub:
     async def _message(self, conn: _Connection, message) -> None:
         """A notification, or a transport-level error (a line that is not JSON-RPC), from the server."""
         if isinstance(message, Exception):
-            conn.malformed = describe(message)[:300]
+            errors = getattr(message, "errors", None)  # pydantic's ValidationError: the line it could not read
+            line = errors()[0].get("input") if callable(errors) and errors() else None
+            conn.malformed = f"{str(line)[:120]!r} is not JSON-RPC" if isinstance(line, (str, bytes)) \
+                else describe(message)[:300]
             log.warning("MCP server %r sent a malformed message: %s", conn.config.name, conn.malformed)
             return
         if getattr(message, "method", "") == "notifications/tools/list_changed":

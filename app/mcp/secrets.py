@@ -20,6 +20,18 @@ def _key(server: str, kind: str, name: str) -> str:
     return f"{_PREFIX}:{server}:{kind}:{name}"
 
 
+_PROCESS: KeyStore | None = None
+
+
+def process_keys() -> KeyStore:
+    """One store for this process's secrets that nobody asked to remember (an evaluation config's): kept in
+    memory (`stash(..., remember=False)`), found again by `restore` anywhere in the process."""
+    global _PROCESS
+    if _PROCESS is None:
+        _PROCESS = KeyStore()
+    return _PROCESS
+
+
 def stash(config: McpConfig, keys: KeyStore, remember: bool = True) -> McpConfig:
     """Store the secrets of every server; the configuration without them (values "")."""
     servers = []

@@ -142,6 +142,8 @@ class Variant(_Model):
     json_schema: dict[str, Any] | None = None
     tools: list[dict[str, Any]] = Field(default_factory=list)  # function definitions (app/session/tools.py)
     tool_choice: str = "auto"  # auto, none, required, or one tool's name
+    # promptfoo's config.mcp: {"servers": mcpServers entries (secrets blanked: app/mcp/secrets.py), "timeout_s"}
+    mcp: dict[str, Any] | None = None
 
     @property
     def title(self) -> str:

@@ -61,6 +61,7 @@ class CellResult:
     grading: GradingResult | None = None
     result: PaneResult = field(default_factory=PaneResult)
     cut_short_tokens: int = 0
+    tool_results: list[dict] = field(default_factory=list)  # MCP answers of its tool rounds (app/evaluate/mcp_loop.py)
 
     def __post_init__(self) -> None:
         self.revision = 0  # its evaluation counts the cell's events here: an encoding of the same count is true

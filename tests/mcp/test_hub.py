@@ -50,12 +50,14 @@ def test_a_stdio_server_lists_its_tools_with_schemas_and_hints_and_answers_a_cal
     assert calls_in(count) == ["Paris"]
 
 
-def test_streamable_http_on_localhost(tmp_path):
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_streamable_http_and_sse_on_localhost(tmp_path, transport):
     count = tmp_path / "count.txt"
-    server = fx.HttpServer("counting", count)
+    server = fx.HttpServer("counting", count, transport)
     hub = hub_of(remote={"url": server.url})
     try:
         (state,) = hub.start_all(timeout=60)
+        assert hub.config("remote").transport == transport
         assert state.status == READY, state.message
         assert "lookup" in [t.name for t in state.tools]
         assert hub.call("remote", "lookup", {"city": "Oslo"}).result(30).content == "Sunny in Oslo"
@@ -140,6 +142,7 @@ def test_a_malformed_message_does_not_hang_the_call(tmp_path):
     with running(garbler=fx.command("malformed")) as (hub, _states):
         result = hub.call("garbler", "garble", {}, timeout_s=2).result(30)
         assert result.is_error and "did not answer within 2 s" in result.content
+        assert "it sent a malformed message: 'this is not JSON-RPC' is not JSON-RPC" in result.content
 
 
 def test_the_tool_list_follows_the_server(tmp_path):
