@@ -268,6 +268,37 @@ def run_versions_bench(args) -> int:
     return 0
 
 
+def run_soak_bench(args, measure_soak, write_png=None) -> int:
+    """`bench --soak`: `measure_soak(plan, threads, sample)` and `write_png(result, path, labels)` are the window's
+    (app/ui/bench_soak.py), handed over by app/__main__.py; --png writes the plot."""
+    from app.bench.soak import FULL_SOAK, QUICK_SOAK, SERIES, Sampler, describe, prompt_cache_figures, short_plan
+    from app.bench.soak import summarize as summarize_soak
+
+    threads = args.threads or default_threads()
+    seconds = getattr(args, "soak_seconds", None)
+    plan = short_plan(seconds) if seconds else QUICK_SOAK if args.quick else FULL_SOAK
+    print(f"Soak: {plan.minutes:.1f} min, {plan.panes} panes regenerating and an evaluation of {plan.eval_cells} "
+          f"cells, a sample every {plan.interval_s:g} s…", file=sys.stderr, flush=True)
+    sampler = Sampler()
+
+    def sample(engine, **window_figures) -> None:
+        cache_mb, kv_cells = prompt_cache_figures(engine)
+        found = sampler.sample(engine.stats().generated_tokens_total if engine else 0, prompt_cache_mb=cache_mb,
+                               kv_cells=kv_cells, **window_figures)
+        print(f"  {found['t_s']:7.1f} s  RSS {found['rss_mb']:.0f} MB, {found['heap_objects']} objects, "
+              f"{found['qt_objects']} Qt objects, {found['decode_tps']:.1f} t/s", file=sys.stderr, flush=True)
+
+    counts = measure_soak(plan, threads, sample)
+    result = {"soak": summarize_soak(plan, sampler, counts)}
+    print(describe(result["soak"]))
+    if args.png and write_png is not None:
+        write_png(result["soak"], args.png, SERIES)
+        print(f"wrote {args.png}")
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
