@@ -276,7 +276,7 @@ def run_soak_bench(args, measure_soak, write_png=None) -> int:
 
     threads = args.threads or default_threads()
     seconds = getattr(args, "soak_seconds", None)
-    plan = short_plan(seconds) if seconds else QUICK_SOAK if args.quick else FULL_SOAK
+    plan = short_plan(seconds, args.quick) if seconds else QUICK_SOAK if args.quick else FULL_SOAK
     print(f"Soak: {plan.minutes:.1f} min, {plan.panes} panes regenerating and an evaluation of {plan.eval_cells} "
           f"cells, a sample every {plan.interval_s:g} s…", file=sys.stderr, flush=True)
     sampler = Sampler()
@@ -286,7 +286,8 @@ def run_soak_bench(args, measure_soak, write_png=None) -> int:
         found = sampler.sample(engine.stats().generated_tokens_total if engine else 0, prompt_cache_mb=cache_mb,
                                kv_cells=kv_cells, **window_figures)
         print(f"  {found['t_s']:7.1f} s  RSS {found['rss_mb']:.0f} MB, {found['heap_objects']} objects, "
-              f"{found['qt_objects']} Qt objects, {found['decode_tps']:.1f} t/s", file=sys.stderr, flush=True)
+              f"{found['qt_objects']} Qt objects, {found['decode_tps']:.1f} t/s, GUI thread "
+              f"{found['gui_cpu_share']:.0%}", file=sys.stderr, flush=True)
 
     counts = measure_soak(plan, threads, sample)
     result = {"soak": summarize_soak(plan, sampler, counts)}
