@@ -186,7 +186,7 @@ def run_eval_bench(args, threads: int) -> int:
     result = {"eval": eval_bench(threads)}
     r = result["eval"]
     print(f"{r['setup']['slots']} slots; model load {r['chorus']['load_s']:.1f} s (not in the wall times)")
-    for name in ("plain", "judged"):
+    for name in r["ratio_vs_engine"]:
         run = r["chorus"][name]
         line = (f"{name}: Chorus {run['wall_s']:.1f} s for {run['cells']} cells, {run['generated_tokens']} tokens "
                 f"({run['passed']} passed, {run.get('unreliable', 0)} unreliable verdicts); at the engine's own "
