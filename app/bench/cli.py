@@ -300,6 +300,15 @@ def run_soak_bench(args, measure_soak, write_png=None) -> int:
     return 0
 
 
+def run_panes_bench(args, measure_panes, describe) -> int:
+    """`bench --panes`: the window's GUI-thread work at 256 panes and 1,000 versions (app/ui/bench_panes.py)."""
+    result = {"panes": measure_panes()}
+    print(describe(result["panes"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
