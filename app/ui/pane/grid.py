@@ -135,7 +135,10 @@ class PaneGrid(QScrollArea):
     # --- the session -> views -------------------------------------------------------------------------------
     def _inserted(self, index: int, spec: PaneSpec) -> None:
         self._insert_view(spec, index)
-        self._reflow()
+        if self.column_group is None and len(self.panes) > 1 and self.shown_columns == self._laid_out:
+            self._place_from(index)  # a sweep adds hundreds: each insert moves only the panes after it
+        else:
+            self._reflow()
 
     def _removed(self, index: int, spec: PaneSpec) -> None:
         view = self.view_of(spec)
@@ -217,6 +220,25 @@ class PaneGrid(QScrollArea):
         rows = max(1, (len(self.panes) + columns - 1) // columns)  # no pane: the hint's row fills the area
         for row in range(self._layout.rowCount()):
             self._layout.setRowStretch(row, 1 if row < rows else 0)  # panes share the height: more conversation
+        self.refresh_titles()
+
+    def _place_from(self, index: int) -> None:
+        """The grid (no group in columns, its column count unchanged) with the panes from `index` on placed again:
+        what an insert changes. A full `_reflow` per insert placed every pane each time, which made a sweep of
+        256 panes quadratic."""
+        columns = self._laid_out
+        moved = self.panes[index:]
+        for view in moved:
+            self._layout.removeWidget(view)
+        for i, view in enumerate(moved, start=index):
+            view.setMinimumWidth(PANE_MIN_WIDTH)
+            view.setMaximumWidth(QWIDGETSIZE_MAX)
+            view.set_compact(False)
+            self._layout.addWidget(view, *divmod(i, columns))
+            view.show()
+        rows = (len(self.panes) + columns - 1) // columns
+        for row in range(self._layout.rowCount()):
+            self._layout.setRowStretch(row, 1 if row < rows else 0)
         self.refresh_titles()
 
     def _columns_layout(self, grouped: list[PromptPane]) -> None:
