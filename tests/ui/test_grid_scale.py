@@ -33,3 +33,11 @@ def test_a_sweep_places_each_new_pane_once_and_lays_the_grid_out_whole(window, q
     assert window.grid.panes.index(middle) == 6 and len(placed) == len(window.grid.panes) - 6
     for i, view in enumerate(window.grid.panes):
         assert layout.getItemPosition(layout.indexOf(view))[:2] == divmod(i, columns)
+
+
+def test_closing_a_session_of_many_panes_places_no_pane_twice(window, qtbot):
+    source = window.grid.panes[0] if window.grid.panes else window.grid.add_pane()
+    window.compare.add_variants(source, sweep.expand(source.spec, {"seed": list(range(1, 13))}), run=False)
+    placed = placements(window.grid)
+    window.controller.session.panes.clear()  # as New and Open do, one removal at a time, from the end
+    assert placed == [window.grid.empty_hint] and window.grid.panes == []  # was 12 + 11 + … + 1 = 78 panes

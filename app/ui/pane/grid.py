@@ -143,8 +143,12 @@ class PaneGrid(QScrollArea):
     def _removed(self, index: int, spec: PaneSpec) -> None:
         view = self.view_of(spec)
         if view is not None:
+            index = self.panes.index(view)
             self._drop_view(view)
-        self._reflow()
+        if view is not None and self.column_group is None and self.panes and self.shown_columns == self._laid_out:
+            self._place_from(index)  # closing a session removes its panes one by one: each moves those after it
+        else:
+            self._reflow()
 
     def _rebuild(self, *_args) -> None:
         """Panes were moved or replaced: one view per pane, in order, again."""
@@ -224,8 +228,8 @@ class PaneGrid(QScrollArea):
 
     def _place_from(self, index: int) -> None:
         """The grid (no group in columns, its column count unchanged) with the panes from `index` on placed again:
-        what an insert changes. A full `_reflow` per insert placed every pane each time, which made a sweep of
-        256 panes quadratic."""
+        what an insert or a removal changes. A full `_reflow` each time placed every pane, which made a sweep of
+        256 panes (and closing them) quadratic."""
         columns = self._laid_out
         moved = self.panes[index:]
         for view in moved:
