@@ -302,7 +302,9 @@ def run_soak_bench(args, measure_soak, write_png=None) -> int:
 
 def run_panes_bench(args, measure_panes, describe) -> int:
     """`bench --panes`: the window's GUI-thread work at 256 panes and 1,000 versions (app/ui/bench_panes.py)."""
-    result = {"panes": measure_panes()}
+    from app.bench.versions import made_up_reply, session_with_versions
+
+    result = {"panes": measure_panes(session_with_versions, made_up_reply)}
     print(describe(result["panes"]))
     if args.json:
         write_json(args.json, result)

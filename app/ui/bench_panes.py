@@ -31,25 +31,25 @@ def _timed(app, fn, *args, **kwargs) -> tuple[float, object]:
     return time.perf_counter() - started, value
 
 
-def _fill_replies(session, tokens: int = 120) -> None:
+def _fill_replies(session, made_up_reply, tokens: int = 120) -> None:
     """A finished made-up reply in every pane (as a run would leave it), through versions like a run's."""
     import random
 
-    from app.bench.versions import _reply
     from app.session import versions
 
     rng = random.Random(0)
     for pane in session.panes:
-        result = _reply(rng, tokens, False)
+        result = made_up_reply(rng, tokens, False)
         versions.begin(pane, [{"role": "user", "content": pane.draft or "Hi"}], result)
         pane.result = result
 
 
-def measure_panes() -> dict:
+def measure_panes(session_with_versions, made_up_reply) -> dict:
+    """`session_with_versions(count)` and `made_up_reply(rng, tokens, logprobs)` are the benchmark's
+    (app/bench/versions.py), handed over by it."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings
 
-    from app.bench.versions import session_with_versions
     from app.session import sweep
     from app.ui.application import create_app
     from app.ui.bridge import EngineBridge
@@ -71,7 +71,7 @@ def measure_panes() -> dict:
             specs = sweep.expand(view.spec, SWEEP)
             out["sweep_panes"] = len(specs)
             out["sweep_build_s"], _ = _timed(app, window.compare.add_variants, view, specs, run=False)
-            _fill_replies(window.session)
+            _fill_replies(window.session, made_up_reply)
             saver = window.files.saver
             before = saver.encode_seconds
             out["autosave_first_s"], _ = _timed(app, window.files.autosave, wait=False)  # as the timer's: the
