@@ -36,3 +36,22 @@ def test_end_vs_start_compares_the_thirds_after_the_warm_up():
     ratios = end_vs_start(series, warmup_s=1)  # samples 1..6 (t ≥ 1, the first never): starts 100, 1; ends 2, 2
     assert ratios["rss_mb"] == pytest.approx(2 / 50.5)
     assert end_vs_start({"t_s": [0, 1], **{n: [1, 1] for n in SERIES}}, 0)["rss_mb"] is None  # one sample
+
+
+def test_bench_panes_hands_the_window_the_made_up_session_and_writes_its_figures(tmp_path):
+    """The window's part (app/ui/bench_panes.py, minutes at 256 panes: not run here) gets the benchmark's
+    made-up session and replies, and its figures go to the JSON under "panes"."""
+    import argparse
+
+    from app.bench.cli import run_panes_bench
+    from app.bench.versions import made_up_reply, session_with_versions
+
+    given = []
+
+    def measure(*args):
+        given.extend(args)
+        return {"sweep_panes": 256}
+    out = tmp_path / "panes.json"
+    assert run_panes_bench(argparse.Namespace(json=str(out)), measure, lambda r: "shown") == 0
+    assert given == [session_with_versions, made_up_reply]
+    assert json.loads(out.read_text())["panes"] == {"sweep_panes": 256}  # with the run's date and machine
