@@ -65,10 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
                        "batched and one by one, and the time to cluster them")
     bench.add_argument("--versions", action="store_true",
                        help="only open and autosave a session with 1,000 versions (no model needed)")
+    bench.add_argument("--soak", action="store_true",
+                       help="the endurance test instead: the window generating for 60 minutes (3 with --quick), "
+                       "its memory, objects, files, threads, session file, prompt cache and decode rate sampled")
+    bench.add_argument("--soak-seconds", type=float, help=argparse.SUPPRESS)  # a smoke run of the soak (tests)
+    bench.add_argument("--panes", action="store_true",
+                       help="the window at scale instead (no model): a 256-pane sweep, autosave, open, table and "
+                       "diff at 256 panes and at 1,000 versions, each timed on the GUI thread")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
-    bench.add_argument("--png", metavar="PATH", help="--scale: write the chart as a PNG")
+    bench.add_argument("--png", metavar="PATH", help="--scale, --soak: write the chart as a PNG")
     bench.add_argument("--server", metavar="URL", help="compare the engine with this OpenAI-compatible server "
                        "(same model and threads, e.g. llama-server -np 8 -t 2) at N = 4 and 8")
     bench.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
@@ -167,6 +174,16 @@ def main(argv: list[str] | None = None) -> int:
             from app.ui.bench_window import measure_gui as gui
         if args.scale and args.png:
             from app.ui.stats.scaling_plot import write_png as png
+        if args.panes:
+            from app.bench.cli import run_panes_bench
+            from app.ui.bench_panes import describe_panes, measure_panes
+
+            return run_panes_bench(args, measure_panes, describe_panes)
+        if args.soak:
+            from app.bench.cli import run_soak_bench
+            from app.ui.bench_soak import measure_soak, write_soak_png
+
+            return run_soak_bench(args, measure_soak, write_soak_png)
         return run_bench(args, measure_gui=gui, write_png=png)
     if args.command == "eval-compare":
         from app.cli.eval_compare import eval_compare_command

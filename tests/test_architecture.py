@@ -168,7 +168,8 @@ def test_evaluations_and_the_arena_are_layers_above_the_session_with_their_old_n
 BRIDGE_CLIENTS = {"ModelActions": "loads and reloads the main model",
                   "BackendManager": "opens and closes the other backends",
                   "EvalRun": "opens an evaluation's providers as backends"}
-WINDOW_DRIVERS = {"window/main_window.py", "bridge.py", "self_test.py", "bench_window.py"}  # build or drive the window
+WINDOW_DRIVERS = {"window/main_window.py", "bridge.py", "self_test.py", "bench_window.py",
+                  "bench_soak.py"}  # build or drive the window
 
 
 def _constructors():

@@ -186,7 +186,7 @@ def run_eval_bench(args, threads: int) -> int:
     result = {"eval": eval_bench(threads)}
     r = result["eval"]
     print(f"{r['setup']['slots']} slots; model load {r['chorus']['load_s']:.1f} s (not in the wall times)")
-    for name in ("plain", "judged"):
+    for name in r["ratio_vs_engine"]:
         run = r["chorus"][name]
         line = (f"{name}: Chorus {run['wall_s']:.1f} s for {run['cells']} cells, {run['generated_tokens']} tokens "
                 f"({run['passed']} passed, {run.get('unreliable', 0)} unreliable verdicts); at the engine's own "
@@ -266,6 +266,49 @@ def run_versions_bench(args) -> int:
 
     result = {"versions": versions_bench()}
     print(describe(result["versions"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
+def run_soak_bench(args, measure_soak, write_png=None) -> int:
+    """`bench --soak`: `measure_soak(plan, threads, sample)` and `write_png(result, path, labels)` are the window's
+    (app/ui/bench_soak.py), handed over by app/__main__.py; --png writes the plot."""
+    from app.bench.soak import FULL_SOAK, QUICK_SOAK, SERIES, Sampler, describe, prompt_cache_figures, short_plan
+    from app.bench.soak import summarize as summarize_soak
+
+    threads = args.threads or default_threads()
+    seconds = getattr(args, "soak_seconds", None)
+    plan = short_plan(seconds, args.quick) if seconds else QUICK_SOAK if args.quick else FULL_SOAK
+    print(f"Soak: {plan.minutes:.1f} min, {plan.panes} panes regenerating and an evaluation of {plan.eval_cells} "
+          f"cells, a sample every {plan.interval_s:g} s…", file=sys.stderr, flush=True)
+    sampler = Sampler()
+
+    def sample(engine, **window_figures) -> None:
+        cache_mb, kv_cells = prompt_cache_figures(engine)
+        found = sampler.sample(engine.stats().generated_tokens_total if engine else 0, prompt_cache_mb=cache_mb,
+                               kv_cells=kv_cells, **window_figures)
+        print(f"  {found['t_s']:7.1f} s  RSS {found['rss_mb']:.0f} MB, {found['heap_objects']} objects, "
+              f"{found['qt_objects']} Qt objects, {found['decode_tps']:.1f} t/s, GUI thread "
+              f"{found['gui_cpu_share']:.0%}", file=sys.stderr, flush=True)
+
+    counts = measure_soak(plan, threads, sample)
+    result = {"soak": summarize_soak(plan, sampler, counts)}
+    print(describe(result["soak"]))
+    if args.png and write_png is not None:
+        write_png(result["soak"], args.png, SERIES)
+        print(f"wrote {args.png}")
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
+def run_panes_bench(args, measure_panes, describe) -> int:
+    """`bench --panes`: the window's GUI-thread work at 256 panes and 1,000 versions (app/ui/bench_panes.py)."""
+    from app.bench.versions import made_up_reply, session_with_versions
+
+    result = {"panes": measure_panes(session_with_versions, made_up_reply)}
+    print(describe(result["panes"]))
     if args.json:
         write_json(args.json, result)
     return 0

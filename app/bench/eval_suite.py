@@ -3,7 +3,9 @@ against llama-server (and promptfoo driving it, where promptfoo is installed).
 
 The suite: CASES test cases × 2 variants (greedy; seeded at temperature 0.8) of one chat prompt whose system
 message is the same ≥ 300-token text for every cell; run plain, then with every cell graded by an `llm-rubric`
-judge on the same backend, at the default slots (limits.SLOTS.default). Three figures:
+judge on the same backend, at the default slots (limits.SLOTS.default). The same suite also runs as users write
+it (`written_plain`, `written_judged`: the system prompt in a file, OpenAI-compatible provider ids with their
+settings, cases inline, a judge provider asking for 96 tokens, run as `eval --judge local`). Three figures:
 - `ratio_vs_engine`: Chorus's wall time ÷ (the tokens it generated ÷ the engine's steady N = slots decode rate on
   prompts of the suite's length, measured on the same engine right before and after the run); model load apart;
 - `ratio_vs_llama_server`: Chorus's wall ÷ llama-server's (built by `make llama-server`, started here with the
@@ -85,9 +87,46 @@ def write_suite(folder: Path, model: Path, judged: bool = True, providers: list[
     return path
 
 
+# The suite as users write it (the shape of a held-out suite that was measured against promptfoo): the system
+# prompt in its own file, providers by their OpenAI-compatible ids with their settings written out, cases inline,
+# and a judge provider that asks for short verdicts; Chorus runs it as `eval --judge local` would.
+WRITTEN = "written"
+JUDGE_MAX_TOKENS = 96
+PLACEHOLDER_URL = "http://127.0.0.1:8080/v1"  # Chorus runs every provider on its own backend (run_suite's route)
+
+
+def write_written_suite(folder: Path, judged: bool, url: str = PLACEHOLDER_URL) -> Path:
+    """The suite as users write it, for a server at `url` (promptfoo's run) or for Chorus (any URL: run_suite
+    sends every request to its one backend, the judge's included)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "system.txt").write_text(SYSTEM, encoding="utf-8")  # no newline: it goes into a JSON string
+    prompt = [{"role": "system", "content": "{{system}}"},
+              {"role": "user", "content": "Tell me one fact about the {{aspect}} of {{topic}}"}]
+    (folder / "prompt.json").write_text(json.dumps(prompt, indent=2), encoding="utf-8")
+    server = {"apiBaseUrl": url, "apiKey": "none"}
+    config = {
+        "description": "one fact per topic, as written",
+        "prompts": ["file://prompt.json"],
+        "providers": [{"id": "openai:chat:smollm2", "label": "greedy",
+                       "config": {**server, "temperature": 0, "max_tokens": MAX_TOKENS}},
+                      {"id": "openai:chat:smollm2", "label": "sampled",
+                       "config": {**server, "temperature": 0.8, "seed": 1, "max_tokens": MAX_TOKENS}}],
+        "defaultTest": {"vars": {"system": "file://system.txt"}},
+        "tests": [{"vars": {"topic": TOPICS[i % len(TOPICS)], "aspect": f"{('size', 'colour', 'history')[i % 3]} {i}"}}
+                  for i in range(CASES)]}
+    if judged:
+        config["defaultTest"]["options"] = {"provider": {"id": "openai:chat:smollm2", "config": {
+            **server, "temperature": 0, "max_tokens": JUDGE_MAX_TOKENS}}}
+        config["defaultTest"]["assert"] = [{"type": "llm-rubric", "value": RUBRIC}]
+    path = folder / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
 def run_suite(config: Path, backend, slots: int) -> dict:
-    """Run the suite on `backend`; its wall time in seconds, the tokens generated and what the cells came to."""
-    suite = load_config(config)
+    """Run the suite on `backend`; its wall time in seconds, the tokens generated and what the cells came to. A
+    suite as written runs as `eval --judge local` would: its judge on the backend, with the settings it wrote."""
+    suite = load_config(config, judge_given=config.parent.name.startswith(WRITTEN))
     evaluation = suite.evaluation(judge="local")
     runner: SessionRunner | None = None
     registry = BackendRegistry(lambda event: runner.feed(event))  # the runner exists before anything is submitted
@@ -143,13 +182,16 @@ def run_promptfoo(binary: str, folder: Path, model: Path, url: str, slots: int, 
     """`promptfoo eval` of the same suite on llama-server at `url` (OpenAI chat, judge on the same server); its
     wall time, node's start-up included, as a user would see it."""
     server = {"apiBaseUrl": url, "apiKey": "none"}
-    providers = [{"id": "openai:chat:smollm2", "label": p["label"], "config": {**server, **p["config"]}}
-                 for p in _providers(model)]
-    config_path = write_suite(folder, model, judged, providers)
-    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    if judged:
-        config["defaultTest"]["options"] = {"provider": {"id": "openai:chat:smollm2", "config": server}}
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    if folder.name.removeprefix("promptfoo-").startswith(WRITTEN):
+        config_path = write_written_suite(folder, judged, url)
+    else:
+        providers = [{"id": "openai:chat:smollm2", "label": p["label"], "config": {**server, **p["config"]}}
+                     for p in _providers(model)]
+        config_path = write_suite(folder, model, judged, providers)
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        if judged:
+            config["defaultTest"]["options"] = {"provider": {"id": "openai:chat:smollm2", "config": server}}
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     out = folder / "promptfoo-results.json"
     env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
     started = time.perf_counter()
@@ -236,7 +278,7 @@ def _server_side(model: Path, threads: int, slots: int, n_ctx_per_slot: int, fol
             else:
                 try:
                     promptfoo[name] = run_promptfoo(pf, folder / f"promptfoo-{name}", model, url, slots,
-                                                    judged=name == "judged")
+                                                    judged=name.endswith("judged"))
                 except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as exc:
                     note = f"promptfoo ({pf}) failed on the {name} suite: {exc}"
         finally:
@@ -255,6 +297,8 @@ def eval_bench(threads: int, n_ctx_per_slot: int = 1024, slots: int | None = Non
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         configs = {name: write_suite(folder / name, model, judged=name == "judged") for name in ("plain", "judged")}
+        configs |= {f"{WRITTEN}_{name}": write_written_suite(folder / f"{WRITTEN}_{name}", judged=name == "judged")
+                    for name in ("plain", "judged")}
         chorus = _chorus(model, threads, slots, n_ctx_per_slot, configs)
         server, promptfoo, note = _server_side(model, threads, slots, n_ctx_per_slot, folder, configs)
 
@@ -266,6 +310,11 @@ def eval_bench(threads: int, n_ctx_per_slot: int = 1024, slots: int | None = Non
             "ratio_vs_llama_server": ratio(server) if server else None,
             "ratio_vs_promptfoo": ratio(promptfoo) if promptfoo else None, "note": note,
             "setup": {"cases": CASES, "variants": 2, "slots": slots, "max_tokens": MAX_TOKENS,
+                      "suites": {"plain": "the benchmark's suite", "judged": "the same, an llm-rubric on every cell",
+                                 f"{WRITTEN}_plain": "the suite as users write it (system prompt file, OpenAI ids "
+                                                     "with settings, cases inline)",
+                                 f"{WRITTEN}_judged": "the same with a judge provider asking max_tokens "
+                                                      f"{JUDGE_MAX_TOKENS}, run as `eval --judge local`"},
                       "judge": "llm-rubric on the same backend", "threads": threads,
                       "engine_rate": f"steady N = {slots} decode t/s on {SUITE_PROMPT_TOKENS}-token prompts, "
                                      "before and after each run, same engine"}}

@@ -23,7 +23,7 @@ WORDS = ("the lighthouse keeper walked along the shore and counted every wave th
          "while gulls argued overhead about bread").split()
 
 
-def _reply(rng: random.Random, tokens: int, logprobs: bool) -> PaneResult:
+def made_up_reply(rng: random.Random, tokens: int, logprobs: bool) -> PaneResult:
     text = " ".join(rng.choice(WORDS) for _ in range(tokens))
     entries = [TokenLogprob(rng.randrange(49152), " w", -rng.random(),
                             tuple((rng.randrange(49152), " x", -rng.random() - 1) for _ in range(5)))
@@ -38,7 +38,7 @@ def session_with_versions(count: int = 1000, panes: int = 10, tokens: int = 250,
     made = []
     for p in range(panes):
         question = [{"role": "user", "content": f"Tell me about lighthouse number {p}."}]
-        runs = [versions.PaneVersion(_reply(rng, tokens, i % 10 == 0), question,
+        runs = [versions.PaneVersion(made_up_reply(rng, tokens, i % 10 == 0), question,
                                      {"sampling": SamplingParams(temperature=0.7, seed=i), "max_tokens": tokens},
                                      versions.now()) for i in range(count // panes)]
         made.append(PaneSpec(title=f"P{p}", turns=runs[-1].turns, result=runs[-1].result, versions=runs,

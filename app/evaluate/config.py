@@ -91,12 +91,17 @@ def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
     if judge is None:
         return
     judge_id = judge.get("id") if isinstance(judge, dict) else judge
+    if judge_id is None and isinstance(judge, dict) and isinstance(judge.get("config"), dict):
+        providers.judge_settings(judge, where, problems)  # the evaluation's judge, with these settings
+        return
     if not isinstance(judge_id, str):
         problems.add(where, "a judge is a provider id or {id, config}")
         return
     found = providers.parse_id(judge_id, base)
     if isinstance(found, str):
         problems.add(where, found)
+    else:
+        providers.judge_settings(judge, where, problems)
 
 
 def _raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
@@ -200,10 +205,22 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
     return variants
 
 
+def _judge_moved(options: dict) -> dict:
+    """defaultTest's options when a judge is named on the command line: its provider goes, the settings its
+    config writes for the judge's requests (max_tokens, temperature…) stay, as {config} (the evaluation's judge
+    with those settings). The command line says where the judge runs, not how the config asks it."""
+    options = dict(options)
+    judge = options.pop("provider", None)
+    config = judge.get("config") if isinstance(judge, dict) else None
+    kept = {k: v for k, v in config.items() if k in providers.JUDGE_SETTINGS} if isinstance(config, dict) else {}
+    return {**options, "provider": {"config": kept}} if kept else options
+
+
 def read_config(data, base: Path, source: str = "", judge_given: bool = False) -> Suite:
     """A Suite from a parsed config mapping; raises ConfigError listing every problem. `judge_given`: a judge
-    was named on the command line, which replaces `defaultTest.options.provider` (as promptfoo's --grader);
-    a test's or an assertion's own provider still wins."""
+    was named on the command line, which replaces where `defaultTest.options.provider` runs (as promptfoo's
+    --grader) but keeps the settings its config gives the judge's requests; a test's or an assertion's own
+    provider still wins."""
     problems = Problems()
     notes: list[str] = []
     config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
@@ -221,7 +238,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
     variants = _variants(config.providers, prompt_list, base, problems, notes)
     default_raw = config.default_test
     if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
-        default_raw = {**default_raw, "options": {k: v for k, v in default_raw["options"].items() if k != "provider"}}
+        default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
     default = _test(default_raw, "defaultTest", problems, base, len(variants)) if default_raw else None
     cases: list[EvalCase] = []
     for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:

@@ -10,6 +10,7 @@ index), because small local judges rarely write valid JSON on their own; parsing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams
-from app.evaluate import grader_prompts
+from app.evaluate import grader_prompts, providers
 from app.evaluate.checks import CheckError, json_objects
 from app.evaluate.templates import chat_messages, js_string, render
 from app.session.evaluation import Assertion, GradingResult
@@ -114,6 +115,16 @@ def render_chat(prompt: str, context: dict) -> list[dict]:
 def judge_request(messages: list[dict], schema: dict) -> GenerationRequest:
     return GenerationRequest(messages=messages, sampling=JUDGE_SAMPLING, max_tokens=JUDGE_MAX_TOKENS,
                              json_schema=schema)
+
+
+def as_judge_asks(request: GenerationRequest, judge) -> GenerationRequest:
+    """The request with the settings its judge provider's config writes (max_tokens, temperature, the other
+    samplers: providers.judge_settings); a judge that writes none keeps Chorus's."""
+    overrides, max_tokens = providers.judge_settings(judge)
+    if not overrides and max_tokens is None:
+        return request
+    sampling = dataclasses.replace(request.sampling, **overrides)
+    return dataclasses.replace(request, sampling=sampling, max_tokens=max_tokens or request.max_tokens)
 
 
 def _answer(reply: JudgeReply, kind: str) -> str:

@@ -124,6 +124,7 @@ def key_warning(config: dict, url: str) -> str | None:
     return (f"an API key is written in the config for {_host(url)}; Chorus keeps it in memory "
             "only and writes it nowhere, but a config file gets shared: prefer apiKeyEnvar")
 _MAX_TOKENS_KEY = {"openai": "max_tokens", "ollama": "num_predict", "llama": "n_predict", "gguf": "max_tokens"}
+JUDGE_SETTINGS = frozenset(_SAMPLING_KEYS) | frozenset(_MAX_TOKENS_KEY.values())  # what a judge's config sets
 
 
 def _env_float(name: str, default: float) -> float:
@@ -287,6 +288,33 @@ def _mcp(value, where: str, problems: Problems) -> dict | None:
         return None
     kept = mcp_secrets.stash(servers, mcp_secrets.process_keys(), remember=False)  # out of the evaluation's data
     return {"servers": kept.to_json()["mcpServers"], "timeout_s": timeout_s}
+
+
+def judge_settings(judge, where: str = "", problems: Problems | None = None) -> tuple[dict, int | None]:
+    """What a judge provider's config asks of its requests: (sampling overrides by SamplingParams name,
+    max_tokens or None), only the settings it writes (a judge keeps Chorus's own for the rest). `judge` is a
+    provider id, {id, config}, or {config} (the evaluation's judge with these settings: what `--judge` leaves of
+    the config's judge provider). Values of the wrong type or range go to `problems` and are left out."""
+    config = judge.get("config") if isinstance(judge, dict) else None
+    if not isinstance(config, dict):
+        return {}, None
+    problems = problems if problems is not None else Problems()
+    config = _typed({k: v for k, v in config.items() if k in JUDGE_SETTINGS}, where, problems)
+    overrides = {_SAMPLING_KEYS[k]: v for k, v in config.items() if k in _SAMPLING_KEYS}
+    try:
+        SamplingParams(**overrides)
+    except (TypeError, ValueError, OverflowError) as exc:
+        problems.add(where, f"judge settings: {exc}")
+        overrides = {}
+    max_tokens = None
+    for key in sorted(set(config) & set(_MAX_TOKENS_KEY.values())):
+        value = config[key]
+        if isinstance(value, int) and limits.MAX_TOKENS.low <= value <= limits.MAX_TOKENS.high:
+            max_tokens = value
+        else:
+            problems.add(f"{where}.config.{key}", f"must be a whole number from {limits.MAX_TOKENS.low:g} to "
+                                                  f"{limits.MAX_TOKENS.high:g}, got {value!r}")
+    return overrides, max_tokens
 
 
 def _tools(config: dict, base: Path, where: str, problems: Problems, mcp: bool = False) -> tuple[list[dict], str]:

@@ -39,9 +39,9 @@ def default_judge(judge: str) -> BackendTarget:
 def judge_target(judge, evaluation_judge: str, base_dir=None) -> BackendTarget:
     """Where a judge call goes: its provider (an assertion's or a test's, id or {id, config}), else the
     evaluation's judge. Raises ValueError for a provider that cannot judge."""
-    if judge is None:
-        return default_judge(evaluation_judge)
     judge_id = judge.get("id") if isinstance(judge, dict) else judge
+    if judge_id is None:  # none, or {config}: the evaluation's judge (with that config's settings)
+        return default_judge(evaluation_judge)
     config = (judge.get("config") or {}) if isinstance(judge, dict) else {}
     found = providers.parse_id(str(judge_id), Path(base_dir or "."))
     if isinstance(found, str):

@@ -80,6 +80,9 @@ class JudgeCall:
     request: GenerationRequest
     judge: object = None
 
+    def __post_init__(self):  # the judge provider's own settings (max_tokens, temperature…), wherever it runs
+        object.__setattr__(self, "request", graders.as_judge_asks(self.request, self.judge))
+
 
 class CellGrader:
     """Grades one cell. `start()` returns the first judge calls; feed each reply to `reply()` (which may return

@@ -25,7 +25,7 @@ from app.session.file_structs import dataclass_struct, given
 from app.session.images import ImageRef
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import COLUMNS, PaneSpec, ViewSettings
-from app.session.version_file import Version, version_from_file, version_raw
+from app.session.version_file import Version, version_loaded, version_raw
 from app.session.votes import Vote
 
 FORMAT = "chorus-session"
@@ -130,7 +130,7 @@ def pane_from_file(raw: Pane) -> PaneSpec:
     if "result" in fields:
         fields["result"] = result_from_file(fields["result"])
     if "versions" in fields:
-        fields["versions"] = [version_from_file(v) for v in fields["versions"]]
+        fields["versions"] = [version_loaded(v) for v in fields["versions"]]
     if fields.get("current") is not None and not 0 <= fields["current"] < len(fields.get("versions", [])):
         fields["current"] = None  # it pointed past the versions: none is current
     pane = PaneSpec(**fields)

@@ -4,7 +4,7 @@ PaneSpec fields `versions.SETTINGS` names, typed as the pane's are.
 
 Encoding is cheap for the versions that did not change: an ended version's encoding is kept (by identity, until
 its result's text, state or figures move), so an autosave of a session with a thousand versions encodes only
-the one that is streaming.
+the one that is streaming; a version read from a file keeps the encoding it was read from (`version_loaded`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,15 @@ def _key(version: PaneVersion) -> tuple:
     r = version.result
     return (r, r.state, r.text, r.reasoning, r.finish_reason, r.error, r.generated_tokens, r.format_note,
             len(r.token_ids), len(r.token_logprobs or ()), len(r.tool_calls))
+
+
+def version_loaded(raw: Version) -> PaneVersion:
+    """A version read from a file, its encoding kept from what was read: the first autosave after opening a
+    session re-encodes none of its versions (a thousand took 70-300 ms of the GUI thread, `bench --versions`)."""
+    version = version_from_file(raw)
+    if version.result is not None:
+        _kept[version] = (_key(version), msgspec.Raw(msgspec.json.encode(raw)))
+    return version
 
 
 def version_raw(version: PaneVersion) -> msgspec.Raw:

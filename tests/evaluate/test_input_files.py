@@ -14,10 +14,12 @@ import pytest
 import yaml
 
 from app.cli.eval import prepare, summary
-from app.evaluate import load_config, write_outputs
+from app.evaluate import graders, load_config, write_outputs
+from app.evaluate.checks import Output
 from app.evaluate.errors import ConfigError
 from app.evaluate.routes import needed_targets
 from app.evaluate.runner import EvaluationRunner
+from app.evaluate.scoring import grade
 from app.session import SessionRunner, evaluation_file
 
 
@@ -136,6 +138,46 @@ def test_an_explicit_judge_flag_beats_the_configs_default_judge(tmp_path):
     assert evaluation.judge == "local"
     assert urls(evaluation) == {"http://127.0.0.1:7/v1"}  # a test's own provider still wins, as in promptfoo
     assert any(t.kind == "local" for t in needed_targets(evaluation, tmp_path))
+
+
+def judge_requests(evaluation) -> list:
+    """The judge requests grading every case of `evaluation` sends (answered with a passing verdict)."""
+    sent = []
+
+    def judge(request, _provider):
+        sent.append(request)
+        return json.dumps({"reason": "ok", "pass": True, "score": 1})
+    for case in evaluation.cases:
+        grade(case, Output(text="hi"), "p", judge=judge)
+    return sent
+
+
+def test_the_judge_flag_moves_the_judge_and_keeps_the_configs_judge_settings(tmp_path):
+    # a judge provider's max_tokens and temperature are the requests' own; --judge changes only where they go
+    grader = {"id": "openai:chat:grader", "config": {"apiBaseUrl": "http://127.0.0.1:9/v1", "max_tokens": 96,
+                                                      "temperature": 0.25}}
+    path = write_config(tmp_path, {
+        "prompts": ["Say {{x}}"], "providers": ["echo"], "defaultTest": {"options": {"provider": grader}},
+        "tests": [{"vars": {"x": "hi"}, "assert": [{"type": "llm-rubric", "value": "says hi"}]}]})
+    for judge in (None, "local"):
+        evaluation = prepare(eval_args(path, judge=judge))[0]
+        [request] = judge_requests(evaluation)
+        assert request.max_tokens == 96 and request.sampling.temperature == 0.25, judge
+        assert request.json_schema is not None  # still constrained to the verdict's shape
+    servers = {t.url for t in needed_targets(evaluation, tmp_path) if t.kind == "server"}
+    assert servers == set() and evaluation.judge == "local"
+    # without settings in the config, a judge keeps Chorus's own
+    path = write_config(tmp_path, {"prompts": ["Say {{x}}"], "providers": ["echo"],
+                                   "tests": [{"vars": {"x": "hi"}, "assert": [{"type": "llm-rubric", "value": "x"}]}]})
+    [request] = judge_requests(prepare(eval_args(path, judge="local"))[0])
+    assert request.max_tokens == graders.JUDGE_MAX_TOKENS and request.sampling == graders.JUDGE_SAMPLING
+
+
+def test_a_judge_providers_settings_are_checked_before_anything_runs(tmp_path):
+    grader = {"id": "openai:chat:grader", "config": {"max_tokens": "lots"}}
+    with pytest.raises(ConfigError, match="max_tokens: must be a number"):
+        load_config(write_config(tmp_path, {"prompts": ["a"], "providers": ["echo"],
+                                            "defaultTest": {"options": {"provider": grader}}}))
 
 
 # --- the summary's variant names ---------------------------------------------------------------------

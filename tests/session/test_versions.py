@@ -119,3 +119,27 @@ def test_exports_list_every_version_and_the_flips_of_the_last_run():
     assert "## Evaluation runs compared: run 1 of 2" in document and "pass → fail" in document
     assert "### Versions (version 3 of 3)" in document
     assert "No detectable change" in report.to_html([], session, 0.0)
+
+
+def test_an_opened_sessions_first_autosave_reencodes_none_of_its_versions(tmp_path, monkeypatch):
+    """The encoding a version was read from is kept: the first autosave after opening a session with many versions
+    does not encode them again on the GUI thread (bench --versions times it), and writes the same versions."""
+    from app.bench.versions import session_with_versions
+    from app.session import store, version_file
+
+    original = session_with_versions(count=20, panes=2, tokens=12)
+    path = tmp_path / "many.chorus.json"
+    original.save(path)
+    loaded = Session.load(path)
+    encoded = []
+    real = version_file.version_to_file
+    monkeypatch.setattr(version_file, "version_to_file", lambda v: encoded.append(v) or real(v))
+    first = json.loads(store.encode_compact(loaded))
+    assert encoded == []
+    assert [p["versions"] for p in first["panes"]] == [p["versions"] for p in json.loads(
+        store.encode_compact(original))["panes"]]
+    pane = loaded.panes[0]  # a kept version whose result moves is encoded anew
+    pane.versions[0].result.text += " more"
+    encoded.clear()
+    store.encode_compact(loaded)
+    assert encoded == [pane.versions[0]]

@@ -135,13 +135,20 @@ class PaneGrid(QScrollArea):
     # --- the session -> views -------------------------------------------------------------------------------
     def _inserted(self, index: int, spec: PaneSpec) -> None:
         self._insert_view(spec, index)
-        self._reflow()
+        if self.column_group is None and len(self.panes) > 1 and self.shown_columns == self._laid_out:
+            self._place_from(index)  # a sweep adds hundreds: each insert moves only the panes after it
+        else:
+            self._reflow()
 
     def _removed(self, index: int, spec: PaneSpec) -> None:
         view = self.view_of(spec)
         if view is not None:
+            index = self.panes.index(view)
             self._drop_view(view)
-        self._reflow()
+        if view is not None and self.column_group is None and self.panes and self.shown_columns == self._laid_out:
+            self._place_from(index)  # closing a session removes its panes one by one: each moves those after it
+        else:
+            self._reflow()
 
     def _rebuild(self, *_args) -> None:
         """Panes were moved or replaced: one view per pane, in order, again."""
@@ -217,6 +224,25 @@ class PaneGrid(QScrollArea):
         rows = max(1, (len(self.panes) + columns - 1) // columns)  # no pane: the hint's row fills the area
         for row in range(self._layout.rowCount()):
             self._layout.setRowStretch(row, 1 if row < rows else 0)  # panes share the height: more conversation
+        self.refresh_titles()
+
+    def _place_from(self, index: int) -> None:
+        """The grid (no group in columns, its column count unchanged) with the panes from `index` on placed again:
+        what an insert or a removal changes. A full `_reflow` each time placed every pane, which made a sweep of
+        256 panes (and closing them) quadratic."""
+        columns = self._laid_out
+        moved = self.panes[index:]
+        for view in moved:
+            self._layout.removeWidget(view)
+        for i, view in enumerate(moved, start=index):
+            view.setMinimumWidth(PANE_MIN_WIDTH)
+            view.setMaximumWidth(QWIDGETSIZE_MAX)
+            view.set_compact(False)
+            self._layout.addWidget(view, *divmod(i, columns))
+            view.show()
+        rows = (len(self.panes) + columns - 1) // columns
+        for row in range(self._layout.rowCount()):
+            self._layout.setRowStretch(row, 1 if row < rows else 0)
         self.refresh_titles()
 
     def _columns_layout(self, grouped: list[PromptPane]) -> None:

@@ -107,6 +107,7 @@ class PaneHeader(QWidget):
         self._names = [MAIN]
         self._labels: dict[str, str] = {}  # name -> how the chooser shows it
         self._diff: dict[str, str] = {}
+        self._shown: tuple | None = None  # what the title shows: its label, the differences, the backend's place
         self.title = ElidedTitle()
         self.title.set_parts(pane.spec.label, "")
         self.backend = QComboBox(toolTip="Where this pane runs: the main local model, another local model or a "
@@ -217,7 +218,10 @@ class PaneHeader(QWidget):
     def set_differences(self, diff: dict[str, str]) -> None:
         """Show how this pane differs from the others next to its title (all of it in the tooltip; the backend
         only in the tooltip while the chooser beside the title shows it)."""
-        self._diff = dict(diff)
+        key = (self.spec.label, tuple(diff.items()), self.backend.isVisibleTo(self), tuple(self._labels.items()))
+        if key == self._shown:  # unchanged (refresh_titles asks every pane whenever one is added)
+            return
+        self._diff, self._shown = dict(diff), key
         self.title.setToolTip(label(diff))
         shown = {k: self._labels.get(v, v) if k == "backend" else v for k, v in diff.items()
                  if not (k == "backend" and self.backend.isVisibleTo(self))}
