@@ -13,6 +13,7 @@ import sys
 
 from app.arena.board import ARENA_SEED, BOOTSTRAP_ROUNDS
 from app.backends.embedding import DEFAULT_EMBEDDER
+from app.cli.quant_args import add_parsers as quant_parsers
 from app.engine import limits
 from app.evaluate.run_compare import ALPHA as COMPARE_ALPHA
 
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--seed", type=int, default=ARENA_SEED, help="bootstrap seed (default %(default)s)")
     arena.add_argument("--rounds", type=int, default=BOOTSTRAP_ROUNDS.default,
                        help="bootstrap rounds behind the 95 %% intervals (default %(default)s)")
+    quant_parsers(sub)
     return parser
 
 
@@ -166,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.cli.eval_compare import eval_compare_command
 
         return eval_compare_command(args)
+    if args.command in ("kld", "perplexity"):
+        from app.cli.quant import kld_command, perplexity_command
+
+        return (kld_command if args.command == "kld" else perplexity_command)(args)
     if args.command == "arena-report":
         from app.cli.arena_report import arena_report_command
 
