@@ -25,7 +25,7 @@ from app.quant.scoring import ReferenceRows, Scorer
 from app.quant.summary import perplexity_of, summarize
 from app.quant.types import CandidateFidelity, FidelityReport, QuantError, ScoredSequence, TokenFigures
 
-TOP_K = 128  # the reference's entries kept per token on the file path
+TOP_K = 4096  # the most entries of the reference kept per token on the file path (fewer where they hold the mass)
 Progress = Callable[[int, int], None]  # (sequences done across every model, total)
 
 
@@ -108,13 +108,13 @@ def compare(reference: str | Path, candidates: Sequence[str | Path], *, text: st
         if not sequences:
             raise QuantError("there is nothing to score: no sequences.")
         n_ctx = max(n_ctx, max(len(s.tokens) for s in sequences))
-    n_seq = seqs_per_context(n_ctx, n_batch)
     scorer = Scorer(threads)
-    ref_model = ForcedModel(reference, n_ctx, n_seq, n_batch, threads=threads)
+    ref_model = ForcedModel(reference, threads)
     try:
         if sequences is None:
             sequences = tokenize_chunks(ref_model, text, n_ctx)
-        n_seq = min(n_seq, len(sequences))
+        n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences))
+        ref_model.open(n_ctx, n_seq, n_batch)
         groups = _groups(sequences, n_seq)
         biggest = max(sum(sequences[i].n_scored for i in g) for g in groups)
         if path == "auto":
@@ -176,7 +176,8 @@ def _run_in_memory(ref_model, candidates, sequences, groups, figures, n_ctx, n_s
     models = []
     try:
         for cand in candidates:
-            models.append(ForcedModel(cand, n_ctx, n_seq, n_batch, threads=threads))
+            models.append(ForcedModel(cand, threads))
+            models[-1].open(n_ctx, n_seq, n_batch)
         spent = [0.0] * len(models)
         total, done = len(groups) * (1 + len(models)), 0
         for group in groups:
@@ -208,8 +209,11 @@ def _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, 
         try:
             for group in groups:
                 ref = _reference_group(ref_model, sequences, group, scorer, top_k)
-                for array in (ref.argmax, ref.nll, ref.top_ids, ref.top_log_probs, ref.rest):
+                for array in (ref.argmax, ref.nll, ref.rest, ref.kept):
                     store.write(np.ascontiguousarray(array).tobytes())
+                used = np.arange(top_k)[None, :] < ref.kept[:, None]  # ragged: only the kept entries
+                store.write(ref.top_ids[used].tobytes())
+                store.write(ref.top_log_probs[used].tobytes())
                 done += 1
                 if progress:
                     progress(done, total)
@@ -217,16 +221,14 @@ def _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, 
             ref_model.close()
         for k, cand in enumerate(candidates):
             store.seek(0)
-            with ForcedModel(cand, n_ctx, n_seq, n_batch, threads=threads) as model:
+            with ForcedModel(cand, threads) as model:
+                model.open(n_ctx, n_seq, n_batch)
                 if model.n_vocab != n_vocab:
                     raise QuantError(f"{Path(cand).name} has {model.n_vocab} tokens, the reference {n_vocab}.")
                 t0 = time.perf_counter()
                 for group in groups:
                     n = sum(sequences[i].n_scored for i in group)
-                    ref = ReferenceRows(_read(store, np.int64, n), _read(store, np.float64, n),
-                                        top_ids=_read(store, np.int32, n * top_k).reshape(n, top_k),
-                                        top_log_probs=_read(store, np.float32, n * top_k).reshape(n, top_k),
-                                        rest=_read(store, np.float64, n))
+                    ref = _read_rows(store, n, top_k)
                     _candidate_group(model, sequences, group, scorer, ref, figures[k])
                     done += 1
                     if progress:
@@ -234,6 +236,19 @@ def _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, 
                 spent[k] = time.perf_counter() - t0
     n_tokens = sum(len(s.tokens) for s in sequences)
     return [n_tokens / s if s else 0.0 for s in spent]
+
+
+def _read_rows(store, n: int, top_k: int) -> ReferenceRows:
+    """One group's reference rows as `_run_through_file` wrote them (the kept entries padded back to top_k)."""
+    argmax, nll, rest, kept = (_read(store, np.int64, n), _read(store, np.float64, n), _read(store, np.float64, n),
+                               _read(store, np.int32, n))
+    used = np.arange(top_k)[None, :] < kept[:, None]
+    ids = np.zeros((n, top_k), np.int32)
+    top = np.full((n, top_k), -np.inf, np.float32)
+    total = int(kept.sum())
+    ids[used] = _read(store, np.int32, total)
+    top[used] = _read(store, np.float32, total)
+    return ReferenceRows(argmax, nll, top_ids=ids, top_log_probs=top, rest=rest, kept=kept)
 
 
 def _read(store, dtype, count: int) -> np.ndarray:
@@ -249,13 +264,14 @@ def perplexity(model_path: str | Path, text: str, *, n_ctx: int = 512, n_batch: 
     """The perplexity of one model on a text, as `llama-perplexity -f FILE -c n_ctx` computes it (chunks of
     n_ctx tokens, BOS first, the second half of each scored). Returns a PerplexityResult; raises QuantError."""
     started = time.perf_counter()
-    n_seq = seqs_per_context(n_ctx, n_batch)
     threads = threads or default_threads()
     scorer = Scorer(threads)
     try:
-        with ForcedModel(check_file(model_path), n_ctx, n_seq, n_batch, threads=threads) as model:
+        with ForcedModel(check_file(model_path), threads) as model:
             sequences = tokenize_chunks(model, text, n_ctx)
-            groups = _groups(sequences, min(n_seq, len(sequences)))
+            n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences))
+            model.open(n_ctx, n_seq, n_batch)
+            groups = _groups(sequences, n_seq)
             nll = []
             for done, group in enumerate(groups, 1):
                 nll.append(_reference_group(model, sequences, group, scorer, full=False).nll)

@@ -75,37 +75,46 @@ def tokenize_text(model: LlamaModel, text: str) -> np.ndarray:
 
 
 class ForcedModel:
-    """A model loaded for teacher-forced passes: `n_seq` sequences of up to `n_ctx` tokens per group.
+    """A model loaded for teacher-forced passes. `open(n_ctx, n_seq)` makes its context: `n_seq` sequences of up
+    to `n_ctx` tokens per group.
 
     `decode(group)` yields `(index in group, first scored row of that sequence, logits rows × n_vocab)` after
     each llama_decode; the rows are the scored positions of that sequence in order. Close with `close()`."""
 
-    def __init__(self, path: str | Path, n_ctx: int, n_seq: int = 1, n_batch: int = DEFAULT_BATCH,
-                 n_ubatch: int = DEFAULT_UBATCH, threads: int | None = None):
+    def __init__(self, path: str | Path, threads: int | None = None):
         self.model = LlamaModel(check_file(path))
         self.path = str(path)
         self.n_vocab = self.model.n_vocab
+        self.threads = threads or default_threads()
+        self.ctx = None
+        self.tokens_decoded = 0
+
+    def open(self, n_ctx: int, n_seq: int = 1, n_batch: int = DEFAULT_BATCH,
+             n_ubatch: int = DEFAULT_UBATCH) -> ForcedModel:
+        """The context, as llama-perplexity makes it: n_seq x n_ctx cells, isolated sequences, n_batch tokens at
+        most per decode (never more than the context), n_ubatch per graph."""
+        if self.ctx:
+            llama_cpp.llama_free(self.ctx)
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = n_ctx * n_seq
         params.n_seq_max = n_seq
         params.n_batch = min(n_batch, n_ctx * n_seq)
         params.n_ubatch = min(n_ubatch, params.n_batch)
-        params.n_threads = params.n_threads_batch = threads or default_threads()
+        params.n_threads = params.n_threads_batch = self.threads
         params.kv_unified = False
         params.no_perf = True
         params.embeddings = False
         self.ctx = llama_cpp.llama_init_from_model(self.model.ptr, params)
         if not self.ctx:
-            self.model.close()
             raise QuantError(f"llama.cpp could not create a context of {n_seq} x {n_ctx} tokens for "
-                             f"{Path(path).name}: not enough memory?")
+                             f"{Path(self.path).name}: not enough memory?")
         self.n_ctx = n_ctx
         self.n_seq = n_seq
         self.n_ctx_seq = llama_cpp.llama_n_ctx_seq(self.ctx)
         self.n_batch = llama_cpp.llama_n_batch(self.ctx)  # exceeding it in one decode aborts the process
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.batch = TokenBatch(self.n_batch)
-        self.tokens_decoded = 0
+        return self
 
     def close(self) -> None:
         if self.ctx:

@@ -15,13 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 
 LOG_PROB_FLOOR = -16.0  # perplexity.cpp: reference tokens at or below this log-probability add nothing to KLD
+COVERAGE = 1.0 - 1e-4  # the file path keeps a token's most likely entries until they hold this much mass
+MIN_KEPT = 32  # and at least this many
 BLOCK = 8  # rows per task: bounds the temporaries (BLOCK x n_vocab floats each)
 
 
 @dataclass
 class ReferenceRows:
-    """The reference's side of n scored positions. `log_probs` (n x n_vocab) in memory, or `top_ids` and
-    `top_log_probs` (n x k) with `rest` (the mass outside the top k) for the file path."""
+    """The reference's side of n scored positions. `log_probs` (n x n_vocab) in memory, or for the file path
+    each position's most likely entries, `kept` of them (until they hold COVERAGE of the mass, at least MIN_KEPT,
+    at most k), in `top_ids` and `top_log_probs` (n x k, padded past `kept`), with `rest` (the mass outside)."""
 
     argmax: np.ndarray  # int64
     nll: np.ndarray  # float64, -ln p(text token)
@@ -29,6 +32,7 @@ class ReferenceRows:
     top_ids: np.ndarray | None = None
     top_log_probs: np.ndarray | None = None
     rest: np.ndarray | None = None
+    kept: np.ndarray | None = None  # int32
 
     @classmethod
     def allocate(cls, n: int, n_vocab: int, top_k: int = 0, full: bool = True) -> ReferenceRows:
@@ -38,6 +42,7 @@ class ReferenceRows:
             rows.top_ids = np.zeros((n, top_k), np.int32)
             rows.top_log_probs = np.zeros((n, top_k), np.float32)
             rows.rest = np.zeros(n, np.float64)
+            rows.kept = np.zeros(n, np.int32)
         elif full:
             rows.log_probs = np.empty((n, n_vocab), np.float32)
         return rows
@@ -69,10 +74,20 @@ class Scorer:
                 out.log_probs[at + lo:at + hi] = lp
             elif out.top_ids is not None:
                 k = out.top_ids.shape[1]
-                ids = np.argpartition(lp, -k, axis=1)[:, -k:]
+                ids = np.argpartition(lp, -k, axis=1)[:, -k:] if k < lp.shape[1] else np.tile(
+                    np.arange(k), (hi - lo, 1))
                 top = np.take_along_axis(lp, ids, axis=1)
+                order = np.argsort(-top, axis=1)
+                ids, top = np.take_along_axis(ids, order, axis=1), np.take_along_axis(top, order, axis=1)
+                mass = np.cumsum(np.exp(top.astype(np.float64)), axis=1)
+                kept = np.clip((mass < COVERAGE).sum(axis=1) + 1, min(MIN_KEPT, k), k)
+                padding = np.arange(k)[None, :] >= kept[:, None]
+                ids[padding] = 0
+                top[padding] = -np.inf
                 out.top_ids[at + lo:at + hi] = ids
                 out.top_log_probs[at + lo:at + hi] = top
+                out.kept[at + lo:at + hi] = kept
+                # summed as the candidate's side sums them, so a model against itself scores exactly 0
                 out.rest[at + lo:at + hi] = np.maximum(0.0, 1.0 - np.exp(top.astype(np.float64)).sum(axis=1))
 
         self._blocks(len(logits), block)
@@ -97,11 +112,13 @@ class Scorer:
                 kld = lp.sum(axis=1, dtype=np.float64)
             else:
                 ids, top = ref.top_ids[r], ref.top_log_probs[r]
-                q = np.take_along_axis(lp, ids, axis=1)
+                q = np.take_along_axis(lp, ids, axis=1).astype(np.float64)
+                inside = np.isfinite(top)
                 p = np.exp(top.astype(np.float64))
-                kld = (np.where(top > LOG_PROB_FLOOR, p, 0.0) * (top - q)).sum(axis=1)
+                with np.errstate(invalid="ignore"):
+                    kld = np.where(top > LOG_PROB_FLOOR, p * (top - q), 0.0).sum(axis=1)
                 rest = ref.rest[r]
-                q_rest = np.maximum(1e-30, 1.0 - np.exp(q.astype(np.float64)).sum(axis=1))
+                q_rest = np.maximum(1e-30, 1.0 - np.where(inside, np.exp(q), 0.0).sum(axis=1))
                 with np.errstate(divide="ignore", invalid="ignore"):
                     kld += np.where(rest > 1e-12, rest * np.log(np.maximum(rest, 1e-30) / q_rest), 0.0)
             figures.kld[w] = kld
