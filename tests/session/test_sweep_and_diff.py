@@ -137,3 +137,17 @@ def test_a_session_shown_in_place_of_another_keeps_its_group_in_columns(tmp_path
     shown = Session(panes=[PaneSpec(draft="x")])
     SessionController(shown, SessionRunner(backends=None)).replace(Session.load(tmp_path / "s.chorus.json"))
     assert shown.view.column_group == saved.panes[0].group and len(shown.group(shown.view.column_group)) == 2
+
+
+def test_quantization_axis_runs_each_file_on_its_backend(tmp_path):
+    """A "quantization" value is a model file: the pane runs on the backend already running that file (the main
+    model's file -> "local"), else on the local backend named after it; a missing file names the axis."""
+    main, other = tmp_path / "M.Q4_1.gguf", tmp_path / "M.Q8_0.gguf"
+    for path in (main, other):
+        path.write_bytes(b"GGUF")
+    panes = sweep.expand(BASE, {"quantization": [str(main), str(other)]}, {str(main): "local"})
+    assert [p.backend for p in panes] == ["local", "local · M.Q8_0"]
+    assert [p.draft for p in panes] == [BASE.draft] * 2
+    assert "quantization" in sweep.AXES
+    with pytest.raises(ValueError, match="quantization = .*not found"):
+        sweep.expand(BASE, {"quantization": [str(tmp_path / "gone.gguf")]})
