@@ -121,8 +121,9 @@ class CompareTools(QObject):
             return
         self.controller.show_group_in_columns(view.spec.group)
 
-    def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane) -> DiffDialog:
-        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget, self.meaning)
+    def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane, kld=None) -> DiffDialog:
+        """`kld`: (QuantComparison, candidate file) to tint the candidate's side by KLD."""
+        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget, self.meaning, kld)
         self._show(dialog)
         return dialog
 

@@ -38,6 +38,7 @@ from app.session.state import COLUMNS
 from app.ui import settings as keys
 from app.ui.arena.tools import ArenaTools
 from app.ui.bridge import EngineBridge
+from app.ui.compare.quant_tools import QuantTools
 from app.ui.compare.tools import CompareTools
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.tools import EvalTools
@@ -122,6 +123,8 @@ class MainWindow(QMainWindow):
                                    self.statusBar(), self.model_status,
                                    lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text),
                                    self)
+        self.quants = QuantTools(self.controller, self.grid, bridge.backends, self.backends.add, settings.engine_fields,
+                                 settings.model_folders, self.current_pane, self.compare.open_diff, self)
         self._build_evaluation(key_store)
         self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
@@ -227,6 +230,7 @@ class MainWindow(QMainWindow):
                 menu.addSeparator() if action is None else menu.addAction(action)
             if title == "&Compare":
                 self.compare.build_menu(menu)
+                self.quants.build_menu(menu)
                 self.arena = ArenaTools(self.session, self.runner, self.current_pane,
                                         lambda: self.bridge.model_info, self, registry=self.bridge.backends)
                 self.arena.build_menu(menu)

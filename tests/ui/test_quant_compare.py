@@ -1,0 +1,98 @@
+"""Compare quantizations… on the real embedded model and two real requantizations of it
+(tests/fixtures/quant_files.py): the candidates found by discovery, their panes, the fidelity run in the
+background, the ranking, the diff view's KLD tint; and what is refused before anything runs."""
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QDialogButtonBox
+
+from app.models import ScanCache
+from app.ui.compare.quant_dialog import QuantDialog
+from app.ui.compare.quant_tools import VocabularyCheck
+from app.ui.widgets.token_tint import KLD_BANDS, kld_color
+from tests.fixtures.gguf_variants import write_vocab_variant
+from tests.fixtures.quant_files import requantize
+from tests.ui.conftest import wait_until
+from tests.ui.test_end_to_end import prepare
+
+STEM = "SmolLM2-135M-Instruct"
+
+
+@pytest.fixture(scope="session")
+def quant_folder(model_path, tmp_path_factory):
+    """Q8_0 (nearly the reference's numbers) and Q4_0 (further away) of the embedded Q4_1 model."""
+    folder = tmp_path_factory.mktemp("quants")
+    for kind in ("Q8_0", "Q4_0"):
+        requantize(model_path, folder / f"{STEM}.{kind}.gguf", kind)
+    return folder
+
+
+def isolate(window, settings, folder, tmp_path) -> None:
+    """Discovery reads only `folder` (and the reference's own), never this machine's apps."""
+    settings.set_model_folders([str(folder)])
+    window.quants.dialog_kwargs = {"scan_kwargs": {"home": tmp_path / "home", "env": {}},
+                                   "cache": ScanCache(tmp_path / "scan.json")}
+
+
+def test_compare_quantizations_ranks_the_candidates_and_tints_the_diff(loaded_window, loop, quant_folder, settings,
+                                                                      tmp_path):
+    window = loaded_window
+    isolate(window, settings, quant_folder, tmp_path)
+    source = prepare(window, ["Name three colours."], max_tokens=12, temperature=0.7)[0]
+    panes_before = len(window.session.panes)
+    dialog = window.quants.open_dialog(source)
+    wait_until(loop, lambda: dialog.scanning.done() and dialog.candidates.count() == 2)
+    assert sorted(dialog.candidate_paths()) == sorted(str(quant_folder / f"{STEM}.{k}.gguf") for k in ("Q4_0", "Q8_0"))
+    dialog.buttons.button(QDialogButtonBox.Ok).click()
+    wait_until(loop, lambda: window.quants.comparisons)
+    comparison = window.quants.comparisons[0]
+    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    assert len(window.session.panes) == panes_before + 3 and len({p.group for p in panes}) == 1
+    assert [p.backend for p in panes] == ["local", f"local · {STEM}.Q8_0", f"local · {STEM}.Q4_0"] or \
+        [p.backend for p in panes] == ["local", f"local · {STEM}.Q4_0", f"local · {STEM}.Q8_0"]
+    assert all(p.sampling.temperature == 0 for p in panes)  # greedy: where replies part is the model's doing
+    wait_until(loop, lambda: not comparison.running, timeout=600)
+    assert comparison.stage == "done", comparison.error
+    ranking = window.quants.views[0]
+    wait_until(loop, lambda: all(r.decode_tps for r in ranking.rows))
+    rows = ranking.rows
+    assert rows[0].reference and rows[0].name == f"{STEM}.Q4_1"
+    assert [r.name for r in rows[1:]] == [f"{STEM}.Q8_0", f"{STEM}.Q4_0"]  # by mean KLD: Q8_0 keeps Q4_1's numbers
+    assert 0 <= rows[1].kld_mean < rows[2].kld_mean and rows[1].same_top_p >= rows[2].same_top_p
+    assert all(r.memory_bytes and r.size_bytes for r in rows) and all(r.diverged is not None for r in rows[1:])
+    assert ranking.table.item(0, 4).text() == "reference" and ranking.table.item(1, 4).text() != "–"
+    assert not ranking.progress.isVisible() and not ranking.cancel_button.isVisible()
+
+    diff = window.quants.show_diff(comparison, rows[2].path)
+    assert diff.tint_kld.isChecked() and "KLD per token" in diff.kld_legend.text()
+    kld = comparison.token_kld(rows[2].path)[1]
+    base = diff.palette().color(QPalette.Base)
+    tinted = {kld_color(k, base).name() for k in kld} - {kld_color(0, base).name()}
+    assert tinted and all(colour in diff.right_view.toHtml() for colour in tinted)
+    assert "".join(comparison.pieces).strip()  # the reference's reply, as the candidate read it
+    diff.tint_kld.setChecked(False)  # back to the word diff
+    assert "KLD per token" not in diff.kld_legend.text() and KLD_BANDS
+
+
+def test_another_vocabulary_or_a_missing_file_is_refused_before_anything_runs(window, loop, model_path, tmp_path,
+                                                                             qtbot):
+    other = write_vocab_variant(model_path, tmp_path / f"{STEM}.Q4_1-other-vocab.gguf")
+    dialog = QuantDialog(str(model_path), VocabularyCheck(), window, scan=lambda **_: [])
+    qtbot.addWidget(dialog)
+    wait_until(loop, dialog.scanning.done)
+    ok = dialog.buttons.button(QDialogButtonBox.Ok)
+    assert "Tick at least one candidate" in dialog.problem.text() and not ok.isEnabled()
+    dialog.add_candidate(str(other))
+    assert "does not share" in dialog.problem.text() and "vocabulary" in dialog.problem.text()
+    assert not ok.isEnabled()
+    dialog.candidates.item(0).setCheckState(Qt.Unchecked)
+    dialog.add_candidate(str(tmp_path / "gone.gguf"))
+    assert "gone.gguf does not exist" in dialog.problem.text() and not ok.isEnabled()
+
+    before = [p.id for p in window.session.panes]
+    source = window.grid.panes[0]
+    started = loop.run_until_complete(window.quants.start(source.spec, str(model_path), [str(other)]))
+    assert started is None and [p.id for p in window.session.panes] == before  # nothing added, nothing run
+    assert "does not share" in source.status.text()
+    assert window.bridge.backend_names() == ["local"]  # no backend opened for it
