@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from app.models.discover import ModelEntry
+from app.models.discover import ModelEntry, entry_of
 from app.models.info import without_quant
 from app.models.names import model_name
 
@@ -34,12 +34,12 @@ def _shape(entry: ModelEntry) -> tuple:
 
 def same_model(path: str, entries: Iterable[ModelEntry]) -> list[ModelEntry]:
     """The entries that hold the model at `path` in another quantization (the file itself, and other apps'
-    copies of one file, left out), smallest file first. `path` itself should be among `entries` (discovery's
-    `own`); if it is not, nothing is known of its header and the list is empty."""
+    copies of one file, left out), smallest file first. `path`'s header is read when it is not among `entries`;
+    a file that cannot be read has no other quantization."""
     entries = [e for e in entries if not e.broken]
     real = os.path.realpath(path)
-    me = next((e for e in entries if os.path.realpath(e.path) == real), None)
-    if me is None or me.n_params <= 0:
+    me = next((e for e in entries if os.path.realpath(e.path) == real), None) or entry_of(path)
+    if me.broken or me.n_params <= 0:
         return []
     found: dict[str, ModelEntry] = {}
     for entry in entries:

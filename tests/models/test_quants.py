@@ -18,6 +18,7 @@ def test_the_other_quantizations_of_one_model_are_found_and_nothing_else(tmp_pat
     entries = discover(home=tmp_path / "home", env={}, folders=[str(folder)], cache=ScanCache(tmp_path / "c.json"))
     assert [e.path for e in same_model(str(q4), entries)] == [str(q8), str(f16)]  # smallest first
     assert {e.path for e in same_model(str(f16), entries)} == {str(q4), str(q8)}
-    assert same_model(str(tmp_path / "not-scanned.gguf"), entries) == []
+    assert [e.path for e in same_model(str(q4), [e for e in entries if e.path != str(q4)])] == [str(q8), str(f16)]
+    assert same_model(str(tmp_path / "gone.gguf"), entries) == []
     assert base_name("SmolLM2-135M-Instruct.Q4_1") == base_name("smollm2-135m-instruct-q8_0.gguf") \
         == "smollm2 135m instruct"

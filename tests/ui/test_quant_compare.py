@@ -7,9 +7,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QDialogButtonBox
 
-from app.models import ScanCache
+from app.models import ScanCache, discover
 from app.ui.compare.quant_dialog import QuantDialog
 from app.ui.compare.quant_tools import VocabularyCheck
+from app.ui.compare.variants_dialog import VariantsDialog
 from app.ui.widgets.token_tint import KLD_BANDS, kld_color
 from tests.fixtures.gguf_variants import write_vocab_variant
 from tests.fixtures.quant_files import requantize
@@ -96,3 +97,28 @@ def test_another_vocabulary_or_a_missing_file_is_refused_before_anything_runs(wi
     assert started is None and [p.id for p in window.session.panes] == before  # nothing added, nothing run
     assert "does not share" in source.status.text()
     assert window.bridge.backend_names() == ["local"]  # no backend opened for it
+
+
+def test_the_sweep_grid_sweeps_the_models_quantizations(loaded_window, loop, model_path, quant_folder, tmp_path):
+    """The Models dialog's last scan found the other quantizations: the sweep grid offers them beside the pane's
+    own file, and the panes it makes run each on its file (the main model's on the main model)."""
+    window = loaded_window
+    window.quants.scan_cache = cache = ScanCache(tmp_path / "scan.json")
+    discover(home=tmp_path / "home", env={}, folders=[str(quant_folder)], cache=cache)
+    source = prepare(window, ["Name a colour."], max_tokens=4)[0]
+    files, names = window.quants.quantizations(source.spec)
+    q8 = str(quant_folder / f"{STEM}.Q8_0.gguf")
+    assert files[0] == str(model_path) and sorted(files[1:]) == sorted([q8, str(quant_folder / f"{STEM}.Q4_0.gguf")])
+    dialog = VariantsDialog(source.spec, window, window.bridge.backend_names(), files, names)
+    dialog.tabs.setCurrentIndex(1)
+    dialog.quantizations[files[0]].setChecked(True)
+    dialog.quantizations[q8].setChecked(True)
+    assert dialog.summary.text().startswith("Creates 2 pane(s)")
+    specs = dialog.panes()
+    assert [s.backend for s in specs] == ["local", f"local · {STEM}.Q8_0"]
+    views = []
+    loop.run_until_complete(window.quants.open_then(source.spec, dialog.axes()["quantization"],
+                                                    lambda: views.extend(window.compare.add_variants(source, specs))))
+    assert f"local · {STEM}.Q8_0" in window.bridge.backend_names()
+    wait_until(loop, lambda: len(views) == 2 and not any(v.busy for v in views), timeout=120)
+    assert all(v.spec.result.finish_reason in ("stop", "length") and v.spec.result.text for v in views)

@@ -28,7 +28,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from app.backends.registry import BackendRegistry, BackendSpec
-from app.models import estimate_memory, model_name
+from app.models import ModelEntry, ScanCache, estimate_memory, model_name
+from app.models.quants import same_model
 from app.quant import fidelity, forward, prompts
 from app.quant.pieces import token_texts
 from app.quant.types import QuantError
@@ -94,6 +95,7 @@ class QuantTools(QObject):
         self._current, self._open_diff, self.parent_widget = current_pane, open_diff, parent
         self.dialog_kwargs = dict(dialog_kwargs or {})  # tests: discovery's home and env
         self.check = VocabularyCheck()
+        self.scan_cache: ScanCache | None = None  # where the last scan is read (None: the Models dialog's cache)
         self.dialog: QuantDialog | None = None
         self.comparisons: list[QuantComparison] = []
         self.views: list[QuantRanking] = []
@@ -147,12 +149,8 @@ class QuantTools(QObject):
         if problems:
             self._show(source, problems[0])
             return None
-        for path in files:
-            if os.path.realpath(path) not in {os.path.realpath(f) for f in local_files(self.registry)}:
-                why = await self._add_local(BackendSpec(kind="local", path=path))
-                if why:
-                    self._show(source, f"Could not open {model_name(path)}: {why}")
-                    return None
+        if not await self.open_files(source, files):
+            return None
         base = source.copy(sampling=replace(source.sampling, temperature=0.0))
         request, _ = conversation.plan_run(base, use_draft=bool(base.draft.strip()))
         specs = sweep.expand(base, {"quantization": files}, local_files(self.registry))
@@ -170,6 +168,34 @@ class QuantTools(QObject):
         self.open_ranking(comparison)
         QTimer.singleShot(0, self._check_panes)
         return comparison
+
+    async def open_files(self, source: PaneSpec, files: list[str]) -> bool:
+        """Give every file a backend (opened, or on standby when it does not fit beside the models loaded); a
+        file that cannot be opened is named on the source pane. Whether all have one."""
+        for path in files:
+            if os.path.realpath(path) not in {os.path.realpath(f) for f in local_files(self.registry)}:
+                why = await self._add_local(BackendSpec(kind="local", path=path))
+                if why:
+                    self._show(source, f"Could not open {model_name(path)}: {why}")
+                    return False
+        return True
+
+    async def open_then(self, source: PaneSpec, files: list[str], then: Callable[[], object]) -> None:
+        """`then()` once every file has a backend (the sweep grid's quantization axis)."""
+        if await self.open_files(source, files):
+            then()
+
+    def quantizations(self, spec: PaneSpec) -> tuple[list[str], dict[str, str]]:
+        """The files of the pane's model in each quantization the last scan of this computer found (the Models
+        dialog's; the pane's own file first), and the backends that already run model files."""
+        reference = self.reference_of(spec)
+        if reference is None:
+            return [], {}
+        try:
+            entries = [ModelEntry.from_dict(d) for d in (self.scan_cache or ScanCache.default()).last_entries]
+        except (KeyError, TypeError, ValueError, AttributeError):  # a cache from another version
+            entries = []
+        return [reference, *(e.path for e in same_model(reference, entries))], local_files(self.registry)
 
     def _show(self, source: PaneSpec, message: str) -> None:
         if view := self.grid.view_of(source):

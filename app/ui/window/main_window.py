@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
                                    self)
         self.quants = QuantTools(self.controller, self.grid, bridge.backends, self.backends.add, settings.engine_fields,
                                  settings.model_folders, self.current_pane, self.compare.open_diff, self)
+        self.compare.quants = self.quants  # the sweep grid's quantization axis
         self._build_evaluation(key_store)
         self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
