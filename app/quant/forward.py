@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import llama_cpp
@@ -31,8 +32,9 @@ def check_file(path: str | Path) -> Path:
     return path
 
 
-def vocabulary(path: str | Path) -> tuple[str, ...]:
-    """Every token's text in a GGUF's vocabulary, read with llama.cpp's vocab-only load (no weights)."""
+@contextmanager
+def vocab_only(path: str | Path) -> Iterator:
+    """A GGUF's llama_vocab, from llama.cpp's vocab-only load (no weights), freed on leaving."""
     path = check_file(path)
     init_backend()
     params = llama_cpp.llama_model_default_params()
@@ -42,11 +44,16 @@ def vocabulary(path: str | Path) -> tuple[str, ...]:
         raise QuantError(f"llama.cpp could not read {path.name} as a model (truncated, damaged or unknown "
                          "architecture).")
     try:
-        vocab = llama_cpp.llama_model_get_vocab(ptr)
-        n = llama_cpp.llama_vocab_n_tokens(vocab)
-        return tuple(llama_cpp.llama_vocab_get_text(vocab, t) or b"" for t in range(n))
+        yield llama_cpp.llama_model_get_vocab(ptr)
     finally:
         llama_cpp.llama_model_free(ptr)
+
+
+def vocabulary(path: str | Path) -> tuple[str, ...]:
+    """Every token's text in a GGUF's vocabulary, read with llama.cpp's vocab-only load (no weights)."""
+    with vocab_only(path) as vocab:
+        n = llama_cpp.llama_vocab_n_tokens(vocab)
+        return tuple(llama_cpp.llama_vocab_get_text(vocab, t) or b"" for t in range(n))
 
 
 def check_vocabularies(reference: str | Path, candidates: list[str | Path]) -> None:

@@ -12,22 +12,12 @@ from pathlib import Path
 
 import llama_cpp
 
-from app.engine.native import init_backend
-from app.quant.forward import check_file
-from app.quant.types import QuantError
+from app.quant.forward import vocab_only
 
 
 def token_texts(path: str | Path, tokens: Iterable[int]) -> list[str]:
     """One string per token (control tokens render empty)."""
-    path = check_file(path)
-    init_backend()
-    params = llama_cpp.llama_model_default_params()
-    params.vocab_only = True
-    ptr = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
-    if not ptr:
-        raise QuantError(f"llama.cpp could not read {path.name}'s vocabulary.")
-    try:
-        vocab = llama_cpp.llama_model_get_vocab(ptr)
+    with vocab_only(path) as vocab:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         out = []
         for token in tokens:
@@ -38,5 +28,3 @@ def token_texts(path: str | Path, tokens: Iterable[int]) -> list[str]:
                 n = llama_cpp.llama_token_to_piece(vocab, int(token), buf, -n, 0, False)
             out.append(decoder.decode(buf.raw[:max(n, 0)]))
         return out
-    finally:
-        llama_cpp.llama_model_free(ptr)
