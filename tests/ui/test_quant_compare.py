@@ -122,3 +122,21 @@ def test_the_sweep_grid_sweeps_the_models_quantizations(loaded_window, loop, mod
     assert f"local · {STEM}.Q8_0" in window.bridge.backend_names()
     wait_until(loop, lambda: len(views) == 2 and not any(v.busy for v in views), timeout=120)
     assert all(v.spec.result.finish_reason in ("stop", "length") and v.spec.result.text for v in views)
+
+
+def test_cancel_stops_the_panes_and_nothing_is_measured(loaded_window, loop, quant_folder):
+    """Cancel while the panes run: they stop, stay in the session with what they have, and no measurement
+    starts; the ranking says so and its Cancel button goes."""
+    window = loaded_window
+    source = prepare(window, ["Count from one to fifty in words."], max_tokens=200)[0]
+    q8 = str(quant_folder / f"{STEM}.Q8_0.gguf")
+    comparison = loop.run_until_complete(window.quants.start(source.spec, window.quants.reference_of(source.spec),
+                                                             [q8]))
+    ranking = window.quants.views[-1]
+    assert comparison.stage == "panes" and ranking.cancel_button.isVisible()
+    ranking.cancel_button.click()
+    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    wait_until(loop, lambda: not any(window.controller.busy(p) for p in panes))
+    assert comparison.stage == "cancelled" and comparison.report is None
+    assert all(p in window.session.panes for p in panes) and not ranking.cancel_button.isVisible()
+    assert ranking.status.text().startswith("Cancelled")
