@@ -72,6 +72,7 @@ def test_compare_quantizations_ranks_the_candidates_and_tints_the_diff(loaded_wi
     tinted = {kld_color(k, base).name() for k in kld} - {kld_color(0, base).name()}
     assert tinted and all(colour in diff.right_view.toHtml() for colour in tinted)
     assert "".join(comparison.pieces).strip()  # the reference's reply, as the candidate read it
+    assert "line-through" not in diff.left_view.toHtml()  # the same reply on the left: shown plain
     diff.tint_kld.setChecked(False)  # back to the word diff
     assert "KLD per token" not in diff.kld_legend.text() and KLD_BANDS
 

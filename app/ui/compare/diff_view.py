@@ -228,7 +228,9 @@ class DiffDialog(QDialog):
             return  # nothing changed since the last look
         self._last = key
         left, right = side_by_side(ta, tb, self.palette().color(QPalette.Base))
-        right = self.kld_side(b, ra, rb) or right
+        tinted = self.kld_side(b, ra, rb)
+        if tinted:  # the right side is the reference's reply itself: the left shows it plain, not diffed
+            left, right = f"<div style='white-space:pre-wrap'>{html.escape(ta)}</div>", tinted
         for view, content in ((self.left_view, left), (self.right_view, right)):
             if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
                 view.setHtml(content)

@@ -44,7 +44,8 @@ def _label(path: str, entries: dict[str, ModelEntry]) -> str:
     entry = entries.get(os.path.realpath(path))
     size = size_label(entry.size_bytes) if entry else (size_label(Path(path).stat().st_size)
                                                        if Path(path).is_file() else "missing")
-    quant = f" · {entry.quantization}" if entry and entry.quantization not in ("", "?") else ""
+    known = entry is not None and entry.quantization not in ("", "?")
+    quant = f" · {entry.quantization}" if known and entry.quantization.lower() not in model_name(path).lower() else ""
     return f"{model_name(path)}{quant} · {size}"
 
 

@@ -42,7 +42,8 @@ TIPS = {"mean KLD": "KL divergence of the candidate's next-token distribution fr
         "PPL ratio": "perplexity of the candidate over the reference's, on the reference's reply",
         "first divergence": "where the candidate's own greedy reply first leaves the reference's (token number)",
         "memory": "the memory estimate at the window's engine settings (weights, KV cache, buffers)",
-        "decode tok/s": "the decode rate of the candidate's own pane, its last run"}
+        "decode tok/s": "the decode rate of the file's own pane, its last run (panes that ran at the same time "
+                        "shared the cores: run them one at a time to compare speeds)"}
 STAGE_TEXT = {"panes": "The panes are running; the measurement starts when the reference's reply is in.",
               "measuring": "Measuring", "done": "Measured", "cancelled": "Cancelled: the figures measured so far stay",
               "error": "The measurement failed"}
