@@ -2,12 +2,16 @@
 (tests/fixtures/quant_files.py): the candidates found by discovery, their panes, the fidelity run in the
 background, the ranking, the diff view's KLD tint; and what is refused before anything runs."""
 
+import asyncio
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QDialogButtonBox
 
-from app.models import ScanCache, discover
+from app.models import ScanCache, discover, estimate_memory
+from app.models.fit import MIB
+from app.session import RunState
 from app.ui.compare.quant_dialog import QuantDialog
 from app.ui.compare.quant_tools import VocabularyCheck
 from app.ui.compare.variants_dialog import VariantsDialog
@@ -141,3 +145,31 @@ def test_cancel_stops_the_panes_and_nothing_is_measured(loaded_window, loop, qua
     assert comparison.stage == "cancelled" and comparison.report is None
     assert all(p in window.session.panes for p in panes) and not ranking.cancel_button.isVisible()
     assert ranking.status.text().startswith("Cancelled")
+
+
+def test_models_that_do_not_fit_together_run_in_shifts_and_are_measured_one_at_a_time(loaded_window, loop,
+                                                                                      quant_folder, monkeypatch):
+    """A memory limit with room for the main model and Q4_0 but not Q8_0 beside them: Q8_0 waits on standby, the
+    panes run in shifts (the window's one mechanism), and the measurement keeps the reference's tokens in a file
+    and loads one model at a time; the ranking says so."""
+    window = loaded_window
+    q8, q4 = (str(quant_folder / f"{STEM}.{k}.gguf") for k in ("Q8_0", "Q4_0"))
+    main = window.quants.reference_of(window.grid.panes[0].spec)
+    small, mid = (estimate_memory(p, 4, 512).total for p in (main, q4))
+    monkeypatch.setenv("CHORUS_MEMORY_LIMIT", str(small + mid + MIB))
+    source = prepare(window, ["Name a colour."], max_tokens=6)[0]
+    plans = []
+    window.controller.loader.events.started.connect(plans.append)
+    # one wait to the end: the loop never stops while the plan runs (a test's stop is no user's)
+    asyncio.ensure_future(window.quants.start(source.spec, main, [q4, q8]))
+    wait_until(loop, lambda: window.quants.comparisons and not window.quants.comparisons[0].running
+               and window.controller.loader.current is None, timeout=600)
+    comparison = window.quants.comparisons[0]
+    registry = window.bridge.backends
+    assert registry.get(f"local · {STEM}.Q4_0") is not None  # fits beside the main model: loaded
+    assert len(plans) == 1 and len(plans[0].shifts) >= 1  # Q8_0 did not: it ran in a shift of its own
+    assert comparison.stage == "done", comparison.error
+    assert comparison.report.path == "topk-file" and "one model at a time" in window.quants.views[-1].status.text()
+    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    assert all(p.result.state == RunState.DONE and p.result.text for p in panes)
+    assert registry.on_standby(f"local · {STEM}.Q8_0")  # unloaded again after its shift

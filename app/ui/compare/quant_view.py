@@ -44,6 +44,9 @@ TIPS = {"mean KLD": "KL divergence of the candidate's next-token distribution fr
         "memory": "the memory estimate at the window's engine settings (weights, KV cache, buffers)",
         "decode tok/s": "the decode rate of the file's own pane, its last run (panes that ran at the same time "
                         "shared the cores: run them one at a time to compare speeds)"}
+PATHS = {"memory": "(the reference and the candidates loaded together)",
+         "topk-file": "(one model at a time, the reference's most likely tokens kept in a temporary file: they do "
+                      "not fit in memory together)"}
 STAGE_TEXT = {"panes": "The panes are running; the measurement starts when the reference's reply is in.",
               "measuring": "Measuring", "done": "Measured", "cancelled": "Cancelled: the figures measured so far stay",
               "error": "The measurement failed"}
@@ -119,8 +122,9 @@ class QuantRanking(QDialog):
             text = f"Measuring: {doing}"
         if c.stage == "error":
             text += f": {c.error}"
-        if c.report is not None and c.report.notes:
-            text += " · " + " · ".join(c.report.notes)
+        if c.report is not None:
+            text += " " + PATHS.get(c.report.path, f"({c.report.path})")
+            text += "".join(f" · {note}" for note in c.report.notes)
         self.status.setText(text)
         self.progress.setVisible(c.running)
         self.progress.setRange(0, total or 0)
