@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "batched and one by one, and the time to cluster them")
     bench.add_argument("--versions", action="store_true",
                        help="only open and autosave a session with 1,000 versions (no model needed)")
+    bench.add_argument("--quant", action="store_true",
+                       help="quantization fidelity instead: the KLD pass and perplexity against llama-perplexity's "
+                       "tokens per second on the same text, in pairs (`make llama-server` builds it)")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")

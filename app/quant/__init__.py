@@ -19,6 +19,7 @@ from app.quant.forward import check_vocabularies
 from app.quant.prompts import PromptReply, greedy_divergences, greedy_replies, prompt_sequences
 from app.quant.summary import summarize
 from app.quant.types import (
+    Cancelled,
     CandidateFidelity,
     FidelityReport,
     GreedyDivergence,
@@ -33,6 +34,7 @@ from app.quant.types import (
 __all__ = [
     "TOP_K",
     "CandidateFidelity",
+    "Cancelled",
     "FidelityReport",
     "GreedyDivergence",
     "KldSummary",

@@ -23,10 +23,31 @@ from app.models.fit import available_ram
 from app.quant.forward import DEFAULT_BATCH, ForcedModel, check_file, check_vocabularies, tokenize_text
 from app.quant.scoring import ReferenceRows, Scorer
 from app.quant.summary import perplexity_of, summarize
-from app.quant.types import CandidateFidelity, FidelityReport, QuantError, ScoredSequence, TokenFigures
+from app.quant.types import (
+    Cancelled,
+    CandidateFidelity,
+    FidelityReport,
+    QuantError,
+    ScoredSequence,
+    TokenFigures,
+)
 
 TOP_K = 4096  # the most entries of the reference kept per token on the file path (fewer where they hold the mass)
 Progress = Callable[[int, int], None]  # (sequences done across every model, total)
+
+
+class _Ticker:
+    """Counts groups done across every model, reports them, and stops the run when asked (between decodes)."""
+
+    def __init__(self, total: int, progress: Progress | None, stop: Callable[[], bool] | None):
+        self.total, self.done, self.progress, self.stop = total, 0, progress, stop
+
+    def __call__(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total)
+        if self.stop and self.stop():
+            raise Cancelled("the run was stopped.")
 
 
 def seqs_per_context(n_ctx: int, n_batch: int = DEFAULT_BATCH) -> int:
@@ -85,15 +106,17 @@ def _fits_together(paths: list[str], n_vocab: int, n_ctx: int, n_seq: int, n_sco
 def compare(reference: str | Path, candidates: Sequence[str | Path], *, text: str | None = None,
             sequences: Sequence[ScoredSequence] | None = None, n_ctx: int = 512, n_batch: int = DEFAULT_BATCH,
             threads: int | None = None, path: str = "auto", top_k: int = TOP_K,
-            progress: Progress | None = None) -> FidelityReport:
+            progress: Progress | None = None, stop: Callable[[], bool] | None = None) -> FidelityReport:
     """KL divergence, top-1 agreement and Δp of each candidate against the reference, per token and summarised
     as `llama-perplexity --kl-divergence` does.
 
     Give either `text` (chunked as llama-perplexity chunks it, with the reference's tokenizer, n_ctx tokens per
-    chunk) or `sequences` (e.g. from `prompt_sequences`, each at most n_ctx tokens). `path`: "auto" (memory when
-    everything fits, else the top-k file), "memory" or "topk-file". `progress(done, total)` is called after each
-    group of sequences of each model. Raises QuantError (VocabularyMismatch for another vocabulary) before any
-    model is loaded when the inputs cannot be used."""
+    chunk) or `sequences` (e.g. from `prompt_sequences`; the context is then sized to the longest, and n_ctx is
+    not used). `path`: "auto" (memory when everything fits, else the top-k file), "memory" or "topk-file".
+    `progress(done, total)` is called after each group of sequences of each model; `stop()` is asked then too,
+    and when it returns true the run ends with Cancelled (every model closed). Safe to run on a worker thread.
+    Raises QuantError (VocabularyMismatch for another vocabulary, before any model is loaded) when the inputs
+    cannot be used."""
     if (text is None) == (sequences is None):
         raise ValueError("give either text or sequences")
     if not candidates:
@@ -107,7 +130,7 @@ def compare(reference: str | Path, candidates: Sequence[str | Path], *, text: st
         sequences = list(sequences)
         if not sequences:
             raise QuantError("there is nothing to score: no sequences.")
-        n_ctx = max(n_ctx, max(len(s.tokens) for s in sequences))
+        n_ctx = max(len(s.tokens) for s in sequences)  # as many sequences a decode as the longest allows
     scorer = Scorer(threads)
     ref_model = ForcedModel(reference, threads)
     try:
@@ -124,12 +147,13 @@ def compare(reference: str | Path, candidates: Sequence[str | Path], *, text: st
             raise ValueError(f"unknown path {path!r}")
         figures = [[TokenFigures.empty(s.n_scored) for s in sequences] for _ in candidates]
         rates = [0.0] * len(candidates)
+        tick = _Ticker(len(groups) * (1 + len(candidates)), progress, stop)
         if path == "memory":
             rates = _run_in_memory(ref_model, candidates, sequences, groups, figures, n_ctx, n_seq, n_batch,
-                                   threads, scorer, progress)
+                                   threads, scorer, tick)
         else:
             rates = _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, n_seq, n_batch,
-                                      threads, scorer, top_k, progress)
+                                      threads, scorer, top_k, tick)
             ref_model = None
     finally:
         if ref_model is not None:
@@ -172,26 +196,21 @@ def _candidate_group(model: ForcedModel, sequences, group, scorer: Scorer, ref: 
 
 
 def _run_in_memory(ref_model, candidates, sequences, groups, figures, n_ctx, n_seq, n_batch, threads, scorer,
-                   progress) -> list[float]:
+                   tick: _Ticker) -> list[float]:
     models = []
     try:
         for cand in candidates:
             models.append(ForcedModel(cand, threads))
             models[-1].open(n_ctx, n_seq, n_batch)
         spent = [0.0] * len(models)
-        total, done = len(groups) * (1 + len(models)), 0
         for group in groups:
             ref = _reference_group(ref_model, sequences, group, scorer)
-            done += 1
-            if progress:
-                progress(done, total)
+            tick()
             for k, model in enumerate(models):
                 t0 = time.perf_counter()
                 _candidate_group(model, sequences, group, scorer, ref, figures[k])
                 spent[k] += time.perf_counter() - t0
-                done += 1
-                if progress:
-                    progress(done, total)
+                tick()
             del ref
     finally:
         for model in models:
@@ -201,8 +220,7 @@ def _run_in_memory(ref_model, candidates, sequences, groups, figures, n_ctx, n_s
 
 
 def _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, n_seq, n_batch, threads, scorer,
-                      top_k, progress) -> list[float]:
-    total, done = len(groups) * (1 + len(candidates)), 0
+                      top_k, tick: _Ticker) -> list[float]:
     n_vocab = ref_model.n_vocab
     spent = [0.0] * len(candidates)
     with tempfile.TemporaryFile(prefix="chorus-kld-") as store:
@@ -214,9 +232,7 @@ def _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, 
                 used = np.arange(top_k)[None, :] < ref.kept[:, None]  # ragged: only the kept entries
                 store.write(ref.top_ids[used].tobytes())
                 store.write(ref.top_log_probs[used].tobytes())
-                done += 1
-                if progress:
-                    progress(done, total)
+                tick()
         finally:
             ref_model.close()
         for k, cand in enumerate(candidates):
@@ -230,9 +246,7 @@ def _run_through_file(ref_model, candidates, sequences, groups, figures, n_ctx, 
                     n = sum(sequences[i].n_scored for i in group)
                     ref = _read_rows(store, n, top_k)
                     _candidate_group(model, sequences, group, scorer, ref, figures[k])
-                    done += 1
-                    if progress:
-                        progress(done, total)
+                    tick()
                 spent[k] = time.perf_counter() - t0
     n_tokens = sum(len(s.tokens) for s in sequences)
     return [n_tokens / s if s else 0.0 for s in spent]
@@ -260,9 +274,11 @@ def _read(store, dtype, count: int) -> np.ndarray:
 
 
 def perplexity(model_path: str | Path, text: str, *, n_ctx: int = 512, n_batch: int = DEFAULT_BATCH,
-               threads: int | None = None, progress: Progress | None = None):
+               threads: int | None = None, progress: Progress | None = None,
+               stop: Callable[[], bool] | None = None):
     """The perplexity of one model on a text, as `llama-perplexity -f FILE -c n_ctx` computes it (chunks of
-    n_ctx tokens, BOS first, the second half of each scored). Returns a PerplexityResult; raises QuantError."""
+    n_ctx tokens, BOS first, the second half of each scored). Returns a PerplexityResult; raises QuantError
+    (Cancelled when `stop()` returns true between groups)."""
     started = time.perf_counter()
     threads = threads or default_threads()
     scorer = Scorer(threads)
@@ -272,11 +288,10 @@ def perplexity(model_path: str | Path, text: str, *, n_ctx: int = 512, n_batch: 
             n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences))
             model.open(n_ctx, n_seq, n_batch)
             groups = _groups(sequences, n_seq)
-            nll = []
-            for done, group in enumerate(groups, 1):
+            nll, tick = [], _Ticker(len(groups), progress, stop)
+            for group in groups:
                 nll.append(_reference_group(model, sequences, group, scorer, full=False).nll)
-                if progress:
-                    progress(done, len(groups))
+                tick()
     finally:
         scorer.close()
     return perplexity_of(np.concatenate(nll), n_ctx, len(sequences), time.perf_counter() - started)

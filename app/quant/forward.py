@@ -19,6 +19,7 @@ import numpy as np
 from app.engine.context import TokenBatch
 from app.engine.limits import default_threads
 from app.engine.native import LlamaModel, init_backend
+from app.models import InvalidModelError
 from app.quant.types import QuantError, ScoredSequence, VocabularyMismatch
 
 DEFAULT_BATCH = 2048  # llama-perplexity's default -b
@@ -89,7 +90,10 @@ class ForcedModel:
     each llama_decode; the rows are the scored positions of that sequence in order. Close with `close()`."""
 
     def __init__(self, path: str | Path, threads: int | None = None):
-        self.model = LlamaModel(check_file(path))
+        try:
+            self.model = LlamaModel(check_file(path))
+        except InvalidModelError as exc:
+            raise QuantError(str(exc)) from exc
         self.path = str(path)
         self.n_vocab = self.model.n_vocab
         self.threads = threads or default_threads()

@@ -15,6 +15,10 @@ class QuantError(ValueError):
     unreadable file, a text too short for the context, candidates with another vocabulary)."""
 
 
+class Cancelled(QuantError):
+    """The run was stopped by its caller (`stop()` returned true); every model it loaded is closed."""
+
+
 class VocabularyMismatch(QuantError):
     """A candidate's vocabulary differs from the reference's, so its distributions cannot be compared."""
 

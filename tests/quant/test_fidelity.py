@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from app.__main__ import main
-from app.quant import ScoredSequence, TokenFigures, compare, perplexity, summarize, text_chunks
+from app.quant import Cancelled, ScoredSequence, TokenFigures, compare, perplexity, summarize, text_chunks
 from tests.conftest import TEST_THREADS
 
 # About 125 tokens for SmolLM2: three chunks of 32.
@@ -42,6 +42,16 @@ def test_the_top_k_file_path_gives_the_same_identity_and_the_same_perplexity(mod
     alone = perplexity(model_path, TEXT, n_ctx=CTX, threads=TEST_THREADS)
     assert alone.tokens == s.tokens and alone.ctx == CTX
     assert alone.ppl == pytest.approx(s.ppl_base, rel=1e-9)
+
+
+def test_a_run_stops_between_groups_when_asked(model_path):
+    seen = []
+    with pytest.raises(Cancelled):
+        compare(model_path, [model_path], text=TEXT, n_ctx=CTX, threads=TEST_THREADS,
+                progress=lambda done, total: seen.append((done, total)), stop=lambda: True)
+    assert seen == [(1, 2)]  # one group (every chunk), the reference's pass, then stopped before the candidate's
+    with pytest.raises(Cancelled):
+        perplexity(model_path, TEXT, n_ctx=CTX, threads=TEST_THREADS, stop=lambda: True)
 
 
 def test_chunks_are_llama_perplexitys():
@@ -84,6 +94,9 @@ def test_kld_refuses_what_it_cannot_use(model_path, tmp_path, capsys):
     (tmp_path / "short.txt").write_text("Too short.")
     assert main(["kld", str(model_path), str(model_path), "--text", str(tmp_path / "short.txt")]) == 2
     assert "a context of 512 needs at least 1024" in capsys.readouterr().err
+    (tmp_path / "fake.gguf").write_bytes(b"GGUF" + bytes(60))
+    assert main(["kld", str(model_path), str(tmp_path / "fake.gguf"), "--text", str(text)]) == 2
+    assert "could not read fake.gguf" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt": "Hi"}\n{"promt": "typo"}\n')
     assert main(["kld", str(model_path), str(model_path), "--prompts", str(bad)]) == 2
