@@ -173,3 +173,29 @@ def test_models_that_do_not_fit_together_run_in_shifts_and_are_measured_one_at_a
     panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
     assert all(p.result.state == RunState.DONE and p.result.text for p in panes)
     assert registry.on_standby(f"local · {STEM}.Q8_0")  # unloaded again after its shift
+
+
+def test_cancel_while_measuring_ends_the_run_and_keeps_the_panes(loaded_window, loop, quant_folder):
+    """Cancel as the measurement starts: the worker stops at its next check (every model it loaded closed), the
+    ranking says cancelled with no figures, and the panes keep their replies."""
+    window = loaded_window
+    source = prepare(window, ["Name a colour."], max_tokens=4)[0]
+    stages = []
+
+    def watch(comparison):
+        def changed():
+            stages.append(comparison.stage)
+            if comparison.stage == "measuring":
+                window.quants.cancel(comparison)
+        comparison.changed.connect(changed)
+
+    asyncio.ensure_future(window.quants.start(source.spec, window.quants.reference_of(source.spec),
+                                              [str(quant_folder / f"{STEM}.Q4_0.gguf")]))
+    wait_until(loop, lambda: window.quants.comparisons)
+    comparison = window.quants.comparisons[0]
+    watch(comparison)
+    wait_until(loop, lambda: comparison.stage in ("done", "cancelled", "error"), timeout=300)
+    assert "measuring" in stages and comparison.stage == "cancelled" and comparison.report is None
+    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    assert all(p.result.state == RunState.DONE and p.result.text for p in panes)
+    assert window.quants.views[-1].status.text().startswith("Cancelled")

@@ -32,7 +32,7 @@ from app.models import ModelEntry, ScanCache, estimate_memory, model_name
 from app.models.quants import same_model
 from app.quant import fidelity, forward, prompts
 from app.quant.pieces import token_texts
-from app.quant.types import QuantError
+from app.quant.types import Cancelled, QuantError
 from app.session import PaneSpec, SessionController, conversation, sweep
 from app.session.quant_ranking import QuantComparison
 from app.ui.compare.quant_dialog import QuantDialog
@@ -41,10 +41,6 @@ from app.ui.pane.grid import PaneGrid
 from app.ui.pane.prompt_pane import PromptPane
 
 log = logging.getLogger("chorus.ui.quants")
-
-
-class Cancelled(Exception):
-    """The user cancelled the measurement (raised from its progress callback, between two groups of tokens)."""
 
 
 def local_files(registry: BackendRegistry) -> dict[str, str]:
@@ -222,20 +218,18 @@ class QuantTools(QObject):
                                                              f"({model_name(comparison.reference)})"))
 
         def progress(done: int, total: int) -> None:
-            if cancel.is_set():
-                raise Cancelled
             loop.call_soon_threadsafe(partial(comparison.update, progress=(done, total, "teacher-forced passes")))
 
         def work():
             replies = prompts.greedy_replies(comparison.reference, [request], [label])
             if cancel.is_set():
-                raise Cancelled
+                raise Cancelled("the run was stopped.")
             if replies[0].error:
                 raise QuantError(f"the reference could not answer: {replies[0].error}")
             sequences = prompts.prompt_sequences(comparison.reference, replies)
             loop.call_soon_threadsafe(partial(comparison.update, progress=(0, 0, "teacher-forced passes")))
             report = fidelity.compare(comparison.reference, comparison.candidates, sequences=sequences,
-                                      progress=progress)
+                                      progress=progress, stop=cancel.is_set)
             return report, token_texts(comparison.reference, report.sequences[0].scored_tokens)
 
         async def run():
