@@ -256,6 +256,13 @@ class QuantTools(QObject):
                     self.controller.stop(pane)
             comparison.update(stage="cancelled")
 
+    def close(self) -> None:
+        """The window closes: every comparison still running stops (a measurement at its next check), so quitting
+        never waits for one to finish."""
+        for comparison in self.comparisons:
+            if comparison.running:
+                self.cancel(comparison)
+
     # --- views ------------------------------------------------------------------------------------------------
     def memory(self, path: str) -> int | None:
         fields = self._engine_fields()

@@ -428,6 +428,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.stats_panel.timer.stop()
         self.meaning.close()
+        self.quants.close()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop runs: stop here (each engine thread ends within ~2 s)
