@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from app.models import ScanCache, discover, estimate_memory
 from app.models.fit import MIB
-from app.session import RunState
+from app.session import RunState, sweep
 from app.ui.compare.quant_dialog import QuantDialog
 from app.ui.compare.quant_tools import VocabularyCheck
 from app.ui.compare.variants_dialog import VariantsDialog
@@ -33,6 +33,10 @@ def quant_folder(model_path, tmp_path_factory):
     return folder
 
 
+def panes_of(window, comparison) -> list:
+    return [window.session.pane_by_id(i) for ids in comparison.panes.values() for i in ids]
+
+
 def isolate(window, settings, folder, tmp_path) -> None:
     """Discovery reads only `folder` (and the reference's own), never this machine's apps."""
     settings.set_model_folders([str(folder)])
@@ -52,7 +56,7 @@ def test_compare_quantizations_ranks_the_candidates_and_tints_the_diff(loaded_wi
     dialog.buttons.button(QDialogButtonBox.Ok).click()
     wait_until(loop, lambda: window.quants.comparisons)
     comparison = window.quants.comparisons[0]
-    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    panes = panes_of(window, comparison)
     assert len(window.session.panes) == panes_before + 3 and len({p.group for p in panes}) == 1
     assert [p.backend for p in panes] == ["local", f"local · {STEM}.Q8_0", f"local · {STEM}.Q4_0"] or \
         [p.backend for p in panes] == ["local", f"local · {STEM}.Q4_0", f"local · {STEM}.Q8_0"]
@@ -71,11 +75,11 @@ def test_compare_quantizations_ranks_the_candidates_and_tints_the_diff(loaded_wi
 
     diff = window.quants.show_diff(comparison, rows[2].path)
     assert diff.tint_kld.isChecked() and "KLD per token" in diff.kld_legend.text()
-    kld = comparison.token_kld(rows[2].path)[1]
+    pieces, kld = comparison.token_kld(rows[2].path, comparison.prompts[0])
     base = diff.palette().color(QPalette.Base)
     tinted = {kld_color(k, base).name() for k in kld} - {kld_color(0, base).name()}
     assert tinted and all(colour in diff.right_view.toHtml() for colour in tinted)
-    assert "".join(comparison.pieces).strip()  # the reference's reply, as the candidate read it
+    assert "".join(pieces).strip() and len(pieces) == len(kld)  # the reference's reply, as the candidate read it
     assert "line-through" not in diff.left_view.toHtml()  # the same reply on the left: shown plain
     diff.tint_kld.setChecked(False)  # back to the word diff
     assert "KLD per token" not in diff.kld_legend.text() and KLD_BANDS
@@ -140,7 +144,7 @@ def test_cancel_stops_the_panes_and_nothing_is_measured(loaded_window, loop, qua
     ranking = window.quants.views[-1]
     assert comparison.stage == "panes" and ranking.cancel_button.isVisible()
     ranking.cancel_button.click()
-    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    panes = panes_of(window, comparison)
     wait_until(loop, lambda: not any(window.controller.busy(p) for p in panes))
     assert comparison.stage == "cancelled" and comparison.report is None
     assert all(p in window.session.panes for p in panes) and not ranking.cancel_button.isVisible()
@@ -170,7 +174,7 @@ def test_models_that_do_not_fit_together_run_in_shifts_and_are_measured_one_at_a
     assert len(plans) == 1 and len(plans[0].shifts) >= 1  # Q8_0 did not: it ran in a shift of its own
     assert comparison.stage == "done", comparison.error
     assert comparison.report.path == "topk-file" and "one model at a time" in window.quants.views[-1].status.text()
-    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    panes = panes_of(window, comparison)
     assert all(p.result.state == RunState.DONE and p.result.text for p in panes)
     assert registry.on_standby(f"local · {STEM}.Q8_0")  # unloaded again after its shift
 
@@ -197,6 +201,34 @@ def test_cancel_while_measuring_ends_the_run_and_keeps_the_panes(loaded_window, 
     watch(comparison)
     wait_until(loop, lambda: comparison.stage in ("done", "cancelled", "error"), timeout=300)
     assert "measuring" in stages and comparison.stage == "cancelled" and comparison.report is None
-    panes = [window.session.pane_by_id(i) for i in comparison.panes.values()]
+    panes = panes_of(window, comparison)
     assert all(p.result.state == RunState.DONE and p.result.text for p in panes)
     assert window.quants.views[-1].status.text().startswith("Cancelled")
+
+
+def test_a_group_is_compared_prompt_by_prompt(loaded_window, loop, quant_folder):
+    """On a group (three system prompts of one question): every pane of the group gets a pane per file, the
+    measurement scores every prompt's reference reply, the ranking says on how many replies each candidate
+    differs, and the diff tints each prompt's own reply."""
+    window = loaded_window
+    source = prepare(window, ["Name a colour."], max_tokens=6)[0]
+    source.commit_form()
+    window.compare.add_variants(source, sweep.expand(source.spec, {"system": ["Answer in French.",
+                                                                              "Answer in one word."]}), run=False)
+    assert len(window.quants.group_sources(source.spec)) == 3
+    q4 = str(quant_folder / f"{STEM}.Q4_0.gguf")
+    asyncio.ensure_future(window.quants.start(source.spec, window.quants.reference_of(source.spec), [q4],
+                                              group=True))
+    wait_until(loop, lambda: window.quants.comparisons and not window.quants.comparisons[0].running, timeout=600)
+    comparison = window.quants.comparisons[0]
+    assert comparison.stage == "done", comparison.error
+    assert len(comparison.prompts) == 3 and all(len(ids) == 3 for ids in comparison.panes.values())
+    assert len(comparison.report.sequences) == 3
+    ranking = window.quants.views[-1]
+    wait_until(loop, lambda: ranking.rows[1].diverged is not None)
+    assert ranking.table.item(1, 9).text().endswith("of 3 replies differ)") or \
+        ranking.table.item(1, 9).text() == "identical"
+    last = comparison.prompts[2]
+    diff = window.quants.show_diff(comparison, q4, last)
+    assert diff.chosen()[1].id == comparison.pane_for(q4, last) and "KLD per token" in diff.kld_legend.text()
+    assert comparison.token_kld(q4, last)[0] != comparison.token_kld(q4, comparison.prompts[0])[0]

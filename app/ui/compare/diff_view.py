@@ -197,19 +197,22 @@ class DiffDialog(QDialog):
         """The right side tinted by KLD, when asked, measured, and the right pane is the candidate's (None: the
         word diff)."""
         comparison, path = self.kld or (None, "")
-        if comparison is None or not self.tint_kld.isChecked() or comparison.panes.get(path) != b.id:
+        prompt = comparison.prompt_of(b.id) if comparison is not None else None
+        if prompt is None or not self.tint_kld.isChecked() or b.id not in comparison.panes.get(path, []):
             self.kld_legend.setText("")
             return None
-        measured = comparison.token_kld(path)
-        if measured is None or not comparison.pieces:
+        measured = comparison.token_kld(path, prompt)
+        if measured is None:
             self.kld_legend.setText("KLD per token: not measured yet" if comparison.running else
                                     "KLD per token: not measured")
             return None
         self.kld_legend.setText(kld_legend_html(self.palette()))
-        divergence = diff.first_divergence(ra.token_ids, rb.token_ids) if not (ra.busy or rb.busy) else None
+        reference = self.session.pane_by_id(comparison.pane_for(comparison.reference, prompt) or "")
+        ref = reference.result if reference is not None else ra
+        divergence = diff.first_divergence(ref.token_ids, rb.token_ids) if not (ref.busy or rb.busy) else None
         head = (f"<p style='color:gray'>The reference's reply as {html.escape(Path(path).stem)} read it; "
                 "▶ where its own reply first left it</p>")
-        return head + kld_html(comparison.pieces, measured[1], divergence, self.palette().color(QPalette.Base))
+        return head + kld_html(*measured, divergence, self.palette().color(QPalette.Base))
 
     def refresh(self) -> None:
         a, b = self.chosen()

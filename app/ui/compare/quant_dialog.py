@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -52,10 +53,13 @@ def _label(path: str, entries: dict[str, ModelEntry]) -> str:
 class QuantDialog(QDialog):
     def __init__(self, reference: str, check: Callable[[str, str], str | None], parent: QWidget | None = None, *,
                  folders: list[str] = (), scan: Callable[..., list[ModelEntry]] = discover,
-                 scan_kwargs: dict | None = None, cache: ScanCache | None = None, choose_file=None):
+                 scan_kwargs: dict | None = None, cache: ScanCache | None = None, choose_file=None,
+                 group_size: int = 0):
         """`reference`: the pane's model file. `check(reference, candidate)` says why a candidate cannot be
         compared with the reference (a missing file, another vocabulary) or None. `scan(**scan_kwargs)`
-        finds the models on this machine (discovery); `choose_file(title)` asks for a file (a file dialog)."""
+        finds the models on this machine (discovery); `choose_file(title)` asks for a file (a file dialog);
+        `group_size`: how many panes of the pane's group can run (with more than one, "every pane of its group"
+        is offered)."""
         super().__init__(parent)
         self.setWindowTitle(f"Compare quantizations of {model_name(reference)}")
         self.resize(620, 420)
@@ -73,6 +77,8 @@ class QuantDialog(QDialog):
         self.candidates = QListWidget(objectName="quantCandidates")
         self.candidates.setAccessibleName("Candidate model files")
         add = QPushButton("Add a file…", clicked=self.add_file)
+        self.whole_group = QCheckBox(f"Every pane of its group ({group_size} prompts), not only this one",
+                                     visible=group_size > 1, objectName="quantWholeGroup")
         self.status = QLabel("Looking for other quantizations of this model…", wordWrap=True)
         self.problem = QLabel(wordWrap=True, objectName="quantProblem")
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
@@ -93,6 +99,7 @@ class QuantDialog(QDialog):
         buttons.addWidget(add)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        layout.addWidget(self.whole_group)
         layout.addWidget(self.status)
         layout.addWidget(self.problem)
         layout.addWidget(self.buttons)

@@ -129,17 +129,24 @@ class QuantTools(QObject):
             view.show_error("Compare quantizations needs a local model file: this pane runs on a server (or no "
                             "model is loaded). Choose a local model in its header first.")
             return None
+        group = self.group_sources(view.spec)
         self.dialog = QuantDialog(reference, self.check, self.parent_widget, folders=self._folders(),
-                                  **self.dialog_kwargs)
+                                  group_size=len(group), **self.dialog_kwargs)
         self.dialog.accepted.connect(lambda d=self.dialog, v=view: asyncio.ensure_future(
-            self.start(v.spec, d.reference_path(), d.candidate_paths())))
+            self.start(v.spec, d.reference_path(), d.candidate_paths(), group=d.whole_group.isChecked())))
         self.dialog.open()
         return self.dialog
 
+    def group_sources(self, spec: PaneSpec) -> list[PaneSpec]:
+        """The panes of the pane's group that have something to run (none for a pane in no group)."""
+        return [p for p in self.session.group(spec.group) if conversation.can_run(p)]
+
     # --- running ----------------------------------------------------------------------------------------------
-    async def start(self, source: PaneSpec, reference: str, candidates: list[str]) -> QuantComparison | None:
-        """Open the files' backends, add and run their panes, and measure once they have finished. A file that
-        cannot be opened is named on the source pane and nothing else changes."""
+    async def start(self, source: PaneSpec, reference: str, candidates: list[str],
+                    group: bool = False) -> QuantComparison | None:
+        """Open the files' backends, add and run their panes (for the pane, or with `group` for every pane of its
+        group that can run: one prompt each), and measure once they have finished. A file that cannot be opened
+        is named on the source pane and nothing else changes."""
         files = [reference, *candidates]
         problems = [p for path in files if (p := self.check(reference, path))]
         if problems:
@@ -147,16 +154,22 @@ class QuantTools(QObject):
             return None
         if not await self.open_files(source, files):
             return None
-        base = source.copy(sampling=replace(source.sampling, temperature=0.0))
-        request, _ = conversation.plan_run(base, use_draft=bool(base.draft.strip()))
-        specs = sweep.expand(base, {"quantization": files}, local_files(self.registry))
-        for spec, path in zip(specs, files, strict=True):
-            spec.title = f"{model_name(path)}" + (" (reference)" if path == reference else "")
-        added = self.controller.add_variants(source, specs, run=False)
-        comparison = QuantComparison(reference, list(candidates), {p: s.id for p, s in zip(files, added,
-                                                                                            strict=True)})
+        sources = (self.group_sources(source) if group else []) or [source]
+        comparison = QuantComparison(reference, list(candidates), {path: [] for path in files},
+                                     [s.id for s in sources])
+        requests, added = [], []
+        for one in sources:
+            base = one.copy(sampling=replace(one.sampling, temperature=0.0))
+            requests.append(conversation.plan_run(base, use_draft=bool(base.draft.strip()))[0])
+            specs = sweep.expand(base, {"quantization": files}, local_files(self.registry))
+            for spec, path in zip(specs, files, strict=True):
+                spec.title = f"{model_name(path)}" + (" (reference)" if path == reference else "")
+                spec.title += f" · {one.label}" if len(sources) > 1 else ""
+            for path, spec in zip(files, self.controller.add_variants(one, specs, run=False), strict=True):
+                comparison.panes[path].append(spec.id)
+                added.append(spec)
         self.comparisons.append(comparison)
-        self._requests[id(comparison)] = (request, f"{source.label}")
+        self._requests[id(comparison)] = requests
         report = self.controller.run_many(added)
         for spec, message in report.problems:
             if view := self.grid.view_of(spec):
@@ -201,7 +214,7 @@ class QuantTools(QObject):
         loader = self.controller.loader
         if loader is not None and loader.current is not None:
             return False
-        panes = [self.session.pane_by_id(i) for i in comparison.panes.values()]
+        panes = [self.session.pane_by_id(i) for ids in comparison.panes.values() for i in ids]
         return not any(p is not None and self.controller.busy(p) for p in panes)
 
     def _check_panes(self) -> None:
@@ -212,7 +225,7 @@ class QuantTools(QObject):
 
     def measure(self, comparison: QuantComparison) -> None:
         cancel = self._cancel.setdefault(id(comparison), threading.Event())
-        request, label = self._requests[id(comparison)]
+        requests = self._requests[id(comparison)]
         loop = asyncio.get_event_loop()
         comparison.update(stage="measuring", progress=(0, 0, f"the reference's greedy reply "
                                                              f"({model_name(comparison.reference)})"))
@@ -221,16 +234,16 @@ class QuantTools(QObject):
             loop.call_soon_threadsafe(partial(comparison.update, progress=(done, total, "teacher-forced passes")))
 
         def work():
-            replies = prompts.greedy_replies(comparison.reference, [request], [label])
+            replies = prompts.greedy_replies(comparison.reference, requests, comparison.prompts)
             if cancel.is_set():
                 raise Cancelled("the run was stopped.")
-            if replies[0].error:
+            if all(r.error for r in replies):
                 raise QuantError(f"the reference could not answer: {replies[0].error}")
             sequences = prompts.prompt_sequences(comparison.reference, replies)
             loop.call_soon_threadsafe(partial(comparison.update, progress=(0, 0, "teacher-forced passes")))
             report = fidelity.compare(comparison.reference, comparison.candidates, sequences=sequences,
                                       progress=progress, stop=cancel.is_set)
-            return report, token_texts(comparison.reference, report.sequences[0].scored_tokens)
+            return report, {s.label: token_texts(comparison.reference, s.scored_tokens) for s in report.sequences}
 
         async def run():
             try:
@@ -251,7 +264,7 @@ class QuantTools(QObject):
         if comparison.stage == "panes":
             if self.controller.loader is not None:
                 self.controller.loader.cancel()
-            for pane_id in comparison.panes.values():
+            for pane_id in (i for ids in comparison.panes.values() for i in ids):
                 if pane := self.session.pane_by_id(pane_id):
                     self.controller.stop(pane)
             comparison.update(stage="cancelled")
@@ -281,9 +294,11 @@ class QuantTools(QObject):
         view.show()
         return view
 
-    def show_diff(self, comparison: QuantComparison, path: str):
-        left = self.session.pane_by_id(comparison.panes.get(comparison.reference, ""))
-        right = self.session.pane_by_id(comparison.panes.get(path, ""))
+    def show_diff(self, comparison: QuantComparison, path: str, prompt: str | None = None):
+        """The reference's pane against the candidate's, for one prompt (the first by default)."""
+        prompt = prompt or comparison.prompts[0]
+        left = self.session.pane_by_id(comparison.pane_for(comparison.reference, prompt) or "")
+        right = self.session.pane_by_id(comparison.pane_for(path, prompt) or "")
         if left is None or right is None:
             return None
         return self._open_diff(left, right, kld=(comparison, path))

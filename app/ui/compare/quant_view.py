@@ -62,6 +62,8 @@ def row_cells(row: RankRow) -> list[str]:
     else:
         divergence = ("…" if row.diverged is None else "identical" if not row.diverged
                       else f"token {row.first_divergence + 1}")
+        if row.prompts > 1 and row.diverged is not None:
+            divergence += f" ({row.diverged} of {row.prompts} replies differ)"
         kld = [_number(row.kld_mean, "{:.4f}"), _number(row.kld_p99, "{:.4f}"), _number(row.same_top_p, "{:.1f} %"),
                _number(row.rms_dp, "{:.2f} %"), _number(row.ppl_ratio, "{:.4f}")]
     memory = size_label(row.memory_bytes) if row.memory_bytes else "–"
@@ -158,7 +160,7 @@ class QuantRanking(QDialog):
     def _selected(self) -> None:
         path = self._selected_path()
         self.diff_button.setEnabled(path not in (None, self.comparison.reference))
-        pane = self.session.pane_by_id(self.comparison.panes.get(path or "", ""))
+        pane = self.session.pane_by_id(next(iter(self.comparison.panes.get(path or "", [])), ""))
         if pane is not None:
             self.sig_pane_selected.emit(pane)
 
