@@ -178,7 +178,9 @@ def _offsets(sequences: Sequence[ScoredSequence], group: list[int]) -> list[int]
 def _reference_group(model: ForcedModel, sequences, group, scorer: Scorer, top_k: int = 0,
                      full: bool = True) -> ReferenceRows:
     offsets = _offsets(sequences, group)
-    rows = ReferenceRows.allocate(sum(sequences[i].n_scored for i in group), model.n_vocab, top_k, full)
+    n = sum(sequences[i].n_scored for i in group)
+    scratch = scorer.probs_buffer(n, model.n_vocab) if full and not top_k else None
+    rows = ReferenceRows.allocate(n, model.n_vocab, top_k, full, scratch)
     for index, first_row, logits in model.decode([sequences[i] for i in group]):
         seq = sequences[group[index]]
         next_tokens = seq.scored_tokens[first_row:first_row + len(logits)]
