@@ -14,6 +14,7 @@ import sys
 from app.arena.board import ARENA_SEED, BOOTSTRAP_ROUNDS
 from app.backends.embedding import DEFAULT_EMBEDDER
 from app.cli import mcp_cli
+from app.cli.quant_args import add_parsers as quant_parsers
 from app.engine import limits
 from app.evaluate.run_compare import ALPHA as COMPARE_ALPHA
 
@@ -72,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--panes", action="store_true",
                        help="the window at scale instead (no model): a 256-pane sweep, autosave, open, table and "
                        "diff at 256 panes and at 1,000 versions, each timed on the GUI thread")
+    bench.add_argument("--quant", action="store_true",
+                       help="quantization fidelity instead: the KLD pass and perplexity against llama-perplexity's "
+                       "tokens per second on the same text, in pairs (`make llama-server` builds it)")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
@@ -147,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--seed", type=int, default=ARENA_SEED, help="bootstrap seed (default %(default)s)")
     arena.add_argument("--rounds", type=int, default=BOOTSTRAP_ROUNDS.default,
                        help="bootstrap rounds behind the 95 %% intervals (default %(default)s)")
+    quant_parsers(sub)
     return parser
 
 
@@ -189,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.cli.eval_compare import eval_compare_command
 
         return eval_compare_command(args)
+    if args.command in ("kld", "perplexity"):
+        from app.cli.quant import kld_command, perplexity_command
+
+        return (kld_command if args.command == "kld" else perplexity_command)(args)
     if args.command == "arena-report":
         from app.cli.arena_report import arena_report_command
 

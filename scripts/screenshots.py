@@ -24,8 +24,9 @@ turn; needs llama-server built; not in the default set), examples (OUT_DIR/scree
 pane's own mock taking precedence, the Tools section open on the group mock editor and Parallel calls; not in the
 default set), mcp (OUT_DIR/screenshot-mcp.png: three panes of a group calling an MCP tool of a real server
 (tests/fixtures/mcp_servers.py): one approved and answered, then its next turn; one replayed from the recording;
-one waiting on its approval card; and -mcp-servers.png, the MCP servers dialog; not in the default set). `backends`
-needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
+one waiting on its approval card; and -mcp-servers.png, the MCP servers dialog; not in the default set), quants (OUT_DIR/screenshot-quants.png: Compare
+quantizations… ranking three requantizations of the embedded model against an F16 reference, -quants-dialog.png: choosing them, -quants-diff.png: the diff view tinted
+by KLD; not in the default set). `backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics)."""
 
 import asyncio
@@ -86,6 +87,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_examples(window, out)
     if "mcp" in names:
         await shoot_mcp(window, out)
+    if "quants" in names:
+        await shoot_quants(window, out)
 
 
 def chart_png(path: Path) -> Path:
@@ -629,6 +632,45 @@ async def shoot_compare(window: MainWindow, out: Path) -> None:
     table = window.compare.open_table(source)
     await asyncio.sleep(0.5)
     table.grab().save(str(out / "screenshot-table.png"))
+
+
+async def shoot_quants(window: MainWindow, out: Path) -> None:
+    """The embedded model requantized (tests/fixtures/quant_files.py) to F16 (the reference) and Q8_0, Q5_0, Q4_0:
+    the dialog that picks them, the panes and the ranking once measured, and the diff view tinted by KLD."""
+    from app.models import ScanCache
+    from app.ui.compare.quant_dialog import QuantDialog
+    from tests.fixtures.quant_files import requantize
+
+    folder = Path(tempfile.mkdtemp(prefix="chorus-quants-"))
+    files = {kind: str(requantize(default_model_path(), folder / f"SmolLM2-135M-Instruct.{kind}.gguf", kind))
+             for kind in ("F16", "Q8_0", "Q5_0", "Q4_0")}
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    source = window.grid.add_pane()
+    source.prompt.setPlainText("Explain in two sentences why the sky is blue.")
+    source.sampling.max_tokens.setValue(48)
+    source.commit_form()
+    dialog = QuantDialog(files["F16"], window.quants.check, window, folders=[str(folder)],
+                         scan_kwargs={"home": folder / "home", "env": {}}, cache=ScanCache(folder / "scan.json"))
+    dialog.show()
+    while not dialog.scanning.done():
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
+    dialog.grab().save(str(out / "screenshot-quants-dialog.png"))
+    dialog.close()
+    comparison = await window.quants.start(source.spec, files["F16"], [files[k] for k in ("Q8_0", "Q5_0", "Q4_0")])
+    while comparison.running:
+        await asyncio.sleep(0.5)
+    ranking = window.quants.views[-1]
+    ranking.resize(1180, 230)
+    ranking.move(window.frameGeometry().left() + 190, window.frameGeometry().bottom() - 300)
+    await asyncio.sleep(1.0)
+    window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(out / "screenshot-quants.png"))
+    ranking.table.selectRow(3)
+    dialog = window.quants.show_diff(comparison, ranking.rows[3].path)
+    dialog.resize(1100, 560)
+    await asyncio.sleep(1.0)
+    dialog.grab().save(str(out / "screenshot-quants-diff.png"))
 
 
 async def shoot_meaning(window: MainWindow, out: Path) -> None:

@@ -261,6 +261,17 @@ def run_embedding_bench(args, threads: int) -> int:
     return 0
 
 
+def run_quant_bench(args, threads: int) -> int:
+    from app.bench.quant import format_quant, quant_bench
+
+    result = {"quant": quant_bench(default_model_path(), threads, 1 if args.quick else 3, quick=args.quick,
+                                   on_run=_progress, in_thread=in_fresh_thread)}
+    print(format_quant(result["quant"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_versions_bench(args) -> int:
     from app.bench.versions import describe, versions_bench
 
@@ -330,6 +341,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_embedding_bench(args, threads)
     if getattr(args, "versions", False):
         return run_versions_bench(args)
+    if getattr(args, "quant", False):
+        return run_quant_bench(args, threads)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 

@@ -134,6 +134,14 @@ def discover(home: str | Path | None = None, env: dict | None = None, *, folders
     return entries
 
 
+def entry_of(path: str | Path, cache: ScanCache | None = None) -> ModelEntry:
+    """One model file read as discovery reads a file of Chorus's own (source "chorus"); `broken` says why when it
+    cannot be read."""
+    shards = shard_paths(Path(path)) or [Path(path)]
+    parts = split_parts(shards[0].name)
+    return _entry(_Candidate("chorus", _stem(shards[0]), shards, parts[2] if parts else 1), cache or ScanCache())
+
+
 def _shards_of(entry: ModelEntry) -> list[Path]:
     return shard_paths(Path(entry.path))
 

@@ -33,6 +33,14 @@ def quant_from_name(filename: str) -> str:
     return found[-1].upper() if found else ""
 
 
+_WHOLE_QUANT = re.compile(r"(?<![A-Za-z0-9])(I?Q\d(?:_[A-Z0-9]+)*|[BF]F?16|F32|MXFP4|TQ\d_\d)(?![A-Za-z0-9])", re.I)
+
+
+def without_quant(name: str) -> str:
+    """`name` with every quantization it states blanked out, suffixes and all ("M.Q4_K_M" -> "M. ")."""
+    return _WHOLE_QUANT.sub(" ", name)
+
+
 @dataclass
 class ModelFacts:
     """One model (all its shards). Sizes in bytes. Per-layer lists are indexed by layer."""

@@ -3,6 +3,11 @@
 `expand(base, {"temperature": [0, 0.7], "seed": [1, 2, 3]})` gives 6 new panes, each a copy of `base` with one
 combination; `SessionController.add_variants` puts them in one group with their source. Every value is checked
 as the pane's own form would check it, and a bad one raises ValueError naming the axis and the value.
+
+The "quantization" axis takes model files (typically one model's quantizations that discovery found,
+`app.models.quants.same_model`): each pane runs on the local backend of its file (`BackendSpec.name`), or on the
+backend `local_names` gives for a file already loaded (the main model's file -> "local"). The front end opens the
+backends it names (loaded, or on standby when they do not fit beside the others).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import itertools
 import json
 from pathlib import Path
 
+from app.backends.spec import BackendSpec
 from app.engine import SAMPLER_FIELDS, LoraAdapter, limits
 from app.session import images, tools
 from app.session.output_format import OutputFormat
@@ -19,7 +25,7 @@ from app.session.state import THINKING_LABELS, PaneSpec
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed", *SAMPLER_FIELDS)
 AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image", "tools", "adapter",
-        "scale")
+        "scale", "quantization")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 NO_ADAPTER = ("", "none", "base")  # an "adapter" axis value meaning the base model
 THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
@@ -34,7 +40,18 @@ def count(axes: dict[str, list]) -> int:
     return total
 
 
-def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
+def quant_backend(path, local_names: dict[str, str] | None = None) -> str:
+    """The backend a "quantization" value (a model file) runs on: the one `local_names` gives for that file (by its
+    real path), else the local backend named after the file; ValueError for a file that is not there."""
+    spec = BackendSpec(kind="local", path=str(path))
+    problem = spec.problem()
+    if problem:
+        raise ValueError(problem)
+    names = {str(Path(file).resolve()): name for file, name in (local_names or {}).items()}
+    return names.get(str(Path(path).resolve()), spec.name)
+
+
+def _apply(pane: PaneSpec, axis: str, value, local_names: dict[str, str] | None = None) -> PaneSpec:
     if axis in SAMPLING_AXES:
         if axis == "seed" and value is not None:
             value = int(value)
@@ -66,6 +83,8 @@ def _apply(pane: PaneSpec, axis: str, value) -> PaneSpec:
         return dataclasses.replace(pane, lora=_adapters(value, pane.lora))
     if axis == "scale":
         return dataclasses.replace(pane, lora=tuple(dataclasses.replace(a, scale=float(value)) for a in pane.lora))
+    if axis == "quantization":
+        return dataclasses.replace(pane, backend=quant_backend(value, local_names))
     return dataclasses.replace(pane, backend=str(value))
 
 
@@ -112,10 +131,11 @@ def image_values(values: list) -> list:
     return out
 
 
-def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
+def expand(base: PaneSpec, axes: dict[str, list], local_names: dict[str, str] | None = None) -> list[PaneSpec]:
     """One new pane per combination, in order (the last axis varies fastest). The `image` axis takes image files
     and folders of them (each image in a folder is one value). A "scale" applies to the adapters the combination
-    ends with; without one it means nothing, so those combinations make one base pane."""
+    ends with; without one it means nothing, so those combinations make one base pane. `local_names`: the
+    backends that already run some model files (file -> backend name), for the "quantization" axis."""
     if "image" in axes:
         axes = {**axes, "image": image_values(axes["image"])}
     for axis, values in axes.items():
@@ -128,7 +148,7 @@ def expand(base: PaneSpec, axes: dict[str, list]) -> list[PaneSpec]:
         pane = base.copy(group=None, title="")
         for axis, value in sorted(zip(axes, combination, strict=True), key=lambda av: av[0] == "scale"):
             try:
-                pane = _apply(pane, axis, value)
+                pane = _apply(pane, axis, value, local_names)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"{axis} = {value!r}: {exc}") from exc
         if "scale" in axes and not pane.lora:  # a scale means nothing without an adapter: one base pane

@@ -153,3 +153,17 @@ def test_a_tool_set_sweep_covers_mcp_tools():
     assert json.loads(both.tools) == weather and both.mcp == ("files",)
     with pytest.raises(ValueError, match="mcp: name at least one server"):
         sweep.expand(base, {"tools": ["mcp:"]})
+
+
+def test_quantization_axis_runs_each_file_on_its_backend(tmp_path):
+    """A "quantization" value is a model file: the pane runs on the backend already running that file (the main
+    model's file -> "local"), else on the local backend named after it; a missing file names the axis."""
+    main, other = tmp_path / "M.Q4_1.gguf", tmp_path / "M.Q8_0.gguf"
+    for path in (main, other):
+        path.write_bytes(b"GGUF")
+    panes = sweep.expand(BASE, {"quantization": [str(main), str(other)]}, {str(main): "local"})
+    assert [p.backend for p in panes] == ["local", "local · M.Q8_0"]
+    assert [p.draft for p in panes] == [BASE.draft] * 2
+    assert "quantization" in sweep.AXES
+    with pytest.raises(ValueError, match="quantization = .*not found"):
+        sweep.expand(BASE, {"quantization": [str(tmp_path / "gone.gguf")]})

@@ -6,22 +6,28 @@ where the two diverge is marked, with both panes' probabilities there when they 
 come from `app.session.diff`; the dialog re-reads the two panes whenever the session announces a change. Beside
 the word similarity is the meaning similarity of the two finished replies (the window's Meaning, embedded on its
 worker thread; it is read again when the vectors arrive).
+
+Opened from a quantization comparison (`kld`: the comparison and a candidate file), the right side can show the
+reference's reply as the candidate read it, teacher-forced, each token tinted by the candidate's KL divergence
+from the reference there (a legend under it), with the token where the candidate's own reply first left the
+reference's marked; "Tint by KLD" switches between that and the word diff.
 """
 
 from __future__ import annotations
 
 import html
 import math
+from pathlib import Path
 
 from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QGridLayout, QLabel, QTextBrowser, QWidget
 
 from app.session import PaneSpec, Session, compare, diff, versions
 from app.session.tool_cards import reply_text
 from app.ui.theme import blend
 from app.ui.widgets.live_refresh import follow
-from app.ui.widgets.token_tint import shown
+from app.ui.widgets.token_tint import kld_color, kld_legend_html, shown
 
 # (hue, how far the text area's base moves towards it): tints that keep the text readable in either theme
 DELETED, INSERTED = ("#ef4444", 0.35), ("#22c55e", 0.35)
@@ -67,14 +73,32 @@ def result_divergence(ra, rb) -> str:
     return " · ".join(parts)
 
 
+def kld_html(pieces: list[str], kld: list[float], divergence: int | None, base: QColor) -> str:
+    """The teacher-forced reply, each token on its KLD's tint (its value in a tooltip-like title), the token at
+    `divergence` bold and underlined with a ▶ before it."""
+    out = []
+    for index, (piece, value) in enumerate(zip(pieces, kld, strict=False)):
+        style = f"background:{kld_color(value, base).name()}"
+        text = html.escape(piece)
+        if index == divergence:
+            style += ";font-weight:bold;text-decoration:underline"
+            text = "▶" + text
+        out.append(f"<span style='{style}' title='KLD {value:.4f}'>{text}</span>")
+    return "<div style='white-space:pre-wrap'>{}</div>".format("".join(out))
+
+
 class DiffDialog(QDialog):
     """Non-modal; shows two panes of `session` (chosen by id, so a pane removed since is noticed)."""
 
     def __init__(self, session: Session, left: PaneSpec | None = None, right: PaneSpec | None = None,
-                 parent: QWidget | None = None, meaning=None):
-        """`meaning`: the window's MeaningLink (None: no meaning similarity)."""
+                 parent: QWidget | None = None, meaning=None, kld=None):
+        """`meaning`: the window's MeaningLink (None: no meaning similarity); `kld`: (QuantComparison, candidate
+        file) when the two panes are a quantization comparison's reference and candidate."""
         super().__init__(parent)
-        self.link = meaning
+        self.link, self.kld = meaning, kld
+        self.tint_kld = QCheckBox("Tint by KLD", checked=kld is not None, visible=kld is not None,
+                                  objectName="diffTintKld")
+        self.kld_legend = QLabel(objectName="diffKldLegend")
         self.setWindowTitle("Compare two replies")
         self.resize(1000, 640)
         self.session = session
@@ -95,6 +119,12 @@ class DiffDialog(QDialog):
         layout.addWidget(self.right_view, 2, 1)
         layout.addWidget(self.similarity, 3, 0)
         layout.addWidget(self.divergence, 3, 1)
+        layout.addWidget(self.tint_kld, 4, 0)
+        layout.addWidget(self.kld_legend, 4, 1)
+        self.tint_kld.toggled.connect(lambda _on: (setattr(self, "_last", None), self.refresh()))
+        if kld is not None:
+            kld[0].changed.connect(self._kld_changed)
+            self.finished.connect(lambda _r: kld[0].changed.disconnect(self._kld_changed))
         self.fill_choices(left, right)
         self.fill_versions()
         self.left_box.currentIndexChanged.connect(lambda: (self.fill_versions(), self.refresh()))
@@ -159,6 +189,31 @@ class DiffDialog(QDialog):
             self.similarity.setToolTip(self.link.status())
         return text + (" · streaming…" if busy else "")
 
+    def _kld_changed(self) -> None:
+        self._last = None
+        self.refresh()
+
+    def kld_side(self, b: PaneSpec, ra, rb) -> str | None:
+        """The right side tinted by KLD, when asked, measured, and the right pane is the candidate's (None: the
+        word diff)."""
+        comparison, path = self.kld or (None, "")
+        prompt = comparison.prompt_of(b.id) if comparison is not None else None
+        if prompt is None or not self.tint_kld.isChecked() or b.id not in comparison.panes.get(path, []):
+            self.kld_legend.setText("")
+            return None
+        measured = comparison.token_kld(path, prompt)
+        if measured is None:
+            self.kld_legend.setText("KLD per token: not measured yet" if comparison.running else
+                                    "KLD per token: not measured")
+            return None
+        self.kld_legend.setText(kld_legend_html(self.palette()))
+        reference = self.session.pane_by_id(comparison.pane_for(comparison.reference, prompt) or "")
+        ref = reference.result if reference is not None else ra
+        divergence = diff.first_divergence(ref.token_ids, rb.token_ids) if not (ref.busy or rb.busy) else None
+        head = (f"<p style='color:gray'>The reference's reply as {html.escape(Path(path).stem)} read it; "
+                "▶ where its own reply first left it</p>")
+        return head + kld_html(*measured, divergence, self.palette().color(QPalette.Base))
+
     def refresh(self) -> None:
         a, b = self.chosen()
         if a is None or b is None:
@@ -176,6 +231,9 @@ class DiffDialog(QDialog):
             return  # nothing changed since the last look
         self._last = key
         left, right = side_by_side(ta, tb, self.palette().color(QPalette.Base))
+        tinted = self.kld_side(b, ra, rb)
+        if tinted:  # the right side is the reference's reply itself: the left shows it plain, not diffed
+            left, right = f"<div style='white-space:pre-wrap'>{html.escape(ta)}</div>", tinted
         for view, content in ((self.left_view, left), (self.right_view, right)):
             if view.property("shown") != content:  # unchanged text: no re-layout, the scroll position stays
                 view.setHtml(content)

@@ -8,6 +8,7 @@ reaches into nothing else.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject
@@ -41,6 +42,7 @@ class CompareTools(QObject):
         self._backend_names, self._current = backend_names, current_pane
         self.parent_widget = parent
         self.dialogs: list[QDialog] = []  # open non-modal views (tests and the monkey read them)
+        self.quants = None  # the window's QuantTools: the sweep grid's quantization axis (files and their backends)
         grid.sig_pane_added.connect(self._connect_pane)
         for view in grid.panes:
             self._connect_pane(view)
@@ -90,10 +92,16 @@ class CompareTools(QObject):
         except ValueError as exc:
             view.show_error(str(exc))
             return None
-        dialog = VariantsDialog(view.spec, self.parent_widget, self._backend_names())
+        files, names = self.quants.quantizations(view.spec) if self.quants is not None else ([], {})
+        dialog = VariantsDialog(view.spec, self.parent_widget, self._backend_names(), files, names)
         if dialog.exec() != QDialog.Accepted:
             return None
-        return self.add_variants(view, dialog.panes(), include_source=dialog.include_source.isChecked())
+        specs, again = dialog.panes(), dialog.include_source.isChecked()
+        if "quantization" in dialog.axes():  # their models are opened (or put on standby) first
+            asyncio.ensure_future(self.quants.open_then(view.spec, dialog.axes()["quantization"],
+                                                        lambda: self.add_variants(view, specs, include_source=again)))
+            return None
+        return self.add_variants(view, specs, include_source=again)
 
     def add_variants(self, view: PromptPane, specs: list[PaneSpec], run: bool = True,
                      include_source: bool = False) -> list[PromptPane]:
@@ -121,8 +129,9 @@ class CompareTools(QObject):
             return
         self.controller.show_group_in_columns(view.spec.group)
 
-    def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane) -> DiffDialog:
-        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget, self.meaning)
+    def open_diff(self, left: PaneSpec | PromptPane, right: PaneSpec | PromptPane, kld=None) -> DiffDialog:
+        """`kld`: (QuantComparison, candidate file) to tint the candidate's side by KLD."""
+        dialog = DiffDialog(self.session, _spec(left), _spec(right), self.parent_widget, self.meaning, kld)
         self._show(dialog)
         return dialog
 

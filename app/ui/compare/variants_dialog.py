@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.engine import limits
+from app.models import model_name
 from app.session import PaneSpec, sweep
 from app.session.output_format import KINDS, OutputFormat
 from app.ui.pane.sampler_fields import NUMBERS
@@ -51,8 +52,11 @@ def _column(boxes) -> QWidget:
 
 
 class VariantsDialog(QDialog):
-    def __init__(self, base: PaneSpec, parent: QWidget | None = None, backends: list[str] = ()):
-        """`backends`: the names a pane can run on; with more than one, the grid can sweep over them."""
+    def __init__(self, base: PaneSpec, parent: QWidget | None = None, backends: list[str] = (),
+                 quantizations: list[str] = (), local_names: dict[str, str] | None = None):
+        """`backends`: the names a pane can run on; with more than one, the grid can sweep over them.
+        `quantizations`: the files of the pane's model in each quantization found (its own first); with more
+        than one, the grid can sweep over them, each file on the backend `local_names` gives it (else its own)."""
         super().__init__(parent)
         self.setWindowTitle(f"Variants and sweeps of {base.label}")  # the pane it copies
         self.base = base
@@ -109,6 +113,11 @@ class VariantsDialog(QDialog):
         self.backends = {name: QCheckBox(name) for name in backends} if len(backends) > 1 else {}
         if self.backends:
             form.addRow("Backends (models)", _column(self.backends.values()))
+        self.local_names = dict(local_names or {})
+        self.quantizations = {path: QCheckBox(model_name(path), toolTip=path) for path in quantizations} \
+            if len(quantizations) > 1 else {}
+        if self.quantizations:
+            form.addRow("Quantizations", _column(self.quantizations.values()))
         self.tabs.addTab(grid, "Sweep grid")
         self.include_source = QCheckBox(f"Run {base.label} again too", objectName="variantsIncludeSource",
                                         toolTip=f"Off: {base.label} keeps the reply it has and only the new panes "
@@ -131,7 +140,8 @@ class VariantsDialog(QDialog):
         self.tool_sets.textChanged.connect(self.update_summary)
         self.adapters.textChanged.connect(self.update_summary)
         self.breakers.textChanged.connect(self.update_summary)
-        for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values()):
+        for box in (*self.formats.values(), *self.thinking.values(), *self.backends.values(),
+                    *self.quantizations.values()):
             box.toggled.connect(self.update_summary)
         self.tabs.currentChanged.connect(self.update_summary)
         self.include_source.toggled.connect(self.update_summary)
@@ -171,6 +181,9 @@ class VariantsDialog(QDialog):
         chosen = [name for name, box in self.backends.items() if box.isChecked()]
         if chosen:
             axes["backend"] = chosen
+        files = [path for path, box in self.quantizations.items() if box.isChecked()]
+        if files:
+            axes["quantization"] = files
         return axes
 
     def panes(self) -> list[PaneSpec]:
@@ -178,7 +191,7 @@ class VariantsDialog(QDialog):
         axes = self.axes()
         if not axes:
             raise ValueError("Type values for at least one setting.")
-        return sweep.expand(self.base, axes)
+        return sweep.expand(self.base, axes, self.local_names)
 
     def update_summary(self) -> None:
         try:

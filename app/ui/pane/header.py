@@ -28,7 +28,8 @@ NAME_MAXIMUM = 160  # px: the most the pane's name keeps whole however narrow th
 COMPACT_TITLE = 40  # px: the title's minimum in a group's column
 COMPARE_ACTIONS = (("variants", "Variants and sweeps…"), ("compare", "Compare with another pane…"),
                    ("table", "Comparison table…"), ("columns", "Show its group in columns"),
-                   ("run_group", "Run its group"), ("stability", "Stability: its seeds' answers by meaning…"))
+                   ("run_group", "Run its group"), ("stability", "Stability: its seeds' answers by meaning…"),
+                   ("quants", "Compare quantizations…"))
 
 
 class ElidedTitle(QLabel):
@@ -99,7 +100,7 @@ class PaneHeader(QWidget):
     sig_backend_chosen = Signal(str)
     """The user picked another backend for this pane (its name); the pane writes it into its spec."""
     sig_compare_action = Signal(str)
-    """A compare action: "variants" | "compare" | "columns" | "run_group" | "table" | "stability"."""
+    """A compare action: "variants" | "compare" | "columns" | "run_group" | "table" | "stability" | "quants"."""
 
     def __init__(self, pane, parent: QWidget | None = None):
         super().__init__(parent)

@@ -1,5 +1,6 @@
 """How token probabilities look: the colour bands, the legend, the alternatives popup, and where each token's
-text sits in a reply.
+text sits in a reply. The same bands, by KL divergence instead of probability, tint a quantization's tokens
+(`kld_color`, `kld_legend_html`): the closer to the reference, the fainter.
 
 Low-confidence tokens stand out (red for < 10 %); confident ones are barely tinted, so a reply stays readable.
 Each band's background is the text area's base colour moved part of the way towards the band's hue
@@ -19,6 +20,10 @@ from app.ui.theme import blend
 # (lowest probability, hue, how far the background moves towards the hue, legend text), most confident first.
 BANDS = ((0.9, "#10b981", 0.10, "≥90%"), (0.5, "#eab308", 0.25, "50–90%"),
          (0.1, "#f97316", 0.35, "10–50%"), (0.0, "#ef4444", 0.40, "<10%"))
+# (highest KL divergence in nats, hue, amount, legend text), closest to the reference first: the same hues.
+KLD_BANDS = ((0.001, BANDS[0][1], 0.0, "<0.001"), (0.01, BANDS[0][1], 0.10, "0.001–0.01"),
+             (0.1, BANDS[1][1], 0.25, "0.01–0.1"), (1.0, BANDS[2][1], 0.35, "0.1–1"),
+             (math.inf, BANDS[3][1], 0.40, "≥1"))
 
 
 def color_for(probability: float, base: QColor) -> QColor:
@@ -29,12 +34,26 @@ def color_for(probability: float, base: QColor) -> QColor:
     return blend(base, BANDS[-1][1], BANDS[-1][2])
 
 
+def kld_color(kld: float, base: QColor) -> QColor:
+    """The background of a token whose KL divergence from the reference is `kld`."""
+    hue, amount = next(((hue, amount) for high, hue, amount, _ in KLD_BANDS if kld < high), KLD_BANDS[-1][1:3])
+    return blend(base, hue, amount)
+
+
+def _swatches(bands, base: QColor, text: str) -> str:
+    return "".join(f"<span style='background:{blend(base, hue, amount).name()}; color:{text}'>"
+                   f"&nbsp;{html.escape(label)}&nbsp;</span> " for _, hue, amount, label in bands)
+
+
 def legend_html(palette: QPalette) -> str:
     """The bands on the conversation's base colour (conversation_view.py draws on AlternateBase)."""
     base, text = palette.color(QPalette.AlternateBase), palette.color(QPalette.Text).name()
-    swatches = "".join(f"<span style='background:{blend(base, hue, amount).name()}; color:{text}'>"
-                       f"&nbsp;{html.escape(label)}&nbsp;</span> " for _, hue, amount, label in BANDS)
-    return f"Token probability: {swatches}"
+    return f"Token probability: {_swatches(BANDS, base, text)}"
+
+
+def kld_legend_html(palette: QPalette) -> str:
+    """The KLD bands on a text area's base colour."""
+    return f"KLD per token: {_swatches(KLD_BANDS, palette.color(QPalette.Base), palette.color(QPalette.Text).name())}"
 
 
 def shown(text: str) -> str:

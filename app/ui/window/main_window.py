@@ -38,6 +38,7 @@ from app.session.state import COLUMNS
 from app.ui import settings as keys
 from app.ui.arena.tools import ArenaTools
 from app.ui.bridge import EngineBridge
+from app.ui.compare.quant_tools import QuantTools
 from app.ui.compare.tools import CompareTools
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.tools import EvalTools
@@ -125,6 +126,9 @@ class MainWindow(QMainWindow):
                                    self.statusBar(), self.model_status,
                                    lambda spec, text: (view := self.grid.view_of(spec)) and view.show_error(text),
                                    self)
+        self.quants = QuantTools(self.controller, self.grid, bridge.backends, self.backends.add, settings.engine_fields,
+                                 settings.model_folders, self.current_pane, self.compare.open_diff, self)
+        self.compare.quants = self.quants  # the sweep grid's quantization axis
         self._build_evaluation(key_store)
         self._init_dock_layout(self.stats_dock, self.eval_dock)
         self._build_actions()
@@ -230,6 +234,7 @@ class MainWindow(QMainWindow):
                 menu.addSeparator() if action is None else menu.addAction(action)
             if title == "&Compare":
                 self.compare.build_menu(menu)
+                self.quants.build_menu(menu)
                 self.arena = ArenaTools(self.session, self.runner, self.current_pane,
                                         lambda: self.bridge.model_info, self, registry=self.bridge.backends)
                 self.arena.build_menu(menu)
@@ -430,6 +435,7 @@ class MainWindow(QMainWindow):
         self.stats_panel.timer.stop()
         self.meaning.close()
         self.mcp.close()
+        self.quants.close()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop runs: stop here (each engine thread ends within ~2 s)
