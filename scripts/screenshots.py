@@ -23,10 +23,11 @@ turn; needs llama-server built; not in the default set), examples (OUT_DIR/scree
 (OUT_DIR/screenshot-group-mocks.png: a group of three panes whose calls are answered by the group's mock results, one
 pane's own mock taking precedence, the Tools section open on the group mock editor and Parallel calls; not in the
 default set), mcp (OUT_DIR/screenshot-mcp.png: three panes of a group calling an MCP tool of a real server
-(tests/fixtures/mcp_servers.py): one approved and answered, then its next turn; one replayed from the recording;
-one waiting on its approval card; and -mcp-servers.png, the MCP servers dialog; not in the default set), quants (OUT_DIR/screenshot-quants.png: Compare
-quantizations… ranking three requantizations of the embedded model against an F16 reference, -quants-dialog.png: choosing them, -quants-diff.png: the diff view tinted
-by KLD; not in the default set). `backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
+(tests/fixtures/mcp_servers.py): one approved and answered, then its next turn; one replayed from the recording; one
+waiting on its approval card; and -mcp-servers.png, the MCP servers dialog; not in the default set), quants
+(OUT_DIR/screenshot-quants.png: Compare quantizations… ranking three requantizations of the embedded model against an
+F16 reference, -quants-dialog.png: choosing them, -quants-diff.png: the diff view tinted by KLD; not in the default
+set). `backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics)."""
 
 import asyncio
