@@ -160,8 +160,9 @@ class McpTools:
         return self.tools_for(pane).definitions()
 
     def store_for(self, pane: PaneSpec) -> ReplayStore:
-        """The replay store of the pane's run group (its group, else the pane alone)."""
-        key = pane.group or pane.id
+        """The replay store of the pane's run group: its group, else the session's ungrouped panes together (what
+        Run all runs side by side)."""
+        key = pane.group or ""
         with self._lock:
             if key not in self._stores:
                 self._stores[key] = ReplayStore(self.hub, records=list(self.session.mcp_records))
@@ -170,7 +171,7 @@ class McpTools:
     def new_group(self, pane: PaneSpec) -> None:
         """A new run of the pane's group (Run all, a sweep run again): its recordings start from the session's."""
         with self._lock:
-            self._stores.pop(pane.group or pane.id, None)
+            self._stores.pop(pane.group or "", None)
 
     # ---- calls --------------------------------------------------------------------------------------------------
     def routes(self, pane: PaneSpec) -> bool:

@@ -1,6 +1,7 @@
 """MCP tools in panes, on the embedded model and real MCP servers (tests/fixtures/mcp_servers.py): eight panes of
-one group call the same counting tool with the same arguments; auto-continue gives each a tool turn, and the tool
-runs once (replayed to the other seven), or eight times when the panes are live. A session naming a server opens
+no group (run side by side, as Run all runs them) call the same counting tool with the same arguments; auto-continue
+gives each a tool turn, and the tool runs once (replayed to the other seven), or eight times when the panes (here a
+group) are live. A session naming a server opens
 without starting it, and saves no secret."""
 
 import json
@@ -45,7 +46,7 @@ def test_eight_panes_one_real_call_replayed_then_eight_live(smollm_engine, tmp_p
         assert [s.status for s in (f.result(60) for f in mcp.start())] == ["ready"]
         controller.use_mcp(mcp)
         for live, expected_calls in ((False, 1), (True, 9)):
-            panes = eight_panes(session, f"g-{live}", live)
+            panes = eight_panes(session, "live" if live else None, live)  # ungrouped panes: Run all's replay group
             controller.run_many(panes)
             drive(runner)
             assert all(p.result.finish_reason == "tool_calls" for p in panes), [p.result.text for p in panes]
