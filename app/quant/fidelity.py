@@ -51,7 +51,10 @@ class _Ticker:
 
 
 def seqs_per_context(n_ctx: int, n_batch: int = DEFAULT_BATCH) -> int:
-    """Sequences decoded together, as llama-perplexity sets -np: n_batch / n_ctx, at least 1."""
+    """Sequences decoded together, as llama-perplexity sets -np: n_batch / n_ctx, at least 1. Keep it so:
+    llama.cpp splits a batch of several sequences into ubatches taking the same number of tokens from each, so
+    the grouping changes the floating-point path, and 4 chunks of 128 a decode instead of 16 moved SmolLM2's
+    perplexity by 0.56 %."""
     return max(1, n_batch // n_ctx)
 
 
