@@ -33,6 +33,8 @@ from app.quant.types import (
 )
 
 TOP_K = 4096  # the most entries of the reference kept per token on the file path (fewer where they hold the mass)
+LLAMA_MAX_SEQ = 256  # llama.cpp's limit on sequences in one context
+MAX_SEQS = 16  # prompts a decode: each sequence takes at least 256 KV cells, however short
 Progress = Callable[[int, int], None]  # (sequences done across every model, total)
 
 
@@ -139,7 +141,7 @@ def compare(reference: str | Path, candidates: Sequence[str | Path], *, text: st
     try:
         if sequences is None:
             sequences = tokenize_chunks(ref_model, text, n_ctx)
-        n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences))
+        n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences), MAX_SEQS if text is None else LLAMA_MAX_SEQ)
         ref_model.open(n_ctx, n_seq, n_batch)
         groups = _groups(sequences, n_seq)
         biggest = max(sum(sequences[i].n_scored for i in g) for g in groups)
@@ -290,7 +292,7 @@ def perplexity(model_path: str | Path, text: str, *, n_ctx: int = 512, n_batch: 
     try:
         with ForcedModel(check_file(model_path), threads) as model:
             sequences = tokenize_chunks(model, text, n_ctx)
-            n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences))
+            n_seq = min(seqs_per_context(n_ctx, n_batch), len(sequences), LLAMA_MAX_SEQ)
             model.open(n_ctx, n_seq, n_batch)
             groups = _groups(sequences, n_seq)
             nll, tick = [], _Ticker(len(groups), progress, stop)
