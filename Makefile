@@ -41,8 +41,9 @@ test: $(STAMP) llama-source
 llama-source: $(STAMP)
 	@PYTHON=$(PY) bash scripts/llama_cpp_source.sh >/dev/null
 
-# llama-server from the llama.cpp the pinned llama-cpp-python vendors (~7 min on 2 cores, once: cached in
-# ~/.cache/chorus, outside the tree), then the backend tests against it and llama-cpp-python's own server.
+# llama-server, llama-perplexity and llama-quantize from the llama.cpp the pinned llama-cpp-python vendors (~7 min
+# on 2 cores, once: cached in ~/.cache/chorus, outside the tree), then the backend and quantization-parity tests
+# against them and llama-cpp-python's own server.
 llama-server: $(STAMP)
 	PYTHON=$(PY) bash scripts/build_llama_server.sh
 
