@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="requests in flight at once, judges included (default: the config's, else all)")
     evaluate.add_argument("--slots", type=int, default=limits.SLOTS.default, metavar="N",
                           help=f"sequences each local engine decodes at once (default {limits.SLOTS.default})")
+    evaluate.add_argument("--allow-code", action="store_true",
+                          help="run the config's code: javascript/python checks and transforms (read it first)")
     evaluate.add_argument("--no-cache", action="store_true",
                           help="no prompt-KV reuse in local engines (cold latencies); no result is ever cached")
     compare = sub.add_parser("eval-compare", help="compare two runs of an evaluation (results.json files): flipped "

@@ -29,6 +29,7 @@ from app.cli.interrupt import Interrupt
 from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
+from app.evaluate.code_checks import CodeRunner
 from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes, default_judge, needed_targets
 from app.evaluate.runner import EvaluationRunner
@@ -58,8 +59,12 @@ def command_target(args) -> BackendTarget | None:
 
 def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
     """The evaluation to run, its base directory, the output paths and the concurrency bound; raises
-    ConfigError or Unusable before anything runs."""
+    ConfigError or Unusable before anything runs (Unusable naming every check, transform and file that would run
+    code, when the config has some and --allow-code is not given)."""
     suite = load_config(args.config, judge_given=args.judge is not None)
+    if suite.code and not getattr(args, "allow_code", False):
+        raise Unusable("this config runs code; read it, then run again with --allow-code to allow it:\n"
+                       + "\n".join(f"  - {line}" for line in suite.code))
     for note in suite.notes:
         print(f"chorus eval: warning: {note}", file=sys.stderr)
     outputs = args.output or suite.output_paths
@@ -136,11 +141,12 @@ def open_embed(args, evaluation: Evaluation):
 
 
 def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
-        concurrency: int | None, ctrl_c: Interrupt, embedder=None) -> bool:
+        concurrency: int | None, ctrl_c: Interrupt, embedder=None, code=None) -> bool:
     """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
-    DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`."""
+    DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`, `code` (a CodeRunner) code checks."""
     embed = CachedEmbed(embedder.embed) if embedder is not None else None
-    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed)
+    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed,
+                                         code=code)
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
     progress = tqdm(total=total, unit="cell", file=sys.stderr, disable=not sys.stderr.isatty(),
@@ -194,14 +200,17 @@ def eval_command(args) -> int:
             if embedder is not None:
                 embedder.close()
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
+        code = CodeRunner(base_dir) if getattr(args, "allow_code", False) else None
         try:
-            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder)
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder, code)
         except BaseException:
             if embedder is not None:
                 embedder.close()
             raise
         finally:
             backends.close_all()
+            if code is not None:
+                code.close()
         print(replace_surrogates(summary(evaluation)), flush=True)
         report = ""
         if embedder is not None:

@@ -18,19 +18,19 @@ from pathlib import Path
 
 import yaml
 
-from app.evaluate import case_files, checks, graders, prompts, providers, similarity, templates
+from app.evaluate import case_files, checks, code_checks, graders, prompts, providers, similarity, templates
 from app.evaluate.assertion_strings import ASSERTION_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY = {
-    "javascript": "it runs JavaScript", "python": "it runs Python code", "ruby": "it runs Ruby code",
+    "ruby": "it runs Ruby code",
     "webhook": "it calls a web hook",
     "cost": "Chorus's backends report no cost", "moderation": "it needs a moderation API",
     "max-score": "it runs after all variants with a scoring script",
 }
-SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | {"assert-set", "similar"}
+SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {"assert-set", "similar"}
 
 
 @dataclass
@@ -47,6 +47,7 @@ class Suite:
     max_concurrency: int | None = None
     repeat: int = 1
     notes: list[str] = field(default_factory=list)  # warnings to show once (a written key for a remote server)
+    code: list[str] = field(default_factory=list)  # what would run the user's code (code_checks.code_uses)
 
     def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
         return Evaluation(description=self.description, source=self.source, judge=judge,
@@ -76,8 +77,15 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         problems.unsupported(where, f"the assertion type {assertion.type!r}", why)
     if kind == "select-best" and variants < 2:
         problems.add(where, "select-best compares the outputs of a row: it needs at least two variants")
-    if assertion.transform is not None:
-        problems.unsupported(where, "an assertion `transform`", "it runs JavaScript")
+    if kind in code_checks.CODE_TYPES and not isinstance(assertion.value, str):
+        problems.add(where, f"a {kind} assertion's value is code or a file:// path")
+    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform):
+        if isinstance(script, str) and script.startswith("file://"):
+            path = code_checks.split_file(script, base)[0]
+            if not path.is_file():
+                problems.add(where, f"no such file: {path}")
+            elif kind == "python" and script is assertion.value and path.suffix != ".py":
+                problems.add(where, f"a python assertion runs a .py file, not {path.name}")
     for name, text in (("value", assertion.value), ("metric", assertion.metric)):
         for item in (text if isinstance(text, list) else [text]):
             problem = templates.check(item) if isinstance(item, str) else None
@@ -235,7 +243,8 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
     return Suite(description=config.description or "", source=source, base_dir=base, prompts=prompt_list,
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
-                 repeat=(options.repeat if options and options.repeat else 1), notes=notes)
+                 repeat=(options.repeat if options and options.repeat else 1), notes=notes,
+                 code=code_checks.code_uses(cases, base))
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:
@@ -255,8 +264,11 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
         return None
     if isinstance(items, list):
         test.assertions = [a for a in checked if a is not None]
-    if test.options.transform is not None:
-        problems.unsupported(f"{where}.options", "a test `transform`", "it runs JavaScript")
+    for name in ("transform", "transform_vars"):
+        script = getattr(test.options, name)
+        if isinstance(script, str) and script.startswith("file://") and not code_checks.split_file(
+                script, base)[0].is_file():
+            problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
     _check_judge(test.options.provider, f"{where}.options.provider", problems, base)
     return test
 

@@ -32,6 +32,7 @@ from psygnal import Signal, SignalGroup
 from app.engine import Completion
 from app.evaluate import calibration, calibration_run, cells
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
+from app.evaluate.check_types import CheckError
 from app.evaluate.embed_waits import EmbedWaits
 from app.evaluate.holds import Holds
 from app.evaluate.routes import judge_target
@@ -51,7 +52,7 @@ class EvaluationEvents(SignalGroup):
 class EvaluationRunner:
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
                  base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
-                 calibrations: CalibrationCache | None = None, embed=None):
+                 calibrations: CalibrationCache | None = None, embed=None, code=None):
         """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
         runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
         every generation for that many likely tokens per position (the window does, so a cell opened as a
@@ -63,7 +64,7 @@ class EvaluationRunner:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
         self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
-        self.embed = embed
+        self.embed, self.code = embed, code
         self.events = EvaluationEvents()
         self.calibrations = calibrations if calibrations is not None else CalibrationCache()
         self.cancelled = False
@@ -228,9 +229,12 @@ class EvaluationRunner:
         if cell.status == "grading" and cell.result.state.value == "done":  # judged again (another judge)
             return self._grade(cell)
         try:
-            prepared = cells.prepare(self.evaluation, cell)
+            prepared = cells.prepare(self.evaluation, cell, self.code)
         except TemplateProblem as problem:
             cells.fail_prepare(cell, problem)
+            return self._concluded(cell)
+        except CheckError as exc:
+            cell.status, cell.error = "error", str(exc)
             return self._concluded(cell)
         cells.start(cell, prepared)
         if prepared.request is None:
@@ -258,9 +262,12 @@ class EvaluationRunner:
     def _grade(self, cell: CellResult) -> None:
         if self._waiting.awaits(self.evaluation.cases[cell.case], cell):
             return None
-        grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed)
         try:
+            grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code)
             calls = grader.start()
+        except CheckError as exc:  # a transform that failed, or code not allowed
+            cell.status, cell.error = "error", str(exc)
+            return self._concluded(cell)
         except Exception as exc:  # noqa: BLE001 - a grader's failure is that cell's error, not the run's
             cell.status, cell.error = "error", f"grading failed: {exc}"
             return self._concluded(cell)

@@ -69,7 +69,7 @@ class Assertion(_Model):
     rubric_prompt: Any = Field(None, alias="rubricPrompt")
     assertions: list[Assertion] | None = Field(None, alias="assert")
     config: dict[str, Any] | None = None
-    transform: Any = None  # promptfoo runs JavaScript here: reported as unsupported when set
+    transform: str | None = None  # code run on the output before this check (app/evaluate/code_checks.py)
 
     @property
     def negated(self) -> bool:
@@ -88,7 +88,8 @@ class CaseOptions(_Model):
     disable_var_expansion: bool = Field(False, alias="disableVarExpansion")
     disable_default_asserts: bool = Field(False, alias="disableDefaultAsserts")
     factuality: dict[str, float] | None = None  # scores per category: subset, superset, agree, disagree, …
-    transform: Any = None  # JavaScript: unsupported when set
+    transform: Any = None  # code run on the output before the assertions (app/evaluate/code_checks.py)
+    transform_vars: str | None = Field(None, alias="transformVars")  # code run on the vars before rendering
     run_serially: bool | None = Field(None, alias="runSerially")  # accepted; Chorus's order does not matter
 
 
