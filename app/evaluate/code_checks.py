@@ -108,16 +108,16 @@ class CodeRunner:
         got = "undefined" if typed.undefined else json.dumps(typed.value, ensure_ascii=False, separators=(",", ":"))
         message = (f"Custom function must return a boolean, number, or GradingResult object. Got type {typed.type}: "
                    f"{got}")
-        return _failed(a, f"Custom function threw error: {message}", shown)
+        return _failed(a, f"Custom function threw error: {message}\nStack Trace: Error: {message}", shown)
 
     def _python_assertion(self, a: Assertion, value: str, output, context: dict, inverse: bool):
         inline = not value.startswith("file://")
         code = _inline_python(value) if inline else value
         result = self._python(code, "main" if inline else "get_assert", [output, context], inline)
-        error = _located(result)
-        if error is not None:
+        if result.error is not None:  # promptfoo's reason, then where it failed and Python's traceback
             prefix = "Python code execution failed: " if inline else ""
-            return _failed(a, f"{prefix}Error running Python script: {error}", None)
+            return _failed(a, f"{prefix}Error running Python script: {result.error}\nStack Trace: Error: "
+                              f"{result.error}\n    at {result.where or 'an unknown line'}\n{result.trace}", None)
         try:
             return _python_result(a, result.value, inverse, a.value if isinstance(a.value, str) else None)
         except ValueError as exc:
