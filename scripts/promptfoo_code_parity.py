@@ -82,7 +82,8 @@ CASES = [
          {"type": PY, "value": "context['vars']['word'] == 'pear'"},
          {"type": "not-python", "value": "output.startswith('say')"}),
     case("python multi-line", "apple",
-         {"type": PY, "value": "words = output.split()\nreturn {'pass': len(words) == 2, 'score': 0.5, 'reason': 'two'}"}),
+         {"type": PY, "value": "words = output.split()\n"
+                               "return {'pass': len(words) == 2, 'score': 0.5, 'reason': 'two'}"}),
     case("python files", "apple", {"type": PY, "value": "file://checks.py"},
          {"type": PY, "value": "file://checks.py:graded"}, {"type": PY, "value": "file://checks.py:graded",
                                                              "threshold": 0.5},
