@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--eval", action="store_true",
                        help="the evaluation suite instead: 48 cases x 2 variants with an llm-rubric judge, wall time "
                        "on Chorus and on the llama-server `make llama-server` built")
+    bench.add_argument("--code", action="store_true",
+                       help="with --eval: the suite with one javascript and one python check per cell vs without")
     bench.add_argument("--spec", action="store_true",
                        help="speculative decoding instead: copy, extract and free generation at N = 1, and 8 "
                        "copies at N = 8, n-gram drafts (auto and on) against plain, in pairs")

@@ -85,8 +85,9 @@ def write_suite(folder: Path, model: Path, judged: bool = True, providers: list[
     return path
 
 
-def run_suite(config: Path, backend, slots: int) -> dict:
-    """Run the suite on `backend`; its wall time in seconds, the tokens generated and what the cells came to."""
+def run_suite(config: Path, backend, slots: int, code=None) -> dict:
+    """Run the suite on `backend`; its wall time in seconds, the tokens generated and what the cells came to.
+    `code`: the CodeRunner for a suite with code checks (app/bench/eval_code.py)."""
     suite = load_config(config)
     evaluation = suite.evaluation(judge="local")
     runner: SessionRunner | None = None
@@ -96,7 +97,7 @@ def run_suite(config: Path, backend, slots: int) -> dict:
     backend.reset_stats()
     try:
         started = time.perf_counter()
-        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, slots)
+        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, slots, code=code)
         driver.start()
         if not driver.drive(timeout=3600):
             raise TimeoutError("the evaluation suite did not finish within an hour")
