@@ -13,7 +13,9 @@ rubric format the unfinished cells use, its calibration questions go first in th
 session's `CalibrationCache` already holds that backend's model in that format; the result goes into
 `evaluation.calibrations`. While models on standby run in shifts (app.evaluate.shifts sets `ready`), a cell or
 judge call whose backend does not take requests yet is held (holds.py) until `release`, or ended by `fail_held`.
-A cell whose `similar` texts are being embedded on the embedder's thread is graded once they are in
+A cell whose grading runs the config's code is graded on a worker thread (code_waits.py), its result
+applied when the SessionRunner's pump runs what was posted to it. A cell whose `similar` texts are being embedded
+on the embedder's thread is graded once they are in
 (embed_waits.py). The evaluation's `duration_s` adds this run's time to its earlier runs', kept current
 as requests end (and whenever the owner calls `note_time`), so a crash mid-run loses none of it that autosave had
 seen. Qt-free.
@@ -30,9 +32,10 @@ from datetime import datetime, timezone
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import calibration, calibration_run, cells
+from app.evaluate import calibration, calibration_run, cells, code_checks
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
 from app.evaluate.check_types import CheckError
+from app.evaluate.code_waits import CodeWaits
 from app.evaluate.embed_waits import EmbedWaits
 from app.evaluate.holds import Holds
 from app.evaluate.routes import judge_target
@@ -80,6 +83,8 @@ class EvaluationRunner:
         self.ready: Callable[[str], bool] | None = None
         self._held = Holds(route)
         self._waiting = EmbedWaits(embed, self._vectors_arrived)  # cells waiting for their `similar` embeddings
+        post = getattr(runner, "post", None)  # a runner that cannot take posted work grades code checks in place
+        self._coding = CodeWaits(post, self._code_graded) if post is not None else None
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -114,7 +119,7 @@ class EvaluationRunner:
             if cell is not None:
                 self._reset(cell)
         self._judge_calls.clear()
-        for cell in self._waiting.cancel():
+        for cell in [*self._waiting.cancel(), *(self._coding.cancel() if self._coding is not None else [])]:
             self._reset(cell)
         for handle in list(self._in_flight.values()):
             handle.cancel()
@@ -137,7 +142,8 @@ class EvaluationRunner:
     @property
     def idle(self) -> bool:
         """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
-        return not self._cells and not self._judge_calls and not self._in_flight and not self._waiting
+        return (not self._cells and not self._judge_calls and not self._in_flight and not self._waiting
+                and not self._coding)
 
     @property
     def in_flight(self) -> int:
@@ -260,17 +266,35 @@ class EvaluationRunner:
         self._concluded(cell)
 
     def _grade(self, cell: CellResult) -> None:
-        if self._waiting.awaits(self.evaluation.cases[cell.case], cell):
+        case = self.evaluation.cases[cell.case]
+        if self._waiting.awaits(case, cell):
             return None
+        if self.code is not None and self._coding is not None and code_checks.code_uses([case]):  # code_waits.py
+            return self._coding.start(cell, lambda: self._start_grader(cell))
+        self._graded(cell, self._start_grader(cell))
+
+    def _start_grader(self, cell: CellResult) -> tuple[CellGrader, list] | str:
+        """The cell's grader and its first judge calls, or the error that ends the cell (any thread)."""
         try:
             grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code)
-            calls = grader.start()
+            return grader, grader.start()
         except CheckError as exc:  # a transform that failed, or code not allowed
-            cell.status, cell.error = "error", str(exc)
-            return self._concluded(cell)
+            return str(exc)
         except Exception as exc:  # noqa: BLE001 - a grader's failure is that cell's error, not the run's
-            cell.status, cell.error = "error", f"grading failed: {exc}"
+            return f"grading failed: {exc}"
+
+    def _code_graded(self, cell: CellResult, started) -> None:
+        if self.cancelled:
+            self._reset(cell)
+            return self._check_done()
+        self._graded(cell, started)
+        self._top_up()
+
+    def _graded(self, cell: CellResult, started: tuple[CellGrader, list] | str) -> None:
+        if isinstance(started, str):
+            cell.status, cell.error = "error", started
             return self._concluded(cell)
+        grader, calls = started
         if calls and self.cancelled:  # its judges will not be asked now: it runs again on a resume
             return self._reset(cell)
         self._judge_calls.extend((grader, cell, call) for call in calls)

@@ -126,6 +126,7 @@ class SessionRunner:
         self._notify = notify
         self._runs: dict[int, _Run] = {}
         self._inbox: deque[StepEvent] = deque()
+        self._calls: deque[Callable[[], None]] = deque()
         self._arrived = threading.Condition()
 
     # --- submitting (owning thread) --------------------------------------------------------------------------
@@ -200,8 +201,18 @@ class SessionRunner:
     def feed(self, event: StepEvent) -> None:
         """Safe from any thread: queue a backend's step event for the next `pump()`."""
         with self._arrived:
-            first = not self._inbox
+            first = not self._inbox and not self._calls
             self._inbox.append(event)
+            self._arrived.notify_all()
+        if first and self._notify is not None:
+            self._notify()
+
+    def post(self, call: Callable[[], None]) -> None:
+        """Safe from any thread: run `call` on the owning thread at the next `pump()` (work done elsewhere, such
+        as a code check, hands its result back so)."""
+        with self._arrived:
+            first = not self._inbox and not self._calls
+            self._calls.append(call)
             self._arrived.notify_all()
         if first and self._notify is not None:
             self._notify()
@@ -209,14 +220,19 @@ class SessionRunner:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until events are waiting to be pumped (True) or the timeout passes (False)."""
         with self._arrived:
-            return self._arrived.wait_for(lambda: bool(self._inbox), timeout)
+            return self._arrived.wait_for(lambda: bool(self._inbox) or bool(self._calls), timeout)
 
     def pump(self) -> list[PaneResult]:
         """Apply every queued event, merged: each run's result changes once per pump however many steps
-        arrived (the window pumps a few times a second). Returns the results whose run ended."""
+        arrived (the window pumps a few times a second), then run what was posted. Returns the results whose
+        run ended."""
         with self._arrived:
             events, self._inbox = list(self._inbox), deque()
-        return self.apply(*events) if events else []
+            calls, self._calls = list(self._calls), deque()
+        ended = self.apply(*events) if events else []
+        for call in calls:
+            call()
+        return ended
 
     def apply(self, *events: StepEvent) -> list[PaneResult]:
         """Fold steps into the results (owning thread); returns the results whose run ended in them."""
