@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from dataclasses import dataclass
 
 from app.engine import Completion, GenerationRequest
@@ -25,6 +26,7 @@ class Prepared:
     prompt: str  # the rendered prompt text (JSON for a chat prompt)
     request: GenerationRequest | None  # None when the output is known without a model
     given_output: str | None = None
+    calls_code: bool = False  # a custom provider: its code gives the output (CodeRunner.provider)
 
 
 def _needs_logprobs(assertions: list[Assertion]) -> bool:
@@ -57,6 +59,8 @@ def prepare(evaluation: Evaluation, cell: CellResult, code=None) -> Prepared:
         return Prepared(prompt, None, given if isinstance(given, str) else json.dumps(given, ensure_ascii=False))
     if variant.target.kind == "echo":
         return Prepared(prompt, None, prompt)
+    if variant.target.kind == "code":
+        return Prepared(prompt, None, calls_code=True)
     logprobs = 1 if _needs_logprobs(case.assertions) else 0
     return Prepared(prompt, variant.request(prompt, chat_messages(prompt), logprobs=logprobs))
 
@@ -84,11 +88,27 @@ def record(cell: CellResult, completion: Completion, latency_ms: float | None) -
         cell.status = "grading"
 
 
-def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, code=None) -> CellGrader:
-    """The cell's grader; the test's `transform` (code) has run on the output. Raises CheckError when a
-    transform fails or code is not allowed."""
+def call_provider(evaluation: Evaluation, cell: CellResult, code) -> tuple[str, float]:
+    """A custom provider's output for the cell (any thread) and its latency in ms; raises CheckError."""
+    if code is None:
+        raise CheckError("this provider runs code, which was not allowed for this evaluation")
+    started = time.perf_counter()
+    text = code.provider(evaluation.variants[cell.variant], cell.prompt, case_for(evaluation, cell, code).vars)
+    return text, (time.perf_counter() - started) * 1000
+
+
+def given(cell: CellResult, text: str, latency_ms: float | None) -> None:
+    """The output a custom provider gave, as the cell's result (owning thread)."""
+    cell.result, cell.latency_ms, cell.status = PaneResult(state=RunState.DONE, text=text), latency_ms, "grading"
+
+
+def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, code=None,
+           text: str | None = None) -> CellGrader:
+    """The cell's grader; the test's `transform` (code) has run on the output (`text` when given: a custom
+    provider's, before the cell holds it). Raises CheckError when a transform fails or code is not allowed."""
     variant = evaluation.variants[cell.variant]
-    output = Output(text=cell.output, latency_ms=cell.latency_ms, finish_reason=cell.finish_reason,
+    output = Output(text=cell.output if text is None else text, latency_ms=cell.latency_ms,
+                    finish_reason=cell.finish_reason,
                     logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls), tools=tuple(variant.tools))
     case = case_for(evaluation, cell, code)
     if case.options.transform:

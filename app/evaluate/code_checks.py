@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
+import subprocess
 from pathlib import Path
 
 from app.evaluate import js_code
@@ -122,6 +124,49 @@ class CodeRunner:
             return _python_result(a, result.value, inverse, a.value if isinstance(a.value, str) else None)
         except ValueError as exc:
             return _failed(a, f"Python code execution failed: {exc}" if inline else str(exc), None)
+
+    # --- custom providers ----------------------------------------------------------------------------------
+    def provider(self, variant, prompt: str, variables: dict) -> str:
+        """A custom provider's output for the rendered prompt (promptfoo: a .py file's `call_api(prompt,
+        options, context)`, a .js module's class `callApi(prompt, context)` or function, an `exec:` command given
+        the prompt, options and context as arguments); raises CheckError when it fails."""
+        path = variant.target.path
+        options = {"id": variant.provider_id, "config": variant.config}
+        context = {"vars": variables, "prompt": {"raw": prompt, "label": variant.prompt.label}}
+        try:
+            if path.startswith("exec:"):
+                return self._exec(path[5:], [prompt, json.dumps(options), json.dumps(context)])
+            file, function = split_file(f"file://{path}", None)
+            if file.suffix == ".py":
+                result = self.python.call_file(file, function or "call_api", [prompt, options, context])
+                failed, value = _located(result), result.value
+            else:
+                result = js_code.call(None, file, function, (), [prompt, context], self.js_time_limit, "provider",
+                                      options)
+                failed = result.error
+                value = None if failed is not None else result.value.value
+        except CodeLimit as exc:
+            raise CheckError(f"provider {variant.label}: {exc}") from None
+        if failed is not None:
+            raise CheckError(f"provider {variant.label} failed: {failed}")
+        if isinstance(value, dict) and value.get("error"):
+            raise CheckError(f"provider {variant.label}: {value['error']}")
+        if not isinstance(value, dict) or "output" not in value:
+            raise CheckError(f"provider {variant.label} must return an object with an `output`, got {value!r}"[:400])
+        output = value["output"]
+        return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+    def _exec(self, command: str, args: list[str]) -> str:
+        try:
+            done = subprocess.run([*shlex.split(command), *args], cwd=self.base_dir, capture_output=True, text=True,
+                                  timeout=self.python.time_limit, check=False)  # noqa: S603 - the user agreed
+        except subprocess.TimeoutExpired:
+            raise CodeLimit(f"the command ran past its time limit ({self.python.time_limit:g} s)") from None
+        except OSError as exc:
+            raise CheckError(f"cannot run {command!r}: {exc}") from None
+        if done.returncode != 0 or (done.stderr.strip() and not done.stdout.strip()):  # as promptfoo's exec:
+            raise CheckError(f"{command!r} exited with {done.returncode}: {done.stderr.strip()[-400:]}")
+        return done.stdout.strip()
 
     # --- transforms -------------------------------------------------------------------------------------------
     def transform(self, code: str, value, context: dict, input_name: str = "output"):
@@ -247,10 +292,18 @@ def _describe(what: str, script: str, base: Path | None) -> str:
     return f"{what} (inline): {first[:70]}{'…' if len(first) > 70 else ''}"
 
 
-def code_uses(cases, base: Path | None = None) -> list[str]:
-    """One line per check, transform or file in these test cases that runs the user's code (deduplicated, in
-    order): what `eval` names when --allow-code is missing, and what the window asks about."""
+def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
+    """One line per custom provider, check, transform or file in these variants and test cases that runs the
+    user's code (deduplicated, in order): what `eval` names when --allow-code is missing, and what the window asks
+    about."""
     found: list[str] = []
+    for variant in variants:
+        if variant.target.kind == "code":
+            path = variant.target.path
+            line = (f"provider {variant.label}: the command {path[5:]}" if path.startswith("exec:") else
+                    f"provider {variant.label}: the file {path}")
+            if line not in found:
+                found.append(line)
 
     def add(line: str) -> None:
         if line not in found:

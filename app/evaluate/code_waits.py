@@ -25,16 +25,18 @@ class CodeWaits:
     def __bool__(self) -> bool:
         return bool(self._waiting)
 
-    def start(self, cell: CellResult, work: Callable[[], object]) -> None:
+    def start(self, cell: CellResult, work: Callable[[], object], arrived=None) -> None:
+        """Run `work()` on a pool thread; then `arrived(cell, result)` (default: the one given at creation) on the
+        owner's thread."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(THREADS, thread_name_prefix="code-checks")
         self._waiting[id(cell)] = cell
         future = self._pool.submit(work)
-        future.add_done_callback(lambda done: self._post(lambda: self._back(cell, done.result())))
+        future.add_done_callback(lambda done: self._post(lambda: self._back(cell, done.result(), arrived)))
 
-    def _back(self, cell: CellResult, result) -> None:
+    def _back(self, cell: CellResult, result, arrived) -> None:
         if self._waiting.pop(id(cell), None) is not None:  # else cancelled meanwhile
-            self._arrived(cell, result)
+            (arrived or self._arrived)(cell, result)
 
     def cancel(self) -> list[CellResult]:
         waiting, self._waiting = self._waiting, {}

@@ -197,7 +197,10 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
             problems.add(where, found)
             continue
         family, target = found
-        fields = providers.settings(family, target, entry.config, where, problems, notes, base)
+        if family == "code":  # a custom provider: its config goes to its code as written
+            fields = {"target": target, "config": entry.config}
+        else:
+            fields = providers.settings(family, target, entry.config, where, problems, notes, base)
         allowed = [p for p in prompt_list if entry.prompts is None or any(
             p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
         if entry.prompts is not None and not allowed:
@@ -244,7 +247,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
                  repeat=(options.repeat if options and options.repeat else 1), notes=notes,
-                 code=code_checks.code_uses(cases, base))
+                 code=code_checks.code_uses(cases, base, variants))
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:

@@ -35,6 +35,7 @@ from urllib.parse import urlparse
 import yaml
 
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
+from app.evaluate import code_checks
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.session import tools as tool_defs
@@ -143,6 +144,17 @@ def parse_id(provider_id: str, base: Path) -> tuple[str, BackendTarget] | str:
     """(family, target) for a provider id, or a sentence saying why Chorus cannot run it."""
     if provider_id == "echo":
         return "echo", BackendTarget(kind="echo")
+    if provider_id.startswith("exec:"):
+        command = provider_id[5:].strip()
+        return ("code", BackendTarget(kind="code", path=f"exec:{command}")) if command else (
+            f"the provider {provider_id!r} names no command")
+    if provider_id.startswith("file://") and code_checks.is_script_ref(provider_id):
+        path, function = code_checks.split_file(provider_id, base)
+        if not path.is_file():
+            return f"provider file not found: {path}"
+        if path.suffix == ".ts":
+            return f"the provider {provider_id!r} is TypeScript, which Chorus does not run: write it in JavaScript"
+        return "code", BackendTarget(kind="code", path=str(path) + (f":{function}" if function else ""))
     if provider_id.lower().endswith(".gguf"):
         path = Path(provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id)
         path = path if path.is_absolute() else base / path
@@ -173,7 +185,7 @@ def parse_id(provider_id: str, base: Path) -> tuple[str, BackendTarget] | str:
         url = os.environ.get("LLAMA_BASE_URL", "http://localhost:8080").rstrip("/") + "/v1"
         return "llama", BackendTarget(kind="server", url=url, model=rest or None, raw_prompt=True)
     return (f"the provider {provider_id!r} is not supported (Chorus runs openai:chat:<model>, ollama:chat:<model>, "
-            f"llama:<name>, echo and file://<model>.gguf)")
+            f"llama:<name>, echo, file://<model>.gguf, and file://provider.py / .js or exec:<command>)")
 
 
 def _openai_url(config: dict) -> str:

@@ -59,7 +59,7 @@ def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]
     todo = evaluation.unfinished()
     for cell in todo:
         target = evaluation.variants[cell.variant].target
-        if target.kind != "echo" and evaluation.cases[cell.case].provider_output is None:
+        if target.needs_backend and evaluation.cases[cell.case].provider_output is None:
             found.setdefault(target.model_dump_json(), target)
     cases = {cell.case for cell in todo} | {case for case in range(len(evaluation.cases)) for repeat in range(
         evaluation.repeat) if cells.select_best_call(evaluation, case, repeat)}

@@ -217,7 +217,7 @@ class EvaluationRunner:
 
     def _generates_on(self, cell: CellResult) -> BackendTarget | None:
         target = self.evaluation.variants[cell.variant].target
-        return None if target.kind == "echo" or self.evaluation.cases[cell.case].provider_output is not None \
+        return None if not target.needs_backend or self.evaluation.cases[cell.case].provider_output is not None \
             else target
 
     def _submit(self, request, target: BackendTarget, on_finish, result: PaneResult | None = None) -> None:
@@ -243,6 +243,8 @@ class EvaluationRunner:
             cell.status, cell.error = "error", str(exc)
             return self._concluded(cell)
         cells.start(cell, prepared)
+        if prepared.calls_code:
+            return self._call_provider(cell)
         if prepared.request is None:
             return self._grade(cell)
         request = prepared.request
@@ -273,10 +275,32 @@ class EvaluationRunner:
             return self._coding.start(cell, lambda: self._start_grader(cell))
         self._graded(cell, self._start_grader(cell))
 
-    def _start_grader(self, cell: CellResult) -> tuple[CellGrader, list] | str:
+    def _call_provider(self, cell: CellResult) -> None:
+        """A custom provider's cell: its code gives the output, then the cell is graded, on a worker thread."""
+        def work():
+            try:
+                text, latency = cells.call_provider(self.evaluation, cell, self.code)
+            except CheckError as exc:
+                return str(exc)
+            return text, latency, self._start_grader(cell, text)
+
+        def back(cell: CellResult, done) -> None:
+            if isinstance(done, str):
+                cell.status, cell.error = "error", done
+                self._concluded(cell)
+                return self._top_up()
+            text, latency, started = done
+            cells.given(cell, text, latency)
+            self._code_graded(cell, started)
+
+        if self._coding is None:
+            return back(cell, work())
+        self._coding.start(cell, work, back)
+
+    def _start_grader(self, cell: CellResult, text: str | None = None) -> tuple[CellGrader, list] | str:
         """The cell's grader and its first judge calls, or the error that ends the cell (any thread)."""
         try:
-            grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code)
+            grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code, text)
             return grader, grader.start()
         except CheckError as exc:  # a transform that failed, or code not allowed
             return str(exc)

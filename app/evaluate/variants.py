@@ -48,7 +48,7 @@ def variants_from_panes(panes: list[PaneSpec]) -> list[Variant]:
 def retarget(variants: list[Variant], target: BackendTarget, only: set[int] | None = None) -> list[Variant]:
     """Every variant (or those numbered in `only`) on one backend; labels, prompts and settings unchanged (echo
     stays echo: it needs none). A raw-prompt provider (llama:, openai:completion:) keeps sending raw text."""
-    return [v if v.target.kind == "echo" or (only is not None and i not in only) else
+    return [v if not v.target.needs_backend or (only is not None and i not in only) else
             v.model_copy(update={"target": target.model_copy(update={"raw_prompt": v.target.raw_prompt})})
             for i, v in enumerate(variants)]
 
@@ -66,6 +66,8 @@ def place(target: BackendTarget, main_model: str = "") -> str:
     loaded = f"the loaded model ({main_model})" if main_model else "the loaded model"
     if target.kind == "echo":
         return "echo (no model)"
+    if target.kind == "code":
+        return "its own code (no model)"
     if target.kind == "named":
         return loaded if target.backend in ("", "local") else target.backend
     if target.kind == "local":

@@ -113,16 +113,23 @@ class PromptTemplate(_Model):
 class BackendTarget(_Model):
     """Where a variant's requests go. `api_key_env` names an environment variable; a key is never stored."""
 
-    kind: Literal["local", "server", "echo", "named"]
+    kind: Literal["local", "server", "echo", "named", "code"]
     backend: str = ""  # named: a backend of the session's registry by the name panes store ("local" = main model)
-    path: str = ""  # local: the GGUF file ("" = the main model)
+    path: str = ""  # local: the GGUF file ("" = the main model); code: the provider's file[:function], or exec:<cmd>
     url: str = ""  # server: base URL of its OpenAI-compatible API, e.g. http://localhost:11434/v1
     model: str | None = None
     api_key_env: str | None = None
     raw_prompt: bool = False  # send the rendered prompt as raw text (llama:, openai:completion:), no chat template
 
     @property
+    def needs_backend(self) -> bool:
+        """Whether requests go to a model (not echo, nor a custom provider's code)."""
+        return self.kind not in ("echo", "code")
+
+    @property
     def name(self) -> str:
+        if self.kind == "code":
+            return f"code · {self.path.rsplit('/', 1)[-1]}"
         if self.kind in ("echo", "named"):
             return self.backend or self.kind
         if self.kind == "local":
@@ -143,6 +150,7 @@ class Variant(_Model):
     json_schema: dict[str, Any] | None = None
     tools: list[dict[str, Any]] = Field(default_factory=list)  # function definitions (app/session/tools.py)
     tool_choice: str = "auto"  # auto, none, required, or one tool's name
+    config: dict[str, Any] = Field(default_factory=dict)  # a custom provider's config, as written (code only)
 
     @property
     def title(self) -> str:

@@ -102,3 +102,41 @@ def test_a_check_that_loops_allocates_or_raises_ends_that_cell_and_the_run_goes_
     assert raised["reason"].startswith("Error running Python script: ZeroDivisionError: division by zero")
     assert "Custom function threw error: nope" in by["js raises"]["gradingResult"]["reason"]
     assert by["after them"]["success"] is True
+
+
+PROVIDER_PY = """\
+def call_api(prompt, options, context):
+    return {"output": f"{options['config']['tone']} {prompt} ({context['vars']['word']})"}
+"""
+PROVIDER_JS = """\
+class Shouter {
+  constructor(options) { this.config = options.config; }
+  id() { return 'shouter'; }
+  async callApi(prompt, context) { return {output: prompt.toUpperCase() + this.config.end}; }
+}
+module.exports = Shouter;
+"""
+PROVIDER_SH = "#!/bin/sh\nprintf 'exec says: %s' \"$1\"\n"
+
+
+def test_custom_providers_run_their_code_and_are_scored_like_any_cell(tmp_path):
+    (tmp_path / "provider.py").write_text(PROVIDER_PY, encoding="utf-8")
+    (tmp_path / "provider.js").write_text(PROVIDER_JS, encoding="utf-8")
+    (tmp_path / "say.sh").write_text(PROVIDER_SH, encoding="utf-8")
+    (tmp_path / "say.sh").chmod(0o755)
+    config = write_config(tmp_path, (
+        "prompts: ['say {{word}}']\n"
+        "providers:\n"
+        "  - {id: 'file://provider.py', label: py, config: {tone: calm}}\n"
+        "  - {id: 'file://provider.js', label: js, config: {end: '!'}}\n"
+        "  - {id: 'exec: ./say.sh', label: sh}\n"
+        "tests:\n"
+        "  - vars: {word: apple}\n"
+        "    assert: [{type: icontains, value: say apple}]\n"))
+    refused = chorus_eval(config)
+    assert refused.returncode == 2 and "provider py: the file" in refused.stderr and "./say.sh" in refused.stderr
+    out = tmp_path / "results.json"
+    run = chorus_eval(config, "-o", out, "--allow-code")
+    assert run.returncode == 0, run.stdout + run.stderr
+    outputs = {row["provider"]["label"]: row["response"]["output"] for row in results(out)}
+    assert outputs == {"py": "calm say apple (apple)", "js": "SAY APPLE!", "sh": "exec says: say apple"}
