@@ -61,7 +61,8 @@ def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
     """The evaluation to run, its base directory, the output paths and the concurrency bound; raises
     ConfigError or Unusable before anything runs (Unusable naming every check, transform and file that would run
     code, when the config has some and --allow-code is not given)."""
-    suite = load_config(args.config, judge_given=args.judge is not None)
+    suite = load_config(args.config, judge_given=args.judge is not None,
+                        any_provider=bool(args.model or args.server))  # every provider then runs on that one
     if suite.code and not getattr(args, "allow_code", False):
         raise Unusable("this config runs code; read it, then run again with --allow-code to allow it:\n"
                        + "\n".join(f"  - {line}" for line in suite.code))

@@ -171,7 +171,7 @@ def expand_vars(test: EvalCase) -> list[EvalCase]:
 
 
 def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: Problems,
-              notes: list[str]) -> list[Variant]:
+              notes: list[str], any_provider: bool = False) -> list[Variant]:
     if entries is None:
         problems.add("providers", "the config names no providers")
         return []
@@ -192,7 +192,7 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
         for name in ("transform", "delay", "env"):
             if getattr(entry, name) is not None:
                 problems.unsupported(where, f"the provider key {name!r}")
-        found = providers.parse_id(entry.id, base)
+        found = providers.parse_id(entry.id, base, any_provider)
         if isinstance(found, str):
             problems.add(where, found)
             continue
@@ -211,10 +211,11 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
     return variants
 
 
-def read_config(data, base: Path, source: str = "", judge_given: bool = False) -> Suite:
+def read_config(data, base: Path, source: str = "", judge_given: bool = False, any_provider: bool = False) -> Suite:
     """A Suite from a parsed config mapping; raises ConfigError listing every problem. `judge_given`: a judge
     was named on the command line, which replaces `defaultTest.options.provider` (as promptfoo's --grader);
-    a test's or an assertion's own provider still wins."""
+    a test's or an assertion's own provider still wins. `any_provider`: every provider will run on one model
+    (`eval --model` / `--server`), so any provider id is read (providers.parse_id)."""
     problems = Problems()
     notes: list[str] = []
     config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
@@ -229,7 +230,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
         problem = templates.check(p.raw)
         if problem:
             problems.add(f"prompt {p.label[:60]!r}", problem)
-    variants = _variants(config.providers, prompt_list, base, problems, notes)
+    variants = _variants(config.providers, prompt_list, base, problems, notes, any_provider)
     default_raw = config.default_test
     if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
         default_raw = {**default_raw, "options": {k: v for k, v in default_raw["options"].items() if k != "provider"}}
@@ -276,7 +277,7 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
     return test
 
 
-def load_config(path, judge_given: bool = False) -> Suite:
+def load_config(path, judge_given: bool = False, any_provider: bool = False) -> Suite:
     """Read promptfooconfig.yaml (or .json); raises ConfigError (every problem listed) for anything unusable.
     `judge_given`: see `read_config`."""
     path = Path(path)
@@ -291,4 +292,4 @@ def load_config(path, judge_given: bool = False) -> Suite:
     except RecursionError:
         problems.add(str(path), "nested too deeply to read")
         problems.raise_if_any()
-    return read_config(data, path.resolve().parent, str(path), judge_given)
+    return read_config(data, path.resolve().parent, str(path), judge_given, any_provider)

@@ -140,3 +140,24 @@ def test_custom_providers_run_their_code_and_are_scored_like_any_cell(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     outputs = {row["provider"]["label"]: row["response"]["output"] for row in results(out)}
     assert outputs == {"py": "calm say apple (apple)", "js": "SAY APPLE!", "sh": "exec says: say apple"}
+
+
+def test_any_provider_id_runs_on_the_model_given_keeping_its_label_and_settings(model_path, tmp_path):
+    config = write_config(tmp_path, (
+        "prompts: ['Say hi']\n"
+        "providers:\n"
+        "  - {id: 'anthropic:messages:claude-3-5-sonnet', label: claude, config: {temperature: 0, max_tokens: 3,"
+        " region: x}}\n"
+        "  - {id: 'bedrock:us.amazon.nova-lite-v1:0', config: {maxTokens: 2, topP: 0.9}}\n"
+        "  - {id: 'https://example.com/api', label: web, config: {max_new_tokens: 1}}\n"
+        "tests:\n"
+        "  - assert: [{type: javascript, value: 'output.length >= 0'}]\n"))
+    refused = chorus_eval(config)
+    assert refused.returncode == 2 and refused.stderr.count("--model PATH.gguf") >= 3, refused.stderr
+    out = tmp_path / "results.json"
+    run = chorus_eval(config, "-o", out, "--model", model_path, "--allow-code")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {row["provider"]["label"]: row for row in results(out)}
+    assert set(rows) == {"claude", "bedrock:us.amazon.nova-lite-v1:0", "web"}
+    tokens = {label: row["response"]["tokenUsage"]["completion"] for label, row in rows.items()}
+    assert tokens == {"claude": 3, "bedrock:us.amazon.nova-lite-v1:0": 2, "web": 1}, tokens

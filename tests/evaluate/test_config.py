@@ -123,7 +123,8 @@ def test_provider_problems(tmp_path):
         {"id": "echo", "transform": "output.trim()"}, {"id": "openai:chat:m", "config": {"temperature": 9}},
         {"id": "echo", "prompts": ["nope"]}, {"label": "no id"}, "file://missing.gguf"]})
     text = "\n".join(found)
-    for expected in ("'anthropic:messages:claude-3' is not supported", "'mirostat' is not supported",
+    for expected in ("'anthropic:messages:claude-3' cannot run here as written: run it on a local model with --model",
+                     "'mirostat' is not supported",
                      "the provider key 'transform' is not supported",
                      "temperature must be in [0, 2], got 9", "no prompt is labelled nope",
                      "providers[5].id: missing", "model file not found"):
@@ -265,7 +266,8 @@ def test_every_problem_in_one_error(tmp_path):
                   {"assert": [{"type": "select-best", "value": "best"}], "options": {"transform": "file://none.js"}},
                   "file://missing.csv"]})
     text = "\n".join(found)
-    for expected in ("unknown key 'outputPat'", "'bedrock:claude' is not supported", "'ruby' is not supported",
+    for expected in ("unknown key 'outputPat'", "'bedrock:claude' cannot run here as written",
+                     "'ruby' is not supported",
                      "unknown similarity metric 'manhattan'",
                      "tests[0].assert[2]: unknown key 'valeu'", "'cost' is not supported",
                      "'foo-bar' is not supported by Chorus (not a promptfoo assertion type)",
