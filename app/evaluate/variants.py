@@ -58,7 +58,10 @@ SERVER_PROVIDERS = ("openai", "ollama", "llama")  # provider ids that name a ser
 
 def moved(variant: Variant) -> bool:
     """A provider written for a server that runs on a local model instead (`retarget`)."""
-    return variant.provider_id.partition(":")[0] in SERVER_PROVIDERS and variant.target.kind == "local"
+    family = variant.provider_id.partition(":")[0]
+    written_for_server = family in SERVER_PROVIDERS or not (
+        family in ("echo", "exec", "file") or variant.provider_id.lower().endswith(".gguf"))
+    return written_for_server and variant.target.kind == "local"
 
 
 def place(target: BackendTarget, main_model: str = "") -> str:

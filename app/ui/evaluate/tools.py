@@ -108,7 +108,7 @@ class EvalTools(QObject):
                 return False
         path = Path(path).resolve()
         try:
-            suite = load_config(path)
+            suite = load_config(path, any_provider=True)  # any provider id: offered to a model here (elsewhere.py)
         except ConfigError as exc:
             count = len(exc.problems)
             listed = "\n".join(f"• {problem}" for problem in exc.problems)
