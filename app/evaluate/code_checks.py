@@ -125,6 +125,32 @@ class CodeRunner:
         except ValueError as exc:
             return _failed(a, f"Python code execution failed: {exc}" if inline else str(exc), None)
 
+    def script_value(self, assertion: Assertion, ref: str, output, context: dict):
+        """A `file://x.js` / `file://x.py` value of another assertion type: what the script returns is the
+        expected value (promptfoo: not a boolean, function or GradingResult). Raises CheckError."""
+        path, name = split_file(ref, self.base_dir)
+        try:
+            if path.suffix == ".py":
+                result = self.python.call_file(path, name or "get_assert", [output, context])
+                failed, value, kind = _located(result), result.value, None
+            else:
+                found = js_code.call(None, path, name, (), [output, context], self.js_time_limit)
+                failed = found.error
+                value, kind = (None, None) if failed else (found.value.value, found.value.type)
+        except CodeLimit as exc:
+            raise CheckError(f"{assertion.type} value {ref}: {exc}") from None
+        if failed is not None:
+            raise CheckError(f"{ref}: {failed}")
+        what = ("a function" if kind == "function" else "a boolean" if isinstance(value, bool) else
+                "a GradingResult" if isinstance(value, dict) and "pass" in value else None)
+        if what:
+            raise CheckError(f'Script for "{assertion.type}" assertion returned {what}. Only javascript/python/ruby '
+                             "assertion types can return " + {"a function": "functions", "a boolean": "boolean values",
+                                                              "a GradingResult": "GradingResult objects"}[what]
+                             + ". For other assertion types, return the expected value (string, number, array, "
+                             "or object).")
+        return value
+
     # --- custom providers ----------------------------------------------------------------------------------
     def provider(self, variant, prompt: str, variables: dict) -> str:
         """A custom provider's output for the rendered prompt (promptfoo: a .py file's `call_api(prompt,
@@ -313,6 +339,8 @@ def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
         for a in assertions:
             if a.base_type in CODE_TYPES and isinstance(a.value, str):
                 add(_describe(f"{a.type} assertion", a.value, base))
+            elif is_script_ref(a.value):
+                add(_describe(f"{a.type} assertion's value", a.value, base))
             if isinstance(a.transform, str):
                 add(_describe(f"{a.type} assertion transform", a.transform, base))
             visit(a.assertions or [])

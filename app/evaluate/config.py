@@ -77,6 +77,9 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         problems.unsupported(where, f"the assertion type {assertion.type!r}", why)
     if kind == "select-best" and variants < 2:
         problems.add(where, "select-best compares the outputs of a row: it needs at least two variants")
+    if kind not in code_checks.CODE_TYPES and isinstance(assertion.value, str) and assertion.value.startswith(
+            "file://") and not code_checks.is_script_ref(assertion.value):
+        _file_value(assertion, where, problems, base)  # promptfoo's processFileReference: .json/.yaml/.txt
     if kind in code_checks.CODE_TYPES and not isinstance(assertion.value, str):
         problems.add(where, f"a {kind} assertion's value is code or a file:// path")
     for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform):
@@ -93,6 +96,20 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
                 problems.add(f"{where}.{name}", problem)
     for judge in (assertion.provider,):
         _check_judge(judge, f"{where}.provider", problems, base)
+
+
+def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path) -> None:
+    """An assertion value `file://x.json|yaml|yml|txt` becomes the file's data (text trimmed), as promptfoo reads
+    it; another kind of file is a problem."""
+    path = (base / assertion.value[7:]).resolve()
+    if path.suffix.lower() not in (".json", ".yaml", ".yml", ".txt"):
+        problems.add(f"{where}.value", f"Unsupported file type: {path}")
+        return
+    try:
+        text = path.read_text(encoding="utf-8")
+        assertion.value = text.strip() if path.suffix.lower() == ".txt" else yaml.safe_load(text)
+    except (OSError, UnicodeError, yaml.YAMLError) as exc:
+        problems.add(f"{where}.value", f"cannot read {path}: {exc}")
 
 
 def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:

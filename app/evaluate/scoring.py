@@ -167,7 +167,11 @@ class CellGrader:
                 if assertion.weight == 0:
                     self.results[key].passed = True
                 return []
-            value = render_value(assertion.value, self.case.vars)
+            if code_checks.is_script_ref(assertion.value):  # the script returns the expected value
+                value = self._runner(f"the {kind} assertion's value").script_value(
+                    assertion, assertion.value, output.value, self.context(assertion))
+            else:
+                value = render_value(assertion.value, self.case.vars)
             if kind in CHECKS:
                 self.results[key] = run_check(assertion, value, output)
                 return []

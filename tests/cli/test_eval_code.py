@@ -161,3 +161,30 @@ def test_any_provider_id_runs_on_the_model_given_keeping_its_label_and_settings(
     assert set(rows) == {"claude", "bedrock:us.amazon.nova-lite-v1:0", "web"}
     tokens = {label: row["response"]["tokenUsage"]["completion"] for label, row in rows.items()}
     assert tokens == {"claude": 3, "bedrock:us.amazon.nova-lite-v1:0": 2, "web": 1}, tokens
+
+
+def test_file_values_of_other_assertions_are_read_as_promptfoo_reads_them(tmp_path):
+    (tmp_path / "expected.txt").write_text("say apple\n", encoding="utf-8")
+    (tmp_path / "schema.yaml").write_text("type: object\nrequired: [n]\n", encoding="utf-8")
+    (tmp_path / "want.py").write_text("def get_assert(output, context):\n    return 'say ' + context['vars']['word']\n",
+                                      encoding="utf-8")
+    (tmp_path / "bad.js").write_text("module.exports = () => true;\n", encoding="utf-8")
+    config = write_config(tmp_path, (
+        "prompts: ['say {{word}}']\n"
+        "providers: [echo]\n"
+        "tests:\n"
+        "  - vars: {word: apple}\n"
+        "    assert:\n"
+        "      - {type: equals, value: 'file://expected.txt'}\n"
+        "      - {type: equals, value: 'file://want.py'}\n"
+        "      - {type: not-is-json, value: 'file://schema.yaml'}\n"
+        "  - vars: {word: pear}\n"
+        "    assert: [{type: contains, value: 'file://bad.js'}]\n"))
+    refused = chorus_eval(config)
+    assert refused.returncode == 2 and "equals assertion's value: the file" in refused.stderr, refused.stderr
+    out = tmp_path / "results.json"
+    run = chorus_eval(config, "-o", out, "--allow-code")
+    assert run.returncode == 100, run.stderr
+    good, bad = results(out)
+    assert good["success"], good["gradingResult"]
+    assert bad["failureReason"] == 2 and "returned a boolean" in bad["error"], bad

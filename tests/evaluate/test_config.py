@@ -193,7 +193,7 @@ def test_csv_delimiter(tmp_path, monkeypatch):
     ("llm-rubric: Is it kind?", {"type": "llm-rubric", "value": " Is it kind?"}),
     ("fn:output.length", {"type": "javascript", "value": "output.length"}),
     ("file://check.py", {"type": "python", "value": "check.py"}),
-    ("file://check.js", {"type": "javascript", "value": "check.js"}),
+    ("file://check.js", {"type": "javascript", "value": "file://check.js"}),
     ("Paris", {"type": "equals", "value": "Paris"}),
     ("contains", {"type": "contains", "value": None}),
     ("unknown-type:x", {"type": "equals", "value": "unknown-type:x"}),
