@@ -200,19 +200,17 @@ class SessionRunner:
     # --- events in (any thread) and applied (owning thread) ---------------------------------------------------
     def feed(self, event: StepEvent) -> None:
         """Safe from any thread: queue a backend's step event for the next `pump()`."""
-        with self._arrived:
-            first = not self._inbox and not self._calls
-            self._inbox.append(event)
-            self._arrived.notify_all()
-        if first and self._notify is not None:
-            self._notify()
+        self._queue(self._inbox, event)
 
     def post(self, call: Callable[[], None]) -> None:
         """Safe from any thread: run `call` on the owning thread at the next `pump()` (work done elsewhere, such
         as a code check, hands its result back so)."""
+        self._queue(self._calls, call)
+
+    def _queue(self, queue: deque, item) -> None:
         with self._arrived:
             first = not self._inbox and not self._calls
-            self._calls.append(call)
+            queue.append(item)
             self._arrived.notify_all()
         if first and self._notify is not None:
             self._notify()

@@ -31,6 +31,7 @@ from app.evaluate import (
     load_config,
     write_outputs,
 )
+from app.evaluate.check_types import CheckError
 from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.run_history import keep_and_restart
 from app.evaluate.templates import TemplateProblem
@@ -318,7 +319,7 @@ class EvalTools(QObject):
         backend = self.run_control.backend_of(evaluation.variants[cell.variant].target)
         try:
             spec = cell_pane(evaluation, cell, backend)
-        except TemplateProblem as exc:
+        except (TemplateProblem, CheckError) as exc:  # CheckError: its vars need code (transformVars) not run yet
             self.show_message("Cannot open the cell", str(exc), QMessageBox.Warning)
             return None
         added = self.controller.add_pane(spec)
