@@ -39,3 +39,14 @@ def test_code_runs_only_after_the_user_agreed(window, loop, tmp_path, monkeypatc
     window.evals.run_again()  # the same evaluation: not asked again
     wait_until(loop, lambda: not window.evals.running and not evaluation.unfinished(), timeout=60)
     assert len(asked) == 2 and evaluation.cells[0].status == "pass"
+
+
+def test_a_cell_whose_vars_need_code_opens_as_a_pane_only_after_it_ran(window, tmp_path):
+    (tmp_path / "check.py").write_text("def get_assert(output, context):\n    return True\n", encoding="utf-8")
+    config = {**CONFIG, "defaultTest": {"options": {"transformVars": "({word: vars.word.toUpperCase()})"}}}
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert window.evals.open_config(path, run=False), window.messages
+    (cell,) = window.session.evaluation.cells
+    assert window.evals.open_cell(cell) is None  # a message, not an exception out of the window's handler
+    assert "transformVars runs code" in window.messages[-1]
