@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TIME_LIMIT_S = 5.0
-# V8 runs on these threads: mini-racer's time limit refuses to work in a thread whose asyncio loop runs (the window's)
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="javascript")
+# V8 runs on this one thread: mini-racer's time limit refuses to work in a thread whose asyncio loop runs (the
+# window's), and two threads making the first contexts at once abort the process (V8's start-up is not shared).
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="javascript")
 MEMORY_LIMIT = 256 * 1024 * 1024
 
 
