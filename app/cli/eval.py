@@ -8,7 +8,8 @@ named `[provider] prompt label`, cut to the terminal's width), `-o` files (or th
 written at the end, also after Ctrl+C (counted by a handler, app/cli/interrupt.py: the first cancels what runs, a
 second stops waiting for it; unfinished cells are written as not run). Exit codes: 0 every cell passed (or the pass
 rate reached $PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config, output path or backend, or a
-config that runs code without --allow-code (one message on stderr naming what, nothing run), 1 outputs that could not be written, 130 interrupted.
+config that runs code without --allow-code (one message on stderr naming what, nothing run), 1 outputs that
+could not be written, 130 interrupted.
 """
 
 from __future__ import annotations
