@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--eval", action="store_true",
                        help="the evaluation suite instead: 48 cases x 2 variants with an llm-rubric judge, wall time "
                        "on Chorus and on the llama-server `make llama-server` built")
+    bench.add_argument("--code", action="store_true",
+                       help="with --eval: the suite with one javascript and one python check per cell vs without")
     bench.add_argument("--spec", action="store_true",
                        help="speculative decoding instead: copy, extract and free generation at N = 1, and 8 "
                        "copies at N = 8, n-gram drafts (auto and on) against plain, in pairs")
@@ -137,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--slots", type=int, default=limits.SLOTS.default, metavar="N",
                           help=f"sequences each local engine decodes at once (default {limits.SLOTS.default})")
     mcp_cli.add_consent(evaluate)
+    evaluate.add_argument("--allow-code", action="store_true",
+                          help="run the config's code: javascript/python checks and transforms (read it first)")
     evaluate.add_argument("--no-cache", action="store_true",
                           help="no prompt-KV reuse in local engines (cold latencies); no result is ever cached")
     compare = sub.add_parser("eval-compare", help="compare two runs of an evaluation (results.json files): flipped "

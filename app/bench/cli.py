@@ -179,6 +179,14 @@ def run_scale(args, threads: int, write_png=None) -> int:
 
 
 def run_eval_bench(args, threads: int) -> int:
+    if getattr(args, "code", False):
+        from app.bench.eval_code import code_bench, format_code_bench
+
+        result = {"eval_code": code_bench(threads)}
+        print(format_code_bench(result["eval_code"]))
+        if args.json:
+            write_json(args.json, result)
+        return 0
     from app.bench.eval_suite import CASES, eval_bench
 
     print(f"Evaluation suite: {CASES} cases x 2 variants, plain and with an llm-rubric judge, on Chorus, on "

@@ -123,9 +123,10 @@ def write_written_suite(folder: Path, judged: bool, url: str = PLACEHOLDER_URL) 
     return path
 
 
-def run_suite(config: Path, backend, slots: int) -> dict:
+def run_suite(config: Path, backend, slots: int, code=None) -> dict:
     """Run the suite on `backend`; its wall time in seconds, the tokens generated and what the cells came to. A
-    suite as written runs as `eval --judge local` would: its judge on the backend, with the settings it wrote."""
+    suite as written runs as `eval --judge local` would: its judge on the backend, with the settings it wrote.
+    `code`: the CodeRunner for a suite with code checks (app/bench/eval_code.py)."""
     suite = load_config(config, judge_given=config.parent.name.startswith(WRITTEN))
     evaluation = suite.evaluation(judge="local")
     runner: SessionRunner | None = None
@@ -135,7 +136,7 @@ def run_suite(config: Path, backend, slots: int) -> dict:
     backend.reset_stats()
     try:
         started = time.perf_counter()
-        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, slots)
+        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, slots, code=code)
         driver.start()
         if not driver.drive(timeout=3600):
             raise TimeoutError("the evaluation suite did not finish within an hour")

@@ -7,8 +7,9 @@ meaning after the summary. Progress goes to stderr, a summary table to stdout (a
 named `[provider] prompt label`, cut to the terminal's width), `-o` files (or the config's `outputPath`) are
 written at the end, also after Ctrl+C (counted by a handler, app/cli/interrupt.py: the first cancels what runs, a
 second stops waiting for it; unfinished cells are written as not run). Exit codes: 0 every cell passed (or the pass
-rate reached $PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config, output path or backend (one
-message on stderr, nothing run), 1 outputs that could not be written, 130 interrupted.
+rate reached $PROMPTFOO_PASS_RATE_THRESHOLD), 100 otherwise, 2 an unusable config, output path or backend, or a
+config that runs code without --allow-code (one message on stderr naming what, nothing run), 1 outputs that
+could not be written, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from app.cli.mcp_cli import consent_refused
 from app.engine import limits
 from app.evaluate import ConfigError, Evaluation, check_paths, load_config, stats, write_outputs
 from app.evaluate import routes as eval_routes
+from app.evaluate.code_checks import CodeRunner
 from app.evaluate.mcp_loop import EvalMcp, servers_of
 from app.evaluate.outputs import replace_surrogates
 from app.evaluate.routes import Routes, default_judge, needed_targets
@@ -61,8 +63,13 @@ def command_target(args) -> BackendTarget | None:
 
 def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
     """The evaluation to run, its base directory, the output paths and the concurrency bound; raises
-    ConfigError or Unusable before anything runs."""
-    suite = load_config(args.config, judge_given=args.judge is not None)
+    ConfigError or Unusable before anything runs (Unusable naming every check, transform and file that would run
+    code, when the config has some and --allow-code is not given)."""
+    suite = load_config(args.config, judge_given=args.judge is not None,
+                        any_provider=bool(args.model or args.server))  # every provider then runs on that one
+    if suite.code and not getattr(args, "allow_code", False):
+        raise Unusable("this config runs code; read it, then run again with --allow-code to allow it:\n"
+                       + "\n".join(f"  - {line}" for line in suite.code))
     for note in suite.notes:
         print(f"chorus eval: warning: {note}", file=sys.stderr)
     outputs = args.output or suite.output_paths
@@ -162,11 +169,12 @@ def open_mcp(args, evaluation: Evaluation) -> EvalMcp | int | None:
 
 
 def run(evaluation: Evaluation, runner: SessionRunner, routes: Routes, base_dir: Path,
-        concurrency: int | None, ctrl_c: Interrupt, embedder=None, mcp: EvalMcp | None = None) -> bool:
+        concurrency: int | None, ctrl_c: Interrupt, embedder=None, mcp: EvalMcp | None = None, code=None) -> bool:
     """Run the evaluation to the end, or until Ctrl+C (then cancel and drain, until done, a second Ctrl+C or
-    DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`."""
+    DRAIN_TIMEOUT_S); True when interrupted. `embedder` serves `similar`, `code` (a CodeRunner) code checks."""
     embed = CachedEmbed(embedder.embed) if embedder is not None else None
-    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed)
+    evaluation_runner = EvaluationRunner(evaluation, runner, routes.name, base_dir, concurrency, embed=embed,
+                                         code=code)
     evaluation_runner.mcp = mcp
     todo = {id(cell) for cell in evaluation.unfinished()}
     total = len(todo)
@@ -233,8 +241,9 @@ def eval_command(args) -> int:
             if embedder is not None:
                 embedder.close()
             return EXIT_INTERRUPTED  # while a model loaded: nothing ran, nothing to write
+        code = CodeRunner(base_dir) if getattr(args, "allow_code", False) else None
         try:
-            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder, mcp)
+            interrupted = run(evaluation, runner, routes, base_dir, concurrency, ctrl_c, embedder, mcp, code)
         except BaseException:
             if embedder is not None:
                 embedder.close()
@@ -243,6 +252,8 @@ def eval_command(args) -> int:
             backends.close_all()
             if mcp is not None:
                 mcp.hub.close()
+            if code is not None:
+                code.close()
         print(replace_surrogates(summary(evaluation)), flush=True)
         report = ""
         if embedder is not None:

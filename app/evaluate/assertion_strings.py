@@ -43,8 +43,8 @@ def assertion_from_string(expected: str) -> dict:
     for prefix in ("javascript:", "fn:", "eval:"):
         if expected.startswith(prefix):
             return {"type": "javascript", "value": expected[len(prefix):].strip()}
-    if expected.startswith("file://") and _is_js_file(expected[7:]):
-        return {"type": "javascript", "value": expected[7:].strip()}
+    if expected.startswith("file://") and _is_js_file(expected[7:]):  # kept whole, as promptfoo 0.123.1 does (a
+        return {"type": "javascript", "value": expected.strip()}  # .py file loses its file://, as there, too)
     for prefix in ("grade:", "llm-rubric:"):
         if expected.startswith(prefix):
             return {"type": "llm-rubric", "value": expected[len(prefix):]}

@@ -7,7 +7,9 @@ A row with a `select-best` assertion gets one more judge call once all its cells
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from dataclasses import dataclass
 
 from app.engine import Completion, GenerationRequest
@@ -15,7 +17,7 @@ from app.evaluate import graders
 from app.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
 from app.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
 from app.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
-from app.session.evaluation import Assertion, CellResult, Evaluation, GradingResult, JudgeExchange
+from app.session.evaluation import Assertion, CellResult, EvalCase, Evaluation, GradingResult, JudgeExchange
 from app.session.result import PaneResult, RunState
 
 
@@ -24,15 +26,32 @@ class Prepared:
     prompt: str  # the rendered prompt text (JSON for a chat prompt)
     request: GenerationRequest | None  # None when the output is known without a model
     given_output: str | None = None
+    calls_code: bool = False  # a custom provider: its code gives the output (CodeRunner.provider)
 
 
 def _needs_logprobs(assertions: list[Assertion]) -> bool:
     return any(a.base_type in NEEDS_LOGPROBS or _needs_logprobs(a.assertions or []) for a in assertions)
 
 
-def prepare(evaluation: Evaluation, cell: CellResult) -> Prepared:
-    """Render the cell's prompt; raises TemplateProblem when the template fails on this case's vars."""
-    case, variant = evaluation.cases[cell.case], evaluation.variants[cell.variant]
+def case_for(evaluation: Evaluation, cell: CellResult, code=None) -> EvalCase:
+    """The cell's test case, its vars through `transformVars` when it has one (promptfoo: the test's, else
+    defaultTest's, merged over the vars); raises CheckError when that fails or code is not allowed."""
+    case = evaluation.cases[cell.case]
+    script = case.options.transform_vars
+    if not script:
+        return case
+    if code is None:
+        raise CheckError("transformVars runs code, which was not allowed for this evaluation")
+    found = code.transform(script, case.vars, {"prompt": {}, "uuid": f"{cell.case}-{cell.variant}"}, "vars")
+    if not isinstance(found, dict):
+        raise CheckError("Transform function did not return a valid object")
+    return case.model_copy(update={"vars": {**case.vars, **found}})
+
+
+def prepare(evaluation: Evaluation, cell: CellResult, code=None) -> Prepared:
+    """Render the cell's prompt; raises TemplateProblem when the template fails on this case's vars, CheckError
+    when its transformVars does."""
+    case, variant = case_for(evaluation, cell, code), evaluation.variants[cell.variant]
     raw = case.options.prefix + variant.prompt.raw + case.options.suffix
     prompt = render_prompt(raw, case.vars)
     if case.provider_output is not None:
@@ -40,6 +59,8 @@ def prepare(evaluation: Evaluation, cell: CellResult) -> Prepared:
         return Prepared(prompt, None, given if isinstance(given, str) else json.dumps(given, ensure_ascii=False))
     if variant.target.kind == "echo":
         return Prepared(prompt, None, prompt)
+    if variant.target.kind == "code":
+        return Prepared(prompt, None, calls_code=True)
     logprobs = 1 if _needs_logprobs(case.assertions) else 0
     return Prepared(prompt, variant.request(prompt, chat_messages(prompt), logprobs=logprobs))
 
@@ -67,11 +88,38 @@ def record(cell: CellResult, completion: Completion, latency_ms: float | None) -
         cell.status = "grading"
 
 
-def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None) -> CellGrader:
-    output = Output(text=cell.output, latency_ms=cell.latency_ms, finish_reason=cell.finish_reason,
-                    logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls),
-                    tools=tuple(evaluation.variants[cell.variant].tools))
-    return CellGrader(evaluation.cases[cell.case], output, cell.prompt, base_dir, embed)
+def call_provider(evaluation: Evaluation, cell: CellResult, code) -> tuple[str, float]:
+    """A custom provider's output for the cell (any thread) and its latency in ms; raises CheckError."""
+    if code is None:
+        raise CheckError("this provider runs code, which was not allowed for this evaluation")
+    started = time.perf_counter()
+    text = code.provider(evaluation.variants[cell.variant], cell.prompt, case_for(evaluation, cell, code).vars)
+    return text, (time.perf_counter() - started) * 1000
+
+
+def given(cell: CellResult, text: str, latency_ms: float | None) -> None:
+    """The output a custom provider gave, as the cell's result (owning thread)."""
+    cell.result, cell.latency_ms, cell.status = PaneResult(state=RunState.DONE, text=text), latency_ms, "grading"
+
+
+def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, code=None,
+           text: str | None = None) -> CellGrader:
+    """The cell's grader; the test's `transform` (code) has run on the output (`text` when given: a custom
+    provider's, before the cell holds it). Raises CheckError when a transform fails or code is not allowed."""
+    variant = evaluation.variants[cell.variant]
+    output = Output(text=cell.output if text is None else text, latency_ms=cell.latency_ms,
+                    finish_reason=cell.finish_reason,
+                    logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls), tools=tuple(variant.tools))
+    case = case_for(evaluation, cell, code)
+    if case.options.transform:
+        if code is None:
+            raise CheckError("the test's transform runs code, which was not allowed for this evaluation")
+        value = code.transform(case.options.transform, output.text, {"vars": case.vars, "prompt": {
+            "raw": cell.prompt, "label": variant.prompt.label}})
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        output = dataclasses.replace(output, text=text, raw=None if isinstance(value, str) else value)
+    return CellGrader(case, output, cell.prompt, base_dir, embed, code,
+                      {"id": variant.provider_id, "label": variant.label})
 
 
 def conclude(cell: CellResult, graded: CellGrader) -> None:

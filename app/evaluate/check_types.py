@@ -22,6 +22,12 @@ class Output:
     logprobs: list[float] | None = None
     tool_calls: tuple[dict, ...] = ()  # the reply's calls ({id, name, arguments}), when the backend parsed them
     tools: tuple[dict, ...] = ()  # the provider's config.tools
+    raw: object = None  # what a transform returned, when not text (`text` is then its JSON)
+
+    @property
+    def value(self):
+        """The output as code sees it: a transform's object, else the text."""
+        return self.text if self.raw is None else self.raw
 
 
 def verdict(passed: bool, reason: str, assertion: Assertion, score: float | None = None) -> GradingResult:

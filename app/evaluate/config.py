@@ -18,19 +18,19 @@ from pathlib import Path
 
 import yaml
 
-from app.evaluate import case_files, checks, graders, prompts, providers, similarity, templates
+from app.evaluate import case_files, checks, code_checks, graders, prompts, providers, similarity, templates
 from app.evaluate.assertion_strings import ASSERTION_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY = {
-    "javascript": "it runs JavaScript", "python": "it runs Python code", "ruby": "it runs Ruby code",
+    "ruby": "it runs Ruby code",
     "webhook": "it calls a web hook",
     "cost": "Chorus's backends report no cost", "moderation": "it needs a moderation API",
     "max-score": "it runs after all variants with a scoring script",
 }
-SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | {"assert-set", "similar"}
+SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {"assert-set", "similar"}
 
 
 @dataclass
@@ -47,6 +47,7 @@ class Suite:
     max_concurrency: int | None = None
     repeat: int = 1
     notes: list[str] = field(default_factory=list)  # warnings to show once (a written key for a remote server)
+    code: list[str] = field(default_factory=list)  # what would run the user's code (code_checks.code_uses)
 
     def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
         return Evaluation(description=self.description, source=self.source, judge=judge,
@@ -76,8 +77,18 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         problems.unsupported(where, f"the assertion type {assertion.type!r}", why)
     if kind == "select-best" and variants < 2:
         problems.add(where, "select-best compares the outputs of a row: it needs at least two variants")
-    if assertion.transform is not None:
-        problems.unsupported(where, "an assertion `transform`", "it runs JavaScript")
+    if kind not in code_checks.CODE_TYPES and isinstance(assertion.value, str) and assertion.value.startswith(
+            "file://") and not code_checks.is_script_ref(assertion.value):
+        _file_value(assertion, where, problems, base)  # promptfoo's processFileReference: .json/.yaml/.txt
+    if kind in code_checks.CODE_TYPES and not isinstance(assertion.value, str):
+        problems.add(where, f"a {kind} assertion's value is code or a file:// path")
+    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform):
+        if isinstance(script, str) and script.startswith("file://"):
+            path = code_checks.split_file(script, base)[0]
+            if not path.is_file():
+                problems.add(where, f"no such file: {path}")
+            elif kind == "python" and script is assertion.value and path.suffix != ".py":
+                problems.add(where, f"a python assertion runs a .py file, not {path.name}")
     for name, text in (("value", assertion.value), ("metric", assertion.metric)):
         for item in (text if isinstance(text, list) else [text]):
             problem = templates.check(item) if isinstance(item, str) else None
@@ -85,6 +96,20 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
                 problems.add(f"{where}.{name}", problem)
     for judge in (assertion.provider,):
         _check_judge(judge, f"{where}.provider", problems, base)
+
+
+def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path) -> None:
+    """An assertion value `file://x.json|yaml|yml|txt` becomes the file's data (text trimmed), as promptfoo reads
+    it; another kind of file is a problem."""
+    path = (base / assertion.value[7:]).resolve()
+    if path.suffix.lower() not in (".json", ".yaml", ".yml", ".txt"):
+        problems.add(f"{where}.value", f"Unsupported file type: {path}")
+        return
+    try:
+        text = path.read_text(encoding="utf-8")
+        assertion.value = text.strip() if path.suffix.lower() == ".txt" else yaml.safe_load(text)
+    except (OSError, UnicodeError, yaml.YAMLError) as exc:
+        problems.add(f"{where}.value", f"cannot read {path}: {exc}")
 
 
 def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
@@ -168,7 +193,7 @@ def expand_vars(test: EvalCase) -> list[EvalCase]:
 
 
 def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: Problems,
-              notes: list[str]) -> list[Variant]:
+              notes: list[str], any_provider: bool = False) -> list[Variant]:
     if entries is None:
         problems.add("providers", "the config names no providers")
         return []
@@ -189,12 +214,15 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
         for name in ("transform", "delay", "env"):
             if getattr(entry, name) is not None:
                 problems.unsupported(where, f"the provider key {name!r}")
-        found = providers.parse_id(entry.id, base)
+        found = providers.parse_id(entry.id, base, any_provider)
         if isinstance(found, str):
             problems.add(where, found)
             continue
         family, target = found
-        fields = providers.settings(family, target, entry.config, where, problems, notes, base)
+        if family == "code":  # a custom provider: its config goes to its code as written
+            fields = {"target": target, "config": entry.config}
+        else:
+            fields = providers.settings(family, target, entry.config, where, problems, notes, base)
         allowed = [p for p in prompt_list if entry.prompts is None or any(
             p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
         if entry.prompts is not None and not allowed:
@@ -216,11 +244,12 @@ def _judge_moved(options: dict) -> dict:
     return {**options, "provider": {"config": kept}} if kept else options
 
 
-def read_config(data, base: Path, source: str = "", judge_given: bool = False) -> Suite:
+def read_config(data, base: Path, source: str = "", judge_given: bool = False, any_provider: bool = False) -> Suite:
     """A Suite from a parsed config mapping; raises ConfigError listing every problem. `judge_given`: a judge
     was named on the command line, which replaces where `defaultTest.options.provider` runs (as promptfoo's
     --grader) but keeps the settings its config gives the judge's requests; a test's or an assertion's own
-    provider still wins."""
+    provider still wins. `any_provider`: every provider will run on one model (`eval --model` / `--server`), so
+    any provider id is read (providers.parse_id)."""
     problems = Problems()
     notes: list[str] = []
     config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
@@ -235,7 +264,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
         problem = templates.check(p.raw)
         if problem:
             problems.add(f"prompt {p.label[:60]!r}", problem)
-    variants = _variants(config.providers, prompt_list, base, problems, notes)
+    variants = _variants(config.providers, prompt_list, base, problems, notes, any_provider)
     default_raw = config.default_test
     if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
         default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
@@ -252,7 +281,8 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False) -
     return Suite(description=config.description or "", source=source, base_dir=base, prompts=prompt_list,
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
-                 repeat=(options.repeat if options and options.repeat else 1), notes=notes)
+                 repeat=(options.repeat if options and options.repeat else 1), notes=notes,
+                 code=code_checks.code_uses(cases, base, variants))
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:
@@ -272,13 +302,16 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
         return None
     if isinstance(items, list):
         test.assertions = [a for a in checked if a is not None]
-    if test.options.transform is not None:
-        problems.unsupported(f"{where}.options", "a test `transform`", "it runs JavaScript")
+    for name in ("transform", "transform_vars"):
+        script = getattr(test.options, name)
+        if isinstance(script, str) and script.startswith("file://") and not code_checks.split_file(
+                script, base)[0].is_file():
+            problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
     _check_judge(test.options.provider, f"{where}.options.provider", problems, base)
     return test
 
 
-def load_config(path, judge_given: bool = False) -> Suite:
+def load_config(path, judge_given: bool = False, any_provider: bool = False) -> Suite:
     """Read promptfooconfig.yaml (or .json); raises ConfigError (every problem listed) for anything unusable.
     `judge_given`: see `read_config`."""
     path = Path(path)
@@ -293,4 +326,4 @@ def load_config(path, judge_given: bool = False) -> Suite:
     except RecursionError:
         problems.add(str(path), "nested too deeply to read")
         problems.raise_if_any()
-    return read_config(data, path.resolve().parent, str(path), judge_given)
+    return read_config(data, path.resolve().parent, str(path), judge_given, any_provider)

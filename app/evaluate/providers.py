@@ -35,6 +35,7 @@ from urllib.parse import urlparse
 import yaml
 
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
+from app.evaluate import code_checks
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.mcp import secrets as mcp_secrets
@@ -59,7 +60,24 @@ CONFIG_KEYS = {
                                                      "repeat_last_n", "response_format", "tools", "tool_choice",
                                                      "mcp"},
     "echo": set(_KEYS),
+    "foreign": _COMMON | {"top_k", "max_tokens"},  # what applies on a local model; the rest is left out
 }
+# Other providers' names for the settings that apply on a local model (anthropic, bedrock, google, vertex, …)
+_FOREIGN_ALIASES = {"maxTokens": "max_tokens", "max_new_tokens": "max_tokens", "max_output_tokens": "max_tokens",
+                    "maxOutputTokens": "max_tokens", "max_tokens_to_sample": "max_tokens", "max_gen_len": "max_tokens",
+                    "num_predict": "max_tokens", "n_predict": "max_tokens", "topP": "top_p", "topK": "top_k",
+                    "stopSequences": "stop", "stop_sequences": "stop"}
+
+
+def foreign_config(config: dict) -> dict:
+    """Another provider's config as the settings that apply on a local model (temperature, max tokens, top_p,
+    top_k, seed, stop, penalties), under Chorus's names; everything else (keys, regions, …) left out."""
+    found = {}
+    for key, value in config.items():
+        name = _FOREIGN_ALIASES.get(key, key)
+        if name in CONFIG_KEYS["foreign"] and name not in found:
+            found[name] = value
+    return found
 _STASHED: dict[str, str] = {}  # key -> the environment variable it was moved to (this process only)
 _DUMMY_KEY = re.compile(r"(?i)^(sk-)?(x+|dummy|none|null|empty|no-?key|not-?needed|test|fake|local|ollama|"
                         r"lm-?studio|llama|password|secret|changeme|\*+|-+|0+)$")
@@ -123,7 +141,8 @@ def key_warning(config: dict, url: str) -> str | None:
         return None
     return (f"an API key is written in the config for {_host(url)}; Chorus keeps it in memory "
             "only and writes it nowhere, but a config file gets shared: prefer apiKeyEnvar")
-_MAX_TOKENS_KEY = {"openai": "max_tokens", "ollama": "num_predict", "llama": "n_predict", "gguf": "max_tokens"}
+_MAX_TOKENS_KEY = {"openai": "max_tokens", "ollama": "num_predict", "llama": "n_predict", "gguf": "max_tokens",
+                   "foreign": "max_tokens"}
 JUDGE_SETTINGS = frozenset(_SAMPLING_KEYS) | frozenset(_MAX_TOKENS_KEY.values())  # what a judge's config sets
 
 
@@ -144,10 +163,23 @@ def defaults(family: str) -> tuple[dict, int]:
     return {}, limits.MAX_TOKENS.default
 
 
-def parse_id(provider_id: str, base: Path) -> tuple[str, BackendTarget] | str:
-    """(family, target) for a provider id, or a sentence saying why Chorus cannot run it."""
+def parse_id(provider_id: str, base: Path, any_family: bool = False) -> tuple[str, BackendTarget] | str:
+    """(family, target) for a provider id, or a sentence saying why Chorus cannot run it. `any_family`: the run
+    puts every provider on one model (`eval --model` / `--server`), so any other id (anthropic:, bedrock:, https:,
+    …) is family "foreign", its target a placeholder that `variants.retarget` replaces."""
     if provider_id == "echo":
         return "echo", BackendTarget(kind="echo")
+    if provider_id.startswith("exec:"):
+        command = provider_id[5:].strip()
+        return ("code", BackendTarget(kind="code", path=f"exec:{command}")) if command else (
+            f"the provider {provider_id!r} names no command")
+    if provider_id.startswith("file://") and code_checks.is_script_ref(provider_id):
+        path, function = code_checks.split_file(provider_id, base)
+        if not path.is_file():
+            return f"provider file not found: {path}"
+        if path.suffix == ".ts":
+            return f"the provider {provider_id!r} is TypeScript, which Chorus does not run: write it in JavaScript"
+        return "code", BackendTarget(kind="code", path=str(path) + (f":{function}" if function else ""))
     if provider_id.lower().endswith(".gguf"):
         path = Path(provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id)
         path = path if path.is_absolute() else base / path
@@ -177,8 +209,11 @@ def parse_id(provider_id: str, base: Path) -> tuple[str, BackendTarget] | str:
     if family == "llama":
         url = os.environ.get("LLAMA_BASE_URL", "http://localhost:8080").rstrip("/") + "/v1"
         return "llama", BackendTarget(kind="server", url=url, model=rest or None, raw_prompt=True)
-    return (f"the provider {provider_id!r} is not supported (Chorus runs openai:chat:<model>, ollama:chat:<model>, "
-            f"llama:<name>, echo and file://<model>.gguf)")
+    if any_family:
+        return "foreign", BackendTarget(kind="server", model=provider_id)
+    return (f"the provider {provider_id!r} cannot run here as written: run it on a local model with --model "
+            f"PATH.gguf (or --server URL); as written Chorus runs openai:chat:<model>, ollama:chat:<model>, "
+            f"llama:<name>, echo, file://<model>.gguf, and file://provider.py / .js or exec:<command>")
 
 
 def _openai_url(config: dict) -> str:
@@ -239,6 +274,8 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
              notes: list[str] | None = None, base: Path | None = None) -> dict:
     """Variant fields (target, sampling, max_tokens, stop, json_schema, tools, tool_choice) from a provider's
     config; a warning about a written key goes to `notes`; `file://` tools are read relative to `base`."""
+    if family == "foreign":
+        config = foreign_config(config)
     config = _typed(stash_key(config, where, problems), where, problems)
     for key in sorted(set(config) - CONFIG_KEYS[family]):
         problems.unsupported(where, f"the {family} provider setting {key!r}",

@@ -59,7 +59,7 @@ def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]
     todo = evaluation.unfinished()
     for cell in todo:
         target = evaluation.variants[cell.variant].target
-        if target.kind != "echo" and evaluation.cases[cell.case].provider_output is None:
+        if target.needs_backend and evaluation.cases[cell.case].provider_output is None:
             found.setdefault(target.model_dump_json(), target)
     cases = {cell.case for cell in todo} | {case for case in range(len(evaluation.cases)) for repeat in range(
         evaluation.repeat) if cells.select_best_call(evaluation, case, repeat)}
@@ -114,6 +114,11 @@ def elsewhere(evaluation: Evaluation, keys=None, probe: Callable[[str], bool] = 
         target = variant.target
         if index not in todo or target.kind != "server":
             continue
+        name = variant.label if variant.label == variant.provider_id else f"{variant.label} ({variant.provider_id})"
+        if not target.url:  # another service's provider id (anthropic:, bedrock:, …): it runs only on a model here
+            family = variant.provider_id.partition(":")[0]
+            found.append(Elsewhere(index, name, family, f"Chorus does not call {family}'s service"))
+            continue
         host = urlparse(target.url).netloc or target.url
         if not providers.is_loopback(target.url):
             key = api_key(target, keys)
@@ -126,7 +131,6 @@ def elsewhere(evaluation: Evaluation, keys=None, probe: Callable[[str], bool] = 
             if answered[target.url]:
                 continue
             why = f"nothing answers at {host}"
-        name = variant.label if variant.label == variant.provider_id else f"{variant.label} ({variant.provider_id})"
         found.append(Elsewhere(index, name, host, why))
     return found
 

@@ -13,7 +13,9 @@ rubric format the unfinished cells use, its calibration questions go first in th
 session's `CalibrationCache` already holds that backend's model in that format; the result goes into
 `evaluation.calibrations`. While models on standby run in shifts (app.evaluate.shifts sets `ready`), a cell or
 judge call whose backend does not take requests yet is held (holds.py) until `release`, or ended by `fail_held`.
-A cell whose `similar` texts are being embedded on the embedder's thread is graded once they are in
+A cell whose grading runs the config's code is graded on a worker thread (code_waits.py), its result
+applied when the SessionRunner's pump runs what was posted to it. A cell whose `similar` texts are being embedded
+on the embedder's thread is graded once they are in
 (embed_waits.py). The evaluation's `duration_s` adds this run's time to its earlier runs', kept current
 as requests end (and whenever the owner calls `note_time`), so a crash mid-run loses none of it that autosave had
 seen. Qt-free.
@@ -30,8 +32,10 @@ from datetime import datetime, timezone
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import calibration, calibration_run, cells
+from app.evaluate import calibration, calibration_run, cells, code_checks
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
+from app.evaluate.check_types import CheckError
+from app.evaluate.code_waits import CodeWaits
 from app.evaluate.embed_waits import EmbedWaits
 from app.evaluate.holds import Holds
 from app.evaluate.routes import judge_target
@@ -51,7 +55,7 @@ class EvaluationEvents(SignalGroup):
 class EvaluationRunner:
     def __init__(self, evaluation: Evaluation, runner: SessionRunner, route: Callable[[BackendTarget], str],
                  base_dir=None, max_concurrency: int | None = None, alternatives: int = 0,
-                 calibrations: CalibrationCache | None = None, embed=None):
+                 calibrations: CalibrationCache | None = None, embed=None, code=None):
         """`route(target)` names the backend (for `runner.backends.submit`) a variant's or a judge's target
         runs on; `base_dir` resolves relative files (rubric prompts, judge GGUFs). `alternatives` > 0 asks
         every generation for that many likely tokens per position (the window does, so a cell opened as a
@@ -63,7 +67,7 @@ class EvaluationRunner:
             raise ValueError(f"max concurrency must be at least 1, got {max_concurrency}")
         self.evaluation, self.runner, self.route = evaluation, runner, route
         self.base_dir, self.max_concurrency, self.alternatives = base_dir, max_concurrency, alternatives
-        self.embed = embed
+        self.embed, self.code = embed, code
         self.events = EvaluationEvents()
         self.calibrations = calibrations if calibrations is not None else CalibrationCache()
         self.cancelled = False
@@ -80,6 +84,8 @@ class EvaluationRunner:
         self._held = Holds(route)
         self._waiting = EmbedWaits(embed, self._vectors_arrived)  # cells waiting for their `similar` embeddings
         self.mcp = None  # an EvalMcp when variants use MCP servers (mcp_loop.py); `poll_tools` drives it
+        post = getattr(runner, "post", None)  # a runner that cannot take posted work grades code checks in place
+        self._coding = CodeWaits(post, self._code_graded) if post is not None else None
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -114,7 +120,7 @@ class EvaluationRunner:
             if cell is not None:
                 self._reset(cell)
         self._judge_calls.clear()
-        for cell in self._waiting.cancel():
+        for cell in [*self._waiting.cancel(), *(self._coding.cancel() if self._coding is not None else [])]:
             self._reset(cell)
         for handle in list(self._in_flight.values()):
             handle.cancel()
@@ -137,8 +143,8 @@ class EvaluationRunner:
     @property
     def idle(self) -> bool:
         """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
-        return not self._cells and not self._judge_calls and not self._in_flight and not self._waiting \
-            and not (self.mcp is not None and self.mcp.waiting)
+        return (not self._cells and not self._judge_calls and not self._in_flight and not self._waiting
+                and not self._coding and not (self.mcp is not None and self.mcp.waiting))
 
     @property
     def in_flight(self) -> int:
@@ -212,7 +218,7 @@ class EvaluationRunner:
 
     def _generates_on(self, cell: CellResult) -> BackendTarget | None:
         target = self.evaluation.variants[cell.variant].target
-        return None if target.kind == "echo" or self.evaluation.cases[cell.case].provider_output is not None \
+        return None if not target.needs_backend or self.evaluation.cases[cell.case].provider_output is not None \
             else target
 
     def _submit(self, request, target: BackendTarget, on_finish, result: PaneResult | None = None) -> None:
@@ -230,11 +236,16 @@ class EvaluationRunner:
         if cell.status == "grading" and cell.result.state.value == "done":  # judged again (another judge)
             return self._grade(cell)
         try:
-            prepared = cells.prepare(self.evaluation, cell)
+            prepared = cells.prepare(self.evaluation, cell, self.code)
         except TemplateProblem as problem:
             cells.fail_prepare(cell, problem)
             return self._concluded(cell)
+        except CheckError as exc:
+            cell.status, cell.error = "error", str(exc)
+            return self._concluded(cell)
         cells.start(cell, prepared)
+        if prepared.calls_code:
+            return self._call_provider(cell)
         if prepared.request is None:
             return self._grade(cell)
         request = prepared.request
@@ -276,14 +287,57 @@ class EvaluationRunner:
                              cell, result, completion, request), cell.result)
 
     def _grade(self, cell: CellResult) -> None:
-        if self._waiting.awaits(self.evaluation.cases[cell.case], cell):
+        case = self.evaluation.cases[cell.case]
+        if self._waiting.awaits(case, cell):
             return None
-        grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed)
+        if self.code is not None and self._coding is not None and code_checks.code_uses([case]):  # code_waits.py
+            return self._coding.start(cell, lambda: self._start_grader(cell))
+        self._graded(cell, self._start_grader(cell))
+
+    def _call_provider(self, cell: CellResult) -> None:
+        """A custom provider's cell: its code gives the output, then the cell is graded, on a worker thread."""
+        def work():
+            try:
+                text, latency = cells.call_provider(self.evaluation, cell, self.code)
+            except CheckError as exc:
+                return str(exc)
+            return text, latency, self._start_grader(cell, text)
+
+        def back(cell: CellResult, done) -> None:
+            if isinstance(done, str):
+                cell.status, cell.error = "error", done
+                self._concluded(cell)
+                return self._top_up()
+            text, latency, started = done
+            cells.given(cell, text, latency)
+            self._code_graded(cell, started)
+
+        if self._coding is None:
+            return back(cell, work())
+        self._coding.start(cell, work, back)
+
+    def _start_grader(self, cell: CellResult, text: str | None = None) -> tuple[CellGrader, list] | str:
+        """The cell's grader and its first judge calls, or the error that ends the cell (any thread)."""
         try:
-            calls = grader.start()
+            grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code, text)
+            return grader, grader.start()
+        except CheckError as exc:  # a transform that failed, or code not allowed
+            return str(exc)
         except Exception as exc:  # noqa: BLE001 - a grader's failure is that cell's error, not the run's
-            cell.status, cell.error = "error", f"grading failed: {exc}"
+            return f"grading failed: {exc}"
+
+    def _code_graded(self, cell: CellResult, started) -> None:
+        if self.cancelled:
+            self._reset(cell)
+            return self._check_done()
+        self._graded(cell, started)
+        self._top_up()
+
+    def _graded(self, cell: CellResult, started: tuple[CellGrader, list] | str) -> None:
+        if isinstance(started, str):
+            cell.status, cell.error = "error", started
             return self._concluded(cell)
+        grader, calls = started
         if calls and self.cancelled:  # its judges will not be asked now: it runs again on a resume
             return self._reset(cell)
         self._judge_calls.extend((grader, cell, call) for call in calls)

@@ -14,10 +14,12 @@ graded per row afterwards (`merge_select_best`).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest
-from app.evaluate import graders
+from app.evaluate import code_checks, graders
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
 from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
@@ -88,8 +90,11 @@ class CellGrader:
     """Grades one cell. `start()` returns the first judge calls; feed each reply to `reply()` (which may return
     more, for g-eval); when `done`, `result()` is the cell's GradingResult or raises CheckError (an ERROR cell)."""
 
-    def __init__(self, case: EvalCase, output: Output, prompt: str, base_dir=None, embed=None):
+    def __init__(self, case: EvalCase, output: Output, prompt: str, base_dir=None, embed=None, code=None,
+                 provider: dict | None = None):
         self.case, self.output, self.prompt, self.base_dir = case, output, prompt, base_dir
+        self.code = code  # a CodeRunner once the user allowed this config's code; None: code checks are errors
+        self.provider = provider or {}  # {id, label} of the cell's variant, for code checks' context
         self.embed = embed  # texts -> vectors, for `similar` (similarity.py); None: `similar` is an error
         self.results: dict[tuple, GradingResult] = {}
         self.flows: dict[tuple, tuple] = {}
@@ -98,17 +103,17 @@ class CellGrader:
     def _judge_for(self, assertion: Assertion):
         return assertion.provider or self.case.options.provider
 
-    def _flow(self, assertion: Assertion, value):
+    def _flow(self, assertion: Assertion, value, output: Output):
         case, options = self.case, self.case.options
         rubric = graders.load_rubric_prompt(assertion.rubric_prompt or options.rubric_prompt, self.base_dir)
         kind = assertion.base_type
         if kind == "llm-rubric":
-            return graders.llm_rubric(assertion, value, self.output.text, case.vars, rubric)
+            return graders.llm_rubric(assertion, value, output.text, case.vars, rubric)
         if kind in ("factuality", "model-graded-factuality"):
-            return graders.factuality(assertion, value, self.output.text, self.prompt, case.vars, rubric,
+            return graders.factuality(assertion, value, output.text, self.prompt, case.vars, rubric,
                                       options.factuality)
         rubric_prompt = assertion.rubric_prompt or options.rubric_prompt
-        return graders.g_eval(assertion, value, self.output.text, self.prompt, rubric_prompt)
+        return graders.g_eval(assertion, value, output.text, self.prompt, rubric_prompt)
 
     def _step(self, key: tuple, flow, assertion: Assertion, reply: graders.JudgeReply | None) -> list[JudgeCall]:
         try:
@@ -128,20 +133,56 @@ class CellGrader:
         self.flows[key][2].append(JudgeExchange(asked=request.messages[-1]["content"]))
         return [JudgeCall(key, request, self._judge_for(assertion))]
 
+    def _runner(self, what: str):
+        if self.code is None:
+            raise CheckError(f"{what} runs code, which was not allowed for this evaluation")
+        return self.code
+
+    def context(self, assertion: Assertion | None = None) -> dict:
+        """What code checks get as `context` (promptfoo's assertion context)."""
+        found = {"prompt": self.prompt, "vars": self.case.vars,
+                 "test": self.case.model_dump(by_alias=True, exclude_defaults=True, mode="json"),
+                 "logProbs": self.output.logprobs, "provider": self.provider,
+                 "providerResponse": {"output": self.output.value}}
+        if assertion is not None and assertion.config:
+            found["config"] = assertion.config
+        return found
+
+    def _output_for(self, assertion: Assertion) -> Output:
+        if assertion.transform is None:
+            return self.output
+        value = self._runner("an assertion transform").transform(
+            assertion.transform, self.output.value, {"vars": self.case.vars, "prompt": {"label": self.prompt}})
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return dataclasses.replace(self.output, text=text, raw=None if isinstance(value, str) else value)
+
     def _start_one(self, key: tuple, assertion: Assertion) -> list[JudgeCall]:
         kind = assertion.base_type
         if kind == "select-best":
             return []
         try:
-            value = render_value(assertion.value, self.case.vars)
+            output = self._output_for(assertion)
+            if kind in code_checks.CODE_TYPES:
+                value = assertion.value if code_checks.is_script_ref(assertion.value) else render_value(
+                    assertion.value, self.case.vars)
+                runner = self._runner(f"the {kind} assertion")
+                self.results[key] = runner.assertion(assertion, value, output.value, self.context(assertion))
+                if assertion.weight == 0:
+                    self.results[key].passed = True
+                return []
+            if code_checks.is_script_ref(assertion.value):  # the script returns the expected value
+                value = self._runner(f"the {kind} assertion's value").script_value(
+                    assertion, assertion.value, output.value, self.context(assertion))
+            else:
+                value = render_value(assertion.value, self.case.vars)
             if kind in CHECKS:
-                self.results[key] = run_check(assertion, value, self.output)
+                self.results[key] = run_check(assertion, value, output)
                 return []
             if kind.split(":")[0] == "similar":
-                self.results[key] = check_similar(assertion, value, self.output.text, self.embed)
+                self.results[key] = check_similar(assertion, value, output.text, self.embed)
                 return []
             if kind in graders.MODEL_GRADED:
-                return self._step(key, self._flow(assertion, value), assertion, None)
+                return self._step(key, self._flow(assertion, value, output), assertion, None)
             raise CheckError(f"Unknown assertion type: {assertion.type}")
         except CheckError as exc:
             self.error = self.error or str(exc)

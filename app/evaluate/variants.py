@@ -48,7 +48,7 @@ def variants_from_panes(panes: list[PaneSpec]) -> list[Variant]:
 def retarget(variants: list[Variant], target: BackendTarget, only: set[int] | None = None) -> list[Variant]:
     """Every variant (or those numbered in `only`) on one backend; labels, prompts and settings unchanged (echo
     stays echo: it needs none). A raw-prompt provider (llama:, openai:completion:) keeps sending raw text."""
-    return [v if v.target.kind == "echo" or (only is not None and i not in only) else
+    return [v if not v.target.needs_backend or (only is not None and i not in only) else
             v.model_copy(update={"target": target.model_copy(update={"raw_prompt": v.target.raw_prompt})})
             for i, v in enumerate(variants)]
 
@@ -58,7 +58,10 @@ SERVER_PROVIDERS = ("openai", "ollama", "llama")  # provider ids that name a ser
 
 def moved(variant: Variant) -> bool:
     """A provider written for a server that runs on a local model instead (`retarget`)."""
-    return variant.provider_id.partition(":")[0] in SERVER_PROVIDERS and variant.target.kind == "local"
+    family = variant.provider_id.partition(":")[0]
+    written_for_server = family in SERVER_PROVIDERS or not (
+        family in ("echo", "exec", "file") or variant.provider_id.lower().endswith(".gguf"))
+    return written_for_server and variant.target.kind == "local"
 
 
 def place(target: BackendTarget, main_model: str = "") -> str:
@@ -66,6 +69,8 @@ def place(target: BackendTarget, main_model: str = "") -> str:
     loaded = f"the loaded model ({main_model})" if main_model else "the loaded model"
     if target.kind == "echo":
         return "echo (no model)"
+    if target.kind == "code":
+        return "its own code (no model)"
     if target.kind == "named":
         return loaded if target.backend in ("", "local") else target.backend
     if target.kind == "local":

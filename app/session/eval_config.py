@@ -69,7 +69,7 @@ class Assertion(_Model):
     rubric_prompt: Any = Field(None, alias="rubricPrompt")
     assertions: list[Assertion] | None = Field(None, alias="assert")
     config: dict[str, Any] | None = None
-    transform: Any = None  # promptfoo runs JavaScript here: reported as unsupported when set
+    transform: str | None = None  # code run on the output before this check (app/evaluate/code_checks.py)
 
     @property
     def negated(self) -> bool:
@@ -88,7 +88,8 @@ class CaseOptions(_Model):
     disable_var_expansion: bool = Field(False, alias="disableVarExpansion")
     disable_default_asserts: bool = Field(False, alias="disableDefaultAsserts")
     factuality: dict[str, float] | None = None  # scores per category: subset, superset, agree, disagree, …
-    transform: Any = None  # JavaScript: unsupported when set
+    transform: Any = None  # code run on the output before the assertions (app/evaluate/code_checks.py)
+    transform_vars: str | None = Field(None, alias="transformVars")  # code run on the vars before rendering
     run_serially: bool | None = Field(None, alias="runSerially")  # accepted; Chorus's order does not matter
 
 
@@ -112,16 +113,23 @@ class PromptTemplate(_Model):
 class BackendTarget(_Model):
     """Where a variant's requests go. `api_key_env` names an environment variable; a key is never stored."""
 
-    kind: Literal["local", "server", "echo", "named"]
+    kind: Literal["local", "server", "echo", "named", "code"]
     backend: str = ""  # named: a backend of the session's registry by the name panes store ("local" = main model)
-    path: str = ""  # local: the GGUF file ("" = the main model)
+    path: str = ""  # local: the GGUF file ("" = the main model); code: the provider's file[:function], or exec:<cmd>
     url: str = ""  # server: base URL of its OpenAI-compatible API, e.g. http://localhost:11434/v1
     model: str | None = None
     api_key_env: str | None = None
     raw_prompt: bool = False  # send the rendered prompt as raw text (llama:, openai:completion:), no chat template
 
     @property
+    def needs_backend(self) -> bool:
+        """Whether requests go to a model (not echo, nor a custom provider's code)."""
+        return self.kind not in ("echo", "code")
+
+    @property
     def name(self) -> str:
+        if self.kind == "code":
+            return f"code · {self.path.rsplit('/', 1)[-1]}"
         if self.kind in ("echo", "named"):
             return self.backend or self.kind
         if self.kind == "local":
@@ -144,6 +152,7 @@ class Variant(_Model):
     tool_choice: str = "auto"  # auto, none, required, or one tool's name
     # promptfoo's config.mcp: {"servers": mcpServers entries (secrets blanked: app/mcp/secrets.py), "timeout_s"}
     mcp: dict[str, Any] | None = None
+    config: dict[str, Any] = Field(default_factory=dict)  # a custom provider's config, as written (code only)
 
     @property
     def title(self) -> str:

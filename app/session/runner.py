@@ -126,6 +126,7 @@ class SessionRunner:
         self._notify = notify
         self._runs: dict[int, _Run] = {}
         self._inbox: deque[StepEvent] = deque()
+        self._calls: deque[Callable[[], None]] = deque()
         self._arrived = threading.Condition()
         # tool definitions a pane offers beside its JSON ones (its MCP servers': app/session/mcp_tools.py)
         self.extra_tools: Callable[[PaneSpec], list[dict]] | None = None
@@ -201,9 +202,17 @@ class SessionRunner:
     # --- events in (any thread) and applied (owning thread) ---------------------------------------------------
     def feed(self, event: StepEvent) -> None:
         """Safe from any thread: queue a backend's step event for the next `pump()`."""
+        self._queue(self._inbox, event)
+
+    def post(self, call: Callable[[], None]) -> None:
+        """Safe from any thread: run `call` on the owning thread at the next `pump()` (work done elsewhere, such
+        as a code check, hands its result back so)."""
+        self._queue(self._calls, call)
+
+    def _queue(self, queue: deque, item) -> None:
         with self._arrived:
-            first = not self._inbox
-            self._inbox.append(event)
+            first = not self._inbox and not self._calls
+            queue.append(item)
             self._arrived.notify_all()
         if first and self._notify is not None:
             self._notify()
@@ -211,14 +220,19 @@ class SessionRunner:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until events are waiting to be pumped (True) or the timeout passes (False)."""
         with self._arrived:
-            return self._arrived.wait_for(lambda: bool(self._inbox), timeout)
+            return self._arrived.wait_for(lambda: bool(self._inbox) or bool(self._calls), timeout)
 
     def pump(self) -> list[PaneResult]:
         """Apply every queued event, merged: each run's result changes once per pump however many steps
-        arrived (the window pumps a few times a second). Returns the results whose run ended."""
+        arrived (the window pumps a few times a second), then run what was posted. Returns the results whose
+        run ended."""
         with self._arrived:
             events, self._inbox = list(self._inbox), deque()
-        return self.apply(*events) if events else []
+            calls, self._calls = list(self._calls), deque()
+        ended = self.apply(*events) if events else []
+        for call in calls:
+            call()
+        return ended
 
     def apply(self, *events: StepEvent) -> list[PaneResult]:
         """Fold steps into the results (owning thread); returns the results whose run ended in them."""

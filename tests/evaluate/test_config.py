@@ -123,7 +123,8 @@ def test_provider_problems(tmp_path):
         {"id": "echo", "transform": "output.trim()"}, {"id": "openai:chat:m", "config": {"temperature": 9}},
         {"id": "echo", "prompts": ["nope"]}, {"label": "no id"}, "file://missing.gguf"]})
     text = "\n".join(found)
-    for expected in ("'anthropic:messages:claude-3' is not supported", "'mirostat' is not supported",
+    for expected in ("'anthropic:messages:claude-3' cannot run here as written: run it on a local model with --model",
+                     "'mirostat' is not supported",
                      "the provider key 'transform' is not supported",
                      "temperature must be in [0, 2], got 9", "no prompt is labelled nope",
                      "providers[5].id: missing", "model file not found"):
@@ -135,7 +136,7 @@ CSV = ('\ufeffquestion ,__expected,__expected2,__expected3,__description,__metri
        '__metadata:topic,__metadata:tags[],__config:__expected2:threshold\n'
        '"What is 2+2, roughly?",contains:4,"not-icontains:FIVE",,sum,math,0.5,arith,"a,b\\,c",0.9\n'
        '"Two\nlines",  llm-rubric: is polite ,"contains-any:x, y",equals me,,,,,,\n'
-       'plain,levenshtein(2):abc,icontains-all:A,javascript:output.length > 1,,,abc,,,\n')
+       'plain,levenshtein(2):abc,icontains-all:A,ruby:output.length > 1,,,abc,,,\n')
 
 
 def test_csv_tests(tmp_path):
@@ -143,8 +144,8 @@ def test_csv_tests(tmp_path):
     with pytest.raises(ConfigError) as caught:
         config(tmp_path, {"prompts": ["Q: {{question}}"], "providers": ["echo"], "tests": "file://tests.csv"})
     assert caught.value.problems == [
-        "tests.csv test 3.assert[2]: the assertion type 'javascript' is not supported by Chorus (it runs JavaScript)"]
-    write(tmp_path, "tests.csv", CSV.replace("javascript:output.length > 1", "starts-with:p"))
+        "tests.csv test 3.assert[2]: the assertion type 'ruby' is not supported by Chorus (it runs Ruby code)"]
+    write(tmp_path, "tests.csv", CSV.replace("ruby:output.length > 1", "starts-with:p"))
     first, second, third = config(tmp_path, {"prompts": ["Q: {{question}}"], "providers": ["echo"],
                                              "tests": "file://tests.csv"}).cases
     assert first.vars == {"question": "What is 2+2, roughly?"}  # header trimmed, BOM dropped, quotes honoured
@@ -192,7 +193,7 @@ def test_csv_delimiter(tmp_path, monkeypatch):
     ("llm-rubric: Is it kind?", {"type": "llm-rubric", "value": " Is it kind?"}),
     ("fn:output.length", {"type": "javascript", "value": "output.length"}),
     ("file://check.py", {"type": "python", "value": "check.py"}),
-    ("file://check.js", {"type": "javascript", "value": "check.js"}),
+    ("file://check.js", {"type": "javascript", "value": "file://check.js"}),
     ("Paris", {"type": "equals", "value": "Paris"}),
     ("contains", {"type": "contains", "value": None}),
     ("unknown-type:x", {"type": "equals", "value": "unknown-type:x"}),
@@ -258,18 +259,19 @@ def test_perplexity_asks_for_logprobs_and_chat_prompts_become_messages(tmp_path)
 def test_every_problem_in_one_error(tmp_path):
     found = problems(tmp_path, {
         "prompts": ["ok {{x}}"], "providers": ["echo", "bedrock:claude"], "outputPat": "x",
-        "tests": [{"vars": {"x": 1}, "assert": [{"type": "javascript", "value": "1"},
+        "tests": [{"vars": {"x": 1}, "assert": [{"type": "ruby", "value": "1"},
                                                 {"type": "similar:manhattan", "value": "a"},
                                                 {"type": "contains", "valeu": "typo"},
                                                 {"type": "cost", "threshold": 1}, {"type": "foo-bar"}]},
-                  {"assert": [{"type": "select-best", "value": "best"}], "options": {"transform": "x"}},
+                  {"assert": [{"type": "select-best", "value": "best"}], "options": {"transform": "file://none.js"}},
                   "file://missing.csv"]})
     text = "\n".join(found)
-    for expected in ("unknown key 'outputPat'", "'bedrock:claude' is not supported", "'javascript' is not supported",
+    for expected in ("unknown key 'outputPat'", "'bedrock:claude' cannot run here as written",
+                     "'ruby' is not supported",
                      "unknown similarity metric 'manhattan'",
                      "tests[0].assert[2]: unknown key 'valeu'", "'cost' is not supported",
                      "'foo-bar' is not supported by Chorus (not a promptfoo assertion type)",
-                     "a test `transform` is not supported", "test file not found"):
+                     "no such file: ", "test file not found"):
         assert expected in text, (expected, text)
     assert len(found) >= 9
 

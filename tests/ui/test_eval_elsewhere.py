@@ -112,3 +112,23 @@ def test_which_providers_are_out_of_reach(tmp_path, monkeypatch):
         if cell.variant == 0:
             cell.status = "pass"
     assert [f.variant for f in elsewhere(evaluation, None, probe=lambda url: False)] == [1, 2, 3]
+
+
+def test_another_services_provider_is_offered_to_the_loaded_model_and_runs_there(loaded_window, loop, qtbot,
+                                                                                 tmp_path):
+    window = loaded_window
+    view = window.evals.view
+    config = {**CONFIG, "providers": [{"id": "anthropic:messages:claude-3-5-sonnet", "label": "claude",
+                                       "config": {"temperature": 0, "max_tokens": 4, "region": "eu"}}]}
+    assert window.evals.open_config(write_config(tmp_path, config)), window.messages
+    evaluation = window.session.evaluation
+    assert view.offer.pending and not window.evals.running
+    assert "claude (anthropic:messages:claude-3-5-sonnet): Chorus does not call anthropic's service" in \
+        view.offer.text.text()
+    shoot(view.offer, "eval-offer-anthropic.png")
+    qtbot.mouseClick(view.offer.loaded_button, Qt.LeftButton)
+    wait_until(loop, lambda: finished(window), timeout=300)
+    (claude,) = evaluation.variants
+    assert claude.label == "claude" and claude.target.kind == "local" and claude.max_tokens == 4
+    assert all(cell.status in ("pass", "fail") for cell in evaluation.cells), [c.error for c in evaluation.cells]
+    assert "claude → the loaded model" in view.where.text(), view.where.text()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.evaluate import Evaluation, stats
 from app.evaluate.calibration_run import CalibrationCache
+from app.evaluate.code_checks import CodeRunner
 from app.evaluate.routes import Routes, api_key, needed_targets
 from app.evaluate.runner import EvaluationRunner
 from app.evaluate.shifts import EvaluationShifts
@@ -60,6 +61,7 @@ class EvalRun(QObject):
         self.max_concurrency: int | None = None  # the config's evaluateOptions.maxConcurrency
         self.calibrations = CalibrationCache()  # judges calibrated in this session: never asked twice per format
         self._starting = False
+        self.code_allowed, self.code = False, None
         self._started_at, self._todo = 0.0, 0
         self.meaning = meaning
         self.eta_timer = QTimer(self, interval=1000)
@@ -92,11 +94,13 @@ class EvalRun(QObject):
         self.view.set_eta("")
 
     # --- starting -----------------------------------------------------------------------------------------------
-    def run(self, evaluation: Evaluation, base_dir: Path) -> asyncio.Future | None:
-        """Run the cells that have not finished (after opening the backends they need); None if nothing to do."""
+    def run(self, evaluation: Evaluation, base_dir: Path, code_allowed: bool = False) -> asyncio.Future | None:
+        """Run the cells that have not finished (after opening the backends they need); None if nothing to do.
+        `code_allowed`: the user agreed to run the config's code (code_consent.py); else code checks are errors."""
         if self.running or not evaluation.unfinished():
             return None
         self._starting = True
+        self.code_allowed = code_allowed
         self.view.set_running(True)
         return asyncio.ensure_future(self._open_and_start(evaluation, base_dir))
 
@@ -138,9 +142,10 @@ class EvalRun(QObject):
         return meaning
 
     def _start(self, evaluation: Evaluation, base_dir: Path, embed=None) -> None:
+        self.code = CodeRunner(base_dir) if self.code_allowed else None  # its Python workers end with the run
         runner = EvaluationRunner(evaluation, self.runner, self.routes.name, base_dir, self.max_concurrency,
                                   alternatives=ALTERNATIVES_SHOWN, calibrations=self.calibrations,
-                                  embed=embed)
+                                  embed=embed, code=self.code)
         runner.events.finished.connect(self._finished)
         self.eval_runner = runner
         self._started_at, self._todo = time.monotonic(), len(evaluation.unfinished())
@@ -177,6 +182,9 @@ class EvalRun(QObject):
 
     def _detach(self) -> EvaluationRunner | None:
         runner, self.eval_runner = self.eval_runner, None
+        if self.code is not None:
+            self.code.close()
+            self.code = None
         if runner is None:
             return None
         runner.events.finished.disconnect(self._finished)

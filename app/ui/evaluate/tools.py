@@ -31,10 +31,12 @@ from app.evaluate import (
     load_config,
     write_outputs,
 )
+from app.evaluate.check_types import CheckError
 from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.run_history import keep_and_restart
 from app.evaluate.templates import TemplateProblem
 from app.session import PaneSpec, SessionController, eval_runs
+from app.ui.evaluate.code_consent import CodeConsent
 from app.ui.evaluate.elsewhere import RunElsewhere
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.run_compare import RunCompareDialog
@@ -70,6 +72,7 @@ class EvalTools(QObject):
         self.view.sig_compare_runs.connect(lambda: self.compare_runs())
         self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
+        self.consent = CodeConsent(parent)  # asks before a config's code first runs
         self.elsewhere = RunElsewhere(view, run_control.keys, run_control.main_model_name, self.run, parent)
         self.elsewhere.sig_status.connect(self.sig_status)
         run_control.sig_main_model.connect(self.elsewhere.show_where)
@@ -106,7 +109,7 @@ class EvalTools(QObject):
                 return False
         path = Path(path).resolve()
         try:
-            suite = load_config(path)
+            suite = load_config(path, any_provider=True)  # any provider id: offered to a model here (elsewhere.py)
         except ConfigError as exc:
             count = len(exc.problems)
             listed = "\n".join(f"• {problem}" for problem in exc.problems)
@@ -202,7 +205,10 @@ class EvalTools(QObject):
         evaluation = self.session.evaluation
         if evaluation is None or self.running or self.elsewhere.ask(evaluation):
             return None
-        return self.run_control.run(evaluation, self.base_dir)
+        if not self.consent.allows(evaluation, self.base_dir):
+            self.sig_status.emit("Evaluation not run: its code was not allowed")
+            return None
+        return self.run_control.run(evaluation, self.base_dir, self.consent.allowed(evaluation))
 
     def stop(self) -> None:
         self.run_control.stop()
@@ -313,7 +319,7 @@ class EvalTools(QObject):
         backend = self.run_control.backend_of(evaluation.variants[cell.variant].target)
         try:
             spec = cell_pane(evaluation, cell, backend)
-        except TemplateProblem as exc:
+        except (TemplateProblem, CheckError) as exc:  # CheckError: its vars need code (transformVars) not run yet
             self.show_message("Cannot open the cell", str(exc), QMessageBox.Warning)
             return None
         added = self.controller.add_pane(spec)
