@@ -1,15 +1,18 @@
-"""Who can read a pane's images: a local model opened without its vision projector cannot (a server answers for
-itself when it is asked). The runner refuses such a run with `vision_problem`; the window warns as soon as an
-image is attached, or the pane's backend changes, with `image_warning`: the same sentence, and what to do."""
+"""Who can read a pane's images and hear its clips: a local model opened without its vision projector cannot read
+images, and one without an audio projector cannot hear (a server answers for itself when it is asked). The
+runner refuses such a run with `vision_problem`; the window warns as soon as an image is attached, or the pane's
+backend changes, with `image_warning`: the same sentence, and what to do."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from app.backends.base import Backend
-from app.backends.image_parts import count_images
+from app.backends.image_parts import count_clips, count_images
 from app.engine import EngineConfig, GenerationRequest
 from app.models import model_name
+from app.models.projectors import projector_hears
 from app.session.state import PaneSpec
 
 
@@ -21,11 +24,29 @@ def projector_missing(config: EngineConfig | None) -> str | None:
             "images")
 
 
+def cannot_hear(config: EngineConfig | None) -> str | None:
+    """Why a local model with these settings cannot hear audio (None: it can, or it is a server), naming the model
+    as the status bar does."""
+    if config is None:
+        return None
+    projector = getattr(config, "mmproj", None)
+    if not projector:
+        return f"{model_name(config.model_path)} was opened without an audio projector (mmproj), so it cannot hear"
+    if not projector_hears(projector):
+        return (f"{model_name(config.model_path)} cannot hear: its projector {Path(projector).name} has no audio "
+                "encoder")
+    return None
+
+
 def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
-    """Why `backend` cannot take the request's images: a local model opened without its projector (a server
-    answers for itself). None when it can, or when the request has none."""
-    problem = projector_missing(backend.config if backend is not None else None) if count_images(request) else None
-    return f"{problem}. Open the model with its projector, or remove the images from the message." if problem \
+    """Why `backend` cannot take the request's images or clips: a local model opened without its projector, or
+    one that cannot hear (a server answers for itself). None when it can, or when the request has none."""
+    config = backend.config if backend is not None else None
+    problem = projector_missing(config) if count_images(request) else None
+    if problem:
+        return f"{problem}. Open the model with its projector, or remove the images from the message."
+    problem = cannot_hear(config) if count_clips(request) else None
+    return f"{problem}. Open a model with an audio projector, or remove the clips from the message." if problem \
         else None
 
 
