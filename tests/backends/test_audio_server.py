@@ -1,0 +1,126 @@
+"""The audio oracle: greedy replies from the engine and from llama-server `--mmproj`, on the same two files
+(SmolLM2-135M and the tiny random Ultravox projector of tests/fixtures/audio_gguf.py), are the same for 3 clips x 2
+prompts (a tone as wav, noise as flac, a chirp as ogg), with as many prompt tokens in both. llama-server does not
+read ogg: it gets the samples the engine decoded from the ogg file, as a float wav (lossless), so the chirp still
+checks the encoder and the decode rather than the two vorbis decoders.
+
+Plus the figures of docs/benchmarks.md, "Audio", printed, never asserted (timing): 8 requests about one clip, the
+last one's time to first token over a lone request's, for the engine and for llama-server, and the engine's encodes
+(llama-server's are not in its log).
+"""
+
+import base64
+import io
+
+import httpx
+import pytest
+
+from app.engine import Engine, EngineConfig, GenerationRequest, limits
+from app.engine.vision.audio import decode_clip
+from tests.conftest import GREEDY, TEST_THREADS
+from tests.fixtures.audio_gguf import RATE, audio_part, encode, sample_clip, tiny_audio_mmproj
+from tests.fixtures.servers import llama_server
+
+pytestmark = pytest.mark.servers
+
+PROMPTS = [("text first", "What do you hear?"), ("audio first", "Describe this sound in one sentence.")]
+CLIPS = [(0, "wav"), (1, "flac"), (2, "ogg")]
+N = 24
+
+
+def float_wav(data: bytes, fmt: str) -> bytes:
+    """The clip's samples as the engine hears them (miniaudio at the projector's rate), as a float32 wav."""
+    import soundfile
+
+    out = io.BytesIO()
+    soundfile.write(out, decode_clip(data, RATE, "the clip", fmt), RATE, format="WAV", subtype="FLOAT")
+    return out.getvalue()
+
+
+def messages(part: dict, order: str, question: str) -> list[dict]:
+    parts = [{"type": "text", "text": question}, part]
+    return [{"role": "user", "content": parts if order == "text first" else parts[::-1]}]
+
+
+@pytest.fixture(scope="module")
+def server(model_path):
+    # -ub as in test_vision_server.py: the server's ubatches are the engine's prompt pieces
+    started = llama_server(model_path, "--mmproj", str(tiny_audio_mmproj()), "-ub", str(limits.PREFILL_CHUNK),
+                           "--no-cache-prompt").start()
+    yield started
+    started.kill()
+
+
+@pytest.fixture(scope="module")
+def engine(model_path):
+    with Engine(EngineConfig(model_path=model_path, mmproj=str(tiny_audio_mmproj()), n_slots=4,
+                             n_threads=TEST_THREADS)) as started:
+        yield started
+
+
+def server_reply(server, msgs: list[dict], max_tokens: int = N) -> httpx.Response:
+    body = {"messages": msgs, "max_tokens": max_tokens, "temperature": 0, "cache_prompt": False}
+    return httpx.post(f"{server.url}/chat/completions", json=body, timeout=300)
+
+
+@pytest.mark.parametrize("order,question", PROMPTS, ids=[p[0] for p in PROMPTS])
+@pytest.mark.parametrize("k,fmt", CLIPS, ids=[c[1] for c in CLIPS])
+def test_greedy_replies_about_a_clip_match_llama_server(server, engine, k, fmt, order, question):
+    data = encode(sample_clip(k, seconds=2.0), fmt)
+    ours = engine.submit(GenerationRequest(messages=messages(audio_part(data, fmt), order, question), max_tokens=N,
+                                           sampling=GREEDY)).result(300)
+    theirs_part = audio_part(float_wav(data, fmt), "wav") if fmt == "ogg" else audio_part(data, fmt)
+    reply = server_reply(server, messages(theirs_part, order, question))
+    assert reply.status_code == 200, reply.text
+    theirs = reply.json()
+    assert ours.error is None
+    assert ours.prompt_tokens == theirs["usage"]["prompt_tokens"]
+    assert ours.text == theirs["choices"][0]["message"]["content"]
+
+
+def test_a_server_without_audio_refuses_a_clip_naming_the_server(start_llama_server):
+    """llama-server without an audio projector answers a clip with an error; the backend's message names it."""
+    from app.backends import OpenAIBackend
+
+    backend = OpenAIBackend.open(start_llama_server().url)
+    try:
+        clip = encode(sample_clip(0))
+        done = backend.submit(GenerationRequest(messages=messages(audio_part(clip), "audio first", "Hm?"),
+                                                max_tokens=4, sampling=GREEDY)).result(120)
+    finally:
+        backend.close()
+    assert done.finish_reason == "error"
+    assert done.error.startswith(f"{backend.name} refused the audio clip in this message"), done.error
+    assert "audio" in done.error.split("in this message", 1)[1]  # llama-server's own words
+    assert base64.b64encode(clip).decode()[:40] not in done.error
+
+
+def test_eight_requests_on_one_clip_figures(model_path):
+    """Printed: the last of 8 requests' TTFT over one request's, engine and llama-server, and the encodes."""
+    from tests.backends.test_vision_server import server_ttfts
+
+    questions = ["What is this sound?", "Transcribe it.", "Is it speech?", "How loud is it?",
+                 "What instrument?", "Describe it.", "How long is it?", "Give it a title."]
+    clip, other = encode(sample_clip(2, seconds=10.0)), encode(sample_clip(0, seconds=10.0))
+    reqs = [messages(audio_part(clip), "audio first", q) for q in questions]
+    alone = messages(audio_part(other), "audio first", questions[0])
+    with Engine(EngineConfig(model_path=model_path, mmproj=str(tiny_audio_mmproj()), n_slots=8,
+                             n_threads=TEST_THREADS)) as eng:
+        one = eng.submit(GenerationRequest(messages=alone, max_tokens=8, sampling=GREEDY)).result(300).ttft_s
+        eng.clear_prompt_cache()
+        eng.reset_stats()
+        done = [h.result(300) for h in [eng.submit(GenerationRequest(messages=m, max_tokens=8, sampling=GREEDY))
+                                        for m in reqs]]
+        encoded = eng.stats().clips_encoded
+    last = max(d.ttft_s for d in done)
+    print(f"\nengine: one pane TTFT {one * 1000:.0f} ms, last of 8 {last * 1000:.0f} ms, ratio {last / one:.2f}, "
+          f"clips encoded {encoded}")
+    assert encoded == 1
+    wide = llama_server(model_path, "--mmproj", str(tiny_audio_mmproj()), "-np", "8", "-c", "8192").start()
+    try:
+        one = server_ttfts(wide, [alone])[0]
+        last = max(server_ttfts(wide, reqs))
+    finally:
+        wide.kill()
+    print(f"llama-server -np 8: one request TTFT {one * 1000:.0f} ms, last of 8 {last * 1000:.0f} ms, "
+          f"ratio {last / one:.2f}")
