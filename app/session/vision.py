@@ -50,23 +50,42 @@ def vision_problem(request: GenerationRequest, backend: Backend | None) -> str |
         else None
 
 
-def pane_images(pane: PaneSpec) -> int:
-    """How many images the pane's next run sends: its conversation's and its draft's."""
-    return len(pane.draft_images) + sum(len(turn.get("images", ())) for turn in pane.turns)
+def pane_images(pane: PaneSpec, audio: bool = False) -> int:
+    """How many images (or clips, with `audio`) the pane's next run sends: its conversation's and its draft's."""
+    refs = [*pane.draft_images, *(r for turn in pane.turns for r in turn.get("images", ()))]
+    return sum(r.is_audio == audio for r in refs)
+
+
+def clip_warning(pane: PaneSpec, config_of: Callable[[str], EngineConfig | None], offered: list[str]) -> str | None:
+    """The pane's warning, at once, when its backend cannot hear the clips it holds (as `image_warning`)."""
+    count = pane_images(pane, audio=True)
+    problem = cannot_hear(config_of(pane.backend)) if count else None
+    if problem is None:
+        return None
+    hearers = [name for name in offered if name != pane.backend and (config := config_of(name)) is not None
+               and cannot_hear(config) is None]
+    where = (f"run this pane on {' or '.join(hearers)} (it hears audio)" if hearers else
+             "open a model with an audio projector (Model → Open model…), or run this pane on a server whose model "
+             "hears audio (Model → Backends…)")
+    them = "them" if count > 1 else "it"
+    return f"{problem}. The clip{'s stay' if count > 1 else ' stays'} attached: {where}, or remove {them}."
 
 
 def image_warning(pane: PaneSpec, config_of: Callable[[str], EngineConfig | None], offered: list[str]) -> str | None:
-    """The pane's warning, at once, when its backend cannot read the images it holds: the sentence, that the
-    images stay, and what to do (the offered backends that can read them, else how to open a model that can).
+    """The pane's warning, at once, when its backend cannot read the images (or hear the clips) it holds: the
+    sentence, that the images stay, and what to do (the offered backends that can read them, else how to open a
+    model that can).
     `config_of(name)` is a backend's engine settings (None: a server, or not open). None when nothing is wrong."""
+    clips = clip_warning(pane, config_of, offered)
     count = pane_images(pane)
     problem = projector_missing(config_of(pane.backend)) if count else None
     if problem is None:
-        return None
+        return clips
     them = "them" if count > 1 else "it"
     readers = [name for name in offered if name != pane.backend and (config := config_of(name)) is not None
                and config.mmproj]
     where = (f"run this pane on {' or '.join(readers)} (it reads images)" if readers else
              "open a model with its vision projector (Model → Open model…), or run this pane on a server whose "
              "model reads images (Model → Backends…)")
-    return f"{problem}. The image{'s stay' if count > 1 else ' stays'} attached: {where}, or remove {them}."
+    images = f"{problem}. The image{'s stay' if count > 1 else ' stays'} attached: {where}, or remove {them}."
+    return f"{images}\n{clips}" if clips else images
