@@ -19,6 +19,7 @@ from app.engine import Engine, EngineConfig, GenerationRequest, limits
 from app.engine.vision.audio import decode_clip
 from tests.conftest import GREEDY, TEST_THREADS
 from tests.fixtures.audio_gguf import RATE, audio_part, encode, sample_clip, tiny_audio_mmproj
+from tests.fixtures.fan_out import engine_figures, server_figures
 from tests.fixtures.servers import llama_server
 
 pytestmark = pytest.mark.servers
@@ -97,30 +98,15 @@ def test_a_server_without_audio_refuses_a_clip_naming_the_server(start_llama_ser
 
 def test_eight_requests_on_one_clip_figures(model_path):
     """Printed: the last of 8 requests' TTFT over one request's, engine and llama-server, and the encodes."""
-    from tests.backends.test_vision_server import server_ttfts
-
     questions = ["What is this sound?", "Transcribe it.", "Is it speech?", "How loud is it?",
                  "What instrument?", "Describe it.", "How long is it?", "Give it a title."]
     clip, other = encode(sample_clip(2, seconds=10.0)), encode(sample_clip(0, seconds=10.0))
     reqs = [messages(audio_part(clip), "audio first", q) for q in questions]
-    alone = messages(audio_part(other), "audio first", questions[0])
-    with Engine(EngineConfig(model_path=model_path, mmproj=str(tiny_audio_mmproj()), n_slots=8,
-                             n_threads=TEST_THREADS)) as eng:
-        one = eng.submit(GenerationRequest(messages=alone, max_tokens=8, sampling=GREEDY)).result(300).ttft_s
-        eng.clear_prompt_cache()
-        eng.reset_stats()
-        done = [h.result(300) for h in [eng.submit(GenerationRequest(messages=m, max_tokens=8, sampling=GREEDY))
-                                        for m in reqs]]
-        encoded = eng.stats().clips_encoded
-    last = max(d.ttft_s for d in done)
+    alone = messages(audio_part(other), "audio first", questions[0])  # another clip: cold too
+    one, last, encoded = engine_figures(model_path, tiny_audio_mmproj(), alone, reqs, lambda stats: stats.clips_encoded)
     print(f"\nengine: one pane TTFT {one * 1000:.0f} ms, last of 8 {last * 1000:.0f} ms, ratio {last / one:.2f}, "
           f"clips encoded {encoded}")
     assert encoded == 1
-    wide = llama_server(model_path, "--mmproj", str(tiny_audio_mmproj()), "-np", "8", "-c", "8192").start()
-    try:
-        one = server_ttfts(wide, [alone])[0]
-        last = max(server_ttfts(wide, reqs))
-    finally:
-        wide.kill()
+    one, last = server_figures(model_path, tiny_audio_mmproj(), alone, reqs)
     print(f"llama-server -np 8: one request TTFT {one * 1000:.0f} ms, last of 8 {last * 1000:.0f} ms, "
           f"ratio {last / one:.2f}")
