@@ -15,12 +15,12 @@ import io
 import httpx
 import pytest
 
-from app.engine import Engine, EngineConfig, GenerationRequest, limits
+from app.engine import GenerationRequest
 from app.engine.vision.audio import decode_clip
-from tests.conftest import GREEDY, TEST_THREADS
+from tests.conftest import GREEDY
 from tests.fixtures.audio_gguf import RATE, audio_part, encode, sample_clip, tiny_audio_mmproj
 from tests.fixtures.fan_out import engine_figures, server_figures
-from tests.fixtures.servers import llama_server
+from tests.fixtures.vision_oracle import pair_fixtures
 
 pytestmark = pytest.mark.servers
 
@@ -43,20 +43,14 @@ def messages(part: dict, order: str, question: str) -> list[dict]:
     return [{"role": "user", "content": parts if order == "text first" else parts[::-1]}]
 
 
-@pytest.fixture(scope="module")
-def server(model_path):
-    # -ub as in test_vision_server.py: the server's ubatches are the engine's prompt pieces
-    started = llama_server(model_path, "--mmproj", str(tiny_audio_mmproj()), "-ub", str(limits.PREFILL_CHUNK),
-                           "--no-cache-prompt").start()
-    yield started
-    started.kill()
+def tiny_pair():
+    """The embedded model and the tiny Ultravox projector."""
+    from app.models import default_model_path
+
+    return default_model_path(), tiny_audio_mmproj()
 
 
-@pytest.fixture(scope="module")
-def engine(model_path):
-    with Engine(EngineConfig(model_path=model_path, mmproj=str(tiny_audio_mmproj()), n_slots=4,
-                             n_threads=TEST_THREADS)) as started:
-        yield started
+server, engine = pair_fixtures(tiny_pair)  # llama-server with -ub as the engine's pieces, no prompt cache
 
 
 def server_reply(server, msgs: list[dict], max_tokens: int = N) -> httpx.Response:
