@@ -9,6 +9,7 @@ model that cannot be used at all exits 2 with one sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -28,6 +29,7 @@ from app.cli.report_stability import report_clusters
 from app.engine import limits
 from app.evaluate.outputs import escape_surrogates
 from app.models import default_model_path
+from app.models.projectors import beside
 from app.session import MAIN, PaneResult, SessionRunner
 
 IN_FLIGHT_PER_SLOT = 2  # requests submitted ahead of free slots: keeps every slot busy, bounds memory
@@ -86,7 +88,8 @@ def open_backends(args) -> BackendRegistry:
         model = Path(args.model) if args.model else default_model_path()
         draft = {"draft_model": str(Path(args.spec_draft).expanduser())} if getattr(args, "spec_draft", None) else {}
         tool_format = {"tool_format": args.tool_format} if getattr(args, "tool_format", None) else {}
-        registry.open_main(BackendSpec(kind="local", path=str(model)),
+        projector = getattr(args, "mmproj", None) or beside(model)
+        registry.open_main(BackendSpec(kind="local", path=str(model), mmproj=str(projector) if projector else None),
                            engine={"n_slots": args.slots, **draft, **tool_format})
     return registry
 
@@ -185,7 +188,13 @@ class Run:
                 self.in_flight[id(pane.result)] = item
             else:
                 result = PaneResult()
-                self.runner.submit(item.request, MAIN, result)
+                try:
+                    self.runner.submit(item.request, MAIN, result)
+                except ValueError as exc:  # media the model cannot take: this line's error, the rest still run
+                    failed = dataclasses.replace(item, error=f"line {item.line}: {exc}")
+                    print(f"chorus run: {failed.error}", file=sys.stderr)
+                    self._write(failed, None)
+                    continue
                 self.in_flight[id(result)] = item
 
     def _ended(self, _pane, result: PaneResult) -> None:
