@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--model", help="GGUF file to load instead of the embedded default")
     source.add_argument("--server", metavar="URL",
                         help="an OpenAI-compatible server instead, e.g. http://127.0.0.1:8080/v1 (llama-server, vLLM)")
+    run.add_argument("--mmproj", metavar="FILE", help="the local model's projector (vision or audio), for lines with "
+                     "image or audio parts (default: the one beside the model file, if any)")
     run.add_argument("--server-model", metavar="NAME", help="--server: the model to ask for (default: its first)")
     run.add_argument("--api-key", help="--server: API key (default: $CHORUS_API_KEY, else the one remembered for "
                      "that URL; never written to outputs or logs)")

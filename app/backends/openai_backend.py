@@ -7,8 +7,8 @@ that thread, never on a caller's. Cancelling, from any thread, cancels the reque
 response at once whether the server is sending, stalled or has not answered yet (and makes it stop generating);
 `close()` does that to every live request and never waits on a server. Any failure (server down, DNS,
 401/403/404/429/5xx, a stream killed or stalled, malformed chunks) ends that request "error" with a message
-naming the URL and the cause; nothing retries silently, nothing hangs. Image parts go as they are (OpenAI
-`image_url` data URLs); a server that answers them with an HTTP error is named with its model.
+naming the URL and the cause; nothing retries silently, nothing hangs. Image and audio parts go as they are (OpenAI
+`image_url` data URLs, `input_audio` base64 and format); a server that answers them with an HTTP error is named.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import openai
 
 from app.backends.base import BackendInfo, NotSupported
 from app.backends.client_stats import ClientStats
-from app.backends.image_parts import count_images, refused
+from app.backends.image_parts import count_media, refused
 from app.backends.loop_thread import LoopThread, close_quietly
 from app.backends.security import plain_http_warning
 from app.backends.server_errors import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, describe_error
@@ -232,8 +232,8 @@ class OpenAIBackend:
             self._end(run, "cancelled")
         except Exception as exc:  # the server, the client, malformed data, a bug: end this request only
             error = describe_error(self.base_url, exc)
-            if isinstance(exc, openai.APIStatusError) and count_images(request):
-                error = refused(self.name, request, error)  # a server or model that takes no images
+            if isinstance(exc, openai.APIStatusError) and count_media(request):
+                error = refused(self.name, request, error)  # a server or model that takes no images or audio
             self._end(run, "error", error)
 
     def _take(self, run: StreamRun, chunk) -> None:

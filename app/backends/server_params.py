@@ -78,11 +78,29 @@ def create_arguments(request: GenerationRequest, model: str | None,
         common.update(tools=[dict(t) for t in request.tools], tool_choice=tool_choice(request.tool_choice))
         if request.parallel_tool_calls is not None:
             common["parallel_tool_calls"] = request.parallel_tool_calls
-    messages = list(request.messages)
+    messages = [_as_sent(m) for m in request.messages]
     if request.reply_prefix:  # continue this reply (llama-server: a final assistant message is a prefill)
         messages.append({"role": "assistant", "content": request.reply_prefix})
         extra.update(continue_final_message=True, add_generation_prompt=False)
     return "chat", {"messages": messages, **common}
+
+
+def _as_sent(message: dict) -> dict:
+    """A message as OpenAI's schema takes it: the file names Chorus keeps on image and audio parts (for its own
+    messages) are not sent."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") in ("image_url", "input_audio")
+                                                for p in content):
+        return message
+    parts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") in ("image_url", "input_audio"):
+            inner = part.get(part["type"])
+            part = {k: v for k, v in part.items() if k != "name"}
+            if isinstance(inner, dict):
+                part[part["type"]] = {k: v for k, v in inner.items() if k != "name"}
+        parts.append(part)
+    return {**message, "content": parts}
 
 
 def tool_choice(choice: str) -> str | dict:

@@ -4,11 +4,15 @@ Each input becomes a RunItem: its line number (or pane number), an id, the Gener
 as the comparison labels, or the reason the line cannot run (then the rest still run). An input that cannot be
 read at all raises InputError with one sentence. A message's image parts (OpenAI's `image_url`) may give a data
 URL or a file (a path relative to the JSONL's folder, or file://); each is read and sent as a data URL, and
-one that is missing or not an image is named with its line.
+one that is missing or not an image is named with its line. Audio parts (OpenAI's `input_audio`) give base64
+`data` and a `format`, or a `path` (relative to the JSONL's folder; the format from its suffix): sent as base64
+with the file's name, so a clip the model cannot decode is named by its file.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import json
 from collections.abc import Iterator
@@ -122,10 +126,12 @@ def field_problem(data: dict) -> str | None:
             return f"messages[{index}] must be an object with a string role and a content"
         content = message.get("content")
         if not (isinstance(content, str) or (isinstance(content, list) and all(
-                isinstance(part, dict) and (isinstance(part.get("text", ""), str) and part.get("type") != "image_url"
-                                            or _image_part(part)) for part in content))):
-            return (f"messages[{index}].content must be a string or a list of text and image parts "
-                    '({"type": "image_url", "image_url": {"url": "<a path or a data URL>"}})')
+                isinstance(part, dict) and (isinstance(part.get("text", ""), str)
+                                            and part.get("type") not in ("image_url", "input_audio")
+                                            or _image_part(part) or _audio_part(part)) for part in content))):
+            return (f"messages[{index}].content must be a string or a list of text, image and audio parts "
+                    '({"type": "image_url", "image_url": {"url": "<a path or a data URL>"}}, '
+                    '{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"} or {"path": ...}})')
     for name, value in (data.get("sampling") or {}).items():
         if name not in _SAMPLING_TYPES:
             return f"sampling: unknown setting {_shown(str(name))!r} (known: {', '.join(_SAMPLING_TYPES)})"
@@ -141,6 +147,30 @@ def _image_part(part: dict) -> bool:
         image.get("url") if isinstance(image, dict) else image, str)
 
 
+def _audio_part(part: dict) -> bool:
+    audio = part.get("input_audio")
+    return part.get("type") == "input_audio" and isinstance(audio, dict) and (
+        isinstance(audio.get("data"), str) or isinstance(audio.get("path"), str))
+
+
+def _clip(audio: dict, base: Path | None, where: str) -> dict:
+    """An input_audio part's object as sent: base64 data and a format, read from `path` if it names a file."""
+    if isinstance(audio.get("data"), str):
+        try:
+            base64.b64decode(audio["data"], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError(f"{where}: input_audio data is not base64 ({exc})") from exc
+        return audio
+    path = Path(audio["path"].removeprefix("file://")).expanduser()
+    path = path if path.is_absolute() or base is None else base / path
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{where}: audio clip not found: {path} ({exc.strerror or exc})") from exc
+    return {"data": base64.b64encode(data).decode(), "format": audio.get("format") or path.suffix.lstrip(".").lower(),
+            "name": path.name}
+
+
 def inline_images(messages: list[dict], base: Path | None) -> list[dict]:
     """Messages whose image parts name a file (a path, relative to `base`, or a file:// URL) or a data URL, with
     every image read, checked and sent as a data URL. Raises ValueError naming the part and the file."""
@@ -152,12 +182,15 @@ def inline_images(messages: list[dict], base: Path | None) -> list[dict]:
             continue
         parts = []
         for number, part in enumerate(content):
+            where = f"messages[{index}].content[{number}]"
+            if part.get("type") == "input_audio":
+                parts.append({**part, "input_audio": _clip(part["input_audio"], base, where)})
+                continue
             if part.get("type") != "image_url":
                 parts.append(part)
                 continue
             image = part["image_url"]
             url = (image.get("url") if isinstance(image, dict) else image).strip()
-            where = f"messages[{index}].content[{number}]"
             try:
                 ref = images.add_data_url(url, where) if url.startswith("data:") else _image_file(url, base)
             except images.ImageError as exc:

@@ -32,6 +32,7 @@ from app.engine import limits
 from app.evaluate.outputs import escape_surrogates
 from app.mcp import parse_policy
 from app.models import default_model_path
+from app.models.projectors import beside
 from app.session import MAIN, PaneResult, SessionRunner
 
 IN_FLIGHT_PER_SLOT = 2  # requests submitted ahead of free slots: keeps every slot busy, bounds memory
@@ -90,7 +91,8 @@ def open_backends(args) -> BackendRegistry:
         model = Path(args.model) if args.model else default_model_path()
         draft = {"draft_model": str(Path(args.spec_draft).expanduser())} if getattr(args, "spec_draft", None) else {}
         tool_format = {"tool_format": args.tool_format} if getattr(args, "tool_format", None) else {}
-        registry.open_main(BackendSpec(kind="local", path=str(model)),
+        projector = getattr(args, "mmproj", None) or beside(model)
+        registry.open_main(BackendSpec(kind="local", path=str(model), mmproj=str(projector) if projector else None),
                            engine={"n_slots": args.slots, **draft, **tool_format})
     return registry
 
@@ -241,7 +243,13 @@ class Run:
 
     def _submit(self, item: RunItem, request) -> None:
         result = PaneResult()
-        self.runner.submit(request, MAIN, result)
+        try:
+            self.runner.submit(request, MAIN, result)
+        except ValueError as exc:  # media the model cannot take: this line's error, the rest still run
+            failed = dataclasses.replace(item, error=f"line {item.line}: {exc}")
+            print(f"chorus run: {failed.error}", file=sys.stderr)
+            self._write(failed, None)
+            return
         self.in_flight[id(result)] = item
 
     def _ended(self, _pane, result: PaneResult) -> None:

@@ -136,7 +136,7 @@ def fit_check(config: EngineConfig) -> fit.FitCheck:
     """Whether loading `config` fits the free RAM (and the GPU's free memory for the layers it would get).
     Raises ValueError for a file whose header cannot be read."""
     estimate = estimate_memory(config.model_path, config.n_slots, config.n_ctx_per_slot, config.kv_type,
-                               n_ubatch=config.batch_capacity)
+                               n_ubatch=config.batch_capacity, projector=config.mmproj)
     offload = resolve_gpu_layers(config)
     device = offload.device if offload.on_gpu else None
     return fit.check(estimate, fit.available_ram(), device.free if device else None, offload.layers,

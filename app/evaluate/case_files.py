@@ -252,6 +252,9 @@ def read_vars_file(path: Path) -> list[dict]:
 # The extensions promptfoo reads as images (src/util/file.ts isImageFile): such a `file://` var becomes
 # `data:<mime>;base64,...`. Chorus sends the formats its engine decodes and names any other.
 PROMPTFOO_IMAGE_TYPES = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "heic", "heif", "avif", "tif", "tiff")
+# The extensions promptfoo reads as audio (src/util/file.ts isAudioFile): such a var becomes the file's base64, for
+# an `input_audio` part's data. Chorus sends the formats its engine decodes (wav, mp3, flac, ogg) and names others.
+PROMPTFOO_AUDIO_TYPES = ("wav", "mp3", "ogg", "aac", "m4a", "flac", "wma", "aiff", "opus")
 
 
 def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
@@ -272,9 +275,10 @@ def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -
                 problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
             elif not is_file(path):
                 problems.add(f"{where}.vars.{key}", f"no such file: {path}")
-            elif path.suffix.lower().lstrip(".") in PROMPTFOO_IMAGE_TYPES:
+            elif path.suffix.lower().lstrip(".") in PROMPTFOO_IMAGE_TYPES + PROMPTFOO_AUDIO_TYPES:
                 try:  # promptfoo inlines it as a data URL (evaluatorHelpers.ts renderPrompt); see docs/evaluate.md
-                    out.append(images.data_url(images.add_file(path)))
+                    ref = images.add_file(path)  # a clip: its base64, as promptfoo loads an audio var
+                    out.append(images.audio_part(ref)["input_audio"]["data"] if ref.is_audio else images.data_url(ref))
                 except images.ImageError as exc:
                     problems.add(f"{where}.vars.{key}", str(exc))
             elif (text := read_text(path, problems)) is None:

@@ -7,13 +7,14 @@ header alone:
   cache type. The engine gives every slot its own stream (kv_unified=False) of `n_ctx_per_slot` rounded up to
   256 cells. Sliding-window layers are full size too: llama.cpp's default swa_full, which the engine keeps;
 - compute buffers: the graph reserved for one ubatch with every token an output, dominated by the logits
-  (`n_vocab x n_ubatch` floats), plus the per-slot output buffer (`n_vocab x slots` floats).
+  (`n_vocab x n_ubatch` floats), plus the per-slot output buffer (`n_vocab x slots` floats);
+- a projector (mmproj: vision, audio or both), when one is paired: its file's bytes, which libmtmd loads whole.
 docs/engine.md ("Memory") has the comparison with llama.cpp's own log on the test models.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.models.info import ModelFacts
@@ -48,15 +49,17 @@ class MemoryEstimate:
     compute: int
     per_layer: tuple[int, ...] = ()
     approximate: bool = False  # recurrent layers, whose state the estimate leaves out
+    projector: int = 0  # the paired mmproj's weights (vision or audio encoder)
 
     @property
     def total(self) -> int:
-        return self.weights + self.kv + self.compute
+        return self.weights + self.kv + self.compute + self.projector
 
     def describe(self) -> str:
         tilde = "≈" if self.approximate else ""
+        projector = f" + projector {self.projector / MIB:,.0f}" if self.projector else ""
         return (f"{tilde}{self.total / MIB:,.0f} MiB (weights {self.weights / MIB:,.0f} + KV cache "
-                f"{self.kv / MIB:,.0f} + compute {self.compute / MIB:,.0f})")
+                f"{self.kv / MIB:,.0f} + compute {self.compute / MIB:,.0f}{projector})")
 
 
 def estimate(facts: ModelFacts, n_slots: int, n_ctx_per_slot: int, kv_type: str = "f16",
@@ -79,11 +82,16 @@ def estimate(facts: ModelFacts, n_slots: int, n_ctx_per_slot: int, kv_type: str 
 
 
 def estimate_memory(path: str | Path, n_slots: int, n_ctx_per_slot: int, kv_type: str = "f16",
-                    n_ubatch: int | None = None, cache=None) -> MemoryEstimate:
-    """Weights + KV cache + compute buffers for `path` (its first shard, for a split model) at these settings.
-    Reads only the header (through `cache`, a ScanCache, when given). Raises ValueError for a broken file."""
+                    n_ubatch: int | None = None, cache=None, projector: str | Path | None = None) -> MemoryEstimate:
+    """Weights + KV cache + compute buffers for `path` (its first shard, for a split model) at these settings,
+    plus its `projector` (an mmproj file) if given. Reads only the header (through `cache`, a ScanCache, when
+    given). Raises ValueError for a broken file (a projector that cannot be read counts 0: its loader says why)."""
     paths = shard_paths(Path(path))
     facts, broken = (cache or ScanCache()).facts(paths, Path(path).name)
     if facts is None:
         raise ValueError(f"{Path(path).name}: {broken}")
-    return estimate(facts, n_slots, n_ctx_per_slot, kv_type, n_ubatch)
+    found = estimate(facts, n_slots, n_ctx_per_slot, kv_type, n_ubatch)
+    try:
+        return replace(found, projector=Path(projector).stat().st_size) if projector else found
+    except OSError:
+        return found

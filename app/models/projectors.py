@@ -45,6 +45,15 @@ def takes_images(model: str | Path) -> bool:
         (isinstance(template, str) and any(marker in template for marker in IMAGE_MARKERS))
 
 
+def projector_hears(projector: str | Path) -> bool:
+    """Whether a projector GGUF has an audio encoder (`clip.has_audio_encoder`: Ultravox, Qwen2-Audio, Voxtral,
+    Gemma 3n/4 audio, Granite speech...); False for a vision-only one, and for a file whose header cannot be read."""
+    try:
+        return bool(read_header(projector).get("clip.has_audio_encoder"))
+    except (OSError, GGUFError):
+        return False
+
+
 def is_projector(name: str) -> bool:
     lower = name.lower()
     return "mmproj" in lower and lower.endswith(".gguf")

@@ -1,5 +1,8 @@
-"""Images in conversations: referenced by content hash, their bytes held once per process, saved beside the
-session file.
+"""Images and audio clips in conversations: referenced by content hash, their bytes held once per process, saved
+beside the session file.
+
+A clip is an ImageRef whose MIME type is audio (`is_audio`): it is attached, kept, saved, loaded and named missing
+exactly as an image is, and sent as an OpenAI `input_audio` part (base64 and its format) instead of a data URL.
 
 A message names its images by `ImageRef` (the sha256 of the bytes, the file name they came from, their MIME
 type); the bytes live in this module's content-addressed store, so two panes (or two sessions) showing one image
@@ -25,13 +28,16 @@ from pathlib import Path
 from app.files import write_atomic
 
 MAX_BYTES = 20 * 1024 * 1024  # the largest image a message takes (a 4K PNG screenshot is 5-15 MB)
+MAX_CLIP_BYTES = 100 * 1024 * 1024  # the largest clip (10 minutes of 16-bit 44.1 kHz stereo wav is ~100 MB)
 # The formats libmtmd's decoder (stb_image) and the common servers read, by their first bytes.
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png", "png"), (b"\xff\xd8\xff", "image/jpeg", "jpg"),
           (b"GIF87a", "image/gif", "gif"), (b"GIF89a", "image/gif", "gif"), (b"BM", "image/bmp", "bmp"))
-_EXT = {mime: ext for _, mime, ext in _MAGIC} | {"image/webp": "webp"}
+# The clips miniaudio (app/engine/vision/audio.py) and llama-server decode (ogg: the engine only).
+_AUDIO_EXT = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac", "audio/ogg": "ogg"}
+_EXT = {mime: ext for _, mime, ext in _MAGIC} | {"image/webp": "webp"} | _AUDIO_EXT
 _SHA = re.compile(r"[0-9a-f]{64}")
 _DATA_URL = re.compile(r"data:(image/[\w.+-]+)?(;[\w=.+-]+)*;base64,(.*)", re.S)
-FORMATS = "PNG, JPEG, GIF, WebP or BMP"
+FORMATS = "PNG, JPEG, GIF, WebP or BMP; audio: WAV, MP3, FLAC or OGG"
 
 
 class ImageError(ValueError):
@@ -51,9 +57,13 @@ class ImageRef:
             raise ValueError(f"an image's sha256 must be 64 lowercase hex digits, got {self.sha256!r}")
 
     @property
+    def is_audio(self) -> bool:
+        return self.mime.startswith("audio/")
+
+    @property
     def label(self) -> str:
-        """What a message calls the image: its file name, else the start of its hash."""
-        return self.name or f"image {self.sha256[:12]}"
+        """What a message calls the image or clip: its file name, else the start of its hash."""
+        return self.name or f"{'clip' if self.is_audio else 'image'} {self.sha256[:12]}"
 
     @property
     def file_name(self) -> str:
@@ -66,9 +76,15 @@ _lock = threading.Lock()
 
 
 def sniff(data: bytes) -> str | None:
-    """The MIME type of an image file's bytes, or None for anything else."""
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
+    """The MIME type of an image or audio file's bytes, or None for anything else."""
+    if data[:4] == b"RIFF" and data[8:12] in (b"WEBP", b"WAVE"):
+        return "image/webp" if data[8:12] == b"WEBP" else "audio/wav"
+    if data.startswith(b"fLaC"):
+        return "audio/flac"
+    if data.startswith(b"OggS"):
+        return "audio/ogg"
+    if data.startswith(b"ID3") or (len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0):
+        return "audio/mpeg"
     return next((mime for magic, mime, _ in _MAGIC if data.startswith(magic)), None)
 
 
@@ -77,11 +93,13 @@ def add_bytes(data: bytes, name: str = "") -> ImageRef:
     label = name or "the image"
     if not data:
         raise ImageError(f"{label} is empty")
-    if len(data) > MAX_BYTES:
-        raise ImageError(f"{label} is {len(data) / 2**20:.1f} MB; an image may be at most {MAX_BYTES // 2**20} MB")
     mime = sniff(data)
+    limit = MAX_CLIP_BYTES if mime and mime.startswith("audio/") else MAX_BYTES
+    if len(data) > limit:
+        what = "a clip" if limit == MAX_CLIP_BYTES else "an image"
+        raise ImageError(f"{label} is {len(data) / 2**20:.1f} MB; {what} may be at most {limit // 2**20} MB")
     if mime is None:
-        raise ImageError(f"{label} is not an image Chorus can send ({FORMATS})")
+        raise ImageError(f"{label} is not an image or clip Chorus can send ({FORMATS})")
     ref = ImageRef(hashlib.sha256(data).hexdigest(), name, mime)
     with _lock:
         _store.setdefault(ref.sha256, data)
@@ -92,9 +110,9 @@ def add_file(path: str | Path) -> ImageRef:
     """Read an image file; raises ImageError naming the file (missing, unreadable, too big, not an image)."""
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise ImageError(f"{path} is {path.stat().st_size / 2**20:.1f} MB; an image may be at most "
-                             f"{MAX_BYTES // 2**20} MB")
+        if path.stat().st_size > MAX_CLIP_BYTES:
+            raise ImageError(f"{path} is {path.stat().st_size / 2**20:.1f} MB; a file may be at most "
+                             f"{MAX_CLIP_BYTES // 2**20} MB")
         data = path.read_bytes()
     except FileNotFoundError as exc:
         raise ImageError(f"image not found: {path}") from exc
@@ -129,12 +147,33 @@ def data_url(ref: ImageRef) -> str:
     return f"data:{ref.mime};base64,{base64.b64encode(content).decode('ascii')}"
 
 
+def audio_part(ref: ImageRef) -> dict:
+    """A clip as OpenAI's `input_audio` part; raises ImageError naming it when its bytes are missing."""
+    content = data(ref)
+    if content is None:
+        raise ImageError(f"the clip {ref.label} is missing (its file was not found beside the session)")
+    audio = {"data": base64.b64encode(content).decode("ascii"), "format": _AUDIO_EXT[ref.mime]}
+    return {"type": "input_audio", "input_audio": audio | ({"name": ref.name} if ref.name else {})}
+
+
+def add_audio_part(part: dict) -> ImageRef:
+    """The clip an `input_audio` part carries; raises ImageError for bad base64 or a file that is not a clip."""
+    audio = part.get("input_audio") or {}
+    name = audio.get("name", "") or part.get("name", "")
+    try:
+        content = base64.b64decode(audio.get("data", ""), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ImageError(f"{name or 'the clip'}: its data is not valid base64") from exc
+    return add_bytes(content, name)
+
+
 def parts(text: str, refs: tuple[ImageRef, ...] | list[ImageRef]) -> str | list[dict]:
-    """A message's `content`: the text alone, or OpenAI parts (the images, then the text) when it has images."""
+    """A message's `content`: the text alone, or OpenAI parts (the images and clips, then the text) when it has
+    any."""
     if not refs:
         return text
-    return [*({"type": "image_url", "image_url": {"url": data_url(r)}} for r in refs),
-            {"type": "text", "text": text}]
+    return [*(audio_part(r) if r.is_audio else {"type": "image_url", "image_url": {"url": data_url(r)}}
+              for r in refs), {"type": "text", "text": text}]
 
 
 def text_of(content: str | list[dict]) -> str:
@@ -201,5 +240,7 @@ def describe_missing(refs, folder: Path | None = None) -> str | None:
         return None
     names = ", ".join(r.label for r in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
     where = f" from {folder}" if folder is not None else ""
-    return f"{len(gone)} image(s) are missing{where}: {names}. The rest of the session loaded; a message that " \
-           f"shows a missing image cannot be run until it is attached again."
+    what = "clip(s)" if all(r.is_audio for r in gone) else "image(s)" if not any(r.is_audio for r in gone) \
+        else "image(s) and clip(s)"
+    return f"{len(gone)} {what} are missing{where}: {names}. The rest of the session loaded; a message that " \
+           f"shows a missing image or clip cannot be run until it is attached again."

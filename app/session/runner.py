@@ -20,7 +20,7 @@ from typing import Protocol
 from psygnal import Signal, SignalGroup
 
 from app.backends.base import Backend
-from app.backends.image_parts import count_images
+from app.backends.image_parts import count_media
 from app.engine import Completion, GenerationRequest, RequestHandle, StepEvent
 from app.engine.chat.template.reasoning import split_prefix
 from app.session import versions
@@ -138,7 +138,7 @@ class SessionRunner:
         if self.busy(pane):
             raise AlreadyRunning("This pane is still running.")
         request, turns = plan_run(pane, use_draft, self.extra_tools(pane) if self.extra_tools else ())
-        problem = count_images(request) and vision_problem(request, self.backends.get(pane.backend))
+        problem = count_media(request) and vision_problem(request, self.backends.get(pane.backend))
         if problem:
             raise ValueError(f"{pane.label}: {problem}")
         handle = self.backends.submit(request, pane.backend)
@@ -156,8 +156,8 @@ class SessionRunner:
                on_finish: Callable[[PaneResult, Completion], None] | None = None) -> RequestHandle:
         """Submit any request (an evaluation cell, a judge, a JSONL line); `result` is filled live and
         `on_finish(result, completion)` runs on the owning thread when it ends. Raises like Backend.submit, and
-        ValueError for images sent to a local model without its projector."""
-        problem = count_images(request) and vision_problem(request, self.backends.get(backend))
+        ValueError for images or clips sent to a local model that cannot take them."""
+        problem = count_media(request) and vision_problem(request, self.backends.get(backend))
         if problem:
             raise ValueError(problem)
         handle = self.backends.submit(request, backend)

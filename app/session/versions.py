@@ -83,10 +83,11 @@ def _kept(message: dict) -> dict:
     content = message.get("content")
     if not isinstance(content, list):
         return dict(message)
-    refs = [images.add_data_url(p["image_url"]["url"], p.get("name", "")) for p in content
-            if isinstance(p, dict) and p.get("type") == "image_url"]
+    refs = [images.add_data_url(p["image_url"]["url"], p.get("name", "")) if p["type"] == "image_url" else
+            images.add_audio_part(p) for p in content
+            if isinstance(p, dict) and p.get("type") in ("image_url", "input_audio")]
     return {**message, "content": images.text_of(content),
-            "images": [{"sha256": r.sha256, "name": r.name} for r in refs]}
+            "images": [{"sha256": r.sha256, "name": r.name, "mime": r.mime} for r in refs]}
 
 
 def _as_turn(message: dict) -> dict:
@@ -96,8 +97,8 @@ def _as_turn(message: dict) -> dict:
         turn["tool_calls"] = [{"id": c.get("id", ""), "name": c.get("function", c).get("name", ""),
                                "arguments": c.get("function", c).get("arguments", "")} for c in turn["tool_calls"]]
     if turn.get("images"):
-        turn["images"] = tuple(images.ImageRef(i["sha256"], i.get("name", "")) if isinstance(i, dict) else i
-                               for i in turn["images"])
+        turn["images"] = tuple(images.ImageRef(i["sha256"], i.get("name", ""), i.get("mime", "image/png"))
+                               if isinstance(i, dict) else i for i in turn["images"])
     return turn
 
 

@@ -6,13 +6,12 @@ Plus the figures of docs/benchmarks.md, "Images", printed, never asserted (timin
 one's time to first token over a lone request's, for the engine and for llama-server.
 """
 
-import time
-
 import httpx
 import pytest
 
 from app.engine import Engine, EngineConfig, GenerationRequest, limits
 from tests.conftest import GREEDY, TEST_THREADS
+from tests.fixtures.fan_out import engine_figures, server_figures
 from tests.fixtures.servers import llama_server
 from tests.fixtures.vision_gguf import data_url, sample_png, tiny_mmproj
 
@@ -64,49 +63,19 @@ def test_greedy_replies_about_an_image_match_llama_server(server, engine, k, ord
     assert ours.text == theirs["choices"][0]["message"]["content"]
 
 
-def test_eight_requests_on_one_image_figures(server, model_path):
-    """Printed: the last of 8 requests' TTFT over one request's, engine and llama-server (-np 4 here)."""
+def test_eight_requests_on_one_image_figures(model_path):
+    """Printed: the last of 8 requests' TTFT over one request's, engine and llama-server (-np 8 here)."""
     questions = ["What is in this image?", "Describe the colours.", "Is there any text?", "Count the shapes.",
                  "What is the mood?", "Where was it taken?", "Who made it?", "Give it a title."]
     png = sample_png(1)
     reqs = [[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(png)}},
                                           {"type": "text", "text": q}]}] for q in questions]
-    with Engine(EngineConfig(model_path=model_path, mmproj=str(tiny_mmproj()), n_slots=8,
-                             n_threads=TEST_THREADS)) as eng:
-        alone = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(sample_png(0))}},
-                                              {"type": "text", "text": questions[0]}]}]  # another image: cold too
-        one = eng.submit(GenerationRequest(messages=alone, max_tokens=8, sampling=GREEDY)).result(300).ttft_s
-        eng.clear_prompt_cache()
-        eng.reset_stats()
-        done = [h.result(300) for h in [eng.submit(GenerationRequest(messages=m, max_tokens=8, sampling=GREEDY))
-                                        for m in reqs]]
-        encoded = eng.stats().images_encoded
-    last = max(d.ttft_s for d in done)
+    alone = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": data_url(sample_png(0))}},
+                                          {"type": "text", "text": questions[0]}]}]  # another image: cold too
+    one, last, encoded = engine_figures(model_path, tiny_mmproj(), alone, reqs, lambda stats: stats.images_encoded)
     print(f"\nengine: one pane TTFT {one * 1000:.0f} ms, last of 8 {last * 1000:.0f} ms, ratio {last / one:.2f}, "
           f"images encoded {encoded}")
     assert encoded == 1
-    wide = llama_server(model_path, "--mmproj", str(tiny_mmproj()), "-np", "8", "-c", "8192").start()
-    try:
-        one = server_ttfts(wide, [alone])[0]
-        last = max(server_ttfts(wide, reqs))
-    finally:
-        wide.kill()
+    one, last = server_figures(model_path, tiny_mmproj(), alone, reqs)
     print(f"llama-server -np 8: one request TTFT {one * 1000:.0f} ms, last of 8 {last * 1000:.0f} ms, "
           f"ratio {last / one:.2f}")
-
-
-def server_ttfts(server, reqs: list[list[dict]]) -> list[float]:
-    """Each request's time to its first streamed token, all sent at once (one thread each)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def one(msgs):
-        body = {"messages": msgs, "max_tokens": 8, "temperature": 0, "stream": True, "cache_prompt": False}
-        start = time.perf_counter()
-        with httpx.stream("POST", f"{server.url}/chat/completions", json=body, timeout=300) as reply:
-            for line in reply.iter_lines():
-                if line.startswith("data: ") and '"content":"' in line.replace(": ", ":"):
-                    return time.perf_counter() - start
-        raise AssertionError("no token streamed")
-
-    with ThreadPoolExecutor(len(reqs)) as pool:
-        return list(pool.map(one, reqs))

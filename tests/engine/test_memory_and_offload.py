@@ -78,3 +78,17 @@ def test_a_cpu_build_says_so_and_offloads_nothing_whatever_is_asked(make_engine,
     assert engine.model_info.offload == f"CPU ({CPU_BUILD})"
     assert engine.stats().gpu_layers == 0  # the reproducible readout stays "measured" (CPU)
     assert engine.submit(ask("Hi", max_tokens=4)).result(timeout=60).finish_reason in ("stop", "length")
+
+
+def test_the_memory_estimate_counts_a_paired_audio_projector(model_path):
+    from app.engine.devices import fit_check
+    from tests.fixtures.audio_gguf import tiny_audio_mmproj
+
+    projector = tiny_audio_mmproj()
+    alone = estimate_memory(model_path, 2, 512)
+    paired = estimate_memory(model_path, 2, 512, projector=projector)
+    assert paired.projector == projector.stat().st_size and paired.total == alone.total + paired.projector
+    assert paired.describe().endswith("+ projector 1)")
+    config = EngineConfig(model_path=str(model_path), mmproj=str(projector), n_slots=2, n_ctx_per_slot=512)
+    same = estimate_memory(model_path, 2, 512, n_ubatch=config.batch_capacity, projector=projector)
+    assert fit_check(config).ram_needed == same.total  # the load's check counts it too (CPU: all in RAM)

@@ -105,7 +105,7 @@ def test_bad_image_files_are_named_and_nothing_changes(tmp_path, fresh_store):
     pane = PaneSpec(draft="hi")
     text = tmp_path / "notes.png"
     text.write_text("not a picture")
-    with pytest.raises(images.ImageError, match=r"notes.png is not an image Chorus can send \(PNG, JPEG"):
+    with pytest.raises(images.ImageError, match=r"notes.png is not an image or clip Chorus can send \(PNG, JPEG"):
         images.add_file(text)
     with pytest.raises(images.ImageError, match="image not found: .*gone.png"):
         images.add_file(tmp_path / "gone.png")

@@ -1,11 +1,13 @@
-"""Image parts of chat messages, as the engine takes them: OpenAI content parts with data URLs.
+"""Image and audio parts of chat messages, as the engine takes them: OpenAI content parts with base64 data.
 
-A message's `content` may be a list of parts, `{"type": "text", "text": ...}` and
-`{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}`. An image is keyed by the SHA-256 of
-its decoded bytes (hex): the same picture is the same image whatever its URL's media type or message, and that
-key is its mtmd bitmap id. A message with an image becomes one string for the chat template, as llama-server
-writes it (common/chat.cpp, `concat_content_parts`): the parts in order, a newline between two text parts and
-none beside an image, each image replaced by the media marker `MARKER`. No llama.cpp here.
+A message's `content` may be a list of parts, `{"type": "text", "text": ...}`,
+`{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}` and
+`{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"}}`. An image or a clip is keyed by
+the SHA-256 of its decoded bytes (hex): the same picture is the same image whatever its URL's media type or
+message, and that key is its mtmd bitmap id. A message with media becomes one string for the chat template, as
+llama-server writes it (common/chat.cpp, `concat_content_parts`): the parts in order, a newline between two text
+parts and none beside an image or a clip, each replaced by the media marker `MARKER`. No message here ever
+quotes a part's data. No llama.cpp here.
 """
 
 from __future__ import annotations
@@ -18,33 +20,38 @@ from dataclasses import dataclass
 MARKER = "<__media__>"  # libmtmd's default media marker (mtmd_default_marker()); the engine passes it explicitly
 
 
+MEDIA_PARTS = ("image_url", "input_audio")
+
+
 class ImagePartError(ValueError):
-    """A content part that is not a usable image (the message names the part, and the image if it has a name)."""
+    """A content part that is not a usable image or clip (the message names the part, and its file if named)."""
 
 
 @dataclass(frozen=True)
 class ImageData:
-    """One image of a request: its bytes, their SHA-256 (hex) and where it was (for messages)."""
+    """One image or clip of a request: its bytes, their SHA-256 (hex) and where it was (for messages)."""
 
     data: bytes
     key: str
-    where: str  # e.g. "message 2, image 1 (cat.png)"
+    where: str  # e.g. "message 2, part 1 (cat.png)"
+    kind: str = "image"  # or "audio"
+    fmt: str = ""  # a clip's declared format (wav, mp3, flac, ogg)
 
 
 def _part_name(part: dict) -> str:
-    """A name the part carries, if any (a file name a UI attached: `name` on the part or its image_url)."""
-    image_url = part.get("image_url")
-    for holder in (part, image_url if isinstance(image_url, dict) else {}):
+    """A name the part carries, if any (a file name a UI attached: `name` on the part or its media object)."""
+    media = part.get("image_url") or part.get("input_audio")
+    for holder in (part, media if isinstance(media, dict) else {}):
         name = holder.get("name") or holder.get("filename")
         if isinstance(name, str) and name:
             return f" ({name})"
     return ""
 
 
-def decode_data_url(url: str, where: str) -> bytes:
+def decode_data_url(url: str, where: str, what: str = "image") -> bytes:
     """The bytes of a base64 `data:` URL (llama-server also takes bare base64); ImagePartError otherwise."""
     if not isinstance(url, str) or not url:
-        raise ImagePartError(f"{where}: the image has no URL")
+        raise ImagePartError(f"{where}: the {what} has no {'URL' if what == 'image' else 'data'}")
     payload = url
     if url.startswith("data:"):
         header, sep, payload = url.partition(",")
@@ -53,29 +60,49 @@ def decode_data_url(url: str, where: str) -> bytes:
         if not header.endswith(";base64"):
             raise ImagePartError(f"{where}: the data URL is not base64 ({header[:40]!r})")
     elif url.startswith(("http://", "https://", "file:")):
-        raise ImagePartError(f"{where}: a local model takes images as data URLs, not links ({url[:60]!r})")
+        raise ImagePartError(f"{where}: a local model takes {what}s as data URLs, not links ({url[:60]!r})")
     try:
         data = base64.b64decode(payload, validate=False)
     except (binascii.Error, ValueError) as exc:
-        raise ImagePartError(f"{where}: the image's base64 data cannot be decoded ({exc})") from exc
+        raise ImagePartError(f"{where}: the {what}'s base64 data cannot be decoded ({exc})") from exc
     if not data:
-        raise ImagePartError(f"{where}: the image is empty")
+        raise ImagePartError(f"{where}: the {what} is empty")
     return data
 
 
-def has_images(messages: list[dict] | None) -> bool:
+def has_parts(messages: list[dict] | None, kinds: tuple[str, ...] = MEDIA_PARTS) -> bool:
+    """Whether a message holds a part of one of these types (default: any image or clip)."""
     return any(isinstance(m.get("content"), list) and any(
-        isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"]) for m in messages or ())
+        isinstance(p, dict) and p.get("type") in kinds for p in m["content"]) for m in messages or ())
+
+
+def has_images(messages: list[dict] | None) -> bool:
+    return has_parts(messages, ("image_url",))
+
+
+def has_audio(messages: list[dict] | None) -> bool:
+    return has_parts(messages, ("input_audio",))
+
+
+def _clip(part: dict, where: str) -> ImageData:
+    """An input_audio part's clip: base64 `data` (llama-server also takes a data URL there) and its format."""
+    audio = part.get("input_audio")
+    if not isinstance(audio, dict):
+        raise ImagePartError(f"{where}: an input_audio part needs an object with data and format")
+    fmt = audio.get("format") if isinstance(audio.get("format"), str) else ""
+    data = decode_data_url(audio.get("data") or audio.get("url"), where, what="clip")
+    return ImageData(data, hashlib.sha256(data).hexdigest(), where, "audio", fmt.lower())
 
 
 def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
-    """The messages with every image replaced by `MARKER` (each message with an image flattened to one string,
-    as llama-server does), and the images in prompt order. Raises ImagePartError naming a bad part."""
+    """The messages with every image and clip replaced by `MARKER` (each message with one flattened to one
+    string, as llama-server does), and the images and clips in prompt order. Raises ImagePartError naming a bad
+    part (never quoting its data)."""
     out, images = [], []
     for m_index, message in enumerate(messages, 1):
         content = message.get("content")
         if not isinstance(content, list) or not any(
-                isinstance(p, dict) and p.get("type") == "image_url" for p in content):
+                isinstance(p, dict) and p.get("type") in MEDIA_PARTS for p in content):
             out.append(message)
             continue
         text, last_was_marker = "", False
@@ -89,6 +116,10 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
                 images.append(ImageData(data, hashlib.sha256(data).hexdigest(), where))
                 text += MARKER
                 last_was_marker = True
+            elif kind == "input_audio":
+                images.append(_clip(part, f"message {m_index}, part {p_index}{_part_name(part)}"))
+                text += MARKER
+                last_was_marker = True
             elif kind == "text":
                 piece = part.get("text", "")
                 if not isinstance(piece, str):
@@ -99,6 +130,6 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
                 last_was_marker = False
             else:
                 raise ImagePartError(f"message {m_index}, part {p_index}: unsupported content part type {kind!r} "
-                                     "(text and image_url are)")
+                                     "(text, image_url and input_audio are)")
         out.append({**message, "content": text})
     return out, images

@@ -1,11 +1,14 @@
-"""The vision projector (libmtmd): images tokenised into the prompt, encoded once, their embeddings decoded.
+"""The multimodal projector (libmtmd): images and audio clips tokenised into the prompt, encoded once, their
+embeddings decoded.
 
 A prompt with images is one int32 array like any other: its text tokens, and for each image token a negative
 *placeholder* `-(serial * SPAN + index + 1)`, where `serial` numbers the distinct images (by content hash) this
 engine has seen and `index` is the row of that image's embeddings. So two prompts with the same picture have
 equal placeholders there, and the prompt cache, fan-out copies and coalescing share an image's KV exactly as
 they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
-and keeps the result: N panes on one picture encode it once. Runs on the engine thread only.
+and keeps the result: N panes on one picture encode it once. A clip is decoded to the projector's sample rate
+(audio.py) and libmtmd cuts it into windows (30 s for Whisper-style encoders), each an audio chunk: chunk k of
+a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. Runs on the engine thread only.
 
 With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
 (t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
@@ -26,6 +29,7 @@ from app.engine import native
 from app.engine.context import BatchBuffers
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptError
+from app.engine.vision import audio
 from app.engine.vision.media import MARKER, ImageData
 from app.engine.vision.positions import PositionMap
 
@@ -60,10 +64,12 @@ class ImageEntry:
     used: int = 0
     n_pos: int = 0  # positions it takes in the sequence (M-RoPE: max(nx, ny); else n_tokens)
     grid: np.ndarray | None = None  # M-RoPE: (n_tokens, 4) int32 (t, y, x, z) of each row from its first position
+    audio: bool = False  # a window of an audio clip (key "<sha256>#<window>")
 
 
 class ImageStore:
-    """One mtmd context for one text model and its projector; raises ValueError for a file it cannot load."""
+    """One mtmd context for one text model and its projector (vision, audio or both); raises ValueError for a
+    file it cannot load."""
 
     def __init__(self, model: LlamaModel, path: str | Path, n_threads: int):
         # mtmd's own log (clip loading, per-image debug lines) goes where llama.cpp's does (native.py)
@@ -75,11 +81,14 @@ class ImageStore:
         self.path = Path(path)
         self.ptr = mtmd.mtmd_init_from_file(str(path).encode(), model.ptr, params)
         if not self.ptr:
-            raise ValueError(f"cannot load the vision projector {path}: not an mmproj GGUF, or not one made for "
+            raise ValueError(f"cannot load the projector {path}: not an mmproj GGUF, or not one made for "
                              f"this model (its embedding size must be the model's); see the log for llama.cpp's reason")
-        if not mtmd.mtmd_support_vision(self.ptr):
+        self.vision = bool(mtmd.mtmd_support_vision(self.ptr))
+        self.audio = bool(mtmd.mtmd_support_audio(self.ptr))
+        self.sample_rate = mtmd.mtmd_get_audio_sample_rate(self.ptr) if self.audio else 0
+        if not (self.vision or self.audio):
             self.close()
-            raise ValueError(f"{path} has no vision encoder (an audio projector?): it cannot take images")
+            raise ValueError(f"{path} has neither a vision nor an audio encoder: it cannot take images or audio")
         self.mrope = bool(mtmd.mtmd_decode_use_mrope(self.ptr))
         self.n_embd = llama_cpp.llama_model_n_embd_inp(model.ptr)
         self._by_key: dict[str, ImageEntry] = {}
@@ -96,11 +105,7 @@ class ImageStore:
         chunks = mtmd.mtmd_input_chunks_init()
         try:
             for image in images:
-                buf = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
-                bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(self.ptr, buf, len(image.data), False)
-                if not bitmap:
-                    raise PromptError(f"{image.where}: the image cannot be decoded ({len(image.data)} bytes; "
-                                      "PNG, JPEG, BMP, GIF, TGA, PSD, HDR and PNM images can)")
+                bitmap = self._clip_bitmap(image) if image.kind == "audio" else self._image_bitmap(image)
                 bitmaps.append(bitmap)
                 mtmd.mtmd_bitmap_set_id(bitmap, image.key.encode())
             raw = text.encode()
@@ -108,19 +113,36 @@ class ImageStore:
             array = (mtmd.mtmd_bitmap_p_ctypes * max(1, len(bitmaps)))(*bitmaps)
             rc = mtmd.mtmd_tokenize(self.ptr, chunks, ctypes.byref(inp), array, len(bitmaps))
             if rc == 1:
-                raise PromptError(f"the prompt has {text.count(MARKER)} image markers for {len(images)} images: "
-                                  f"remove the text {MARKER!r} from the messages")
+                raise PromptError(f"the prompt has {text.count(MARKER)} media markers for {len(images)} images and "
+                                  f"clips: remove the text {MARKER!r} from the messages")
             if rc != 0:
-                raise PromptError(f"the projector could not prepare the images (mtmd_tokenize returned {rc})")
+                raise PromptError(f"the projector could not prepare the media (mtmd_tokenize returned {rc})")
             return self._tokens(chunks, pinned)
         finally:
             mtmd.mtmd_input_chunks_free(chunks)
             for bitmap in bitmaps:
                 mtmd.mtmd_bitmap_free(bitmap)
 
+    def _image_bitmap(self, image: ImageData):
+        buf = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
+        bitmap = mtmd.mtmd_helper_bitmap_init_from_buf(self.ptr, buf, len(image.data), False)
+        if not bitmap:
+            raise PromptError(f"{image.where}: the image cannot be decoded ({len(image.data)} bytes; "
+                              "PNG, JPEG, BMP, GIF, TGA, PSD, HDR and PNM images can)")
+        return bitmap
+
+    def _clip_bitmap(self, clip: ImageData):
+        """An audio bitmap of the clip's samples at the projector's rate (audio.py); PromptError if unreadable."""
+        try:
+            samples = audio.decode_clip(clip.data, self.sample_rate, clip.where, clip.fmt)
+        except audio.AudioDecodeError as exc:
+            raise PromptError(str(exc)) from exc
+        return mtmd.mtmd_bitmap_init_from_audio(len(samples), samples.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+
     def _tokens(self, chunks, pinned: set[int]) -> list[int]:
         tokens: list[int] = []
         pinned = set(pinned)  # this prompt's own images too, as they are registered
+        window, last_clip = 0, None  # a clip's windows are consecutive audio chunks with its id
         for i in range(mtmd.mtmd_input_chunks_size(chunks)):
             chunk = mtmd.mtmd_input_chunks_get(chunks, i)
             kind = mtmd.mtmd_input_chunk_get_type(chunk)
@@ -128,26 +150,31 @@ class ImageStore:
                 n = ctypes.c_size_t()
                 pointer = mtmd.mtmd_input_chunk_get_tokens_text(chunk, ctypes.byref(n))
                 tokens.extend(pointer[:n.value])
-            elif kind == mtmd.MTMD_INPUT_CHUNK_TYPE_IMAGE:
-                entry = self._entry(chunk, pinned)
-                pinned.add(entry.serial)
-                tokens.extend(placeholder(entry.serial, j) for j in range(entry.n_tokens))
-            else:
-                raise PromptError("audio input is not supported by the engine")
+                last_clip = None if n.value else last_clip
+                continue
+            key = mtmd.mtmd_input_chunk_get_id(chunk).decode()
+            if kind == mtmd.MTMD_INPUT_CHUNK_TYPE_AUDIO:
+                window = window + 1 if key == last_clip else 0
+                last_clip, key = key, f"{key}#{window}"
+            entry = self._entry(chunk, key, pinned)
+            pinned.add(entry.serial)
+            tokens.extend(placeholder(entry.serial, j) for j in range(entry.n_tokens))
         return tokens
 
-    def _entry(self, chunk, pinned: set[int]) -> ImageEntry:
-        key = mtmd.mtmd_input_chunk_get_id(chunk).decode()
+    def _entry(self, chunk, key: str, pinned: set[int]) -> ImageEntry:
         self._clock += 1
         entry = self._by_key.get(key)
         if entry is None:
+            audio_chunk = mtmd.mtmd_input_chunk_get_type(chunk) == mtmd.MTMD_INPUT_CHUNK_TYPE_AUDIO
             n_tokens = mtmd.mtmd_input_chunk_get_n_tokens(chunk)
             if n_tokens >= SPAN:
-                raise PromptError(f"an image of {n_tokens} tokens is more than the engine takes ({SPAN - 1})")
+                raise PromptError(f"a piece of media of {n_tokens} tokens is more than the engine takes ({SPAN - 1})")
             self._serial += 1
             entry = ImageEntry(key, self._serial, n_tokens, bool(mtmd.mtmd_decode_use_non_causal(self.ptr, chunk)),
                                mtmd.mtmd_input_chunk_copy(chunk), n_pos=mtmd.mtmd_input_chunk_get_n_pos(chunk),
-                               grid=self._grid(chunk, n_tokens) if self.mrope else None)
+                               grid=(self._line(n_tokens) if audio_chunk else self._grid(chunk, n_tokens))
+                               if self.mrope else None,
+                               audio=audio_chunk)
             self._by_key[key] = self._by_serial[entry.serial] = entry
             self._geometry[entry.serial] = (n_tokens, entry.n_pos)
             self._evict(pinned | {entry.serial})
@@ -161,6 +188,12 @@ class ImageStore:
         out = (mtmd.mtmd_decoder_pos * n_tokens)()
         mtmd.mtmd_helper_image_get_decoder_pos(mtmd.mtmd_input_chunk_get_tokens_image(chunk), 0, out)
         return np.array([(p.t, p.y, p.x, p.z) for p in out], dtype=np.int32).reshape(n_tokens, 4)
+
+    @staticmethod
+    def _line(n_tokens: int) -> np.ndarray:
+        """A clip's rows' M-RoPE positions: one line (t = y = x = row, z = 0), as mtmd's set_position_mrope_1d."""
+        rows = np.arange(n_tokens, dtype=np.int32)
+        return np.stack([rows, rows, rows, np.zeros_like(rows)], axis=1)
 
     def geometry(self, serial: int) -> tuple[int, int]:
         """(n_tokens, n_pos) of an image this store has tokenised (known even after its entry is dropped)."""
@@ -190,7 +223,8 @@ class ImageStore:
         if entry.embd is None:
             rc = mtmd.mtmd_encode_chunk(self.ptr, entry.chunk)
             if rc != 0:
-                raise RuntimeError(f"the projector failed to encode the image (mtmd_encode_chunk returned {rc})")
+                what = "clip" if entry.audio else "image"
+                raise RuntimeError(f"the projector failed to encode the {what} (mtmd_encode_chunk returned {rc})")
             out = mtmd.mtmd_get_output_embd(self.ptr)
             entry.embd = np.ctypeslib.as_array(out, shape=(entry.n_tokens * self.n_embd,)).reshape(
                 entry.n_tokens, self.n_embd).copy()

@@ -40,6 +40,8 @@ log = logging.getLogger("chorus.engine")
 
 NO_PROJECTOR = ("this model was opened without a vision projector (mmproj), so it cannot read images: open it "
                 "with its projector, or remove the images from the messages")
+NO_EARS = ("this model was opened without an audio projector (mmproj), so it cannot hear: open it with an audio "
+           "projector, or remove the clips from the messages")
 
 
 def image_piece_rows(config: EngineConfig, pacer: PrefillPacer, n_decode: int, spent_s: float = 0.0) -> int:
@@ -76,14 +78,13 @@ class VisionStep:
         """A new iteration of the engine thread: nothing spent yet on any prompt outside its pieces."""
         self.spent = {}
 
-    def prompt_tokens(self, request: GenerationRequest) -> tuple[str, list[int], int]:
-        """The request's prompt text (markers in place of images), its tokens and how many images it holds.
-        Raises PromptError for images on a text-only model, an image that cannot be read, or an image last."""
-        if not media.has_images(request.messages):
+    def prompt_tokens(self, request: GenerationRequest) -> tuple[str, list[int], list[media.ImageData]]:
+        """The request's prompt text (markers in place of images and clips), its tokens and its images and clips.
+        Raises PromptError for media the model cannot take, an image or clip that cannot be read, or one last."""
+        if not media.has_parts(request.messages):
             text = self._renderer.text(request)
-            return text, self._renderer.tokens(request, text), 0
-        if self.store is None:
-            raise PromptError(NO_PROJECTOR)
+            return text, self._renderer.tokens(request, text), []
+        self.check_media(request.messages)
         try:
             messages, images = media.split_images(request.messages)
         except media.ImagePartError as exc:
@@ -92,12 +93,28 @@ class VisionStep:
         pinned = set().union(*(serials(seq.prompt) for seq in self._running))
         tokens = self.store.tokenize(text + request.reply_prefix, images, pinned)  # one string, as prompt.py
         if tokens and tokens[-1] < 0:
-            raise PromptError("the prompt ends with an image: the chat template must put text after it")
-        return text, tokens, len(images)
+            raise PromptError("the prompt ends with an image or a clip: the chat template must put text after it")
+        return text, tokens, images
+
+    def check_media(self, messages: list[dict]) -> None:
+        """PromptError if the projector (or its absence) cannot take the messages' images or clips."""
+        if media.has_images(messages) and (self.store is None or not self.store.vision):
+            raise PromptError(NO_PROJECTOR if self.store is None else
+                              f"the projector {self.store.path.name} has no vision encoder, so this model cannot "
+                              "read images: remove the images from the messages")
+        if media.has_audio(messages) and (self.store is None or not self.store.audio):
+            raise PromptError(NO_EARS if self.store is None else
+                              f"the projector {self.store.path.name} has no audio encoder, so this model cannot "
+                              "hear: open it with an audio projector, or remove the clips from the messages")
+
+    def clip_windows(self, prompt) -> int:
+        """The audio windows (chunks of clips, each encoded on its own) a tokenised prompt holds."""
+        return sum(self.store.entry(serial).audio for serial in serials(prompt))
 
     def marked_text(self, request: GenerationRequest) -> str:
-        """The prompt text of a request with images, a marker in place of each (what `render_prompt` shows)."""
-        if media.has_images(request.messages):
+        """The prompt text of a request with images or clips, a marker in place of each (what `render_prompt`
+        shows)."""
+        if media.has_parts(request.messages):
             request = dataclasses.replace(request, messages=media.split_images(request.messages)[0])
         return self._renderer.text(request)
 
@@ -126,7 +143,7 @@ class VisionStep:
             before, started = self.store.encoded, time.perf_counter()
             embd = self.store.embeddings(serial)
             if self.store.encoded > before:
-                self._stats.record_images(encoded=self.store.encoded - before)
+                self._stats.record_images(**{"clips_encoded" if entry.audio else "encoded": 1})
                 self.spend(seq, time.perf_counter() - started)
         except RuntimeError as exc:
             self._finish(seq, "error", events, str(exc), kind="prompt")

@@ -1,5 +1,7 @@
-"""The images attached to a pane's next message: a row of thumbnails, each removable before Run, and the ways in
-— the Attach button, a paste, a drop onto the message (PromptEditor hands those over as `incoming`).
+"""The images and audio clips attached to a pane's next message: a row of thumbnails (a clip: its name, and ▶ to
+listen to it in the system's player: PySide6-Essentials has no QtMultimedia to play it in the window), each
+removable before Run, and the ways in — the Attach button, a paste, a drop onto the message (PromptEditor hands
+those over as `incoming`).
 
 A view of `spec.draft_images`: it renders them and calls the controller to attach or remove one; it keeps no
 list of its own. A file that is not an image, is missing or too big is refused by the controller with a
@@ -12,17 +14,35 @@ checked again when the images, the pane's backend or the open models change (`ch
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QIcon, QImage, QPixmap
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QIcon, QImage, QPixmap
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from app.session import PaneSpec, SessionController, images
 
 THUMB = 56  # thumbnail edge, pixels
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
-IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.gif *.webp *.bmp);;All files (*)"
+AUDIO_SUFFIXES = (".wav", ".mp3", ".flac", ".ogg")
+IMAGE_FILTER = ("Images and audio (*.png *.jpg *.jpeg *.gif *.webp *.bmp *.wav *.mp3 *.flac *.ogg);;"
+                "Images (*.png *.jpg *.jpeg *.gif *.webp *.bmp);;Audio (*.wav *.mp3 *.flac *.ogg);;All files (*)")
+
+
+def listen(ref: images.ImageRef) -> Path | None:
+    """Open the clip in the system's audio player (a copy in the temp folder, named by its hash); its path, or
+    None when its bytes are missing."""
+    data = images.data(ref)
+    if data is None:
+        return None
+    path = Path(tempfile.gettempdir()) / "chorus-clips" / ref.file_name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+    return path
 
 
 def thumbnail(ref: images.ImageRef, edge: int = THUMB) -> QPixmap | None:
@@ -39,7 +59,7 @@ def sources(mime: QMimeData) -> list:
     the bytes), else the image itself as PNG bytes (a screenshot in the clipboard). Empty when it carries neither
     (plain text, other files: left to the editor)."""
     files = [url.toLocalFile() for url in mime.urls() if url.isLocalFile()
-             and url.toLocalFile().lower().endswith(IMAGE_SUFFIXES)] if mime.hasUrls() else []
+             and url.toLocalFile().lower().endswith(IMAGE_SUFFIXES + AUDIO_SUFFIXES)] if mime.hasUrls() else []
     if files:
         return files
     if mime.hasImage():
@@ -62,8 +82,9 @@ class ImageStrip(QWidget):
         super().__init__(parent)
         self.spec, self.controller = spec, controller
         self._choose = choose or self._ask_files
-        self.attach_button = QToolButton(text="Attach image…", autoRaise=True,
-                                          toolTip="Attach images to the next message (or paste or drop them onto it)")
+        self.attach_button = QToolButton(text="Attach…", autoRaise=True,
+                                          toolTip="Attach images or audio clips (wav, mp3, flac, ogg) to the next "
+                                                  "message (or paste or drop them onto it)")
         self.attach_button.clicked.connect(self.attach_chosen)
         self.warning = QLabel(objectName="imageWarning", wordWrap=True)
         self.warning.hide()
@@ -77,26 +98,36 @@ class ImageStrip(QWidget):
         column.addLayout(self._layout)
         column.addWidget(self.warning)
         self.thumbs: list[QToolButton] = []
+        self.players: list[QToolButton] = []  # ▶ beside each clip: listen to it (`listen`)
         self.render()
 
     def render(self) -> None:
-        """One thumbnail per attached image (a missing one shows its name), each removing it when clicked."""
-        for button in self.thumbs:
+        """One thumbnail per attached image, one name per clip (a missing one says so), each removing it when
+        clicked; a clip has ▶ beside it to listen to it."""
+        for button in self.thumbs + self.players:
             self._layout.removeWidget(button)
             button.deleteLater()
-        self.thumbs = []
-        for i, ref in enumerate(self.spec.draft_images):
-            pixmap = thumbnail(ref)
+        self.thumbs, self.players = [], []
+        for ref in self.spec.draft_images:
+            pixmap = None if ref.is_audio else thumbnail(ref)
             button = QToolButton(toolTip=f"{ref.label} — click to remove it from the message", autoRaise=True)
             button.setObjectName("imageThumb")
             if pixmap is not None:
                 button.setIcon(QIcon(pixmap))
                 button.setIconSize(QSize(THUMB, THUMB))
-            else:
+            elif images.data(ref) is None:
                 button.setText(f"⚠ {ref.label} (missing)")
+            else:
+                button.setText(f"♪ {ref.label}")
             button.clicked.connect(lambda _=False, r=ref: self.controller.detach_image(self.spec, r))
-            self._layout.insertWidget(1 + i, button)
+            self._layout.insertWidget(1 + len(self.thumbs) + len(self.players), button)
             self.thumbs.append(button)
+            if ref.is_audio and images.data(ref) is not None:
+                play = QToolButton(text="▶", autoRaise=True, toolTip=f"Listen to {ref.label} in the system's player")
+                play.setObjectName("clipPlay")
+                play.clicked.connect(lambda _=False, r=ref: listen(r))
+                self._layout.insertWidget(1 + len(self.thumbs) + len(self.players), play)
+                self.players.append(play)
         self.check()
 
     def check(self) -> None:
@@ -117,5 +148,5 @@ class ImageStrip(QWidget):
         self.incoming(self._choose())
 
     def _ask_files(self) -> list[str]:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Attach images", "", IMAGE_FILTER)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Attach images or audio", "", IMAGE_FILTER)
         return paths

@@ -41,14 +41,15 @@ def _parse_messages(messages: list[dict]) -> list[dict]:
     out = []
     for m in messages:
         if not isinstance(m, dict) or "role" not in m:
-            raise TemplateError(f"a message needs a role: {m!r}")
+            raise TemplateError(f"a message needs a role (one with keys {sorted(m) if isinstance(m, dict) else []})")
         msg: dict = {"role": m["role"]}
         content = m.get("content")
         if isinstance(content, list) and content:
             parts = []
             for part in content:
                 if not isinstance(part, dict) or part.get("type") not in ("text", "media_marker"):
-                    raise TemplateError(f"unsupported content part: {part!r}")
+                    kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                    raise TemplateError(f"unsupported content part type {kind!r}")  # never its data
                 parts.append({"type": part["type"], "text": part.get("text", "")})
             media = any(p["type"] == "media_marker" for p in parts)
             msg["content"] = _join_parts(parts) if media else parts
