@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import logging
 import tempfile
 import threading
@@ -31,6 +32,7 @@ from psygnal import Signal
 
 from app.backends.loop_thread import LoopThread
 from app.mcp.config import McpConfig, ServerConfig
+from app.mcp.failures import connection_closed, describe, stderr_tail, with_tail
 from app.mcp.results import (
     DEFAULT_TIMEOUT_S,
     MAX_RESULT_CHARS,
@@ -45,7 +47,6 @@ from app.mcp.results import (
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0  # connecting and listing tools (npx may download a package first)
-STDERR_TAIL_CHARS = 2000
 STOPPED, STARTING, READY, FAILED, CRASHED = "stopped", "starting", "ready", "failed", "crashed"
 
 
@@ -226,7 +227,7 @@ class McpHub:
                 status = CRASHED if was_ready else FAILED
                 verb = "stopped while running" if was_ready else "failed to start"
                 self._set(conn, status=status, message=f"MCP server {config.name!r} {verb}: {describe(exc)}",
-                          stderr_tail=_tail(errlog))
+                          stderr_tail=stderr_tail(errlog))
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
@@ -236,7 +237,7 @@ class McpHub:
             if stopping.is_set() and conn.state.status in (READY, STARTING):
                 self._set(conn, status=STOPPED, tools=())
             elif conn.state.status == READY:  # the connection closed by itself
-                self._set(conn, status=CRASHED, tools=(), stderr_tail=_tail(errlog),
+                self._set(conn, status=CRASHED, tools=(), stderr_tail=stderr_tail(errlog),
                           message=f"MCP server {config.name!r} closed the connection")
             if not ready.done():
                 ready.set_result(conn.state)
@@ -313,10 +314,9 @@ class McpHub:
         client = conn.client
         if client is None or conn.state.status != READY:
             why = conn.state.message or f"MCP server {name!r} is not running ({conn.state.status})"
-            return error_result(name, tool, arguments, why + _with_tail(conn.state.stderr_tail), call_id)
+            return error_result(name, tool, arguments, why + with_tail(conn.state.stderr_tail), call_id)
         parsed = canonical_arguments(arguments)
         try:
-            import json
             values = json.loads(parsed)
             if not isinstance(values, dict):
                 raise ValueError("not an object")
@@ -334,10 +334,10 @@ class McpHub:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            closed = _connection_closed(exc)
+            closed = connection_closed(exc)
             if closed:
                 await self._crashed(conn)
-                why = conn.state.message + _with_tail(conn.state.stderr_tail)
+                why = conn.state.message + with_tail(conn.state.stderr_tail)
             else:
                 why = f"{tool} on MCP server {name!r} failed: {describe(exc)}"
             return error_result(name, tool, arguments, why, call_id)
@@ -347,7 +347,7 @@ class McpHub:
     async def _crashed(self, conn: _Connection) -> None:
         """The connection closed under a call: the server is CRASHED (its pending calls end as errors)."""
         if conn.state.status == READY:
-            self._set(conn, status=CRASHED, tools=(), stderr_tail=_tail(conn.errlog),
+            self._set(conn, status=CRASHED, tools=(), stderr_tail=stderr_tail(conn.errlog),
                       message=f"MCP server {conn.config.name!r} stopped while running (its connection closed)")
             if conn.stopping is not None:
                 conn.stopping.set()
@@ -373,47 +373,3 @@ class McpHub:
 
 async def _nothing() -> None:
     return None
-
-
-def describe(exc: BaseException) -> str:
-    """One sentence for an exception, looking inside exception groups (anyio's task groups raise those)."""
-    exc = _innermost(exc)
-    if isinstance(exc, FileNotFoundError):
-        return f"the command was not found ({exc.filename or exc})"
-    text = str(exc) or type(exc).__name__
-    error = getattr(exc, "error", None)
-    if error is not None and getattr(error, "message", None):
-        text = error.message
-    return text if text != type(exc).__name__ else f"{text} (no message)"
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The first exception inside exception groups (anyio's task groups raise those)."""
-    while getattr(exc, "exceptions", None):
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _connection_closed(exc: BaseException) -> bool:
-    from mcp_types import CONNECTION_CLOSED
-    exc = _innermost(exc)
-    error = getattr(exc, "error", None)
-    return getattr(error, "code", None) == CONNECTION_CLOSED or isinstance(
-        exc, (BrokenPipeError, ConnectionError, EOFError))
-
-
-def _tail(errlog) -> str:
-    if errlog is None or errlog.closed:
-        return ""
-    try:
-        errlog.flush()
-        errlog.seek(0, 2)
-        size = errlog.tell()
-        errlog.seek(max(0, size - STDERR_TAIL_CHARS * 2))
-        return errlog.read()[-STDERR_TAIL_CHARS:].strip()
-    except (OSError, ValueError):
-        return ""
-
-
-def _with_tail(tail: str) -> str:
-    return f"\nits stderr ends with:\n{tail}" if tail else ""
