@@ -84,8 +84,7 @@ class EvaluationRunner:
         self._held = Holds(route)
         self._waiting = EmbedWaits(embed, self._vectors_arrived)  # cells waiting for their `similar` embeddings
         self.mcp = None  # an EvalMcp when variants use MCP servers (mcp_loop.py); `poll_tools` drives it
-        post = getattr(runner, "post", None)  # a runner that cannot take posted work grades code checks in place
-        self._coding = CodeWaits(post, self._code_graded) if post is not None else None
+        self._coding = CodeWaits(runner.post, self._code_graded)  # cells whose grading runs code (code_waits.py)
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -120,7 +119,7 @@ class EvaluationRunner:
             if cell is not None:
                 self._reset(cell)
         self._judge_calls.clear()
-        for cell in [*self._waiting.cancel(), *(self._coding.cancel() if self._coding is not None else [])]:
+        for cell in [*self._waiting.cancel(), *self._coding.cancel()]:
             self._reset(cell)
         for handle in list(self._in_flight.values()):
             handle.cancel()
@@ -290,7 +289,7 @@ class EvaluationRunner:
         case = self.evaluation.cases[cell.case]
         if self._waiting.awaits(case, cell):
             return None
-        if self.code is not None and self._coding is not None and code_checks.code_uses([case]):  # code_waits.py
+        if self.code is not None and code_checks.code_uses([case]):  # graded on a worker thread: code_waits.py
             return self._coding.start(cell, lambda: self._start_grader(cell))
         self._graded(cell, self._start_grader(cell))
 
@@ -312,8 +311,6 @@ class EvaluationRunner:
             cells.given(cell, text, latency)
             self._code_graded(cell, started)
 
-        if self._coding is None:
-            return back(cell, work())
         self._coding.start(cell, work, back)
 
     def _start_grader(self, cell: CellResult, text: str | None = None) -> tuple[CellGrader, list] | str:
