@@ -28,11 +28,20 @@ from app.mcp.config import McpConfig, McpConfigError, ServerConfig, load_config,
 from app.mcp.discover import FoundConfig, discover
 from app.mcp.hub import CRASHED, FAILED, READY, STARTING, STOPPED, McpHub, ServerState
 from app.mcp.replay import RecordedCall, ReplayStore
-from app.mcp.results import DEFAULT_TIMEOUT_S, MAX_RESULT_CHARS, McpTool, ToolResult, canonical_arguments, error_result
+from app.mcp.results import (
+    DEFAULT_TIMEOUT_S,
+    DENIED,
+    MAX_RESULT_CHARS,
+    TIMEOUT,
+    McpTool,
+    ToolResult,
+    canonical_arguments,
+    error_result,
+)
 from app.mcp.toolset import ToolSet
 
-__all__ = ["ALWAYS", "APPROVE", "ASK", "CRASHED", "DEFAULT_TIMEOUT_S", "DENY", "FAILED", "MAX_RESULT_CHARS",
-           "MODES", "MODE_LABELS", "READY", "READ_ONLY", "STARTING", "STOPPED", "ApprovalPolicy", "FoundConfig",
-           "McpConfig", "McpConfigError", "McpHub", "McpTool", "RecordedCall", "ReplayStore", "ServerConfig",
-           "ServerState", "ToolResult", "ToolSet", "canonical_arguments", "denied_result", "discover",
+__all__ = ["ALWAYS", "APPROVE", "ASK", "CRASHED", "DEFAULT_TIMEOUT_S", "DENIED", "DENY", "FAILED", "MAX_RESULT_CHARS",
+           "MODES", "MODE_LABELS", "READY", "READ_ONLY", "STARTING", "STOPPED", "TIMEOUT", "ApprovalPolicy",
+           "FoundConfig", "McpConfig", "McpConfigError", "McpHub", "McpTool", "RecordedCall", "ReplayStore",
+           "ServerConfig", "ServerState", "ToolResult", "ToolSet", "canonical_arguments", "denied_result", "discover",
            "error_result", "load_config", "parse_config", "parse_policy", "parse_server", "toolset"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.mcp.results import McpTool, ToolResult, error_result
+from app.mcp.results import DENIED, McpTool, ToolResult, error_result
 
 ASK, READ_ONLY, ALWAYS = "ask", "read_only", "always"
 MODES = (ASK, READ_ONLY, ALWAYS)
@@ -57,7 +57,7 @@ class ApprovalPolicy:
 def denied_result(server: str, tool: str, arguments, call_id: str = "", why: str = "") -> ToolResult:
     """The answer a denied call gets: an error the model sees."""
     reason = why or "the user denied this call"
-    return error_result(server, tool, arguments, f"{tool} was not run: {reason}", call_id)
+    return error_result(server, tool, arguments, f"{tool} was not run: {reason}", call_id, failure=DENIED)
 
 
 def parse_policy(text: str) -> ApprovalPolicy:

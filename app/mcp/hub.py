@@ -36,6 +36,7 @@ from app.mcp.failures import connection_closed, describe, stderr_tail, with_tail
 from app.mcp.results import (
     DEFAULT_TIMEOUT_S,
     MAX_RESULT_CHARS,
+    TIMEOUT,
     McpTool,
     ToolResult,
     canonical_arguments,
@@ -330,7 +331,7 @@ class McpHub:
         except asyncio.TimeoutError:
             note = f"; it sent a malformed message: {conn.malformed}" if conn.malformed else ""
             return error_result(name, tool, arguments, f"{tool} on MCP server {name!r} did not answer within "
-                                                       f"{timeout_s:g} s{note}", call_id)
+                                                       f"{timeout_s:g} s{note}", call_id, failure=TIMEOUT)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

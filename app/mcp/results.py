@@ -47,6 +47,7 @@ class ToolResult:
     call_id: str = ""
     seconds: float = 0.0  # how long the real call took (the recorded one's, when replayed)
     origin: str = "tool"  # "tool": the server answered (recorded, replayed); "chorus": a failure or a denial here
+    failure: str = ""  # with origin "chorus": TIMEOUT, DENIED, or "" for any other failure
 
     def for_call(self, call_id: str, replayed: bool) -> ToolResult:
         """This result answering another call (its id), marked replayed or not."""
@@ -63,10 +64,13 @@ class ToolResult:
         return out
 
 
-def error_result(server: str, tool: str, arguments, message: str, call_id: str = "") -> ToolResult:
-    """An error the model sees as the tool's answer (a failure of the server, a timeout, a denial)."""
+TIMEOUT, DENIED = "timeout", "denied"  # ToolResult.failure: why Chorus ended a call without the tool's answer
+
+
+def error_result(server: str, tool: str, arguments, message: str, call_id: str = "", failure: str = "") -> ToolResult:
+    """An error the model sees as the tool's answer (a failure of the server, a timeout, a denial: `failure`)."""
     return ToolResult(server, tool, canonical_arguments(arguments), message, is_error=True, call_id=call_id,
-                      origin="chorus")
+                      origin="chorus", failure=failure)
 
 
 def cut(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:

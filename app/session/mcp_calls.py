@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from psygnal import Signal
 
+from app.mcp import DENIED as CALL_DENIED
+from app.mcp import TIMEOUT as CALL_TIMED_OUT
 from app.mcp import ServerState
 from app.session import tool_loop
 from app.session.mcp_tools import McpTools, PendingAnswer
@@ -49,9 +51,9 @@ def outcome(future) -> tuple[str, str, bool]:
     result = future.result()
     if not result.is_error:
         return DONE, result.content, result.replayed
-    if " was not run: " in result.content:
+    if result.failure == CALL_DENIED:
         return DENIED, result.content, False
-    if " did not answer within " in result.content:
+    if result.failure == CALL_TIMED_OUT:
         return TIMED_OUT, result.content, False
     return ERROR, result.content, result.replayed
 
