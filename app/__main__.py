@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quant", action="store_true",
                        help="quantization fidelity instead: the KLD pass and perplexity against llama-perplexity's "
                        "tokens per second on the same text, in pairs (`make llama-server` builds it)")
+    bench.add_argument("--run-memory", action="store_true",
+                       help="`run`'s memory instead: the peak RSS of 10,000 requests ÷ 100 (2,000 with --quick)")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")

@@ -351,6 +351,10 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_versions_bench(args)
     if getattr(args, "quant", False):
         return run_quant_bench(args, threads)
+    if getattr(args, "run_memory", False):
+        from app.bench.run_memory import run_memory_command
+
+        return run_memory_command(args)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 
