@@ -129,3 +129,9 @@ RATE_WINDOW_S = 1.0
 # stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.
 REPRODUCIBLE_DEFAULT = True
 PREFILL_CHUNK = 48
+# How a new prompt shares steps with running streams (EngineConfig.mixed_step_factor: a step carrying prompt tokens
+# takes at most this x a pure decode step; docs/engine.md, "The step budget"). At a factor f the streams' gap is
+# about f x steady and the prompt's first token comes at best f / (f - 1) x its time alone: "smooth" keeps the
+# running panes' gap lowest, "fast" gets the new prompt's first token out soonest.
+PACING = {"smooth": 2.0, "balanced": 2.5, "fast": 4.0}
+PACING_DEFAULT = "balanced"

@@ -131,7 +131,7 @@ class EngineConfig:
     n_threads: int = field(default_factory=default_threads)
     n_threads_batch: int | None = None
     step_budget: int = 16
-    mixed_step_factor: float = 2.5
+    mixed_step_factor: float = limits.PACING[limits.PACING_DEFAULT]  # a named point: limits.PACING
     min_prefill_per_step: int = 4
     max_batch_tokens: int = 128
     chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name

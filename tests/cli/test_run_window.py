@@ -8,6 +8,7 @@ from app.bench.run_memory import write_requests
 from app.cli.inputs import open_input
 from app.cli.interrupt import Interrupt
 from app.cli.run import IN_FLIGHT_PER_SLOT, Run, open_backends
+from app.engine.limits import PACING, PACING_DEFAULT
 
 
 class Lines(io.StringIO):
@@ -45,3 +46,11 @@ def test_a_long_input_streams_through_a_window_of_slots_times_in_flight(tmp_path
     assert max(held for held, _, _ in outstanding) == window - 1  # the window fills, and no further
     assert all(runner <= window - 1 and engine <= window - 1 for _, runner, engine in outstanding), outstanding
     assert run.records == [] and run.runner.active == 0 and not run.in_flight  # nothing kept once written
+
+
+def test_run_pacing_reaches_the_engine():
+    backends = open_backends(SimpleNamespace(server=None, model=None, slots=1, mmproj=None, pacing="fast"))
+    try:
+        assert backends.main.config.mixed_step_factor == PACING["fast"] != PACING[PACING_DEFAULT]
+    finally:
+        backends.close_all()
