@@ -101,7 +101,7 @@ SPEC_KIND_DEFAULT = "ngram"
 # within this many tokens, and the same text for every token id from DRAFT_VOCAB_CHECK_START on.
 DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_VOCAB_CHECK_START = 5
-SPEC_MAX_DRAFT = Limit(1, 64, 32)  # the most; SpecState adapts below it
+SPEC_MAX_DRAFT = Limit(1, 64, 48)  # the most (llama-server's n-gram drafts: 48); SpecState adapts below it
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
 # EngineConfig.reasoning_format (app/engine/chat/template/reasoning.py): split <think>…</think> from the answer,
 # or leave it in.

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 from app.engine.rates import WindowRate
 from app.engine.types import RequestState, StatsSnapshot
+
+DRAFT_RUNS_KEPT = 64  # StatsSnapshot.recent_draft_runs: the last verified drafting runs
 
 
 def occupancy(shown) -> dict[str, int]:
@@ -61,6 +64,7 @@ class StatsRecorder:
             self.coalesced = 0
             self.drafted = 0
             self.accepted = 0
+            self.draft_runs: deque[tuple[int, int]] = deque(maxlen=DRAFT_RUNS_KEPT)  # (drafted, accepted) a run
             self.images_in_prompts = 0  # images in admitted prompts (each occurrence)
             self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
             self.clips_in_prompts = 0  # audio windows (30 s of a clip, for Whisper-style encoders) in admitted prompts
@@ -101,6 +105,7 @@ class StatsRecorder:
         with self._lock:
             self.drafted += drafted
             self.accepted += accepted
+            self.draft_runs.append((drafted, accepted))
 
     def record_images(self, in_prompts: int = 0, encoded: int = 0, clips_in_prompts: int = 0,
                       clips_encoded: int = 0) -> None:
@@ -159,6 +164,7 @@ class StatsRecorder:
                 coalesced=self.coalesced,
                 drafted_tokens=self.drafted,
                 accepted_tokens=self.accepted,
+                recent_draft_runs=tuple(self.draft_runs),
                 images_encoded=self.images_encoded,
                 images_reused=max(0, self.images_in_prompts - self.images_encoded),
                 clips_encoded=self.clips_encoded,

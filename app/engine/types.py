@@ -292,6 +292,8 @@ class StatsSnapshot:
     recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
     drafted_tokens: int = 0  # speculative decoding since the last reset: tokens drafted and verified
     accepted_tokens: int = 0  # of those, the ones that became output
+    # the last verified drafting runs, oldest first, as (drafted, accepted): how the draft length adapts
+    recent_draft_runs: tuple[tuple[int, int], ...] = ()
     images_encoded: int = 0  # images the vision projector encoded since the last reset
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
     clips_encoded: int = 0  # audio windows (up to 30 s of a clip each) the audio projector encoded since the last reset
