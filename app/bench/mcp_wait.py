@@ -70,7 +70,8 @@ def run_once(engine: Engine, store: ReplayStore | None) -> dict:
     started = time.perf_counter()
     decoding = [engine.submit(r) for r in decoding_requests()]
     stamps: list[list[float]] = [[] for _ in decoding]
-    readers = [threading.Thread(target=_stamp, args=(h, times), daemon=True) for h, times in zip(decoding, stamps, strict=True)]
+    readers = [threading.Thread(target=_stamp, args=(h, times), daemon=True)
+               for h, times in zip(decoding, stamps, strict=True)]
     for reader in readers:
         reader.start()
     followers, waits = [], []
