@@ -8,6 +8,7 @@ without log-probabilities) raises CheckError, which makes the cell an ERROR, not
 
 from __future__ import annotations
 
+import array
 import json
 import math
 import re
@@ -195,10 +196,16 @@ def _contains_json(a: Assertion, value, out: Output, inverse: bool) -> GradingRe
     return verdict(passed, reason, a)
 
 
+def utf16_units(text: str) -> array.array:
+    """The text as JavaScript strings hold it: UTF-16 code units (a character outside the BMP is two)."""
+    return array.array("H", text.encode("utf-16-le", "surrogatepass"))
+
+
 def _levenshtein(a: Assertion, value, out: Output, inverse: bool) -> GradingResult:
     target = _require_string(value, "levenshtein")
     limit = a.threshold or 5  # promptfoo: `threshold || 5`, so 0 means 5
-    distance = Levenshtein.distance(out.text, target)
+    # fastest-levenshtein compares charCodeAt()s: an emoji is two units there, so distances match promptfoo's
+    distance = Levenshtein.distance(utf16_units(out.text), utf16_units(target))
     return verdict(distance <= limit, f"Levenshtein distance {distance} is greater than threshold {js_string(limit)}",
                    a)
 
