@@ -22,6 +22,7 @@ from app.evaluate.assertion_strings import split_values
 from app.evaluate.check_types import CheckError, Output, verdict
 from app.evaluate.templates import js_string
 from app.session.evaluation import Assertion, GradingResult
+from app.session.word_errors import shown, word_errors
 
 __all__ = ["CHECKS", "CheckError", "Output", "json_objects", "normalise_finish_reason", "run_check", "verdict"]
 
@@ -210,6 +211,29 @@ def _levenshtein(a: Assertion, value, out: Output, inverse: bool) -> GradingResu
                    a)
 
 
+WER_THRESHOLD = 0.2  # word-error-rate without a threshold: at most one word in five wrong
+
+
+def _word_error_rate(a: Assertion, value, out: Output, inverse: bool) -> GradingResult:
+    """Chorus's own (promptfoo has none): the output's word error rate against the value, at most `threshold`
+    (WER_THRESHOLD when not given); the score is 1 − rate (0 at worst; the rate itself with not-)."""
+    reference = _require_string(value, "word-error-rate")
+    limit = WER_THRESHOLD if a.threshold is None else a.threshold
+    found = word_errors(reference, out.text)
+    rate = found.rate
+    within = rate is not None and rate <= limit
+    passed = within != inverse
+    score = 1.0 - min(rate, 1.0) if rate is not None else 0.0
+    detail = f"Word error rate {shown(rate)} ({found.describe()})"
+    if passed:
+        reason = "Assertion passed: " + detail
+    elif rate is None:
+        reason = detail
+    else:
+        reason = f"{detail} is {'at most' if inverse else 'greater than'} threshold {shown(limit)}"
+    return GradingResult(passed=passed, score=1.0 - score if inverse else score, reason=reason, assertion=a)
+
+
 def _latency(a: Assertion, value, out: Output, inverse: bool) -> GradingResult:
     if out.latency_ms is None:
         raise CheckError("Latency assertion does not support cached results. Rerun the eval with --no-cache")
@@ -257,7 +281,7 @@ CHECKS = {"equals": _equals, "contains": _contains, "icontains": _contains, "con
           "contains-all": _contains_many, "icontains-any": _contains_many, "icontains-all": _contains_many,
           "regex": _regex, "starts-with": _starts_with, "is-json": _is_json, "contains-json": _contains_json,
           "levenshtein": _levenshtein, "latency": _latency, "finish-reason": _finish_reason,
-          "perplexity": _perplexity, "perplexity-score": _perplexity_score}
+          "perplexity": _perplexity, "perplexity-score": _perplexity_score, "word-error-rate": _word_error_rate}
 NEEDS_LOGPROBS = frozenset({"perplexity", "perplexity-score"})
 CHECKS.update(tool_checks.TOOL_CHECKS)
 
