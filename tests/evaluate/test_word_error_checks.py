@@ -6,6 +6,7 @@ import pytest
 from app.evaluate.assertion_strings import assertion_from_string
 from app.evaluate.checks import CheckError, Output, run_check
 from app.evaluate.config import read_config
+from app.evaluate.panes import cell_pane
 from app.evaluate.scoring import grade
 from app.session.evaluation import Assertion, EvalCase
 
@@ -97,3 +98,16 @@ def test_a_config_with_word_error_rate_is_read_and_noted_as_chorus_only(tmp_path
     assert suite.notes == ["word-error-rate is Chorus's own assertion: promptfoo does not know it"]
     assert read_config({**config, "tests": [{"assert": [{"type": "levenshtein", "value": "x"}]}]},
                        tmp_path).notes == []
+
+
+def test_a_cell_opened_as_a_pane_takes_its_reference_text(tmp_path):
+    config = {"prompts": ["Transcribe {{clip}}"], "providers": ["echo"],
+              "tests": [{"vars": {"clip": "a.wav", "transcript": "hello world"},
+                         "assert": [{"type": "levenshtein", "value": "hello"},
+                                    {"type": "assert-set", "assert": [
+                                        {"type": "word-error-rate", "value": "{{transcript}}"}]}]},
+                        {"vars": {"clip": "b.wav"}, "assert": [{"type": "levenshtein", "value": "{{clip}} text"}]},
+                        {"vars": {"clip": "c.wav"}, "assert": [{"type": "contains", "value": "x"}]}]}
+    evaluation = read_config(config, tmp_path).evaluation()
+    assert [cell_pane(evaluation, evaluation.cell(c, 0), "local").reference for c in range(3)] == [
+        "hello world", "b.wav text", ""]
