@@ -1,6 +1,11 @@
 """`levenshtein` as promptfoo runs it (fastest-levenshtein counts JavaScript's UTF-16 code units) and Chorus's own
 `word-error-rate` assertion (app/session/word_errors.py), in configs, CSV cells and graded cells."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from app.evaluate.assertion_strings import assertion_from_string
@@ -9,6 +14,8 @@ from app.evaluate.config import read_config
 from app.evaluate.panes import cell_pane
 from app.evaluate.scoring import grade
 from app.session.evaluation import Assertion, EvalCase
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def check(kind, value, text, **kwargs):
@@ -111,3 +118,30 @@ def test_a_cell_opened_as_a_pane_takes_its_reference_text(tmp_path):
     evaluation = read_config(config, tmp_path).evaluation()
     assert [cell_pane(evaluation, evaluation.cell(c, 0), "local").reference for c in range(3)] == [
         "hello world", "b.wav text", ""]
+
+
+def test_eval_runs_word_error_rate_and_levenshtein_end_to_end(tmp_path):
+    """`python -m app eval` on echo (the output is the prompt): the verdicts, their reasons in results.json, and
+    the warning that the config is Chorus's, not promptfoo's."""
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "prompts: ['{{said}}']\n"
+        "providers: [echo]\n"
+        "defaultTest:\n"
+        "  assert:\n"
+        "    - {type: word-error-rate, value: '{{transcript}}', threshold: 0.2}\n"
+        "    - {type: levenshtein, value: '{{transcript}}', threshold: 3}\n"
+        "tests:\n"
+        "  - vars: {said: 'The cat sat on the mat.', transcript: 'the cat sat on the mat'}\n"
+        "  - vars: {said: 'A cat sat on a hat', transcript: 'the cat sat on the mat'}\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "app", "eval", str(config), "-o", str(tmp_path / "r.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 100, run.stdout + run.stderr
+    assert "warning: word-error-rate is Chorus's own assertion: promptfoo does not know it" in run.stderr
+    cells = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]["results"]
+    reasons = [[c["reason"] for c in cell["gradingResult"]["componentResults"]] for cell in cells]
+    assert [cell["success"] for cell in cells] == [True, False]
+    assert reasons[0][0] == "Assertion passed: Word error rate 0.0 % (0 errors in 6 words)"
+    assert reasons[0][1] == "Assertion passed"  # "The cat sat on the mat." is 2 edits from the transcript
+    assert reasons[1] == ["Word error rate 50.0 % (3 errors in 6 words: 3 substituted) is greater than threshold "
+                          "20.0 %", "Levenshtein distance 7 is greater than threshold 3"]
