@@ -76,3 +76,11 @@ def test_the_reference_text_is_saved_and_copied_into_variants(tmp_path):
     Session(panes=[pane]).save(tmp_path / "s.chorus.json")
     assert Session.load(tmp_path / "s.chorus.json").panes[0].reference == "the transcript"
     assert pane.copy().reference == "the transcript"  # variants and sweeps keep the clip's transcript
+
+
+def test_the_markdown_report_gives_each_reference_text_and_its_rate():
+    pane = done("the cat sit on the mat", title="take", reference="The cat sat on the mat.")
+    report = Session(panes=[pane, done("no reference")]).to_markdown()
+    assert "**Reference text** (word error rate 16.7 %: 1 error in 6 words: 1 substituted):\n\n> The cat sat on " \
+           "the mat." in report
+    assert report.count("**Reference text**") == 1
