@@ -56,6 +56,20 @@ def test_eight_panes_on_one_clip_encode_it_once(hearing):
     assert_kv_accounted(engine)
 
 
+def test_eight_panes_prefill_the_clip_once_and_the_others_copy_all_of_it(hearing):
+    """The clip's 150 rows are decoded in pieces of 48 (prefill_chunk): the first pane ends 6 rows short of the
+    clip before its last piece. Its followers wait for that piece and copy the whole clip; they used to copy what
+    was there and each decode the last 6 rows itself, one pane a step."""
+    engine = hearing(n_slots=8)
+    clip = encode(sample_clip(1))
+    done = [h.result(300) for h in [engine.submit(about(clip, q, max_tokens=2)) for q in QUESTIONS]]
+    assert all(d.error is None and d.generated_tokens > 0 for d in done)
+    stats = engine.stats()
+    assert (stats.clips_encoded, stats.clip_rows_prefilled) == (1, WINDOW_TOKENS)
+    assert stats.prompt_tokens_total == sum(d.prompt_tokens - d.cached_tokens for d in done)
+    assert_kv_accounted(engine)
+
+
 def test_a_clip_longer_than_a_window_is_two_windows_each_encoded_once(hearing):
     engine = hearing(n_slots=2)
     clip = encode(sample_clip(3, seconds=31.0))
