@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quant", action="store_true",
                        help="quantization fidelity instead: the KLD pass and perplexity against llama-perplexity's "
                        "tokens per second on the same text, in pairs (`make llama-server` builds it)")
+    bench.add_argument("--audio", action="store_true",
+                       help="audio fan-out instead: 8 panes asking about one 10 s clip, the last TTFT ÷ one pane's, "
+                       "beside llama-server --mmproj -np 8 in the same run (the tests' tiny audio projector)")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
