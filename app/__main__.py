@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the pacing of the long-prompt figure (the two ends are measured beside it)")
     bench.add_argument("--run-memory", action="store_true",
                        help="`run`'s memory instead: the peak RSS of 10,000 requests ÷ 100 (2,000 with --quick)")
+    bench.add_argument("--audio", action="store_true",
+                       help="audio fan-out instead: 8 panes asking about one 10 s clip, the last TTFT ÷ one pane's, "
+                       "beside llama-server --mmproj -np 8 in the same run (the tests' tiny audio projector)")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")

@@ -285,6 +285,17 @@ def run_quant_bench(args, threads: int) -> int:
     return 0
 
 
+def run_audio_bench(args, threads: int) -> int:
+    from app.bench.audio import audio_bench, format_audio
+
+    result = {"audio": audio_bench(default_model_path(), threads, 1 if args.quick else 3, on_run=_progress,
+                                   in_thread=in_fresh_thread)}
+    print(format_audio(result["audio"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_versions_bench(args) -> int:
     from app.bench.versions import describe, versions_bench
 
@@ -360,6 +371,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         from app.bench.run_memory import run_memory_command
 
         return run_memory_command(args)
+    if getattr(args, "audio", False):
+        return run_audio_bench(args, threads)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 

@@ -298,6 +298,8 @@ class StatsSnapshot:
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
     clips_encoded: int = 0  # audio windows (up to 30 s of a clip each) the audio projector encoded since the last reset
     clips_reused: int = 0  # audio windows in prompts that were not encoded again
+    image_rows_prefilled: int = 0  # image embeddings decoded into a slot's KV (not copied from another slot's)
+    clip_rows_prefilled: int = 0  # audio windows' embeddings decoded so: 8 panes on one clip prefill its rows once
     packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
     packed_decodes: int = 0  # the llama_decodes those pieces went into
     placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible/step.py)

@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from app.evaluate import case_files, checks, code_checks, graders, prompts, providers, similarity, templates
-from app.evaluate.assertion_strings import ASSERTION_TYPES
+from app.evaluate.assertion_strings import ASSERTION_TYPES, CHORUS_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
@@ -275,6 +275,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         if test is not None:
             cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
     problems.raise_if_any(source)
+    notes += _chorus_only(cases)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)
     options = config.evaluate_options
@@ -283,6 +284,12 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
                  max_concurrency=options.max_concurrency if options else None,
                  repeat=(options.repeat if options and options.repeat else 1), notes=notes,
                  code=code_checks.code_uses(cases, base, variants))
+
+
+def _chorus_only(cases: list[EvalCase]) -> list[str]:
+    """A note for each of Chorus's own assertion types the cases use (promptfoo would refuse the config)."""
+    used = {a.base_type for case in cases for top in case.assertions for a in [top, *(top.assertions or [])]}
+    return [f"{kind} is Chorus's own assertion: promptfoo does not know it" for kind in CHORUS_TYPES if kind in used]
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:

@@ -1,42 +1,40 @@
-"""Before the first run of an evaluation whose config runs code (javascript / python checks, transforms), the
-window names every file and inline check that would run and asks; nothing runs code until the user agrees. The
-answer holds for that evaluation while it is the session's; another one (or the same after a restart) asks
-again. Declining runs nothing."""
+"""Before an evaluation whose config runs code (javascript / python checks, transforms, custom providers) runs,
+the window's consent bar names every file and inline check that would run (app/evaluate/code_checks.code_uses)
+and waits; nothing runs code until the user agrees (*Run it*), and then the evaluation runs. What was agreed is
+kept in the window's ConsentLedger (app/session/consent.py) as the lines shown: the same lines are not asked about
+again while the window is open, a new one is. *Not now* runs nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtWidgets import QMessageBox, QWidget
-
 from app.evaluate.code_checks import code_uses
+from app.session.consent import CODE, Ask, ConsentLedger
 from app.session.evaluation import Evaluation
+from app.ui.widgets.consent_bar import ConsentBar
 
-SHOWN = 12  # lines listed in the question; the rest are counted
+HEADLINE = ("This evaluation runs code from its config, on this computer, with your permissions. Run it only if "
+            "you trust where the config came from:")
 
 
 class CodeConsent:
-    def __init__(self, parent: QWidget):
-        self.parent = parent
-        self._allowed: Evaluation | None = None
+    def __init__(self, bar: ConsentBar, consent: ConsentLedger):
+        self.bar, self.consent = bar, consent
 
-    def question(self, uses: list[str]) -> str:
-        listed = "\n".join(f"• {line}" for line in uses[:SHOWN])
-        more = f"\n…and {len(uses) - SHOWN} more" if len(uses) > SHOWN else ""
-        return ("This evaluation runs code from its config, on this computer, with your permissions:\n\n"
-                f"{listed}{more}\n\nRun it only if you trust where the config came from. Run this code?")
-
-    def allows(self, evaluation: Evaluation, base_dir: Path) -> bool:
-        """Whether the evaluation may run (its code allowed, or it has none); asks the first time."""
+    def allows(self, evaluation: Evaluation, base_dir: Path, then: Callable[[], object]) -> bool:
+        """Whether the evaluation may run now (its code agreed to, or it has none). If not, the bar asks, and
+        `then()` is called once the user agrees."""
         uses = code_uses(evaluation.cases, base_dir, evaluation.variants)
-        if not uses or self._allowed is evaluation:
+        missing = self.consent.missing(CODE, uses)
+        if not missing:
             return True
-        answer = QMessageBox.question(self.parent, "Run this evaluation's code?", self.question(uses),
-                                      QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
-        if answer != QMessageBox.Yes:
-            return False
-        self._allowed = evaluation
-        return True
 
-    def allowed(self, evaluation: Evaluation) -> bool:
-        return self._allowed is evaluation
+        def agreed() -> None:
+            self.consent.agree(CODE, uses)
+            then()
+        self.bar.ask(Ask(CODE, HEADLINE, tuple(f"• {line}" for line in uses), "Run it", on_agree=agreed))
+        return False
+
+    def allowed(self, evaluation: Evaluation, base_dir: Path) -> bool:
+        return not self.consent.missing(CODE, code_uses(evaluation.cases, base_dir, evaluation.variants))
