@@ -16,7 +16,7 @@ import jsonschema
 import yaml
 from rapidfuzz.distance import Levenshtein
 
-from app.evaluate import tool_checks
+from app.evaluate import cost, functions_call, tool_checks
 from app.evaluate.assertion_strings import split_values
 from app.evaluate.check_types import CheckError, Output, verdict
 from app.evaluate.templates import js_string
@@ -25,7 +25,7 @@ from app.session.evaluation import Assertion, GradingResult
 __all__ = ["CHECKS", "CheckError", "Output", "json_objects", "normalise_finish_reason", "run_check", "verdict"]
 
 NEGATION_IGNORED = frozenset({"levenshtein", "perplexity", "perplexity-score", "finish-reason",
-                              "is-valid-openai-tools-call"})
+                              "is-valid-openai-tools-call", *functions_call.TYPES})
 _FINISH = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "length": "length", "max_tokens": "length",
            "content_filter": "content_filter", "tool_calls": "tool_calls", "function_call": "tool_calls",
            "tool_use": "tool_calls"}
@@ -253,6 +253,7 @@ CHECKS = {"equals": _equals, "contains": _contains, "icontains": _contains, "con
           "perplexity": _perplexity, "perplexity-score": _perplexity_score}
 NEEDS_LOGPROBS = frozenset({"perplexity", "perplexity-score"})
 CHECKS.update(tool_checks.TOOL_CHECKS)
+CHECKS.update({"cost": cost.check_cost, **dict.fromkeys(functions_call.TYPES, functions_call.check)})
 
 
 def run_check(assertion: Assertion, value, output: Output) -> GradingResult:

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import calibration, calibration_run, cells, code_checks
+from app.evaluate import calibration, calibration_run, cells, code_checks, max_score, webhook
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
 from app.evaluate.check_types import CheckError
 from app.evaluate.code_waits import CodeWaits
@@ -289,7 +289,9 @@ class EvaluationRunner:
         case = self.evaluation.cases[cell.case]
         if self._waiting.awaits(case, cell):
             return None
-        if self.code is not None and code_checks.code_uses([case]):  # graded on a worker thread: code_waits.py
+        variant = self.evaluation.variants[cell.variant]
+        if (self.code is not None and code_checks.code_uses([case], variants=[variant])) or webhook.used(case):
+            # graded on a worker thread (code_waits.py): code, or a web hook's POST, never holds up this thread
             return self._coding.start(cell, lambda: self._start_grader(cell))
         self._graded(cell, self._start_grader(cell))
 
@@ -395,6 +397,7 @@ class EvaluationRunner:
         if call is not None and call.key not in self._asked and not self.cancelled:
             self._asked.add(call.key)
             self._judge_calls.append((None, None, call))
+        max_score.apply(self.evaluation, case, repeat)  # a finished row's max-score (after its select-best)
 
     def _reset(self, cell: CellResult) -> None:
         if not cell.finished:

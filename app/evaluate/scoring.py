@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest
-from app.evaluate import code_checks, graders
+from app.evaluate import code_checks, graders, webhook
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
 from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
@@ -158,7 +158,7 @@ class CellGrader:
 
     def _start_one(self, key: tuple, assertion: Assertion) -> list[JudgeCall]:
         kind = assertion.base_type
-        if kind == "select-best":
+        if kind in ("select-best", "max-score"):  # graded per row, once its cells are final (cells.py)
             return []
         try:
             output = self._output_for(assertion)
@@ -177,6 +177,11 @@ class CellGrader:
                 value = render_value(assertion.value, self.case.vars)
             if kind in CHECKS:
                 self.results[key] = run_check(assertion, value, output)
+                return []
+            if kind == webhook.TYPE:
+                self.results[key] = webhook.check(assertion, value, output.value, self.prompt, self.case.vars)
+                if assertion.weight == 0:
+                    self.results[key].passed = True
                 return []
             if kind.split(":")[0] == "similar":
                 self.results[key] = check_similar(assertion, value, output.text, self.embed)
