@@ -18,7 +18,17 @@ from pathlib import Path
 
 import yaml
 
-from app.evaluate import case_files, checks, code_checks, graders, prompts, providers, similarity, templates, webhook
+from app.evaluate import (
+    case_files,
+    checks,
+    code_checks,
+    graders,
+    prompts,
+    providers,
+    similarity,
+    templates,
+    webhook,
+)
 from app.evaluate.assertion_strings import ASSERTION_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
@@ -164,6 +174,18 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "description": test.description or default.description})
 
 
+def _text_judge(judge: dict, where: str, problems: Problems):
+    """promptfoo's judge map `{text, embedding}`: the `text` provider judges (as a judge given alone would); the
+    embedding side is the evaluation's embedder (--embedder, the window's), as for `similar` whatever its
+    `provider` says. Other keys are a problem."""
+    for key in sorted(set(judge) - {"text", "embedding"}):
+        problems.add(where, f"unknown key {key!r} in a judge map: it takes text and embedding")
+    embedding = judge.get("embedding")
+    if embedding is not None and not isinstance(embedding, (str, dict)):
+        problems.add(f"{where}.embedding", "an embedding provider is a provider id or {id, config}")
+    return judge.get("text")
+
+
 def _stash_judge_keys(raw, where: str, problems: Problems):
     """A test (or assertion) dict whose judge providers' written `apiKey`s are moved out (providers.stash_key),
     so the stored test never holds a key."""
@@ -171,6 +193,8 @@ def _stash_judge_keys(raw, where: str, problems: Problems):
         return raw
     raw = dict(raw)
     judge = raw.get("provider")
+    if isinstance(judge, dict) and "id" not in judge and {"text", "embedding"} & set(judge):
+        raw["provider"] = judge = _text_judge(judge, f"{where}.provider", problems)
     if isinstance(judge, dict) and isinstance(judge.get("config"), dict):
         raw["provider"] = {**judge, "config": providers.stash_key(judge["config"], f"{where}.provider", problems)}
     if isinstance(raw.get("options"), dict):

@@ -91,3 +91,19 @@ def test_webhooks_to_other_machines_are_named_once(tmp_path):
     notes = [n for n in suite_for("https://hooks.example.com/grade").notes if "webhook" in n]
     assert notes == ["webhook assertions send each output, its prompt and its vars to "
                      "https://hooks.example.com/grade"]
+
+
+def test_judge_map_text_judges(tmp_path):
+    suite = config(tmp_path, {"prompts": ["p"], "providers": ["echo"], "defaultTest": {"options": {"provider": {
+        "text": {"id": "openai:chat:judge", "config": {"temperature": 0.1}},
+        "embedding": "openai:embeddings:text-embedding-3-small"}}},
+        "tests": [{"assert": [{"type": "llm-rubric", "value": "ok",
+                               "provider": {"text": "openai:chat:other", "embedding": "x"}},
+                              {"type": "answer-relevance", "provider": {"embedding": "x"}}]}]})
+    case = suite.cases[0]
+    assert case.options.provider == {"id": "openai:chat:judge", "config": {"temperature": 0.1}}
+    assert case.assertions[0].provider == "openai:chat:other"
+    assert case.assertions[1].provider is None  # only an embedding: the evaluation's judge
+    found = problems(tmp_path, {"prompts": ["p"], "providers": ["echo"], "tests": [{"options": {"provider": {
+        "text": "openai:chat:j", "embeding": "x"}}}]})
+    assert any("unknown key 'embeding' in a judge map" in line for line in found)
