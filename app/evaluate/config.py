@@ -36,7 +36,6 @@ from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTempla
 
 UNSUPPORTED_WHY = {
     "ruby": "it runs Ruby code",
-    "moderation": "it needs a moderation API",
 }
 SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {
     "assert-set", "similar", "webhook", "max-score"}
