@@ -8,8 +8,9 @@ score 1 − score. A failure (no answer, a status that is not 2xx, not JSON, no 
 with "Webhook error: …" (score 0); a value that is not a URL makes the cell an ERROR. Deliberate difference:
 promptfoo retries a failed connection four times with back-off of five seconds and more; Chorus asks once.
 
-A webhook runs no code and starts no process, so it needs no consent; it does send data off the machine, so a
-config whose webhooks go to another machine gets one note naming them (`notes`). Cells with a webhook are graded
+A webhook runs no code and starts no process, so `eval` needs no --allow-code for it (as promptfoo); it does send
+data off the machine, so a config whose webhooks go to another machine gets one note naming them (`notes`), and
+the window asks before the first run (app/ui/evaluate/code_consent.py). Cells with a webhook are graded
 on a worker thread (runner.py), so the POST never holds up the window.
 """
 
@@ -37,16 +38,20 @@ def used(case: EvalCase) -> bool:
     return any(a.base_type == TYPE for a in _all(case.assertions))
 
 
-def notes(cases) -> list[str]:
-    """One line naming the webhooks on other machines that outputs and vars will be sent to."""
+def remote(cases) -> list[str]:
+    """The web hooks not on this machine that outputs and vars will be sent to (a URL built from the vars or
+    the environment is named as such), each once."""
     urls = sorted({a.value for case in cases for a in _all(case.assertions) if a.base_type == TYPE
                    and isinstance(a.value, str) and "{{" not in a.value and not is_loopback(a.value)})
     templated = any(a.base_type == TYPE and isinstance(a.value, str) and "{{" in a.value
                     for case in cases for a in _all(case.assertions))
-    if not urls and not templated:
-        return []
-    shown = ", ".join(urls) if urls else "URLs built from the test vars"
-    return [f"webhook assertions send each output, its prompt and its vars to {shown}"]
+    return urls + ["URLs built from the test vars"] * templated
+
+
+def notes(cases) -> list[str]:
+    """One line naming the web hooks on other machines (what `eval` prints before it runs)."""
+    found = remote(cases)
+    return [f"webhook assertions send each output, its prompt and its vars to {', '.join(found)}"] if found else []
 
 
 def _timeout_s() -> float:

@@ -50,3 +50,22 @@ def test_a_cell_whose_vars_need_code_opens_as_a_pane_only_after_it_ran(window, t
     (cell,) = window.session.evaluation.cells
     assert window.evals.open_cell(cell) is None  # a message, not an exception out of the window's handler
     assert "transformVars runs code" in window.messages[-1]
+
+
+def test_web_hooks_to_another_computer_are_asked_about_first(window, loop, tmp_path, monkeypatch):
+    """A webhook runs no code, but sends outputs, prompts and vars away: the window names the address and asks
+    (a hook on this computer is not asked about). Declined, nothing is sent."""
+    config = {"prompts": ["Say {{word}}"], "providers": ["echo"],
+              "tests": [{"vars": {"word": "dog"}, "assert": [
+                  {"type": "webhook", "value": "https://hooks.example.com/grade"},
+                  {"type": "webhook", "value": "http://127.0.0.1:9/local"}]}]}
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda _parent, title, text, *_args: asked.append(
+        (title, text)) or QMessageBox.No)
+    assert window.evals.open_config(path), window.messages
+    assert [title for title, _text in asked] == ["Send outputs to web hooks?"]
+    assert "• https://hooks.example.com/grade" in asked[0][1] and "127.0.0.1" not in asked[0][1]
+    assert all(cell.status == "pending" for cell in window.session.evaluation.cells)
+    assert not window.evals.running

@@ -206,7 +206,7 @@ class EvalTools(QObject):
         if evaluation is None or self.running or self.elsewhere.ask(evaluation):
             return None
         if not self.consent.allows(evaluation, self.base_dir):
-            self.sig_status.emit("Evaluation not run: its code was not allowed")
+            self.sig_status.emit("Evaluation not run: its code or web hooks were not allowed")
             return None
         return self.run_control.run(evaluation, self.base_dir, self.consent.allowed(evaluation))
 
