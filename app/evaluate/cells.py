@@ -110,8 +110,7 @@ def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, 
     output = Output(text=cell.output if text is None else text, latency_ms=cell.latency_ms,
                     finish_reason=cell.finish_reason,
                     logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls), tools=tuple(variant.tools),
-                    cost=0.0 if variant.target.kind == "echo" or case.provider_output is not None else
-                    cost.cell_cost(variant.prices, cell.prompt_tokens, cell.generated_tokens),
+                    cost=cost.of_cell(variant, case, cell),
                     functions=tuple(variant.functions or ()))
     case = case_for(evaluation, cell, code)
     for what, script in (("the provider's transform", variant.transform), ("the test's transform",

@@ -40,6 +40,13 @@ def cell_cost(priced: dict | None, prompt_tokens: int, generated_tokens: int) ->
     return priced["input"] * prompt_tokens + priced["output"] * generated_tokens
 
 
+def of_cell(variant, case, cell) -> float | None:
+    """A cell's cost in dollars: 0 for echo and a given output, else from its provider's prices (None: none)."""
+    if variant.target.kind == "echo" or case.provider_output is not None:
+        return 0.0
+    return cell_cost(variant.prices, cell.prompt_tokens, cell.generated_tokens)
+
+
 def to_precision(x: float, digits: int) -> str:
     """JavaScript's Number.prototype.toPrecision."""
     if x == 0:

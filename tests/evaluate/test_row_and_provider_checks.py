@@ -2,7 +2,7 @@
 the transforms and under consent, and the note a webhook to another machine gets. (Verdicts against promptfoo's
 own are in test_assert_parity.py.)"""
 
-from app.evaluate import cells, code_checks
+from app.evaluate import cells, code_checks, results_json
 from app.evaluate.checks import CheckError
 from app.session.evaluation import CellResult
 from app.session.result import PaneResult, RunState
@@ -27,6 +27,9 @@ def test_cost_is_tokens_times_the_configured_prices(tmp_path):
     result = _graded(suite, prompt_tokens=10, generated_tokens=5)  # 10 × 0.5 + 5 × 0.002 = 5.01
     assert [c.passed for c in result.component_results] == [True, False]
     assert result.component_results[1].reason == "Cost 5.0 is less than or equal to threshold 5.02"
+    cell = CellResult(case=0, variant=0, status="pass", result=PaneResult(state=RunState.DONE, text="hi",
+                                                                           prompt_tokens=10, generated_tokens=5))
+    assert results_json.cell_record(suite.evaluation(), cell)["cost"] == 5.01  # results.json's `cost` too
 
 
 def test_no_prices_no_cost(tmp_path):
