@@ -94,12 +94,15 @@ def _ask(prompt: str, context: dict):
     return judge_request(render_chat(prompt, context), None)
 
 
-def faithfulness(assertion: Assertion, output: str, variables: dict, threshold: float):
+def _query_and_context(variables: dict, kind: str):
     query = variables.get("query")
     if not isinstance(query, str):
-        raise CheckError('Invariant failed: context-faithfulness assertion requires a "query" variable with the '
-                         "user question")
-    context = context_of(variables, None)
+        raise CheckError(f'Invariant failed: {kind} assertion requires a "query" variable with the user question')
+    return query, context_of(variables, None)
+
+
+def faithfulness(assertion: Assertion, output: str, variables: dict, threshold: float):
+    query, context = _query_and_context(variables, "context-faithfulness")
     text = _text((yield _ask(rag_prompts.CONTEXT_FAITHFULNESS_LONGFORM,
                              {**variables, "question": query, "answer": try_parse(output)})))
     if text is None:
@@ -127,11 +130,7 @@ def faithfulness(assertion: Assertion, output: str, variables: dict, threshold: 
 
 
 def relevance(assertion: Assertion, output: str, variables: dict, threshold: float):
-    query = variables.get("query")
-    if not isinstance(query, str):
-        raise CheckError('Invariant failed: context-relevance assertion requires a "query" variable with the user '
-                         "question")
-    context = context_of(variables, None)
+    query, context = _query_and_context(variables, "context-relevance")
     joined = _serialised(context)
     text = _text((yield _ask(rag_prompts.CONTEXT_RELEVANCE, {"context": joined, "query": query})))
     if text is None:
