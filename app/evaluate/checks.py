@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 from rapidfuzz.distance import Levenshtein
 
-from app.evaluate import tool_checks
+from app.evaluate import cost, functions_call, tool_checks
 from app.evaluate.assertion_strings import split_values
 from app.evaluate.check_types import CheckError, Output, verdict
 from app.evaluate.templates import js_string
@@ -27,7 +27,7 @@ from app.session.word_errors import shown, word_errors
 __all__ = ["CHECKS", "CheckError", "Output", "json_objects", "normalise_finish_reason", "run_check", "verdict"]
 
 NEGATION_IGNORED = frozenset({"levenshtein", "perplexity", "perplexity-score", "finish-reason",
-                              "is-valid-openai-tools-call"})
+                              "is-valid-openai-tools-call", *functions_call.TYPES})
 _FINISH = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "length": "length", "max_tokens": "length",
            "content_filter": "content_filter", "tool_calls": "tool_calls", "function_call": "tool_calls",
            "tool_use": "tool_calls"}
@@ -284,6 +284,7 @@ CHECKS = {"equals": _equals, "contains": _contains, "icontains": _contains, "con
           "perplexity": _perplexity, "perplexity-score": _perplexity_score, "word-error-rate": _word_error_rate}
 NEEDS_LOGPROBS = frozenset({"perplexity", "perplexity-score"})
 CHECKS.update(tool_checks.TOOL_CHECKS)
+CHECKS.update({"cost": cost.check_cost, **dict.fromkeys(functions_call.TYPES, functions_call.check)})
 
 
 def run_check(assertion: Assertion, value, output: Output) -> GradingResult:

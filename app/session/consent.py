@@ -1,5 +1,6 @@
-"""Consent, one mechanism for everything a file can make Chorus start or run: MCP servers (the command line or
-the URL each starts) and a config's code (its checks, transforms, providers and scripts).
+"""Consent, one mechanism for everything a file can make Chorus start, run or send: MCP servers (the command line
+or the URL each starts), a config's code (its checks, transforms, providers and scripts) and its web hooks on
+other computers (where outputs, prompts and vars would be sent).
 
 Nothing a file names starts or runs until the user has seen exactly what would, and agreed. What they agreed to
 is kept here, as the exact text they were shown, for as long as the window is open: the same text is not asked
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 MCP = "mcp"  # an MCP server: "NAME: what starting it runs"
 CODE = "code"  # code from a config: one line per file or inline check (app/evaluate/code_checks.code_uses)
+WEB = "web"  # a web hook on another computer that outputs, prompts and vars would be sent to (evaluate/webhook.py)
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,21 @@ def test_a_cell_whose_vars_need_code_opens_as_a_pane_only_after_it_ran(window, t
     (cell,) = window.session.evaluation.cells
     assert window.evals.open_cell(cell) is None  # a message, not an exception out of the window's handler
     assert "transformVars runs code" in window.messages[-1]
+
+
+def test_web_hooks_to_another_computer_are_asked_about_first(window, loop, tmp_path):
+    """A webhook runs no code, but sends outputs, prompts and vars away: the window names the address and asks
+    (a hook on this computer is not asked about). Not now, nothing is sent."""
+    config = {"prompts": ["Say {{word}}"], "providers": ["echo"],
+              "tests": [{"vars": {"word": "dog"}, "assert": [
+                  {"type": "webhook", "value": "https://hooks.example.com/grade"},
+                  {"type": "webhook", "value": "http://127.0.0.1:9/local"}]}]}
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    bar = window.consent_bar
+    assert window.evals.open_config(path), window.messages
+    assert bar.isVisible() and bar.agree_button.text() == "Send them"
+    assert "• https://hooks.example.com/grade" in bar.text.text() and "127.0.0.1" not in bar.text.text()
+    bar.later_button.click()
+    assert all(cell.status == "pending" for cell in window.session.evaluation.cells)
+    assert not window.evals.running

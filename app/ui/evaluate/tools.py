@@ -209,8 +209,8 @@ class EvalTools(QObject):
         if evaluation is None or self.running or self.elsewhere.ask(evaluation):
             return None
         if not self.consent.allows(evaluation, self.base_dir, then=self.run):
-            self.sig_status.emit("The evaluation runs code from its config: see what runs in the bar at the top, "
-                                 "and run it from there")
+            self.sig_status.emit("The evaluation runs code or sends outputs elsewhere: the bar at the top says what, "
+                                 "and runs it")
             return None
         return self.run_control.run(evaluation, self.base_dir, self.consent.allowed(evaluation, self.base_dir))
 
