@@ -65,6 +65,8 @@ class StatsRecorder:
             self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
             self.clips_in_prompts = 0  # audio windows (30 s of a clip, for Whisper-style encoders) in admitted prompts
             self.clips_encoded = 0  # of those, the ones the projector encoded
+            self.frames_in_prompts = 0  # distinct video frames in admitted prompts
+            self.frames_encoded = 0  # of those, the ones the projector encoded
             # prompt pieces that shared a llama_decode with other sequences' (reproducible/packing.py)
             self.packed_pieces = 0
             self.packed_decodes = 0  # those llama_decodes
@@ -103,12 +105,14 @@ class StatsRecorder:
             self.accepted += accepted
 
     def record_images(self, in_prompts: int = 0, encoded: int = 0, clips_in_prompts: int = 0,
-                      clips_encoded: int = 0) -> None:
+                      clips_encoded: int = 0, frames_in_prompts: int = 0, frames_encoded: int = 0) -> None:
         with self._lock:
             self.images_in_prompts += in_prompts
             self.images_encoded += encoded
             self.clips_in_prompts += clips_in_prompts
             self.clips_encoded += clips_encoded
+            self.frames_in_prompts += frames_in_prompts
+            self.frames_encoded += frames_encoded
 
     def record_packed(self, pieces: int) -> None:
         with self._lock:
@@ -163,6 +167,8 @@ class StatsRecorder:
                 images_reused=max(0, self.images_in_prompts - self.images_encoded),
                 clips_encoded=self.clips_encoded,
                 clips_reused=max(0, self.clips_in_prompts - self.clips_encoded),
+                frames_encoded=self.frames_encoded,
+                frames_reused=max(0, self.frames_in_prompts - self.frames_encoded),
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,

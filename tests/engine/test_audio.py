@@ -93,11 +93,11 @@ def test_a_model_that_cannot_hear_refuses_a_clip_without_quoting_it(make_engine)
     seeing = make_engine(n_slots=1, mmproj=str(tiny_mmproj()))
     done = seeing.submit(about(clip, "What is this?")).result(60)
     assert done.error_kind == "prompt" and "has no audio encoder" in done.error and quoted not in done.error
-    video = GenerationRequest(messages=[{"role": "user", "content": [
-        {"type": "input_video", "input_video": {"data": quoted * 3}}, {"type": "text", "text": "?"}]}],
+    unknown = GenerationRequest(messages=[{"role": "user", "content": [
+        {"type": "input_file", "input_file": {"file_data": quoted * 3}}, {"type": "text", "text": "?"}]}],
         max_tokens=2, sampling=GREEDY)
-    done = plain.submit(video).result(60)  # the chat template's refusal names the type, not the data
-    assert done.error_kind == "prompt" and "'input_video'" in done.error and quoted not in done.error
+    done = plain.submit(unknown).result(60)  # the chat template's refusal names the type, not the data
+    assert done.error_kind == "prompt" and "'input_file'" in done.error and quoted not in done.error
     assert plain.submit(GenerationRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=2,
                                           sampling=GREEDY)).result(60).error is None
 
