@@ -97,6 +97,36 @@ def decode_video(data: bytes, fps: float, max_frames: int, where: str) -> Video:
     return Video(tuple(frames), rate, seconds)
 
 
+@dataclass(frozen=True)
+class Preview:
+    """What a window shows of a video before it is sent: its first frame, length and own rate."""
+
+    first: np.ndarray  # (height, width, 3) uint8
+    seconds: float
+    native_fps: float
+
+    def frames_at(self, fps: float, max_frames: int) -> tuple[int, float]:
+        """(about how many frames, at what rate) a request at `fps` within `max_frames` takes of it."""
+        rate = sampling_rate(fps, max_frames, self.native_fps, self.seconds)
+        count = max(1, round(self.seconds * rate)) if self.seconds else max_frames or 1
+        return (min(count, max_frames) if max_frames else count), rate
+
+
+def preview(data: bytes) -> Preview:
+    """The video's first frame, length and rate, from its header and one decoded frame; VideoDecodeError if not a
+    video."""
+    import av
+
+    try:
+        with av.open(io.BytesIO(data), mode="r") as container:
+            stream = container.streams.video[0]
+            native = float(stream.base_rate or stream.average_rate or 0)
+            first = next(container.decode(stream)).to_ndarray(format="rgb24")
+            return Preview(first, _seconds(container, stream, native), native)
+    except (av.FFmpegError, ValueError, OSError, IndexError, StopIteration) as exc:
+        raise VideoDecodeError(f"the video cannot be decoded ({len(data):,} bytes)") from exc
+
+
 def _reason(exc: Exception) -> str:
     text = getattr(exc, "strerror", None) or str(exc)
     return text.split(":")[0].strip() or type(exc).__name__  # FFmpeg's words, never the data
