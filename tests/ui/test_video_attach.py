@@ -52,4 +52,31 @@ def test_attach_and_remove_a_video_with_its_frame_count_and_a_model_that_cannot_
     commit_run(spec, plan_run(spec)[1])
     assert spec.turns[-1]["images"] == (images.add_file(walk),)
     pane.output.render(spec)
-    assert "🎞 walk.mkv" in pane.output.toPlainText() and "🖼" not in pane.output.toPlainText()
+    assert "▶ walk.mkv" in pane.output.toPlainText() and "🖼" not in pane.output.toPlainText()
+
+
+def test_a_pane_watches_a_video_on_a_model_with_its_projector(window, loop, model_path, settings, tmp_path, qtbot):
+    from app.ui import settings as keys
+    from tests.fixtures.vision_gguf import tiny_mmproj
+    from tests.ui.conftest import wait_until
+
+    settings.set(keys.SLOTS, 2)
+    settings.set(keys.CONTEXT_PER_SLOT, 1024)
+    assert loop.run_until_complete(window.models.load_model(str(model_path), mmproj=str(tiny_mmproj()))) is not None
+    pane = window.grid.panes[0]
+    walk = tmp_path / "walk.mkv"
+    walk.write_bytes(sample_video(0, seconds=1.0, rate=8))
+    pane.images._choose = lambda: [str(walk)]
+    qtbot.mouseClick(pane.images.attach_button, Qt.LeftButton)
+    assert not pane.images.warning.isVisible() and pane.images.thumbs[0].text() == "4 frames · 4 fps"
+    pane.prompt.setPlainText("What moves in this video?")
+    pane.spec.max_tokens = 12
+    pane.run_button.click()
+    wait_until(loop, lambda: not pane.busy and pane.spec.result.text, timeout=120)
+    assert pane.spec.result.error is None and pane.spec.result.prompt_tokens > 4 * 64
+    assert "▶ walk.mkv" in pane.output.toPlainText()
+    assert window.bridge.stats().frames_encoded == 4
+    if os.environ.get("CHORUS_SHOTS"):
+        window.resize(1100, 700)
+        qtbot.wait(50)
+        window.grab().save(os.path.join(os.environ["CHORUS_SHOTS"], "video-watched.png"))

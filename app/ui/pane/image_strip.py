@@ -72,7 +72,7 @@ def video_caption(ref: images.ImageRef, spec: PaneSpec) -> tuple[QPixmap | None,
     """A video's first frame (None when it cannot be read) and what the pane's next run takes of it."""
     seen = _preview(ref.sha256)
     if seen is None:
-        return None, f"🎞 {ref.label} (cannot be read)"
+        return None, f"▶ {ref.label} (cannot be read)"
     count, rate = seen.frames_at(spec.video_fps, spec.video_max_frames)
     height, width = seen.first.shape[:2]
     image = QImage(seen.first.tobytes(), width, height, 3 * width, QImage.Format_RGB888)
