@@ -12,7 +12,7 @@ import pytest
 
 from app.engine import GenerationRequest
 from app.engine.vision.media import MARKER
-from tests.conftest import GREEDY, assert_kv_accounted
+from tests.conftest import GREEDY, assert_kv_accounted, assert_same_alone_and_batched
 from tests.fixtures.audio_gguf import about, audio_part, encode, sample_clip, tiny_audio_mmproj
 from tests.fixtures.vision_gguf import tiny_mmproj
 
@@ -71,16 +71,11 @@ def test_a_clip_longer_than_a_window_is_two_windows_each_encoded_once(hearing):
 def test_the_same_request_gives_the_same_tokens_alone_and_in_a_batch(hearing, reproducible):
     engine = hearing(n_slots=4, reproducible=reproducible)
     target = about(encode(sample_clip(2), "flac"), "Describe it.", "flac", max_tokens=12, audio_first=False)
-    alone = engine.submit(target).result(120).token_ids
-    engine.clear_prompt_cache()
     others = [about(encode(sample_clip(0)), "Transcribe it.", max_tokens=16),
               about(encode(sample_clip(1)), "Is it speech?"),
               GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}], max_tokens=16,
                                 sampling=GREEDY)]
-    handles = [engine.submit(r) for r in others[:2]] + [engine.submit(target), engine.submit(others[2])]
-    batched = [h.result(300) for h in handles]
-    assert all(d.error is None for d in batched)
-    assert batched[2].token_ids == alone
+    assert_same_alone_and_batched(engine, target, others)
 
 
 def test_a_model_that_cannot_hear_refuses_a_clip_without_quoting_it(make_engine):

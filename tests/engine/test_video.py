@@ -7,13 +7,14 @@ refusals. Token parity with llama-server --mmproj --video-fps is in tests/backen
 """
 
 import base64
+import functools
 
 import pytest
 
 from app.engine import GenerationRequest
 from app.engine.vision.media import MARKER
 from app.engine.vision.video import decode_video
-from tests.conftest import GREEDY, assert_kv_accounted
+from tests.conftest import GREEDY, assert_kv_accounted, assert_same_alone_and_batched
 from tests.fixtures.video_files import about, sample_video, video_part
 from tests.fixtures.vision_gguf import IMAGE_TOKENS, tiny_mmproj
 
@@ -23,9 +24,8 @@ QUESTIONS = ["What happens?", "Describe the video.", "What moves?", "What colour
 
 @pytest.fixture
 def watching(make_engine):
-    def make(**overrides):
-        return make_engine(mmproj=str(tiny_mmproj()), **overrides)
-    return make
+    """Engines on the embedded model with the tiny vision projector."""
+    return functools.partial(make_engine, mmproj=str(tiny_mmproj()))
 
 
 def test_a_video_is_its_frames_at_the_rate_with_llama_servers_texts(watching):
@@ -73,16 +73,11 @@ def test_eight_panes_on_one_video_encode_each_frame_once(watching):
 def test_the_same_request_gives_the_same_tokens_alone_and_in_a_batch(watching, reproducible):
     engine = watching(n_slots=4, reproducible=reproducible)
     target = about(sample_video(0, seconds=1.0), "Describe the video.", max_tokens=12, video_first=False)
-    alone = engine.submit(target).result(300).token_ids
-    engine.clear_prompt_cache()
     others = [about(sample_video(1, seconds=1.0), "What moves?", max_tokens=16),
               about(sample_video(2, seconds=1.0), "Is it fast?", video_fps=2.0),
               GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}], max_tokens=16,
                                 sampling=GREEDY)]
-    handles = [engine.submit(r) for r in others[:2]] + [engine.submit(target), engine.submit(others[2])]
-    batched = [h.result(300) for h in handles]
-    assert all(d.error is None for d in batched)
-    assert batched[2].token_ids == alone
+    assert_same_alone_and_batched(engine, target, others)
 
 
 def test_videos_the_engine_cannot_take_are_refused_without_quoting_them(make_engine, watching):

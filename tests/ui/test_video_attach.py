@@ -34,11 +34,9 @@ def test_attach_and_remove_a_video_with_its_frame_count_and_a_model_that_cannot_
     assert pane.images.thumbs[0].text() == "5 frames · 2.5 fps"
 
     load_window(window, loop, model_path, settings)  # the embedded model has no projector: it cannot see
-    warning = pane.images.warning
-    assert warning.isVisible()
-    assert warning.text().startswith(f"⚠ {model_name(model_path)} was opened without a vision projector (mmproj), "
-                                     "so it cannot watch videos")
-    assert "videos stay attached" in warning.text() and len(spec.draft_images) == 2
+    said = pane.images.warning.text() if pane.images.warning.isVisible() else ""
+    assert said.startswith(f"⚠ {model_name(model_path)} was opened without a vision projector (mmproj), so it "
+                           "cannot watch videos") and "videos stay attached" in said and len(spec.draft_images) == 2
     if os.environ.get("CHORUS_SHOTS"):
         spec.draft = "What moves in these videos?"
         pane.prompt.setPlainText(spec.draft)
