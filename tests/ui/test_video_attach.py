@@ -78,3 +78,20 @@ def test_a_pane_watches_a_video_on_a_model_with_its_projector(window, loop, mode
         window.resize(1100, 700)
         qtbot.wait(50)
         window.grab().save(os.path.join(os.environ["CHORUS_SHOTS"], "video-watched.png"))
+
+
+def test_the_stats_panel_reads_video_frames_encoded_and_reused(qtbot):
+    from app.engine.stats import StatsRecorder
+    from app.ui.stats.readouts import Readouts
+
+    recorder = StatsRecorder(n_slots=8, n_ctx_per_slot=512)
+    readouts = Readouts()
+    qtbot.addWidget(readouts)
+    readouts.show_snapshot(recorder.snapshot())
+    assert readouts.labels["frames"].text() == "–"
+    recorder.record_images(frames_in_prompts=32, frames_encoded=4)  # 8 panes on one 4-frame video
+    readouts.show_snapshot(recorder.snapshot())
+    assert readouts.labels["frames"].text() == "4 / 28" and readouts.labels["images"].text() == "–"
+    recorder.reset()
+    readouts.show_snapshot(recorder.snapshot())
+    assert readouts.labels["frames"].text() == "–"
