@@ -85,6 +85,17 @@ def ask(text: str, max_tokens: int = 32, **kwargs) -> GenerationRequest:
     return GenerationRequest(messages=[{"role": "user", "content": text}], max_tokens=max_tokens, **kwargs)
 
 
+def assert_same_alone_and_batched(engine, target: GenerationRequest, others: list[GenerationRequest]) -> None:
+    """`target`'s tokens alone equal its tokens submitted among `others` (all but the last before it, the last
+    after it), from a cold prompt cache; every request of the batch ends without an error."""
+    alone = engine.submit(target).result(300).token_ids
+    engine.clear_prompt_cache()
+    handles = [engine.submit(r) for r in others[:-1]] + [engine.submit(target), engine.submit(others[-1])]
+    batched = [h.result(300) for h in handles]
+    assert all(d.error is None for d in batched)
+    assert batched[-2].token_ids == alone
+
+
 def assert_kv_accounted(engine) -> None:
     """No slot or KV leaked: once idle, every slot's KV is what the engine's records say (a running sequence or
     the prompt cache), and clearing the cache empties them all."""

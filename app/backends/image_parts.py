@@ -18,14 +18,20 @@ def count_clips(request: GenerationRequest) -> int:
     return count_images(request, "input_audio")
 
 
+def count_videos(request: GenerationRequest) -> int:
+    """How many video parts (`video_url` or `input_video`) the request's messages carry."""
+    return count_images(request, "video_url") + count_images(request, "input_video")
+
+
 def count_media(request: GenerationRequest) -> int:
-    return count_images(request) + count_clips(request)
+    return count_images(request) + count_clips(request) + count_videos(request)
 
 
 def refused(backend_name: str, request: GenerationRequest, detail: str) -> str:
     """The pane's message when a server answered a request with images or clips by an error: names the server
     and keeps the server's own words (e.g. llama-server's "audio input is not supported")."""
-    n, clips = count_images(request), count_clips(request)
+    n, clips, videos = count_images(request), count_clips(request), count_videos(request)
     what = " and ".join(w for w in (f"image{'s' if n > 1 else ''}" if n else "",
-                                    f"audio clip{'s' if clips > 1 else ''}" if clips else "") if w)
+                                    f"audio clip{'s' if clips > 1 else ''}" if clips else "",
+                                    f"video{'s' if videos > 1 else ''}" if videos else "") if w)
     return f"{backend_name} refused the {what} in this message: {detail}"

@@ -31,6 +31,7 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 from app.engine import SAMPLER_FIELDS, GenerationRequest
 from app.engine.sampling.grammar import GrammarError
 from app.engine.types import TOOL_CHOICES
+from app.engine.vision.media import MEDIA_PARTS
 
 TEMPLATE_KEYS = ("thinking", "chat_template_kwargs")  # sent as chat_template_kwargs, which both servers pass on
 FORMAT_KEYS = ("grammar", "json_schema")  # the output-format settings (session/output_format.py reads these)
@@ -86,15 +87,15 @@ def create_arguments(request: GenerationRequest, model: str | None,
 
 
 def _as_sent(message: dict) -> dict:
-    """A message as OpenAI's schema takes it: the file names Chorus keeps on image and audio parts (for its own
+    """A message as OpenAI's schema takes it: the file names Chorus keeps on image, audio and video parts (for its own
     messages) are not sent."""
     content = message.get("content")
-    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") in ("image_url", "input_audio")
+    if not isinstance(content, list) or not any(isinstance(p, dict) and p.get("type") in MEDIA_PARTS
                                                 for p in content):
         return message
     parts = []
     for part in content:
-        if isinstance(part, dict) and part.get("type") in ("image_url", "input_audio"):
+        if isinstance(part, dict) and part.get("type") in MEDIA_PARTS:
             inner = part.get(part["type"])
             part = {k: v for k, v in part.items() if k != "name"}
             if isinstance(inner, dict):

@@ -6,7 +6,9 @@ read at all raises InputError with one sentence. A message's image parts (OpenAI
 URL or a file (a path relative to the JSONL's folder, or file://); each is read and sent as a data URL, and
 one that is missing or not an image is named with its line. Audio parts (OpenAI's `input_audio`) give base64
 `data` and a `format`, or a `path` (relative to the JSONL's folder; the format from its suffix): sent as base64
-with the file's name, so a clip the model cannot decode is named by its file.
+with the file's name, so a clip the model cannot decode is named by its file. Video parts (`video_url`, as
+llama-server takes them) give a data URL or a file's path (`url`, or `path`), sent as a data URL with the file's
+name; a line's `video_fps` and `video_max_frames` say how its videos are sampled.
 """
 
 from __future__ import annotations
@@ -15,17 +17,19 @@ import base64
 import binascii
 import dataclasses
 import json
+import mimetypes
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.engine import GenerationRequest, SamplingParams, Speculation
+from app.engine.vision.media import MEDIA_PARTS, VIDEO_PARTS
 from app.session import MAIN, Session, SessionFileError, adapters, compare, conversation, images, tools
 from app.session.tool_loop import AUTO_STEPS
 
 REQUEST_FIELDS = ("id", "messages", "prompt", "sampling", "max_tokens", "stop", "logprobs", "json_schema", "grammar",
                   "speculative", "tools", "tool_choice", "parallel_tool_calls", "lora",
-                  "tool_call_first", "mcp", "max_tool_rounds")
+                  "tool_call_first", "mcp", "max_tool_rounds", "video_fps", "video_max_frames")
 SPECULATION_KEYS = tuple(f.name for f in dataclasses.fields(Speculation))
 
 
@@ -106,6 +110,9 @@ def field_problem(data: dict) -> str | None:
             return f"{found} holds a lone surrogate (a \\udXXX escape that is half a character), which is not text"
     expect = {"prompt": (lambda v: isinstance(v, str), "a string"),
               "max_tokens": (_whole, "a whole number"), "logprobs": (_whole, "a whole number"),
+              "video_fps": (lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v >= 0,
+                            "a number of frames a second (0: the video's own rate)"),
+              "video_max_frames": (_whole, "a whole number (0: no budget)"),
               "grammar": (lambda v: isinstance(v, str), "a GBNF string"),
               "json_schema": (lambda v: isinstance(v, dict), "a JSON schema object"),
               "sampling": (lambda v: isinstance(v, dict), "an object of sampling settings"),
@@ -127,11 +134,13 @@ def field_problem(data: dict) -> str | None:
         content = message.get("content")
         if not (isinstance(content, str) or (isinstance(content, list) and all(
                 isinstance(part, dict) and (isinstance(part.get("text", ""), str)
-                                            and part.get("type") not in ("image_url", "input_audio")
-                                            or _image_part(part) or _audio_part(part)) for part in content))):
-            return (f"messages[{index}].content must be a string or a list of text, image and audio parts "
+                                            and part.get("type") not in MEDIA_PARTS
+                                            or _image_part(part) or _audio_part(part) or _video_part(part))
+                for part in content))):
+            return (f"messages[{index}].content must be a string or a list of text, image, audio and video parts "
                     '({"type": "image_url", "image_url": {"url": "<a path or a data URL>"}}, '
-                    '{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"} or {"path": ...}})')
+                    '{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"} or {"path": ...}}, '
+                    '{"type": "video_url", "video_url": {"url": "<a path or a data URL>"}})')
     for name, value in (data.get("sampling") or {}).items():
         if name not in _SAMPLING_TYPES:
             return f"sampling: unknown setting {_shown(str(name))!r} (known: {', '.join(_SAMPLING_TYPES)})"
@@ -151,6 +160,33 @@ def _audio_part(part: dict) -> bool:
     audio = part.get("input_audio")
     return part.get("type") == "input_audio" and isinstance(audio, dict) and (
         isinstance(audio.get("data"), str) or isinstance(audio.get("path"), str))
+
+
+def _video_part(part: dict) -> bool:
+    video = part.get(part.get("type")) if part.get("type") in VIDEO_PARTS else None
+    return isinstance(video, str) or isinstance(video, dict) and any(
+        isinstance(video.get(key), str) for key in ("url", "data", "path"))
+
+
+def _video(part: dict, base: Path | None, where: str) -> dict:
+    """A video part as sent: a `video_url` with a data URL, read from the file it names (with the file's name)."""
+    video = part[part["type"]]
+    url = video if isinstance(video, str) else video.get("url") or video.get("data") or video.get("path")
+    if url.startswith("data:"):
+        return {"type": "video_url", "video_url": {"url": url}}
+    if url.startswith(("http://", "https://")):
+        raise ValueError(f"{where}: {url} is a web address: Chorus reads videos from files or data URLs (download "
+                         "it and give its path)")
+    path = Path(url.removeprefix("file://")).expanduser()
+    path = path if path.is_absolute() or base is None else base / path
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{where}: video not found: {path} ({exc.strerror or exc})") from exc
+    mime = mimetypes.guess_type(path.name)[0] or "video/mp4"
+    mime = mime if mime.startswith("video/") else "video/mp4"
+    return {"type": "video_url", "video_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode()}",
+                                               "name": path.name}}
 
 
 def _clip(audio: dict, base: Path | None, where: str) -> dict:
@@ -185,6 +221,9 @@ def inline_images(messages: list[dict], base: Path | None) -> list[dict]:
             where = f"messages[{index}].content[{number}]"
             if part.get("type") == "input_audio":
                 parts.append({**part, "input_audio": _clip(part["input_audio"], base, where)})
+                continue
+            if part.get("type") in VIDEO_PARTS:
+                parts.append(_video(part, base, where))
                 continue
             if part.get("type") != "image_url":
                 parts.append(part)
@@ -232,8 +271,8 @@ def parse_line(text: str, line: int, base: Path | None = None, loaded: tuple[str
     if problem:
         return RunItem(line, item_id, None, {}, f"line {line}: {problem}")
     try:
-        fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar")
-                  if data.get(k) is not None}
+        fields = {k: data[k] for k in ("messages", "prompt", "max_tokens", "logprobs", "json_schema", "grammar",
+                                       "video_fps", "video_max_frames") if data.get(k) is not None}
         if "messages" in fields:
             fields["messages"] = inline_images(fields["messages"], base)
         if data.get("mcp"):  # the servers' tools join the line's when the run knows them (mcp_run.py)

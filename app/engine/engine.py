@@ -431,7 +431,7 @@ class Engine:
 
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
         text, prompt, media = self._images.prompt_tokens(seq.request)  # vision/step.py: images as placeholders
-        n_images, n_clips = sum(m.kind == "image" for m in media), sum(m.kind == "audio" for m in media)
+        n_images = sum(m.kind == "image" for m in media)
         seq.prompt = np.asarray(prompt, dtype=np.int32)
         seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0],
                                 GENERIC if self._renderer.generic_for(seq.request) else None)
@@ -440,16 +440,13 @@ class Engine:
         if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
             seq.text = TextStream((*seq.request.stop, *stops))  # as llama-server adds the handler's stop strings
         if len(prompt) >= self.n_ctx_per_slot:
-            what = " and ".join(f"{n} {noun}{'s' if n > 1 else ''}" for n, noun in ((n_images, "image"),
-                                                                                    (n_clips, "audio clip")) if n)
-            images = f", {int((seq.prompt < 0).sum())} of them for {what}," if media else ""
-            raise ContextOverflow(f"the prompt is {len(prompt)} tokens{images} but a slot holds "
-                                  f"{self.n_ctx_per_slot} (prompt plus reply): shorten it or raise the context "
-                                  "per slot")
+            raise ContextOverflow(self._images.too_long(len(prompt), int((seq.prompt < 0).sum()), media,
+                                                        self.n_ctx_per_slot))
         if media:
             prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
             seq.positions = self._images.store.positions(seq.prompt)  # M-RoPE images take fewer positions
-            self._stats.record_images(in_prompts=n_images, clips_in_prompts=self._images.clip_windows(seq.prompt))
+            self._stats.record_images(in_prompts=n_images, clips_in_prompts=self._images.clip_windows(seq.prompt),
+                                      frames_in_prompts=self._images.video_frames(seq.prompt))
         self._adapters.load(seq.request.lora)
         # kind "draft": loaded now, or DraftModelError
         draft_model = self._speculation.draft_models.for_request(seq.request)

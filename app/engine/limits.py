@@ -88,6 +88,10 @@ DYNATEMP_EXPONENT = Limit(0.0, 10.0, 1.0, step=0.1, decimals=2)  # how entropy m
 # Requests (GenerationRequest).
 MAX_TOKENS = Limit(1, 32768, 256)
 LOGPROBS = Limit(0, 20, 0)  # alternatives reported per generated token; 0 = no log-probabilities
+# Videos (vision/video.py): frames a second (llama-server's --video-fps default; 0 = the video's own rate) and the
+# frame budget (0 = none, as llama-server; a video with more frames at that rate is sampled more sparsely to fit).
+VIDEO_FPS = Limit(0.0, 60.0, 4.0, step=0.5, decimals=2)
+VIDEO_MAX_FRAMES = Limit(0, 4096, 0)
 # The batch of an engine with a projector: llama-server's default ubatch, which holds a non-causal image whole
 # (mtmd_decode_use_non_causal: Gemma 3's 256 rows go into one llama_decode; a smaller batch must refuse it).
 VISION_BATCH = 512

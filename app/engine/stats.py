@@ -71,6 +71,8 @@ class StatsRecorder:
             self.clips_encoded = 0  # of those, the ones the projector encoded
             self.image_rows = 0  # image embeddings decoded into KV (the rest of an image's were copied or cached)
             self.clip_rows = 0  # audio windows' embeddings decoded into KV
+            self.frames_in_prompts = 0  # distinct video frames in admitted prompts
+            self.frames_encoded = 0  # of those, the ones the projector encoded
             # prompt pieces that shared a llama_decode with other sequences' (reproducible/packing.py)
             self.packed_pieces = 0
             self.packed_decodes = 0  # those llama_decodes
@@ -110,7 +112,8 @@ class StatsRecorder:
             self.draft_runs.append((drafted, accepted))
 
     def record_images(self, in_prompts: int = 0, encoded: int = 0, clips_in_prompts: int = 0,
-                      clips_encoded: int = 0, image_rows: int = 0, clip_rows: int = 0) -> None:
+                      clips_encoded: int = 0, image_rows: int = 0, clip_rows: int = 0, frames_in_prompts: int = 0,
+                      frames_encoded: int = 0) -> None:
         with self._lock:
             self.images_in_prompts += in_prompts
             self.images_encoded += encoded
@@ -118,6 +121,8 @@ class StatsRecorder:
             self.clips_encoded += clips_encoded
             self.image_rows += image_rows
             self.clip_rows += clip_rows
+            self.frames_in_prompts += frames_in_prompts
+            self.frames_encoded += frames_encoded
 
     def record_packed(self, pieces: int) -> None:
         with self._lock:
@@ -175,6 +180,8 @@ class StatsRecorder:
                 clips_reused=max(0, self.clips_in_prompts - self.clips_encoded),
                 image_rows_prefilled=self.image_rows,
                 clip_rows_prefilled=self.clip_rows,
+                frames_encoded=self.frames_encoded,
+                frames_reused=max(0, self.frames_in_prompts - self.frames_encoded),
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,

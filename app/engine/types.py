@@ -69,6 +69,10 @@ class GenerationRequest:
     # tool_choice required or a name: the reply starts with the call (no text before it, unlike llama-server,
     # whose grammar allows any text up to the first call; docs/tools.md "Constrained calls")
     tool_call_first: bool = False
+    # Videos in messages: frames taken at this rate (0: the video's own; llama-server's --video-fps), at most
+    # `video_max_frames` of them (0: no budget; more lower the rate so the whole video fits; vision/video.py)
+    video_fps: float = limits.VIDEO_FPS.default
+    video_max_frames: int = limits.VIDEO_MAX_FRAMES.default
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -79,6 +83,8 @@ class GenerationRequest:
                 raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
         limits.LOGPROBS.check("logprobs", self.logprobs)
+        limits.VIDEO_FPS.check("video_fps", self.video_fps)
+        limits.VIDEO_MAX_FRAMES.check("video_max_frames", self.video_max_frames)
         if self.grammar is not None and self.json_schema is not None:
             raise ValueError("give a grammar or a JSON schema, not both")
         if self.json_schema is not None and not isinstance(self.json_schema, dict):
@@ -300,6 +306,8 @@ class StatsSnapshot:
     clips_reused: int = 0  # audio windows in prompts that were not encoded again
     image_rows_prefilled: int = 0  # image embeddings decoded into a slot's KV (not copied from another slot's)
     clip_rows_prefilled: int = 0  # audio windows' embeddings decoded so: 8 panes on one clip prefill its rows once
+    frames_encoded: int = 0  # video frames the vision projector encoded since the last reset
+    frames_reused: int = 0  # video frames in prompts that were not encoded again
     packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
     packed_decodes: int = 0  # the llama_decodes those pieces went into
     placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible/step.py)

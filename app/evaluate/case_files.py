@@ -255,6 +255,9 @@ PROMPTFOO_IMAGE_TYPES = ("jpg", "jpeg", "png", "gif", "bmp", "webp", "svg", "hei
 # The extensions promptfoo reads as audio (src/util/file.ts isAudioFile): such a var becomes the file's base64, for
 # an `input_audio` part's data. Chorus sends the formats its engine decodes (wav, mp3, flac, ogg) and names others.
 PROMPTFOO_AUDIO_TYPES = ("wav", "mp3", "ogg", "aac", "m4a", "flac", "wma", "aiff", "opus")
+# The extensions promptfoo reads as video (src/util/file.ts isVideoFile): such a var becomes a data URL, for a
+# `video_url` part. Chorus sends the containers it knows (mp4, mov, mkv, webm, avi) and names others.
+PROMPTFOO_VIDEO_TYPES = ("mp4", "webm", "mov", "avi", "wmv", "mkv", "m4v")
 
 
 def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -> EvalCase:
@@ -275,7 +278,8 @@ def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -
                 problems.unsupported(f"{where}.vars.{key}", f"a var computed by {path.name}", "it runs code")
             elif not is_file(path):
                 problems.add(f"{where}.vars.{key}", f"no such file: {path}")
-            elif path.suffix.lower().lstrip(".") in PROMPTFOO_IMAGE_TYPES + PROMPTFOO_AUDIO_TYPES:
+            elif path.suffix.lower().lstrip(".") in PROMPTFOO_IMAGE_TYPES + PROMPTFOO_AUDIO_TYPES + \
+                    PROMPTFOO_VIDEO_TYPES:
                 try:  # promptfoo inlines it as a data URL (evaluatorHelpers.ts renderPrompt); see docs/evaluate.md
                     ref = images.add_file(path)  # a clip: its base64, as promptfoo loads an audio var
                     out.append(images.audio_part(ref)["input_audio"]["data"] if ref.is_audio else images.data_url(ref))

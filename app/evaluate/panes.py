@@ -54,14 +54,14 @@ def cell_conversation(evaluation: Evaluation, cell: CellResult) -> tuple[str, li
 
 
 def _turn(message: dict) -> dict:
-    """A chat message as a pane's turn: image parts (data URLs) and audio parts become the turn's images."""
+    """A chat message as a pane's turn: image and video parts (data URLs) and audio parts become its images."""
     content = message["content"]
     if not isinstance(content, list):
         return {"role": message["role"], "content": content}
     text = "\n".join(p["text"] for p in content if p["type"] == "text")
     refs = tuple(images.add_audio_part(p) if p["type"] == "input_audio" else images.add_data_url(
-        p["image_url"].get("url", "") if isinstance(p["image_url"], dict) else str(p["image_url"]))
-        for p in content if p["type"] in ("image_url", "input_audio"))
+        p[p["type"]].get("url", "") if isinstance(p[p["type"]], dict) else str(p[p["type"]]))
+        for p in content if p["type"] in ("image_url", "input_audio", "video_url"))
     return {"role": message["role"], "content": text, "images": refs}
 
 

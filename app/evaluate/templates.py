@@ -161,7 +161,7 @@ def _content(value) -> str | list[dict]:
     """A message's content: text, or OpenAI parts kept as parts when they hold an image or a clip (an `image_url`
     part, whose url a `file://` image var has become a data URL, or an `input_audio` part, whose data an audio var
     has become the file's base64: case_files.load_file_vars)."""
-    media = ("image_url", "input_audio")
+    media = ("image_url", "input_audio", "video_url", "input_video")
     if isinstance(value, list) and value and all(isinstance(p, dict) and p.get("type") in ("text", *media)
                                                  for p in value) and any(p["type"] in media for p in value):
         return [{"type": "text", "text": js_string(p.get("text"))} if p["type"] == "text" else p for p in value]

@@ -54,6 +54,16 @@ def projector_hears(projector: str | Path) -> bool:
         return False
 
 
+def projector_sees(projector: str | Path) -> bool:
+    """Whether a projector GGUF has a vision encoder (`clip.has_vision_encoder`; an older file without the key is
+    taken as vision, as libmtmd takes it); False for an audio-only one, and for a file whose header cannot be read."""
+    try:
+        header = read_header(projector)
+    except (OSError, GGUFError):
+        return False
+    return bool(header.get("clip.has_vision_encoder", not header.get("clip.has_audio_encoder")))
+
+
 def is_projector(name: str) -> bool:
     lower = name.lower()
     return "mmproj" in lower and lower.endswith(".gguf")

@@ -79,7 +79,7 @@ def plan_run(pane: PaneSpec, use_draft: bool = True, extra_tools: list[dict] | t
                                 **pane.output_format.request_fields(),
                                 **tools.request_fields(pane.tools, choice, pane.parallel_tool_calls, call_first,
                                                        extra_tools),
-                                lora=pane.lora)
+                                lora=pane.lora, video_fps=pane.video_fps, video_max_frames=pane.video_max_frames)
     return request, turns
 
 

@@ -3,6 +3,7 @@ beside the session file.
 
 A clip is an ImageRef whose MIME type is audio (`is_audio`): it is attached, kept, saved, loaded and named missing
 exactly as an image is, and sent as an OpenAI `input_audio` part (base64 and its format) instead of a data URL.
+A video (`is_video`: MP4/MOV, Matroska/WebM or AVI by its first bytes) likewise, sent as a `video_url` part.
 
 A message names its images by `ImageRef` (the sha256 of the bytes, the file name they came from, their MIME
 type); the bytes live in this module's content-addressed store, so two panes (or two sessions) showing one image
@@ -29,15 +30,18 @@ from app.files import write_atomic
 
 MAX_BYTES = 20 * 1024 * 1024  # the largest image a message takes (a 4K PNG screenshot is 5-15 MB)
 MAX_CLIP_BYTES = 100 * 1024 * 1024  # the largest clip (10 minutes of 16-bit 44.1 kHz stereo wav is ~100 MB)
+MAX_VIDEO_BYTES = 512 * 1024 * 1024  # the largest video (an hour of 720p H.264 is ~1 GB: a budget samples it)
 # The formats libmtmd's decoder (stb_image) and the common servers read, by their first bytes.
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png", "png"), (b"\xff\xd8\xff", "image/jpeg", "jpg"),
           (b"GIF87a", "image/gif", "gif"), (b"GIF89a", "image/gif", "gif"), (b"BM", "image/bmp", "bmp"))
 # The clips miniaudio (app/engine/vision/audio.py) and llama-server decode (ogg: the engine only).
 _AUDIO_EXT = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac", "audio/ogg": "ogg"}
-_EXT = {mime: ext for _, mime, ext in _MAGIC} | {"image/webp": "webp"} | _AUDIO_EXT
+_VIDEO_EXT = {"video/mp4": "mp4", "video/quicktime": "mov", "video/x-matroska": "mkv", "video/webm": "webm",
+              "video/x-msvideo": "avi"}
+_EXT = {mime: ext for _, mime, ext in _MAGIC} | {"image/webp": "webp"} | _AUDIO_EXT | _VIDEO_EXT
 _SHA = re.compile(r"[0-9a-f]{64}")
-_DATA_URL = re.compile(r"data:(image/[\w.+-]+)?(;[\w=.+-]+)*;base64,(.*)", re.S)
-FORMATS = "PNG, JPEG, GIF, WebP or BMP; audio: WAV, MP3, FLAC or OGG"
+_DATA_URL = re.compile(r"data:((?:image|video)/[\w.+-]+)?(;[\w=.+-]+)*;base64,(.*)", re.S)
+FORMATS = "PNG, JPEG, GIF, WebP or BMP; audio: WAV, MP3, FLAC or OGG; video: MP4, MOV, MKV, WebM or AVI"
 
 
 class ImageError(ValueError):
@@ -61,9 +65,14 @@ class ImageRef:
         return self.mime.startswith("audio/")
 
     @property
+    def is_video(self) -> bool:
+        return self.mime.startswith("video/")
+
+    @property
     def label(self) -> str:
-        """What a message calls the image or clip: its file name, else the start of its hash."""
-        return self.name or f"{'clip' if self.is_audio else 'image'} {self.sha256[:12]}"
+        """What a message calls the image, clip or video: its file name, else the start of its hash."""
+        kind = "clip" if self.is_audio else "video" if self.is_video else "image"
+        return self.name or f"{kind} {self.sha256[:12]}"
 
     @property
     def file_name(self) -> str:
@@ -83,6 +92,12 @@ def sniff(data: bytes) -> str | None:
         return "audio/flac"
     if data.startswith(b"OggS"):
         return "audio/ogg"
+    if data[4:8] == b"ftyp":
+        return "video/quicktime" if data[8:10] == b"qt" else "video/mp4"
+    if data.startswith(b"\x1a\x45\xdf\xa3"):  # EBML: Matroska, or WebM by its doctype
+        return "video/webm" if b"webm" in data[:64] else "video/x-matroska"
+    if data[:4] == b"RIFF" and data[8:12] == b"AVI ":
+        return "video/x-msvideo"
     if data.startswith(b"ID3") or (len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0):
         return "audio/mpeg"
     return next((mime for magic, mime, _ in _MAGIC if data.startswith(magic)), None)
@@ -94,9 +109,9 @@ def add_bytes(data: bytes, name: str = "") -> ImageRef:
     if not data:
         raise ImageError(f"{label} is empty")
     mime = sniff(data)
-    limit = MAX_CLIP_BYTES if mime and mime.startswith("audio/") else MAX_BYTES
+    limit = {"audio": MAX_CLIP_BYTES, "video": MAX_VIDEO_BYTES}.get((mime or "").split("/")[0], MAX_BYTES)
     if len(data) > limit:
-        what = "a clip" if limit == MAX_CLIP_BYTES else "an image"
+        what = {MAX_CLIP_BYTES: "a clip", MAX_VIDEO_BYTES: "a video"}.get(limit, "an image")
         raise ImageError(f"{label} is {len(data) / 2**20:.1f} MB; {what} may be at most {limit // 2**20} MB")
     if mime is None:
         raise ImageError(f"{label} is not an image or clip Chorus can send ({FORMATS})")
@@ -110,9 +125,9 @@ def add_file(path: str | Path) -> ImageRef:
     """Read an image file; raises ImageError naming the file (missing, unreadable, too big, not an image)."""
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_CLIP_BYTES:
+        if path.stat().st_size > MAX_VIDEO_BYTES:
             raise ImageError(f"{path} is {path.stat().st_size / 2**20:.1f} MB; a file may be at most "
-                             f"{MAX_CLIP_BYTES // 2**20} MB")
+                             f"{MAX_VIDEO_BYTES // 2**20} MB")
         data = path.read_bytes()
     except FileNotFoundError as exc:
         raise ImageError(f"image not found: {path}") from exc
@@ -156,6 +171,18 @@ def audio_part(ref: ImageRef) -> dict:
     return {"type": "input_audio", "input_audio": audio | ({"name": ref.name} if ref.name else {})}
 
 
+def video_part(ref: ImageRef) -> dict:
+    """A video as a `video_url` part (a data URL), as llama-server takes it; ImageError when its bytes are missing."""
+    return {"type": "video_url", "video_url": {"url": data_url(ref)} | ({"name": ref.name} if ref.name else {})}
+
+
+def media_part(ref: ImageRef) -> dict:
+    """The OpenAI part of an image, a clip or a video."""
+    if ref.is_audio:
+        return audio_part(ref)
+    return video_part(ref) if ref.is_video else {"type": "image_url", "image_url": {"url": data_url(ref)}}
+
+
 def add_audio_part(part: dict) -> ImageRef:
     """The clip an `input_audio` part carries; raises ImageError for bad base64 or a file that is not a clip."""
     audio = part.get("input_audio") or {}
@@ -172,8 +199,7 @@ def parts(text: str, refs: tuple[ImageRef, ...] | list[ImageRef]) -> str | list[
     any."""
     if not refs:
         return text
-    return [*(audio_part(r) if r.is_audio else {"type": "image_url", "image_url": {"url": data_url(r)}}
-              for r in refs), {"type": "text", "text": text}]
+    return [*(media_part(r) for r in refs), {"type": "text", "text": text}]
 
 
 def text_of(content: str | list[dict]) -> str:
@@ -240,7 +266,9 @@ def describe_missing(refs, folder: Path | None = None) -> str | None:
         return None
     names = ", ".join(r.label for r in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
     where = f" from {folder}" if folder is not None else ""
-    what = "clip(s)" if all(r.is_audio for r in gone) else "image(s)" if not any(r.is_audio for r in gone) \
-        else "image(s) and clip(s)"
+    kinds = [k for k, found in (("image(s)", any(not (r.is_audio or r.is_video) for r in gone)),
+                                ("clip(s)", any(r.is_audio for r in gone)), ("video(s)", any(r.is_video for r in gone)))
+             if found]
+    what = " and ".join(kinds)
     return f"{len(gone)} {what} are missing{where}: {names}. The rest of the session loaded; a message that " \
-           f"shows a missing image or clip cannot be run until it is attached again."
+           f"shows a missing image, clip or video cannot be run until it is attached again."

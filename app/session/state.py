@@ -92,6 +92,9 @@ class PaneSpec:
     # they name entries of the session's `mcp_servers` (app/mcp; nothing starts until the user agrees)
     mcp: tuple[str, ...] = ()
     mcp_live: bool = False  # every call goes to its server, none is replayed from the group's recording
+    # its videos' frames a second (0: each video's own rate) and frame budget (0: none; app/engine/vision/video.py)
+    video_fps: float = limits.VIDEO_FPS.default
+    video_max_frames: int = limits.VIDEO_MAX_FRAMES.default
 
     def __post_init__(self) -> None:
         self.stop = tuple(self.stop)
@@ -100,6 +103,8 @@ class PaneSpec:
         if not all(isinstance(a, LoraAdapter) for a in self.lora):
             raise ValueError("lora must be a list of adapters, each {path, scale}")
         limits.MAX_TOKENS.check("max_tokens", self.max_tokens)
+        limits.VIDEO_FPS.check("video fps", self.video_fps)
+        limits.VIDEO_MAX_FRAMES.check("video frame budget", self.video_max_frames)
         if self.thinking not in (None, True, False):
             raise ValueError(f"thinking must be on, off or the model's default, got {self.thinking!r}")
         if self.thinking_budget is not None:

@@ -25,7 +25,7 @@ from app.session.state import THINKING_LABELS, PaneSpec
 
 SAMPLING_AXES = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed", *SAMPLER_FIELDS)
 AXES = (*SAMPLING_AXES, "max_tokens", "system", "output_format", "backend", "thinking", "image", "tools", "adapter",
-        "scale", "quantization")
+        "scale", "quantization", "video_fps", "video_max_frames")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 NO_ADAPTER = ("", "none", "base")  # an "adapter" axis value meaning the base model
 THINKING_VALUES = {**{label: value for value, label in THINKING_LABELS.items()}, **{v: v for v in THINKING_LABELS}}
@@ -85,6 +85,8 @@ def _apply(pane: PaneSpec, axis: str, value, local_names: dict[str, str] | None 
         return dataclasses.replace(pane, lora=tuple(dataclasses.replace(a, scale=float(value)) for a in pane.lora))
     if axis == "quantization":
         return dataclasses.replace(pane, backend=quant_backend(value, local_names))
+    if axis in ("video_fps", "video_max_frames"):  # how the pane's videos are sampled: checked by PaneSpec
+        return dataclasses.replace(pane, **{axis: _NUMBER_AXES[axis](value)})
     return dataclasses.replace(pane, backend=str(value))
 
 
@@ -168,7 +170,7 @@ def seeds(base: PaneSpec, n: int, first: int = 1) -> list[PaneSpec]:
 
 
 _NUMBER_AXES = {"temperature": float, "top_p": float, "min_p": float, "repeat_penalty": float, "scale": float,
-                "top_k": int, "seed": int, "max_tokens": int,
+                "top_k": int, "seed": int, "max_tokens": int, "video_fps": float, "video_max_frames": int,
                 **{axis: int if axis in ("dry_allowed_length", "dry_penalty_last_n", "mirostat") else float
                    for axis in SAMPLER_FIELDS if axis != "dry_sequence_breakers"}}
 

@@ -20,7 +20,7 @@ from app.session.result import PaneResult, RunState
 # The PaneSpec fields a version keeps as "the settings it ran with" (what a branch from it copies back).
 SETTINGS = ("system", "sampling", "max_tokens", "stop", "backend", "show_probabilities", "output_format",
             "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "parallel_tool_calls",
-            "speculative_kind", "draft_model", "tool_call_first")
+            "speculative_kind", "draft_model", "tool_call_first", "video_fps", "video_max_frames")
 
 
 def now() -> str:
@@ -83,9 +83,9 @@ def _kept(message: dict) -> dict:
     content = message.get("content")
     if not isinstance(content, list):
         return dict(message)
-    refs = [images.add_data_url(p["image_url"]["url"], p.get("name", "")) if p["type"] == "image_url" else
-            images.add_audio_part(p) for p in content
-            if isinstance(p, dict) and p.get("type") in ("image_url", "input_audio")]
+    refs = [images.add_data_url(p[p["type"]]["url"], p.get("name", "") or p[p["type"]].get("name", ""))
+            if p["type"] in ("image_url", "video_url") else images.add_audio_part(p) for p in content
+            if isinstance(p, dict) and p.get("type") in ("image_url", "input_audio", "video_url")]
     return {**message, "content": images.text_of(content),
             "images": [{"sha256": r.sha256, "name": r.name, "mime": r.mime} for r in refs]}
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.backends.base import Backend
-from app.backends.image_parts import count_clips, count_images
+from app.backends.image_parts import count_clips, count_images, count_videos
 from app.engine import EngineConfig, GenerationRequest
 from app.models import model_name
-from app.models.projectors import projector_hears
+from app.models.projectors import projector_hears, projector_sees
 from app.session.state import PaneSpec
 
 
@@ -38,6 +38,21 @@ def cannot_hear(config: EngineConfig | None) -> str | None:
     return None
 
 
+def cannot_watch(config: EngineConfig | None) -> str | None:
+    """Why a local model with these settings cannot watch a video (None: it can, or it is a server), naming the
+    model as the status bar does."""
+    if config is None:
+        return None
+    projector = getattr(config, "mmproj", None)
+    if not projector:
+        return (f"{model_name(config.model_path)} was opened without a vision projector (mmproj), so it cannot "
+                "watch videos")
+    if not projector_sees(projector):
+        return (f"{model_name(config.model_path)} cannot watch videos: its projector {Path(projector).name} has no "
+                "vision encoder")
+    return None
+
+
 def vision_problem(request: GenerationRequest, backend: Backend | None) -> str | None:
     """Why `backend` cannot take the request's images or clips: a local model opened without its projector, or
     one that cannot hear (a server answers for itself). None when it can, or when the request has none."""
@@ -45,6 +60,9 @@ def vision_problem(request: GenerationRequest, backend: Backend | None) -> str |
     problem = projector_missing(config) if count_images(request) else None
     if problem:
         return f"{problem}. Open the model with its projector, or remove the images from the message."
+    problem = cannot_watch(config) if count_videos(request) else None
+    if problem:
+        return f"{problem}. Open the model with its vision projector, or remove the videos from the message."
     problem = cannot_hear(config) if count_clips(request) else None
     return f"{problem}. Open a model with an audio projector, or remove the clips from the message." if problem \
         else None
@@ -53,7 +71,19 @@ def vision_problem(request: GenerationRequest, backend: Backend | None) -> str |
 def pane_images(pane: PaneSpec, audio: bool = False) -> int:
     """How many images (or clips, with `audio`) the pane's next run sends: its conversation's and its draft's."""
     refs = [*pane.draft_images, *(r for turn in pane.turns for r in turn.get("images", ()))]
-    return sum(r.is_audio == audio for r in refs)
+    return sum(r.is_audio == audio and not r.is_video for r in refs)
+
+
+def video_warning(pane: PaneSpec, config_of: Callable[[str], EngineConfig | None]) -> str | None:
+    """The pane's warning, at once, when its backend cannot watch the videos it holds."""
+    refs = [*pane.draft_images, *(r for turn in pane.turns for r in turn.get("images", ()))]
+    count = sum(r.is_video for r in refs)
+    problem = cannot_watch(config_of(pane.backend)) if count else None
+    if problem is None:
+        return None
+    them = "them" if count > 1 else "it"
+    return (f"{problem}. The video{'s stay' if count > 1 else ' stays'} attached: open the model with its vision "
+            f"projector (Model → Open model…), run this pane on a server whose model reads images, or remove {them}.")
 
 
 def clip_warning(pane: PaneSpec, config_of: Callable[[str], EngineConfig | None], offered: list[str]) -> str | None:
@@ -76,7 +106,7 @@ def image_warning(pane: PaneSpec, config_of: Callable[[str], EngineConfig | None
     sentence, that the images stay, and what to do (the offered backends that can read them, else how to open a
     model that can).
     `config_of(name)` is a backend's engine settings (None: a server, or not open). None when nothing is wrong."""
-    clips = clip_warning(pane, config_of, offered)
+    clips = "\n".join(w for w in (clip_warning(pane, config_of, offered), video_warning(pane, config_of)) if w) or None
     count = pane_images(pane)
     problem = projector_missing(config_of(pane.backend)) if count else None
     if problem is None:

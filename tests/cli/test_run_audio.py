@@ -33,7 +33,8 @@ def test_audio_parts_in_run_lines_are_read_and_bad_ones_named_with_their_line(tm
     assert items[2].error.startswith("line 3: messages[0].content[1]: audio clip not found:")
     assert "gone.flac" in items[2].error
     assert items[3].error.startswith("line 4: messages[0].content[1]: input_audio data is not base64")
-    assert items[4].error.startswith("line 5: messages[0].content must be a string or a list of text, image and audio")
+    assert items[4].error.startswith(
+        "line 5: messages[0].content must be a string or a list of text, image, audio and video")
     _, arguments = create_arguments(items[0].request, "m", "llama.cpp")
     assert arguments["messages"][0]["content"][1] == {"type": "input_audio",
                                                       "input_audio": {"data": sent["data"], "format": "wav"}}

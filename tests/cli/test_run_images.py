@@ -34,4 +34,5 @@ def test_image_parts_in_run_lines_are_read_and_bad_ones_named_with_their_line(tm
     assert "line 4: messages[0].content[1]: " in items[3].error and "notes.png is not an image" in items[3].error
     assert items[4].error is None and items[4].request.messages[0]["content"][1]["image_url"]["url"] == sent
     assert "line 6" in items[5].error and "web address" in items[5].error
-    assert items[6].error.startswith("line 7: messages[0].content must be a string or a list of text, image and audio")
+    assert items[6].error.startswith(
+        "line 7: messages[0].content must be a string or a list of text, image, audio and video")

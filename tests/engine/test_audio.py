@@ -12,7 +12,7 @@ import pytest
 
 from app.engine import GenerationRequest
 from app.engine.vision.media import MARKER
-from tests.conftest import GREEDY, assert_kv_accounted
+from tests.conftest import GREEDY, assert_kv_accounted, assert_same_alone_and_batched
 from tests.fixtures.audio_gguf import about, audio_part, encode, sample_clip, tiny_audio_mmproj
 from tests.fixtures.vision_gguf import tiny_mmproj
 
@@ -120,16 +120,11 @@ def test_a_clip_longer_than_a_window_is_two_windows_each_encoded_once(hearing):
 def test_the_same_request_gives_the_same_tokens_alone_and_in_a_batch(hearing, reproducible):
     engine = hearing(n_slots=4, reproducible=reproducible)
     target = about(encode(sample_clip(2), "flac"), "Describe it.", "flac", max_tokens=12, audio_first=False)
-    alone = engine.submit(target).result(120).token_ids
-    engine.clear_prompt_cache()
     others = [about(encode(sample_clip(0)), "Transcribe it.", max_tokens=16),
               about(encode(sample_clip(1)), "Is it speech?"),
               GenerationRequest(messages=[{"role": "user", "content": "Tell me a story."}], max_tokens=16,
                                 sampling=GREEDY)]
-    handles = [engine.submit(r) for r in others[:2]] + [engine.submit(target), engine.submit(others[2])]
-    batched = [h.result(300) for h in handles]
-    assert all(d.error is None for d in batched)
-    assert batched[2].token_ids == alone
+    assert_same_alone_and_batched(engine, target, others)
 
 
 def test_a_model_that_cannot_hear_refuses_a_clip_without_quoting_it(make_engine):
@@ -142,11 +137,11 @@ def test_a_model_that_cannot_hear_refuses_a_clip_without_quoting_it(make_engine)
     seeing = make_engine(n_slots=1, mmproj=str(tiny_mmproj()))
     done = seeing.submit(about(clip, "What is this?")).result(60)
     assert done.error_kind == "prompt" and "has no audio encoder" in done.error and quoted not in done.error
-    video = GenerationRequest(messages=[{"role": "user", "content": [
-        {"type": "input_video", "input_video": {"data": quoted * 3}}, {"type": "text", "text": "?"}]}],
+    unknown = GenerationRequest(messages=[{"role": "user", "content": [
+        {"type": "input_file", "input_file": {"file_data": quoted * 3}}, {"type": "text", "text": "?"}]}],
         max_tokens=2, sampling=GREEDY)
-    done = plain.submit(video).result(60)  # the chat template's refusal names the type, not the data
-    assert done.error_kind == "prompt" and "'input_video'" in done.error and quoted not in done.error
+    done = plain.submit(unknown).result(60)  # the chat template's refusal names the type, not the data
+    assert done.error_kind == "prompt" and "'input_file'" in done.error and quoted not in done.error
     assert plain.submit(GenerationRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=2,
                                           sampling=GREEDY)).result(60).error is None
 

@@ -19,8 +19,8 @@ CHAT = [{"role": "user", "content": [{"type": "text", "text": "Transcribe {{what
 SERVER = {"id": "openai:chat:omni", "config": {"apiBaseUrl": "http://127.0.0.1:9/v1"}}
 
 
-def _config(tmp_path, tests):
-    (tmp_path / "chat.json").write_text(json.dumps(CHAT))
+def _config(tmp_path, tests, chat=CHAT):
+    (tmp_path / "chat.json").write_text(json.dumps(chat))
     path = tmp_path / "promptfooconfig.yaml"
     path.write_text(yaml.safe_dump({"prompts": ["file://chat.json"], "providers": [SERVER], "tests": tests}))
     return path

@@ -1,8 +1,10 @@
-"""Image and audio parts of chat messages, as the engine takes them: OpenAI content parts with base64 data.
+"""Image, audio and video parts of chat messages, as the engine takes them: OpenAI content parts with base64 data.
 
 A message's `content` may be a list of parts, `{"type": "text", "text": ...}`,
-`{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}` and
-`{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"}}`. An image or a clip is keyed by
+`{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}`,
+`{"type": "input_audio", "input_audio": {"data": "<base64>", "format": "wav"}}` and
+`{"type": "video_url", "video_url": {"url": "data:video/mp4;base64,..."}}` (llama-server's other spelling,
+`{"type": "input_video", "input_video": {"data": ...}}`, too). An image, a clip or a video is keyed by
 the SHA-256 of its decoded bytes (hex): the same picture is the same image whatever its URL's media type or
 message, and that key is its mtmd bitmap id. A message with media becomes one string for the chat template, as
 llama-server writes it (common/chat.cpp, `concat_content_parts`): the parts in order, a newline between two text
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 MARKER = "<__media__>"  # libmtmd's default media marker (mtmd_default_marker()); the engine passes it explicitly
 
 
-MEDIA_PARTS = ("image_url", "input_audio")
+VIDEO_PARTS = ("video_url", "input_video")
+MEDIA_PARTS = ("image_url", "input_audio", *VIDEO_PARTS)
 
 
 class ImagePartError(ValueError):
@@ -34,13 +37,15 @@ class ImageData:
     data: bytes
     key: str
     where: str  # e.g. "message 2, part 1 (cat.png)"
-    kind: str = "image"  # or "audio"
+    kind: str = "image"  # or "audio", "video"
     fmt: str = ""  # a clip's declared format (wav, mp3, flac, ogg)
+    fps: float = 0.0  # a video's frames a second (0: its own rate)
+    max_frames: int = 0  # a video's frame budget (0: none)
 
 
 def _part_name(part: dict) -> str:
     """A name the part carries, if any (a file name a UI attached: `name` on the part or its media object)."""
-    media = part.get("image_url") or part.get("input_audio")
+    media = next((part.get(kind) for kind in MEDIA_PARTS if part.get(kind)), None)
     for holder in (part, media if isinstance(media, dict) else {}):
         name = holder.get("name") or holder.get("filename")
         if isinstance(name, str) and name:
@@ -84,6 +89,10 @@ def has_audio(messages: list[dict] | None) -> bool:
     return has_parts(messages, ("input_audio",))
 
 
+def has_video(messages: list[dict] | None) -> bool:
+    return has_parts(messages, VIDEO_PARTS)
+
+
 def _clip(part: dict, where: str) -> ImageData:
     """An input_audio part's clip: base64 `data` (llama-server also takes a data URL there) and its format."""
     audio = part.get("input_audio")
@@ -94,10 +103,18 @@ def _clip(part: dict, where: str) -> ImageData:
     return ImageData(data, hashlib.sha256(data).hexdigest(), where, "audio", fmt.lower())
 
 
-def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
-    """The messages with every image and clip replaced by `MARKER` (each message with one flattened to one
-    string, as llama-server does), and the images and clips in prompt order. Raises ImagePartError naming a bad
-    part (never quoting its data)."""
+def _video(part: dict, kind: str, where: str, fps: float, max_frames: int) -> ImageData:
+    """A video part's file: `url` or `data` (a data URL or bare base64), as llama-server reads either spelling."""
+    video = part.get(kind)
+    url = (video.get("data") or video.get("url")) if isinstance(video, dict) else video
+    data = decode_data_url(url, where, what="video")
+    return ImageData(data, hashlib.sha256(data).hexdigest(), where, "video", fps=fps, max_frames=max_frames)
+
+
+def split_images(messages: list[dict], fps: float = 0.0, max_frames: int = 0) -> tuple[list[dict], list[ImageData]]:
+    """The messages with every image, clip and video replaced by `MARKER` (each message with one flattened to one
+    string, as llama-server does), and the images, clips and videos in prompt order (videos to be sampled at
+    `fps` within `max_frames`). Raises ImagePartError naming a bad part (never quoting its data)."""
     out, images = [], []
     for m_index, message in enumerate(messages, 1):
         content = message.get("content")
@@ -120,6 +137,11 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
                 images.append(_clip(part, f"message {m_index}, part {p_index}{_part_name(part)}"))
                 text += MARKER
                 last_was_marker = True
+            elif kind in VIDEO_PARTS:
+                images.append(_video(part, kind, f"message {m_index}, part {p_index}{_part_name(part)}", fps,
+                                     max_frames))
+                text += MARKER
+                last_was_marker = True
             elif kind == "text":
                 piece = part.get("text", "")
                 if not isinstance(piece, str):
@@ -130,6 +152,6 @@ def split_images(messages: list[dict]) -> tuple[list[dict], list[ImageData]]:
                 last_was_marker = False
             else:
                 raise ImagePartError(f"message {m_index}, part {p_index}: unsupported content part type {kind!r} "
-                                     "(text, image_url and input_audio are)")
+                                     "(text, image_url, input_audio and video_url are)")
         out.append({**message, "content": text})
     return out, images

@@ -8,9 +8,11 @@ equal placeholders there, and the prompt cache, fan-out copies and coalescing sh
 they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
 and keeps the result: N panes on one picture encode it once. A clip is decoded to the projector's sample rate
 (audio.py) and libmtmd cuts it into windows (30 s for Whisper-style encoders), each an audio chunk: chunk k of
-a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A prompt whose clips were all tokenised before
-is tokenised without libmtmd (clips.py), which would compute each clip's spectrogram again. Runs on the engine
-thread only.
+a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A prompt whose clips were all tokenised
+before is tokenised without libmtmd (clips.py), which would compute each clip's spectrogram again. A video is
+decoded to frames (video.py) and given to libmtmd as llama-server's helper gives it, a lazy bitmap that yields
+"Video:", the frames and their timestamps; each frame is an image keyed `f:<sha256 of its pixels>`, so a frame is encoded once for every
+pane, rate and video it appears in. Runs on the engine thread only.
 
 With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
 (t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
@@ -35,6 +37,7 @@ from app.engine.vision import audio
 from app.engine.vision.clips import ClipLayouts
 from app.engine.vision.media import MARKER, ImageData
 from app.engine.vision.positions import PositionMap
+from app.engine.vision.video import DecodedVideos, Frame, VideoDecodeError
 
 SPAN = 1 << 16  # most image tokens in one image; placeholders of one image are SPAN apart from the next's
 MAX_KEPT = 32  # images whose embeddings are kept beyond the requests that use them (least recently used go)
@@ -68,6 +71,17 @@ class ImageEntry:
     n_pos: int = 0  # positions it takes in the sequence (M-RoPE: max(nx, ny); else n_tokens)
     grid: np.ndarray | None = None  # M-RoPE: (n_tokens, 4) int32 (t, y, x, z) of each row from its first position
     audio: bool = False  # a window of an audio clip (key "<sha256>#<window>")
+
+    @property
+    def frame(self) -> bool:
+        """A frame of a video (key "f:<sha256 of its pixels>")."""
+        return self.key.startswith(FRAME)
+
+
+FRAME = "f:"  # the key prefix of a video's frames
+
+_libc = ctypes.CDLL(None)
+_libc.strdup.restype, _libc.strdup.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
 
 
 class ImageStore:
@@ -103,20 +117,27 @@ class ImageStore:
         self.clips = ClipLayouts(lambda segment: model.tokenize(segment, add_special=False),
                                  [model.bos_id] if model.add_bos and model.bos_id >= 0 else [],
                                  [model.eos_id] if model.add_eos and model.eos_id >= 0 else [])
+        self._videos = DecodedVideos()
+        self.frames: dict[str, tuple[int, float]] = {}  # the last prompt's videos' (frames, fps), by their keys
 
     def tokenize(self, text: str, images: list[ImageData], pinned: set[int]) -> list[int]:
         """The prompt's tokens: `text` holds one MARKER per image, in order. `pinned`: images that running or
         waiting requests still need (never dropped to make room). Raises PromptError naming a bad image."""
+        self.frames = {}
         clips = [image.key for image in images if image.kind == "audio"]
         if len(clips) == len(images):
             tokens = self.clips.build(text, clips, self._window_rows)
             if tokens is not None:  # every clip heard before: no spectrogram computed again
                 return tokens
-        bitmaps = []
+        bitmaps, feeds = [], []
         chunks = mtmd.mtmd_input_chunks_init()
         try:
             for image in images:
-                bitmap = self._clip_bitmap(image) if image.kind == "audio" else self._image_bitmap(image)
+                if image.kind == "video":
+                    bitmap, feed = self._video_bitmap(image)
+                    feeds.append(feed)  # the callback lives until mtmd_tokenize has expanded it
+                else:
+                    bitmap = self._clip_bitmap(image) if image.kind == "audio" else self._image_bitmap(image)
                 bitmaps.append(bitmap)
                 mtmd.mtmd_bitmap_set_id(bitmap, image.key.encode())
             raw = text.encode()
@@ -164,6 +185,41 @@ class ImageStore:
         except audio.AudioDecodeError as exc:
             raise PromptError(str(exc)) from exc
         return mtmd.mtmd_bitmap_init_from_audio(len(samples), samples.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+
+    def _video_bitmap(self, video: ImageData):
+        """A lazy bitmap that gives libmtmd the video's items (video.py) as mtmd_helper_bitmap_init_from_buf does:
+        text items as text, frames as mergeable images keyed by their pixels. PromptError if unreadable."""
+        try:
+            decoded = self._videos.get(video.data, video.key, video.fps, video.max_frames, video.where)
+        except VideoDecodeError as exc:
+            raise PromptError(str(exc)) from exc
+        self.frames[video.key] = (len(decoded.frames), decoded.fps)
+        items = iter(decoded.items())
+        pair_keys = self.mrope  # Qwen-VL projectors merge two frames into one chunk, which takes the first's id
+
+        def key_of(frame: Frame, following: Frame | None) -> str:
+            return FRAME + frame.key + (f"+{following.key}" if pair_keys and following is not None else "")
+
+        frames = decoded.frames
+        keys = {id(f): key_of(f, frames[i + 1] if i + 1 < len(frames) else None) for i, f in enumerate(frames)}
+
+        def feed(_index, _user, out_bitmap, out_text) -> int:
+            try:
+                item = next(items)
+            except StopIteration:
+                return -1
+            if isinstance(item, str):
+                ctypes.cast(out_text, ctypes.POINTER(ctypes.c_void_p))[0] = _libc.strdup(item.encode())
+                return 0
+            height, width = item.rgb.shape[:2]
+            bitmap = mtmd.mtmd_bitmap_init(width, height, item.rgb.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)))
+            mtmd.mtmd_bitmap_set_mergeable(bitmap, True)
+            mtmd.mtmd_bitmap_set_id(bitmap, keys[id(item)].encode())
+            out_bitmap[0] = bitmap
+            return 0
+
+        callback = mtmd.mtmd_bitmap_lazy_callback(feed)
+        return mtmd.mtmd_bitmap_init_lazy(self.ptr, video.key.encode(), None, callback), callback
 
     def _tokens(self, chunks, pinned: set[int]) -> tuple[list[int], dict[str, list[str]]]:
         """The chunks' tokens, and each clip's windows (clip key -> the windows' keys, in order)."""

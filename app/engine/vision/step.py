@@ -40,6 +40,8 @@ log = logging.getLogger("chorus.engine")
 
 NO_PROJECTOR = ("this model was opened without a vision projector (mmproj), so it cannot read images: open it "
                 "with its projector, or remove the images from the messages")
+NO_EYES_FOR_VIDEO = ("this model was opened without a vision projector (mmproj), so it cannot watch a video: open it "
+                     "with its projector, or remove the videos from the messages")
 NO_EARS = ("this model was opened without an audio projector (mmproj), so it cannot hear: open it with an audio "
            "projector, or remove the clips from the messages")
 
@@ -86,7 +88,7 @@ class VisionStep:
             return text, self._renderer.tokens(request, text), []
         self.check_media(request.messages)
         try:
-            messages, images = media.split_images(request.messages)
+            messages, images = media.split_images(request.messages, request.video_fps, request.video_max_frames)
         except media.ImagePartError as exc:
             raise PromptError(str(exc)) from exc
         text = self._renderer.text(dataclasses.replace(request, messages=messages))
@@ -102,6 +104,10 @@ class VisionStep:
             raise PromptError(NO_PROJECTOR if self.store is None else
                               f"the projector {self.store.path.name} has no vision encoder, so this model cannot "
                               "read images: remove the images from the messages")
+        if media.has_video(messages) and (self.store is None or not self.store.vision):
+            raise PromptError(NO_EYES_FOR_VIDEO if self.store is None else
+                              f"the projector {self.store.path.name} has no vision encoder, so this model cannot "
+                              "watch a video: remove the videos from the messages")
         if media.has_audio(messages) and (self.store is None or not self.store.audio):
             raise PromptError(NO_EARS if self.store is None else
                               f"the projector {self.store.path.name} has no audio encoder, so this model cannot "
@@ -110,6 +116,22 @@ class VisionStep:
     def clip_windows(self, prompt) -> int:
         """The audio windows (chunks of clips, each encoded on its own) a tokenised prompt holds."""
         return sum(self.store.entry(serial).audio for serial in serials(prompt))
+
+    def too_long(self, n_prompt: int, n_media: int, media_parts: list[media.ImageData], n_ctx: int) -> str:
+        """Why a prompt does not fit its slot, with the sizes: its tokens, those of its media, what a slot holds."""
+        counts = [(sum(m.kind == kind for m in media_parts), noun)
+                  for kind, noun in (("image", "image"), ("audio", "audio clip"), ("video", "video"))]
+        what = " and ".join(f"{n} {noun}{'s' if n > 1 else ''}" for n, noun in counts if n)
+        videos = [self.store.frames[m.key] for m in media_parts if m.kind == "video" and m.key in self.store.frames]
+        frames = "; ".join(f"{n} frames at {fps:g} fps" for n, fps in videos)
+        media_tokens = f", {n_media} of them for {what}{f' ({frames})' if frames else ''}," if media_parts else ""
+        fix = "lower the video's fps or frame budget, shorten it" if videos else "shorten it"
+        return (f"the prompt is {n_prompt} tokens{media_tokens} but a slot holds {n_ctx} (prompt plus reply): "
+                f"{fix} or raise the context per slot")
+
+    def video_frames(self, prompt) -> int:
+        """The distinct video frames a tokenised prompt holds."""
+        return sum(self.store.entry(serial).frame for serial in serials(prompt))
 
     def marked_text(self, request: GenerationRequest) -> str:
         """The prompt text of a request with images or clips, a marker in place of each (what `render_prompt`
@@ -143,7 +165,8 @@ class VisionStep:
             before, started = self.store.encoded, time.perf_counter()
             embd = self.store.embeddings(serial)
             if self.store.encoded > before:
-                self._stats.record_images(**{"clips_encoded" if entry.audio else "encoded": 1})
+                kind = "clips_encoded" if entry.audio else "frames_encoded" if entry.frame else "encoded"
+                self._stats.record_images(**{kind: 1})
                 self.spend(seq, time.perf_counter() - started)
         except RuntimeError as exc:
             self._finish(seq, "error", events, str(exc), kind="prompt")

@@ -35,7 +35,8 @@ from app.ui.widgets.escaped_list import parse_stops
 NUMERIC_AXES = (("temperature", "Temperature", "0, 0.7, 1.2"), ("top_k", "Top-k", "20, 40, 100"),
                 ("top_p", "Top-p", "0.8, 0.95, 1"), ("min_p", "Min-p", "0, 0.05, 0.1"),
                 ("repeat_penalty", "Repeat penalty", "1, 1.1, 1.3"), ("seed", "Seed", "1, 2, 3"),
-                ("max_tokens", "Max tokens", "64, 256"))
+                ("max_tokens", "Max tokens", "64, 256"), ("video_fps", "Video fps", "1, 2, 4"),
+                ("video_max_frames", "Video frame budget", "8, 16 (0: none)"))
 # The other samplers, as the pane's form names them (mirostat: 0 off, 1, 2)
 SAMPLER_AXES = (*((name, label) for name, label, _ in NUMBERS[:10]), ("mirostat", "Mirostat (0, 1, 2)"),
                 *((name, label) for name, label, _ in NUMBERS[10:]))

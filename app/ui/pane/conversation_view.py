@@ -90,7 +90,8 @@ class ConversationView(QPlainTextEdit):
         for turn in turns:
             shown = turn.get("images", ())  # named in the header; the thumbnails are the draft's (image_strip.py)
             note = "".join(f"  {mark} " + ", ".join(r.label for r in refs) for mark, refs in (
-                ("🖼", [r for r in shown if not r.is_audio]), ("♪", [r for r in shown if r.is_audio])) if refs)
+                ("🖼", [r for r in shown if not (r.is_audio or r.is_video)]), ("♪", [r for r in shown if r.is_audio]),
+                ("▶", [r for r in shown if r.is_video])) if refs)
             note += mcp_note(turn.get("mcp"))
             self._block(cursor, turn["role"], turn_text(turn), first, note)
             first = False

@@ -1,5 +1,6 @@
-"""The images and audio clips attached to a pane's next message: a row of thumbnails (a clip: its name, and ▶ to
-listen to it in the system's player: PySide6-Essentials has no QtMultimedia to play it in the window), each
+"""The images, audio clips and videos attached to a pane's next message: a row of thumbnails (a clip: its name,
+and ▶ to listen to it in the system's player: PySide6-Essentials has no QtMultimedia to play it in the window; a
+video: its first frame, and how many frames the pane's rate and frame budget take of it), each
 removable before Run, and the ways in — the Attach button, a paste, a drop onto the message (PromptEditor hands
 those over as `incoming`).
 
@@ -14,6 +15,7 @@ checked again when the images, the pane's backend or the open models change (`ch
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -22,13 +24,16 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QSize, Qt,
 from PySide6.QtGui import QDesktopServices, QIcon, QImage, QPixmap
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
+from app.engine.vision.video import Preview, VideoDecodeError, preview
 from app.session import PaneSpec, SessionController, images
 
 THUMB = 56  # thumbnail edge, pixels
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 AUDIO_SUFFIXES = (".wav", ".mp3", ".flac", ".ogg")
-IMAGE_FILTER = ("Images and audio (*.png *.jpg *.jpeg *.gif *.webp *.bmp *.wav *.mp3 *.flac *.ogg);;"
-                "Images (*.png *.jpg *.jpeg *.gif *.webp *.bmp);;Audio (*.wav *.mp3 *.flac *.ogg);;All files (*)")
+VIDEO_SUFFIXES = (".mp4", ".mov", ".m4v", ".mkv", ".webm", ".avi")
+IMAGE_FILTER = ("Images, audio and video (*.png *.jpg *.jpeg *.gif *.webp *.bmp *.wav *.mp3 *.flac *.ogg *.mp4 *.mov "
+                "*.m4v *.mkv *.webm *.avi);;Images (*.png *.jpg *.jpeg *.gif *.webp *.bmp);;"
+                "Audio (*.wav *.mp3 *.flac *.ogg);;Video (*.mp4 *.mov *.m4v *.mkv *.webm *.avi);;All files (*)")
 
 
 def listen(ref: images.ImageRef) -> Path | None:
@@ -54,12 +59,34 @@ def thumbnail(ref: images.ImageRef, edge: int = THUMB) -> QPixmap | None:
     return QPixmap.fromImage(image.scaled(edge, edge, Qt.KeepAspectRatio, Qt.SmoothTransformation))
 
 
+@functools.lru_cache(maxsize=16)
+def _preview(sha256: str) -> Preview | None:
+    data = images.data(images.ImageRef(sha256))
+    try:
+        return preview(data) if data else None
+    except VideoDecodeError:
+        return None
+
+
+def video_caption(ref: images.ImageRef, spec: PaneSpec) -> tuple[QPixmap | None, str]:
+    """A video's first frame (None when it cannot be read) and what the pane's next run takes of it."""
+    seen = _preview(ref.sha256)
+    if seen is None:
+        return None, f"▶ {ref.label} (cannot be read)"
+    count, rate = seen.frames_at(spec.video_fps, spec.video_max_frames)
+    height, width = seen.first.shape[:2]
+    image = QImage(seen.first.tobytes(), width, height, 3 * width, QImage.Format_RGB888)
+    pixmap = QPixmap.fromImage(image.scaled(THUMB, THUMB, Qt.KeepAspectRatio, Qt.SmoothTransformation))
+    return pixmap, f"{count} frames · {rate:g} fps"
+
+
 def sources(mime: QMimeData) -> list:
     """What a paste or drop carries that can become images: local image files (by suffix; the controller checks
     the bytes), else the image itself as PNG bytes (a screenshot in the clipboard). Empty when it carries neither
     (plain text, other files: left to the editor)."""
     files = [url.toLocalFile() for url in mime.urls() if url.isLocalFile()
-             and url.toLocalFile().lower().endswith(IMAGE_SUFFIXES + AUDIO_SUFFIXES)] if mime.hasUrls() else []
+             and url.toLocalFile().lower().endswith(IMAGE_SUFFIXES + AUDIO_SUFFIXES + VIDEO_SUFFIXES)] \
+        if mime.hasUrls() else []
     if files:
         return files
     if mime.hasImage():
@@ -83,8 +110,9 @@ class ImageStrip(QWidget):
         self.spec, self.controller = spec, controller
         self._choose = choose or self._ask_files
         self.attach_button = QToolButton(text="Attach…", autoRaise=True,
-                                          toolTip="Attach images or audio clips (wav, mp3, flac, ogg) to the next "
-                                                  "message (or paste or drop them onto it)")
+                                          toolTip="Attach images, audio clips (wav, mp3, flac, ogg) or videos (mp4, "
+                                                  "mov, mkv, webm, avi) to the next message (or paste or drop them "
+                                                  "onto it)")
         self.attach_button.clicked.connect(self.attach_chosen)
         self.warning = QLabel(objectName="imageWarning", wordWrap=True)
         self.warning.hide()
@@ -109,10 +137,18 @@ class ImageStrip(QWidget):
             button.deleteLater()
         self.thumbs, self.players = [], []
         for ref in self.spec.draft_images:
-            pixmap = None if ref.is_audio else thumbnail(ref)
+            pixmap = None if ref.is_audio or ref.is_video else thumbnail(ref)
             button = QToolButton(toolTip=f"{ref.label} — click to remove it from the message", autoRaise=True)
             button.setObjectName("imageThumb")
-            if pixmap is not None:
+            if ref.is_video and images.data(ref) is not None:
+                frame, caption = video_caption(ref, self.spec)
+                button.setText(caption)
+                button.setToolTip(f"{ref.label}: {caption} — click to remove it from the message")
+                if frame is not None:
+                    button.setIcon(QIcon(frame))
+                    button.setIconSize(QSize(THUMB, THUMB))
+                    button.setToolButtonStyle(Qt.ToolButtonTextUnderIcon)
+            elif pixmap is not None:
                 button.setIcon(QIcon(pixmap))
                 button.setIconSize(QSize(THUMB, THUMB))
             elif images.data(ref) is None:
@@ -148,5 +184,5 @@ class ImageStrip(QWidget):
         self.incoming(self._choose())
 
     def _ask_files(self) -> list[str]:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Attach images or audio", "", IMAGE_FILTER)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Attach images, audio or video", "", IMAGE_FILTER)
         return paths

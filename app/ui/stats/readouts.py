@@ -24,7 +24,8 @@ RATES = [("decode", "Decode"), ("prefill", "Prefill"), ("concurrency", "Avg conc
 TOTALS = [("prompt_total", "Prompt tokens prefilled"), ("cached_total", "Prompt tokens reused"),
           ("hit_rate", "Cache hit rate"), ("coalesced", "Coalesced requests"),
           ("generated_total", "Generated tokens"), ("steps", "Steps"), ("speculative", "Drafted / accepted"),
-          ("images", "Images encoded / reused"), ("clips", "Audio windows encoded / reused")]
+          ("images", "Images encoded / reused"), ("clips", "Audio windows encoded / reused"),
+          ("frames", "Video frames encoded / reused")]
 # Every readout's key, with the window it covers ("decode" is the lifetime mean, "decode_recent" the last second).
 WINDOWS = {**{key: "now" for key, _ in NOW}, **{key: LIFETIME for key, _ in RATES + TOTALS},
            **{f"{key}_recent": RECENT for key, _ in RATES}}
@@ -43,6 +44,8 @@ TIPS = {"slots": "Slots holding a request now (a coalesced follower holds none)"
                   "cached or copied KV); – until a prompt has an image",
         "clips": "Audio clips in prompts, in windows of up to 30 s: encoded by the audio projector / not encoded "
                  "again (a kept encoding, cached or copied KV); – until a prompt has a clip",
+        "frames": "Distinct video frames in prompts: encoded by the vision projector / not encoded again (a kept "
+                  "encoding, cached or copied KV); – until a prompt has a video",
         "reproducible": "yes: a request's tokens do not depend on what else runs or on the cache "
                         "(Settings > Reproducible outputs); unknown for a server. Measured on CPU kernels only: "
                         "with layers on a GPU it says \"not measured\""}
@@ -98,6 +101,8 @@ def values(snap: StatsSnapshot) -> dict[str, str]:
         "images": f"{snap.images_encoded:,} / {snap.images_reused:,}"
                   if snap.images_encoded or snap.images_reused else "–",
         "clips": f"{snap.clips_encoded:,} / {snap.clips_reused:,}" if snap.clips_encoded or snap.clips_reused else "–",
+        "frames": f"{snap.frames_encoded:,} / {snap.frames_reused:,}"
+                  if snap.frames_encoded or snap.frames_reused else "–",
     }
 
 
