@@ -11,8 +11,8 @@ and keeps the result: N panes on one picture encode it once. A clip is decoded t
 a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A prompt whose clips were all tokenised
 before is tokenised without libmtmd (clips.py), which would compute each clip's spectrogram again. A video is
 decoded to frames (video.py) and given to libmtmd as llama-server's helper gives it, a lazy bitmap that yields
-"Video:", the frames and their timestamps; each frame is an image keyed `f:<sha256 of its pixels>`, so a frame is encoded once for every
-pane, rate and video it appears in. Runs on the engine thread only.
+"Video:", the frames and their timestamps; each frame is an image keyed `f:<sha256 of its pixels>`, so a frame
+is encoded once for every pane, rate and video it appears in. Runs on the engine thread only.
 
 With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
 (t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
