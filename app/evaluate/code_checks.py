@@ -319,11 +319,15 @@ def _describe(what: str, script: str, base: Path | None) -> str:
 
 
 def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
-    """One line per custom provider, check, transform or file in these variants and test cases that runs the
-    user's code (deduplicated, in order): what `eval` names when --allow-code is missing, and what the window asks
-    about."""
+    """One line per `exec:` prompt, custom provider, check, transform or file in these variants and test cases
+    that runs the user's code (deduplicated, in order): what `eval` names when --allow-code is missing, and what the
+    window asks about."""
     found: list[str] = []
     for variant in variants:
+        prompt = variant.prompt
+        named = "" if prompt.label == prompt.exec else f" {prompt.label[:60]}"
+        if prompt.exec is not None and (line := f"prompt{named}: the command {prompt.exec}") not in found:
+            found.append(line)
         if variant.target.kind == "code":
             path = variant.target.path
             line = (f"provider {variant.label}: the command {path[5:]}" if path.startswith("exec:") else

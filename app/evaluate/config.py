@@ -219,15 +219,19 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
             problems.add(where, found)
             continue
         family, target = found
-        if family == "code":  # a custom provider: its config goes to its code as written
-            fields = {"target": target, "config": entry.config}
-        else:
-            fields = providers.settings(family, target, entry.config, where, problems, notes, base)
         allowed = [p for p in prompt_list if entry.prompts is None or any(
             p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
         if entry.prompts is not None and not allowed:
             problems.add(f"{where}.prompts", f"no prompt is labelled {', '.join(entry.prompts)}")
-        variants += [Variant(provider_id=entry.id, label=entry.label or entry.id, prompt=p, **fields) for p in allowed]
+        for p in allowed:  # a prompt's own config goes over its provider's (promptfoo: {...config, ...prompt.config})
+            own = p.config if not p.exec or family == "code" else {  # an exec: prompt's own settings are its command's
+                k: v for k, v in p.config.items() if k in providers.CONFIG_KEYS.get(family, ())}
+            config, at = {**entry.config, **own}, f"{where} (with prompt {p.label[:60]!r})" if own else where
+            if family == "code":  # a custom provider: its config goes to its code as written
+                fields = {"target": target, "config": config}
+            else:
+                fields = providers.settings(family, target, config, at, problems, notes, base)
+            variants.append(Variant(provider_id=entry.id, label=entry.label or entry.id, prompt=p, **fields))
     if not isinstance(entries, list):
         problems.add("providers", "must be a provider id or a list of providers")
     return variants

@@ -17,6 +17,7 @@ import math
 import os
 import re
 
+import yaml
 from jinja2 import ChainableUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -143,14 +144,21 @@ def render_value(value, variables: dict):
 
 
 def chat_messages(prompt: str) -> list[dict] | None:
-    """The messages of a chat prompt (a JSON list of {role, content}), or None for a plain-text prompt."""
-    stripped = prompt.lstrip()
-    if not stripped.startswith("["):
+    """The messages of a chat prompt, or None for a plain-text prompt: a JSON list of {role, content}, or (as
+    promptfoo's parseChatPrompt reads a prompt whose text starts `- role:`) the same list written in YAML."""
+    stripped = prompt.strip()
+    if stripped.startswith("- role:"):
+        try:
+            parsed = yaml.safe_load(prompt)
+        except (yaml.YAMLError, RecursionError):
+            return None
+    elif not stripped.startswith("["):
         return None
-    try:
-        parsed = json.loads(stripped)
-    except ValueError:
-        return None
+    else:
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            return None
     if parsed and isinstance(parsed, list) and all(
             isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in parsed):
         return [{"role": m["role"], "content": _content(m["content"])} for m in parsed]

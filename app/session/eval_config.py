@@ -108,6 +108,8 @@ class EvalCase(_Model):
 class PromptTemplate(_Model):
     raw: str
     label: str
+    config: dict[str, Any] = Field(default_factory=dict)  # the prompt's own settings, over its providers' config
+    exec: str | None = None  # an `exec:` prompt: the command whose output is the template (exec_prompts.py)
 
 
 class BackendTarget(_Model):
