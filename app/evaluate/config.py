@@ -18,11 +18,23 @@ from pathlib import Path
 
 import yaml
 
-from app.evaluate import case_files, checks, code_checks, graders, prompts, providers, similarity, templates
+from app.evaluate import (
+    case_files,
+    checks,
+    code_checks,
+    config_refs,
+    derived_metrics,
+    graders,
+    prompts,
+    providers,
+    scenarios,
+    similarity,
+    templates,
+)
 from app.evaluate.assertion_strings import ASSERTION_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
-from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
+from app.session.evaluation import Assertion, DerivedMetric, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY = {
     "ruby": "it runs Ruby code",
@@ -48,10 +60,12 @@ class Suite:
     repeat: int = 1
     notes: list[str] = field(default_factory=list)  # warnings to show once (a written key for a remote server)
     code: list[str] = field(default_factory=list)  # what would run the user's code (code_checks.code_uses)
+    derived_metrics: list[DerivedMetric] = field(default_factory=list)
 
     def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
         return Evaluation(description=self.description, source=self.source, judge=judge,
-                          repeat=repeat or self.repeat, cases=self.cases, variants=self.variants)
+                          repeat=repeat or self.repeat, cases=self.cases, variants=self.variants,
+                          derived_metrics=self.derived_metrics)
 
 
 def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path) -> None:
@@ -256,12 +270,13 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
     any provider id is read (providers.parse_id)."""
     problems = Problems()
     notes: list[str] = []
+    data = config_refs.dereference(data, base, problems)
     config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
     if not isinstance(data, dict):
         problems.add("", "the config must be a YAML mapping (prompts, providers, tests…)")
     if config is None:
         config = ConfigFile.model_construct()
-        for key in ("prompts", "providers", "tests", "default_test", "description"):
+        for key in ("prompts", "providers", "tests", "default_test", "description", "scenarios"):
             setattr(config, key, data.get(key) if isinstance(data, dict) else None)
     prompt_list = prompts.read_prompts(config.prompts, base, problems)
     for p in prompt_list:
@@ -274,10 +289,19 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
     default = _test(default_raw, "defaultTest", problems, base, len(variants)) if default_raw else None
     cases: list[EvalCase] = []
-    for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
+    written = _raw_tests(config.tests, base, problems) if config.tests is not None else [] if config.scenarios \
+        else [("tests", {})]  # promptfoo: no tests is one empty test, unless there are scenarios
+    if config.scenarios is not None:
+        written += scenarios.scenario_tests(config.scenarios, base, problems)
+    for where, raw in written:
         test = _test(raw, where, problems, base, len(variants))
         if test is not None:
             cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
+    for index, metric in enumerate(config.derived_metrics or []):
+        try:
+            derived_metrics.parse(metric.value)
+        except derived_metrics.ExpressionError as exc:
+            problems.add(f"derivedMetrics[{index}]", f"{metric.name}: cannot read {metric.value!r}: {exc}")
     problems.raise_if_any(source)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)
@@ -286,7 +310,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
                  repeat=(options.repeat if options and options.repeat else 1), notes=notes,
-                 code=code_checks.code_uses(cases, base, variants))
+                 code=code_checks.code_uses(cases, base, variants), derived_metrics=config.derived_metrics or [])
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:

@@ -112,3 +112,77 @@ def test_a_prompt_s_config_with_a_setting_its_provider_does_not_take_is_named(tm
     with pytest.raises(ConfigError, match="with prompt 'p'.*provider setting 'bogus'"):
         load_config(_write(tmp_path, {"prompts": [{"raw": "x", "label": "p", "config": {"bogus": 1}}],
                                       "providers": ["openai:chat:m"]}))
+
+
+def test_scenarios_cross_each_data_item_with_each_test_after_the_tests(tmp_path):
+    suite = load_config(_write(tmp_path, {
+        "prompts": ["Say {{greeting}} in {{language}}"], "providers": ["echo"],
+        "defaultTest": {"vars": {"greeting": "hi"}, "assert": [{"type": "contains", "value": "Say"}]},
+        "tests": [{"vars": {"language": "Latin"}}],
+        "scenarios": [{"description": "languages",
+                       "config": [{"vars": {"language": "French"}, "options": {"prefix": "dropped "}},
+                                  {"vars": {"language": "German"}, "assert": [{"type": "icontains", "value": "g"}]}],
+                       "tests": [{"vars": {"greeting": "hello"}, "description": "hello"},
+                                 {"vars": {"greeting": "bye"}, "assert": [{"type": "contains", "value": "bye"}]}]}]}))
+    got = [(c.vars, [a.type for a in c.assertions], c.options.prefix) for c in suite.cases]
+    assert got == [
+        ({"greeting": "hi", "language": "Latin"}, ["contains"], ""),
+        ({"greeting": "hello", "language": "French"}, ["contains"], ""),
+        ({"greeting": "bye", "language": "French"}, ["contains", "contains"], ""),
+        ({"greeting": "hello", "language": "German"}, ["contains", "icontains"], ""),
+        ({"greeting": "bye", "language": "German"}, ["contains", "icontains", "contains"], "")]
+    assert suite.cases[1].description == "hello"
+
+
+def test_scenarios_without_tests_add_no_empty_test(tmp_path):
+    suite = load_config(_write(tmp_path, {"prompts": ["{{x}}"], "providers": ["echo"],
+                                          "scenarios": [{"config": [{"vars": {"x": "a"}}, {"vars": {"x": "b"}}]}]}))
+    assert [c.vars for c in suite.cases] == [{"x": "a"}, {"x": "b"}]
+
+
+def test_a_ref_to_an_assertion_template_is_the_template_with_the_keys_beside_it(tmp_path):
+    suite = load_config(_write(tmp_path, {
+        "assertionTemplates": {"polite": {"type": "icontains", "value": "please", "metric": "manners"}},
+        "prompts": ["{{x}}"], "providers": ["echo"],
+        "tests": [{"vars": {"x": "please"}, "assert": [{"$ref": "#/assertionTemplates/polite"},
+                                                       {"$ref": "#/assertionTemplates/polite", "weight": 2}]}]}))
+    first, second = suite.cases[0].assertions
+    assert (first.type, first.value, first.metric, first.weight) == ("icontains", "please", "manners", 1.0)
+    assert second.weight == 2
+
+
+def test_a_ref_that_points_at_nothing_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"tests\[0\].assert\[0\]: \$ref '#/assertionTemplates/gone' points at"):
+        load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"],
+                                      "tests": [{"assert": [{"$ref": "#/assertionTemplates/gone"}]}]}))
+
+
+def test_an_assertion_s_description_is_kept_and_shown_with_its_verdict(tmp_path):
+    from app.ui.evaluate.notes import cell_tooltip
+
+    suite = load_config(_write(tmp_path, {"prompts": ["hello"], "providers": ["echo"], "tests": [
+        {"assert": [{"type": "contains", "value": "hell", "description": "greets the user"}]}]}))
+    cell = _run(suite, tmp_path).cells[0]
+    assert cell.grading.component_results[0].assertion.description == "greets the user"
+    assert "greets the user (contains): pass" in cell_tooltip(cell)
+
+
+def test_derived_metrics_are_computed_on_each_column_s_named_score_sums(tmp_path):
+    from app.evaluate import results_json, stats
+
+    has = [{"type": "contains", "value": "a", "metric": "hasA"}, {"type": "contains", "value": "b", "metric": "hasB"}]
+    suite = load_config(_write(tmp_path, {
+        "prompts": ["{{x}}"], "providers": ["echo"], "tests": [{"vars": {"x": x}, "assert": has} for x in
+                                                               ("ab", "a", "c")],
+        "derivedMetrics": [{"name": "ratio", "value": "hasB / hasA"}, {"name": "both", "value": "2^hasA - ratio"}]}))
+    evaluation = _run(suite, tmp_path)
+    named = results_json.results_document(evaluation)["results"]["prompts"][0]["metrics"]["namedScores"]
+    assert named == {"hasA": 2.0, "hasB": 1.0, "ratio": 0.5, "both": 3.5}
+    column = stats.matrix(evaluation).columns[0].stats
+    assert (column.named_scores["ratio"], column.named_scores["hasA"]) == (0.5, 2 / 3)  # means beside derived
+
+
+def test_a_derived_metric_mathjs_cannot_read_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"derivedMetrics\[0\]: f1: cannot read '2 \* \(a'"):
+        load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"],
+                                      "derivedMetrics": [{"name": "f1", "value": "2 * (a"}]}))

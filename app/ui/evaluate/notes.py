@@ -109,6 +109,8 @@ def cell_tooltip(cell: CellResult, doubtful=()) -> str:
     if cell.grading:
         for component in cell.grading.component_results or [cell.grading]:
             kind = component.assertion.type if component.assertion else "result"
+            if component.assertion is not None and component.assertion.description:
+                kind = f"{component.assertion.description} ({kind})"
             verdict = "pass" if component.passed else "FAIL"
             parts.append(f"{kind}: {verdict} ({component.score:.2f}) {preview(component.reason, 300)}")
     if cell.output:
