@@ -25,6 +25,7 @@ from app.evaluate import (
     config_refs,
     derived_metrics,
     graders,
+    hf_datasets,
     prompts,
     providers,
     scenarios,
@@ -42,6 +43,7 @@ UNSUPPORTED_WHY = {
     "cost": "Chorus's backends report no cost", "moderation": "it needs a moderation API",
     "max-score": "it runs after all variants with a scoring script",
 }
+REMOTE_TESTS = ("langfuse://", "az://", "https://docs.google.com/spreadsheets/", "https://", "http://")
 SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {"assert-set", "similar"}
 
 
@@ -148,8 +150,18 @@ def _raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
     items = value if isinstance(value, list) else [value]
     found: list[tuple[str, dict]] = []
     for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("path"), str) and not set(item) - {"path", "config"}:
+            item = item["path"]  # {path, config}: the config goes to a test generator's code, which Chorus refuses
         if isinstance(item, dict):
             found.append((f"tests[{index}]", item))
+        elif isinstance(item, str) and item.startswith(hf_datasets.PREFIX):
+            try:
+                found += [(f"{item} row {row}", test) for row, test in enumerate(hf_datasets.tests(item), start=1)]
+            except hf_datasets.DatasetError as exc:
+                problems.add(f"tests[{index}]", str(exc))
+        elif isinstance(item, str) and item.startswith(REMOTE_TESTS):
+            problems.unsupported(f"tests[{index}]", f"reading tests from {item.split('?')[0]!r}",
+                                 "save them as a .csv, .json, .jsonl or .yaml file")
         elif isinstance(item, str):
             name = item[7:] if item.startswith("file://") else item
             paths = sorted(glob.glob(str(base / name))) if any(c in name for c in "*?[") else [str(base / name)]

@@ -186,3 +186,77 @@ def test_a_derived_metric_mathjs_cannot_read_is_named(tmp_path):
     with pytest.raises(ConfigError, match=r"derivedMetrics\[0\]: f1: cannot read '2 \* \(a'"):
         load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"],
                                       "derivedMetrics": [{"name": "f1", "value": "2 * (a"}]}))
+
+
+class _RowsServer:
+    """The dataset viewer's /rows on 127.0.0.1: 250 rows of a real-shaped answer, paged as asked."""
+
+    def __init__(self):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qs, urlparse
+
+        self.asked = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):  # noqa: N802
+                import json
+
+                query = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
+                server.asked.append(query)
+                offset, length = int(query["offset"]), int(query["length"])
+                rows = [{"row_idx": i, "row": {"question": f"q{i}", "answer": str(i * 2)}, "truncated_cells": []}
+                        for i in range(offset, min(offset + length, 250))]
+                body = json.dumps({"features": [], "rows": rows, "num_rows_total": 250,
+                                   "num_rows_per_page": 100}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_port}"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.http.shutdown()
+        self.http.server_close()
+
+
+def test_huggingface_dataset_tests_are_the_rows_of_the_dataset_viewer(tmp_path, monkeypatch):
+    rows = _RowsServer()
+    monkeypatch.setenv("CHORUS_HF_DATASETS_SERVER", rows.url)
+    try:
+        suite = load_config(_write(tmp_path, {"prompts": ["{{question}}"], "providers": ["echo"],
+                                              "tests": "huggingface://datasets/org/qa?split=train&limit=150"}))
+    finally:
+        rows.close()
+    assert len(suite.cases) == 150 and suite.cases[149].vars == {"question": "q149", "answer": "298"}
+    assert [(q["dataset"], q["split"], q["config"], q["offset"], q["length"]) for q in rows.asked] == [
+        ("org/qa", "train", "default", "0", "100"), ("org/qa", "train", "default", "100", "50")]
+
+
+def test_huggingface_dataset_tests_without_network_are_one_clear_refusal(tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as probe:  # a port where nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CHORUS_HF_DATASETS_SERVER", f"http://127.0.0.1:{port}")
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, {"prompts": ["{{q}}"], "providers": ["echo"],
+                                      "tests": ["huggingface://datasets/org/qa"]}))
+    assert caught.value.problems == [
+        f"tests[0]: huggingface://datasets/org/qa: cannot reach http://127.0.0.1:{port}: "
+        + caught.value.problems[0].split(f"{port}: ", 1)[1]]
+    assert "\n" not in caught.value.problems[0]
+
+
+def test_tests_kept_elsewhere_are_refused_by_name(tmp_path):
+    with pytest.raises(ConfigError, match=r"tests\[0\]: reading tests from 'langfuse://traces' is not supported"):
+        load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"], "tests": ["langfuse://traces?limit=5"]}))
