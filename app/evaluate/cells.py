@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from app.engine import Completion, GenerationRequest
-from app.evaluate import exec_prompts, graders
+from app.evaluate import exec_prompts, graders, nunjucks_filters
 from app.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
 from app.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
 from app.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
@@ -57,7 +57,8 @@ def prepare(evaluation: Evaluation, cell: CellResult, code=None) -> Prepared:
         if code is None:
             raise CheckError("this prompt runs a command, which was not allowed for this evaluation")
         raw = exec_prompts.run(variant.prompt, case.vars, variant.provider_id, variant.label, code.base_dir)
-    prompt = render_prompt(raw, case.vars)
+    filters = nunjucks_filters.callables(evaluation.nunjucks_filters, code) if evaluation.nunjucks_filters else None
+    prompt = render_prompt(raw, case.vars, filters)
     if case.provider_output is not None:
         given = case.provider_output
         return Prepared(prompt, None, given if isinstance(given, str) else json.dumps(given, ensure_ascii=False))

@@ -318,7 +318,7 @@ def _describe(what: str, script: str, base: Path | None) -> str:
     return f"{what} (inline): {first[:70]}{'…' if len(first) > 70 else ''}"
 
 
-def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
+def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> list[str]:
     """One line per `exec:` prompt, custom provider, check, transform or file in these variants and test cases
     that runs the user's code (deduplicated, in order): what `eval` names when --allow-code is missing, and what the
     window asks about."""
@@ -349,6 +349,8 @@ def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
                 add(_describe(f"{a.type} assertion transform", a.transform, base))
             visit(a.assertions or [])
 
+    for name, path in (filters or {}).items():  # nunjucksFilters (nunjucks_filters.py)
+        add(f"nunjucks filter {name}: the file {path}")
     for case in cases:
         visit(case.assertions)
         for what, script in (("test transform", case.options.transform),

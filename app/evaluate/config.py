@@ -26,6 +26,7 @@ from app.evaluate import (
     derived_metrics,
     graders,
     hf_datasets,
+    nunjucks_filters,
     prompts,
     providers,
     scenarios,
@@ -63,11 +64,12 @@ class Suite:
     notes: list[str] = field(default_factory=list)  # warnings to show once (a written key for a remote server)
     code: list[str] = field(default_factory=list)  # what would run the user's code (code_checks.code_uses)
     derived_metrics: list[DerivedMetric] = field(default_factory=list)
+    nunjucks_filters: dict[str, str] = field(default_factory=dict)  # name -> JavaScript file
 
     def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
         return Evaluation(description=self.description, source=self.source, judge=judge,
                           repeat=repeat or self.repeat, cases=self.cases, variants=self.variants,
-                          derived_metrics=self.derived_metrics)
+                          derived_metrics=self.derived_metrics, nunjucks_filters=self.nunjucks_filters)
 
 
 def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path) -> None:
@@ -314,6 +316,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
             derived_metrics.parse(metric.value)
         except derived_metrics.ExpressionError as exc:
             problems.add(f"derivedMetrics[{index}]", f"{metric.name}: cannot read {metric.value!r}: {exc}")
+    filters = nunjucks_filters.read(config.nunjucks_filters, base, problems)
     problems.raise_if_any(source)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)
@@ -322,7 +325,8 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
                  repeat=(options.repeat if options and options.repeat else 1), notes=notes,
-                 code=code_checks.code_uses(cases, base, variants), derived_metrics=config.derived_metrics or [])
+                 code=code_checks.code_uses(cases, base, variants, filters),
+                 derived_metrics=config.derived_metrics or [], nunjucks_filters=filters)
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:

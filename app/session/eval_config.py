@@ -64,6 +64,7 @@ class ConfigFile(_Model):
     scenarios: Any = None  # groups of vars × tests (app/evaluate/scenarios.py)
     assertion_templates: dict[str, Any] | None = Field(None, alias="assertionTemplates")  # what `$ref`s point at
     derived_metrics: list[DerivedMetric] | None = Field(None, alias="derivedMetrics")
+    nunjucks_filters: Any = Field(None, alias="nunjucksFilters")  # {name: JavaScript file} (nunjucks_filters.py)
 
 
 # --- tests and assertions ---------------------------------------------------------------------------------------

@@ -260,3 +260,25 @@ def test_huggingface_dataset_tests_without_network_are_one_clear_refusal(tmp_pat
 def test_tests_kept_elsewhere_are_refused_by_name(tmp_path):
     with pytest.raises(ConfigError, match=r"tests\[0\]: reading tests from 'langfuse://traces' is not supported"):
         load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"], "tests": ["langfuse://traces?limit=5"]}))
+
+
+def test_nunjucks_filters_are_code_the_user_must_allow_then_run_in_the_embedded_v8(tmp_path):
+    config = {"nunjucksFilters": {"shout": "./shout.js"}, "prompts": ["Dear {{ name | shout('!') }}"],
+              "providers": ["echo"], "tests": [{"vars": {"name": "ann"}}]}
+    path = _write(tmp_path, config, **{"shout.js": "module.exports = (s, end) => s.toUpperCase() + end;"})
+    suite = load_config(path)
+    assert suite.code == [f"nunjucks filter shout: the file {tmp_path / 'shout.js'}"]
+    cell = _run(suite, tmp_path).cells[0]  # not allowed: nothing runs
+    assert cell.status == "error" and "not allowed" in cell.error
+    code = CodeRunner(tmp_path)
+    try:
+        cell = _run(load_config(path), tmp_path, code).cells[0]
+    finally:
+        code.close()
+    assert cell.status == "pass" and cell.result.text == "Dear ANN!"
+
+
+def test_a_nunjucks_filter_that_is_not_javascript_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"nunjucksFilters.up: a filter in up.py is not supported"):
+        load_config(_write(tmp_path, {"nunjucksFilters": {"up": "up.py"}, "prompts": ["x"], "providers": ["echo"]},
+                           **{"up.py": "def up(s): return s"}))

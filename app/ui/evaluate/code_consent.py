@@ -28,7 +28,7 @@ class CodeConsent:
 
     def allows(self, evaluation: Evaluation, base_dir: Path) -> bool:
         """Whether the evaluation may run (its code allowed, or it has none); asks the first time."""
-        uses = code_uses(evaluation.cases, base_dir, evaluation.variants)
+        uses = code_uses(evaluation.cases, base_dir, evaluation.variants, evaluation.nunjucks_filters)
         if not uses or self._allowed is evaluation:
             return True
         answer = QMessageBox.question(self.parent, "Run this evaluation's code?", self.question(uses),
