@@ -158,13 +158,15 @@ def test_a_ref_that_points_at_nothing_is_named(tmp_path):
 
 
 def test_an_assertion_s_description_is_kept_and_shown_with_its_verdict(tmp_path):
-    from app.ui.evaluate.notes import cell_tooltip
+    from app.ui.evaluate.notes import cell_tooltip, verdict_note
 
     suite = load_config(_write(tmp_path, {"prompts": ["hello"], "providers": ["echo"], "tests": [
-        {"assert": [{"type": "contains", "value": "hell", "description": "greets the user"}]}]}))
+        {"assert": [{"type": "contains", "value": "hell", "description": "greets the user"},
+                    {"type": "contains", "value": "bye", "description": "says goodbye"}]}]}))
     cell = _run(suite, tmp_path).cells[0]
     assert cell.grading.component_results[0].assertion.description == "greets the user"
     assert "greets the user (contains): pass" in cell_tooltip(cell)
+    assert verdict_note(cell) == 'says goodbye (contains): Expected output to contain "bye"'
 
 
 def test_derived_metrics_are_computed_on_each_column_s_named_score_sums(tmp_path):
