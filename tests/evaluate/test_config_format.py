@@ -284,3 +284,19 @@ def test_a_nunjucks_filter_that_is_not_javascript_is_named(tmp_path):
     with pytest.raises(ConfigError, match=r"nunjucksFilters.up: a filter in up.py is not supported"):
         load_config(_write(tmp_path, {"nunjucksFilters": {"up": "up.py"}, "prompts": ["x"], "providers": ["echo"]},
                            **{"up.py": "def up(s): return s"}))
+
+
+def test_what_the_format_adds_is_kept_in_the_session_file(tmp_path):
+    from app.session import evaluation_file
+
+    (tmp_path / "f.js").write_text("module.exports = s => s;", encoding="utf-8")
+    evaluation = load_config(_write(tmp_path, {
+        "prompts": [{"raw": "exec:./x.sh", "label": "made", "config": {"temperature": 0.5}}], "providers": ["echo"],
+        "derivedMetrics": [{"name": "r", "value": "a / b"}], "nunjucksFilters": {"f": "f.js"},
+        "tests": [{"assert": [{"type": "contains", "value": "x", "description": "has x"}]}]})).evaluation()
+    again = evaluation_file.decode(evaluation_file.encode(evaluation))
+    assert [(m.name, m.value) for m in again.derived_metrics] == [("r", "a / b")]
+    assert again.nunjucks_filters == {"f": str(tmp_path / "f.js")}
+    assert (again.variants[0].prompt.exec, again.variants[0].prompt.config) == (str(tmp_path / "x.sh"),
+                                                                                {"temperature": 0.5})
+    assert again.cases[0].assertions[0].description == "has x"
