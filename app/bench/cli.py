@@ -42,13 +42,14 @@ class Plan:
     prompt_tokens: int = 64
     shared_prompt_tokens: int = 500
     uncached_reference: bool = True  # also time the fan-out with the prompt cache off
+    frontier: bool = True  # the long prompt at every pacing point of limits.PACING, not only the chosen one
     # bench --gui: window/headless pairs. Single pairs spread widely on a shared 2-vCPU host (sd 0.09 over 15 pairs
     # on 2026-11-26), so the full run takes 9: the median's standard error is then about 0.04, against 0.05 at 5.
     window_pairs: int = 9
 
 
 FULL = Plan(sizes=(1, 2, 4, 8, 16), max_tokens=96, repetitions=3)
-QUICK = Plan(sizes=(1, 4, 8), max_tokens=64, repetitions=1, uncached_reference=False, window_pairs=1)
+QUICK = Plan(sizes=(1, 4, 8), max_tokens=64, repetitions=1, uncached_reference=False, window_pairs=1, frontier=False)
 
 
 def in_fresh_thread(fn, *args, **kwargs):
@@ -90,7 +91,8 @@ class Progress:
         return value
 
 
-def measure(plan: Plan, threads: int) -> dict:
+def measure(plan: Plan, threads: int, pacing: str = limits.PACING_DEFAULT) -> dict:
+    """Every scenario, repetitions interleaved; the long prompt at `pacing` (limits.PACING) and at the other points."""
     model_path = default_model_path()
     model = LlamaModel(model_path)
     prompts = [prompt_of_length(model, plan.prompt_tokens, i) for i in range(max(plan.sizes))]
@@ -102,7 +104,8 @@ def measure(plan: Plan, threads: int) -> dict:
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64
-    per_rep = 2 * len(plan.sizes) + 15 + plan.uncached_reference
+    points = {name: f for name, f in limits.PACING.items() if plan.frontier or name == pacing}
+    per_rep = 2 * len(plan.sizes) + 14 + len(points) + plan.uncached_reference
     progress = Progress(per_rep * plan.repetitions + 1)
     samples: dict[tuple, list] = defaultdict(list)
     for rep in range(1, plan.repetitions + 1):
@@ -121,8 +124,10 @@ def measure(plan: Plan, threads: int) -> dict:
                             model_path, prompts[:7], newcomer, threads)
         samples["ttft_idle"].append(ttft["idle_s"])
         samples["ttft_loaded"].append(ttft["loaded_s"])
-        samples["long"].append(progress.run(f"{tag} {plan.long_prompt_tokens}-token prompt joins 4 streams",
-                                            long_prompt_admission, model_path, prompts[:4], long_prompt, threads))
+        for name, factor in points.items():  # the chosen pacing is "long"; the others are the frontier's
+            samples["long" if name == pacing else ("long", name)].append(progress.run(
+                f"{tag} {plan.long_prompt_tokens}-token prompt joins 4 streams, {name} pacing", long_prompt_admission,
+                model_path, prompts[:4], long_prompt, threads, mixed_step_factor=factor))
         samples["fanout"].append(progress.run(f"{tag} {plan.shared_prompt_tokens}-token prompt: cold, rerun, "
                                               f"{FANOUT} seeds at once", fanout_and_rerun, model_path,
                                               shared_prompt, threads))
@@ -156,7 +161,7 @@ def measure(plan: Plan, threads: int) -> dict:
     samples["kv_agreement"].append(progress.run("greedy agreement of q8_0 and q4_0 KV caches with f16",
                                                 kv_agreement, *feature_args))
     samples["tool_parse"].append(parser_cost_us())  # CPU only, no model: not worth a progress step
-    return summarize(plan, threads, model_name, samples)
+    return summarize(plan, threads, model_name, samples, pacing)
 
 
 def run_scale(args, threads: int, write_png=None) -> int:
@@ -280,6 +285,17 @@ def run_quant_bench(args, threads: int) -> int:
     return 0
 
 
+def run_audio_bench(args, threads: int) -> int:
+    from app.bench.audio import audio_bench, format_audio
+
+    result = {"audio": audio_bench(default_model_path(), threads, 1 if args.quick else 3, on_run=_progress,
+                                   in_thread=in_fresh_thread)}
+    print(format_audio(result["audio"]))
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
 def run_versions_bench(args) -> int:
     from app.bench.versions import describe, versions_bench
 
@@ -351,12 +367,18 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
         return run_versions_bench(args)
     if getattr(args, "quant", False):
         return run_quant_bench(args, threads)
+    if getattr(args, "run_memory", False):
+        from app.bench.run_memory import run_memory_command
+
+        return run_memory_command(args)
+    if getattr(args, "audio", False):
+        return run_audio_bench(args, threads)
     if getattr(args, "server", None):
         from app.bench.server import run_server_bench
 
         return run_server_bench(args, threads, Progress)
     plan = QUICK if args.quick else FULL
-    result = measure(plan, threads)
+    result = measure(plan, threads, getattr(args, "pacing", None) or limits.PACING_DEFAULT)
     if args.gui and measure_gui is not None:
         result["gui"] = gui = measure_gui(threads, repetitions=plan.window_pairs)
         gui["pairs_for_5pct"] = pairs_needed(gui["samples"]["pair_ratios"])

@@ -6,14 +6,15 @@ from __future__ import annotations
 import os
 import platform
 
+from app.bench.frontier import frontier_point
 from app.bench.kv_types import KV_COMPARED
 from app.bench.pairs import figure, ratios
 from app.bench.sharing import FANOUT
 from app.bench.workloads import median
-from app.engine import EngineConfig
+from app.engine import EngineConfig, limits
 
 
-def summarize(plan, threads: int, model_name: str, samples: dict) -> dict:
+def summarize(plan, threads: int, model_name: str, samples: dict, pacing: str = limits.PACING_DEFAULT) -> dict:
     engine = {str(n): median(samples["engine", n]) for n in plan.sizes}
     raw = {str(n): median(samples["raw", n]) for n in plan.sizes}
     threads_4, sequential_4 = median(samples["threads", 4]), median(samples["sequential", 4])
@@ -46,6 +47,9 @@ def summarize(plan, threads: int, model_name: str, samples: dict) -> dict:
             "ttft_loaded_vs_idle": figures["ttft_loaded_vs_idle"],
             "itl_p99_long_prompt_vs_steady": figures["itl_p99_long_prompt_vs_steady"],
             "long_prompt_ttft_loaded_vs_idle": figures["long_prompt_ttft_loaded_vs_idle"],
+            "long_prompt_frontier": {name: frontier_point(samples["long" if name == pacing else ("long", name)], f)
+                                     for name, f in limits.PACING.items()
+                                     if samples.get("long" if name == pacing else ("long", name))},
             "fanout_ttft_vs_single": fan["fanout_last_ttft_s"] / fan["cold_ttft_s"],
             "rerun_ttft_vs_cold": fan["rerun_ttft_s"] / fan["cold_ttft_s"],
             "followup_prefill_vs_new_turn": follow["prefilled"] / follow["new_turn_tokens"],
@@ -86,7 +90,7 @@ def summarize(plan, threads: int, model_name: str, samples: dict) -> dict:
                   "shared_prompt_tokens": plan.shared_prompt_tokens, "fanout": FANOUT,
                   "step_budget": defaults.step_budget, "min_prefill_per_step": defaults.min_prefill_per_step,
                   "max_batch_tokens": defaults.max_batch_tokens, "reproducible": defaults.reproducible,
-                  "prefill_chunk": defaults.prefill_chunk, "cpu_count": os.cpu_count(),
+                  "prefill_chunk": defaults.prefill_chunk, "pacing": pacing, "cpu_count": os.cpu_count(),
                   "machine": platform.machine(), "python": platform.python_version()},
 "pairs": pairs,
         "samples": {f"{k[0]}_{k[1]}" if isinstance(k, tuple) else k: v for k, v in samples.items()},

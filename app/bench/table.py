@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from app.bench import machine
+from app.bench.frontier import frontier_lines
 
 
 def format_table(result: dict) -> str:
@@ -24,6 +25,7 @@ def format_table(result: dict) -> str:
               f"{d['long_prompt_p99_gap_s'] * 1000:.0f} ms vs steady {d['steady_gap_s'] * 1000:.0f} ms -> "
               f"{ratios['itl_p99_long_prompt_vs_steady']:.2f}x; its TTFT {d['long_prompt_ttft_s']:.2f} s vs idle "
               f"{d['long_prompt_idle_ttft_s']:.2f} s -> {ratios['long_prompt_ttft_loaded_vs_idle']:.2f}x"]
+    lines += frontier_lines(ratios.get("long_prompt_frontier", {}), result["setup"].get("pacing"))
     fan, setup = d["fanout"], result["setup"]
     uncached = (f" (prompt cache off: {d['fanout_uncached_ttft_vs_single']:.2f}x)"
                 if d.get("fanout_uncached_ttft_vs_single") else "")

@@ -68,7 +68,7 @@ class McpRun:
         the file lacks, or its tools cannot be offered)."""
         if not item.mcp or item.request is None:
             return item
-        only = toolset.chosen(self.hub.names() if item.mcp is True else item.mcp)
+        only = toolset.chosen(self.hub.names() if item.mcp is True else item.mcp, self.hub.names())
         unknown = [n for n in only if n not in self.hub.names()]
         if unknown:
             return dataclasses.replace(item, request=None, error=f"line {item.line}: mcp names "

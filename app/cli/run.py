@@ -91,9 +91,10 @@ def open_backends(args) -> BackendRegistry:
         model = Path(args.model) if args.model else default_model_path()
         draft = {"draft_model": str(Path(args.spec_draft).expanduser())} if getattr(args, "spec_draft", None) else {}
         tool_format = {"tool_format": args.tool_format} if getattr(args, "tool_format", None) else {}
+        pacing = limits.PACING[getattr(args, "pacing", None) or limits.PACING_DEFAULT]
         projector = getattr(args, "mmproj", None) or beside(model)
         registry.open_main(BackendSpec(kind="local", path=str(model), mmproj=str(projector) if projector else None),
-                           engine={"n_slots": args.slots, **draft, **tool_format})
+                           engine={"n_slots": args.slots, "mixed_step_factor": pacing, **draft, **tool_format})
     return registry
 
 

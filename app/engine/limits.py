@@ -101,7 +101,7 @@ SPEC_KIND_DEFAULT = "ngram"
 # within this many tokens, and the same text for every token id from DRAFT_VOCAB_CHECK_START on.
 DRAFT_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_VOCAB_CHECK_START = 5
-SPEC_MAX_DRAFT = Limit(1, 64, 32)  # the most; SpecState adapts below it
+SPEC_MAX_DRAFT = Limit(1, 64, 48)  # the most (llama-server's n-gram drafts: 48); SpecState adapts below it
 THINKING_BUDGET = Limit(0, 32768, 512)  # most thinking tokens of a request (None = no cap; the default a form offers)
 # EngineConfig.reasoning_format (app/engine/chat/template/reasoning.py): split <think>…</think> from the answer,
 # or leave it in.
@@ -129,3 +129,9 @@ RATE_WINDOW_S = 1.0
 # stream), whose tiled kernel sums in another order than the per-row kernel every other token meets.
 REPRODUCIBLE_DEFAULT = True
 PREFILL_CHUNK = 48
+# How a new prompt shares steps with running streams (EngineConfig.mixed_step_factor: a step carrying prompt tokens
+# takes at most this x a pure decode step; docs/engine.md, "The step budget"). At a factor f the streams' gap is
+# about f x steady and the prompt's first token comes at best f / (f - 1) x its time alone: "smooth" keeps the
+# running panes' gap lowest, "fast" gets the new prompt's first token out soonest.
+PACING = {"smooth": 2.0, "balanced": 2.5, "fast": 4.0}
+PACING_DEFAULT = "balanced"

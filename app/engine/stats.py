@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 from app.engine.rates import WindowRate
 from app.engine.types import RequestState, StatsSnapshot
+
+DRAFT_RUNS_KEPT = 64  # StatsSnapshot.recent_draft_runs: the last verified drafting runs
 
 
 def occupancy(shown) -> dict[str, int]:
@@ -61,10 +64,13 @@ class StatsRecorder:
             self.coalesced = 0
             self.drafted = 0
             self.accepted = 0
+            self.draft_runs: deque[tuple[int, int]] = deque(maxlen=DRAFT_RUNS_KEPT)  # (drafted, accepted) a run
             self.images_in_prompts = 0  # images in admitted prompts (each occurrence)
             self.images_encoded = 0  # of those, the ones the projector encoded (the rest reused an encoding or KV)
             self.clips_in_prompts = 0  # audio windows (30 s of a clip, for Whisper-style encoders) in admitted prompts
             self.clips_encoded = 0  # of those, the ones the projector encoded
+            self.image_rows = 0  # image embeddings decoded into KV (the rest of an image's were copied or cached)
+            self.clip_rows = 0  # audio windows' embeddings decoded into KV
             # prompt pieces that shared a llama_decode with other sequences' (reproducible/packing.py)
             self.packed_pieces = 0
             self.packed_decodes = 0  # those llama_decodes
@@ -101,14 +107,17 @@ class StatsRecorder:
         with self._lock:
             self.drafted += drafted
             self.accepted += accepted
+            self.draft_runs.append((drafted, accepted))
 
     def record_images(self, in_prompts: int = 0, encoded: int = 0, clips_in_prompts: int = 0,
-                      clips_encoded: int = 0) -> None:
+                      clips_encoded: int = 0, image_rows: int = 0, clip_rows: int = 0) -> None:
         with self._lock:
             self.images_in_prompts += in_prompts
             self.images_encoded += encoded
             self.clips_in_prompts += clips_in_prompts
             self.clips_encoded += clips_encoded
+            self.image_rows += image_rows
+            self.clip_rows += clip_rows
 
     def record_packed(self, pieces: int) -> None:
         with self._lock:
@@ -159,10 +168,13 @@ class StatsRecorder:
                 coalesced=self.coalesced,
                 drafted_tokens=self.drafted,
                 accepted_tokens=self.accepted,
+                recent_draft_runs=tuple(self.draft_runs),
                 images_encoded=self.images_encoded,
                 images_reused=max(0, self.images_in_prompts - self.images_encoded),
                 clips_encoded=self.clips_encoded,
                 clips_reused=max(0, self.clips_in_prompts - self.clips_encoded),
+                image_rows_prefilled=self.image_rows,
+                clip_rows_prefilled=self.clip_rows,
                 recent_decode_tps=self._recent_generated.rate(),
                 recent_prefill_tps=self._recent_prompt.rate(),
                 recent_avg_concurrent=self._recent_decode_tokens.count() / recent_steps if recent_steps else None,

@@ -131,7 +131,7 @@ class EngineConfig:
     n_threads: int = field(default_factory=default_threads)
     n_threads_batch: int | None = None
     step_budget: int = 16
-    mixed_step_factor: float = 2.5
+    mixed_step_factor: float = limits.PACING[limits.PACING_DEFAULT]  # a named point: limits.PACING
     min_prefill_per_step: int = 4
     max_batch_tokens: int = 128
     chat_format: str = "auto"  # how chat messages become a prompt: auto, gguf, raw or a llama.cpp built-in name
@@ -292,10 +292,14 @@ class StatsSnapshot:
     recent_avg_concurrent: float | None = None  # decode tokens per decode step in the trailing window (None: none)
     drafted_tokens: int = 0  # speculative decoding since the last reset: tokens drafted and verified
     accepted_tokens: int = 0  # of those, the ones that became output
+    # the last verified drafting runs, oldest first, as (drafted, accepted): how the draft length adapts
+    recent_draft_runs: tuple[tuple[int, int], ...] = ()
     images_encoded: int = 0  # images the vision projector encoded since the last reset
     images_reused: int = 0  # images in prompts that were not encoded again (a kept encoding, cached or copied KV)
     clips_encoded: int = 0  # audio windows (up to 30 s of a clip each) the audio projector encoded since the last reset
     clips_reused: int = 0  # audio windows in prompts that were not encoded again
+    image_rows_prefilled: int = 0  # image embeddings decoded into a slot's KV (not copied from another slot's)
+    clip_rows_prefilled: int = 0  # audio windows' embeddings decoded so: 8 panes on one clip prefill its rows once
     packed_pieces: int = 0  # reproducible mode: prompt pieces that shared a llama_decode with other sequences' pieces
     packed_decodes: int = 0  # the llama_decodes those pieces went into
     placeholders: int = 0  # reproducible mode: placeholder tokens decoded beside a lone token (reproducible/step.py)

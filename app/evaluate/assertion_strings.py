@@ -2,7 +2,8 @@
 
 `assertion_from_string` follows promptfoo's src/csv.ts: `javascript:`/`fn:`/`eval:` and `*.js` files become
 javascript, `grade:`/`llm-rubric:` an llm-rubric (value kept as written), `python:` and `*.py` python; else
-`^(not-)?TYPE(\\(N\\))?(:value)?$`, and a cell that matches nothing is an `equals` of the whole cell.
+`^(not-)?TYPE(\\(N\\))?(:value)?$`, and a cell that matches nothing is an `equals` of the whole cell. Chorus's own
+types (CHORUS_TYPES: promptfoo has no such assertion) are read the same way, without promptfoo's default threshold.
 `split_values` is promptfoo's quote-aware comma parser (src/util/parseCommaSeparatedValues.ts).
 """
 
@@ -22,6 +23,7 @@ ASSERTION_TYPES = (
     "ruby", "search-rubric", "select-best", "similar", "starts-with", "tool-call-f1", "trace-error-spans",
     "trace-span-count", "trace-span-duration", "webhook", "word-count",
 )
+CHORUS_TYPES = ("word-error-rate",)  # Chorus's own assertions (docs/evaluate.md): each takes a threshold
 ARRAY_TYPES = frozenset({"contains-all", "contains-any", "icontains-all", "icontains-any"})
 RAW_VALUE_TYPES = frozenset({"contains-json", "is-json"})
 THRESHOLD_TYPES = frozenset({"answer-relevance", "classifier", "context-faithfulness", "context-recall",
@@ -30,7 +32,8 @@ THRESHOLD_TYPES = frozenset({"answer-relevance", "classifier", "context-faithful
 DEFAULT_SIMILAR_THRESHOLD = 0.8
 DEFAULT_CSV_THRESHOLD = 0.75
 # Longest names first, so "contains-any" is tried before "contains" (JavaScript would backtrack the same way).
-_GRAMMAR = re.compile(r"^(not-)?(" + "|".join(re.escape(t) for t in sorted(ASSERTION_TYPES, key=len, reverse=True))
+_GRAMMAR = re.compile(r"^(not-)?(" + "|".join(re.escape(t) for t in sorted(ASSERTION_TYPES + CHORUS_TYPES, key=len,
+                                                                        reverse=True))
                       + r")(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
 
 
@@ -61,6 +64,9 @@ def assertion_from_string(expected: str) -> dict:
         return {"type": full, "value": [item.strip() for item in value.split(",")] if value else value}
     if kind in RAW_VALUE_TYPES:
         return {"type": full, "value": value}
+    if kind in CHORUS_TYPES:  # the check's own default threshold when none is written
+        threshold = {"threshold": float(threshold_text)} if threshold_text else {}
+        return {"type": full, "value": value.strip() if value is not None else None, **threshold}
     if kind in THRESHOLD_TYPES:
         threshold = float(threshold_text) if threshold_text else None
         if threshold is None:

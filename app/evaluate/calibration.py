@@ -28,7 +28,7 @@ from app.session.evaluation import Assertion, CellResult, EvalCase, Evaluation, 
 RELIABLE_AT = 0.8
 """The share of calibration questions a judge must answer right for its verdicts to count (docs/evaluate.md)."""
 KINDS = {"llm-rubric": "llm-rubric", "factuality": "factuality", "model-graded-factuality": "factuality",
-         "g-eval": "g-eval", "select-best": "select-best"}
+         "g-eval": "g-eval", "select-best": "select-best", "moderation": "moderation"}
 
 
 def calibration_file() -> Path:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from app.engine import Completion, GenerationRequest
-from app.evaluate import exec_prompts, graders, nunjucks_filters
+from app.evaluate import cost, exec_prompts, graders, max_score, nunjucks_filters
 from app.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
 from app.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
 from app.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
@@ -111,18 +111,22 @@ def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, 
            text: str | None = None) -> CellGrader:
     """The cell's grader; the test's `transform` (code) has run on the output (`text` when given: a custom
     provider's, before the cell holds it). Raises CheckError when a transform fails or code is not allowed."""
-    variant = evaluation.variants[cell.variant]
+    variant, case = evaluation.variants[cell.variant], evaluation.cases[cell.case]
     output = Output(text=cell.output if text is None else text, latency_ms=cell.latency_ms,
                     finish_reason=cell.finish_reason,
-                    logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls), tools=tuple(variant.tools))
+                    logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls), tools=tuple(variant.tools),
+                    cost=cost.of_cell(variant, case, cell),
+                    functions=tuple(variant.functions or ()))
     case = case_for(evaluation, cell, code)
-    if case.options.transform:
-        if code is None:
-            raise CheckError("the test's transform runs code, which was not allowed for this evaluation")
-        value = code.transform(case.options.transform, output.text, {"vars": case.vars, "prompt": {
-            "raw": cell.prompt, "label": variant.prompt.label}})
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        output = dataclasses.replace(output, text=text, raw=None if isinstance(value, str) else value)
+    for what, script in (("the provider's transform", variant.transform), ("the test's transform",
+                                                                           case.options.transform)):
+        if script:  # promptfoo's order: the provider's, then the test's (an assertion's own comes last)
+            if code is None:
+                raise CheckError(f"{what} runs code, which was not allowed for this evaluation")
+            value = code.transform(script, output.value, {"vars": case.vars, "prompt": {
+                "raw": cell.prompt, "label": variant.prompt.label}})
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            output = dataclasses.replace(output, text=text, raw=None if isinstance(value, str) else value)
     return CellGrader(case, output, cell.prompt, base_dir, embed, code,
                       {"id": variant.provider_id, "label": variant.label})
 
@@ -179,6 +183,7 @@ def apply_select_best(evaluation: Evaluation, case: int, repeat: int, text: str,
         verdict.judge = [JudgeExchange(asked=asked, reply=text)]
         cell.grading = merge_select_best(cell.grading, verdict)
         cell.status = "pass" if cell.grading.passed else "fail"
+    max_score.apply(evaluation, case, repeat)  # promptfoo: after select-best
 
 
 def evaluation_request_text(evaluation: Evaluation, case: int, repeat: int) -> str:

@@ -23,6 +23,8 @@ class Output:
     tool_calls: tuple[dict, ...] = ()  # the reply's calls ({id, name, arguments}), when the backend parsed them
     tools: tuple[dict, ...] = ()  # the provider's config.tools
     raw: object = None  # what a transform returned, when not text (`text` is then its JSON)
+    cost: float | None = None  # dollars, from the provider's configured prices (cost.py); None: no cost
+    functions: tuple[dict, ...] = ()  # the provider's legacy config.functions (functions_call.py)
 
     @property
     def value(self):

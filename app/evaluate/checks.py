@@ -8,6 +8,7 @@ without log-probabilities) raises CheckError, which makes the cell an ERROR, not
 
 from __future__ import annotations
 
+import array
 import json
 import math
 import re
@@ -16,16 +17,17 @@ import jsonschema
 import yaml
 from rapidfuzz.distance import Levenshtein
 
-from app.evaluate import tool_checks
+from app.evaluate import cost, functions_call, tool_checks
 from app.evaluate.assertion_strings import split_values
 from app.evaluate.check_types import CheckError, Output, verdict
 from app.evaluate.templates import js_string
 from app.session.evaluation import Assertion, GradingResult
+from app.session.word_errors import shown, word_errors
 
 __all__ = ["CHECKS", "CheckError", "Output", "json_objects", "normalise_finish_reason", "run_check", "verdict"]
 
 NEGATION_IGNORED = frozenset({"levenshtein", "perplexity", "perplexity-score", "finish-reason",
-                              "is-valid-openai-tools-call"})
+                              "is-valid-openai-tools-call", *functions_call.TYPES})
 _FINISH = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "length": "length", "max_tokens": "length",
            "content_filter": "content_filter", "tool_calls": "tool_calls", "function_call": "tool_calls",
            "tool_use": "tool_calls"}
@@ -195,12 +197,41 @@ def _contains_json(a: Assertion, value, out: Output, inverse: bool) -> GradingRe
     return verdict(passed, reason, a)
 
 
+def utf16_units(text: str) -> array.array:
+    """The text as JavaScript strings hold it: UTF-16 code units (a character outside the BMP is two)."""
+    return array.array("H", text.encode("utf-16-le", "surrogatepass"))
+
+
 def _levenshtein(a: Assertion, value, out: Output, inverse: bool) -> GradingResult:
     target = _require_string(value, "levenshtein")
     limit = a.threshold or 5  # promptfoo: `threshold || 5`, so 0 means 5
-    distance = Levenshtein.distance(out.text, target)
+    # fastest-levenshtein compares charCodeAt()s: an emoji is two units there, so distances match promptfoo's
+    distance = Levenshtein.distance(utf16_units(out.text), utf16_units(target))
     return verdict(distance <= limit, f"Levenshtein distance {distance} is greater than threshold {js_string(limit)}",
                    a)
+
+
+WER_THRESHOLD = 0.2  # word-error-rate without a threshold: at most one word in five wrong
+
+
+def _word_error_rate(a: Assertion, value, out: Output, inverse: bool) -> GradingResult:
+    """Chorus's own (promptfoo has none): the output's word error rate against the value, at most `threshold`
+    (WER_THRESHOLD when not given); the score is 1 − rate (0 at worst; the rate itself with not-)."""
+    reference = _require_string(value, "word-error-rate")
+    limit = WER_THRESHOLD if a.threshold is None else a.threshold
+    found = word_errors(reference, out.text)
+    rate = found.rate
+    within = rate is not None and rate <= limit
+    passed = within != inverse
+    score = 1.0 - min(rate, 1.0) if rate is not None else 0.0
+    detail = f"Word error rate {shown(rate)} ({found.describe()})"
+    if passed:
+        reason = "Assertion passed: " + detail
+    elif rate is None:
+        reason = detail
+    else:
+        reason = f"{detail} is {'at most' if inverse else 'greater than'} threshold {shown(limit)}"
+    return GradingResult(passed=passed, score=1.0 - score if inverse else score, reason=reason, assertion=a)
 
 
 def _latency(a: Assertion, value, out: Output, inverse: bool) -> GradingResult:
@@ -250,9 +281,10 @@ CHECKS = {"equals": _equals, "contains": _contains, "icontains": _contains, "con
           "contains-all": _contains_many, "icontains-any": _contains_many, "icontains-all": _contains_many,
           "regex": _regex, "starts-with": _starts_with, "is-json": _is_json, "contains-json": _contains_json,
           "levenshtein": _levenshtein, "latency": _latency, "finish-reason": _finish_reason,
-          "perplexity": _perplexity, "perplexity-score": _perplexity_score}
+          "perplexity": _perplexity, "perplexity-score": _perplexity_score, "word-error-rate": _word_error_rate}
 NEEDS_LOGPROBS = frozenset({"perplexity", "perplexity-score"})
 CHECKS.update(tool_checks.TOOL_CHECKS)
+CHECKS.update({"cost": cost.check_cost, **dict.fromkeys(functions_call.TYPES, functions_call.check)})
 
 
 def run_check(assertion: Assertion, value, output: Output) -> GradingResult:

@@ -334,6 +334,10 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
                     f"provider {variant.label}: the file {path}")
             if line not in found:
                 found.append(line)
+        if variant.transform:
+            line = _describe(f"provider {variant.label} transform", variant.transform, base)
+            if line not in found:
+                found.append(line)
 
     def add(line: str) -> None:
         if line not in found:

@@ -32,20 +32,19 @@ from app.evaluate import (
     scenarios,
     similarity,
     templates,
+    webhook,
 )
-from app.evaluate.assertion_strings import ASSERTION_TYPES
+from app.evaluate.assertion_strings import ASSERTION_TYPES, CHORUS_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, DerivedMetric, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY = {
     "ruby": "it runs Ruby code",
-    "webhook": "it calls a web hook",
-    "cost": "Chorus's backends report no cost", "moderation": "it needs a moderation API",
-    "max-score": "it runs after all variants with a scoring script",
 }
 REMOTE_TESTS = ("langfuse://", "az://", "https://docs.google.com/spreadsheets/", "https://", "http://")
-SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {"assert-set", "similar"}
+SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {
+    "assert-set", "similar", "webhook", "max-score"}
 
 
 @dataclass
@@ -78,7 +77,7 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         if not assertion.assertions:
             problems.add(where, "an assert-set needs a non-empty `assert` list")
         for j, child in enumerate(assertion.assertions or []):
-            if child.base_type in ("assert-set", "select-best"):
+            if child.base_type in ("assert-set", "select-best", "max-score"):
                 problems.add(f"{where}.assert[{j}]", f"{child.type} cannot be nested in an assert-set")
             else:
                 check_assertion(child, f"{where}.assert[{j}]", problems, variants, base)
@@ -93,8 +92,8 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         why = UNSUPPORTED_WHY.get(kind) or ("not a promptfoo assertion type" if kind not in ASSERTION_TYPES
                                             else "not implemented in Chorus")
         problems.unsupported(where, f"the assertion type {assertion.type!r}", why)
-    if kind == "select-best" and variants < 2:
-        problems.add(where, "select-best compares the outputs of a row: it needs at least two variants")
+    if kind in ("select-best", "max-score") and variants < 2:
+        problems.add(where, f"{kind} compares the outputs of a row: it needs at least two variants")
     if kind not in code_checks.CODE_TYPES and isinstance(assertion.value, str) and assertion.value.startswith(
             "file://") and not code_checks.is_script_ref(assertion.value):
         _file_value(assertion, where, problems, base)  # promptfoo's processFileReference: .json/.yaml/.txt
@@ -193,6 +192,18 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "description": test.description or default.description})
 
 
+def _text_judge(judge: dict, where: str, problems: Problems):
+    """promptfoo's judge map `{text, embedding}`: the `text` provider judges (as a judge given alone would); the
+    embedding side is the evaluation's embedder (--embedder, the window's), as for `similar` whatever its
+    `provider` says. Other keys are a problem."""
+    for key in sorted(set(judge) - {"text", "embedding"}):
+        problems.add(where, f"unknown key {key!r} in a judge map: it takes text and embedding")
+    embedding = judge.get("embedding")
+    if embedding is not None and not isinstance(embedding, (str, dict)):
+        problems.add(f"{where}.embedding", "an embedding provider is a provider id or {id, config}")
+    return judge.get("text")
+
+
 def _stash_judge_keys(raw, where: str, problems: Problems):
     """A test (or assertion) dict whose judge providers' written `apiKey`s are moved out (providers.stash_key),
     so the stored test never holds a key."""
@@ -200,6 +211,8 @@ def _stash_judge_keys(raw, where: str, problems: Problems):
         return raw
     raw = dict(raw)
     judge = raw.get("provider")
+    if isinstance(judge, dict) and "id" not in judge and {"text", "embedding"} & set(judge):
+        raw["provider"] = judge = _text_judge(judge, f"{where}.provider", problems)
     if isinstance(judge, dict) and isinstance(judge.get("config"), dict):
         raw["provider"] = {**judge, "config": providers.stash_key(judge["config"], f"{where}.provider", problems)}
     if isinstance(raw.get("options"), dict):
@@ -239,9 +252,14 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
         entry = validate(ProviderEntry, raw, where, problems)
         if entry is None:
             continue
-        for name in ("transform", "delay", "env"):
+        for name in ("delay", "env"):
             if getattr(entry, name) is not None:
                 problems.unsupported(where, f"the provider key {name!r}")
+        if entry.transform is not None and not isinstance(entry.transform, str):
+            problems.add(f"{where}.transform", "a transform is JavaScript, or a file:// path")
+        elif isinstance(entry.transform, str) and entry.transform.startswith("file://") and not \
+                code_checks.split_file(entry.transform, base)[0].is_file():
+            problems.add(f"{where}.transform", f"no such file: {code_checks.split_file(entry.transform, base)[0]}")
         found = providers.parse_id(entry.id, base, any_provider)
         if isinstance(found, str):
             problems.add(where, found)
@@ -259,6 +277,7 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
                 fields = {"target": target, "config": config}
             else:
                 fields = providers.settings(family, target, config, at, problems, notes, base)
+            fields["transform"] = entry.transform if isinstance(entry.transform, str) else None
             variants.append(Variant(provider_id=entry.id, label=entry.label or entry.id, prompt=p, **fields))
     if not isinstance(entries, list):
         problems.add("providers", "must be a provider id or a list of providers")
@@ -318,15 +337,22 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
             problems.add(f"derivedMetrics[{index}]", f"{metric.name}: cannot read {metric.value!r}: {exc}")
     filters = nunjucks_filters.read(config.nunjucks_filters, base, problems)
     problems.raise_if_any(source)
+    notes += _chorus_only(cases)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
         config.output_path)
     options = config.evaluate_options
     return Suite(description=config.description or "", source=source, base_dir=base, prompts=prompt_list,
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
-                 repeat=(options.repeat if options and options.repeat else 1), notes=notes,
+                 repeat=(options.repeat if options and options.repeat else 1), notes=notes + webhook.notes(cases),
                  code=code_checks.code_uses(cases, base, variants, filters),
                  derived_metrics=config.derived_metrics or [], nunjucks_filters=filters)
+
+
+def _chorus_only(cases: list[EvalCase]) -> list[str]:
+    """A note for each of Chorus's own assertion types the cases use (promptfoo would refuse the config)."""
+    used = {a.base_type for case in cases for top in case.assertions for a in [top, *(top.assertions or [])]}
+    return [f"{kind} is Chorus's own assertion: promptfoo does not know it" for kind in CHORUS_TYPES if kind in used]
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:

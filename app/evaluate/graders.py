@@ -37,7 +37,9 @@ STEPS_SCHEMA = {"type": "object", "properties": {"steps": {"type": "array", "min
                 "required": ["steps"]}
 GEVAL_SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 10},
                                                  "reason": REASON}, "required": ["score", "reason"]}
-MODEL_GRADED = frozenset({"llm-rubric", "factuality", "model-graded-factuality", "g-eval", "select-best"})
+RAG = frozenset({"context-faithfulness", "context-relevance", "context-recall", "answer-relevance"})  # rag.py
+MODEL_GRADED = frozenset({"llm-rubric", "factuality", "model-graded-factuality", "g-eval", "select-best", *RAG,
+                          "moderation"})  # moderation.py: a guard model in the judge's place
 NEGATION_IGNORED = frozenset({"factuality", "model-graded-factuality", "g-eval"})  # as promptfoo's handlers
 GEVAL_THRESHOLD = 0.7
 FACTUALITY_SCORES = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}

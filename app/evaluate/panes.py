@@ -9,7 +9,9 @@ as it is, run once.
 
 `cell_pane`: the cell's rendered prompt as the pane's conversation and its output as the pane's result (with
 the tokens and probabilities its generation holds in this run; a cell restored from a file has its text and
-figures), on the backend it ran on, so diff, probabilities and branching work on it as on any pane.
+figures), on the backend it ran on, so diff, probabilities and branching work on it as on any pane. The case's
+`word-error-rate` (else `levenshtein`) value, rendered with its vars, is the pane's reference text: the comparison
+table and the diff view measure the word error rate against it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from app.evaluate import cells
 from app.evaluate.case_files import read_vars_file
 from app.evaluate.config import read_config
-from app.evaluate.templates import chat_messages
+from app.evaluate.templates import TemplateProblem, chat_messages, render_value
 from app.evaluate.variants import variants_from_panes
 from app.session import images
 from app.session.evaluation import CellResult, Evaluation
@@ -72,7 +74,7 @@ def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str) -> PaneSpe
     title = f"{variant.label} · case {cell.case + 1}" + (f" · repeat {cell.repeat + 1}" if evaluation.repeat > 1
                                                          else "")
     fields = dict(title=title, system=system, sampling=variant.sampling_params(), max_tokens=variant.max_tokens,
-                  stop=tuple(variant.stop), backend=backend)
+                  stop=tuple(variant.stop), backend=backend, reference=case_reference(evaluation.cases[cell.case]))
     if not cell.output:
         last = turns.pop() if turns and turns[-1]["role"] == "user" else {"content": ""}
         return PaneSpec(turns=turns, draft=last["content"], draft_images=last.get("images", ()), **fields)
@@ -81,3 +83,17 @@ def cell_pane(evaluation: Evaluation, cell: CellResult, backend: str) -> PaneSpe
                     show_probabilities=bool(shown.token_logprobs), **fields)
     pane.result = shown
     return pane
+
+
+def case_reference(case) -> str:
+    """The text a case's output should be, when it says so: its word-error-rate value, else its levenshtein one,
+    rendered with its vars ("" for neither, or a value that is not text)."""
+    found = [a for top in case.assertions for a in [top, *(top.assertions or [])]]
+    for kind in ("word-error-rate", "levenshtein"):
+        for assertion in found:
+            if assertion.base_type == kind and isinstance(assertion.value, str):
+                try:
+                    return render_value(assertion.value, case.vars)
+                except TemplateProblem:
+                    return ""
+    return ""

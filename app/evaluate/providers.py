@@ -35,7 +35,7 @@ from urllib.parse import urlparse
 import yaml
 
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
-from app.evaluate import code_checks
+from app.evaluate import code_checks, cost, functions_call
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.mcp import secrets as mcp_secrets
@@ -49,7 +49,8 @@ _SAMPLING_KEYS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_
                   **{name: name for name in SAMPLER_FIELDS}}  # llama-server's names are SamplingParams'
 _MIROSTAT = {"mirostat", "mirostat_tau", "mirostat_eta"}
 _COMMON = {"stop", "temperature", "top_p", "seed", "presence_penalty", "frequency_penalty"}
-_KEYS = {"apiKey", "apiKeyEnvar"}  # accepted everywhere; used by servers, ignored by a local GGUF and echo
+_KEYS = {"apiKey", "apiKeyEnvar",  # accepted everywhere; used by servers, ignored by a local GGUF and echo
+         "cost", "inputCost", "outputCost"}  # prices per token, for `cost` assertions (_prices)
 CONFIG_KEYS = {
     "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format", "tools", "tool_choice",
                                  "mcp"},
@@ -274,6 +275,9 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
              notes: list[str] | None = None, base: Path | None = None) -> dict:
     """Variant fields (target, sampling, max_tokens, stop, json_schema, tools, tool_choice) from a provider's
     config; a warning about a written key goes to `notes`; `file://` tools are read relative to `base`."""
+    prices = cost.prices(config, where, problems)
+    functions = config.get("functions") if family in ("openai", "gguf") else None
+    config = functions_call.as_tools(config, where, problems) if family in ("openai", "gguf") else config
     if family == "foreign":
         config = foreign_config(config)
     config = _typed(stash_key(config, where, problems), where, problems)
@@ -310,7 +314,8 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
     schema = _json_schema(config["response_format"], where, problems) if "response_format" in config else None
     tools, choice = _tools(config, base or Path("."), where, problems, mcp="mcp" in config)
     return {"target": target, "sampling": sampling, "max_tokens": max_tokens, "stop": stop, "json_schema": schema,
-            "tools": tools, "tool_choice": choice, "mcp": _mcp(config.get("mcp"), where, problems)}
+            "tools": tools, "tool_choice": choice, "mcp": _mcp(config.get("mcp"), where, problems),
+            "prices": prices, "functions": functions if isinstance(functions, list) else None}
 
 
 def _mcp(value, where: str, problems: Problems) -> dict | None:

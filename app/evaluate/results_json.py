@@ -18,7 +18,7 @@ import json
 import uuid
 from datetime import datetime, timezone
 
-from app.evaluate import derived_metrics, stats
+from app.evaluate import cost, derived_metrics, stats
 from app.evaluate.calibration import RELIABLE_AT, Reliability, describe, reliable
 from app.evaluate.checks import normalise_finish_reason
 from app.session.evaluation import CellResult, Evaluation
@@ -60,7 +60,7 @@ def cell_record(evaluation: Evaluation, cell: CellResult, reliability: Reliabili
         "latencyMs": round(cell.latency_ms) if generated else 0,
         "gradingResult": _grading(cell),
         "namedScores": cell.grading.named_scores if cell.grading else {},
-        "cost": 0,
+        "cost": cost.of_cell(variant, case, cell) or 0,
         "metadata": {"chorus": {"status": cell.status, "repeat": cell.repeat, "ttft_s": cell.ttft_s,
                                 "decode_tps": cell.decode_tps, "cached_tokens": cell.cached_tokens}},
     }
@@ -97,7 +97,8 @@ def _prompt_entry(evaluation: Evaluation, index: int, reliability: Reliability) 
             "totalLatencyMs": round(sum(c.latency_ms or 0 for c in cells)),
             "tokenUsage": _usage(sum(c.prompt_tokens for c in cells), sum(c.generated_tokens for c in cells),
                                  sum(c.cached_tokens for c in cells), sum(c.latency_ms is not None for c in cells)),
-            "namedScores": named, "namedScoresCount": counts, "cost": 0,
+            "namedScores": named, "namedScoresCount": counts,
+            "cost": sum(cost.of_cell(variant, evaluation.cases[c.case], c) or 0 for c in cells),
         },
     }
 

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from psygnal import Signal, SignalGroup
 
 from app.engine import Completion
-from app.evaluate import calibration, calibration_run, cells, code_checks
+from app.evaluate import calibration, calibration_run, cells, code_checks, max_score, webhook
 from app.evaluate.calibration_run import CalibrationCache, CalibrationRun
 from app.evaluate.check_types import CheckError
 from app.evaluate.code_waits import CodeWaits
@@ -85,6 +85,7 @@ class EvaluationRunner:
         self._waiting = EmbedWaits(embed, self._vectors_arrived)  # cells waiting for their `similar` embeddings
         self.mcp = None  # an EvalMcp when variants use MCP servers (mcp_loop.py); `poll_tools` drives it
         self._coding = CodeWaits(runner.post, self._code_graded)  # cells whose grading runs code (code_waits.py)
+        self._vector_waits: dict[int, CellResult] = {}  # cells whose answer-relevance waits for its vectors
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -119,8 +120,9 @@ class EvaluationRunner:
             if cell is not None:
                 self._reset(cell)
         self._judge_calls.clear()
-        for cell in [*self._waiting.cancel(), *self._coding.cancel()]:
+        for cell in [*self._waiting.cancel(), *self._coding.cancel(), *self._vector_waits.values()]:
             self._reset(cell)
+        self._vector_waits.clear()
         for handle in list(self._in_flight.values()):
             handle.cancel()
         self._check_done()
@@ -143,7 +145,7 @@ class EvaluationRunner:
     def idle(self) -> bool:
         """Nothing queued or in flight: what is left (if anything) is held for a model not loaded yet."""
         return (not self._cells and not self._judge_calls and not self._in_flight and not self._waiting
-                and not self._coding and not (self.mcp is not None and self.mcp.waiting))
+                and not self._coding and not self._vector_waits and not (self.mcp is not None and self.mcp.waiting))
 
     @property
     def in_flight(self) -> int:
@@ -302,7 +304,9 @@ class EvaluationRunner:
         case = self.evaluation.cases[cell.case]
         if self._waiting.awaits(case, cell):
             return None
-        if self.code is not None and code_checks.code_uses([case]):  # graded on a worker thread: code_waits.py
+        variant = self.evaluation.variants[cell.variant]
+        if (self.code is not None and code_checks.code_uses([case], variants=[variant])) or webhook.used(case):
+            # graded on a worker thread (code_waits.py): code, or a web hook's POST, never holds up this thread
             return self._coding.start(cell, lambda: self._start_grader(cell))
         self._graded(cell, self._start_grader(cell))
 
@@ -350,6 +354,7 @@ class EvaluationRunner:
         grader, calls = started
         if calls and self.cancelled:  # its judges will not be asked now: it runs again on a resume
             return self._reset(cell)
+        grader.resumed = lambda grader, more, cell=cell: self._resumed(cell, grader, more)
         self._judge_calls.extend((grader, cell, call) for call in calls)
         if grader.done:
             self._conclude(cell, grader)
@@ -386,8 +391,21 @@ class EvaluationRunner:
         if more and self.cancelled:
             return self._reset(cell)
         self._judge_calls.extend((grader, cell, next_call) for next_call in more)
+        if grader.waiting_vectors:  # answer-relevance: its questions are being embedded (scoring.py)
+            self._vector_waits[id(cell)] = cell
         if grader.done:
             self._conclude(cell, grader)
+
+    def _resumed(self, cell: CellResult, grader: CellGrader, more: list) -> None:
+        """A grader's flow went on once its vectors were in (the embedder's answer, on this thread)."""
+        if self._vector_waits.pop(id(cell), None) is None or self.cancelled:
+            return self._check_done()
+        if grader.waiting_vectors:
+            self._vector_waits[id(cell)] = cell
+        self._judge_calls.extend((grader, cell, call) for call in more)
+        if grader.done:
+            self._conclude(cell, grader)
+        self._top_up()
 
     def _vectors_arrived(self, cell: CellResult) -> None:
         if self.cancelled:
@@ -408,6 +426,7 @@ class EvaluationRunner:
         if call is not None and call.key not in self._asked and not self.cancelled:
             self._asked.add(call.key)
             self._judge_calls.append((None, None, call))
+        max_score.apply(self.evaluation, case, repeat)  # a finished row's max-score (after its select-best)
 
     def _reset(self, cell: CellResult) -> None:
         if not cell.finished:

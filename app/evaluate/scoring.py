@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest
-from app.evaluate import code_checks, graders
+from app.evaluate import code_checks, graders, moderation, rag, webhook
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
 from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
@@ -99,6 +99,8 @@ class CellGrader:
         self.results: dict[tuple, GradingResult] = {}
         self.flows: dict[tuple, tuple] = {}
         self.error: str | None = None
+        self.waiting_vectors = 0  # flows waiting for an embedder's vectors (answer-relevance in the window)
+        self.resumed = None  # called (grader, judge calls) when such a flow goes on
 
     def _judge_for(self, assertion: Assertion):
         return assertion.provider or self.case.options.provider
@@ -112,14 +114,31 @@ class CellGrader:
         if kind in ("factuality", "model-graded-factuality"):
             return graders.factuality(assertion, value, output.text, self.prompt, case.vars, rubric,
                                       options.factuality)
+        if kind == moderation.TYPE:
+            return moderation.flow(assertion, value, output.text, self.prompt)
+        threshold = assertion.threshold if assertion.threshold is not None else rag.DEFAULT_THRESHOLD
+        if kind == "context-faithfulness":
+            return rag.faithfulness(assertion, output.text, case.vars, threshold)
+        if kind == "context-relevance":
+            return rag.relevance(assertion, output.text, case.vars, threshold)
+        if kind == "context-recall":
+            return rag.recall(assertion, value, output.text, self.prompt, case.vars, threshold)
+        if kind == "answer-relevance":
+            return rag.answer_relevance(assertion, output.text, self.prompt, case.vars, threshold)
         rubric_prompt = assertion.rubric_prompt or options.rubric_prompt
         return graders.g_eval(assertion, value, output.text, self.prompt, rubric_prompt)
 
-    def _step(self, key: tuple, flow, assertion: Assertion, reply: graders.JudgeReply | None) -> list[JudgeCall]:
+    def _step(self, key: tuple, flow, assertion: Assertion, reply) -> list[JudgeCall]:
         try:
             request = next(flow) if reply is None else flow.send(reply)
+            while isinstance(request, rag.EmbedAsk):  # answer-relevance's vectors, from the evaluation's embedder
+                if self._vectors_later(key, flow, assertion, request.texts):
+                    return []
+                request = flow.send(self._vectors(request.texts))
         except StopIteration as stop:
             result = stop.value
+            if result.assertion is None:
+                result.assertion = assertion
             if assertion.weight == 0:
                 result.passed = True
             result.judge = self.flows.pop(key, (None, None, []))[2]
@@ -132,6 +151,32 @@ class CellGrader:
         self.flows[key] = (flow, assertion, self.flows.get(key, (None, None, []))[2])
         self.flows[key][2].append(JudgeExchange(asked=request.messages[-1]["content"]))
         return [JudgeCall(key, request, self._judge_for(assertion))]
+
+    def _vectors(self, texts: list[str]):
+        """The texts' vectors, or why there are none (a text: the check fails with it, as promptfoo's)."""
+        if self.embed is None:
+            return "answer-relevance needs an embedder (--embedder, or Settings → Embedder in the window)"
+        try:
+            return self.embed(texts)
+        except Exception as exc:  # noqa: BLE001 - an embedder's failure fails that check, as in promptfoo
+            return str(exc) or type(exc).__name__
+
+    def _vectors_later(self, key: tuple, flow, assertion: Assertion, texts: list[str]) -> bool:
+        """An embedder that embeds on its own thread (the window's) is asked first; the flow goes on once the
+        vectors are in, and `resumed(grader, calls)` tells whoever runs this grader (False: embed now)."""
+        will_wait = getattr(self.embed, "will_wait", None)
+        if will_wait is None or not will_wait(texts):
+            return False
+        self.flows[key] = (flow, assertion, self.flows.get(key, (None, None, []))[2])
+        self.waiting_vectors += 1
+
+        def arrived() -> None:
+            self.waiting_vectors -= 1
+            calls = self._step(key, flow, assertion, self._vectors(texts))
+            if self.resumed is not None:
+                self.resumed(self, calls)
+        self.embed.prefetch(texts, arrived)
+        return True
 
     def _runner(self, what: str):
         if self.code is None:
@@ -158,7 +203,7 @@ class CellGrader:
 
     def _start_one(self, key: tuple, assertion: Assertion) -> list[JudgeCall]:
         kind = assertion.base_type
-        if kind == "select-best":
+        if kind in ("select-best", "max-score"):  # graded per row, once its cells are final (cells.py)
             return []
         try:
             output = self._output_for(assertion)
@@ -177,6 +222,11 @@ class CellGrader:
                 value = render_value(assertion.value, self.case.vars)
             if kind in CHECKS:
                 self.results[key] = run_check(assertion, value, output)
+                return []
+            if kind == webhook.TYPE:
+                self.results[key] = webhook.check(assertion, value, output.value, self.prompt, self.case.vars)
+                if assertion.weight == 0:
+                    self.results[key].passed = True
                 return []
             if kind.split(":")[0] == "similar":
                 self.results[key] = check_similar(assertion, value, output.text, self.embed)

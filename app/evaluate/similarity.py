@@ -130,12 +130,13 @@ class CachedEmbed:
 
 
 def uses_similar(evaluation: Evaluation) -> bool:
-    """Whether any test (assert-sets included) has a `similar` assertion: only then is an embedder opened."""
+    """Whether any test (assert-sets included) has a `similar` (or `answer-relevance`) assertion: only then is an
+    embedder opened."""
     stack = [a for case in evaluation.cases for a in case.assertions]
     while stack:
         assertion = stack.pop()
         stack += assertion.assertions or []
-        if assertion.base_type.split(":")[0] == "similar":
+        if assertion.base_type.split(":")[0] in ("similar", "answer-relevance"):
             return True
     return False
 

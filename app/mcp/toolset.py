@@ -54,11 +54,23 @@ def build(tools: list[McpTool], taken: tuple[str, ...] | list[str] = (),
     return ToolSet(routes)
 
 
-def chosen(entries) -> dict[str, set[str] | None]:
-    """A pane's or a line's choice ("server" for all its tools, "server/tool" for one) as `build`'s `only`."""
+def split_entry(entry: str, servers=()) -> tuple[str, str]:
+    """A choice's (server, tool); tool "" for the whole server. A server's name may hold "/" itself
+    ("team/files"): the longest of `servers` (the names known) that the entry is, or starts with followed by
+    "/", is its server; an entry matching none splits at its first "/"."""
+    known = sorted((s for s in servers if entry == s or entry.startswith(s + "/")), key=len, reverse=True)
+    if known:
+        return known[0], entry[len(known[0]) + 1:]
+    server, _, tool = entry.partition("/")
+    return server, tool
+
+
+def chosen(entries, servers=()) -> dict[str, set[str] | None]:
+    """A pane's or a line's choice ("server" for all its tools, "server/tool" for one) as `build`'s `only`;
+    `servers`: the server names known (see `split_entry`)."""
     only: dict[str, set[str] | None] = {}
     for entry in entries:
-        server, _, tool = entry.partition("/")
+        server, tool = split_entry(entry, servers)
         if not tool:
             only[server] = None
         elif only.get(server, set()) is not None:

@@ -32,7 +32,7 @@ class ProviderEntry(_Model):
     label: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     prompts: list[str] | None = None  # labels of the prompts this provider runs (exact, or "label:" prefix)
-    transform: Any = None  # JavaScript: unsupported when set
+    transform: Any = None  # code run on each output of this provider, before the test's transform
     delay: Any = None  # unsupported when set (Chorus batches; it does not pace calls)
     env: Any = None  # unsupported when set
 
@@ -167,6 +167,9 @@ class Variant(_Model):
     # promptfoo's config.mcp: {"servers": mcpServers entries (secrets blanked: app/mcp/secrets.py), "timeout_s"}
     mcp: dict[str, Any] | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # a custom provider's config, as written (code only)
+    prices: dict[str, float] | None = None  # USD per token {input, output}: config cost / inputCost / outputCost
+    functions: list[dict[str, Any]] | None = None  # promptfoo's legacy `functions` setting (also in `tools`)
+    transform: str | None = None  # the provider's `transform`: code run on each output (code_checks.py)
 
     @property
     def title(self) -> str:

@@ -15,6 +15,7 @@ from app.session.compare import differences_in_groups, differing, label, setting
 from app.session.stability_report import Clusters, markdown, pane_fields
 from app.session.state import PaneSpec, SessionModel
 from app.session.tool_cards import turn_text
+from app.session.word_errors import shown, word_errors
 
 
 def _figures(pane: PaneSpec) -> str:
@@ -75,6 +76,10 @@ def to_markdown(session: SessionModel, clusters: Clusters | None = None, images_
         if pane.draft.strip():
             lines += ["**Next message (not sent yet):**", "", *_image_lines(pane.draft_images, images_dir),
                       _quote(pane.draft), ""]
+        if pane.reference.strip():
+            found = word_errors(pane.reference, pane.result.text)
+            lines += [f"**Reference text** (word error rate {shown(found.rate)}: {found.describe()}):", "",
+                      _quote(pane.reference), ""]
         if pane.rating or pane.note:
             stars = "★" * pane.rating + "☆" * (5 - pane.rating) if pane.rating else "not rated"
             lines += [f"**Rating:** {stars}" + (f" — {pane.note}" if pane.note else ""), ""]

@@ -148,7 +148,7 @@ class McpTools:
         """The MCP tools the pane offers (of its chosen servers that run), named apart from its JSON tools."""
         if not pane.mcp or self.hub is None:
             return ToolSet()
-        only = toolset.chosen(pane.mcp)
+        only = toolset.chosen(pane.mcp, self.hub.names())
         try:
             taken = tool_defs.tool_names(tool_defs.parse_tools(pane.tools))
         except tool_defs.ToolsError:

@@ -72,6 +72,7 @@ class PaneSpec:
     parallel_tool_calls: bool | None = None  # several calls in one reply (None: the backend's default)
     mocks: str = ""  # mock results for the tools' calls, JSON as written ("" = none; app/session/mocks.py)
     expected_calls: str = ""  # the functions the reply should call, comma-separated (the table's F1)
+    reference: str = ""  # the reply it should give, e.g. its clip's transcript: the word error rate's (word_errors.py)
     group: str | None = None  # panes made together (variants, a sweep, branches) share a group id
     rating: int | None = None  # the user's rating of the last reply, 1..5
     note: str = ""  # the user's note on it

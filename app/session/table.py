@@ -1,8 +1,9 @@
 """The comparison table: one row per pane with what differs, how it ended, its figures, its similarity to a
 reference pane (or a version of it, or of each pane's own; in words, difflib's ratio, and in meaning, the
-embedders' cosine), its tool calls (as `name(arguments)`, the share that validate against the pane's tools, and
-the F1 of the names called against the pane's expected calls, else against the reference pane's calls) and its
-rating; sortable by any column and exported as CSV."""
+embedders' cosine), its word error rate against a reference text (each pane's own `reference`, or a pane's
+reply: app/session/word_errors.py), its tool calls (as `name(arguments)`, the share that validate against the
+pane's tools, and the F1 of the names called against the pane's expected calls, else against the reference pane's
+calls) and its rating; sortable by any column and exported as CSV."""
 
 from __future__ import annotations
 
@@ -12,37 +13,44 @@ from collections.abc import Callable
 
 from app.session import compare, diff, tool_cards, versions
 from app.session.state import PaneSpec
+from app.session.word_errors import word_errors
 
 COLUMNS = ("pane", "title", "model", "differs", "finish", "tokens", "thinking tok", "TTFT s", "answer s", "tok/s",
-           "cached", "similarity", "meaning", "tool calls", "valid", "F1 vs expected", "rating")
+           "cached", "similarity", "meaning", "WER", "tool calls", "valid", "F1 vs expected", "rating")
 
 
 TOOL_COLUMNS = ("tool calls", "valid", "F1 vs expected")
+WER = "WER"
 
 
-def columns(panes: list[PaneSpec]) -> tuple[str, ...]:
-    """The columns in the order a view shows them: when a pane has tools (or its reply calls), its tool columns
-    come right after how each reply finished, where they are seen without scrolling sideways; else as COLUMNS
-    (also the CSV's order)."""
-    if not any(p.tools.strip() or p.result.tool_calls for p in panes):
+def columns(panes: list[PaneSpec], wer: bool = False) -> tuple[str, ...]:
+    """The columns in the order a view shows them: the word error rate right after how each reply finished when
+    it is measured (`wer`), then, when a pane has tools (or its reply calls), its tool columns, where they are
+    seen without scrolling sideways; else as COLUMNS (also the CSV's order)."""
+    tools = any(p.tools.strip() or p.result.tool_calls for p in panes)
+    if not tools and not wer:
         return COLUMNS
-    rest = [c for c in COLUMNS if c not in TOOL_COLUMNS]
+    front = ((WER,) if wer else ()) + (TOOL_COLUMNS if tools else ())
+    rest = [c for c in COLUMNS if c not in front]
     at = rest.index("finish") + 1
-    return (*rest[:at], *TOOL_COLUMNS, *rest[at:])
+    return (*rest[:at], *front, *rest[at:])
 
 
 OWN = "own"  # as the reference: each pane's own reply (with `version`: e.g. its previous version)
+REFERENCE = "reference"  # as the word error rate's reference: each pane's own reference text (PaneSpec.reference)
 
 
 def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version: int | str | None = None,
          meaning: Callable[[str, str], float | None] | None = None,
-         model_of: Callable[[str], str] | None = None) -> list[dict]:
+         model_of: Callable[[str], str] | None = None, wer: PaneSpec | str | None = None) -> list[dict]:
     """Values are numbers where they are numbers (None when unknown), so sorting is numeric. Similarity is to
     `reference`'s reply (OWN: each pane's own), its `version` as `versions.pick` reads it (None: the shown one,
     versions.PREVIOUS, or an index); None where that version does not exist. `meaning(a, b)` is the meaning
     similarity of two finished replies (None until known: app/session/meaning.py); a reply still running or
     empty has none. `model_of(backend)` names the model a pane runs on (BackendRegistry.model_of: the one rule
-    of app.models.model_name); without it, or when it is not known, the model is None."""
+    of app.models.model_name); without it, or when it is not known, the model is None. The word error rate
+    ("WER") is against `wer`: a pane's shown reply, REFERENCE (each pane's own reference text) or None (not
+    measured); "WER detail" says how many words were wrong, or why there is no rate."""
     diffs = compare.differences_in_groups(panes)
     out = []
     for pane, difference in zip(panes, diffs, strict=True):
@@ -57,6 +65,7 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
                     "similarity": None if theirs is None else diff.similarity(theirs.text, r.text),
                     "meaning": _meaning(meaning, theirs, r),
+                    **wer_columns(pane, wer),
                     **tool_columns(pane, against),
                     "rating": pane.rating, "note": pane.note, "id": pane.id})
     return out
@@ -69,6 +78,20 @@ def _meaning(meaning, a, b) -> float | None:
     if a.busy or b.busy or not a.text or not b.text:
         return None
     return meaning(a.text, b.text)
+
+
+def wer_columns(pane: PaneSpec, against: PaneSpec | str | None) -> dict:
+    """The pane's word error rate against `against` (as `rows` takes it) and what it counts, or why it has none."""
+    if against is None:
+        return {WER: None, "WER detail": ""}
+    if against == REFERENCE:
+        reference, name = pane.reference, "its reference text"
+        if not reference.strip():
+            return {WER: None, "WER detail": "no reference text"}
+    else:
+        reference, name = against.result.text, f"{against.label}'s reply"
+    found = word_errors(reference, pane.result.text)
+    return {WER: found.rate, "WER detail": f"against {name}: {found.describe()}"}
 
 
 def tool_columns(pane: PaneSpec, reference: PaneSpec | None = None) -> dict:

@@ -86,6 +86,7 @@ class EngineBridge(QObject):
     async def load_model(self, path: str | Path, *, n_slots: int, n_ctx_per_slot: int, n_threads: int,
                          chat_format: str = "auto", tool_format: str = "auto",
                          reproducible: bool = limits.REPRODUCIBLE_DEFAULT,
+                         mixed_step_factor: float = limits.PACING[limits.PACING_DEFAULT],
                          kv_type: str = limits.KV_TYPE_DEFAULT,
                          n_gpu_layers: int | str | None = limits.GPU_LAYERS_DEFAULT,
                          mmproj: str | None = None) -> ModelInfo:
@@ -100,7 +101,7 @@ class EngineBridge(QObject):
         try:
             config = EngineConfig(model_path=path, n_slots=n_slots, n_ctx_per_slot=n_ctx_per_slot,
                                   n_threads=n_threads, chat_format=chat_format, tool_format=tool_format,
-                                  reproducible=reproducible,
+                                  reproducible=reproducible, mixed_step_factor=mixed_step_factor,
                                   kv_type=kv_type, n_gpu_layers=n_gpu_layers, mmproj=mmproj or None)
             backend = await asyncio.to_thread(self._build, config)
             with self._lock:

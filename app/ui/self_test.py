@@ -1,7 +1,9 @@
 """`python -m app --self-test`: the real window, offscreen, four panes on the real engine, one JSON line.
 
 Used by CI on the source tree and on the installed package, so it exercises the same code a user runs:
-MainWindow, the bridge, the coordinator and the engine. It uses throwaway settings, never the user's.
+MainWindow, the bridge, the coordinator and the engine. It uses throwaway settings, never the user's. It also
+runs each bundled part that has no window of its own once (`parts`): JavaScript checks in V8, audio decoding and
+the MCP client, so a package that lost one of them fails here rather than in a user's evaluation.
 """
 
 from __future__ import annotations
@@ -20,6 +22,55 @@ SELF_TEST_PROMPTS = [
     "What is 12 times 12? Answer briefly.",
     "Give one tip for learning to program.",
 ]
+
+
+def _wav(rate: int = 16000, samples: int = 1600) -> bytes:
+    import io
+    import wave
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as clip:
+        clip.setnchannels(1)
+        clip.setsampwidth(2)
+        clip.setframerate(rate)
+        clip.writeframes(bytes(2 * samples))
+    return out.getvalue()
+
+
+def parts_report() -> dict:
+    """Each bundled part, run once: {name: "ok" or what went wrong}."""
+    def js() -> str:
+        from app.evaluate.js_code import call
+
+        result = call("return output.length * 6", None, None, ("output",), ["seven"])
+        return "ok" if result.error is None and result.value.value == 30 else f"got {result}"
+
+    def audio() -> str:
+        from app.engine.vision.audio import decode_clip
+
+        samples = decode_clip(_wav(), 16000, "the self-test clip")
+        return "ok" if len(samples) == 1600 else f"decoded {len(samples)} samples of 1600"
+
+    def mcp() -> str:
+        # what app/mcp/hub.py imports when it starts a server (it imports them late, so a package missing one
+        # would fail only then)
+        from mcp import Client  # noqa: F401
+        from mcp.client.sse import sse_client  # noqa: F401
+        from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: F401
+        from mcp.client.streamable_http import streamable_http_client  # noqa: F401
+        from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: F401
+        from mcp_types import CONNECTION_CLOSED, Implementation  # noqa: F401
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: F401
+
+        return "ok"
+
+    report = {}
+    for name, check in (("javascript", js), ("audio", audio), ("mcp_client", mcp)):
+        try:
+            report[name] = check()
+        except Exception as exc:  # a missing part is reported, never a traceback: CI reads the JSON line
+            report[name] = f"{type(exc).__name__}: {exc}"
+    return report
 
 
 def offload_report(window) -> dict:
@@ -86,6 +137,10 @@ def run_self_test(model: str | None = None, timeout: float = 180.0, expect_gpu_o
             try:
                 result = loop.run_until_complete(exercise(window, model, timeout))
                 result.update(offload_report(window))
+                result["parts"] = parts_report()
+                if any(v != "ok" for v in result["parts"].values()):
+                    result["ok"] = False
+                    result["reason"] = f"a bundled part failed: {result['parts']}"
                 if expect_gpu_offload and not (result["gpu_offload"] and result["layers_on_gpu"]):
                     result["ok"] = False
                     result["reason"] = (f"GPU offload expected, but llama_supports_gpu_offload() is "

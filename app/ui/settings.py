@@ -37,6 +37,8 @@ SLOTS = Setting("engine/slots", limits.SLOTS.default, int, limits.SLOTS)
 CONTEXT_PER_SLOT = Setting("engine/context_per_slot", limits.CONTEXT_PER_SLOT.default, int, limits.CONTEXT_PER_SLOT)
 THREADS = Setting("engine/threads", limits.THREADS.default, int, limits.THREADS)
 REPRODUCIBLE = Setting("engine/reproducible", limits.REPRODUCIBLE_DEFAULT, bool)
+# How a new prompt shares steps with running panes: one of limits.PACING ("smooth" ... "fast")
+PACING = Setting("engine/pacing", limits.PACING_DEFAULT, str)
 LAST_MODEL = Setting("model/last_path", "", str)
 CHAT_FORMATS = Setting("model/chat_formats", "{}", str)  # JSON {model path: chat format} for overrides
 TOOL_FORMATS = Setting("model/tool_formats", "{}", str)  # JSON {model path: tool format} for overrides
@@ -130,8 +132,9 @@ class Settings:
     def engine_fields(self) -> dict:
         """EngineConfig fields every local model is loaded with (Settings dialog)."""
         kv_type = self.get(KV_TYPE)
+        pacing = limits.PACING.get(self.get(PACING), limits.PACING[limits.PACING_DEFAULT])
         return {"n_slots": self.get(SLOTS), "n_ctx_per_slot": self.get(CONTEXT_PER_SLOT),
-                "n_threads": self.get(THREADS), "reproducible": self.get(REPRODUCIBLE),
+                "n_threads": self.get(THREADS), "reproducible": self.get(REPRODUCIBLE), "mixed_step_factor": pacing,
                 "kv_type": kv_type if kv_type in limits.KV_TYPES else limits.KV_TYPE_DEFAULT,
                 "n_gpu_layers": gpu_layers_value(self.get(GPU_LAYERS))}
 

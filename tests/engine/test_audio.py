@@ -56,6 +56,55 @@ def test_eight_panes_on_one_clip_encode_it_once(hearing):
     assert_kv_accounted(engine)
 
 
+def test_eight_panes_prefill_the_clip_once_and_the_others_copy_all_of_it(hearing):
+    """The clip's 150 rows are decoded in pieces of 48 (prefill_chunk): the first pane ends 6 rows short of the
+    clip before its last piece. Its followers wait for that piece and copy the whole clip; they used to copy what
+    was there and each decode the last 6 rows itself, one pane a step."""
+    engine = hearing(n_slots=8)
+    clip = encode(sample_clip(1))
+    done = [h.result(300) for h in [engine.submit(about(clip, q, max_tokens=2)) for q in QUESTIONS]]
+    assert all(d.error is None and d.generated_tokens > 0 for d in done)
+    stats = engine.stats()
+    assert (stats.clips_encoded, stats.clip_rows_prefilled) == (1, WINDOW_TOKENS)
+    assert stats.prompt_tokens_total == sum(d.prompt_tokens - d.cached_tokens for d in done)
+    assert_kv_accounted(engine)
+
+
+def test_a_clip_heard_before_is_not_read_again_and_tokenises_as_libmtmd_does(model_path, monkeypatch):
+    """libmtmd computes a clip's spectrogram whenever a prompt holding it is tokenised (40-70 ms for 10 s of it):
+    a prompt whose clips were all tokenised before is put together from what was kept, to the same tokens."""
+    from app.engine.native import LlamaModel
+    from app.engine.vision import projector
+    from app.engine.vision.media import split_images
+
+    def text(words):
+        return {"type": "text", "text": words}
+
+    def tokens(store, parts):  # placeholders named (clip window, row): two stores number their clips apart
+        messages, clips = split_images([{"role": "user", "content": list(parts)}])
+        prompt = f"<|im_start|>user\n{messages[0]['content']}<|im_end|>\n<|im_start|>assistant\n"
+        named = [(store.entry(projector.image_of(t)[0]).key, projector.image_of(t)[1]) if t < 0 else t
+                 for t in store.tokenize(prompt, clips, set())]
+        assert sum(isinstance(t, tuple) for t in named) >= WINDOW_TOKENS * len(clips)
+        return named
+
+    model = LlamaModel(model_path)
+    heard, fresh = (projector.ImageStore(model, tiny_audio_mmproj(), 2) for _ in range(2))
+    try:
+        tone, noise, long = (audio_part(encode(sample_clip(k, seconds))) for k, seconds in ((0, 1), (1, 1), (3, 31)))
+        for parts in ((tone, text("What is it?")), (text("Hear"), noise), (long, text("?"))):
+            tokens(heard, parts)  # libmtmd reads each clip once
+        later = [(tone, text("And now?")), (text("Both:"), noise, text("then"), tone),
+                 (text("A long one"), long, text("and a short one"), noise, text("."))]
+        expected = [tokens(fresh, parts) for parts in later]  # libmtmd's tokens for them
+        monkeypatch.setattr(projector.audio, "decode_clip", lambda *a, **k: pytest.fail("a clip was read again"))
+        assert [tokens(heard, parts) for parts in later] == expected
+    finally:
+        heard.close()
+        fresh.close()
+        model.close()
+
+
 def test_a_clip_longer_than_a_window_is_two_windows_each_encoded_once(hearing):
     engine = hearing(n_slots=2)
     clip = encode(sample_clip(3, seconds=31.0))

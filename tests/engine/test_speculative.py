@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from app.bench.speculative import copy_request, extract_request
 from app.engine import GenerationRequest, SamplingParams, Speculation
 from app.engine.speculative.drafts import (
     AUTO_MAX_BATCH,
@@ -155,6 +156,30 @@ def test_draft_length_grows_after_whole_runs_and_shrinks_after_rejections():
         state.review()
         assert state.length == length
     assert len(state.draft([], 64, batched=1)) == DRAFT_MIN
+
+
+def test_the_engine_grows_drafts_on_accepted_runs_and_shrinks_them_on_rejections(make_engine):
+    """Seen through engine stats: each request's verified runs, (drafted, accepted) each, in order. bench --spec's
+    copy is accepted whole run after run; its extraction (fields renumbered and reworded) has rejections."""
+    engine = make_engine(n_slots=1)
+    seen = {}
+    for name, make in (("copy", lambda: copy_request(0, ON)), ("extract", lambda: extract_request(ON))):
+        engine.reset_stats()
+        completion = engine.submit(make()).result(600)
+        assert engine.wait_idle(60)  # the step that ended it has recorded its run
+        runs = seen[name] = engine.stats().recent_draft_runs
+        assert completion.drafted_tokens == sum(d for d, _ in runs)
+        assert completion.accepted_tokens == sum(a for _, a in runs)
+        assert runs[0][0] <= DRAFT_START
+        for (drafted, accepted), (following, _) in zip(runs, runs[1:], strict=False):
+            if accepted < drafted:  # a rejection: the next draft is at most one more than the accepted part
+                assert following <= max(DRAFT_MIN, accepted + 1), (name, runs)
+            assert following <= ON.max_draft, (name, runs)
+    copy, extract = seen["copy"], seen["extract"]
+    # doubling up to max_draft 48 (llama-server's n-gram drafts), kept below prefill_chunk (48) in reproducible mode
+    assert ON.max_draft == 48 and [d for d, _ in copy[1:4]] == [16, 32, 47], copy
+    rejected = [i for i, (d, a) in enumerate(extract[:-1]) if a < d]
+    assert rejected and any(extract[i + 1][0] < extract[i][0] for i in rejected), extract  # and the next shorter
 
 
 def test_a_draft_from_a_two_token_match_is_short_and_a_longer_match_drafts_in_full():

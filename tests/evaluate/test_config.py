@@ -119,12 +119,12 @@ def test_provider_prompt_restriction(tmp_path):
 def test_provider_problems(tmp_path):
     found = problems(tmp_path, {"prompts": ["p"], "providers": [
         "anthropic:messages:claude-3", {"id": "openai:chat:m", "config": {"apiKey": "sk-x", "mirostat": 1}},
-        {"id": "echo", "transform": "output.trim()"}, {"id": "openai:chat:m", "config": {"temperature": 9}},
+        {"id": "echo", "transform": 3}, {"id": "openai:chat:m", "config": {"temperature": 9}},
         {"id": "echo", "prompts": ["nope"]}, {"label": "no id"}, "file://missing.gguf"]})
     text = "\n".join(found)
     for expected in ("'anthropic:messages:claude-3' cannot run here as written: run it on a local model with --model",
                      "'mirostat' is not supported",
-                     "the provider key 'transform' is not supported",
+                     "providers[2].transform: a transform is JavaScript, or a file:// path",
                      "temperature must be in [0, 2], got 9", "no prompt is labelled nope",
                      "providers[5].id: missing", "model file not found"):
         assert expected in text, (expected, text)
@@ -261,14 +261,14 @@ def test_every_problem_in_one_error(tmp_path):
         "tests": [{"vars": {"x": 1}, "assert": [{"type": "ruby", "value": "1"},
                                                 {"type": "similar:manhattan", "value": "a"},
                                                 {"type": "contains", "valeu": "typo"},
-                                                {"type": "cost", "threshold": 1}, {"type": "foo-bar"}]},
+                                                {"type": "cost", "threshold": "cheap"}, {"type": "foo-bar"}]},
                   {"assert": [{"type": "select-best", "value": "best"}], "options": {"transform": "file://none.js"}},
                   "file://missing.csv"]})
     text = "\n".join(found)
     for expected in ("unknown key 'outputPat'", "'bedrock:claude' cannot run here as written",
                      "'ruby' is not supported",
                      "unknown similarity metric 'manhattan'",
-                     "tests[0].assert[2]: unknown key 'valeu'", "'cost' is not supported",
+                     "tests[0].assert[2]: unknown key 'valeu'", "tests[0].assert[3].threshold",
                      "'foo-bar' is not supported by Chorus (not a promptfoo assertion type)",
                      "no such file: ", "test file not found"):
         assert expected in text, (expected, text)

@@ -36,7 +36,7 @@ def test_a_session_file_naming_a_server_opens_without_starting_it(window, loop, 
     saved.save(path)
     window.files.unsaved = False
     assert window.files.open(str(path))
-    bar = window.mcp.bar
+    bar = window.consent_bar
     assert bar.isVisible()
     assert f"counting: {sys.executable} {mcp_servers.HERE} counting" in bar.text.text()  # the exact command line
     loop.run_until_complete(_settle(loop))
@@ -44,7 +44,7 @@ def test_a_session_file_naming_a_server_opens_without_starting_it(window, loop, 
     assert window.mcp.servers.state("counting").status == "stopped" and window.mcp.mcp.hub is None
     pane = window.grid.panes[0]
     assert "counting: not running" in pane.mcp_picker.offered.text()
-    bar.start_button.click()
+    bar.agree_button.click()
     wait_until(loop, lambda: window.mcp.servers.state("counting").status == READY, timeout=60)
     assert (tmp_path / "started.txt").exists() and not bar.isVisible()
     wait_until(loop, lambda: "lookup (counting): The weather in a city" in pane.mcp_picker.offered.text())
@@ -162,8 +162,8 @@ def test_a_changed_command_is_asked_about_again_and_runs_as_agreed(window, loop,
     wait_until(loop, lambda: servers.state("counting").status == READY, timeout=60)
     changed = entry("counting", tmp_path, count="count.txt", started="second.txt")
     window.session.mcp_servers = {"counting": changed}  # a session file opened with another command line
-    assert window.mcp.bar.isVisible() and "second.txt" in window.mcp.bar.text.text()
+    assert window.consent_bar.isVisible() and "second.txt" in window.consent_bar.text.text()
     assert not (tmp_path / "second.txt").exists()
-    window.mcp.bar.start_button.click()
+    window.consent_bar.agree_button.click()
     wait_until(loop, lambda: (tmp_path / "second.txt").exists() and servers.state("counting").status == READY,
                timeout=60)

@@ -92,7 +92,8 @@ class PrefixSharing:
             return seq.share < len(seq.prompt) or donor.prompt_logits is not None
         have = seq.boundary(donor.n_prompt_done)  # an M-RoPE image is copied whole or not at all
         if (seq.share - have < MIN_SHARED_PREFIX and have >= seq.cached_tokens + MIN_SHARED_PREFIX
-                and seq.share < min(len(seq.prompt), len(donor.prompt))):
+                and seq.share < min(len(seq.prompt), len(donor.prompt))
+                and (seq.prompt[have:seq.share] >= 0).all()):
             seq.share = have
             return True
         return False

@@ -8,7 +8,9 @@ equal placeholders there, and the prompt cache, fan-out copies and coalescing sh
 they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
 and keeps the result: N panes on one picture encode it once. A clip is decoded to the projector's sample rate
 (audio.py) and libmtmd cuts it into windows (30 s for Whisper-style encoders), each an audio chunk: chunk k of
-a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. Runs on the engine thread only.
+a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A prompt whose clips were all tokenised before
+is tokenised without libmtmd (clips.py), which would compute each clip's spectrogram again. Runs on the engine
+thread only.
 
 With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
 (t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
@@ -30,6 +32,7 @@ from app.engine.context import BatchBuffers
 from app.engine.native import LlamaModel
 from app.engine.prompt import PromptError
 from app.engine.vision import audio
+from app.engine.vision.clips import ClipLayouts
 from app.engine.vision.media import MARKER, ImageData
 from app.engine.vision.positions import PositionMap
 
@@ -97,10 +100,18 @@ class ImageStore:
         self._geometry: dict[int, tuple[int, int]] = {}  # serial -> (n_tokens, n_pos), kept after the entry goes
         self._clock = 0
         self.encoded = 0  # mtmd encodes run (one per distinct image while its embeddings are kept)
+        self.clips = ClipLayouts(lambda segment: model.tokenize(segment, add_special=False),
+                                 [model.bos_id] if model.add_bos and model.bos_id >= 0 else [],
+                                 [model.eos_id] if model.add_eos and model.eos_id >= 0 else [])
 
     def tokenize(self, text: str, images: list[ImageData], pinned: set[int]) -> list[int]:
         """The prompt's tokens: `text` holds one MARKER per image, in order. `pinned`: images that running or
         waiting requests still need (never dropped to make room). Raises PromptError naming a bad image."""
+        clips = [image.key for image in images if image.kind == "audio"]
+        if len(clips) == len(images):
+            tokens = self.clips.build(text, clips, self._window_rows)
+            if tokens is not None:  # every clip heard before: no spectrogram computed again
+                return tokens
         bitmaps = []
         chunks = mtmd.mtmd_input_chunks_init()
         try:
@@ -117,11 +128,26 @@ class ImageStore:
                                   f"clips: remove the text {MARKER!r} from the messages")
             if rc != 0:
                 raise PromptError(f"the projector could not prepare the media (mtmd_tokenize returned {rc})")
-            return self._tokens(chunks, pinned)
+            tokens, windows = self._tokens(chunks, pinned)
         finally:
             mtmd.mtmd_input_chunks_free(chunks)
             for bitmap in bitmaps:
                 mtmd.mtmd_bitmap_free(bitmap)
+        for clip in set(clips):
+            if clips.count(clip) == 1 and clip in windows:  # (two alike side by side read as one of two windows)
+                self.clips.remember(clip, windows[clip])
+        if len(clips) == len(images):
+            self.clips.learn(text, clips, tokens, self._window_rows)
+        return tokens
+
+    def _window_rows(self, key: str) -> list[int] | None:
+        """A kept clip window's placeholder tokens (it counts as used now); None if it was dropped."""
+        entry = self._by_key.get(key)
+        if entry is None:
+            return None
+        self._clock += 1
+        entry.used = self._clock
+        return [placeholder(entry.serial, j) for j in range(entry.n_tokens)]
 
     def _image_bitmap(self, image: ImageData):
         buf = (ctypes.c_uint8 * len(image.data)).from_buffer_copy(image.data)
@@ -139,8 +165,10 @@ class ImageStore:
             raise PromptError(str(exc)) from exc
         return mtmd.mtmd_bitmap_init_from_audio(len(samples), samples.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
 
-    def _tokens(self, chunks, pinned: set[int]) -> list[int]:
+    def _tokens(self, chunks, pinned: set[int]) -> tuple[list[int], dict[str, list[str]]]:
+        """The chunks' tokens, and each clip's windows (clip key -> the windows' keys, in order)."""
         tokens: list[int] = []
+        windows: dict[str, list[str]] = {}
         pinned = set(pinned)  # this prompt's own images too, as they are registered
         window, last_clip = 0, None  # a clip's windows are consecutive audio chunks with its id
         for i in range(mtmd.mtmd_input_chunks_size(chunks)):
@@ -156,10 +184,11 @@ class ImageStore:
             if kind == mtmd.MTMD_INPUT_CHUNK_TYPE_AUDIO:
                 window = window + 1 if key == last_clip else 0
                 last_clip, key = key, f"{key}#{window}"
+                windows.setdefault(last_clip, []).append(key)
             entry = self._entry(chunk, key, pinned)
             pinned.add(entry.serial)
             tokens.extend(placeholder(entry.serial, j) for j in range(entry.n_tokens))
-        return tokens
+        return tokens, windows
 
     def _entry(self, chunk, key: str, pinned: set[int]) -> ImageEntry:
         self._clock += 1
@@ -210,6 +239,8 @@ class ImageStore:
 
     def _drop(self, entry: ImageEntry) -> None:
         del self._by_key[entry.key], self._by_serial[entry.serial]
+        if entry.audio:
+            self.clips.forget(entry.key)
         if entry.chunk:
             mtmd.mtmd_input_chunk_free(entry.chunk)
             entry.chunk = None

@@ -170,6 +170,7 @@ class VisionStep:
         seq.n_past += n
         seq.n_prompt_done += n
         self._stats.record_step(0, n, elapsed)
+        self._stats.record_images(**{"clip_rows" if entry.audio else "image_rows": n})
         if not entry.non_causal and any(other.pending_token is not None for other in self._running):
             self._pacer.observe_piece(n, elapsed)  # a piece the pacer sized, beside generating panes
 

@@ -5,7 +5,9 @@ Words only in the left reply are struck through in red, words only in the right 
 where the two diverge is marked, with both panes' probabilities there when they were asked for. The figures
 come from `app.session.diff`; the dialog re-reads the two panes whenever the session announces a change. Beside
 the word similarity is the meaning similarity of the two finished replies (the window's Meaning, embedded on its
-worker thread; it is read again when the vectors arrive).
+worker thread; it is read again when the vectors arrive). Under them, the word error rate of the right reply
+with the left as its reference, and of each against its pane's reference text when it has one
+(`word_errors_text`).
 
 Opened from a quantization comparison (`kld`: the comparison and a candidate file), the right side can show the
 reference's reply as the candidate read it, teacher-forced, each token tinted by the candidate's KL divergence
@@ -25,6 +27,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QGridLayout, QLabel
 
 from app.session import PaneSpec, Session, compare, diff, versions
 from app.session.tool_cards import reply_text
+from app.session.word_errors import shown as shown_rate
+from app.session.word_errors import word_errors
 from app.ui.theme import blend
 from app.ui.widgets.live_refresh import follow
 from app.ui.widgets.token_tint import kld_color, kld_legend_html, shown
@@ -73,6 +77,16 @@ def result_divergence(ra, rb) -> str:
     return " · ".join(parts)
 
 
+def word_errors_text(a: PaneSpec, b: PaneSpec, ra, rb) -> str:
+    """"Word error rate, right against left: 20.0 % (1 error in 5 words: 1 substituted)", then each side's
+    rate against its pane's reference text when one has it. `ra`, `rb`: the replies shown (PaneResults)."""
+    found = word_errors(ra.text, rb.text)
+    text = f"Word error rate, right against left: {shown_rate(found.rate)} ({found.describe()})"
+    own = [f"{side} {shown_rate(word_errors(pane.reference, result.text).rate)}"
+           for side, pane, result in (("left", a, ra), ("right", b, rb)) if pane.reference.strip()]
+    return text + (f" · against the reference text: {', '.join(own)}" if own else "")
+
+
 def kld_html(pieces: list[str], kld: list[float], divergence: int | None, base: QColor) -> str:
     """The teacher-forced reply, each token on its KLD's tint (its value in a tooltip-like title), the token at
     `divergence` bold and underlined with a ▶ before it."""
@@ -110,6 +124,7 @@ class DiffDialog(QDialog):
         self.left_view, self.right_view = QTextBrowser(), QTextBrowser()
         self.similarity = QLabel(objectName="diffSimilarity")
         self.divergence = QLabel(objectName="diffDivergence")
+        self.word_errors = QLabel(objectName="diffWordErrors", wordWrap=True)
         layout = QGridLayout(self)
         layout.addWidget(self.left_box, 0, 0)
         layout.addWidget(self.right_box, 0, 1)
@@ -121,6 +136,7 @@ class DiffDialog(QDialog):
         layout.addWidget(self.divergence, 3, 1)
         layout.addWidget(self.tint_kld, 4, 0)
         layout.addWidget(self.kld_legend, 4, 1)
+        layout.addWidget(self.word_errors, 5, 0, 1, 2)
         self.tint_kld.toggled.connect(lambda _on: (setattr(self, "_last", None), self.refresh()))
         if kld is not None:
             kld[0].changed.connect(self._kld_changed)
@@ -226,6 +242,7 @@ class DiffDialog(QDialog):
         rb = versions.pick(b, self.right_version.currentData()) or b.result
         ta, tb = reply_text(ra), reply_text(rb)  # tool calls as calls: name(arguments)
         self.similarity.setText(self.similarity_text(ra, rb))
+        self.word_errors.setText(word_errors_text(a, b, ra, rb))
         key = (a.id, b.id, ta, tb, ra.busy, rb.busy, self.palette().color(QPalette.Base).rgba())
         if key == self._last:
             return  # nothing changed since the last look

@@ -2,6 +2,9 @@
 selected scrolls the grid to its pane; CSV export. When a pane has tools, the tool columns (calls, valid, F1)
 come right after *finish*, in sight without scrolling sideways (`table.columns`). Similarity is to a pane's
 reply, to any of its versions (the previous one included), or to each pane's own previous (or k-th) version.
+The word error rate ("WER", right after *finish* while it is measured) is against each pane's reference text
+(set with "Reference text…" for the selected rows, else every row shown) or against a pane's reply; a cell's
+tooltip counts the words wrong, or says why it has no rate.
 
 A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
 the table re-reads them whenever the session announces a change (at most every live_refresh.REFRESH_MS while replies
@@ -20,6 +23,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QPushButton,
     QTableWidget,
@@ -30,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.session import PaneSpec, Session, table, versions
 from app.session.store import write_atomic
+from app.session.word_errors import shown
 from app.ui.widgets.live_refresh import follow
 
 
@@ -40,6 +45,8 @@ def cell_text(value, column: str) -> str:
         return f"{value * 100:.0f} %"
     if column == "tok/s":
         return f"{value:.1f}"
+    if column == table.WER:
+        return shown(value)
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
@@ -66,6 +73,11 @@ class CompareTable(QDialog):
         self.version = QComboBox(toolTip="Which of the reference's replies: the shown one, the version before it, "
                                          "or any version")
         self.version.setAccessibleName("Version of the reference")
+        self.wer = QComboBox(toolTip="The word error rate's reference: each pane's reference text (a transcript, "
+                                     "say) or a pane's reply")
+        self.wer.setAccessibleName("Word error rate against")
+        self.reference_button = QPushButton("Reference text…", toolTip="The text each reply should be (a clip's "
+                                            "transcript): for the selected rows, else every row shown")
         self.columns = table.COLUMNS  # in the order shown: the tool columns near the front when tools are used
         self.table = QTableWidget(0, len(self.columns))
         self.table.setHorizontalHeaderLabels(self.columns)
@@ -80,8 +92,13 @@ class CompareTable(QDialog):
             top.addWidget(widget)
         top.addStretch(1)
         top.addWidget(self.export_button)
+        second = QHBoxLayout()
+        for widget in (QLabel("Word error rate against"), self.wer, self.reference_button):
+            second.addWidget(widget)
+        second.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(second)
         layout.addWidget(self.table)
         self.meaning_note = QLabel(objectName="meaningNote", wordWrap=True)
         layout.addWidget(self.meaning_note)
@@ -89,6 +106,8 @@ class CompareTable(QDialog):
         self.scope.currentIndexChanged.connect(lambda: (self.refresh_references(None), self.refresh()))
         self.reference.currentIndexChanged.connect(lambda: (self.refresh_versions(), self.refresh()))
         self.version.currentIndexChanged.connect(self.refresh)
+        self.wer.currentIndexChanged.connect(self.refresh)
+        self.reference_button.clicked.connect(self.edit_reference)
         header.sectionClicked.connect(self.sort_by)
         self.table.itemSelectionChanged.connect(self._selected)
         self.export_button.clicked.connect(self.export)
@@ -110,6 +129,56 @@ class CompareTable(QDialog):
             self.reference.setCurrentIndex(specs.index(focus))
         self.reference.blockSignals(False)
         self.refresh_versions()
+        self.refresh_wer_choices()
+
+    def refresh_wer_choices(self) -> None:
+        """Not measured, each pane's reference text, or a pane's reply; the choice kept where it still exists
+        (at first: the reference texts when a pane has one)."""
+        specs = self.specs()
+        keep = self.wer.currentData() if self.wer.count() else (
+            table.REFERENCE if any(s.reference.strip() for s in specs) else None)
+        self.wer.blockSignals(True)
+        self.wer.clear()
+        self.wer.addItem("not measured", None)
+        self.wer.addItem("each pane's reference text", table.REFERENCE)
+        for spec in specs:
+            self.wer.addItem(f"{spec.label}'s reply", spec.id)
+        self.wer.setCurrentIndex(max(0, self.wer.findData(keep)))
+        self.wer.blockSignals(False)
+
+    def wer_reference(self) -> PaneSpec | str | None:
+        """What the word error rate is measured against (as table.rows takes it)."""
+        chosen = self.wer.currentData()
+        return chosen if chosen in (None, table.REFERENCE) else self.session.pane_by_id(chosen)
+
+    def edit_reference(self) -> None:
+        """Ask for the reference text of the selected rows (else of every row shown) and set it."""
+        panes = self.reference_panes()
+        if not panes:
+            return
+        texts = {p.reference for p in panes}
+        whom = panes[0].label if len(panes) == 1 else f"the {len(panes)} panes " + (
+            "selected" if self._selected_ids() else "shown")
+        note = "" if len(texts) == 1 else "\n(They have different ones now: OK gives them all this one.)"
+        text, ok = QInputDialog.getMultiLineText(self, "Reference text", f"The text each reply should be, for "
+                                                 f"{whom}; empty: none.{note}",
+                                                 texts.pop() if len(texts) == 1 else "")
+        if ok:
+            self.set_reference(text, panes)
+
+    def reference_panes(self) -> list[PaneSpec]:
+        """The panes "Reference text…" sets: those of the selected rows, else every row shown."""
+        chosen = self._selected_ids()
+        specs = self.specs()
+        return [s for s in specs if s.id in chosen] or specs
+
+    def set_reference(self, text: str, panes: list[PaneSpec] | None = None) -> None:
+        """Give the panes (the rows `reference_panes` names by default) this reference text, and measure the word
+        error rate against the reference texts."""
+        for spec in self.reference_panes() if panes is None else panes:
+            spec.reference = text
+        self.wer.setCurrentIndex(self.wer.findData(table.REFERENCE))
+        self.refresh()
 
     def refresh_versions(self) -> None:
         """The reference's versions (for "each pane's own": the shown reply, the previous version, version k)."""
@@ -136,7 +205,7 @@ class CompareTable(QDialog):
         chosen = self.reference.currentData()
         reference = table.OWN if chosen == table.OWN else next((s for s in specs if s.id == chosen), None)
         meaning = self.link.sync().similarity if self.link is not None else None
-        found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of)
+        found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of, self.wer_reference())
         return table.sort(found, self.sort_column, self.descending)
 
     def sort_by(self, section: int) -> None:
@@ -150,7 +219,7 @@ class CompareTable(QDialog):
         rows = self.rows()
         selected = self._selected_id()
         self.table.blockSignals(True)
-        columns = table.columns(self.specs())
+        columns = table.columns(self.specs(), wer=self.wer_reference() is not None)
         if columns != self.columns:
             self.columns = columns
             self.table.setHorizontalHeaderLabels(columns)
@@ -165,6 +234,7 @@ class CompareTable(QDialog):
                 item.setText("…" if column == "meaning" and row[column] is None and self._embedding()
                              else cell_text(row[column], column))
                 item.setData(Qt.UserRole, row["id"])
+                item.setToolTip(row["WER detail"] if column == table.WER else "")
             if row["id"] == selected:
                 self.table.selectRow(r)
         self.table.blockSignals(False)
@@ -179,6 +249,9 @@ class CompareTable(QDialog):
     def _selected_id(self) -> str | None:
         items = self.table.selectedItems()
         return items[0].data(Qt.UserRole) if items else None
+
+    def _selected_ids(self) -> set[str]:
+        return {item.data(Qt.UserRole) for item in self.table.selectedItems()}
 
     def _selected(self) -> None:
         spec = self.session.pane_by_id(self._selected_id() or "")

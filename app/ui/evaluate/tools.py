@@ -36,12 +36,14 @@ from app.evaluate.panes import cell_pane, evaluation_from_panes
 from app.evaluate.run_history import keep_and_restart
 from app.evaluate.templates import TemplateProblem
 from app.session import PaneSpec, SessionController, eval_runs
+from app.session.consent import ConsentLedger
 from app.ui.evaluate.code_consent import CodeConsent
 from app.ui.evaluate.elsewhere import RunElsewhere
 from app.ui.evaluate.run import EvalRun
 from app.ui.evaluate.run_compare import RunCompareDialog
 from app.ui.evaluate.view import EvalView, duration, judge_label
 from app.ui.settings import EVAL_JUDGE
+from app.ui.widgets.consent_bar import ConsentBar
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
 VARS_FILTER = "Test cases (*.csv *.jsonl);;All files (*)"
@@ -57,9 +59,10 @@ class EvalTools(QObject):
     arrived (then it deserves room)."""
 
     def __init__(self, controller: SessionController, view: EvalView, run_control: EvalRun, grid, show_message,
-                 parent: QWidget):
+                 consent_bar: ConsentBar, consent: ConsentLedger, parent: QWidget):
         """`view` shows the session's evaluation and `run_control` runs it; `grid` is the pane grid (a cell opens
-        as a pane); `show_message(title, text, icon)` shows a non-blocking message; `parent` parents dialogs."""
+        as a pane); `show_message(title, text, icon)` shows a non-blocking message; `consent_bar` asks before a
+        config's code runs and `consent` keeps what was agreed (the window's); `parent` parents dialogs."""
         super().__init__(parent)
         self.controller, self.session, self.grid = controller, controller.session, grid
         self.show_message, self.window = show_message, parent
@@ -72,7 +75,7 @@ class EvalTools(QObject):
         self.view.sig_compare_runs.connect(lambda: self.compare_runs())
         self.view.judge_button.menu().aboutToShow.connect(self._fill_judges)
         self.run_control.sig_status.connect(self.sig_status)
-        self.consent = CodeConsent(parent)  # asks before a config's code first runs
+        self.consent = CodeConsent(consent_bar, consent)  # asks before a config's code first runs
         self.elsewhere = RunElsewhere(view, run_control.keys, run_control.main_model_name, self.run, parent)
         self.elsewhere.sig_status.connect(self.sig_status)
         run_control.sig_main_model.connect(self.elsewhere.show_where)
@@ -205,10 +208,11 @@ class EvalTools(QObject):
         evaluation = self.session.evaluation
         if evaluation is None or self.running or self.elsewhere.ask(evaluation):
             return None
-        if not self.consent.allows(evaluation, self.base_dir):
-            self.sig_status.emit("Evaluation not run: its code was not allowed")
+        if not self.consent.allows(evaluation, self.base_dir, then=self.run):
+            self.sig_status.emit("The evaluation runs code or sends outputs elsewhere: the bar at the top says what, "
+                                 "and runs it")
             return None
-        return self.run_control.run(evaluation, self.base_dir, self.consent.allowed(evaluation))
+        return self.run_control.run(evaluation, self.base_dir, self.consent.allowed(evaluation, self.base_dir))
 
     def stop(self) -> None:
         self.run_control.stop()

@@ -4,7 +4,8 @@ consent bar are views over it.
 
 A server the user adds or imports here is agreed to as written. One that arrived in a file (a session, an example)
 is listed by `needs_consent` with exactly what starting it runs (McpTools.launches: the command line or the URL)
-until the user agrees (`agree`); a server whose command line changes is asked about again. Nothing starts a server
+until the user agrees (`agree`); a server whose command line changes is asked about again. What was agreed to is
+kept in the window's ConsentLedger (app/session/consent.py), as "NAME: what it runs". Nothing starts a server
 nobody agreed to (`start` raises PermissionError).
 """
 
@@ -14,14 +15,15 @@ import concurrent.futures
 
 from app.mcp import APPROVE, ASK, CRASHED, FAILED, McpConfig, ServerConfig, ServerState, parse_server
 from app.mcp import secrets as mcp_secrets
+from app.session.consent import MCP, ConsentLedger
 from app.session.mcp_calls import McpCalls
 from app.session.mcp_tools import McpTools
 
 
 class ServerList:
-    def __init__(self, mcp: McpTools, calls: McpCalls):
+    def __init__(self, mcp: McpTools, calls: McpCalls, consent: ConsentLedger):
         self.mcp, self.calls, self.session = mcp, calls, mcp.session
-        self.agreed: set[tuple[str, str]] = set()  # (name, what it runs) the user agreed to start
+        self.consent = consent  # what the user agreed to start, as "NAME: what it runs"
         self.problems: dict[str, str] = {}  # server name -> why its entry cannot be used
 
     def names(self) -> list[str]:
@@ -43,14 +45,13 @@ class ServerList:
 
     def needs_consent(self) -> list[tuple[str, str]]:
         """(name, what it runs) of each server nobody has agreed to start yet."""
-        return [(n, launch) for n, launch in self.launches().items() if (n, launch) not in self.agreed]
+        return [(n, launch) for n, launch in self.launches().items() if not self.consent.agreed(MCP, line(n, launch))]
 
     def agree(self, names: list[str]) -> list[concurrent.futures.Future]:
         """The user agreed to these servers, as they are configured now: they start."""
         launches = self.launches()
         chosen = [n for n in names if n in launches]
-        for name in chosen:
-            self.agreed.add((name, launches[name]))
+        self.consent.agree(MCP, [line(name, launches[name]) for name in chosen])
         started = [self._start_as_configured(name) for name in chosen]
         self.calls.watch_hub()
         self.calls.changed.emit("")
@@ -73,7 +74,8 @@ class ServerList:
         return out
 
     def _agreed(self, name: str) -> bool:
-        return (name, self.launches().get(name)) in self.agreed
+        launch = self.launches().get(name)
+        return launch is not None and self.consent.agreed(MCP, line(name, launch))
 
     def start(self, name: str) -> concurrent.futures.Future:
         """Start (or, after a failure or a crash, restart) a server the user agreed to."""
@@ -104,7 +106,7 @@ class ServerList:
         self.mcp.import_config(McpConfig((parsed,)))
         if hub is not None and name in hub.names() and not self.state(name).running:
             hub.set_server(mcp_secrets.restore_server(parsed, self.mcp.keys))  # the new entry, when it starts
-        self.agreed.add((name, parsed.launch))
+        self.consent.agree(MCP, [line(name, parsed.launch)])
         self.calls.changed.emit("")
         return parsed
 
@@ -125,3 +127,8 @@ class ServerList:
             if tool is not None and self.mcp.policy.decide(tool) == APPROVE:
                 self.mcp.decide(approval, "once")
         self.calls.changed.emit("")
+
+
+def line(name: str, launch: str) -> str:
+    """A server as the user is asked about it, and as their agreement is kept: its name and what it runs."""
+    return f"{name}: {launch}"

@@ -1,5 +1,6 @@
 """The theme (System, Light, Dark: previewed as it is picked, kept on OK) and the engine settings: slots,
-context per slot, threads, reproducible outputs, KV cache type and GPU layers (with the memory they need).
+context per slot, threads, reproducible outputs, how a new prompt shares steps with running panes (pacing), KV
+cache type and GPU layers (with the memory they need).
 Changing the engine settings reloads the engine; settings that will not fit free memory ask first. The embedder
 (meaning similarity, `similar`, answer clusters: embedder_field.py) and the cluster distance are saved without
 a reload."""
@@ -26,6 +27,9 @@ from app.ui.models.fit_prompt import confirm_fit
 from app.ui.models.memory_settings import MemoryRows
 from app.ui.settings import Settings
 from app.ui.theme import THEMES, Theme
+
+PACING_CHOICES = {"smooth": "Keep running panes smooth", "balanced": "Balanced",
+                  "fast": "Get the new prompt out fast"}  # the names of limits.PACING
 
 
 class SettingsDialog(QDialog):
@@ -58,6 +62,15 @@ class SettingsDialog(QDialog):
             "file, build, CPU type and threads).\nThroughput stays within 5-10%; long prompts reach their first token "
             "later (~1.7x at 1,500 tokens). Details: docs/engine.md")
         form.addRow("Reproducible outputs", self.reproducible)
+        self.pacing = QComboBox(objectName="pacingChoice", toolTip=(
+            "While a new prompt is read in beside running panes, each step gives part of its time to the prompt.\n"
+            "Smooth: the running panes' tokens keep flowing (gaps about 2x steady); the new prompt's first token "
+            "comes later.\nFast: the new prompt gets most of each step (its first token sooner); running panes "
+            "stutter (gaps about 4x steady).\nDetails: docs/guide.md, Settings"))
+        for choice, text in PACING_CHOICES.items():
+            self.pacing.addItem(text, choice)
+        self.pacing.setCurrentIndex(max(0, self.pacing.findData(settings.get(keys.PACING))))
+        form.addRow("New prompt beside running panes", self.pacing)
         # Memory: KV cache type, GPU layers, the live estimate for `model_path`.
         self.model_path = model_path
         self.memory = MemoryRows(form, settings, model_path, self.boxes[keys.SLOTS.key],
@@ -90,6 +103,9 @@ class SettingsDialog(QDialog):
                 self.engine_changed = True
         if self.reproducible.isChecked() != self.settings.get(keys.REPRODUCIBLE):
             self.settings.set(keys.REPRODUCIBLE, self.reproducible.isChecked())
+            self.engine_changed = True
+        if self.pacing.currentData() != self.settings.get(keys.PACING):
+            self.settings.set(keys.PACING, self.pacing.currentData())
             self.engine_changed = True
         self.engine_changed |= self.memory.apply()
         self.settings.set(keys.EMBEDDER, self.embedder_field.spec())

@@ -15,6 +15,7 @@ import json
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
+from app.mcp import toolset
 from app.session import PaneSpec, SessionController
 
 LIVE_TIP = ("Live for every pane: each call of this pane's group goes to its server. Off (the default): a call "
@@ -70,10 +71,15 @@ class McpPicker(QWidget):
     def toggle(self, item: str, on: bool) -> None:
         """Offer (or stop offering) a server ("name") or one tool ("name/tool")."""
         chosen = [i for i in self.spec.mcp if i != item]
-        server = item.partition("/")[0]
-        if on and "/" not in item:  # the whole server replaces its single tools
-            chosen = [i for i in chosen if i.partition("/")[0] != server]
+        servers = self._servers()
+        server, tool = toolset.split_entry(item, servers)
+        if on and not tool:  # the whole server replaces its single tools
+            chosen = [i for i in chosen if toolset.split_entry(i, servers)[0] != server]
         self.spec.mcp = tuple([*chosen, item] if on else chosen)
+
+    def _servers(self) -> list[str]:
+        mcp = self.controller.mcp
+        return list(mcp.session.mcp_servers) if mcp is not None else []
 
     def _fill_menu(self) -> None:
         self.menu.clear()
@@ -114,7 +120,9 @@ class McpPicker(QWidget):
         routes = mcp.tools_for(spec).routes if mcp is not None else {}
         lines = [f"{function} ({tool.server}): {tool.description}" if tool.description else
                  f"{function} ({tool.server})" for function, tool in routes.items()]
-        waiting = [i for i in spec.mcp if not any(t.server == i.partition("/")[0] for t in routes.values())]
+        servers = self._servers()
+        waiting = [i for i in spec.mcp
+                   if not any(t.server == toolset.split_entry(i, servers)[0] for t in routes.values())]
         lines += [f"{item}: not running, its tools show once it runs" for item in waiting]
         self.offered.setText("\n".join(lines))
         self.offered.setToolTip("\n\n".join(f"{f}: {json.dumps(t.input_schema, indent=1)}" for f, t in routes.items()))

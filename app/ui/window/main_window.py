@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.backends import KeyStore
 from app.session import PaneSpec, Session, SessionRunner
 from app.session.autosave import Autosaver, Restored
+from app.session.consent import ConsentLedger
 from app.session.shifts import controller_for
 from app.session.state import COLUMNS
 from app.ui import settings as keys
@@ -55,6 +56,7 @@ from app.ui.resources import app_icon
 from app.ui.run_pump import RunPump
 from app.ui.settings import Settings
 from app.ui.stats.panel import StatsPanel
+from app.ui.widgets.consent_bar import ConsentBar
 from app.ui.widgets.screen_fit import first_geometry
 from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled, side_crowds
 from app.ui.window.examples import ExampleTools
@@ -97,7 +99,8 @@ class MainWindow(QMainWindow):
         bridge.add_step_listener(self.runner.feed)
         self.controller = controller_for(session, self.runner, bridge.backends)  # with its models in shifts
         key_store = key_store if key_store is not None else KeyStore()
-        self.mcp = McpFeature(self.controller, key_store, self)  # before the panes: they offer its servers' tools
+        self.consent, self.consent_bar = ConsentLedger(), ConsentBar(self)  # asks before a file's servers or code run
+        self.mcp = McpFeature(self.controller, key_store, self.consent_bar, self.consent, self)  # before the panes
         self.files = SessionFiles(session, self.controller, settings, autosave_path, self, restored.file,
                                   restored.unsaved)
         self.meaning = MeaningLink(settings, lambda: bridge.model_info.path if bridge.model_info else None,
@@ -164,7 +167,8 @@ class MainWindow(QMainWindow):
         self.eval_dock.hide()
         run = EvalRun(self.runner, self.bridge, self.settings, lambda: self.backends.keys, view, self.show_message,
                       self, self.meaning)
-        self.evals = EvalTools(self.controller, view, run, self.grid, self.show_message, self)
+        self.evals = EvalTools(self.controller, view, run, self.grid, self.show_message, self.consent_bar,
+                               self.consent, self)
         self.evals.sig_show.connect(self._show_evaluation)
 
     def _show_evaluation(self, visible: bool, new: bool) -> None:
@@ -250,7 +254,7 @@ class MainWindow(QMainWindow):
                 self.tool_menu.build_menu(menu)
                 self.mcp.build_menu(menu)
                 self.addToolBarBreak()
-                self.addToolBar(self.mcp.bar)  # asks before the session's MCP servers start
+                self.addToolBar(self.consent_bar)  # asks before a file's MCP servers start or its code runs
             if title == "&View":
                 self.theme_menu = ThemeMenu(self.settings, menu, self)
             if title == "&Model":
