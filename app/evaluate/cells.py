@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from app.engine import Completion, GenerationRequest
-from app.evaluate import cost, graders, max_score
+from app.evaluate import cost, exec_prompts, graders, max_score, nunjucks_filters
 from app.evaluate.checks import NEEDS_LOGPROBS, CheckError, Output
 from app.evaluate.scoring import CellGrader, JudgeCall, merge_select_best
 from app.evaluate.templates import TemplateProblem, chat_messages, js_string, render_prompt, render_value
@@ -50,10 +50,15 @@ def case_for(evaluation: Evaluation, cell: CellResult, code=None) -> EvalCase:
 
 def prepare(evaluation: Evaluation, cell: CellResult, code=None) -> Prepared:
     """Render the cell's prompt; raises TemplateProblem when the template fails on this case's vars, CheckError
-    when its transformVars does."""
+    when its transformVars or its `exec:` command does (which run only with a CodeRunner: `code`)."""
     case, variant = case_for(evaluation, cell, code), evaluation.variants[cell.variant]
     raw = case.options.prefix + variant.prompt.raw + case.options.suffix
-    prompt = render_prompt(raw, case.vars)
+    if variant.prompt.exec is not None:  # its command's output is the template (exec_prompts.py)
+        if code is None:
+            raise CheckError("this prompt runs a command, which was not allowed for this evaluation")
+        raw = exec_prompts.run(variant.prompt, case.vars, variant.provider_id, variant.label, code.base_dir)
+    filters = nunjucks_filters.callables(evaluation.nunjucks_filters, code) if evaluation.nunjucks_filters else None
+    prompt = render_prompt(raw, case.vars, filters)
     if case.provider_output is not None:
         given = case.provider_output
         return Prepared(prompt, None, given if isinstance(given, str) else json.dumps(given, ensure_ascii=False))

@@ -318,12 +318,16 @@ def _describe(what: str, script: str, base: Path | None) -> str:
     return f"{what} (inline): {first[:70]}{'…' if len(first) > 70 else ''}"
 
 
-def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
-    """One line per custom provider, check, transform or file in these variants and test cases that runs the
-    user's code (deduplicated, in order): what `eval` names when --allow-code is missing, and what the window asks
-    about."""
+def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> list[str]:
+    """One line per `exec:` prompt, custom provider, check, transform or file in these variants and test cases
+    that runs the user's code (deduplicated, in order): what `eval` names when --allow-code is missing, and what the
+    window asks about."""
     found: list[str] = []
     for variant in variants:
+        prompt = variant.prompt
+        named = "" if prompt.label == prompt.exec else f" {prompt.label[:60]}"
+        if prompt.exec is not None and (line := f"prompt{named}: the command {prompt.exec}") not in found:
+            found.append(line)
         if variant.target.kind == "code":
             path = variant.target.path
             line = (f"provider {variant.label}: the command {path[5:]}" if path.startswith("exec:") else
@@ -349,6 +353,8 @@ def code_uses(cases, base: Path | None = None, variants=()) -> list[str]:
                 add(_describe(f"{a.type} assertion transform", a.transform, base))
             visit(a.assertions or [])
 
+    for name, path in (filters or {}).items():  # nunjucksFilters (nunjucks_filters.py)
+        add(f"nunjucks filter {name}: the file {path}")
     for case in cases:
         visit(case.assertions)
         for what, script in (("test transform", case.options.transform),

@@ -18,15 +18,31 @@ from pathlib import Path
 
 import yaml
 
-from app.evaluate import case_files, checks, code_checks, graders, prompts, providers, similarity, templates, webhook
+from app.evaluate import (
+    case_files,
+    checks,
+    code_checks,
+    config_refs,
+    derived_metrics,
+    graders,
+    hf_datasets,
+    nunjucks_filters,
+    prompts,
+    providers,
+    scenarios,
+    similarity,
+    templates,
+    webhook,
+)
 from app.evaluate.assertion_strings import ASSERTION_TYPES, CHORUS_TYPES
 from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
-from app.session.evaluation import Assertion, EvalCase, Evaluation, PromptTemplate, Variant
+from app.session.evaluation import Assertion, DerivedMetric, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY = {
     "ruby": "it runs Ruby code",
 }
+REMOTE_TESTS = ("langfuse://", "az://", "https://docs.google.com/spreadsheets/", "https://", "http://")
 SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {
     "assert-set", "similar", "webhook", "max-score"}
 
@@ -46,10 +62,13 @@ class Suite:
     repeat: int = 1
     notes: list[str] = field(default_factory=list)  # warnings to show once (a written key for a remote server)
     code: list[str] = field(default_factory=list)  # what would run the user's code (code_checks.code_uses)
+    derived_metrics: list[DerivedMetric] = field(default_factory=list)
+    nunjucks_filters: dict[str, str] = field(default_factory=dict)  # name -> JavaScript file
 
     def evaluation(self, repeat: int | None = None, judge: str = "local") -> Evaluation:
         return Evaluation(description=self.description, source=self.source, judge=judge,
-                          repeat=repeat or self.repeat, cases=self.cases, variants=self.variants)
+                          repeat=repeat or self.repeat, cases=self.cases, variants=self.variants,
+                          derived_metrics=self.derived_metrics, nunjucks_filters=self.nunjucks_filters)
 
 
 def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path) -> None:
@@ -132,8 +151,18 @@ def _raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
     items = value if isinstance(value, list) else [value]
     found: list[tuple[str, dict]] = []
     for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("path"), str) and not set(item) - {"path", "config"}:
+            item = item["path"]  # {path, config}: the config goes to a test generator's code, which Chorus refuses
         if isinstance(item, dict):
             found.append((f"tests[{index}]", item))
+        elif isinstance(item, str) and item.startswith(hf_datasets.PREFIX):
+            try:
+                found += [(f"{item} row {row}", test) for row, test in enumerate(hf_datasets.tests(item), start=1)]
+            except hf_datasets.DatasetError as exc:
+                problems.add(f"tests[{index}]", str(exc))
+        elif isinstance(item, str) and item.startswith(REMOTE_TESTS):
+            problems.unsupported(f"tests[{index}]", f"reading tests from {item.split('?')[0]!r}",
+                                 "save them as a .csv, .json, .jsonl or .yaml file")
         elif isinstance(item, str):
             name = item[7:] if item.startswith("file://") else item
             paths = sorted(glob.glob(str(base / name))) if any(c in name for c in "*?[") else [str(base / name)]
@@ -236,16 +265,20 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
             problems.add(where, found)
             continue
         family, target = found
-        if family == "code":  # a custom provider: its config goes to its code as written
-            fields = {"target": target, "config": entry.config}
-        else:
-            fields = providers.settings(family, target, entry.config, where, problems, notes, base)
         allowed = [p for p in prompt_list if entry.prompts is None or any(
             p.label == name or p.label.startswith(f"{name}:") for name in entry.prompts)]
         if entry.prompts is not None and not allowed:
             problems.add(f"{where}.prompts", f"no prompt is labelled {', '.join(entry.prompts)}")
-        fields["transform"] = entry.transform if isinstance(entry.transform, str) else None
-        variants += [Variant(provider_id=entry.id, label=entry.label or entry.id, prompt=p, **fields) for p in allowed]
+        for p in allowed:  # a prompt's own config goes over its provider's (promptfoo: {...config, ...prompt.config})
+            own = p.config if not p.exec or family == "code" else {  # an exec: prompt's own settings are its command's
+                k: v for k, v in p.config.items() if k in providers.CONFIG_KEYS.get(family, ())}
+            config, at = {**entry.config, **own}, f"{where} (with prompt {p.label[:60]!r})" if own else where
+            if family == "code":  # a custom provider: its config goes to its code as written
+                fields = {"target": target, "config": config}
+            else:
+                fields = providers.settings(family, target, config, at, problems, notes, base)
+            fields["transform"] = entry.transform if isinstance(entry.transform, str) else None
+            variants.append(Variant(provider_id=entry.id, label=entry.label or entry.id, prompt=p, **fields))
     if not isinstance(entries, list):
         problems.add("providers", "must be a provider id or a list of providers")
     return variants
@@ -270,12 +303,13 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
     any provider id is read (providers.parse_id)."""
     problems = Problems()
     notes: list[str] = []
+    data = config_refs.dereference(data, base, problems)
     config = validate(ConfigFile, data if isinstance(data, dict) else {}, "", problems)
     if not isinstance(data, dict):
         problems.add("", "the config must be a YAML mapping (prompts, providers, tests…)")
     if config is None:
         config = ConfigFile.model_construct()
-        for key in ("prompts", "providers", "tests", "default_test", "description"):
+        for key in ("prompts", "providers", "tests", "default_test", "description", "scenarios"):
             setattr(config, key, data.get(key) if isinstance(data, dict) else None)
     prompt_list = prompts.read_prompts(config.prompts, base, problems)
     for p in prompt_list:
@@ -288,10 +322,20 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
     default = _test(default_raw, "defaultTest", problems, base, len(variants)) if default_raw else None
     cases: list[EvalCase] = []
-    for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
+    written = _raw_tests(config.tests, base, problems) if config.tests is not None else [] if config.scenarios \
+        else [("tests", {})]  # promptfoo: no tests is one empty test, unless there are scenarios
+    if config.scenarios is not None:
+        written += scenarios.scenario_tests(config.scenarios, base, problems)
+    for where, raw in written:
         test = _test(raw, where, problems, base, len(variants))
         if test is not None:
             cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
+    for index, metric in enumerate(config.derived_metrics or []):
+        try:
+            derived_metrics.parse(metric.value)
+        except derived_metrics.ExpressionError as exc:
+            problems.add(f"derivedMetrics[{index}]", f"{metric.name}: cannot read {metric.value!r}: {exc}")
+    filters = nunjucks_filters.read(config.nunjucks_filters, base, problems)
     problems.raise_if_any(source)
     notes += _chorus_only(cases)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
@@ -301,7 +345,8 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
                  variants=variants, cases=cases, output_paths=[str(p) for p in paths],
                  max_concurrency=options.max_concurrency if options else None,
                  repeat=(options.repeat if options and options.repeat else 1), notes=notes + webhook.notes(cases),
-                 code=code_checks.code_uses(cases, base, variants))
+                 code=code_checks.code_uses(cases, base, variants, filters),
+                 derived_metrics=config.derived_metrics or [], nunjucks_filters=filters)
 
 
 def _chorus_only(cases: list[EvalCase]) -> list[str]:

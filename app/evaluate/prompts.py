@@ -8,24 +8,29 @@ is the template itself, labelled with its own text: `Name the capital of {{count
 is a pattern (it holds "*", "?", "{", "}", "[" or "]") or a directory, and matches no file, is the template itself
 too, so `What is 1/2?` is a template; `Use e.g.` (a "." 3rd from the end) names a file, and when no such file exists
 the problem says so. A .txt file holds several prompts split on lines that are `---` (each trimmed, empty ones
-dropped); .json, .md, .j2 hold one each (a .json chat prompt is re-serialised compactly, as promptfoo does); .jsonl
-one per line; globs expand in sorted order. Prompt functions (.js, .py, other executables, `exec:`) and prompts kept
-in Langfuse, Portkey or Helicone are not supported.
+dropped); .json, .md, .j2, .yaml/.yml hold one each (a chat prompt is re-serialised compactly, as promptfoo does);
+.jsonl one per line; .csv one per row (`csv_prompts`); globs expand in sorted order. `exec:` prompts, and files
+ending .sh, .bash, .exe, .bat, .cmd, .ps1, .rb or .pl or marked executable, run a command for each cell
+(exec_prompts.py). A prompt object's `config` is kept with it: its settings go over its providers' config.
+Prompt functions in JavaScript or Python (.js, .py) and prompts kept in Langfuse, Portkey or Helicone are not
+supported.
 """
 
 from __future__ import annotations
 
+import csv
 import glob
 import json
+import os
 from pathlib import Path
 
-from app.evaluate import case_files
+from app.evaluate import case_files, exec_prompts
 from app.evaluate.errors import Problems
 from app.session.evaluation import PromptTemplate
 
 SEPARATOR = "---"
 TEXT_TYPES = (".txt", ".md", ".j2", ".json", ".jsonl", ".yaml", ".yml")
-CODE_TYPES = (".js", ".cjs", ".mjs", ".ts", ".py", ".sh", ".rb", ".go", ".exe")
+CODE_TYPES = (".js", ".cjs", ".mjs", ".ts", ".py", ".go")  # prompt functions: not supported
 # promptfoo's VALID_FILE_EXTENSIONS (src/prompts/constants.ts): the endings maybeFilePath takes for a file
 FILE_EXTENSIONS = (".cjs", ".cts", ".js", ".json", ".jsonl", ".mjs", ".mts", ".py", ".ts", ".txt", ".yml", ".yaml")
 NEVER_A_PATH = ("\n", "portkey://", "langfuse://", "helicone://")
@@ -49,7 +54,8 @@ def _is_dir(path: str) -> bool:
         return False
 
 
-def _from_file(written: str, label: str | None, base: Path, problems: Problems) -> list[PromptTemplate]:
+def _from_file(written: str, label: str | None, base: Path, problems: Problems,
+               config: dict) -> list[PromptTemplate]:
     name = written[len("file://"):] if written.startswith("file://") else written
     function = None
     if ":" in Path(name).name and not case_files.is_file(Path(base, name)):
@@ -58,7 +64,7 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
     if any(c in name for c in PATTERN_CHARACTERS) or _is_dir(pattern):
         paths = [path for path in sorted(glob.glob(pattern)) if case_files.is_file(path)]
         if not paths:  # promptfoo: "nothing at this filepath, so treat it as a prompt string"
-            return [PromptTemplate(raw=written, label=label or written)]
+            return [PromptTemplate(raw=written, label=label or written, config=config)]
     else:
         paths = [pattern]
     if not case_files.is_file(paths[0]):
@@ -72,13 +78,20 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
     for path in map(Path, paths):
         shown = str(Path(name) if len(paths) == 1 else path.relative_to(base))
         suffix = path.suffix.lower()
-        if suffix in CODE_TYPES or function:
-            problems.unsupported(f"prompts: {written!r}", "a prompt function (JavaScript, Python or an executable)")
+        if suffix in CODE_TYPES or (function and suffix not in exec_prompts.EXECUTABLE_SUFFIXES):
+            problems.unsupported(f"prompts: {written!r}", "a prompt function in JavaScript or Python",
+                                 "write it as an `exec:` prompt that prints the prompt")
+            continue
+        if suffix in exec_prompts.EXECUTABLE_SUFFIXES or (suffix not in TEXT_TYPES + (".csv",) and os.access(
+                path, os.X_OK)):
+            prompts.append(_exec(str(path), label, base, config))
             continue
         text = case_files.read_text(path, problems)
         if text is None:
             continue
-        if suffix == ".txt" or suffix not in TEXT_TYPES:
+        if suffix == ".csv":
+            prompts += csv_prompts(text, label)
+        elif suffix == ".txt" or suffix not in TEXT_TYPES:
             chunks, current = [], []
             for line in text.splitlines():
                 if line.strip() == SEPARATOR:
@@ -110,20 +123,68 @@ def _from_file(written: str, label: str | None, base: Path, problems: Problems) 
             prompts.append(PromptTemplate(raw=raw, label=label or f"{shown}: {raw}"))
         else:  # .md, .j2
             prompts.append(PromptTemplate(raw=text, label=label or f"{shown}: {text[:50]}..."))
+    return [p.model_copy(update={"config": config}) if config else p for p in prompts]
+
+
+def _csv_rows(text: str) -> list[str]:
+    """The prompt texts of a .csv prompt file, as promptfoo's processCsvPrompts finds them."""
+    delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
+    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    plain = [{"prompt": line} for line in lines[1 if lines and lines[0].strip().lower() == "prompt" else 0:]]
+    if delimiter not in text:
+        return plain
+    try:  # csv-parse: header row, values trimmed, empty lines skipped, rows without a prompt dropped
+        records = list(csv.reader(text.splitlines(), delimiter=delimiter,
+                                  strict=os.environ.get("PROMPTFOO_CSV_STRICT", "").lower() in ("1", "true")))
+    except csv.Error:
+        return plain
+    records = [r for r in records if any(cell.strip() for cell in r)]
+    if not records or any(len(r) != len(records[0]) for r in records):
+        return plain  # csv-parse throws on an uneven row; promptfoo then reads the file line by line
+    header = [name.strip() for name in records[0]]
+    rows = [dict(zip(header, (cell.strip() for cell in r), strict=True)) for r in records[1:]]
+    return [row for row in rows if row.get("prompt")]
+
+
+def csv_prompts(text: str, label: str | None) -> list[PromptTemplate]:
+    """One prompt per row of a .csv prompt file: its `prompt` column (or, in a file without the delimiter, each
+    non-blank line, a first line `prompt` skipped), labelled by its `label` column, else `<label>: <prompt>` when
+    the entry has a label and the file several rows (the bare label for one row), else `Prompt N - <prompt>`;
+    a label used twice gets ` (row N)`."""
+    rows = _csv_rows(text)
+    used = {row["label"] for row in rows if row.get("label")}
+    prompts = []
+    for index, row in enumerate(rows):
+        text = row["prompt"]
+        name = row.get("label") or ((f"{label}: {text}" if len(rows) > 1 else label) if label
+                                    else f"Prompt {index + 1} - {text}")
+        if not row.get("label"):
+            first, suffix = name, 1
+            while name in used:
+                name = f"{first} (row {index + 1}{f'.{suffix}' if suffix > 1 else ''})"
+                suffix += 1
+            used.add(name)
+        prompts.append(PromptTemplate(raw=row["prompt"], label=name))
     return prompts
 
 
-def _from_string(text: str, label: str | None, base: Path, problems: Problems, where: str) -> list[PromptTemplate]:
+def _exec(spec: str, label: str | None, base: Path, config: dict) -> PromptTemplate:
+    line = exec_prompts.command(spec, base)
+    return PromptTemplate(raw=exec_prompts.shown(spec, base), label=label or line, config=config, exec=line)
+
+
+def _from_string(text: str, label: str | None, base: Path, problems: Problems, where: str,
+                 config: dict | None = None) -> list[PromptTemplate]:
     """processPrompt for a written string: an executable, a file (or glob), or the template itself."""
+    config = config or {}
     if text.startswith("exec:"):
-        problems.unsupported(where, "a prompt function (JavaScript, Python or an executable)")
-        return []
+        return [_exec(text[len("exec:"):], label, base, config)]
     if text.startswith(NEVER_A_PATH[1:]):  # fetched from that service when promptfoo renders it
         problems.unsupported(where, "a prompt kept in Langfuse, Portkey or Helicone")
         return []
     if looks_like_file(text):
-        return _from_file(text, label, base, problems)
-    return [PromptTemplate(raw=text, label=label or text)]
+        return _from_file(text, label, base, problems, config)
+    return [PromptTemplate(raw=text, label=label or text, config=config)]
 
 
 def _one(item, base: Path, problems: Problems, where: str) -> list[PromptTemplate]:
@@ -133,15 +194,17 @@ def _one(item, base: Path, problems: Problems, where: str) -> list[PromptTemplat
         unknown = sorted(set(item) - {"raw", "id", "label", "config"})
         if unknown:
             problems.unsupported(where, f"the prompt key(s) {', '.join(unknown)}")
-        if item.get("config"):
-            problems.unsupported(where, "a prompt's own config")
+        config = item.get("config") or {}
+        if not isinstance(config, dict):
+            problems.add(f"{where}.config", f"must be a mapping, got {type(config).__name__}")
+            return []
         label = item.get("label")
         if label is not None and not isinstance(label, str):
             problems.add(f"{where}.label", f"must be a string, got {type(label).__name__}")
             return []
         text = item.get("raw") or item.get("id")  # normalizeInput: raw ‖ id, then read as any written string
         if isinstance(text, str):
-            return _from_string(text, label, base, problems, where)
+            return _from_string(text, label, base, problems, where, config)
         problems.add(where, "a prompt object needs `raw` (the template) or `id` (a file://… path)")
         return []
     problems.add(where, f"a prompt must be a string or an object, not {type(item).__name__}")

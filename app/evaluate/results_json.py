@@ -18,7 +18,7 @@ import json
 import uuid
 from datetime import datetime, timezone
 
-from app.evaluate import cost, stats
+from app.evaluate import cost, derived_metrics, stats
 from app.evaluate.calibration import RELIABLE_AT, Reliability, describe, reliable
 from app.evaluate.checks import normalise_finish_reason
 from app.session.evaluation import CellResult, Evaluation
@@ -83,6 +83,7 @@ def _prompt_entry(evaluation: Evaluation, index: int, reliability: Reliability) 
         for name, value in (cell.grading.named_scores if cell.grading else {}).items():
             named[name] = named.get(name, 0.0) + value
             counts[name] = counts.get(name, 0) + 1
+    named = derived_metrics.apply(evaluation.derived_metrics, named)
     asserts = [r for c in cells if c.grading for r in c.grading.component_results]
     return {
         "raw": variant.prompt.raw, "label": variant.prompt.label, "id": f"prompt-{index}",

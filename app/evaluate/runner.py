@@ -236,13 +236,26 @@ class EvaluationRunner:
     def _start_cell(self, cell: CellResult) -> None:
         if cell.status == "grading" and cell.result.state.value == "done":  # judged again (another judge)
             return self._grade(cell)
+        if self.code is not None and self.evaluation.variants[cell.variant].prompt.exec is not None:
+            return self._coding.start(cell, lambda: self._prepare(cell), self._prepared_later)  # runs a command
+        self._prepared(cell, self._prepare(cell))
+
+    def _prepare(self, cell: CellResult):
         try:
-            prepared = cells.prepare(self.evaluation, cell, self.code)
-        except TemplateProblem as problem:
-            cells.fail_prepare(cell, problem)
+            return cells.prepare(self.evaluation, cell, self.code)
+        except (TemplateProblem, CheckError) as exc:
+            return exc
+
+    def _prepared_later(self, cell: CellResult, prepared) -> None:
+        self._prepared(cell, prepared)
+        self._top_up()
+
+    def _prepared(self, cell: CellResult, prepared) -> None:
+        if isinstance(prepared, TemplateProblem):
+            cells.fail_prepare(cell, prepared)
             return self._concluded(cell)
-        except CheckError as exc:
-            cell.status, cell.error = "error", str(exc)
+        if isinstance(prepared, CheckError):
+            cell.status, cell.error = "error", str(prepared)
             return self._concluded(cell)
         cells.start(cell, prepared)
         if prepared.calls_code:

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from statistics import fmean
 
+from app.evaluate import derived_metrics
 from app.evaluate.calibration import Reliability, describe
 from app.session.evaluation import CellResult, Evaluation, JudgeCalibration, Variant
 
@@ -82,7 +83,9 @@ class ColumnStats:
         return " · ".join(parts + [describe(found) for found in self.judges])
 
 
-def column_stats(cells: list[CellResult], reliability: Reliability | None = None) -> ColumnStats:
+def column_stats(cells: list[CellResult], reliability: Reliability | None = None, derived=()) -> ColumnStats:
+    """A column's figures; `derived`: the evaluation's derived metrics, shown beside the named scores' means and
+    computed on their sums (derived_metrics.py), as promptfoo shows them."""
     stats = ColumnStats()
     done = [c for c in cells if c.finished]
     doubtful = {id(c) for c in done if reliability is not None and reliability.unreliable(c)}
@@ -99,6 +102,11 @@ def column_stats(cells: list[CellResult], reliability: Reliability | None = None
     names = sorted({n for c in done if c.grading for n in c.grading.named_scores})
     stats.named_scores = {n: fmean(c.grading.named_scores[n] for c in done
                                    if c.grading and n in c.grading.named_scores) for n in names}
+    if derived:
+        sums = {n: math.fsum(c.grading.named_scores[n] for c in done if c.grading and n in c.grading.named_scores)
+                for n in names}
+        found = derived_metrics.apply(derived, sums)
+        stats.named_scores.update({m.name: found[m.name] for m in derived})
     generated = [c for c in done if c.latency_ms is not None]
     stats.mean_ttft_s = _mean(c.ttft_s for c in generated)
     stats.mean_decode_tps = _mean(c.decode_tps for c in generated)
@@ -158,7 +166,8 @@ def matrix(evaluation: Evaluation, only: str | None = None) -> Matrix:
     reliability = Reliability(evaluation)
     keep = {None: lambda row: True, "failures": lambda row: failing(row, reliability),
             "disagreements": lambda row: disagreeing(row, reliability)}[only]
-    columns = [Column(i, v, column_stats([c for c in evaluation.cells if c.variant == i], reliability))
+    columns = [Column(i, v, column_stats([c for c in evaluation.cells if c.variant == i], reliability,
+                                         evaluation.derived_metrics))
                for i, v in enumerate(evaluation.variants)]
     return Matrix(columns=columns, rows=[row for row in rows(evaluation) if keep(row)])
 

@@ -17,6 +17,7 @@ import math
 import os
 import re
 
+import yaml
 from jinja2 import ChainableUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -76,12 +77,21 @@ def check(template: str) -> str | None:
     return None
 
 
-def render(template: str, variables: dict) -> str:
+def environment(filters: dict | None = None) -> SandboxedEnvironment:
+    """The template environment, with the config's `nunjucksFilters` (name → callable) added when there are any."""
+    if not filters:
+        return _ENV
+    env = _ENV.overlay()
+    env.filters = {**_ENV.filters, **filters}
+    return env
+
+
+def render(template: str, variables: dict, env: SandboxedEnvironment = _ENV) -> str:
     """Render one template string with the given variables (see the module rules)."""
     if "{" not in template:
         return template
     try:
-        return _ENV.from_string(template).render({"env": dict(os.environ), **variables})
+        return env.from_string(template).render({"env": dict(os.environ), **variables})
     except TemplateError as exc:
         start = template[:40].replace("\n", " ")
         raise TemplateProblem(f"template {start!r}…: {exc}") from exc
@@ -111,26 +121,26 @@ def prepare_vars(variables: dict) -> dict:
     return prepared
 
 
-def _render_leaves(node, variables: dict):
+def _render_leaves(node, variables: dict, env: SandboxedEnvironment):
     if isinstance(node, str):
-        return render(node, variables)
+        return render(node, variables, env)
     if isinstance(node, list):
-        return [_render_leaves(item, variables) for item in node]
+        return [_render_leaves(item, variables, env) for item in node]
     if isinstance(node, dict):
-        return {key: _render_leaves(value, variables) for key, value in node.items()}
+        return {key: _render_leaves(value, variables, env) for key, value in node.items()}
     return node
 
 
-def render_prompt(raw: str, variables: dict) -> str:
-    """The prompt text a provider receives for these test variables."""
-    prepared = prepare_vars(variables)
+def render_prompt(raw: str, variables: dict, filters: dict | None = None) -> str:
+    """The prompt text a provider receives for these test variables; `filters`: the config's nunjucksFilters."""
+    prepared, env = prepare_vars(variables), environment(filters)
     try:
         parsed = json.loads(raw)
     except ValueError:
         parsed = None
     if isinstance(parsed, (list, dict)):
-        return json.dumps(_render_leaves(parsed, prepared), ensure_ascii=False, indent=2)
-    return render(raw, prepared)
+        return json.dumps(_render_leaves(parsed, prepared, env), ensure_ascii=False, indent=2)
+    return render(raw, prepared, env)
 
 
 def render_value(value, variables: dict):
@@ -143,14 +153,21 @@ def render_value(value, variables: dict):
 
 
 def chat_messages(prompt: str) -> list[dict] | None:
-    """The messages of a chat prompt (a JSON list of {role, content}), or None for a plain-text prompt."""
-    stripped = prompt.lstrip()
-    if not stripped.startswith("["):
+    """The messages of a chat prompt, or None for a plain-text prompt: a JSON list of {role, content}, or (as
+    promptfoo's parseChatPrompt reads a prompt whose text starts `- role:`) the same list written in YAML."""
+    stripped = prompt.strip()
+    if stripped.startswith("- role:"):
+        try:
+            parsed = yaml.safe_load(prompt)
+        except (yaml.YAMLError, RecursionError):
+            return None
+    elif not stripped.startswith("["):
         return None
-    try:
-        parsed = json.loads(stripped)
-    except ValueError:
-        return None
+    else:
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            return None
     if parsed and isinstance(parsed, list) and all(
             isinstance(m, dict) and isinstance(m.get("role"), str) and "content" in m for m in parsed):
         return [{"role": m["role"], "content": _content(m["content"])} for m in parsed]

@@ -37,6 +37,13 @@ class ProviderEntry(_Model):
     env: Any = None  # unsupported when set
 
 
+class DerivedMetric(_Model):
+    """A named score computed from a column's named scores (app/evaluate/derived_metrics.py)."""
+
+    name: str
+    value: str  # a mathjs expression over the metric names
+
+
 class EvaluateOptions(_Model):
     max_concurrency: int | None = Field(None, alias="maxConcurrency", ge=1)
     repeat: int | None = Field(None, ge=1)
@@ -54,6 +61,10 @@ class ConfigFile(_Model):
     tags: dict[str, Any] | None = None  # descriptive only
     metadata: dict[str, Any] | None = None  # descriptive only
     yaml_schema: str | None = Field(None, alias="$schema")
+    scenarios: Any = None  # groups of vars × tests (app/evaluate/scenarios.py)
+    assertion_templates: dict[str, Any] | None = Field(None, alias="assertionTemplates")  # what `$ref`s point at
+    derived_metrics: list[DerivedMetric] | None = Field(None, alias="derivedMetrics")
+    nunjucks_filters: Any = Field(None, alias="nunjucksFilters")  # {name: JavaScript file} (nunjucks_filters.py)
 
 
 # --- tests and assertions ---------------------------------------------------------------------------------------
@@ -70,6 +81,7 @@ class Assertion(_Model):
     assertions: list[Assertion] | None = Field(None, alias="assert")
     config: dict[str, Any] | None = None
     transform: str | None = None  # code run on the output before this check (app/evaluate/code_checks.py)
+    description: str | None = None  # shown beside this check's verdict
 
     @property
     def negated(self) -> bool:
@@ -108,6 +120,8 @@ class EvalCase(_Model):
 class PromptTemplate(_Model):
     raw: str
     label: str
+    config: dict[str, Any] = Field(default_factory=dict)  # the prompt's own settings, over its providers' config
+    exec: str | None = None  # an `exec:` prompt: the command whose output is the template (exec_prompts.py)
 
 
 class BackendTarget(_Model):

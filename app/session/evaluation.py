@@ -20,6 +20,7 @@ from app.session.eval_config import (  # declared there; imported from here by t
     Assertion,
     BackendTarget,
     CaseOptions,
+    DerivedMetric,
     EvalCase,
     GradingResult,
     JudgeCalibration,
@@ -135,6 +136,8 @@ class Evaluation:
     duration_s: float | None = None
     calibrations: list[JudgeCalibration] = field(default_factory=list)  # replaced whole, never mutated
     runs: list[EvalRun] = field(default_factory=list)  # its earlier runs, oldest first (eval_runs.py)
+    derived_metrics: list[DerivedMetric] = field(default_factory=list)  # promptfoo's derivedMetrics
+    nunjucks_filters: dict[str, str] = field(default_factory=dict)  # filter name -> its JavaScript file
 
     def __post_init__(self) -> None:
         expected = [(c, v, r) for r in range(self.repeat) for c in range(len(self.cases))

@@ -84,7 +84,7 @@ def evaluation_from_file(raw: EvaluationFile) -> Evaluation:
         raise ValueError(f"it was saved by a newer Chorus (evaluation format {raw.version})")
     fields = given(raw)
     del fields["format"], fields["version"]
-    for name in ("cases", "variants", "calibrations"):
+    for name in ("cases", "variants", "calibrations", "derived_metrics"):
         if name in fields:
             fields[name] = to_model(fields[name])
     if "cells" in fields:
@@ -137,7 +137,9 @@ def evaluation_to_file(evaluation: Evaluation) -> EvaluationFile:
                           cases=kept[2], variants=kept[3], cells=[_cell_raw(cell) for cell in evaluation.cells],
                           started_at=evaluation.started_at, duration_s=evaluation.duration_s,
                           calibrations=from_model(evaluation.calibrations),
-                          runs=[_run_raw(run) for run in evaluation.runs])
+                          runs=[_run_raw(run) for run in evaluation.runs],
+                          derived_metrics=from_model(evaluation.derived_metrics),
+                          nunjucks_filters=evaluation.nunjucks_filters)
 
 
 def encode(evaluation: Evaluation) -> bytes:

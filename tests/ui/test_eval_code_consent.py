@@ -80,3 +80,27 @@ def test_web_hooks_to_another_computer_are_asked_about_first(window, loop, tmp_p
     bar.later_button.click()
     assert all(cell.status == "pending" for cell in window.session.evaluation.cells)
     assert not window.evals.running
+
+
+def test_the_window_asks_before_an_exec_prompt_or_a_template_filter_runs(window, loop, tmp_path):
+    import stat
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "make.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\necho 'say {{{{ word | up }}}}'\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "up.js").write_text("module.exports = s => s.toUpperCase();", encoding="utf-8")
+    config = {"prompts": ["exec:./make.sh"], "providers": ["echo"], "nunjucksFilters": {"up": "up.js"},
+              "tests": [{"vars": {"word": "dog"}}]}
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    bar = window.consent_bar
+    assert window.evals.open_config(path), window.messages
+    evaluation = window.session.evaluation
+    asked = bar.text.text()
+    assert bar.isVisible() and bar.current.kind == CODE
+    assert f"the command {script}" in asked and f"nunjucks filter up: the file {tmp_path / 'up.js'}" in asked
+    assert not marker.exists() and all(cell.status == "pending" for cell in evaluation.cells)
+    bar.agree_button.click()
+    wait_until(loop, lambda: not window.evals.running and not evaluation.unfinished(), timeout=60)
+    assert marker.exists() and evaluation.cells[0].output == "say DOG"

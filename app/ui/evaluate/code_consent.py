@@ -31,7 +31,7 @@ class CodeConsent:
     def allows(self, evaluation: Evaluation, base_dir: Path, then: Callable[[], object]) -> bool:
         """Whether the evaluation may run now (its code and its web hooks agreed to, or it has none). If not,
         the bar asks, and `then()` is called once the user agrees."""
-        uses = code_uses(evaluation.cases, base_dir, evaluation.variants)
+        uses = code_uses(evaluation.cases, base_dir, evaluation.variants, evaluation.nunjucks_filters)
         hooks = webhook.remote(evaluation.cases)
         if not self.consent.missing(CODE, uses) and not self.consent.missing(WEB, hooks):
             return True
@@ -50,4 +50,5 @@ class CodeConsent:
 
     def allowed(self, evaluation: Evaluation, base_dir: Path) -> bool:
         """Whether the evaluation's code may run (what the run is told)."""
-        return not self.consent.missing(CODE, code_uses(evaluation.cases, base_dir, evaluation.variants))
+        return not self.consent.missing(CODE, code_uses(evaluation.cases, base_dir, evaluation.variants,
+                                                        evaluation.nunjucks_filters))

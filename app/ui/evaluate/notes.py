@@ -88,8 +88,14 @@ def verdict_note(cell: CellResult) -> str:
     shown = (failed or judged or [None])[0]
     if shown is None:
         return ""
-    kind = shown.assertion.type if shown.assertion else "result"
-    return f"{kind}: {preview(shown.reason, 200)}"
+    return f"{check_name(shown.assertion)}: {preview(shown.reason, 200)}"
+
+
+def check_name(assertion) -> str:
+    """An assertion as a verdict line names it: its description before its type, when it has one."""
+    if assertion is None:
+        return "result"
+    return f"{assertion.description} ({assertion.type})" if assertion.description else assertion.type
 
 
 def cut_short_note(cell: CellResult) -> str:
@@ -108,9 +114,9 @@ def cell_tooltip(cell: CellResult, doubtful=()) -> str:
         parts.append(f"Error: {cell.error}")
     if cell.grading:
         for component in cell.grading.component_results or [cell.grading]:
-            kind = component.assertion.type if component.assertion else "result"
             verdict = "pass" if component.passed else "FAIL"
-            parts.append(f"{kind}: {verdict} ({component.score:.2f}) {preview(component.reason, 300)}")
+            parts.append(f"{check_name(component.assertion)}: {verdict} ({component.score:.2f}) "
+                         f"{preview(component.reason, 300)}")
     if cell.output:
         parts += ["", preview(cell.output, 1200)]
     figures = [f"TTFT {cell.ttft_s:.2f} s" if cell.ttft_s is not None else "",
