@@ -99,3 +99,21 @@ def test_panes_not_built_yet_are_removed_and_a_new_session_clears_them(window, q
     assert window.files.new()
     qtbot.waitUntil(window.grid.empty_hint.isVisible)
     assert window.grid.panes == []
+
+
+def test_the_comparison_table_of_256_panes_fills_in_and_refreshes_only_the_rows_that_changed(window, qtbot):
+    views = big_sweep(window, qtbot)
+    for i, view in enumerate(views):
+        view.spec.result.stream(text=f"The lamp turns {i % 7} times a night.", state=RunState.DONE)
+    table = window.compare.open_table(views[0].spec)
+    similarity = table.columns.index("similarity")
+    qtbot.waitUntil(lambda: all(table.cell(r, similarity).endswith("%") for r in range(table.model.rowCount())))
+    assert table.model.rowCount() == 257  # the group: the source and its 256 variants
+    changed, resets = [], []
+    table.model.dataChanged.connect(lambda first, last: changed.append((first.row(), last.row())))
+    table.model.modelReset.connect(lambda: resets.append(True))
+    views[10].spec.result.stream(text="Another reply altogether.")
+    qtbot.waitUntil(lambda: bool(changed))
+    row = next(r for r in range(257) if table.model.rows[r]["id"] == views[10].spec.id)
+    assert changed == [(row, row)] and not resets  # was: every cell of every row set again
+    table.close()
