@@ -18,7 +18,7 @@ def big_sweep(window, qtbot):
     source.spec.draft = "Tell me about lighthouses."
     views = window.compare.add_variants(source, sweep.expand(source.spec, SWEEP), run=False)
     assert len(views) == 256
-    qtbot.waitUntil(lambda: on_screen(window.grid) and all(v.built for v in on_screen(window.grid)))
+    qtbot.waitUntil(lambda: bool(on_screen(window.grid)) and all(v.built for v in on_screen(window.grid)))
     return views
 
 
@@ -117,3 +117,24 @@ def test_the_comparison_table_of_256_panes_fills_in_and_refreshes_only_the_rows_
     row = next(r for r in range(257) if table.model.rows[r]["id"] == views[10].spec.id)
     assert changed == [(row, row)] and not resets  # was: every cell of every row set again
     table.close()
+
+
+def test_opening_a_session_of_256_panes_reads_it_on_a_worker_and_builds_the_panes_on_screen(window, qtbot,
+                                                                                            tmp_path, monkeypatch):
+    import threading
+
+    from app.session import Session
+
+    big_sweep(window, qtbot)
+    path = tmp_path / "big.chorus.json"
+    window.session.save(path)
+    window.files.unsaved = False
+    threads = []
+    real_load = Session.load.__func__
+    monkeypatch.setattr(Session, "load", classmethod(
+        lambda cls, p: threads.append(threading.current_thread()) or real_load(cls, p)))
+    assert window.files.open(str(path))
+    assert threads and threads[0] is not threading.main_thread()  # was read and decoded on the GUI thread
+    assert len(window.grid.panes) == 258
+    qtbot.waitUntil(lambda: bool(on_screen(window.grid)) and all(v.built for v in on_screen(window.grid)))
+    assert sum(v.built for v in window.grid.panes) < 64
