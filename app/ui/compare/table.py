@@ -8,17 +8,17 @@ the table re-reads them whenever the session announces a change (at most every l
 stream), so it never goes stale while a sweep runs. The "meaning" column comes from the window's Meaning
 (embedded on its worker thread; "…" until the vectors are in), which announces its vectors the same way. The
 similarity in words is kept per pair of texts, so a refresh works out only the replies that changed; more than
-SYNC_PAIRS new pairs at once (a table of hundreds of panes opened, another reference chosen) are worked out on a
-worker thread ("…" until they are in), so the window never stalls for them.
+SYNC_PAIRS new pairs at once (a table of hundreds of panes opened, another reference chosen) are worked out a
+slice per event-loop turn ("…" until they are in), so the window never stalls for them.
 """
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -47,14 +47,14 @@ def cell_text(value, column: str) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-SYNC_PAIRS = 16  # new similarity pairs worked out at once on a refresh; more go to a worker thread
+SYNC_PAIRS = 16  # new similarity pairs worked out at once on a refresh; more, a slice per event-loop turn
+SLICE_S = 0.01
+RESIZE_ROWS = 24
 
 
 class CompareTable(QDialog):
     sig_pane_selected = Signal(object)
     """A row was selected: its PaneSpec."""
-    sig_similarities = Signal()
-    """The worker's similarities are in (emitted on its thread, delivered on the GUI thread)."""
 
     def __init__(self, session: Session, focus: PaneSpec | None = None, parent: QWidget | None = None,
                  meaning=None, model_of: Callable[[str], str] | None = None):
@@ -68,8 +68,10 @@ class CompareTable(QDialog):
         self._similar: dict[tuple[str, str], float] = {}  # (reference text, reply text) -> similarity in words
         self._missing: set[tuple[str, str]] = set()  # asked for by the last rows(), not known
         self._asked: set[tuple[str, str]] = set()  # every pair the last rows() asked for (the others are dropped)
-        self._working = False  # a worker is on some pairs
-        self.sig_similarities.connect(self._similarities_in)
+        self._working = False  # pairs are queued, worked out a slice per event-loop turn
+        self._queue: list[tuple[str, str]] = []
+        self._slices = QTimer(self, singleShot=True, interval=0)
+        self._slices.timeout.connect(self._work_out_some)
         self.sort_column, self.descending = "pane", False
         self.scope = QComboBox()
         self.scope.addItem("Whole session", None)
@@ -89,6 +91,7 @@ class CompareTable(QDialog):
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
+        header.setResizeContentsPrecision(RESIZE_ROWS)  # columns fit these rows (and those on screen), not hundreds
         header.setSectionsClickable(True)
         self.export_button = QPushButton("Export CSV…")
         top = QHBoxLayout()
@@ -159,11 +162,10 @@ class CompareTable(QDialog):
             self._similar.update(_work_out(self._missing))
             found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of,
                                self._similarity)
-        elif self._missing and not self._working:
+        elif self._missing:
+            self._queue = list(self._missing)
             self._working = True
-            pairs = set(self._missing)
-            threading.Thread(target=self._work_out_elsewhere, args=(pairs,), daemon=True,
-                             name="chorus-table-similarity").start()
+            self._slices.start()
         self._similar = {pair: self._similar[pair] for pair in self._asked if pair in self._similar}  # no others
         return table.sort(found, self.sort_column, self.descending)
 
@@ -174,18 +176,18 @@ class CompareTable(QDialog):
             self._missing.add((a, b))
         return known
 
-    def _work_out_elsewhere(self, pairs: set[tuple[str, str]]) -> None:
-        """On the worker thread: pure Python, which lets the GUI thread run between its steps."""
-        found = _work_out(pairs)
-        self._similar.update(found)  # one dict update: atomic under the GIL
-        try:
-            self.sig_similarities.emit()
-        except RuntimeError:  # the dialog is gone
-            pass
-
-    def _similarities_in(self) -> None:
-        self._working = False
-        self.refresh()
+    def _work_out_some(self) -> None:
+        """A slice of the queued pairs (about SLICE_S), the rest on the next event-loop turns; then the table
+        shows them. (On a worker thread, pure Python held the GIL against the GUI thread's every Qt call.)"""
+        started = time.perf_counter()
+        while self._queue and time.perf_counter() - started < SLICE_S:
+            a, b = self._queue.pop()
+            self._similar[(a, b)] = diff.similarity(a, b)
+        if self._queue:
+            self._slices.start()
+        else:
+            self._working = False
+            self.refresh()
 
     def sort_by(self, section: int) -> None:
         column = self.columns[section]

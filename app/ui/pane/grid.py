@@ -31,6 +31,7 @@ PANE_MIN_WIDTH = 300
 QWIDGETSIZE_MAX = (1 << 24) - 1
 TICK_MS = 500  # live wait/TTFT/tok/s figures in busy panes, 2 Hz
 BUILD_SLICE_S = 0.025  # panes come into view: build them for about this long per event-loop turn
+DELETE_SLICE, DELETE_BUILT = 60, 20  # panes deleted per event-loop turn: a built one counts as 20 not built
 PLACEHOLDER_HEIGHT = 300  # a pane not built yet takes a built pane's height (the last one built), this at first
 _TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_format", "backend", "group", "title",
                            "thinking"})
@@ -72,6 +73,9 @@ class PaneGrid(QScrollArea):
         self._to_build: list[PromptPane] = []  # painted, not built yet: built a few per event-loop turn
         self._build_timer = QTimer(self, singleShot=True, interval=0)
         self._build_timer.timeout.connect(self._build_some)
+        self._to_delete: list[PromptPane] = []  # removed, hidden, deleted a few per event-loop turn
+        self._delete_timer = QTimer(self, singleShot=True, interval=0)
+        self._delete_timer.timeout.connect(self._delete_some)
         self.placeholder_height = PLACEHOLDER_HEIGHT
         for spec in session.panes:
             self._insert_view(spec, len(self.panes))
@@ -220,7 +224,17 @@ class PaneGrid(QScrollArea):
         self._views.pop(id(view.spec), None)
         self._layout.removeWidget(view)
         view.hide()
-        view.deleteLater()
+        self._to_delete.append(view)  # deleted a few per event-loop turn: closing a session of hundreds of
+        self._delete_timer.start()  # panes deleted them all in one turn
+
+    def _delete_some(self) -> None:
+        budget = DELETE_SLICE
+        while self._to_delete and budget > 0:
+            view = self._to_delete.pop(0)
+            budget -= DELETE_BUILT if view.built else 1
+            view.deleteLater()
+        if self._to_delete:
+            self._delete_timer.start()
 
     # --- building the panes on screen ----------------------------------------------------------------------------
     def _build_soon(self, view: PromptPane) -> None:
