@@ -208,6 +208,8 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
               and isinstance(next(iter(raw.values())), (dict, type(None)))):  # {id: {config…}}
             (pid, options), = raw.items()
             raw = {"id": pid, **(options or {})}
+        if isinstance(raw, dict) and "config" in raw and raw["config"] is None:
+            raw = {**raw, "config": {}}  # `config:` with every setting commented out: promptfoo reads none
         entry = validate(ProviderEntry, raw, where, problems)
         if entry is None:
             continue
@@ -264,14 +266,15 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         problem = templates.check(p.raw)
         if problem:
             problems.add(f"prompt {p.label[:60]!r}", problem)
-    variants = _variants(config.providers, prompt_list, base, problems, notes, any_provider)
-    default_raw = config.default_test
+    entries = config.providers if config.providers is not None else config.targets  # promptfoo: either name
+    variants = _variants(entries, prompt_list, base, problems, notes, any_provider)
+    default_raw = _default_test(config.default_test, base, problems)
     if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
         default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
-    default = _test(default_raw, "defaultTest", problems, base, len(variants)) if default_raw else None
+    default = _test(default_raw, "defaultTest", problems, base, len(variants), notes) if default_raw else None
     cases: list[EvalCase] = []
     for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
-        test = _test(raw, where, problems, base, len(variants))
+        test = _test(raw, where, problems, base, len(variants), notes)
         if test is not None:
             cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
     problems.raise_if_any(source)
@@ -285,7 +288,28 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
                  code=code_checks.code_uses(cases, base, variants))
 
 
-def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:
+def _default_test(value, base: Path, problems: Problems) -> dict | None:
+    """`defaultTest` as written, or the mapping a `file://defaults.yaml` (or .json) holds, as promptfoo reads it."""
+    if not isinstance(value, str):
+        return value
+    path = base / value.removeprefix("file://")
+    text = case_files.read_text(path, problems) if value.startswith("file://") else None
+    if text is None:
+        problems.add("defaultTest", f"a defaultTest is a mapping or a file://path to one, got {value!r:.80}")
+        return None
+    try:
+        found = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problems.add("defaultTest", f"{path}: not valid YAML: {exc}")
+        return None
+    if not isinstance(found, dict):
+        problems.add("defaultTest", f"{path} must hold a mapping (vars, assert, options…)")
+        return None
+    return found
+
+
+def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int,
+          notes: list[str] | None = None) -> EvalCase | None:
     """The test, its assertions validated one by one so one bad assertion does not hide problems in others."""
     raw = _stash_judge_keys(raw, where, problems)
     items = raw.get("assert") if isinstance(raw, dict) else None
@@ -308,6 +332,9 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
                 script, base)[0].is_file():
             problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
     _check_judge(test.options.provider, f"{where}.options.provider", problems, base)
+    if test.options.providers is not None and notes is not None:
+        notes.append(f"{where}.options.providers: promptfoo reads no such option (graders are options.provider), "
+                     "so it is ignored, as promptfoo ignores it")
     return test
 
 
