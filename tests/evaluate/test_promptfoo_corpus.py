@@ -6,6 +6,7 @@ The corpus itself (tests/fixtures/promptfoo_corpus/<example>/) is promptfoo's fi
 without it. Its measured acceptance is the floor below: it may only rise.
 """
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -56,6 +57,16 @@ def test_every_refusal_is_one_line_naming_what(outcomes):
             assert "\n" not in line, (outcome.example, line)
             named = re.search(r"'[^']+'|`[^`]+`|\"[^\"]+\"", line) or re.match(r"[\w.\[\] ]+: ", line)
             assert named, (outcome.example, line)  # quotes what it refuses, or says where it is
+
+
+@corpus
+def test_accepted_configs_plan_as_many_cells_as_promptfoo_runs(outcomes):
+    """promptfoo 0.123.1's result cells for each config accepted when they were recorded (`promptfoo_corpus.py
+    record`: its providers as echo, no inline assertions): Chorus plans as many prompt x provider x test cells."""
+    recorded = json.loads(promptfoo_corpus.CELLS_FILE.read_text(encoding="utf-8"))
+    compared = {o.example: (o.cells, recorded[o.example]) for o in outcomes if o.accepted and o.example in recorded}
+    assert len(compared) >= 34
+    assert {name: pair for name, pair in compared.items() if pair[0] != pair[1]} == {}
 
 
 # --- forms promptfoo's examples use -----------------------------------------------------------------------------
