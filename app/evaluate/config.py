@@ -134,9 +134,7 @@ def _raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
     items = value if isinstance(value, list) else [value]
     found: list[tuple[str, dict]] = []
     for index, item in enumerate(items):
-        if isinstance(item, dict) and isinstance(item.get("path"), str) and "vars" not in item:
-            problems.unsupported(f"tests[{index}]", f"a test generator ({item['path']!r}: code that makes the tests)")
-        elif isinstance(item, dict):
+        if isinstance(item, dict):
             found.append((f"tests[{index}]", item))
         elif isinstance(item, str):
             name = item[7:] if item.startswith("file://") else item

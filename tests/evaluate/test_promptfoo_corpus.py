@@ -112,13 +112,3 @@ def test_grading_option_promptfoo_ignores(tmp_path):
         "defaultTest": {"options": {"providers": {"text": "google:gemini-2.0-flash-001"}}}}))
     assert len(suite.cases) == 1
     assert any("options.providers" in note and "ignore" in note for note in suite.notes)
-
-
-def test_a_test_generator_is_refused_by_name(tmp_path):
-    """huggingface-dataset-factuality: `tests: {path: file://loader.ts:generate_tests, config}` is code that makes
-    the tests; refused in one line that names it (it was "unknown key 'path'")."""
-    with pytest.raises(ConfigError) as caught:
-        load_config(write(tmp_path, {"prompts": ["Q"], "providers": ["echo"],
-                                     "tests": {"path": "file://loader.ts:generate_tests", "config": {"n": 1}}}))
-    assert caught.value.problems == ["tests[0]: a test generator ('file://loader.ts:generate_tests': code that "
-                                     "makes the tests) is not supported by Chorus"]
