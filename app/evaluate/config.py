@@ -54,7 +54,8 @@ class Suite:
                           repeat=repeat or self.repeat, cases=self.cases, variants=self.variants)
 
 
-def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path) -> None:
+def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path,
+                    any_provider: bool = False) -> None:
     kind = assertion.base_type
     if kind == "assert-set":
         if not assertion.assertions:
@@ -63,7 +64,7 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
             if child.base_type in ("assert-set", "select-best"):
                 problems.add(f"{where}.assert[{j}]", f"{child.type} cannot be nested in an assert-set")
             else:
-                check_assertion(child, f"{where}.assert[{j}]", problems, variants, base)
+                check_assertion(child, f"{where}.assert[{j}]", problems, variants, base, any_provider)
         return
     if assertion.assertions is not None:
         problems.add(where, f"`assert` belongs to an assert-set, not to {assertion.type}")
@@ -95,7 +96,7 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
             if problem:
                 problems.add(f"{where}.{name}", problem)
     for judge in (assertion.provider,):
-        _check_judge(judge, f"{where}.provider", problems, base)
+        _check_judge(judge, f"{where}.provider", problems, base, any_provider)
 
 
 def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path) -> None:
@@ -112,7 +113,9 @@ def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path
         problems.add(f"{where}.value", f"cannot read {path}: {exc}")
 
 
-def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
+def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider: bool = False) -> None:
+    """A judge provider as written; with `any_provider` (every provider runs on one model), a judge of any other
+    provider id runs on the evaluation's judge (routes.judge_target), with the settings its config gives."""
     if judge is None:
         return
     judge_id = judge.get("id") if isinstance(judge, dict) else judge
@@ -122,7 +125,7 @@ def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
     if not isinstance(judge_id, str):
         problems.add(where, "a judge is a provider id or {id, config}")
         return
-    found = providers.parse_id(judge_id, base)
+    found = providers.parse_id(judge_id, base, any_provider)
     if isinstance(found, str):
         problems.add(where, found)
     else:
@@ -271,10 +274,11 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
     default_raw = _default_test(config.default_test, base, problems)
     if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
         default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
-    default = _test(default_raw, "defaultTest", problems, base, len(variants), notes) if default_raw else None
+    default = (_test(default_raw, "defaultTest", problems, base, len(variants), notes, any_provider)
+               if default_raw else None)
     cases: list[EvalCase] = []
     for where, raw in _raw_tests(config.tests, base, problems) if config.tests is not None else [("tests", {})]:
-        test = _test(raw, where, problems, base, len(variants), notes)
+        test = _test(raw, where, problems, base, len(variants), notes, any_provider)
         if test is not None:
             cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
     problems.raise_if_any(source)
@@ -309,7 +313,7 @@ def _default_test(value, base: Path, problems: Problems) -> dict | None:
 
 
 def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int,
-          notes: list[str] | None = None) -> EvalCase | None:
+          notes: list[str] | None = None, any_provider: bool = False) -> EvalCase | None:
     """The test, its assertions validated one by one so one bad assertion does not hide problems in others."""
     raw = _stash_judge_keys(raw, where, problems)
     items = raw.get("assert") if isinstance(raw, dict) else None
@@ -321,7 +325,7 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
         checked = [validate(Assertion, item, f"{where}.assert[{i}]", problems) for i, item in enumerate(items)]
         for i, assertion in enumerate(checked):
             if assertion is not None:
-                check_assertion(assertion, f"{where}.assert[{i}]", problems, n_variants, base)
+                check_assertion(assertion, f"{where}.assert[{i}]", problems, n_variants, base, any_provider)
     if test is None:
         return None
     if isinstance(items, list):
@@ -331,7 +335,7 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
         if isinstance(script, str) and script.startswith("file://") and not code_checks.split_file(
                 script, base)[0].is_file():
             problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
-    _check_judge(test.options.provider, f"{where}.options.provider", problems, base)
+    _check_judge(test.options.provider, f"{where}.options.provider", problems, base, any_provider)
     if test.options.providers is not None and notes is not None:
         notes.append(f"{where}.options.providers: promptfoo reads no such option (graders are options.provider), "
                      "so it is ignored, as promptfoo ignores it")

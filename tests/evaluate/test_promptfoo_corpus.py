@@ -112,3 +112,26 @@ def test_grading_option_promptfoo_ignores(tmp_path):
         "defaultTest": {"options": {"providers": {"text": "google:gemini-2.0-flash-001"}}}}))
     assert len(suite.cases) == 1
     assert any("options.providers" in note and "ignore" in note for note in suite.notes)
+
+
+def test_a_judge_of_any_provider_runs_on_the_evaluations_judge_when_every_provider_runs_on_one_model(tmp_path):
+    """google-vertex, replicate-llama-guard-moderation: a judge named by a provider id Chorus cannot reach
+    (`vertex:chat:gemini-pro`) is read under `eval --model` / the window's offer, as every provider is, and runs on
+    the evaluation's judge; as written (no --model) it is one line naming it."""
+    from app.evaluate.routes import default_judge, needed_targets
+
+    data = {"prompts": ["Say {{x}}"], "providers": ["anthropic:messages:claude-3-5-haiku"],
+            "defaultTest": {"options": {"provider": "vertex:chat:gemini-pro"}},
+            "tests": [{"vars": {"x": "hi"}, "assert": [
+                {"type": "llm-rubric", "value": "greets"},
+                {"type": "llm-rubric", "value": "short",
+                 "provider": {"id": "bedrock:claude", "config": {"temperature": 0}}}]}]}
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    judges = [line for line in caught.value.problems if line.split(":")[0].endswith(".provider")]
+    assert len(judges) == 2 and all("\n" not in line for line in judges), caught.value.problems
+    suite = load_config(path, any_provider=True)
+    targets = needed_targets(suite.evaluation(judge="local"), suite.base_dir)
+    assert default_judge("local") in targets
+    assert all(t.model not in ("vertex:chat:gemini-pro", "bedrock:claude") for t in targets)
