@@ -128,6 +128,8 @@ def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider
     found = providers.parse_id(judge_id, base, any_provider)
     if isinstance(found, str):
         problems.add(where, found)
+    elif found[0] == "code":
+        problems.unsupported(where, f"a custom provider ({judge_id!r}) as a judge or an embedder")
     else:
         providers.judge_settings(judge, where, problems)
 

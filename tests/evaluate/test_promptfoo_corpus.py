@@ -135,3 +135,18 @@ def test_a_judge_of_any_provider_runs_on_the_evaluations_judge_when_every_provid
     targets = needed_targets(suite.evaluation(judge="local"), suite.base_dir)
     assert default_judge("local") in targets
     assert all(t.model not in ("vertex:chat:gemini-pro", "bedrock:claude") for t in targets)
+
+
+def test_a_bare_javascript_path_is_a_custom_provider(tmp_path):
+    """custom-provider-embeddings: promptfoo takes a provider id ending .js (no file://) as a custom provider
+    (isJavascriptFile). As a variant it runs its code, never the local model; as an embedder or judge it is
+    refused by name (it was read as a remote id and, under --model, silently replaced by the local model)."""
+    code = "module.exports = class { id() { return 'p'; } async callApi(p) { return {output: p}; } };\n"
+    suite = load_config(write(tmp_path, {"prompts": ["Q"], "providers": ["./provider.js"]}, provider__js=code),
+                        any_provider=True)
+    assert [v.target.kind for v in suite.variants] == ["code"]
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, {"prompts": ["Q"], "providers": ["echo"], "tests": [{"assert": [
+            {"type": "similar", "value": "Q", "provider": "./provider.js"}]}]}, provider__js=code), any_provider=True)
+    assert caught.value.problems == ["tests[0].assert[0].provider: a custom provider ('./provider.js') as a judge "
+                                     "or an embedder is not supported by Chorus"]
