@@ -162,7 +162,10 @@ def build(examples: Path, out: Path, source: str) -> list[str]:
              f"Built by `scripts/promptfoo_corpus.py build` from promptfoo's `examples/` folder: each example's "
              f"`{CONFIG}` and the files it names, copied unchanged. Red-team examples are left out. The sample is "
              f"the first {SAMPLE} of the eligible examples ordered by the SHA-256 of their names (a rule blind to "
-             "what Chorus supports).", "",
+             "what Chorus supports). promptfoo's files are not kept in git (this folder's .gitignore): rebuild them "
+             "with "
+             "`python scripts/promptfoo_corpus.py build --examples PROMPTFOO/examples`; `promptfoo_cells.json` (kept) "
+             "holds promptfoo's own cell count for each accepted config (`record`).", "",
              f"Examples ({len(chosen)}): " + ", ".join(chosen) + ".", "",
              "Left out for their size (the files they name are over "
              f"{LARGE_BYTES // 1000} kB):", ""]
