@@ -71,7 +71,8 @@ class Suite:
                           derived_metrics=self.derived_metrics, nunjucks_filters=self.nunjucks_filters)
 
 
-def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path) -> None:
+def check_assertion(assertion: Assertion, where: str, problems: Problems, variants: int, base: Path,
+                    any_provider: bool = False) -> None:
     kind = assertion.base_type
     if kind == "assert-set":
         if not assertion.assertions:
@@ -80,7 +81,7 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
             if child.base_type in ("assert-set", "select-best", "max-score"):
                 problems.add(f"{where}.assert[{j}]", f"{child.type} cannot be nested in an assert-set")
             else:
-                check_assertion(child, f"{where}.assert[{j}]", problems, variants, base)
+                check_assertion(child, f"{where}.assert[{j}]", problems, variants, base, any_provider)
         return
     if assertion.assertions is not None:
         problems.add(where, f"`assert` belongs to an assert-set, not to {assertion.type}")
@@ -112,7 +113,7 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
             if problem:
                 problems.add(f"{where}.{name}", problem)
     for judge in (assertion.provider,):
-        _check_judge(judge, f"{where}.provider", problems, base)
+        _check_judge(judge, f"{where}.provider", problems, base, any_provider)
 
 
 def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path) -> None:
@@ -129,7 +130,9 @@ def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path
         problems.add(f"{where}.value", f"cannot read {path}: {exc}")
 
 
-def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
+def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider: bool = False) -> None:
+    """A judge provider as written; with `any_provider` (every provider runs on one model), a judge of any other
+    provider id runs on the evaluation's judge (routes.judge_target), with the settings its config gives."""
     if judge is None:
         return
     judge_id = judge.get("id") if isinstance(judge, dict) else judge
@@ -139,9 +142,11 @@ def _check_judge(judge, where: str, problems: Problems, base: Path) -> None:
     if not isinstance(judge_id, str):
         problems.add(where, "a judge is a provider id or {id, config}")
         return
-    found = providers.parse_id(judge_id, base)
+    found = providers.parse_id(judge_id, base, any_provider)
     if isinstance(found, str):
         problems.add(where, found)
+    elif found[0] == "code":
+        problems.unsupported(where, f"a custom provider ({judge_id!r}) as a judge or an embedder")
     else:
         providers.judge_settings(judge, where, problems)
 
@@ -249,6 +254,8 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
               and isinstance(next(iter(raw.values())), (dict, type(None)))):  # {id: {config…}}
             (pid, options), = raw.items()
             raw = {"id": pid, **(options or {})}
+        if isinstance(raw, dict) and "config" in raw and raw["config"] is None:
+            raw = {**raw, "config": {}}  # `config:` with every setting commented out: promptfoo reads none
         entry = validate(ProviderEntry, raw, where, problems)
         if entry is None:
             continue
@@ -316,18 +323,20 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         problem = templates.check(p.raw)
         if problem:
             problems.add(f"prompt {p.label[:60]!r}", problem)
-    variants = _variants(config.providers, prompt_list, base, problems, notes, any_provider)
-    default_raw = config.default_test
+    entries = config.providers if config.providers is not None else config.targets  # promptfoo: either name
+    variants = _variants(entries, prompt_list, base, problems, notes, any_provider)
+    default_raw = _default_test(config.default_test, base, problems)
     if judge_given and isinstance(default_raw, dict) and isinstance(default_raw.get("options"), dict):
         default_raw = {**default_raw, "options": _judge_moved(default_raw["options"])}
-    default = _test(default_raw, "defaultTest", problems, base, len(variants)) if default_raw else None
+    default = (_test(default_raw, "defaultTest", problems, base, len(variants), notes, any_provider)
+               if default_raw else None)
     cases: list[EvalCase] = []
     written = _raw_tests(config.tests, base, problems) if config.tests is not None else [] if config.scenarios \
         else [("tests", {})]  # promptfoo: no tests is one empty test, unless there are scenarios
     if config.scenarios is not None:
         written += scenarios.scenario_tests(config.scenarios, base, problems)
     for where, raw in written:
-        test = _test(raw, where, problems, base, len(variants))
+        test = _test(raw, where, problems, base, len(variants), notes, any_provider)
         if test is not None:
             cases += expand_vars(case_files.load_file_vars(merge_default(test, default), where, base, problems))
     for index, metric in enumerate(config.derived_metrics or []):
@@ -355,7 +364,28 @@ def _chorus_only(cases: list[EvalCase]) -> list[str]:
     return [f"{kind} is Chorus's own assertion: promptfoo does not know it" for kind in CHORUS_TYPES if kind in used]
 
 
-def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int) -> EvalCase | None:
+def _default_test(value, base: Path, problems: Problems) -> dict | None:
+    """`defaultTest` as written, or the mapping a `file://defaults.yaml` (or .json) holds, as promptfoo reads it."""
+    if not isinstance(value, str):
+        return value
+    path = base / value.removeprefix("file://")
+    text = case_files.read_text(path, problems) if value.startswith("file://") else None
+    if text is None:
+        problems.add("defaultTest", f"a defaultTest is a mapping or a file://path to one, got {value!r:.80}")
+        return None
+    try:
+        found = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problems.add("defaultTest", f"{path}: not valid YAML: {exc}")
+        return None
+    if not isinstance(found, dict):
+        problems.add("defaultTest", f"{path} must hold a mapping (vars, assert, options…)")
+        return None
+    return found
+
+
+def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int,
+          notes: list[str] | None = None, any_provider: bool = False) -> EvalCase | None:
     """The test, its assertions validated one by one so one bad assertion does not hide problems in others."""
     raw = _stash_judge_keys(raw, where, problems)
     items = raw.get("assert") if isinstance(raw, dict) else None
@@ -367,7 +397,7 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
         checked = [validate(Assertion, item, f"{where}.assert[{i}]", problems) for i, item in enumerate(items)]
         for i, assertion in enumerate(checked):
             if assertion is not None:
-                check_assertion(assertion, f"{where}.assert[{i}]", problems, n_variants, base)
+                check_assertion(assertion, f"{where}.assert[{i}]", problems, n_variants, base, any_provider)
     if test is None:
         return None
     if isinstance(items, list):
@@ -377,7 +407,10 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
         if isinstance(script, str) and script.startswith("file://") and not code_checks.split_file(
                 script, base)[0].is_file():
             problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
-    _check_judge(test.options.provider, f"{where}.options.provider", problems, base)
+    _check_judge(test.options.provider, f"{where}.options.provider", problems, base, any_provider)
+    if test.options.providers is not None and notes is not None:
+        notes.append(f"{where}.options.providers: promptfoo reads no such option (graders are options.provider), "
+                     "so it is ignored, as promptfoo ignores it")
     return test
 
 

@@ -1,11 +1,13 @@
 """User JavaScript (assertions, transforms) run as promptfoo runs it, in an embedded V8 (mini-racer), never Node.
 
-Each call gets a fresh V8 context (a few milliseconds) with a time limit and a hard memory limit, so a check that
-loops or allocates without end ends that call only. Inline code becomes `new Function(<input>, 'context',
-'process', body)` with promptfoo's body rules (javascript.ts `buildFunctionBody`, transform.ts
-`getInlineTransformFunction`); a `file://x.js[:name]` is read as a CommonJS module (`module.exports`, also
-`export default` / `export function` in a simple ES module) and called as promptfoo's `loadFromJavaScriptFile` /
-`getJavascriptTransformFunction` do. `require` is not there (no Node): a module that needs it says so. The value
+Calls share one V8 context, as promptfoo's checks share one Node realm: making a context costs several milliseconds
+of CPU (a V8 isolate and its threads), which on a busy machine comes out of the model's decoding, where reusing one
+costs a fraction of a millisecond. Each call has a time limit, and the context a hard memory limit; a call that runs
+past either ends that call only, and the context is thrown away and a fresh one serves the next. Inline code becomes
+`new Function(<input>, 'context', 'process', body)` with promptfoo's body rules (javascript.ts `buildFunctionBody`,
+transform.ts `getInlineTransformFunction`); a `file://x.js[:name]` is read as a CommonJS module (`module.exports`,
+also `export default` / `export function` in a simple ES module) and called as promptfoo's `loadFromJavaScriptFile`
+/ `getJavascriptTransformFunction` do. `require` is not there (no Node): a module that needs it says so. The value
 crosses back as JSON: `{"ok": value}` or `{"error": message, "stack": …}`.
 """
 
@@ -87,27 +89,48 @@ def _module_source(path: Path) -> str:
     return text + "".join(f"\nmodule.exports.{n} = {n};" for n in names)
 
 
-def _run(script: str, time_limit: float) -> JsResult:
-    from py_mini_racer import JSEvalException, JSOOMException, JSPromiseError, JSTimeoutException, MiniRacer
+class _Context:
+    """The V8 context the calls share (used on the _POOL thread only)."""
 
-    ctx = MiniRacer()
+    current = None
+
+    @classmethod
+    def get(cls):
+        if cls.current is None:
+            from py_mini_racer import MiniRacer
+
+            context = MiniRacer()
+            context.set_hard_memory_limit(MEMORY_LIMIT)
+            cls.current = context
+        return cls.current
+
+    @classmethod
+    def discard(cls) -> None:
+        context, cls.current = cls.current, None
+        if context is not None:
+            context.close()
+
+
+def _run(script: str, time_limit: float) -> JsResult:
+    from py_mini_racer import JSEvalException, JSOOMException, JSPromiseError, JSTimeoutException
+
+    ctx = _Context.get()
     try:
-        ctx.set_hard_memory_limit(MEMORY_LIMIT)
-        try:
-            promise = ctx.eval(_PRELUDE + script, timeout_sec=time_limit)
-            text = promise.get(timeout=time_limit)
-        except JSTimeoutException:
-            raise CodeLimit(f"the JavaScript ran past its time limit ({time_limit:g} s)") from None
-        except JSOOMException:
-            raise CodeLimit(f"the JavaScript ran past its memory limit ({MEMORY_LIMIT // 2**20} MB)") from None
-        except TimeoutError:
-            raise CodeLimit(f"the JavaScript ran past its time limit ({time_limit:g} s)") from None
-        except (JSEvalException, JSPromiseError) as exc:  # it does not parse
-            return JsResult(error=str(exc))
+        promise = ctx.eval(_PRELUDE + script, timeout_sec=time_limit)
+        text = promise.get(timeout=time_limit)
         if ctx.was_hard_memory_limit_reached():
             raise CodeLimit(f"the JavaScript ran past its memory limit ({MEMORY_LIMIT // 2**20} MB)")
-    finally:
-        ctx.close()
+    except (JSTimeoutException, TimeoutError):
+        _Context.discard()
+        raise CodeLimit(f"the JavaScript ran past its time limit ({time_limit:g} s)") from None
+    except JSOOMException:
+        _Context.discard()
+        raise CodeLimit(f"the JavaScript ran past its memory limit ({MEMORY_LIMIT // 2**20} MB)") from None
+    except CodeLimit:
+        _Context.discard()
+        raise
+    except (JSEvalException, JSPromiseError) as exc:  # it does not parse
+        return JsResult(error=str(exc))
     data = json.loads(text)
     if "error" in data:
         return JsResult(error=data["error"], stack=data.get("stack", ""))

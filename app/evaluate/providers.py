@@ -164,12 +164,17 @@ def defaults(family: str) -> tuple[dict, int]:
     return {}, limits.MAX_TOKENS.default
 
 
+_JS_FILE = re.compile(r"\.(js|cjs|mjs|ts|cts|mts)$", re.IGNORECASE)
+
+
 def parse_id(provider_id: str, base: Path, any_family: bool = False) -> tuple[str, BackendTarget] | str:
     """(family, target) for a provider id, or a sentence saying why Chorus cannot run it. `any_family`: the run
     puts every provider on one model (`eval --model` / `--server`), so any other id (anthropic:, bedrock:, https:,
     …) is family "foreign", its target a placeholder that `variants.retarget` replaces."""
     if provider_id == "echo":
         return "echo", BackendTarget(kind="echo")
+    if "://" not in provider_id and _JS_FILE.search(provider_id):  # promptfoo's isJavascriptFile: a custom provider
+        provider_id = f"file://{provider_id}"
     if provider_id.startswith("exec:"):
         command = provider_id[5:].strip()
         return ("code", BackendTarget(kind="code", path=f"exec:{command}")) if command else (

@@ -43,10 +43,12 @@ def judge_target(judge, evaluation_judge: str, base_dir=None) -> BackendTarget:
     if judge_id is None:  # none, or {config}: the evaluation's judge (with that config's settings)
         return default_judge(evaluation_judge)
     config = (judge.get("config") or {}) if isinstance(judge, dict) else {}
-    found = providers.parse_id(str(judge_id), Path(base_dir or "."))
+    found = providers.parse_id(str(judge_id), Path(base_dir or "."), any_family=True)
     if isinstance(found, str):
         raise ValueError(found)
     family, target = found
+    if family == "foreign":  # read only when every provider runs on one model (config.py): so does this judge
+        return default_judge(evaluation_judge)
     if family == "echo":
         raise ValueError("echo cannot judge: name a model or a server as the provider")
     return providers.settings(family, target, config, "judge", Problems())["target"]

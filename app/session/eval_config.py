@@ -53,8 +53,9 @@ class ConfigFile(_Model):
     description: str = ""
     prompts: Any = None
     providers: Any = None
+    targets: Any = None  # promptfoo's other name for `providers` (read when `providers` is not given)
     tests: Any = None
-    default_test: dict[str, Any] | None = Field(None, alias="defaultTest")
+    default_test: dict[str, Any] | str | None = Field(None, alias="defaultTest")  # a mapping, or file://x.yaml
     output_path: str | list[str] | None = Field(None, alias="outputPath")
     evaluate_options: EvaluateOptions | None = Field(None, alias="evaluateOptions")
     sharing: Any = None  # Chorus never uploads results: any value means the same here
@@ -103,6 +104,7 @@ class CaseOptions(_Model):
     transform: Any = None  # code run on the output before the assertions (app/evaluate/code_checks.py)
     transform_vars: str | None = Field(None, alias="transformVars")  # code run on the vars before rendering
     run_serially: bool | None = Field(None, alias="runSerially")  # accepted; Chorus's order does not matter
+    providers: Any = None  # promptfoo reads no such option (its schema lets it pass): nor does Chorus (a note says so)
 
 
 class EvalCase(_Model):
