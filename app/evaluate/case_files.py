@@ -187,8 +187,16 @@ def read_csv_tests(path: Path, problems: Problems) -> list[dict]:
     return [test_from_csv_row(row, f"{path}:{line}", problems) for line, row in read_csv_rows(path, problems)]
 
 
+_GENERATORS = {".py": "Python", ".js": "JavaScript", ".cjs": "JavaScript", ".mjs": "JavaScript", ".ts": "TypeScript"}
+
+
 def read_test_file(path: Path, problems: Problems) -> list[dict]:
     """Tests from a .csv, .json, .jsonl, .yaml or .yml file (a list of tests, or one per JSONL line)."""
+    code = _GENERATORS.get(Path(path.name.split(":", 1)[0]).suffix.lower())  # x.py or x.py:function
+    if code:
+        problems.unsupported(str(path), f"the test generator {path.name!r}, in {code} (tests made by code),",
+                             "write the tests out in a .yaml, .json, .jsonl or .csv file")
+        return []
     suffix = path.suffix.lower()
     if not is_file(path):
         problems.add(str(path), "test file not found")

@@ -259,6 +259,17 @@ def test_huggingface_dataset_tests_without_network_are_one_clear_refusal(tmp_pat
     assert "\n" not in caught.value.problems[0]
 
 
+@pytest.mark.parametrize("entry, language", [("file://make.py:tests", "Python"),
+                                             ("file://make.ts:generate", "TypeScript"), ("file://make.js", "JavaScript")])
+def test_a_test_generator_is_refused_by_name_whether_or_not_it_names_a_function(tmp_path, entry, language):
+    (tmp_path / entry.removeprefix("file://").split(":")[0]).write_text("// makes tests\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"], "tests": [entry]}))
+    (problem,) = caught.value.problems
+    name = entry.removeprefix("file://")
+    assert f"the test generator '{name}', in {language} (tests made by code), is not supported by Chorus" in problem
+
+
 def test_tests_kept_elsewhere_are_refused_by_name(tmp_path):
     with pytest.raises(ConfigError, match=r"tests\[0\]: reading tests from 'langfuse://traces' is not supported"):
         load_config(_write(tmp_path, {"prompts": ["x"], "providers": ["echo"], "tests": ["langfuse://traces?limit=5"]}))

@@ -2,8 +2,9 @@
 format those examples use that Chorus once refused.
 
 The corpus itself (tests/fixtures/promptfoo_corpus/<example>/) is promptfoo's files, built on this machine by
-`scripts/promptfoo_corpus.py build --examples PROMPTFOO/examples` and not kept in git; the corpus tests skip
-without it. Its measured acceptance is the floor below: it may only rise.
+`scripts/promptfoo_corpus.py build --examples PROMPTFOO/examples` and not kept in git: the tests that read it are
+marked `corpus`, left out of `make test` and run by `make test-corpus` once it is built (without it they fail,
+saying how to build it). Its measured acceptance is the floor below: it may only rise.
 """
 
 import json
@@ -21,10 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import promptfoo_corpus  # noqa: E402
 
-FLOOR = 34 / 55  # accepted share measured on the 55-example corpus (promptfoo 0.118.17's examples)
+FLOOR = 43 / 55  # accepted share measured on the 55-example corpus (promptfoo 0.118.17's examples)
 CORPUS_PRESENT = any(promptfoo_corpus.CORPUS.glob(f"*/{promptfoo_corpus.CONFIG}"))
-corpus = pytest.mark.skipif(not CORPUS_PRESENT, reason="the corpus is not built here: scripts/promptfoo_corpus.py "
-                                                       "build --examples PROMPTFOO/examples")
+corpus = pytest.mark.corpus
 
 
 def write(folder: Path, data: dict, **files) -> Path:
@@ -40,6 +40,8 @@ def write(folder: Path, data: dict, **files) -> Path:
 # --- the corpus -------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def outcomes():
+    assert CORPUS_PRESENT, ("the corpus is not built here: scripts/promptfoo_corpus.py build --examples "
+                            "PROMPTFOO/examples")
     return promptfoo_corpus.measure()
 
 

@@ -40,8 +40,8 @@ def test_the_table_measures_against_the_reference_text_it_sets(qtbot, monkeypatc
     assert dialog.columns[dialog.columns.index("finish") + 1] == "WER"  # in sight, next to how each reply ended
     assert column(dialog, "WER") == ["0.0 %", "11.1 %", "44.4 %"]
     at = dialog.columns.index("WER")
-    assert dialog.model.index(2, at).data(Qt.ToolTipRole) == ("against its reference text: 4 errors in 9 words: 2 substituted, "
-                                                  "2 deleted")
+    assert dialog.model.index(2, at).data(Qt.ToolTipRole) == ("against its reference text: 4 errors in 9 words: "
+                                                               "2 substituted, 2 deleted")
 
     dialog.table.selectionModel().select(dialog.table.model().index(1, 0),
                                          QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
