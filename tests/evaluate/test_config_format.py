@@ -259,8 +259,8 @@ def test_huggingface_dataset_tests_without_network_are_one_clear_refusal(tmp_pat
     assert "\n" not in caught.value.problems[0]
 
 
-@pytest.mark.parametrize("entry, language", [("file://make.py:tests", "Python"),
-                                             ("file://make.ts:generate", "TypeScript"), ("file://make.js", "JavaScript")])
+@pytest.mark.parametrize("entry, language", [("file://make.py:tests", "Python"), ("file://make.js", "JavaScript"),
+                                             ("file://make.ts:generate", "TypeScript")])
 def test_a_test_generator_is_refused_by_name_whether_or_not_it_names_a_function(tmp_path, entry, language):
     (tmp_path / entry.removeprefix("file://").split(":")[0]).write_text("// makes tests\n", encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
