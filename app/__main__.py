@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--print-restored", action="store_true",
                         help="diagnostics: print the session the window restores as one JSON line, then exit")
     parser.add_argument("--self-test", action="store_true",
-                        help="offscreen end-to-end check: 4 panes on the real engine, prints one JSON line")
+                        help="offscreen end-to-end check: 4 panes on the real engine and each bundled part (V8, "
+                             "audio decoding, the MCP client), prints one JSON line")
     parser.add_argument("--expect-gpu-offload", action="store_true",
                         help="--self-test: also fail unless this build offloads layers to a GPU (release CI, "
                              "macOS arm64 with Metal)")
