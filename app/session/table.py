@@ -42,7 +42,8 @@ REFERENCE = "reference"  # as the word error rate's reference: each pane's own r
 
 def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version: int | str | None = None,
          meaning: Callable[[str, str], float | None] | None = None,
-         model_of: Callable[[str], str] | None = None, wer: PaneSpec | str | None = None) -> list[dict]:
+         model_of: Callable[[str], str] | None = None, wer: PaneSpec | str | None = None,
+         similar: Callable[[str, str], float | None] = diff.similarity) -> list[dict]:
     """Values are numbers where they are numbers (None when unknown), so sorting is numeric. Similarity is to
     `reference`'s reply (OWN: each pane's own), its `version` as `versions.pick` reads it (None: the shown one,
     versions.PREVIOUS, or an index); None where that version does not exist. `meaning(a, b)` is the meaning
@@ -50,7 +51,8 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version
     empty has none. `model_of(backend)` names the model a pane runs on (BackendRegistry.model_of: the one rule
     of app.models.model_name); without it, or when it is not known, the model is None. The word error rate
     ("WER") is against `wer`: a pane's shown reply, REFERENCE (each pane's own reference text) or None (not
-    measured); "WER detail" says how many words were wrong, or why there is no rate."""
+    measured); "WER detail" says how many words were wrong, or why there is no rate. `similar(a, b)` is the
+    similarity in words (a view may answer None while it works it out elsewhere)."""
     diffs = compare.differences_in_groups(panes)
     out = []
     for pane, difference in zip(panes, diffs, strict=True):
@@ -63,7 +65,7 @@ def rows(panes: list[PaneSpec], reference: PaneSpec | str | None = None, version
                     "finish": r.finish_reason or r.state.value, "tokens": r.generated_tokens,
                     "thinking tok": r.reasoning_tokens, "TTFT s": r.ttft_s, "answer s": r.answer_ttft_s,
                     "tok/s": r.decode_tps, "cached": r.cached_tokens,
-                    "similarity": None if theirs is None else diff.similarity(theirs.text, r.text),
+                    "similarity": None if theirs is None else similar(theirs.text, r.text),
                     "meaning": _meaning(meaning, theirs, r),
                     **wer_columns(pane, wer),
                     **tool_columns(pane, against),

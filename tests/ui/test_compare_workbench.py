@@ -69,7 +69,7 @@ def test_the_table_sorts_selects_and_exports(loaded_window, loop, tmp_path):
     views[1].rating.note.textEdited.emit("best")
     assert views[1].spec.rating == 4 and views[1].spec.note == "best"
     table = loaded_window.compare.open_table(source)
-    assert table.table.rowCount() == 7  # the group: source and six variants
+    assert table.model.rowCount() == 7  # the group: source and six variants
     selected = []
     table.sig_pane_selected.connect(selected.append)
     column = COLUMNS.index("rating")
@@ -78,8 +78,8 @@ def test_the_table_sorts_selects_and_exports(loaded_window, loop, tmp_path):
     header.sectionClicked.emit(column)
     assert (table.sort_column, table.descending) == ("rating", True)
     assert header.sortIndicatorSection() == column and header.sortIndicatorOrder() == Qt.DescendingOrder
-    assert table.table.item(0, column).text() == "4"  # rated first, the unrated after it
-    assert table.table.item(6, column).text() == "–"
+    assert table.cell(0, column) == "4"  # rated first, the unrated after it
+    assert table.cell(6, column) == "–"
     table.table.selectRow(0)
     assert selected == [views[1].spec]
     out = table.export(str(tmp_path / "c.csv"))

@@ -49,7 +49,7 @@ def test_the_table_and_the_diff_view_show_meaning_beside_words(loaded_window, lo
     source, views = seed_group(window, loop, n=3)
     table = window.compare.open_table(source)
     column = COLUMNS.index("meaning")
-    cells = lambda: [table.table.item(r, column).text() for r in range(table.table.rowCount())]  # noqa: E731
+    cells = lambda: [table.cell(r, column) for r in range(table.model.rowCount())]  # noqa: E731
     wait_until(loop, lambda: all(c.endswith("%") for c in cells()), timeout=60)
     reference = [r for r in table.rows() if r["id"] == source.spec.id][0]
     assert reference["meaning"] == pytest.approx(1.0, abs=1e-5) and reference["similarity"] == 1.0
@@ -112,7 +112,7 @@ def test_a_bad_embedder_is_said_once_and_the_window_keeps_working(loaded_window,
     wait_until(loop, lambda: "could not be opened" in table.meaning_note.text(), timeout=60)
     assert "missing-embedder.gguf" in table.meaning_note.text()
     column = COLUMNS.index("meaning")
-    assert {table.table.item(r, column).text() for r in range(table.table.rowCount())} == {"–"}
+    assert {table.cell(r, column) for r in range(table.model.rowCount())} == {"–"}
     dialog = window.compare.open_stability(source)
     assert "meaning unavailable" in dialog.tree.topLevelItem(0).text(2)
     # the window goes on: a pane still runs
@@ -122,5 +122,5 @@ def test_a_bad_embedder_is_said_once_and_the_window_keeps_working(loaded_window,
     assert source.spec.result.state == RunState.DONE
     window.settings.set(keys.EMBEDDER, "local")  # named again: the next look embeds
     table.refresh()
-    wait_until(loop, lambda: all(table.table.item(r, column).text().endswith("%")
-                                 for r in range(table.table.rowCount())), timeout=60)
+    wait_until(loop, lambda: all(table.cell(r, column).endswith("%")
+                                 for r in range(table.model.rowCount())), timeout=60)

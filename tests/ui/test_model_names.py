@@ -26,7 +26,7 @@ def test_every_place_names_the_loaded_model_the_same_way(loaded_window, model_pa
         "pane backend chooser": pane.header.backend.itemText(0).removeprefix("main · "),
         "pane image warning": pane.images.warning.text().removeprefix("⚠ ").split(" was opened")[0],
         "backends dialog": window.backends.listing()[0][1].removeprefix("main local model: "),
-        "comparison table": tables.table.item(0, model_column).text(),
+        "comparison table": tables.cell(0, model_column),
         "comparison CSV": csv.splitlines()[1].split(",")[model_column],
         "evaluation judges": window.evals.run_control.judges()[0][1].removeprefix("Main model (").removesuffix(")"),
         "arena judge": window.arena._judge_name(),

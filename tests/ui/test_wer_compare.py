@@ -1,7 +1,7 @@
 """The word error rate in the comparison table (against each pane's reference text, or a pane chosen as the
 reference) and in the diff view, re-read as the session changes."""
 
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QInputDialog
 
 from app.session import PaneResult, PaneSpec, RunState, Session, table
@@ -22,7 +22,7 @@ def transcriptions(reference: str = "") -> Session:
 
 def column(dialog: CompareTable, name: str) -> list[str]:
     at = dialog.columns.index(name)
-    return [dialog.table.item(r, at).text() for r in range(dialog.table.rowCount())]
+    return [dialog.cell(r, at) for r in range(dialog.model.rowCount())]
 
 
 def test_the_table_measures_against_the_reference_text_it_sets(qtbot, monkeypatch):
@@ -40,8 +40,8 @@ def test_the_table_measures_against_the_reference_text_it_sets(qtbot, monkeypatc
     assert dialog.columns[dialog.columns.index("finish") + 1] == "WER"  # in sight, next to how each reply ended
     assert column(dialog, "WER") == ["0.0 %", "11.1 %", "44.4 %"]
     at = dialog.columns.index("WER")
-    assert dialog.table.item(2, at).toolTip() == ("against its reference text: 4 errors in 9 words: 2 substituted, "
-                                                  "2 deleted")
+    assert dialog.model.index(2, at).data(Qt.ToolTipRole) == ("against its reference text: 4 errors in 9 words: "
+                                                               "2 substituted, 2 deleted")
 
     dialog.table.selectionModel().select(dialog.table.model().index(1, 0),
                                          QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
@@ -53,7 +53,7 @@ def test_the_table_measures_against_the_reference_text_it_sets(qtbot, monkeypatc
 
     session.panes[2].reference = ""  # changed elsewhere: the table re-reads the session
     qtbot.waitUntil(lambda: column(dialog, "WER")[2] == "–")
-    assert dialog.table.item(2, at).toolTip() == "no reference text"
+    assert dialog.model.index(2, at).data(Qt.ToolTipRole) == "no reference text"
 
 
 def test_the_table_measures_against_a_pane_chosen_as_the_reference(qtbot):
@@ -64,7 +64,7 @@ def test_the_table_measures_against_a_pane_chosen_as_the_reference(qtbot):
     dialog.wer.setCurrentIndex(dialog.wer.findData(session.panes[1].id))
     assert dialog.wer.currentText() == "take 2's reply"
     assert column(dialog, "WER") == ["11.1 %", "0.0 %", "55.6 %"]  # "jumped" is one more error for take 3
-    assert dialog.table.item(0, dialog.columns.index("WER")).toolTip() == (
+    assert dialog.model.index(0, dialog.columns.index("WER")).data(Qt.ToolTipRole) == (
         "against take 2's reply: 1 error in 9 words: 1 substituted")
     session.panes[1].result = PaneResult(state=RunState.DONE, text="")  # an empty reference: no division by zero
     qtbot.waitUntil(lambda: column(dialog, "WER") == ["–", "0.0 %", "–"])

@@ -287,7 +287,7 @@ class QuantTools(QObject):
     def open_ranking(self, comparison: QuantComparison) -> QuantRanking:
         view = QuantRanking(comparison, self.session, self.memory, lambda: self.cancel(comparison),
                             self.parent_widget)
-        view.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
+        view.sig_pane_selected.connect(self.grid.show_pane)
         view.sig_show_diff.connect(lambda path, c=comparison: self.show_diff(c, path))
         self.views.append(view)
         view.finished.connect(lambda _r, v=view: self.views.remove(v) if v in self.views else None)

@@ -9,15 +9,19 @@ tooltip counts the words wrong, or says why it has no rate.
 A view of the session: rows come from `app.session.table` (sorting too: `table.sort`, unknown values last), and
 the table re-reads them whenever the session announces a change (at most every live_refresh.REFRESH_MS while replies
 stream), so it never goes stale while a sweep runs. The "meaning" column comes from the window's Meaning
-(embedded on its worker thread; "…" until the vectors are in), which announces its vectors the same way.
+(embedded on its worker thread; "…" until the vectors are in), which announces its vectors the same way. The
+similarity in words is kept per pair of texts, so a refresh works out only the replies that changed; more than
+SYNC_PAIRS new pairs at once (a table of hundreds of panes opened, another reference chosen) are worked out a
+slice per event-loop turn ("…" until they are in), so the window never stalls for them.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -26,15 +30,15 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from app.session import PaneSpec, Session, table, versions
+from app.session import PaneSpec, Session, diff, table, versions
 from app.session.store import write_atomic
 from app.session.word_errors import shown
+from app.ui.compare.rows_model import RowsModel
 from app.ui.widgets.live_refresh import follow
 
 
@@ -50,6 +54,11 @@ def cell_text(value, column: str) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
+SYNC_PAIRS = 16  # new similarity pairs worked out at once on a refresh; more, a slice per event-loop turn
+SLICE_S = 0.01
+RESIZE_ROWS = 24
+
+
 class CompareTable(QDialog):
     sig_pane_selected = Signal(object)
     """A row was selected: its PaneSpec."""
@@ -63,6 +72,13 @@ class CompareTable(QDialog):
         self.setWindowTitle("Comparison table")
         self.resize(980, 420)
         self.session = session
+        self._similar: dict[tuple[str, str], float] = {}  # (reference text, reply text) -> similarity in words
+        self._missing: set[tuple[str, str]] = set()  # asked for by the last rows(), not known
+        self._asked: set[tuple[str, str]] = set()  # every pair the last rows() asked for (the others are dropped)
+        self._working = False  # pairs are queued, worked out a slice per event-loop turn
+        self._queue: list[tuple[str, str]] = []
+        self._slices = QTimer(self, singleShot=True, interval=0)
+        self._slices.timeout.connect(self._work_out_some)
         self.sort_column, self.descending = "pane", False
         self.scope = QComboBox()
         self.scope.addItem("Whole session", None)
@@ -79,12 +95,16 @@ class CompareTable(QDialog):
         self.reference_button = QPushButton("Reference text…", toolTip="The text each reply should be (a clip's "
                                             "transcript): for the selected rows, else every row shown")
         self.columns = table.COLUMNS  # in the order shown: the tool columns near the front when tools are used
-        self.table = QTableWidget(0, len(self.columns))
-        self.table.setHorizontalHeaderLabels(self.columns)
-        self.table.setSelectionBehavior(QTableWidget.SelectRows)
+        self.model = RowsModel(self._cell_text, self,
+                               tip=lambda row, column: row["WER detail"] if column == table.WER else "")
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectRows)
+        self.table.setEditTriggers(QTableView.NoEditTriggers)
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
+        header.setResizeContentsPrecision(RESIZE_ROWS)  # columns fit these rows (and those on screen), not hundreds
         header.setSectionsClickable(True)
         self.export_button = QPushButton("Export CSV…")
         top = QHBoxLayout()
@@ -109,7 +129,7 @@ class CompareTable(QDialog):
         self.wer.currentIndexChanged.connect(self.refresh)
         self.reference_button.clicked.connect(self.edit_reference)
         header.sectionClicked.connect(self.sort_by)
-        self.table.itemSelectionChanged.connect(self._selected)
+        self.table.selectionModel().selectionChanged.connect(self._selected)
         self.export_button.clicked.connect(self.export)
         self._timer = follow(self, self.refresh, session, self.link.meaning if self.link is not None else None)
         self.refresh()
@@ -199,14 +219,46 @@ class CompareTable(QDialog):
         self.version.setCurrentIndex(values.index(keep) if keep in values else 0)
         self.version.blockSignals(False)
 
-    def rows(self) -> list[dict]:
-        """The rows as shown: from the session, sorted by the chosen column."""
+    def rows(self, complete: bool = False) -> list[dict]:
+        """The rows as shown: from the session, sorted by the chosen column (`complete`: every similarity worked
+        out now, none left to the worker)."""
         specs = self.specs()
         chosen = self.reference.currentData()
         reference = table.OWN if chosen == table.OWN else next((s for s in specs if s.id == chosen), None)
         meaning = self.link.sync().similarity if self.link is not None else None
-        found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of, self.wer_reference())
+        self._missing, self._asked = set(), set()
+        found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of,
+                           wer=self.wer_reference(), similar=self._similarity)
+        if self._missing and (complete or len(self._missing) <= SYNC_PAIRS):
+            self._similar.update(_work_out(self._missing))
+            found = table.rows(specs, reference, self.version.currentData(), meaning, self.model_of,
+                               wer=self.wer_reference(), similar=self._similarity)
+        elif self._missing:
+            self._queue = list(self._missing)
+            self._working = True
+            self._slices.start()
+        self._similar = {pair: self._similar[pair] for pair in self._asked if pair in self._similar}  # no others
         return table.sort(found, self.sort_column, self.descending)
+
+    def _similarity(self, a: str, b: str) -> float | None:
+        known = self._similar.get((a, b))
+        self._asked.add((a, b))
+        if known is None:
+            self._missing.add((a, b))
+        return known
+
+    def _work_out_some(self) -> None:
+        """A slice of the queued pairs (about SLICE_S), the rest on the next event-loop turns; then the table
+        shows them. (On a worker thread, pure Python held the GIL against the GUI thread's every Qt call.)"""
+        started = time.perf_counter()
+        while self._queue and time.perf_counter() - started < SLICE_S:
+            a, b = self._queue.pop()
+            self._similar[(a, b)] = diff.similarity(a, b)
+        if self._queue:
+            self._slices.start()
+        else:
+            self._working = False
+            self.refresh()
 
     def sort_by(self, section: int) -> None:
         column = self.columns[section]
@@ -218,40 +270,40 @@ class CompareTable(QDialog):
         self._timer.stop()
         rows = self.rows()
         selected = self._selected_id()
-        self.table.blockSignals(True)
-        columns = table.columns(self.specs(), wer=self.wer_reference() is not None)
-        if columns != self.columns:
-            self.columns = columns
-            self.table.setHorizontalHeaderLabels(columns)
-        self.table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            for c, column in enumerate(self.columns):
-                item = self.table.item(r, c)
-                if item is None:
-                    item = QTableWidgetItem()
-                    item.setFlags(item.flags() & ~Qt.ItemIsEditable)
-                    self.table.setItem(r, c, item)
-                item.setText("…" if column == "meaning" and row[column] is None and self._embedding()
-                             else cell_text(row[column], column))
-                item.setData(Qt.UserRole, row["id"])
-                item.setToolTip(row["WER detail"] if column == table.WER else "")
-            if row["id"] == selected:
-                self.table.selectRow(r)
-        self.table.blockSignals(False)
+        columns = self.columns = table.columns(self.specs(), wer=self.wer_reference() is not None)
+        reset = self.model.show(rows, columns)
+        ids = [row["id"] for row in rows]
+        if selected in ids and self._selected_id() != selected:
+            self.table.blockSignals(True)
+            self.table.selectionModel().blockSignals(True)
+            self.table.selectRow(ids.index(selected))
+            self.table.selectionModel().blockSignals(False)
+            self.table.blockSignals(False)
         order = Qt.DescendingOrder if self.descending else Qt.AscendingOrder
         self.table.horizontalHeader().setSortIndicator(self.columns.index(self.sort_column), order)
-        self.table.resizeColumnsToContents()
+        if reset:
+            self.table.resizeColumnsToContents()
         self.meaning_note.setText(self.link.status() if self.link is not None else "")
+
+    def _cell_text(self, row: dict, column: str) -> str:
+        if row[column] is None and (column == "meaning" and self._embedding()
+                                    or column == "similarity" and self._working):
+            return "…"
+        return cell_text(row[column], column)
+
+    def cell(self, row: int, column: int) -> str:
+        """The text a cell shows."""
+        return self.model.index(row, column).data()
 
     def _embedding(self) -> bool:
         return self.link is not None and self.link.meaning.pending > 0
 
     def _selected_id(self) -> str | None:
-        items = self.table.selectedItems()
-        return items[0].data(Qt.UserRole) if items else None
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].data(Qt.UserRole) if rows else None
 
     def _selected_ids(self) -> set[str]:
-        return {item.data(Qt.UserRole) for item in self.table.selectedItems()}
+        return {index.data(Qt.UserRole) for index in self.table.selectionModel().selectedRows()}
 
     def _selected(self) -> None:
         spec = self.session.pane_by_id(self._selected_id() or "")
@@ -263,5 +315,9 @@ class CompareTable(QDialog):
             path, _ = QFileDialog.getSaveFileName(self, "Export comparison", "comparison.csv", "CSV (*.csv)")
         if not path:
             return None
-        write_atomic(path, table.to_csv(self.rows()))
+        write_atomic(path, table.to_csv(self.rows(complete=True)))
         return Path(path)
+
+
+def _work_out(pairs) -> dict[tuple[str, str], float]:
+    return {(a, b): diff.similarity(a, b) for a, b in pairs}

@@ -143,14 +143,14 @@ class CompareTools(QObject):
 
     def open_table(self, focus: PaneSpec | PromptPane | None = None) -> CompareTable:
         dialog = CompareTable(self.session, _spec(focus), self.parent_widget, self.meaning, self.model_of)
-        dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
+        dialog.sig_pane_selected.connect(self.grid.show_pane)
         self._show(dialog)
         return dialog
 
     def open_stability(self, focus: PaneSpec | PromptPane | None = None) -> StabilityDialog:
         """Seed groups and repeated evaluation cells, their answers clustered by meaning; `focus`'s group first."""
         dialog = StabilityDialog(self.session, self.meaning, _spec(focus), self.parent_widget)
-        dialog.sig_pane_selected.connect(lambda spec: self.grid.ensureWidgetVisible(self.grid.view_of(spec)))
+        dialog.sig_pane_selected.connect(self.grid.show_pane)
         self._show(dialog)
         return dialog
 

@@ -4,9 +4,17 @@ The grid renders `session.panes` and `session.view`: it makes a view when a pane
 pane is removed, and re-flows when the column count or the columns-mode group changes; with no pane it shows
 what to do (empty_hint.py). It never edits the session; `add_pane` and friends are conveniences that call the
 controller and return the new view.
+
+At any size: a view is an empty frame until it is first painted (prompt_pane.py), and the grid builds the frames
+that were painted a few per event-loop turn (BUILD_SLICE_S), so a sweep or an opened session of hundreds of panes
+builds the dozen on screen, and scrolling builds the next. Panes inserted or removed together (a sweep, Open,
+New) are placed once, on the next event-loop turn, with their headers' titles worked out once for all of them
+(`settle` places them at once where a caller needs their geometry).
 """
 
 from __future__ import annotations
+
+import time
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
@@ -22,6 +30,9 @@ MIN_COLUMN_WIDTH = 180  # columns mode: 8 variants fit side by side on a 1600 px
 PANE_MIN_WIDTH = 300
 QWIDGETSIZE_MAX = (1 << 24) - 1
 TICK_MS = 500  # live wait/TTFT/tok/s figures in busy panes, 2 Hz
+BUILD_SLICE_S = 0.025  # panes come into view: build them for about this long per event-loop turn
+DELETE_SLICE, DELETE_BUILT = 60, 20  # panes deleted per event-loop turn: a built one counts as 20 not built
+PLACEHOLDER_HEIGHT = 300  # a pane not built yet takes a built pane's height (the last one built), this at first
 _TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_format", "backend", "group", "title",
                            "thinking"})
 
@@ -53,8 +64,19 @@ class PaneGrid(QScrollArea):
         self.backend_labels: dict[str, str] = {}  # and how it shows them (the main model by its model's name)
         self.tool_support = ""  # how the local model takes tools, in words (each pane's Tools section)
         self._ticker = QTimer(self, interval=TICK_MS)
-        self._ticker.timeout.connect(lambda: [view.tick() for view in self.panes])
+        self._ticker.timeout.connect(lambda: [view.tick() for view in self.panes if view.built])
         self._ticker.start()
+        self._views: dict[int, PromptPane] = {}  # id(spec) -> its view
+        self._place_timer = QTimer(self, singleShot=True, interval=0)  # inserts and removals placed together
+        self._place_timer.timeout.connect(self.settle)
+        self._place_index: int | None = None  # the first pane whose place changed since the grid was laid out
+        self._to_build: list[PromptPane] = []  # painted, not built yet: built a few per event-loop turn
+        self._build_timer = QTimer(self, singleShot=True, interval=0)
+        self._build_timer.timeout.connect(self._build_some)
+        self._to_delete: list[PromptPane] = []  # removed, hidden, deleted a few per event-loop turn
+        self._delete_timer = QTimer(self, singleShot=True, interval=0)
+        self._delete_timer.timeout.connect(self._delete_some)
+        self.placeholder_height = PLACEHOLDER_HEIGHT
         for spec in session.panes:
             self._insert_view(spec, len(self.panes))
         self._reflow()
@@ -79,7 +101,7 @@ class PaneGrid(QScrollArea):
         spacing = self._layout.spacing()
         room = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width() \
             - margins.left() - margins.right() + spacing
-        pane = max([PANE_MIN_WIDTH, *(view.settings_width() for view in self.panes)])
+        pane = max([PANE_MIN_WIDTH, *(view.settings_width() for view in self.panes if view.built)])
         return max(1, min(self.columns, room // (pane + spacing)))
 
     def eventFilter(self, watched, event) -> bool:
@@ -93,7 +115,7 @@ class PaneGrid(QScrollArea):
         return group if any(v.spec.group == group for v in self.panes) else None
 
     def view_of(self, spec: PaneSpec) -> PromptPane | None:
-        return next((v for v in self.panes if v.spec is spec), None)
+        return self._views.get(id(spec))
 
     # --- conveniences over the controller (tests, the self-test, menus) --------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PromptPane | None = None) -> PromptPane:
@@ -110,7 +132,14 @@ class PaneGrid(QScrollArea):
         view.prompt.setFocus()
         QTimer.singleShot(0, self, lambda: view in self.panes and self._scroll_to(view))
 
+    def show_pane(self, spec: PaneSpec) -> None:
+        """Scroll the pane of `spec` into sight (a row picked in a comparison), built."""
+        if (view := self.view_of(spec)) is not None:
+            self._scroll_to(view)
+
     def _scroll_to(self, view: PromptPane) -> None:
+        self.settle()
+        view.build()
         self._layout.activate()
         self.ensureWidgetVisible(view)
         if view.height() > self.viewport().height():
@@ -135,18 +164,30 @@ class PaneGrid(QScrollArea):
     # --- the session -> views -------------------------------------------------------------------------------
     def _inserted(self, index: int, spec: PaneSpec) -> None:
         self._insert_view(spec, index)
-        if self.column_group is None and len(self.panes) > 1 and self.shown_columns == self._laid_out:
-            self._place_from(index)  # a sweep adds hundreds: each insert moves only the panes after it
-        else:
-            self._reflow()
+        self.empty_hint.hide()  # gone as soon as a pane exists
+        self._place_later(index)
 
     def _removed(self, index: int, spec: PaneSpec) -> None:
         view = self.view_of(spec)
         if view is not None:
             index = self.panes.index(view)
             self._drop_view(view)
-        if view is not None and self.column_group is None and self.panes and self.shown_columns == self._laid_out:
-            self._place_from(index)  # closing a session removes its panes one by one: each moves those after it
+        self._place_later(index)
+
+    def _place_later(self, index: int) -> None:
+        """Panes from `index` on changed places: lay them out on the next event-loop turn, with whatever else is
+        inserted or removed before it (a sweep adds hundreds: placing each at once moved all those after it)."""
+        self._place_index = index if self._place_index is None else min(self._place_index, index)
+        self._place_timer.start()
+
+    def settle(self) -> None:
+        """Place the panes inserted or removed since the grid was last laid out, now."""
+        self._place_timer.stop()
+        index, self._place_index = self._place_index, None
+        if index is None:
+            return
+        if self.column_group is None and self.panes and self._laid_out and self.shown_columns == self._laid_out:
+            self._place_from(index)  # each insert or removal moves only the panes after it
         else:
             self._reflow()
 
@@ -164,41 +205,76 @@ class PaneGrid(QScrollArea):
             self.refresh_titles()  # a setting changed (never a streamed token): headers say what differs now
 
     def _insert_view(self, spec: PaneSpec, index: int) -> PromptPane:
-        view = PromptPane(spec, self.controller)
+        view = PromptPane(spec, self.controller, self._container, self._build_soon)
+        view.hide()  # until it is placed
+        view.setMinimumHeight(self.placeholder_height)
         view.installEventFilter(self)
-        view.header.set_backends(self.backend_names, self.backend_labels)
+        view.set_backends(self.backend_names, self.backend_labels)
         view.set_tool_support(self.tool_support)
         if self._check_grammar is not None:
-            view.options.set_checker(self._check_grammar)
+            view.set_checker(self._check_grammar)
         self.panes.insert(index, view)
+        self._views[id(spec)] = view
         self.sig_pane_added.emit(view)
         return view
 
     def _drop_view(self, view: PromptPane) -> None:
         view.detach()
         self.panes.remove(view)
+        self._views.pop(id(view.spec), None)
         self._layout.removeWidget(view)
-        view.setParent(None)
-        view.deleteLater()
+        view.hide()
+        self._to_delete.append(view)  # deleted a few per event-loop turn: closing a session of hundreds of
+        self._delete_timer.start()  # panes deleted them all in one turn
+
+    def _delete_some(self) -> None:
+        budget = DELETE_SLICE
+        while self._to_delete and budget > 0:
+            view = self._to_delete.pop(0)
+            budget -= DELETE_BUILT if view.built else 1
+            view.deleteLater()
+        if self._to_delete:
+            self._delete_timer.start()
+
+    # --- building the panes on screen ----------------------------------------------------------------------------
+    def _build_soon(self, view: PromptPane) -> None:
+        """`view` was painted before it was built: build it within the next event-loop turns."""
+        if view not in self._to_build:
+            self._to_build.append(view)
+            self._build_timer.start()
+
+    def _build_some(self) -> None:
+        """Build the painted panes for about BUILD_SLICE_S, the rest on the next turn (the window stays
+        responsive while a screenful of panes builds)."""
+        started = time.perf_counter()
+        while self._to_build and time.perf_counter() - started < BUILD_SLICE_S:
+            view = self._to_build.pop(0)
+            if view.built or self.view_of(view.spec) is not view or view.visibleRegion().isEmpty():
+                continue  # built, removed, or scrolled away meanwhile (painted again when it comes back)
+            view.build()
+            if not view._compact:
+                self.placeholder_height = max(120, view.minimumSizeHint().height())
+        if self._to_build:
+            self._build_timer.start()
 
     def set_tool_support(self, text: str) -> None:
         """The local model's line for every pane's Tools section (a model was loaded)."""
         self.tool_support = text
         for view in self.panes:
-            view.set_tool_support(text)
-            view.images.check()  # another model: can it read each pane's images?
+            view.set_tool_support(text)  # and a built one checks it can read its images
 
     def set_backend_names(self, names: list[str], labels: dict[str, str] | None = None) -> None:
         """The backends panes can choose changed (one was added or removed, a model loaded); `labels`: how each
         is shown (BackendRegistry.label: the main model by its model's name)."""
         self.backend_names, self.backend_labels = list(names), dict(labels or {})
         for view in self.panes:
-            view.header.set_backends(self.backend_names, self.backend_labels)
-            view.images.check()
+            view.set_backends(self.backend_names, self.backend_labels)
         self.refresh_titles()  # the backend shows in the header's chooser now, or in its title again
 
     # --- layout ----------------------------------------------------------------------------------------------------
     def _reflow(self, *_args) -> None:
+        self._place_timer.stop()
+        self._place_index = None
         for view in self.panes:
             self._layout.removeWidget(view)
         self._layout.removeWidget(self.empty_hint)
@@ -280,4 +356,4 @@ class PaneGrid(QScrollArea):
     def refresh_titles(self) -> None:
         """Each header names the settings where its pane differs from the others (e.g. "T 0.7 · seed 3")."""
         for view, diff in zip(self.panes, differences_in_groups([v.spec for v in self.panes]), strict=True):
-            view.header.set_differences(diff)
+            view.set_differences(diff)

@@ -5,12 +5,12 @@ The pane renders its spec and writes the user's edits into it; structural action
 SessionController, and a problem is shown in the pane's status line, never raised: a click never ends in a
 traceback. It keeps no copy of the run's state: text, state and figures are read from `spec.result` each time.
 
-Spec -> widgets: every event of the spec marks its field dirty; a field the user or an action changed renders at
-once, streamed result changes at most once per event-loop turn, so a pump of many steps repaints the pane once,
-and not while the pane is scrolled out of view (they show when it is painted again). An editor already showing a
-value is left alone, so typing is never disturbed by the echo of its own edit. Widgets -> spec: `commit_form`
-copies the sampling, output and tools forms into the spec (the tools' texts as written: a run or Continue checks
-them).
+Built when needed: a pane starts as an empty frame (its state stripe, the height a built pane takes) and gets
+its widgets (pane_widgets.py) the first time it is painted (scrolled into view), focused (Tab reaches it), or
+any part of it is asked for (`pane.prompt`, `pane.output`, …). Until then it listens to nothing: a reply
+streaming into a pane no one has looked at costs the window nothing, and the pane shows the whole reply when it
+is built, from the spec. What the grid tells every pane (its header's differences, the backends, columns mode, a
+problem to show) is kept and applied when it is built. How spec and widgets follow each other: pane_render.py.
 
 Output first: a pane exists to show its reply. Before its first run a pane shows its settings sections and a
 full editor; once it has a conversation or a run, the closed sections hide their toggles (the pane's ⚙ menu
@@ -20,35 +20,15 @@ the reply gets most of the pane's height.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QFrame, QWidget
 
 from app.session import MAIN, PaneSpec, RunState, SessionController
-from app.ui.pane.controls import PaneControls
-from app.ui.pane.conversation_view import ConversationView
-from app.ui.pane.editor import PromptEditor
-from app.ui.pane.group_mocks_editor import GroupMocksEditor
-from app.ui.pane.header import PaneHeader
-from app.ui.pane.image_strip import ImageStrip
-from app.ui.pane.mcp_picker import McpPicker
-from app.ui.pane.output_options import OutputOptions
-from app.ui.pane.sampling_form import SamplingForm
-from app.ui.pane.thinking_view import ThinkingView
-from app.ui.pane.tool_cards_view import ToolCardsView
-from app.ui.pane.tools_options import ToolsOptions, server_support_text
-from app.ui.pane.version_bar import VersionBar
-from app.ui.widgets.collapsible import collapsible
-from app.ui.widgets.status_line import StatusLine
+from app.ui.pane import pane_render, pane_widgets
+from app.ui.pane.tools_options import server_support_text
 from app.ui.widgets.striped_frame import StripedFrame
 
 # The coloured stripe down a pane's left edge that says its state at a glance (red for a message shown outside
@@ -57,11 +37,6 @@ STATE_COLORS = {RunState.QUEUED: QColor("#9ca3af"), RunState.PREFILLING: QColor(
                 RunState.GENERATING: QColor("#3b82f6"), RunState.DONE: QColor("#10b981"),
                 RunState.CANCELLED: QColor("#6b7280"), RunState.ERROR: QColor("#ef4444"),
                 RunState.INTERRUPTED: QColor("#a855f7")}
-_EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
-                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
-                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
-                            "expected_calls", "lora", "parallel_tool_calls", "speculative_kind",
-                            "draft_model", "tool_call_first"})
 
 
 class PromptPane(StripedFrame):
@@ -70,125 +45,96 @@ class PromptPane(StripedFrame):
     "table")."""
     _draft_before_edit = ""  # the draft an edit replaced, restored by Cancel edit
     _images_before_edit: tuple = ()  # and its images
+    built = False  # its widgets are made (build)
+    _building = False
 
-    def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
+    def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None,
+                 on_shown: Callable[[PromptPane], None] | None = None):
+        """`on_shown(pane)`: the pane, not built yet, was painted: build it soon (the grid builds a few per
+        event-loop turn); without it the pane builds itself on the next turn."""
         super().__init__(parent)
         self.setObjectName("promptPane")
         self.setFrameShape(QFrame.StyledPanel)
+        self.setFocusPolicy(Qt.TabFocus)  # until built: Tab reaches it, and focusing it builds it
+        self.setMinimumWidth(180)
         self.spec, self.controller = spec, controller
+        self._on_shown = on_shown
         self._tool_support = ""  # the local model's line for the Tools section (set_tool_support)
-        self._notice = False  # an error shown outside a run (no model, invalid setting): red stripe until next run
+        self._notice: str | None = None  # an error shown outside a run (no model, invalid setting): red stripe
+        self._compact = False
+        self._differences: list[str] | None = None  # what the grid says sets this pane apart (header)
+        self._backends: tuple[list[str], dict[str, str]] | None = None
+        self._checker = None  # the loaded model's grammar checker for the Output section
         self._refresh = QTimer(self, singleShot=True, interval=0)  # one refresh per event-loop turn
         self._refresh.timeout.connect(self._render)
         self._dirty: set[str] = set()
 
-        self.header = PaneHeader(self)
-        h = self.header
-        self.title, self.conversation_button, self.conversation_menu = h.title, h.conversation_button, \
-            h.conversation_menu
-        self.compare_button, self.duplicate_button, self.remove_button = h.compare_button, h.duplicate_button, \
-            h.remove_button
+    def __getattr__(self, name: str):
+        """A part of a pane not built yet (`pane.prompt`, `pane.output`, …): build the pane, then answer."""
+        if name in pane_widgets.PARTS and not self.built and not self._building:
+            self.build()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-        self.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)", tabChangesFocus=True)
-        self.system_prompt.setFixedHeight(54)
-        system_toggle, _ = collapsible("System prompt", self.system_prompt, expanded=False)
-        self.sampling = SamplingForm()
-        sampling_toggle, _ = collapsible("Sampling", self.sampling, expanded=False)
-        self.options = OutputOptions()
-        options_toggle, _ = collapsible("Output", self.options, expanded=False)
-        self.tools = ToolsOptions()
-        tools_toggle, _ = collapsible("Tools", self.tools, expanded=False)
-        self._toggles = (system_toggle, sampling_toggle, options_toggle, tools_toggle)
-        self._compact = False
-        self.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
-        self.cancel_edit_button = QPushButton("Cancel edit")
-        banner = QHBoxLayout()
-        banner.addWidget(self.edit_banner, 1)
-        banner.addWidget(self.cancel_edit_button)
-        self.prompt = PromptEditor("Ask something…  (Ctrl+Enter runs this pane)")
-        self.images = ImageStrip(spec, controller)
-
-        self.controls = PaneControls([("System prompt", system_toggle), ("Sampling", sampling_toggle),
-                                      ("Output", options_toggle), ("Tools", tools_toggle)])
-        c = self.controls
-        self.run_button, self.stop_button, self.drop_button, self.rating = c.run_button, c.stop_button, \
-            c.drop_button, c.rating
-        self.copy_action = c.copy_action
-        self.output = ConversationView()
-        self.output.setTabChangesFocus(True)
-        self.thinking_view = ThinkingView()
-        self.tool_cards = ToolCardsView(spec, controller)
-        self.group_mocks = GroupMocksEditor(spec, controller)  # the group's, shown in every pane of it
-        self.tools.add_group_editor(self.group_mocks)
-        self.mcp_picker = McpPicker(spec, controller)  # MCP servers' tools beside the JSON-defined ones
-        self.tools.add_mcp_picker(self.mcp_picker)
-        self.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
-        self.status.setObjectName("paneStatus")
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 8, 10, 8)
-        layout.setSpacing(4)
-        for widget in (self.header, system_toggle, self.system_prompt, sampling_toggle, self.sampling):
-            layout.addWidget(widget)
-        sections = QHBoxLayout()  # Output and Tools share a row: a pane gets no taller for the Tools section
-        sections.setContentsMargins(0, 0, 0, 0)
-        for toggle in (options_toggle, tools_toggle):
-            sections.addWidget(toggle)
-        sections.addStretch(1)
-        layout.addLayout(sections)
-        for widget in (self.options, self.tools):
-            layout.addWidget(widget)
-        layout.addLayout(banner)
-        layout.addWidget(self.images)
-        layout.addWidget(self.prompt)
-        layout.addWidget(self.controls)
-        layout.addWidget(self.thinking_view)
-        self.version_bar = VersionBar(spec, controller)  # "‹ version 2 of 3 ›", Branch
-        layout.addWidget(self.version_bar)
-        layout.addWidget(self.output, 1)
-        layout.addWidget(self.tool_cards)
-        for widget in (self.options.legend, self.status):
-            layout.addWidget(widget)
-        self.setMinimumWidth(180)
-        chain = [self.cancel_edit_button, self.prompt, *c.focus_chain(), self.thinking_view.toggle,
-                 self.thinking_view.text, self.output]  # editor -> Run -> Stop -> rating -> menu -> reply
-        for first, second in zip(chain, chain[1:], strict=False):
-            QWidget.setTabOrder(first, second)
+    def build(self) -> None:
+        """Make the pane's widgets and show its spec in them (once; later calls do nothing)."""
+        if self.built or self._building:
+            return
+        self._building = True
+        self.setUpdatesEnabled(False)
+        try:
+            pane_widgets.build(self)
+            self.built = True
+        finally:
+            self._building = False
+        self.setFocusPolicy(Qt.NoFocus)
+        self.setMinimumHeight(0)  # the placeholder's height goes: its layout says what the pane needs now
+        notice = self._notice
         self.load_spec()
-
-        self.run_button.clicked.connect(lambda: self.run())
-        self.stop_button.clicked.connect(self.stop)
-        self.duplicate_button.clicked.connect(lambda: controller.duplicate(self.spec))
-        self.remove_button.clicked.connect(lambda: controller.remove(self.spec))
-        self.copy_action.triggered.connect(lambda: QGuiApplication.clipboard().setText(self.reply_text()))
-        for toggle in self._toggles:
-            toggle.toggled.connect(self._arrange)
-        self.drop_button.clicked.connect(self.drop_oldest_and_retry)
-        self.cancel_edit_button.clicked.connect(self.cancel_edit)
-        self.prompt.textChanged.connect(lambda: setattr(self.spec, "draft", self.prompt.toPlainText()))
-        self.system_prompt.textChanged.connect(lambda: setattr(self.spec, "system", self.system_prompt.toPlainText()))
-        self.sampling.sig_changed.connect(self._form_edited)
-        self.options.sig_changed.connect(self._form_edited)
-        self.tools.sig_changed.connect(self._form_edited)
-        self.group_mocks.sig_changed.connect(self.tool_cards.sync)
-        self.rating.sig_changed.connect(lambda: controller.rate(self.spec, self.rating.rating, self.rating.note.text()))
-        self.output.sig_branch_requested.connect(self.branch)
-        self.prompt.sig_images.connect(self.images.incoming)
-        self.images.sig_problem.connect(self.show_error)
-        self.header.sig_compare_action.connect(lambda key: self.sig_compare_action.emit(self, key))
-        self.header.sig_backend_chosen.connect(lambda name: setattr(self.spec, "backend", name))
-        self.header.sig_backend_chosen.connect(lambda _name: self._show_tool_support())
-        self.version_bar.sig_problem.connect(self.show_error)
-        self.version_bar.sig_diff_previous.connect(lambda: self.sig_compare_action.emit(self, "diff_previous"))
-        spec.events.all.connect(self._on_spec_event)
+        self._show_tool_support()
+        if self._backends is not None:
+            self.header.set_backends(*self._backends)
+        if self._differences is not None:
+            self.header.set_differences(self._differences)
+        if self._checker is not None:
+            self.options.set_checker(self._checker)
+        if self._compact:
+            self.set_compact(True)
+        if notice is not None:
+            self.show_error(notice)
+        pane_widgets.show_parts(self)
+        self.setUpdatesEnabled(True)
 
     def detach(self) -> None:
         """The pane leaves the session: stop listening to its spec (the widget is about to be deleted)."""
-        self.spec.events.all.disconnect(self._on_spec_event)
+        self._refresh.stop()
+        if not self.built:
+            return
+        self.spec.events.all.disconnect(self.on_spec_event)
         self.group_mocks.detach()
         self.mcp_picker.detach()
         self.tool_cards.detach()
-        self._refresh.stop()
+
+    def paintEvent(self, event) -> None:
+        if not self.built:
+            if self._on_shown is not None:
+                self._on_shown(self)
+            else:
+                QTimer.singleShot(0, self, self.build)
+        elif self._dirty and not self._refresh.isActive():
+            self._refresh.start()  # back in view with streamed changes pending: show them (not while painting)
+        super().paintEvent(event)
+
+    def focusInEvent(self, event) -> None:
+        """Tab (or Shift+Tab) reached the pane before it was built: build it and focus its first (last) control."""
+        super().focusInEvent(event)
+        if self.built:
+            return
+        self.build()
+        if event.reason() == Qt.BacktabFocusReason:
+            self.output.setFocus(Qt.BacktabFocusReason)
+        else:
+            (self.prompt if self.prompt.isVisibleTo(self) else self.run_button).setFocus(Qt.TabFocusReason)
 
     # --- state ----------------------------------------------------------------------------------------------------
     @property
@@ -212,7 +158,7 @@ class PromptPane(StripedFrame):
         return self.spec.result.text
 
     def show_state(self) -> None:
-        self._notice = False
+        self._notice = None
         busy = self.busy
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
@@ -225,27 +171,24 @@ class PromptPane(StripedFrame):
         self.refresh_status()
 
     def show_error(self, message: str) -> None:
-        """A problem before or outside a run (empty message, invalid setting, no model): nothing else changes."""
-        self._notice = True
+        """A problem before or outside a run (empty message, invalid setting, no model): nothing else changes
+        (a pane not built yet shows it once it is)."""
+        self._notice = message
         self._update_stripe()
-        self.status.setText(f"⚠ {message}")
+        if self.built:
+            self.status.setText(f"⚠ {message}")
 
     def _stripe_color(self) -> QColor | None:
-        return STATE_COLORS[RunState.ERROR] if self._notice else STATE_COLORS.get(self.spec.result.state)
+        return STATE_COLORS[RunState.ERROR] if self._notice is not None else STATE_COLORS.get(self.spec.result.state)
 
     def tick(self) -> None:
         """Refresh the live figures (called a few times a second while busy)."""
-        if self.busy and not self._scrolled_away():
+        if self.built and self.busy and not self._scrolled_away():
             self.refresh_status()
 
     def _scrolled_away(self) -> bool:
         """Shown, but no part of it on screen (scrolled out of the grid's view)."""
         return self.isVisible() and self.visibleRegion().isEmpty()
-
-    def paintEvent(self, event) -> None:
-        if self._dirty and not self._refresh.isActive():
-            self._refresh.start()  # back in view with streamed changes pending: show them (not while painting)
-        super().paintEvent(event)
 
     def refresh_status(self) -> None:
         self.status.setText(self.spec.result.summary(time.perf_counter()))
@@ -292,28 +235,55 @@ class PromptPane(StripedFrame):
     def clear_conversation(self) -> None:
         self.controller.clear(self.spec)
 
-    # --- arrangement ----------------------------------------------------------------------------------------------
+    # --- what the grid tells every pane (kept until the pane is built) ------------------------------------------
     def set_tool_support(self, text: str) -> None:
         """How the local model takes tools, in words: the Tools section says it when the pane runs there."""
         self._tool_support = text
-        self._show_tool_support()
+        if self.built:
+            self._show_tool_support()
+            self.images.check()  # another model: can it read the pane's images?
 
     def _show_tool_support(self) -> None:
         backend = self.spec.backend or MAIN
         self.tools.set_support(self._tool_support if backend == MAIN else server_support_text(backend))
 
+    show_tool_support = _show_tool_support
+
+    def set_backends(self, names: list[str], labels: dict[str, str]) -> None:
+        """The backends the header offers (and how it shows them)."""
+        self._backends = (names, labels)
+        if self.built:
+            self.header.set_backends(names, labels)
+            self.images.check()
+
+    def set_differences(self, differences: list[str]) -> None:
+        """The settings that set this pane apart from the others of its group (its header's title)."""
+        self._differences = differences
+        if self.built:
+            self.header.set_differences(differences)
+
+    def set_checker(self, check) -> None:
+        """The loaded model's grammar and schema checker, for the Output section's format editor."""
+        self._checker = check
+        if self.built:
+            self.options.set_checker(check)
+
     def set_compact(self, compact: bool) -> None:
         """Columns mode: settings and editor folded away (their sections closed) so the outputs get the height."""
-        self._compact = compact
+        was, self._compact = self._compact, compact
+        if not self.built or not (compact or was):  # in the grid already: nothing to unfold
+            return
         if compact:
             for toggle in self._toggles:
                 toggle.setChecked(False)  # closes its section
         self.controls.set_sections_enabled(not compact)
-        self._arrange()
+        self.arrange()
         self.header.set_compact(compact)
 
     def settings_width(self) -> int:
         """The width the settings sections open in this pane need to show whole (0 with none open)."""
+        if not self.built:
+            return 0
         margins = self.layout().contentsMargins()
         return max([0, *(section.minimumSizeHint().width() + margins.left() + margins.right()
                          for section in (self.sampling, self.options, self.tools) if section.isVisibleTo(self))])
@@ -322,7 +292,7 @@ class PromptPane(StripedFrame):
         """The pane has a conversation or a run (streaming or ended): its reply comes first."""
         return bool(self.spec.turns) or self.spec.result.state is not RunState.IDLE
 
-    def _arrange(self) -> None:
+    def arrange(self) -> None:
         """Output first: once there is a reply, closed settings sections hide their toggles (the ⚙ menu opens
         them), the editor folds to a line until focused, and the rating shows."""
         reply = self.has_reply()
@@ -342,14 +312,11 @@ class PromptPane(StripedFrame):
         self.status.setAccessibleName(f"Status of {label}")
         self.controls.name_for(label)
 
-    # --- spec -> widgets, widgets -> spec -------------------------------------------------------------------------
-    def _on_spec_event(self, info) -> None:
+    # --- spec -> widgets, widgets -> spec (pane_render.py) ----------------------------------------------------
+    def on_spec_event(self, info) -> None:
         """A change the user made (or an action: run, edit, clear) shows at once; streamed results are
         coalesced into one refresh per event-loop turn."""
-        field = info.path[0].attr if info.path and info.path[0].attr else "result"
-        if field == "result" and len(info.path) == 1:
-            field = "new result"  # a run started or the conversation was cleared: not a streamed change
-        self._dirty.add(field)
+        self._dirty.add(pane_render.changed_field(info))
         if self._dirty - {"result"}:
             self._render()
         elif not self._refresh.isActive():
@@ -360,95 +327,20 @@ class PromptPane(StripedFrame):
         if self._dirty == {"result"} and self._scrolled_away():
             return  # only streamed changes, and no one can see them: they show when the pane is painted again
         dirty, self._dirty = self._dirty, set()
-        if dirty & _EDITOR_FIELDS:
-            self.load_editors(dirty)
-        if "draft_images" in dirty:
-            self.images.render()
-        elif dirty & {"backend", "turns"}:
-            self.images.check()  # another backend, or images in the conversation: can they still be read?
-        if dirty & {"turns", "show_probabilities", "editing", "new result"}:
-            self.output.render(self.spec)
-        elif "result" in dirty:
-            self.output.sync(self.spec)
-        if dirty & {"result", "new result", "turns", "tools", "mocks", "group"}:
-            self.tool_cards.sync()
-        if dirty & {"group", "tools"}:
-            self.group_mocks.sync()
-        if dirty & {"result", "new result", "turns"}:
-            self.thinking_view.sync(self.spec)
-            self.show_state()
-        if dirty & {"new result", "turns", "versions", "current"}:
-            self.version_bar.sync()
-        if dirty & {"new result", "turns"}:
-            self._arrange()
-            if "new result" in dirty and self.busy:
-                self.prompt.fold()  # the message is sent: its reply gets the room until the user types again
+        pane_render.render(self, dirty)
 
     def load_spec(self) -> None:
         """Show everything the spec holds (after a restore, a duplicate or a run)."""
-        self.load_editors()
-        self.output.render(self.spec)
-        self.thinking_view.sync(self.spec)
-        self.show_state()
-        self._arrange()
+        pane_render.load_spec(self)
 
-    def load_editors(self, fields=_EDITOR_FIELDS) -> None:
-        """Show the spec's values in the editors for `fields` (an editor already showing them is untouched,
-        so typing is never disturbed by the echo of its own edit)."""
-        spec = self.spec
-        for editor, text in ((self.system_prompt, spec.system), (self.prompt, spec.draft)):
-            if editor.toPlainText() != text:
-                editor.blockSignals(True)
-                editor.setPlainText(text)
-                editor.blockSignals(False)
-        if fields & {"sampling", "max_tokens", "stop"}:
-            self.sampling.load(spec.sampling, spec.max_tokens, spec.stop)
-        if fields & {"thinking", "thinking_budget"}:
-            self.sampling.thinking.load(spec.thinking, spec.thinking_budget)
-        if "speculative" in fields:
-            self.sampling.load_speculative(spec.speculative)
-        if fields & {"show_probabilities", "output_format"}:
-            self.options.load(spec.show_probabilities, spec.output_format)
-        if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
-            self.tools.load(*(getattr(spec, name) if name in fields else None
-                              for name in ("tools", "tool_choice", "mocks", "expected_calls")))
-        if "parallel_tool_calls" in fields:
-            self.tools.load_parallel(spec.parallel_tool_calls)
-        if "tool_call_first" in fields:
-            self.tools.load_call_first(spec.tool_call_first)
-        if "lora" in fields:
-            self.sampling.adapters.load(spec.lora)
-        if fields & {"speculative_kind", "draft_model"}:
-            self.sampling.draft.load(spec.speculative_kind, spec.draft_model)
-        if fields & {"rating", "note"}:
-            self.rating.load(spec.rating, spec.note)
-        self.header.show_spec()
-        if fields & {"title", "number"}:
-            self.name_controls()
-        editing = spec.editing is not None
-        if editing:
-            self.edit_banner.setText(f"Editing message {spec.editing // 2 + 1}: Run replaces it and everything "
-                                     "after it.")
-        self.edit_banner.setVisible(editing)
-        self.cancel_edit_button.setVisible(editing)
+    def load_editors(self, fields=pane_render.EDITOR_FIELDS) -> None:
+        pane_render.load_editors(self, fields)
 
     def commit_form(self) -> None:
         """Copy the sampling and output forms into the spec; raises ValueError with a message if a value is
-        invalid (the spec keeps its last valid values then)."""
-        params, max_tokens, stops = self.sampling.read(self.spec.sampling)
-        output_format = self.options.read()
-        spec = self.spec
-        spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
-        spec.thinking, spec.thinking_budget = self.sampling.thinking.read()
-        spec.speculative = self.sampling.speculative_mode()
-        spec.output_format = output_format
-        spec.show_probabilities = self.options.probabilities.isChecked()
-        spec.tools, spec.tool_choice = self.tools.values()  # kept as written; a run checks them (session/tools.py)
-        spec.mocks, spec.expected_calls = self.tools.mock_values()  # as written; Continue checks them
-        spec.parallel_tool_calls = self.tools.parallel_value()
-        spec.tool_call_first = self.tools.call_first.isChecked()
-        spec.lora = self.sampling.adapters.read()
-        spec.speculative_kind, spec.draft_model = self.sampling.draft.read()
+        invalid (the spec keeps its last valid values then). A pane not built yet has nothing newer than its spec."""
+        if self.built:
+            pane_render.commit_form(self)
 
     def open_tools(self) -> None:
         """Open the Tools section with its editor focused (Tools → Add tools to this pane…); a pane without tools
@@ -459,7 +351,7 @@ class PromptPane(StripedFrame):
         self._toggles[3].setChecked(True)
         self.tools.editor.setFocus()
 
-    def _form_edited(self) -> None:
+    def form_edited(self) -> None:
         try:
             self.commit_form()
         except ValueError:

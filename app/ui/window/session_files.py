@@ -5,15 +5,18 @@ announces (`session.events`) and on quit, to this instance's own autosave in the
 (`app.session.autosave.Autosaver`: encoded here on the GUI thread, formatted, written and fsynced on its worker thread),
 together with the name of the file it belongs to and whether it has changes that file lacks; the next launch
 restores it. So quitting never loses anything and never asks. New and Open replace the session's content
-(through the controller), so they ask first when it has changes saved nowhere but the autosave.
+(through the controller), so they ask first when it has changes saved nowhere but the autosave. Open reads and
+decodes the file on a worker thread, the window going on meanwhile; the panes it brings are built as they come
+into view (app/ui/pane/grid.py).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from app.session import Session, SessionController, SessionFileError, export, images, store
@@ -118,10 +121,12 @@ class SessionFiles(QObject):
             if not path:
                 return False
         try:
-            session = Session.load(path)
+            session = self._load_elsewhere(path)
         except (SessionFileError, OSError) as exc:
             self.sig_message.emit("Could not open the session", f"{exc}\n\nThe current session is unchanged.")
             return False
+        if session is None:
+            return False  # another open is on its way
         if not self._may_replace("Opening another session"):
             return False
         self._replace(session, Path(path))
@@ -130,6 +135,37 @@ class SessionFiles(QObject):
         if missing:  # the rest loaded: say which images did not
             self.sig_message.emit("Some images are missing", missing)
         return True
+
+    _loading = False
+
+    def _load_elsewhere(self, path: str) -> Session | None:
+        """Read and decode the file on a worker thread while the window goes on (events are handled meanwhile, as
+        in a dialog), so a large session never stalls it; the result, or the worker's error raised here. None
+        when another open is already loading."""
+        if self._loading:
+            return None
+        self._loading = True
+        done: dict = {}
+        waiting = QEventLoop()
+        finished = _Finished()
+        finished.sig_done.connect(waiting.quit, Qt.QueuedConnection)
+
+        def load() -> None:
+            try:
+                done["session"] = Session.load(path)
+            except BaseException as exc:  # noqa: BLE001 (raised again on the GUI thread)
+                done["error"] = exc
+            finished.sig_done.emit()
+
+        threading.Thread(target=load, daemon=True, name="chorus-open-session").start()
+        try:
+            if not done:
+                waiting.exec()
+        finally:
+            self._loading = False
+        if "error" in done:
+            raise done["error"]
+        return done["session"]
 
     def replace_with(self, session: Session, what: str) -> bool:
         """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined."""
@@ -239,3 +275,8 @@ class SessionFiles(QObject):
         self.path, self.unsaved = path, False
         self.autosave(wait=False)
         self.sig_status.emit(self.title)
+
+
+class _Finished(QObject):
+    sig_done = Signal()
+    """A worker is done (emitted on its thread)."""

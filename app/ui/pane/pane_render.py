@@ -1,0 +1,119 @@
+"""Spec -> widgets and widgets -> spec for a built prompt pane (prompt_pane.py).
+
+Every event of the spec marks its field dirty; a field the user or an action changed renders at once, streamed
+result changes at most once per event-loop turn, so a pump of many steps repaints the pane once, and not while
+the pane is scrolled out of view (they show when it is painted again). An editor already showing a value is left
+alone, so typing is never disturbed by the echo of its own edit. Widgets -> spec: `commit_form` copies the
+sampling, output and tools forms into the spec (the tools' texts as written: a run or Continue checks them).
+"""
+
+from __future__ import annotations
+
+EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
+                           "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
+                           "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
+                           "expected_calls", "lora", "parallel_tool_calls", "speculative_kind",
+                           "draft_model", "tool_call_first"})
+
+
+def changed_field(info) -> str:
+    """The spec's field an event is about ("new result": a run started or the conversation was cleared, not a
+    streamed change)."""
+    field = info.path[0].attr if info.path and info.path[0].attr else "result"
+    return "new result" if field == "result" and len(info.path) == 1 else field
+
+
+def render(pane, dirty: set[str]) -> None:
+    """Show what changed in the spec's `dirty` fields."""
+    if dirty & EDITOR_FIELDS:
+        load_editors(pane, dirty)
+    if "draft_images" in dirty:
+        pane.images.render()
+    elif dirty & {"backend", "turns"}:
+        pane.images.check()  # another backend, or images in the conversation: can they still be read?
+    if dirty & {"turns", "show_probabilities", "editing", "new result"}:
+        pane.output.render(pane.spec)
+    elif "result" in dirty:
+        pane.output.sync(pane.spec)
+    if dirty & {"result", "new result", "turns", "tools", "mocks", "group"}:
+        pane.tool_cards.sync()
+    if dirty & {"group", "tools"}:
+        pane.group_mocks.sync()
+    if dirty & {"result", "new result", "turns"}:
+        pane.thinking_view.sync(pane.spec)
+        pane.show_state()
+    if dirty & {"new result", "turns", "versions", "current"}:
+        pane.version_bar.sync()
+    if dirty & {"new result", "turns"}:
+        pane.arrange()
+        if "new result" in dirty and pane.busy:
+            pane.prompt.fold()  # the message is sent: its reply gets the room until the user types again
+
+
+def load_spec(pane) -> None:
+    """Show everything the spec holds (when the pane is built, after a restore, a duplicate or a run)."""
+    load_editors(pane)
+    pane.output.render(pane.spec)
+    pane.thinking_view.sync(pane.spec)
+    pane.show_state()
+    pane.arrange()
+
+
+def load_editors(pane, fields=EDITOR_FIELDS) -> None:
+    """Show the spec's values in the editors for `fields` (an editor already showing them is untouched, so
+    typing is never disturbed by the echo of its own edit)."""
+    spec = pane.spec
+    for editor, text in ((pane.system_prompt, spec.system), (pane.prompt, spec.draft)):
+        if editor.toPlainText() != text:
+            editor.blockSignals(True)
+            editor.setPlainText(text)
+            editor.blockSignals(False)
+    sampling = pane.sampling
+    if fields & {"sampling", "max_tokens", "stop"}:
+        sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+    if fields & {"thinking", "thinking_budget"}:
+        sampling.thinking.load(spec.thinking, spec.thinking_budget)
+    if "speculative" in fields:
+        sampling.load_speculative(spec.speculative)
+    if fields & {"show_probabilities", "output_format"}:
+        pane.options.load(spec.show_probabilities, spec.output_format)
+    if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
+        pane.tools.load(*(getattr(spec, name) if name in fields else None
+                          for name in ("tools", "tool_choice", "mocks", "expected_calls")))
+    if "parallel_tool_calls" in fields:
+        pane.tools.load_parallel(spec.parallel_tool_calls)
+    if "tool_call_first" in fields:
+        pane.tools.load_call_first(spec.tool_call_first)
+    if "lora" in fields:
+        sampling.adapters.load(spec.lora)
+    if fields & {"speculative_kind", "draft_model"}:
+        sampling.draft.load(spec.speculative_kind, spec.draft_model)
+    if fields & {"rating", "note"}:
+        pane.rating.load(spec.rating, spec.note)
+    pane.header.show_spec()
+    if fields & {"title", "number"}:
+        pane.name_controls()
+    editing = spec.editing is not None
+    if editing:
+        pane.edit_banner.setText(f"Editing message {spec.editing // 2 + 1}: Run replaces it and everything after it.")
+    pane.edit_banner.setVisible(editing)
+    pane.cancel_edit_button.setVisible(editing)
+
+
+def commit_form(pane) -> None:
+    """Copy the sampling and output forms into the spec; raises ValueError with a message if a value is invalid
+    (the spec keeps its last valid values then)."""
+    params, max_tokens, stops = pane.sampling.read(pane.spec.sampling)
+    output_format = pane.options.read()
+    spec, sampling, tools = pane.spec, pane.sampling, pane.tools
+    spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
+    spec.thinking, spec.thinking_budget = sampling.thinking.read()
+    spec.speculative = sampling.speculative_mode()
+    spec.output_format = output_format
+    spec.show_probabilities = pane.options.probabilities.isChecked()
+    spec.tools, spec.tool_choice = tools.values()  # kept as written; a run checks them (session/tools.py)
+    spec.mocks, spec.expected_calls = tools.mock_values()  # as written; Continue checks them
+    spec.parallel_tool_calls = tools.parallel_value()
+    spec.tool_call_first = tools.call_first.isChecked()
+    spec.lora = sampling.adapters.read()
+    spec.speculative_kind, spec.draft_model = sampling.draft.read()
