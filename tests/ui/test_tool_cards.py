@@ -5,6 +5,7 @@ in the same engine steps."""
 
 import json
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from app.session import PaneResult, RunState
@@ -77,7 +78,7 @@ def test_the_comparison_table_shows_the_tool_columns_in_sight(text_tools_window,
     dialog = window.compare.open_table(panes[0])
     wait_until(loop, lambda: dialog.isVisible() and dialog.table.viewport().width() > 0)
     table = dialog.table
-    labels = [table.horizontalHeaderItem(i).text() for i in range(table.columnCount())]
+    labels = [dialog.model.headerData(i, Qt.Horizontal) for i in range(dialog.model.columnCount())]
     at = labels.index("tool calls")
     assert labels[at - 1:at + 3] == ["finish", "tool calls", "valid", "F1 vs expected"]
     header = table.horizontalHeader()

@@ -67,7 +67,8 @@ def build(pane) -> None:
     pane.output.setTabChangesFocus(True)
     pane.thinking_view = ThinkingView()
     pane.tool_cards = ToolCardsView(spec, controller)
-    pane.group_mocks = GroupMocksEditor(spec, controller)  # the group's, shown in every pane of it
+    pane.group_mocks = GroupMocksEditor(spec, controller, pane)  # the group's, in every pane of it (parented: shown
+    # parentless, it was a window of its own for a moment, and the window lost its activation)
     pane.tools.add_group_editor(pane.group_mocks)
     pane.mcp_picker = McpPicker(spec, controller)  # MCP servers' tools beside the JSON-defined ones
     pane.tools.add_mcp_picker(pane.mcp_picker)
