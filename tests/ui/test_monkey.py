@@ -10,6 +10,7 @@ import os
 import random
 import sys
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox
 
 from app.session import Session, sweep
@@ -119,9 +120,13 @@ class Monkey:
         if self.window.files.save_as(path):
             self.saved[path] = [(p.id, p.draft) for p in self.window.session.panes]
 
-    def open_session(self):
+    async def open_session(self):
+        """As the File menu does: from a Qt event, not inside a task (the file is read on a worker thread while
+        the window's events go on)."""
         choices = sorted(self.saved) + [self.bad_file, self.bad_session]
-        self.window.files.open(str(self.rng.choice(choices)))
+        path, opened = str(self.rng.choice(choices)), []
+        QTimer.singleShot(0, lambda: opened.append(self.window.files.open(path)))
+        await until(lambda: opened)
 
     def new_session(self):
         self.window.files.new()

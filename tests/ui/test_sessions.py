@@ -93,6 +93,42 @@ def test_changes_are_autosaved_and_restored(window, qtbot, tmp_path, settings):
     assert restored.windowTitle() == "Untitled session • — Chorus"
 
 
+def test_open_from_inside_a_task_enters_no_other_task(window, loop, tmp_path, monkeypatch):
+    """Open reads on a worker thread behind a nested Qt loop; called from inside an asyncio task (a coroutine
+    that opens a file) that loop would step another task inside this one, so there it reads in place."""
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.Discard)
+    window.grid.panes[0].prompt.setPlainText("Opened from a coroutine")
+    path = tmp_path / "task.chorus.json"
+    assert window.files.save_as(path)
+    escaped, ticks, ticked = [], [], threading.Event()
+    loop.set_exception_handler(lambda _loop, context: escaped.append(context))
+    real_load = Session.load
+
+    def load_once_the_other_task_could_tick(p):  # a nested loop would step `other` meanwhile; in place, nothing can
+        ticked.wait(1.0)
+        return real_load(p)
+
+    monkeypatch.setattr(Session, "load", staticmethod(load_once_the_other_task_could_tick))
+
+    async def other():  # a task that wants to run while the open is in progress
+        for _ in range(50):
+            ticks.append(1)
+            ticked.set()
+            await asyncio.sleep(0)
+
+    async def opener():
+        asyncio.ensure_future(other())  # its first step is due as soon as this one yields or a loop turns
+        return window.files.open(str(path))
+
+    try:
+        assert loop.run_until_complete(opener())
+        assert escaped == []
+        wait_until(loop, lambda: len(ticks) == 50)  # and the other task carries on afterwards
+    finally:
+        loop.set_exception_handler(None)
+    assert window.grid.panes[0].prompt.toPlainText() == "Opened from a coroutine"
+
+
 def test_a_second_window_says_it_holds_a_session_of_its_own(window, qtbot, settings):
     assert window.windowTitle() == "Untitled session — Chorus"
     second = MainWindow(EngineBridge(), settings, autosave_path=window.files.autosave_path)  # the first owns it

@@ -12,6 +12,7 @@ into view (app/ui/pane/grid.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from pathlib import Path
@@ -144,6 +145,8 @@ class SessionFiles(QObject):
         when another open is already loading."""
         if self._loading:
             return None
+        if _inside_a_task():  # a nested Qt loop here would step other asyncio tasks inside this one: read it here
+            return Session.load(path)
         self._loading = True
         done: dict = {}
         waiting = QEventLoop()
@@ -280,3 +283,12 @@ class SessionFiles(QObject):
 class _Finished(QObject):
     sig_done = Signal()
     """A worker is done (emitted on its thread)."""
+
+
+def _inside_a_task() -> bool:
+    """True when called from inside a running asyncio task (qasync steps tasks from Qt events, so a nested Qt
+    event loop there would enter another task while this one runs)."""
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no running loop
+        return False
