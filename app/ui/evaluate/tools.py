@@ -44,6 +44,7 @@ from app.ui.evaluate.run_compare import RunCompareDialog
 from app.ui.evaluate.view import EvalView, duration, judge_label
 from app.ui.settings import EVAL_JUDGE
 from app.ui.widgets.consent_bar import ConsentBar
+from app.ui.widgets.off_thread import wait_beside
 
 CONFIG_FILTER = "promptfoo configs (*.yaml *.yml *.json);;All files (*)"
 VARS_FILTER = "Test cases (*.csv *.jsonl);;All files (*)"
@@ -104,6 +105,8 @@ class EvalTools(QObject):
         self.sig_show.emit(self.session.evaluation is not None, False)
 
     # --- making an evaluation -----------------------------------------------------------------------------------
+    _reading = False  # a config is being read on a worker thread
+
     def open_config(self, path: str | Path | None = None, run: bool = True) -> bool:
         """Load a promptfoo config and run it; a config that cannot run is explained and changes nothing."""
         if path is None:
@@ -111,8 +114,11 @@ class EvalTools(QObject):
             if not path:
                 return False
         path = Path(path).resolve()
-        try:
-            suite = load_config(path, any_provider=True)  # any provider id: offered to a model here (elsewhere.py)
+        if self._reading:
+            return False  # another config is being read
+        self._reading = True
+        try:  # read on a worker thread (a config can name a dataset to fetch): the window goes on meanwhile
+            suite = wait_beside(lambda: load_config(path, any_provider=True), "chorus-read-config")
         except ConfigError as exc:
             count = len(exc.problems)
             listed = "\n".join(f"• {problem}" for problem in exc.problems)
@@ -124,6 +130,8 @@ class EvalTools(QObject):
             self.show_message("Cannot open this evaluation", f"{path.name} cannot be read: {exc}\n\n"
                               "Nothing was changed.", QMessageBox.Warning)
             return False
+        finally:
+            self._reading = False
         if not self._may_replace():
             return False
         self.run_control.max_concurrency = suite.max_concurrency

@@ -12,18 +12,17 @@ into view (app/ui/pane/grid.py).
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from app.session import Session, SessionController, SessionFileError, export, images, store
 from app.session import autosave as autosaves
 from app.session.schema import image_refs
 from app.ui.settings import Settings
+from app.ui.widgets.off_thread import wait_beside
 
 log = logging.getLogger("chorus.ui.files")
 AUTOSAVE_MS = 1500
@@ -140,35 +139,16 @@ class SessionFiles(QObject):
     _loading = False
 
     def _load_elsewhere(self, path: str) -> Session | None:
-        """Read and decode the file on a worker thread while the window goes on (events are handled meanwhile, as
-        in a dialog), so a large session never stalls it; the result, or the worker's error raised here. None
-        when another open is already loading."""
+        """Read and decode the file on a worker thread while the window goes on (app/ui/widgets/off_thread.py),
+        so a large session never stalls it; the result, or the worker's error raised here. None when another
+        open is already loading."""
         if self._loading:
             return None
-        if _inside_a_task():  # a nested Qt loop here would step other asyncio tasks inside this one: read it here
-            return Session.load(path)
         self._loading = True
-        done: dict = {}
-        waiting = QEventLoop()
-        finished = _Finished()
-        finished.sig_done.connect(waiting.quit, Qt.QueuedConnection)
-
-        def load() -> None:
-            try:
-                done["session"] = Session.load(path)
-            except BaseException as exc:  # noqa: BLE001 (raised again on the GUI thread)
-                done["error"] = exc
-            finished.sig_done.emit()
-
-        threading.Thread(target=load, daemon=True, name="chorus-open-session").start()
         try:
-            if not done:
-                waiting.exec()
+            return wait_beside(lambda: Session.load(path), "chorus-open-session")
         finally:
             self._loading = False
-        if "error" in done:
-            raise done["error"]
-        return done["session"]
 
     def replace_with(self, session: Session, what: str) -> bool:
         """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined."""
@@ -278,17 +258,3 @@ class SessionFiles(QObject):
         self.path, self.unsaved = path, False
         self.autosave(wait=False)
         self.sig_status.emit(self.title)
-
-
-class _Finished(QObject):
-    sig_done = Signal()
-    """A worker is done (emitted on its thread)."""
-
-
-def _inside_a_task() -> bool:
-    """True when called from inside a running asyncio task (qasync steps tasks from Qt events, so a nested Qt
-    event loop there would enter another task while this one runs)."""
-    try:
-        return asyncio.current_task() is not None
-    except RuntimeError:  # no running loop
-        return False
