@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (< 3 minutes)")
     bench.add_argument("--json", metavar="PATH", help="write the results as JSON")
     bench.add_argument("--gui", action="store_true", help="also measure 16 streaming panes in the window")
+    bench.add_argument("--gui-panes", type=int, metavar="N", default=None,
+                       help="with --gui: only the window against headless, with N panes streaming (on at most the "
+                       "slots' limit), 3 pairs (--quick: 1)")
     bench.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, <= 8)")
     bench.add_argument("--eval", action="store_true",
                        help="the evaluation suite instead: 48 cases x 2 variants with an llm-rubric judge, wall time "

@@ -349,6 +349,21 @@ def run_panes_bench(args, measure_panes, describe) -> int:
     return 0
 
 
+GUI_PANES_PAIRS = 3  # window/headless pairs at --gui-panes N (a pair at 256 panes takes ~2 minutes on 2 cores)
+
+
+def run_gui_panes(args, threads: int, measure_gui) -> int:
+    """`bench --gui --gui-panes N`: only the window ÷ headless pairs, with N panes streaming."""
+    from app.bench.table import gui_lines
+
+    gui = measure_gui(threads, repetitions=1 if args.quick else GUI_PANES_PAIRS, panes=args.gui_panes)
+    gui["pairs_for_5pct"] = pairs_needed(gui["samples"]["pair_ratios"])
+    print("\n".join(gui_lines(gui)))
+    if args.json:
+        write_json(args.json, {"gui": gui})
+    return 0
+
+
 def run_bench(args, measure_gui=None, write_png=None) -> int:
     """`measure_gui(threads, repetitions)` (bench --gui) and `write_png(levels, knee, path, title)` (--scale
     --png) come from the window's layer: app/__main__.py passes them, so the benchmark never imports Qt."""
@@ -378,6 +393,8 @@ def run_bench(args, measure_gui=None, write_png=None) -> int:
 
         return run_server_bench(args, threads, Progress)
     plan = QUICK if args.quick else FULL
+    if getattr(args, "gui_panes", None) and measure_gui is not None:
+        return run_gui_panes(args, threads, measure_gui)
     result = measure(plan, threads, getattr(args, "pacing", None) or limits.PACING_DEFAULT)
     if args.gui and measure_gui is not None:
         result["gui"] = gui = measure_gui(threads, repetitions=plan.window_pairs)

@@ -66,20 +66,7 @@ def format_table(result: dict) -> str:
         f"({d['kv_type_identical_requests'][t]:.0%} of replies identical; {raw[t]:.1%} on the raw prompts)"
         for t in ratios["kv_type_throughput_ratio"])]
     if "gui" in result:
-        g = result["gui"]
-        lines += [f"Window with {g['panes']} panes streaming: {g['gui_tps']:.1f} t/s vs headless "
-                  f"{g['headless_tps']:.1f} t/s -> {g['gui_vs_headless']:.3f}; GUI thread CPU "
-                  f"{g['gui_thread_cpu_share'] * 100:.1f}% of one core; event-loop lag p99 {g['lag_p99_ms']:.1f} ms "
-                  f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
-                  f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
-                  f"the engine finished it"]
-        if g.get("pairs_for_5pct"):
-            lines.append(f"  the window's figure is the median of {len(g['samples']['pair_ratios'])} pairs "
-                         f"({', '.join(f'{r:.3f}' for r in g['samples']['pair_ratios'])}); within ±5 % it needs "
-                         f"{g['pairs_for_5pct']}")
-        if "autosave_encode_ms" in g:
-            lines.append(f"Autosave on the GUI thread (it encodes; a worker writes): {g['autosaves']:.0f} saves a run, "
-                         f"{g['autosave_encode_ms']:.2f} ms each, {g['autosave_gui_share'] * 100:.2f}% of the run")
+        lines += gui_lines(result["gui"])
     lines += _pairs_line(result.get("pairs", {}))
     return "\n".join(lines)
 
@@ -100,3 +87,22 @@ def write_json(path: str, result: dict) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"run": machine.label(), **result}, f, indent=2)
     print(f"\nwrote {path}")
+
+
+def gui_lines(g: dict) -> list[str]:
+    """What `bench --gui` (and `--gui-panes N`) measured of the window, in words."""
+    slots = f" on {g['slots']} slots" if g.get("slots", g["panes"]) != g["panes"] else ""
+    lines = [f"Window with {g['panes']} panes{slots} streaming: {g['gui_tps']:.1f} t/s vs headless "
+              f"{g['headless_tps']:.1f} t/s -> {g['gui_vs_headless']:.3f}; GUI thread CPU "
+              f"{g['gui_thread_cpu_share'] * 100:.1f}% of one core; event-loop lag p99 {g['lag_p99_ms']:.1f} ms "
+              f"(max {g['lag_max_ms']:.1f}); stats panel update median {g['panel_update_median_ms']:.2f} ms, "
+              f"p99 {g['panel_update_p99_ms']:.2f} ms; last pane shown done {g['ui_done_lag_ms']:.0f} ms after "
+              f"the engine finished it"]
+    if g.get("pairs_for_5pct"):
+        lines.append(f"  the window's figure is the median of {len(g['samples']['pair_ratios'])} pairs "
+                     f"({', '.join(f'{r:.3f}' for r in g['samples']['pair_ratios'])}); within ±5 % it needs "
+                     f"{g['pairs_for_5pct']}")
+    if "autosave_encode_ms" in g:
+        lines.append(f"Autosave on the GUI thread (it encodes; a worker writes): {g['autosaves']:.0f} saves a run, "
+                     f"{g['autosave_encode_ms']:.2f} ms each, {g['autosave_gui_share'] * 100:.2f}% of the run")
+    return lines

@@ -1,5 +1,6 @@
-"""`bench --gui` (app/__main__.py hands it to the benchmark): what the window costs. 16 panes stream through the
-real MainWindow (offscreen) and the same requests run headless on an identical engine; also the GUI event loop's
+"""`bench --gui` (app/__main__.py hands it to the benchmark): what the window costs. 16 panes (`--gui-panes N`:
+N, on min(N, the slots' limit) slots) stream through the real MainWindow (offscreen) and the same requests run
+headless on an identical engine; also the GUI event loop's
 lag, the stats panel's update time and the autosave's time on the GUI thread (it encodes there; a worker writes).
 
 Greedy requests make both runs do exactly the same work, so throughput is comparable token for token. Both runs
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.backends.workload import median, percentile
-from app.engine import Engine, EngineConfig
+from app.engine import Engine, EngineConfig, limits
 from app.session.conversation import plan_run
 
 PANES = 16
@@ -42,8 +43,13 @@ class FinishClock:
             self.finished_at = time.perf_counter()
 
 
+def slots_for(panes: int) -> int:
+    return min(panes, int(limits.SLOTS.high))
+
+
 def _headless_rate(requests, threads: int) -> float:
-    config = EngineConfig(model_path=requests[0][0], n_slots=PANES, n_ctx_per_slot=512, n_threads=threads)
+    config = EngineConfig(model_path=requests[0][0], n_slots=slots_for(len(requests)), n_ctx_per_slot=512,
+                          n_threads=threads)
     with Engine(config) as engine:
         clock = FinishClock(len(requests))
         engine.subscribe(clock)
@@ -53,9 +59,9 @@ def _headless_rate(requests, threads: int) -> float:
         return tokens / (clock.finished_at - started)
 
 
-def _window_requests(window, model_path: str) -> list:
-    """Give the window PANES greedy panes (once) and return what running them submits, as (model, request)."""
-    while len(window.grid.panes) < PANES:
+def _window_requests(window, model_path: str, panes: int) -> list:
+    """Give the window `panes` greedy panes (once) and return what running them submits, as (model, request)."""
+    while len(window.grid.panes) < panes:
         window.grid.add_pane()
     for i, pane in enumerate(window.grid.panes):
         pane.prompt.setPlainText(f"{PROMPTS[i % len(PROMPTS)]} (variant {i})")
@@ -68,16 +74,16 @@ def _window_requests(window, model_path: str) -> list:
     return requests
 
 
-async def _gui_run(window, model_path: str, threads: int) -> dict:
+async def _gui_run(window, model_path: str, threads: int, panes: int) -> dict:
     from PySide6.QtCore import QTimer
 
     from app.ui import settings as keys
 
-    window.settings.set(keys.SLOTS, PANES)
+    window.settings.set(keys.SLOTS, slots_for(panes))
     window.settings.set(keys.CONTEXT_PER_SLOT, 512)
     window.settings.set(keys.THREADS, threads)
     await window.load_model(model_path)
-    requests = _window_requests(window, model_path)
+    requests = _window_requests(window, model_path, panes)
     window.columns_box.setValue(4)  # as a user would, so the toolbar agrees
 
     lags, last = [], [time.perf_counter()]
@@ -102,7 +108,7 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
     probe.start()
     all_done = asyncio.Event()  # a signal, not polling: a polling loop would add GUI work of its own
     window.runner.events.idle.connect(all_done.set)
-    clock = FinishClock(PANES)
+    clock = FinishClock(panes)
     unsubscribe: Callable[[], None] = window.bridge.main.subscribe(clock)
     saver = window.files.saver  # the autosave: it encodes on the GUI thread, a worker writes
     saves_before, encode_before = saver.encodes, saver.encode_seconds
@@ -124,7 +130,7 @@ async def _gui_run(window, model_path: str, threads: int) -> dict:
             "panel_update_p99_ms": percentile(update_ms, 99)}
 
 
-def measure_gui(threads: int, repetitions: int) -> dict:
+def measure_gui(threads: int, repetitions: int, panes: int = PANES) -> dict:
     """`repetitions` window/headless pairs, alternating which run goes first (app/bench/cli.Plan.window_pairs)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
@@ -146,10 +152,10 @@ def measure_gui(threads: int, repetitions: int) -> dict:
             window = MainWindow(EngineBridge(), settings, autosave_path=Path(tmp) / "autosave.chorus.json")
             window.resize(1600, 1000)
             if rep % 2:  # the requests are the window's; made without running, then headless first
-                requests = _window_requests(window, str(default_model_path()))
+                requests = _window_requests(window, str(default_model_path()), panes)
                 headless.append(_headless_rate(requests, threads))
             window.show()
-            runs.append(loop.run_until_complete(_gui_run(window, str(default_model_path()), threads)))
+            runs.append(loop.run_until_complete(_gui_run(window, str(default_model_path()), threads, panes)))
             window.close()
             requests = runs[-1].pop("requests")
             if not rep % 2:
@@ -160,6 +166,6 @@ def measure_gui(threads: int, repetitions: int) -> dict:
     pairs = [run["gui_tps"] / rate for run, rate in zip(runs, headless, strict=True)]
     gui["gui_vs_headless"] = median(pairs)  # paired, as reproducible_throughput_ratio: each pair shares a moment
     gui["gui_vs_headless_of_medians"] = gui["gui_tps"] / gui["headless_tps"]
-    gui["panes"] = PANES
+    gui["panes"], gui["slots"] = panes, slots_for(panes)
     gui["samples"] = {"gui_tps": [r["gui_tps"] for r in runs], "headless_tps": headless, "pair_ratios": pairs}
     return gui
