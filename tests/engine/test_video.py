@@ -8,13 +8,15 @@ refusals. Token parity with llama-server --mmproj --video-fps is in tests/backen
 
 import base64
 import functools
+import threading
 
+import av
 import pytest
 
 from app.engine import GenerationRequest
 from app.engine.vision.media import MARKER
 from app.engine.vision.video import decode_video
-from tests.conftest import GREEDY, assert_kv_accounted, assert_same_alone_and_batched
+from tests.conftest import GREEDY, ask, assert_kv_accounted, assert_same_alone_and_batched
 from tests.fixtures.video_files import about, sample_video, video_part
 from tests.fixtures.vision_gguf import IMAGE_TOKENS, tiny_mmproj
 
@@ -102,3 +104,28 @@ def test_videos_the_engine_cannot_take_are_refused_without_quoting_them(make_eng
     assert done.error_kind == "context" and "a slot holds 256" in done.error
     assert "of them for 1 video (8 frames at 4 fps)," in done.error and "frame budget" in done.error
     assert engine.submit(about(video, "And this one?", max_tokens=2)).result(60).error is None
+
+
+def test_a_video_is_decoded_off_the_engine_thread_while_other_panes_go_on(watching, monkeypatch):
+    """PyAV decodes a video before its request queues, on a thread of its own: held in its decode here (as a
+    long high-resolution video holds it), it keeps no other pane from running to its end."""
+    engine = watching(n_slots=2)
+    decoding, held, threads = threading.Event(), threading.Event(), []
+    real_open, clip = av.open, sample_video(0, seconds=1.0)
+
+    def held_open(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        decoding.set()
+        held.wait(30)
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(av, "open", held_open)
+    video = engine.submit(about(clip, "What happens?"))
+    assert decoding.wait(60)
+    text = engine.submit(ask("Hi", max_tokens=4)).result(60)
+    finished_while_held = not held.is_set() and not video.done()
+    held.set()
+    watched = video.result(300)
+    assert text.error is None and watched.error is None and watched.generated_tokens > 0
+    assert "chorus-engine" not in threads and finished_while_held
+    assert engine.stats().frames_encoded == 4
