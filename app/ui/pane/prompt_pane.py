@@ -310,6 +310,7 @@ class PromptPane(StripedFrame):
         self.system_prompt.setAccessibleName(f"System prompt of {label}")
         self.output.setAccessibleName(f"Conversation of {label}")
         self.status.setAccessibleName(f"Status of {label}")
+        self.video_fields.accessible_for(label)
         self.controls.name_for(label)
 
     # --- spec -> widgets, widgets -> spec (pane_render.py) ----------------------------------------------------
