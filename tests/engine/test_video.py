@@ -129,3 +129,26 @@ def test_a_video_is_decoded_off_the_engine_thread_while_other_panes_go_on(watchi
     assert text.error is None and watched.error is None and watched.generated_tokens > 0
     assert "chorus-engine" not in threads and finished_while_held
     assert engine.stats().frames_encoded == 4
+
+
+def test_a_request_cancelled_while_its_video_is_read_ends_at_once_and_never_queues(watching, monkeypatch):
+    engine = watching(n_slots=1)
+    decoding, held = threading.Event(), threading.Event()
+    real_open, clip = av.open, sample_video(1, seconds=0.5)
+
+    def held_open(*args, **kwargs):
+        decoding.set()
+        held.wait(30)
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(av, "open", held_open)
+    video = engine.submit(about(clip, "What happens?"))
+    assert decoding.wait(60)
+    video.cancel()
+    done = video.result(60)
+    assert (done.finish_reason, done.generated_tokens) == ("cancelled", 0) and not held.is_set()
+    assert engine.wait_idle(60) and engine.stats().queued == 0
+    held.set()
+    monkeypatch.setattr(av, "open", real_open)
+    again = engine.submit(about(clip, "What happens?", max_tokens=2)).result(300)
+    assert again.error is None and engine.stats().frames_encoded == 2
