@@ -11,7 +11,7 @@ semantics). It is composed of objects that own the rest:
 - `Step` (step.py): one decode step: plan, llama_decode, sample, tokens into text;
 - `PrefixSharing` (sharing/prefix.py): the prompt cache, fan-out copies, coalescing;
 - `VisionStep` (vision/step.py): the image store and the image pieces of a step; `MediaWorker`
-  (vision/prepare.py): a request's videos decoded to frames before it queues, off the engine thread;
+  (vision/prepare.py): a request's videos and clips decoded before it queues, off the engine thread;
 - `SpeculativeStep` (speculative/step.py): the draft models, drafts and their verification;
 - `ReproducibleStep` (reproducible/step.py): the split step when outputs must not depend on what else runs.
 """
@@ -97,8 +97,8 @@ class Engine:
         self._closing_tokens = self._model.tokenize(CLOSING_TEXT, add_special=False)  # a spent thinking budget
         self._cond = threading.Condition()
         self._waiting: deque[Sequence] = deque()
-        self._reading: set[Sequence] = set()  # requests whose videos the media worker reads before they queue
-        self._media = MediaWorker()
+        self._reading: set[Sequence] = set()  # requests whose videos and clips the media worker reads first
+        self._media = MediaWorker(images is not None and images.vision, images.sample_rate if images else 0)
         self._live: dict[int, Sequence] = {}
         self._shown: dict[int, RequestState] = {}  # each unfinished request's state as the delivered events said
         self._cancel_ids: set[int] = set()
@@ -143,8 +143,8 @@ class Engine:
             handle = RequestHandle(next_request_id(), request, self._request_cancel)
             seq = Sequence(handle)
             self._idle.clear()
-            reading = self._images.sees and self._media.wants(request)
-            (self._reading.add if reading else self._waiting.append)(seq)  # a video is read first (prepare.py)
+            reading = self._media.wants(request)
+            (self._reading.add if reading else self._waiting.append)(seq)  # videos, clips read first (prepare.py)
             self._live[seq.id] = seq
             self._shown[seq.id] = RequestState.QUEUED
             self._cond.notify()
@@ -153,7 +153,8 @@ class Engine:
         return handle
 
     def _media_read(self, seq: Sequence) -> None:
-        """The worker read a request's videos: it queues now, unless it ended meanwhile (cancelled, closed)."""
+        """The worker read a request's videos and clips: it queues now, unless it ended meanwhile (cancelled,
+        closed)."""
         with self._cond:
             if seq in self._reading:
                 self._reading.discard(seq)
@@ -446,7 +447,7 @@ class Engine:
         self._sharing.follow(leader, seq, events)
 
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
-        # vision/step.py: images as placeholders; a video's frames were read before it queued (seq.media)
+        # vision/step.py: images as placeholders; videos' frames and clips' samples were read before it queued
         text, prompt, media = self._images.prompt_tokens(seq.request, seq.media)
         n_images = sum(m.kind == "image" for m in media)
         seq.prompt = np.asarray(prompt, dtype=np.int32)

@@ -6,14 +6,14 @@ A prompt with images is one int32 array like any other: its text tokens, and for
 engine has seen and `index` is the row of that image's embeddings. So two prompts with the same picture have
 equal placeholders there, and the prompt cache, fan-out copies and coalescing share an image's KV exactly as
 they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
-and keeps the result: N panes on one picture encode it once. A clip is decoded to the projector's sample rate
-(audio.py) and libmtmd cuts it into windows (30 s for Whisper-style encoders), each an audio chunk: chunk k of
-a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A prompt whose clips were all tokenised
-before is tokenised without libmtmd (clips.py), which would compute each clip's spectrogram again. A video comes
-decoded to frames (video.py, before its request queued: prepare.py) and is given to libmtmd as llama-server's
-helper gives it, a lazy bitmap that yields "Video:", the frames and their timestamps; each frame is an image keyed
-`f:<sha256 of its pixels>`, so a frame is encoded once for every pane, rate and video it appears in. Runs on the
-engine thread only.
+and keeps the result: N panes on one picture encode it once. A clip comes decoded to the projector's sample rate
+(audio.py, before its request queued: prepare.py) and libmtmd cuts it into windows (30 s for Whisper-style
+encoders), each an audio chunk: chunk k of a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A
+prompt whose clips were all tokenised before is tokenised without libmtmd (clips.py), which would compute each
+clip's spectrogram again. A video comes decoded to frames (video.py, before its request queued: prepare.py) and
+is given to libmtmd as llama-server's helper gives it, a lazy bitmap that yields "Video:", the frames and their
+timestamps; each frame is an image keyed `f:<sha256 of its pixels>`, so a frame is encoded once for every pane,
+rate and video it appears in. Runs on the engine thread only.
 
 With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
 (t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
@@ -180,10 +180,12 @@ class ImageStore:
 
     def _clip_bitmap(self, clip: ImageData):
         """An audio bitmap of the clip's samples at the projector's rate (audio.py); PromptError if unreadable."""
-        try:
-            samples = audio.decode_clip(clip.data, self.sample_rate, clip.where, clip.fmt)
-        except audio.AudioDecodeError as exc:
-            raise PromptError(str(exc)) from exc
+        samples = clip.decoded
+        if samples is None:  # (the engine reads every clip before its request queues: prepare.py)
+            try:
+                samples = audio.decode_clip(clip.data, self.sample_rate, clip.where, clip.fmt)
+            except audio.AudioDecodeError as exc:
+                raise PromptError(str(exc)) from exc
         return mtmd.mtmd_bitmap_init_from_audio(len(samples), samples.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
 
     def _video_bitmap(self, video: ImageData):

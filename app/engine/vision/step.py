@@ -77,11 +77,6 @@ class VisionStep:
         self.embd_batch: EmbdBatch | None = None
         self.spent: dict[Sequence, float] = {}  # this iteration's admission/copy/encode time per prompt
 
-    @property
-    def sees(self) -> bool:
-        """Whether the model has a vision projector (it can take images and videos)."""
-        return self.store is not None and self.store.vision
-
     def new_iteration(self) -> None:
         """A new iteration of the engine thread: nothing spent yet on any prompt outside its pieces."""
         self.spent = {}
@@ -89,7 +84,7 @@ class VisionStep:
     def prompt_tokens(self, request: GenerationRequest, prepared: Prepared | None = None
                       ) -> tuple[str, list[int], list[media.ImageData]]:
         """The request's prompt text (markers in place of images and clips), its tokens and its images and clips.
-        `prepared`: its media read before it queued (prepare.py: its videos' frames), else read here.
+        `prepared`: its media read before it queued (prepare.py: videos' frames, clips' samples), else read here.
         Raises PromptError for media the model cannot take, an image or clip that cannot be read, or one last."""
         if not media.has_parts(request.messages):
             text = self._renderer.text(request)
