@@ -10,7 +10,8 @@ queued, being admitted, running, or following an identical request; docs/engine.
 semantics). It is composed of objects that own the rest:
 - `Step` (step.py): one decode step: plan, llama_decode, sample, tokens into text;
 - `PrefixSharing` (sharing/prefix.py): the prompt cache, fan-out copies, coalescing;
-- `VisionStep` (vision/step.py): the image store and the image pieces of a step;
+- `VisionStep` (vision/step.py): the image store and the image pieces of a step; `MediaWorker`
+  (vision/prepare.py): a request's videos and clips decoded before it queues, off the engine thread;
 - `SpeculativeStep` (speculative/step.py): the draft models, drafts and their verification;
 - `ReproducibleStep` (reproducible/step.py): the split step when outputs must not depend on what else runs.
 """
@@ -57,6 +58,7 @@ from app.engine.stats import StatsRecorder, occupancy
 from app.engine.step import Step
 from app.engine.text import TextStream
 from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, RequestState, StatsSnapshot, StepEvent
+from app.engine.vision.prepare import MediaWorker
 from app.engine.vision.projector import ImageStore
 from app.engine.vision.step import VisionStep
 
@@ -95,6 +97,8 @@ class Engine:
         self._closing_tokens = self._model.tokenize(CLOSING_TEXT, add_special=False)  # a spent thinking budget
         self._cond = threading.Condition()
         self._waiting: deque[Sequence] = deque()
+        self._reading: set[Sequence] = set()  # requests whose videos and clips the media worker reads first
+        self._media = MediaWorker(images is not None and images.vision, images.sample_rate if images else 0)
         self._live: dict[int, Sequence] = {}
         self._shown: dict[int, RequestState] = {}  # each unfinished request's state as the delivered events said
         self._cancel_ids: set[int] = set()
@@ -139,11 +143,23 @@ class Engine:
             handle = RequestHandle(next_request_id(), request, self._request_cancel)
             seq = Sequence(handle)
             self._idle.clear()
-            self._waiting.append(seq)
+            reading = self._media.wants(request)
+            (self._reading.add if reading else self._waiting.append)(seq)  # videos, clips read first (prepare.py)
             self._live[seq.id] = seq
             self._shown[seq.id] = RequestState.QUEUED
             self._cond.notify()
+        if reading:
+            self._media.start(seq, self._media_read)
         return handle
+
+    def _media_read(self, seq: Sequence) -> None:
+        """The worker read a request's videos and clips: it queues now, unless it ended meanwhile (cancelled,
+        closed)."""
+        with self._cond:
+            if seq in self._reading:
+                self._reading.discard(seq)
+                self._waiting.append(seq)
+                self._cond.notify()
 
     def render_prompt(self, request: GenerationRequest) -> str:
         """The exact text the request becomes before tokenization: its messages through the chat template (or
@@ -288,7 +304,7 @@ class Engine:
             self._publish(events)
             self._snapshot_kv()
             with self._cond:
-                if not (self._waiting or self._running or self._admitting):
+                if not (self._waiting or self._running or self._admitting or self._reading):
                     CORES.idle(id(self))  # other engines may use every thread again
                     self._idle.set()
             if closing:
@@ -322,6 +338,7 @@ class Engine:
 
     def _release_native(self) -> None:
         CORES.idle(id(self))
+        self._media.close()
         with self._native_lock:
             self._released = True
             self._step.masks.close()
@@ -430,7 +447,8 @@ class Engine:
         self._sharing.follow(leader, seq, events)
 
     def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
-        text, prompt, media = self._images.prompt_tokens(seq.request)  # vision/step.py: images as placeholders
+        # vision/step.py: images as placeholders; videos' frames and clips' samples were read before it queued
+        text, prompt, media = self._images.prompt_tokens(seq.request, seq.media)
         n_images = sum(m.kind == "image" for m in media)
         seq.prompt = np.asarray(prompt, dtype=np.int32)
         seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0],
@@ -522,6 +540,7 @@ class Engine:
             with self._cond:
                 self._live.pop(seq.id, None)
                 self._cancel_ids.discard(seq.id)
+                self._reading.discard(seq)
                 if seq.slot is None and seq in self._waiting:
                     self._waiting.remove(seq)
             self._stats.record_tokens(generated=0, completed=1)

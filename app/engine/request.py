@@ -140,6 +140,7 @@ class Sequence:
         self.t_answer: float | None = None  # when the answer's first text was published
         # PositionMap (vision/positions.py) of an M-RoPE prompt with images; None: position = index
         self.positions = None
+        self.media = None  # its media read before it queued (vision/prepare.py: a video's frames), or None
 
     @property
     def state(self) -> RequestState:

@@ -2,8 +2,9 @@
 
 Used by CI on the source tree and on the installed package, so it exercises the same code a user runs:
 MainWindow, the bridge, the coordinator and the engine. It uses throwaway settings, never the user's. It also
-runs each bundled part that has no window of its own once (`parts`): JavaScript checks in V8, audio decoding and
-the MCP client, so a package that lost one of them fails here rather than in a user's evaluation.
+runs each bundled part that has no window of its own once (`parts`): JavaScript checks in V8, audio decoding,
+video decoding (PyAV's FFmpeg libraries: an MP4 made here, sampled as a pane's video is) and the MCP client,
+so a package that lost one of them fails here rather than in a user's evaluation.
 """
 
 from __future__ import annotations
@@ -37,6 +38,28 @@ def _wav(rate: int = 16000, samples: int = 1600) -> bytes:
     return out.getvalue()
 
 
+def _mp4(frames: int = 4, rate: int = 4, edge: int = 32) -> bytes:
+    """A second of MPEG-4 video in MP4, made with FFmpeg's own encoder (in every build of it, as x264 is not)."""
+    import fractions
+    import io
+
+    import av
+    import numpy as np
+
+    out = io.BytesIO()
+    with av.open(out, mode="w", format="mp4") as container:
+        stream = container.add_stream("mpeg4", rate=rate)
+        stream.width = stream.height = edge
+        stream.pix_fmt = "yuv420p"
+        stream.time_base = fractions.Fraction(1, rate)
+        for index in range(frames):
+            frame = av.VideoFrame.from_ndarray(np.full((edge, edge, 3), 60 * index, np.uint8), format="rgb24")
+            frame.pts = index
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return out.getvalue()
+
+
 def parts_report() -> dict:
     """Each bundled part, run once: {name: "ok" or what went wrong}."""
     def js() -> str:
@@ -50,6 +73,13 @@ def parts_report() -> dict:
 
         samples = decode_clip(_wav(), 16000, "the self-test clip")
         return "ok" if len(samples) == 1600 else f"decoded {len(samples)} samples of 1600"
+
+    def video() -> str:
+        from app.engine.vision.video import decode_video
+
+        decoded = decode_video(_mp4(), 2.0, 0, "the self-test video")  # 1 s at 2 fps: 2 frames
+        shapes = [frame.rgb.shape for frame in decoded.frames]
+        return "ok" if shapes == [(32, 32, 3)] * 2 else f"decoded frames {shapes}, not 2 of 32 x 32"
 
     def mcp() -> str:
         # what app/mcp/hub.py imports when it starts a server (it imports them late, so a package missing one
@@ -65,7 +95,7 @@ def parts_report() -> dict:
         return "ok"
 
     report = {}
-    for name, check in (("javascript", js), ("audio", audio), ("mcp_client", mcp)):
+    for name, check in (("javascript", js), ("audio", audio), ("video", video), ("mcp_client", mcp)):
         try:
             report[name] = check()
         except Exception as exc:  # a missing part is reported, never a traceback: CI reads the JSON line

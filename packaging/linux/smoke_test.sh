@@ -22,7 +22,7 @@ report = json.loads(line)
 assert report["ok"] and report["frozen"], report
 assert report["model_path"].startswith(where), (report["model_path"], where)
 assert all(p["state"] == "done" and p["tokens"] > 0 for p in report["panes"]), report["panes"]
-assert all(v == "ok" for v in report["parts"].values()), report["parts"]  # V8, audio decoding, the MCP client
+assert all(v == "ok" for v in report["parts"].values()), report["parts"]  # V8, audio and video decoding, the MCP client
 EOF
 }
 

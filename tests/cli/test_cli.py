@@ -20,7 +20,7 @@ def test_self_test_prints_one_json_line_and_exits_zero():
     result = json.loads(lines[0])
     assert result["ok"] is True and len(result["panes"]) == 4
     assert all(p["state"] == "done" and p["tokens"] > 0 and p["chars"] > 0 for p in result["panes"])
-    assert result["parts"] == {"javascript": "ok", "audio": "ok", "mcp_client": "ok"}
+    assert result["parts"] == {"javascript": "ok", "audio": "ok", "video": "ok", "mcp_client": "ok"}
     assert "Traceback" not in run.stderr
 
 
@@ -34,7 +34,7 @@ def test_a_bundled_part_that_fails_is_named_in_the_self_test_report(monkeypatch)
     monkeypatch.setattr(audio, "decode_clip", lost)
     report = self_test.parts_report()
     assert report == {"javascript": "ok", "audio": "ImportError: miniaudio is not in this package",
-                      "mcp_client": "ok"}
+                      "video": "ok", "mcp_client": "ok"}
 
 
 def test_self_test_fails_with_a_reason_for_a_bad_model(tmp_path):

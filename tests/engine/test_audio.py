@@ -7,7 +7,9 @@ never quoting the clip. Token parity with llama-server --mmproj is in tests/back
 """
 
 import base64
+import threading
 
+import miniaudio
 import pytest
 
 from app.engine import GenerationRequest
@@ -164,3 +166,18 @@ def test_a_clip_that_does_not_fit_the_slot_says_the_sizes(hearing):
     done = engine.submit(about(encode(sample_clip(0)), "What is this?")).result(60)
     assert done.error_kind == "context"
     assert f"{WINDOW_TOKENS} of them for 1 audio clip," in done.error and "a slot holds 128" in done.error
+
+
+def test_a_clip_is_decoded_off_the_engine_thread(hearing, monkeypatch):
+    engine = hearing(n_slots=2)
+    threads, real = [], miniaudio.decode
+
+    def watched(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    clip = encode(sample_clip(3))
+    monkeypatch.setattr(miniaudio, "decode", watched)
+    done = [h.result(120) for h in [engine.submit(about(clip, q, max_tokens=2)) for q in QUESTIONS[:2]]]
+    assert all(d.error is None for d in done) and threads and "chorus-engine" not in threads
+    assert len(threads) == 1  # two panes on one clip: decoded once

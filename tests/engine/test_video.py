@@ -8,13 +8,15 @@ refusals. Token parity with llama-server --mmproj --video-fps is in tests/backen
 
 import base64
 import functools
+import threading
 
+import av
 import pytest
 
 from app.engine import GenerationRequest
 from app.engine.vision.media import MARKER
 from app.engine.vision.video import decode_video
-from tests.conftest import GREEDY, assert_kv_accounted, assert_same_alone_and_batched
+from tests.conftest import GREEDY, ask, assert_kv_accounted, assert_same_alone_and_batched
 from tests.fixtures.video_files import about, sample_video, video_part
 from tests.fixtures.vision_gguf import IMAGE_TOKENS, tiny_mmproj
 
@@ -102,3 +104,55 @@ def test_videos_the_engine_cannot_take_are_refused_without_quoting_them(make_eng
     assert done.error_kind == "context" and "a slot holds 256" in done.error
     assert "of them for 1 video (8 frames at 4 fps)," in done.error and "frame budget" in done.error
     assert engine.submit(about(video, "And this one?", max_tokens=2)).result(60).error is None
+
+
+class HeldDecode:
+    """PyAV's open held until `release()` (as a long high-resolution video holds it), and the threads it ran on;
+    videos made before `hold` are made with the real one."""
+
+    def __init__(self, monkeypatch):
+        self.decoding, self.held, self.threads = threading.Event(), threading.Event(), []
+        self._real, self._monkeypatch = av.open, monkeypatch
+
+    def hold(self):
+        def held_open(*args, **kwargs):
+            self.threads.append(threading.current_thread().name)
+            self.decoding.set()
+            self.held.wait(30)
+            return self._real(*args, **kwargs)
+
+        self._monkeypatch.setattr(av, "open", held_open)
+
+    def release(self):
+        self.held.set()
+        self._monkeypatch.setattr(av, "open", self._real)
+
+
+def test_a_video_is_decoded_off_the_engine_thread_while_other_panes_go_on(watching, monkeypatch):
+    """PyAV decodes a video before its request queues, on a thread of its own: held in its decode here, it keeps
+    no other pane from running to its end."""
+    engine, held, clip = watching(n_slots=2), HeldDecode(monkeypatch), sample_video(0, seconds=1.0)
+    held.hold()
+    video = engine.submit(about(clip, "What happens?"))
+    assert held.decoding.wait(60)
+    text = engine.submit(ask("Hi", max_tokens=4)).result(60)
+    finished_while_held = not held.held.is_set() and not video.done()
+    held.release()
+    watched = video.result(300)
+    assert text.error is None and watched.error is None and watched.generated_tokens > 0
+    assert "chorus-engine" not in held.threads and finished_while_held
+    assert engine.stats().frames_encoded == 4
+
+
+def test_a_request_cancelled_while_its_video_is_read_ends_at_once_and_never_queues(watching, monkeypatch):
+    engine, held, clip = watching(n_slots=1), HeldDecode(monkeypatch), sample_video(1, seconds=0.5)
+    held.hold()
+    video = engine.submit(about(clip, "What happens?"))
+    assert held.decoding.wait(60)
+    video.cancel()
+    done = video.result(60)
+    assert (done.finish_reason, done.generated_tokens) == ("cancelled", 0) and not held.held.is_set()
+    assert engine.wait_idle(60) and engine.stats().queued == 0
+    held.release()
+    again = engine.submit(about(clip, "What happens?", max_tokens=2)).result(300)
+    assert again.error is None and engine.stats().frames_encoded == 2

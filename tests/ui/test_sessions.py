@@ -171,6 +171,16 @@ def test_a_conversation_too_long_for_the_slot_offers_to_drop_the_oldest_exchange
     assert pane.spec.turns[0]["content"] == "Summarize " + long.strip()
 
 
+def test_a_first_message_too_long_for_the_slot_is_not_offered_to_drop_itself(loaded_window, loop):
+    pane = loaded_window.grid.panes[0]
+    pane.spec.draft = "Summarize " + "word " * 600
+    pane.load_spec()
+    pane.run_button.click()
+    wait_until(loop, lambda: not pane.busy)
+    assert pane.spec.result.error_kind == "context" and "a slot holds 512" in pane.status.text()
+    assert not pane.drop_button.isVisible() and len(pane.spec.turns) == 1
+
+
 
 def test_text_streaming_in_is_autosaved_while_the_run_goes_on(loaded_window, loop):
     autosave = loaded_window.files.autosave_path

@@ -95,3 +95,36 @@ def test_the_stats_panel_reads_video_frames_encoded_and_reused(qtbot):
     recorder.reset()
     readouts.show_snapshot(recorder.snapshot())
     assert readouts.labels["frames"].text() == "–"
+
+
+def test_a_pane_with_a_video_sets_its_rate_and_frame_budget_in_the_pane(window, tmp_path, qtbot):
+    from app.engine import limits
+
+    pane = window.grid.panes[0]
+    spec, fields = pane.spec, pane.video_fields
+    assert not fields.isVisibleTo(pane)  # no video: nothing to sample
+    walk = tmp_path / "walk.mkv"
+    walk.write_bytes(sample_video(0, seconds=2.0, rate=8))
+    pane.images._choose = lambda: [str(walk)]
+    qtbot.mouseClick(pane.images.attach_button, Qt.LeftButton)
+    assert fields.isVisibleTo(pane) and fields.read() == (limits.VIDEO_FPS.default, limits.VIDEO_MAX_FRAMES.default)
+    assert fields.max_frames.text() == "none" and pane.images.thumbs[0].text() == "8 frames · 4 fps"
+
+    fields.max_frames.setValue(5)  # typed in the pane: the spec, and the caption, follow
+    assert spec.video_max_frames == 5 and pane.images.thumbs[0].text() == "5 frames · 2.5 fps"
+    fields.fps.setValue(0)
+    assert spec.video_fps == 0 and fields.fps.text() == "own rate"
+    spec.video_fps, spec.video_max_frames = 2.0, 0  # as a session or a sweep sets them: the fields follow
+    assert fields.read() == (2.0, 0) and pane.images.thumbs[0].text() == "4 frames · 2 fps"
+    if os.environ.get("CHORUS_SHOTS"):
+        spec.draft = "What moves in this video?"
+        window.resize(1100, 700)
+        qtbot.wait(50)
+        window.grab().save(os.path.join(os.environ["CHORUS_SHOTS"], "video-fields.png"))
+
+    spec.draft = "What moves?"
+    commit_run(spec, plan_run(spec)[1])  # sent: it is in the conversation, sent again with every run
+    assert not spec.draft_images and fields.isVisibleTo(pane)
+    controller = window.controller
+    controller.clear(spec)
+    assert not fields.isVisibleTo(pane)

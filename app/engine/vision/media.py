@@ -41,6 +41,8 @@ class ImageData:
     fmt: str = ""  # a clip's declared format (wav, mp3, flac, ogg)
     fps: float = 0.0  # a video's frames a second (0: its own rate)
     max_frames: int = 0  # a video's frame budget (0: none)
+    # a video's frames (video.Video) or a clip's samples, read before the request queued (prepare.py)
+    decoded: object | None = None
 
 
 def _part_name(part: dict) -> str:

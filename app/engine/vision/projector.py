@@ -6,13 +6,14 @@ A prompt with images is one int32 array like any other: its text tokens, and for
 engine has seen and `index` is the row of that image's embeddings. So two prompts with the same picture have
 equal placeholders there, and the prompt cache, fan-out copies and coalescing share an image's KV exactly as
 they share text. `ImageStore.embeddings(serial)` encodes an image the first time it is needed (mtmd_encode_chunk)
-and keeps the result: N panes on one picture encode it once. A clip is decoded to the projector's sample rate
-(audio.py) and libmtmd cuts it into windows (30 s for Whisper-style encoders), each an audio chunk: chunk k of
-a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A prompt whose clips were all tokenised
-before is tokenised without libmtmd (clips.py), which would compute each clip's spectrogram again. A video is
-decoded to frames (video.py) and given to libmtmd as llama-server's helper gives it, a lazy bitmap that yields
-"Video:", the frames and their timestamps; each frame is an image keyed `f:<sha256 of its pixels>`, so a frame
-is encoded once for every pane, rate and video it appears in. Runs on the engine thread only.
+and keeps the result: N panes on one picture encode it once. A clip comes decoded to the projector's sample rate
+(audio.py, before its request queued: prepare.py) and libmtmd cuts it into windows (30 s for Whisper-style
+encoders), each an audio chunk: chunk k of a clip is keyed `<sha256>#k`, so it is shared exactly as an image is. A
+prompt whose clips were all tokenised before is tokenised without libmtmd (clips.py), which would compute each
+clip's spectrogram again. A video comes decoded to frames (video.py, before its request queued: prepare.py) and
+is given to libmtmd as llama-server's helper gives it, a lazy bitmap that yields "Video:", the frames and their
+timestamps; each frame is an image keyed `f:<sha256 of its pixels>`, so a frame is encoded once for every pane,
+rate and video it appears in. Runs on the engine thread only.
 
 With an M-RoPE projector (Qwen2-VL style: `mtmd_decode_use_mrope`) each image also keeps its grid: its rows'
 (t, y, x, z) positions relative to its first position, and the positions it takes in the sequence (`n_pos`,
@@ -37,7 +38,7 @@ from app.engine.vision import audio
 from app.engine.vision.clips import ClipLayouts
 from app.engine.vision.media import MARKER, ImageData
 from app.engine.vision.positions import PositionMap
-from app.engine.vision.video import DecodedVideos, Frame, VideoDecodeError
+from app.engine.vision.video import Frame, VideoDecodeError, decode_video
 
 SPAN = 1 << 16  # most image tokens in one image; placeholders of one image are SPAN apart from the next's
 MAX_KEPT = 32  # images whose embeddings are kept beyond the requests that use them (least recently used go)
@@ -117,7 +118,6 @@ class ImageStore:
         self.clips = ClipLayouts(lambda segment: model.tokenize(segment, add_special=False),
                                  [model.bos_id] if model.add_bos and model.bos_id >= 0 else [],
                                  [model.eos_id] if model.add_eos and model.eos_id >= 0 else [])
-        self._videos = DecodedVideos()
         self.frames: dict[str, tuple[int, float]] = {}  # the last prompt's videos' (frames, fps), by their keys
 
     def tokenize(self, text: str, images: list[ImageData], pinned: set[int]) -> list[int]:
@@ -180,19 +180,23 @@ class ImageStore:
 
     def _clip_bitmap(self, clip: ImageData):
         """An audio bitmap of the clip's samples at the projector's rate (audio.py); PromptError if unreadable."""
-        try:
-            samples = audio.decode_clip(clip.data, self.sample_rate, clip.where, clip.fmt)
-        except audio.AudioDecodeError as exc:
-            raise PromptError(str(exc)) from exc
+        samples = clip.decoded
+        if samples is None:  # (the engine reads every clip before its request queues: prepare.py)
+            try:
+                samples = audio.decode_clip(clip.data, self.sample_rate, clip.where, clip.fmt)
+            except audio.AudioDecodeError as exc:
+                raise PromptError(str(exc)) from exc
         return mtmd.mtmd_bitmap_init_from_audio(len(samples), samples.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
 
     def _video_bitmap(self, video: ImageData):
         """A lazy bitmap that gives libmtmd the video's items (video.py) as mtmd_helper_bitmap_init_from_buf does:
         text items as text, frames as mergeable images keyed by their pixels. PromptError if unreadable."""
-        try:
-            decoded = self._videos.get(video.data, video.key, video.fps, video.max_frames, video.where)
-        except VideoDecodeError as exc:
-            raise PromptError(str(exc)) from exc
+        decoded = video.decoded
+        if decoded is None:  # (the engine reads every video before its request queues: prepare.py)
+            try:
+                decoded = decode_video(video.data, video.fps, video.max_frames, video.where)
+            except VideoDecodeError as exc:
+                raise PromptError(str(exc)) from exc
         self.frames[video.key] = (len(decoded.frames), decoded.fps)
         items = iter(decoded.items())
         pair_keys = self.mrope  # Qwen-VL projectors merge two frames into one chunk, which takes the first's id

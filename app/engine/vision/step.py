@@ -34,6 +34,7 @@ from app.engine.request import Sequence
 from app.engine.scheduler import PrefillPacer
 from app.engine.types import EngineConfig, GenerationRequest
 from app.engine.vision import media
+from app.engine.vision.prepare import Prepared, prepare
 from app.engine.vision.projector import EmbdBatch, ImageStore, image_of, serials
 
 log = logging.getLogger("chorus.engine")
@@ -80,17 +81,19 @@ class VisionStep:
         """A new iteration of the engine thread: nothing spent yet on any prompt outside its pieces."""
         self.spent = {}
 
-    def prompt_tokens(self, request: GenerationRequest) -> tuple[str, list[int], list[media.ImageData]]:
+    def prompt_tokens(self, request: GenerationRequest, prepared: Prepared | None = None
+                      ) -> tuple[str, list[int], list[media.ImageData]]:
         """The request's prompt text (markers in place of images and clips), its tokens and its images and clips.
+        `prepared`: its media read before it queued (prepare.py: videos' frames, clips' samples), else read here.
         Raises PromptError for media the model cannot take, an image or clip that cannot be read, or one last."""
         if not media.has_parts(request.messages):
             text = self._renderer.text(request)
             return text, self._renderer.tokens(request, text), []
         self.check_media(request.messages)
-        try:
-            messages, images = media.split_images(request.messages, request.video_fps, request.video_max_frames)
-        except media.ImagePartError as exc:
-            raise PromptError(str(exc)) from exc
+        prepared = prepared or prepare(request)
+        if prepared.error is not None:
+            raise PromptError(prepared.error)
+        messages, images = prepared.messages, prepared.parts
         text = self._renderer.text(dataclasses.replace(request, messages=messages))
         pinned = set().union(*(serials(seq.prompt) for seq in self._running))
         tokens = self.store.tokenize(text + request.reply_prefix, images, pinned)  # one string, as prompt.py

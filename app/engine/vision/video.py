@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 TIMESTAMP_MS = 5000  # llama-server's --video-timestamp-interval default
 PROMPT_START = "Video:"  # what libmtmd's helper puts before a video's first frame
-KEPT = 2  # decoded videos kept for the next request on the same one (8 panes on one video decode it once)
 
 
 class VideoDecodeError(ValueError):
@@ -177,18 +175,3 @@ def _frames(container, stream, rate: float, max_frames: int) -> list[Frame]:
 def frame_key(rgb: np.ndarray) -> str:
     height, width = rgb.shape[:2]
     return hashlib.sha256(f"{width}x{height}:".encode() + np.ascontiguousarray(rgb).tobytes()).hexdigest()
-
-
-class DecodedVideos:
-    """The last KEPT decoded videos, by (content key, fps, budget): panes on one video decode it once."""
-
-    def __init__(self):
-        self._kept: OrderedDict[tuple, Video] = OrderedDict()
-
-    def get(self, data: bytes, key: str, fps: float, max_frames: int, where: str) -> Video:
-        wanted = (key, fps, max_frames)
-        video = self._kept.pop(wanted, None) or decode_video(data, fps, max_frames, where)
-        self._kept[wanted] = video
-        while len(self._kept) > KEPT:
-            self._kept.popitem(last=False)
-        return video

@@ -4,16 +4,19 @@ Every event of the spec marks its field dirty; a field the user or an action cha
 result changes at most once per event-loop turn, so a pump of many steps repaints the pane once, and not while
 the pane is scrolled out of view (they show when it is painted again). An editor already showing a value is left
 alone, so typing is never disturbed by the echo of its own edit. Widgets -> spec: `commit_form` copies the
-sampling, output and tools forms into the spec (the tools' texts as written: a run or Continue checks them).
+sampling, output, tools and video forms into the spec (the tools' texts as written: a run or Continue checks them).
 """
 
 from __future__ import annotations
+
+from app.ui.pane.video_fields import has_video
 
 EDITOR_FIELDS = frozenset({"system", "draft", "sampling", "max_tokens", "stop", "show_probabilities",
                            "output_format", "rating", "note", "editing", "backend", "title", "number", "group",
                            "thinking", "thinking_budget", "speculative", "tools", "tool_choice", "mocks",
                            "expected_calls", "lora", "parallel_tool_calls", "speculative_kind",
-                           "draft_model", "tool_call_first"})
+                           "draft_model", "tool_call_first", "video_fps", "video_max_frames"})
+VIDEO_FIELDS = frozenset({"video_fps", "video_max_frames"})
 
 
 def changed_field(info) -> str:
@@ -27,8 +30,10 @@ def render(pane, dirty: set[str]) -> None:
     """Show what changed in the spec's `dirty` fields."""
     if dirty & EDITOR_FIELDS:
         load_editors(pane, dirty)
-    if "draft_images" in dirty:
-        pane.images.render()
+    if dirty & {"draft_images", "turns"}:
+        pane.video_fields.setVisible(has_video(pane.spec))
+    if "draft_images" in dirty or dirty & VIDEO_FIELDS:
+        pane.images.render()  # (a video's caption says how many frames the rate and budget take)
     elif dirty & {"backend", "turns"}:
         pane.images.check()  # another backend, or images in the conversation: can they still be read?
     if dirty & {"turns", "show_probabilities", "editing", "new result"}:
@@ -53,6 +58,7 @@ def render(pane, dirty: set[str]) -> None:
 def load_spec(pane) -> None:
     """Show everything the spec holds (when the pane is built, after a restore, a duplicate or a run)."""
     load_editors(pane)
+    pane.video_fields.setVisible(has_video(pane.spec))
     pane.output.render(pane.spec)
     pane.thinking_view.sync(pane.spec)
     pane.show_state()
@@ -84,6 +90,8 @@ def load_editors(pane, fields=EDITOR_FIELDS) -> None:
         pane.tools.load_parallel(spec.parallel_tool_calls)
     if "tool_call_first" in fields:
         pane.tools.load_call_first(spec.tool_call_first)
+    if fields & VIDEO_FIELDS:
+        pane.video_fields.load(spec.video_fps, spec.video_max_frames)
     if "lora" in fields:
         sampling.adapters.load(spec.lora)
     if fields & {"speculative_kind", "draft_model"}:
@@ -117,3 +125,4 @@ def commit_form(pane) -> None:
     spec.tool_call_first = tools.call_first.isChecked()
     spec.lora = sampling.adapters.read()
     spec.speculative_kind, spec.draft_model = sampling.draft.read()
+    spec.video_fps, spec.video_max_frames = pane.video_fields.read()

@@ -21,6 +21,7 @@ from app.ui.pane.thinking_view import ThinkingView
 from app.ui.pane.tool_cards_view import ToolCardsView
 from app.ui.pane.tools_options import ToolsOptions
 from app.ui.pane.version_bar import VersionBar
+from app.ui.pane.video_fields import VideoFields
 from app.ui.widgets.collapsible import collapsible
 from app.ui.widgets.status_line import StatusLine
 
@@ -28,7 +29,7 @@ PARTS = frozenset({"header", "title", "conversation_button", "conversation_menu"
                    "duplicate_button", "remove_button", "system_prompt", "sampling", "options", "tools", "_toggles",
                    "edit_banner", "cancel_edit_button", "prompt", "images", "controls", "run_button", "stop_button",
                    "drop_button", "rating", "copy_action", "output", "thinking_view", "tool_cards", "group_mocks",
-                   "mcp_picker", "status", "version_bar"})
+                   "mcp_picker", "status", "version_bar", "video_fields"})
 """The attributes `build` gives a pane: reading one of a pane not built yet builds it (PromptPane.__getattr__)."""
 
 
@@ -57,6 +58,8 @@ def build(pane) -> None:
     banner.addWidget(pane.cancel_edit_button)
     pane.prompt = PromptEditor("Ask something…  (Ctrl+Enter runs this pane)")
     pane.images = ImageStrip(spec, controller)
+    pane.video_fields = VideoFields()  # the videos' rate and frame budget, while the pane has one
+    pane.video_fields.hide()
 
     pane.controls = c = PaneControls([("System prompt", system_toggle), ("Sampling", sampling_toggle),
                                       ("Output", options_toggle), ("Tools", tools_toggle)])
@@ -90,6 +93,7 @@ def build(pane) -> None:
         layout.addWidget(widget)
     layout.addLayout(banner)
     layout.addWidget(pane.images)
+    layout.addWidget(pane.video_fields)
     layout.addWidget(pane.prompt)
     layout.addWidget(pane.controls)
     layout.addWidget(pane.thinking_view)
@@ -120,7 +124,7 @@ def _connect(pane) -> None:
     pane.cancel_edit_button.clicked.connect(pane.cancel_edit)
     pane.prompt.textChanged.connect(lambda: setattr(pane.spec, "draft", pane.prompt.toPlainText()))
     pane.system_prompt.textChanged.connect(lambda: setattr(pane.spec, "system", pane.system_prompt.toPlainText()))
-    for form in (pane.sampling, pane.options, pane.tools):
+    for form in (pane.sampling, pane.options, pane.tools, pane.video_fields):
         form.sig_changed.connect(pane.form_edited)
     pane.group_mocks.sig_changed.connect(pane.tool_cards.sync)
     pane.rating.sig_changed.connect(lambda: controller.rate(pane.spec, pane.rating.rating, pane.rating.note.text()))

@@ -162,7 +162,8 @@ class PromptPane(StripedFrame):
         busy = self.busy
         self.run_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
-        drop = self.spec.result.error_kind == "context" and not busy
+        # an earlier exchange to drop: a message too long on its own (a long video) is not helped by losing itself
+        drop = self.spec.result.error_kind == "context" and not busy and len(self.spec.turns) > 1
         if self.drop_button.isHidden() == drop:
             self.drop_button.setVisible(drop)
             self.controls.place_rating()
@@ -310,6 +311,7 @@ class PromptPane(StripedFrame):
         self.system_prompt.setAccessibleName(f"System prompt of {label}")
         self.output.setAccessibleName(f"Conversation of {label}")
         self.status.setAccessibleName(f"Status of {label}")
+        self.video_fields.accessible_for(label)
         self.controls.name_for(label)
 
     # --- spec -> widgets, widgets -> spec (pane_render.py) ----------------------------------------------------
