@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest
-from app.evaluate import code_checks, graders, moderation, rag, webhook
+from app.evaluate import code_checks, conversation, graders, moderation, rag, webhook
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
 from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
@@ -116,6 +116,8 @@ class CellGrader:
                                       options.factuality)
         if kind == moderation.TYPE:
             return moderation.flow(assertion, value, output.text, self.prompt)
+        if kind == conversation.TYPE:
+            return conversation.relevance(assertion, output.text, self.prompt, case.vars, rubric)
         threshold = assertion.threshold if assertion.threshold is not None else rag.DEFAULT_THRESHOLD
         if kind == "context-faithfulness":
             return rag.faithfulness(assertion, output.text, case.vars, threshold)
