@@ -104,6 +104,7 @@ class CaseOptions(_Model):
     transform: Any = None  # code run on the output before the assertions (app/evaluate/code_checks.py)
     transform_vars: str | None = Field(None, alias="transformVars")  # code run on the vars before rendering
     run_serially: bool | None = Field(None, alias="runSerially")  # accepted; Chorus's order does not matter
+    store_output_as: str | None = Field(None, alias="storeOutputAs")  # a var later tests see this output as
     providers: Any = None  # promptfoo reads no such option (its schema lets it pass): nor does Chorus (a note says so)
 
 
