@@ -151,6 +151,30 @@ class CodeRunner:
                              "or object).")
         return value
 
+    def scoring(self, ref: str, named_scores: dict, context: dict) -> dict:
+        """An `assertScoringFunction`'s verdict: the function (a .js module's export, default `func` or the
+        default export; a .py file's, default `func`) called with the test's named scores and {threshold,
+        componentResults, tokensUsed}; a GradingResult {pass, score, reason[, namedScores]}. Raises ValueError
+        with what went wrong (promptfoo: "Scoring function error: …")."""
+        path, name = split_file(ref, self.base_dir)
+        # JavaScript numbers, as promptfoo hands them to Python through JSON: a whole score is 1, not 1.0
+        named_scores = {k: int(v) if float(v).is_integer() else v for k, v in named_scores.items()}
+        try:
+            if path.suffix == ".py":
+                result = self.python.call_file(path, name or "func", [named_scores, context])
+                failed, value = _located(result), result.value
+            else:
+                found = js_code.call(None, path, name or "func", (), [named_scores, context], self.js_time_limit)
+                failed = found.error
+                value = None if failed is not None else found.value.value
+        except (CodeLimit, OSError) as exc:
+            raise ValueError(str(exc)) from None
+        if failed is not None:
+            raise ValueError(failed)
+        if not _is_grading(value):
+            raise ValueError("assertion scoring function must return a GradingResult")
+        return value
+
     # --- custom providers ----------------------------------------------------------------------------------
     def provider(self, variant, prompt: str, variables: dict) -> str:
         """A custom provider's output for the rendered prompt (promptfoo: a .py file's `call_api(prompt,
@@ -310,6 +334,19 @@ def _python_result(a: Assertion, result, inverse: bool, suffix) -> GradingResult
     return _primitive(a, score, inverse, "Python code", suffix)
 
 
+def scoring_function_problem(ref: str, base: Path | None) -> str | None:
+    """What is wrong with an `assertScoringFunction` as written (promptfoo loads a file:// .js or .py function),
+    or None."""
+    if not ref.startswith("file://"):
+        return f"an assertScoringFunction is a file://path.js or file://path.py[:function], not {ref[:80]!r}"
+    path, _name = split_file(ref, base)
+    if path.suffix not in (".js", ".cjs", ".mjs", ".py"):
+        why = "TypeScript, which Chorus does not run: write it in JavaScript" if path.suffix in (
+            ".ts", ".cts", ".mts") else "not a JavaScript or Python file"
+        return f"the scoring function {path.name!r} is {why}"
+    return None if path.is_file() else f"no such file: {path}"
+
+
 def _describe(what: str, script: str, base: Path | None) -> str:
     if script.startswith("file://"):
         path, name = split_file(script, base)
@@ -358,7 +395,8 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
     for case in cases:
         visit(case.assertions)
         for what, script in (("test transform", case.options.transform),
-                             ("transformVars", case.options.transform_vars)):
+                             ("transformVars", case.options.transform_vars),
+                             ("assertScoringFunction", case.assert_scoring_function)):
             if isinstance(script, str):
                 add(_describe(what, script, base))
     return found

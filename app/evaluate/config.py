@@ -194,6 +194,7 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "metadata": {**default.metadata, **test.metadata},
         "threshold": test.threshold if test.threshold is not None else default.threshold,
         "provider_output": test.provider_output if test.provider_output is not None else default.provider_output,
+        "assert_scoring_function": test.assert_scoring_function or default.assert_scoring_function,
         "description": test.description or default.description})
 
 
@@ -408,6 +409,10 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
                 script, base)[0].is_file():
             problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
     _check_judge(test.options.provider, f"{where}.options.provider", problems, base, any_provider)
+    if test.assert_scoring_function is not None:
+        problem = code_checks.scoring_function_problem(test.assert_scoring_function, base)
+        if problem:
+            problems.add(f"{where}.assertScoringFunction", problem)
     if test.options.providers is not None and notes is not None:
         notes.append(f"{where}.options.providers: promptfoo reads no such option (graders are options.provider), "
                      "so it is ignored, as promptfoo ignores it")

@@ -434,11 +434,21 @@ class EvaluationRunner:
         self._top_up()
 
     def _conclude(self, cell: CellResult, grader: CellGrader) -> None:
+        if grader.scores_with_code and self.code is not None and not grader.computed:
+            # the test's assertScoringFunction is code: it runs on a worker thread, then the cell concludes
+            return self._coding.start(cell, grader.finish, lambda cell, _none: self._concluded_later(cell, grader))
         cells.conclude(cell, grader)
         name = self.evaluation.cases[cell.case].options.store_output_as
         if name and grader.output.value:  # promptfoo stores the output after transforms, when there is one
             self.registers[name] = grader.output.value
         self._concluded(cell)
+
+    def _concluded_later(self, cell: CellResult, grader: CellGrader) -> None:
+        if self.cancelled:
+            self._reset(cell)
+            return self._check_done()
+        self._conclude(cell, grader)
+        self._top_up()
 
     def _concluded(self, cell: CellResult) -> None:
         if self._active is cell:

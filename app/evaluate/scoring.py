@@ -101,6 +101,7 @@ class CellGrader:
         self.error: str | None = None
         self.waiting_vectors = 0  # flows waiting for an embedder's vectors (answer-relevance in the window)
         self.resumed = None  # called (grader, judge calls) when such a flow goes on
+        self._final: GradingResult | CheckError | None = None  # the result, once computed (`finish`)
 
     def _judge_for(self, assertion: Assertion):
         return assertion.provider or self.case.options.provider
@@ -262,11 +263,60 @@ class CellGrader:
     def _metric(self, assertion: Assertion) -> str | None:
         return render_value(assertion.metric, self.case.vars) if assertion.metric else None
 
+    @property
+    def scores_with_code(self) -> bool:
+        """The test's `assertScoringFunction` will run when the result is asked for (on a worker thread, then:
+        `finish`)."""
+        return bool(self.case.assert_scoring_function and self.case.assertions and not self.error)
+
+    @property
+    def computed(self) -> bool:
+        return self._final is not None
+
+    def finish(self) -> None:
+        """Compute the result now (any thread), running the scoring function if there is one; `result()` then
+        returns it."""
+        try:
+            self._final = self._result()
+        except CheckError as exc:
+            self._final = exc
+
     def result(self) -> GradingResult:
+        if self._final is None:
+            self.finish()
+        if isinstance(self._final, CheckError):
+            raise self._final
+        return self._final
+
+    def _result(self) -> GradingResult:
         if self.error:
             raise CheckError(self.error)
         if not self.case.assertions:
             return no_assertions()
+        result = self._summed()
+        return self._scored_by_function(result) if self.case.assert_scoring_function else result
+
+    def _scored_by_function(self, result: GradingResult) -> GradingResult:
+        """promptfoo's testResult(scoringFunction): the function's GradingResult over the summed one; any failure
+        of the function fails the test with score 0."""
+        components = [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in result.component_results]
+        context = {"componentResults": components, "tokensUsed": {"total": 0, "prompt": 0, "completion": 0,
+                                                                  "cached": 0, "numRequests": 0}}
+        if self.case.threshold is not None:
+            context["threshold"] = self.case.threshold
+        runner = self._runner("the assertScoringFunction")
+        try:
+            found = runner.scoring(self.case.assert_scoring_function, result.named_scores, context)
+        except ValueError as exc:
+            return result.model_copy(update={"passed": False, "score": 0.0,
+                                             "reason": f"Scoring function error: {exc}"})
+        update = {"passed": found["pass"], "score": float(found["score"]), "reason": found["reason"]}
+        if isinstance(found.get("namedScores"), dict):
+            update["named_scores"] = {k: float(v) for k, v in found["namedScores"].items()
+                                      if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        return result.model_copy(update=update)
+
+    def _summed(self) -> GradingResult:
         main = ScoreSum(self.case.threshold)
         for i, assertion in enumerate(self.case.assertions):
             if assertion.base_type == "assert-set":

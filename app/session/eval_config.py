@@ -118,6 +118,8 @@ class EvalCase(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
     options: CaseOptions = Field(default_factory=CaseOptions)
     provider_output: Any = Field(None, alias="providerOutput")  # replaces the model call when set
+    # code that scores the test from its named scores (file://x.js[:fn] or file://x.py[:fn]; code_checks.py)
+    assert_scoring_function: str | None = Field(None, alias="assertScoringFunction")
 
 
 class PromptTemplate(_Model):
