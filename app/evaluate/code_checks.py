@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -42,6 +43,19 @@ def split_file(ref: str, base: Path | None) -> tuple[Path, str | None]:
 def is_script_ref(value) -> bool:
     return (isinstance(value, str) and value.startswith("file://")
             and split_file(value, None)[0].suffix in SCRIPT_SUFFIXES)
+
+
+_JS_PROVIDER = re.compile(r"\.(js|cjs|mjs)(:\w+)?$")
+
+
+def code_embedder(provider) -> str | None:
+    """The custom JavaScript provider (`./embed.js`, `file://embed.js[:Class]`) an assertion's `provider` names,
+    as promptfoo takes one for `similar`'s embeddings; None for any other provider."""
+    provider_id = provider.get("id") if isinstance(provider, dict) else provider
+    if not isinstance(provider_id, str):
+        return None
+    name = provider_id[7:] if provider_id.startswith("file://") else provider_id
+    return provider_id if "://" not in name and _JS_PROVIDER.search(name) else None
 
 
 def time_limit() -> float | None:
@@ -205,6 +219,31 @@ class CodeRunner:
             raise CheckError(f"provider {variant.label} must return an object with an `output`, got {value!r}"[:400])
         output = value["output"]
         return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+    def embed(self, provider_id: str, texts: list[str]) -> list[list[float]]:
+        """Vectors of `texts` from a custom JavaScript provider's `callEmbeddingApi(text)` (promptfoo's embedding
+        provider for `similar`), one call per text; raises ValueError with the provider's error (which fails the
+        check, as in promptfoo)."""
+        path, function = split_file(provider_id if provider_id.startswith("file://") else f"file://{provider_id}",
+                                    self.base_dir)
+        vectors = []
+        for text in texts:
+            try:
+                result = js_code.call(None, path, function, (), [text], self.js_time_limit, "provider",
+                                      {"id": provider_id, "config": {}}, method="callEmbeddingApi")
+            except CodeLimit as exc:
+                raise ValueError(f"embedding provider {path.name}: {exc}") from None
+            if result.error is not None:
+                raise ValueError(f"embedding provider {path.name} failed: {result.error}")
+            value = result.value.value
+            if isinstance(value, dict) and value.get("error"):
+                raise ValueError(f"Error fetching embeddings: {value['error']}")
+            vector = value.get("embedding") if isinstance(value, dict) else None
+            if not isinstance(vector, list) or not vector or not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+                raise ValueError("Embedding not found")
+            vectors.append([float(x) for x in vector])
+        return vectors
 
     def _exec(self, command: str, args: list[str]) -> str:
         try:
@@ -388,6 +427,9 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
                 add(_describe(f"{a.type} assertion's value", a.value, base))
             if isinstance(a.transform, str):
                 add(_describe(f"{a.type} assertion transform", a.transform, base))
+            if a.base_type.split(":")[0] == "similar" and (embedder := code_embedder(a.provider)):
+                add(_describe(f"{a.type} assertion's embedder", embedder if embedder.startswith("file://")
+                              else f"file://{embedder}", base))
             visit(a.assertions or [])
 
     for name, path in (filters or {}).items():  # nunjucksFilters (nunjucks_filters.py)

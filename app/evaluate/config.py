@@ -113,7 +113,8 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
             if problem:
                 problems.add(f"{where}.{name}", problem)
     for judge in (assertion.provider,):
-        _check_judge(judge, f"{where}.provider", problems, base, any_provider)
+        _check_judge(judge, f"{where}.provider", problems, base, any_provider,
+                     embedder=kind.split(":")[0] == "similar")
 
 
 def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path) -> None:
@@ -130,9 +131,11 @@ def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path
         problems.add(f"{where}.value", f"cannot read {path}: {exc}")
 
 
-def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider: bool = False) -> None:
+def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider: bool = False,
+                 embedder: bool = False) -> None:
     """A judge provider as written; with `any_provider` (every provider runs on one model), a judge of any other
-    provider id runs on the evaluation's judge (routes.judge_target), with the settings its config gives."""
+    provider id runs on the evaluation's judge (routes.judge_target), with the settings its config gives.
+    `embedder`: the provider embeds for `similar`, where a custom JavaScript provider's code is taken."""
     if judge is None:
         return
     judge_id = judge.get("id") if isinstance(judge, dict) else judge
@@ -145,8 +148,9 @@ def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider
     found = providers.parse_id(judge_id, base, any_provider)
     if isinstance(found, str):
         problems.add(where, found)
-    elif found[0] == "code":
-        problems.unsupported(where, f"a custom provider ({judge_id!r}) as a judge or an embedder")
+    elif found[0] == "code" and not (embedder and code_checks.code_embedder(judge_id)):
+        problems.unsupported(where, f"a custom provider ({judge_id!r}) as an embedder, unless it is JavaScript,"
+                             if embedder else f"a custom provider ({judge_id!r}) as a judge")
     else:
         providers.judge_settings(judge, where, problems)
 

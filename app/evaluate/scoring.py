@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from app.engine import GenerationRequest
 from app.evaluate import code_checks, conversation, graders, moderation, rag, webhook
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
+from app.evaluate.code_checks import code_embedder
 from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
 from app.session.evaluation import Assertion, EvalCase, GradingResult, JudgeExchange
@@ -232,7 +233,12 @@ class CellGrader:
                     self.results[key].passed = True
                 return []
             if kind.split(":")[0] == "similar":
-                self.results[key] = check_similar(assertion, value, output.text, self.embed)
+                embedder = code_embedder(assertion.provider)  # a custom JavaScript provider's callEmbeddingApi
+                embed = self.embed
+                if embedder is not None:
+                    runner = self._runner("the embedding provider's code")
+                    embed = lambda texts: runner.embed(embedder, texts)  # noqa: E731
+                self.results[key] = check_similar(assertion, value, output.text, embed)
                 return []
             if kind in graders.MODEL_GRADED:
                 return self._step(key, self._flow(assertion, value, output), assertion, None)
