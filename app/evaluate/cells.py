@@ -122,8 +122,11 @@ def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, 
                     cost=cost.of_cell(variant, case, cell),
                     functions=tuple(variant.functions or ()))
     case = case_for(evaluation, cell, code, registers)
+    provider_output = output.value
     for what, script in (("the provider's transform", variant.transform), ("the test's transform",
                                                                            case.options.transform)):
+        if what == "the test's transform":
+            provider_output = output.value  # what a contextTransform sees (promptfoo: providerTransformedOutput)
         if script:  # promptfoo's order: the provider's, then the test's (an assertion's own comes last)
             if code is None:
                 raise CheckError(f"{what} runs code, which was not allowed for this evaluation")
@@ -131,8 +134,10 @@ def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, 
                 "raw": cell.prompt, "label": variant.prompt.label}})
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
             output = dataclasses.replace(output, text=text, raw=None if isinstance(value, str) else value)
-    return CellGrader(case, output, cell.prompt, base_dir, embed, code,
-                      {"id": variant.provider_id, "label": variant.label})
+    grader = CellGrader(case, output, cell.prompt, base_dir, embed, code,
+                        {"id": variant.provider_id, "label": variant.label})
+    grader.provider_output = provider_output
+    return grader
 
 
 def conclude(cell: CellResult, graded: CellGrader) -> None:

@@ -427,6 +427,8 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
                 add(_describe(f"{a.type} assertion's value", a.value, base))
             if isinstance(a.transform, str):
                 add(_describe(f"{a.type} assertion transform", a.transform, base))
+            if isinstance(a.context_transform, str):
+                add(_describe(f"{a.type} assertion contextTransform", a.context_transform, base))
             if a.base_type.split(":")[0] == "similar" and (embedder := code_embedder(a.provider)):
                 add(_describe(f"{a.type} assertion's embedder", embedder if embedder.startswith("file://")
                               else f"file://{embedder}", base))

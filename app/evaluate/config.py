@@ -29,6 +29,7 @@ from app.evaluate import (
     nunjucks_filters,
     prompts,
     providers,
+    rag,
     scenarios,
     similarity,
     templates,
@@ -100,7 +101,10 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         _file_value(assertion, where, problems, base)  # promptfoo's processFileReference: .json/.yaml/.txt
     if kind in code_checks.CODE_TYPES and not isinstance(assertion.value, str):
         problems.add(where, f"a {kind} assertion's value is code or a file:// path")
-    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform):
+    if assertion.context_transform is not None and kind not in rag.CONTEXT_TYPES:
+        problems.add(where, f"contextTransform belongs to the context-* assertions, not to {assertion.type}")
+    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform,
+                   assertion.context_transform):
         if isinstance(script, str) and script.startswith("file://"):
             path = code_checks.split_file(script, base)[0]
             if not path.is_file():

@@ -103,6 +103,7 @@ class CellGrader:
         self.waiting_vectors = 0  # flows waiting for an embedder's vectors (answer-relevance in the window)
         self.resumed = None  # called (grader, judge calls) when such a flow goes on
         self._final: GradingResult | CheckError | None = None  # the result, once computed (`finish`)
+        self.provider_output = output.value  # the output before the test's transform (cells.grader sets it)
 
     def _judge_for(self, assertion: Assertion):
         return assertion.provider or self.case.options.provider
@@ -121,12 +122,17 @@ class CellGrader:
         if kind == conversation.TYPE:
             return conversation.relevance(assertion, output.text, self.prompt, case.vars, rubric)
         threshold = assertion.threshold if assertion.threshold is not None else rag.DEFAULT_THRESHOLD
+        variables = case.vars
+        if kind in rag.CONTEXT_TYPES and assertion.context_transform:  # the output before the test's transform
+            context = rag.transformed_context(assertion, self._runner("the contextTransform"), self.provider_output,
+                                              case.vars, self.prompt)
+            variables = {**case.vars, "context": context}
         if kind == "context-faithfulness":
-            return rag.faithfulness(assertion, output.text, case.vars, threshold)
+            return rag.faithfulness(assertion, output.text, variables, threshold)
         if kind == "context-relevance":
-            return rag.relevance(assertion, output.text, case.vars, threshold)
+            return rag.relevance(assertion, output.text, variables, threshold)
         if kind == "context-recall":
-            return rag.recall(assertion, value, output.text, self.prompt, case.vars, threshold)
+            return rag.recall(assertion, value, output.text, self.prompt, variables, threshold)
         if kind == "answer-relevance":
             return rag.answer_relevance(assertion, output.text, self.prompt, case.vars, threshold)
         rubric_prompt = assertion.rubric_prompt or options.rubric_prompt

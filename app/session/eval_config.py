@@ -82,6 +82,8 @@ class Assertion(_Model):
     assertions: list[Assertion] | None = Field(None, alias="assert")
     config: dict[str, Any] | None = None
     transform: str | None = None  # code run on the output before this check (app/evaluate/code_checks.py)
+    # code that extracts a context-* check's context from the output (app/evaluate/rag.py)
+    context_transform: str | None = Field(None, alias="contextTransform")
     description: str | None = None  # shown beside this check's verdict
 
     @property
