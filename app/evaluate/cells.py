@@ -33,25 +33,28 @@ def _needs_logprobs(assertions: list[Assertion]) -> bool:
     return any(a.base_type in NEEDS_LOGPROBS or _needs_logprobs(a.assertions or []) for a in assertions)
 
 
-def case_for(evaluation: Evaluation, cell: CellResult, code=None) -> EvalCase:
+def case_for(evaluation: Evaluation, cell: CellResult, code=None, registers: dict | None = None) -> EvalCase:
     """The cell's test case, its vars through `transformVars` when it has one (promptfoo: the test's, else
-    defaultTest's, merged over the vars); raises CheckError when that fails or code is not allowed."""
+    defaultTest's, merged over the vars), then overwritten by the `registers` (the outputs earlier tests stored
+    with `options.storeOutputAs`, as promptfoo's evaluator does); raises CheckError when transformVars fails or
+    code is not allowed."""
     case = evaluation.cases[cell.case]
     script = case.options.transform_vars
-    if not script:
-        return case
-    if code is None:
-        raise CheckError("transformVars runs code, which was not allowed for this evaluation")
-    found = code.transform(script, case.vars, {"prompt": {}, "uuid": f"{cell.case}-{cell.variant}"}, "vars")
-    if not isinstance(found, dict):
-        raise CheckError("Transform function did not return a valid object")
-    return case.model_copy(update={"vars": {**case.vars, **found}})
+    if script:
+        if code is None:
+            raise CheckError("transformVars runs code, which was not allowed for this evaluation")
+        found = code.transform(script, case.vars, {"prompt": {}, "uuid": f"{cell.case}-{cell.variant}"}, "vars")
+        if not isinstance(found, dict):
+            raise CheckError("Transform function did not return a valid object")
+        case = case.model_copy(update={"vars": {**case.vars, **found}})
+    return case.model_copy(update={"vars": {**case.vars, **registers}}) if registers else case
 
 
-def prepare(evaluation: Evaluation, cell: CellResult, code=None) -> Prepared:
+def prepare(evaluation: Evaluation, cell: CellResult, code=None, registers: dict | None = None) -> Prepared:
     """Render the cell's prompt; raises TemplateProblem when the template fails on this case's vars, CheckError
-    when its transformVars or its `exec:` command does (which run only with a CodeRunner: `code`)."""
-    case, variant = case_for(evaluation, cell, code), evaluation.variants[cell.variant]
+    when its transformVars or its `exec:` command does (which run only with a CodeRunner: `code`). `registers`:
+    stored outputs (case_for)."""
+    case, variant = case_for(evaluation, cell, code, registers), evaluation.variants[cell.variant]
     raw = case.options.prefix + variant.prompt.raw + case.options.suffix
     if variant.prompt.exec is not None:  # its command's output is the template (exec_prompts.py)
         if code is None:
@@ -93,12 +96,13 @@ def record(cell: CellResult, completion: Completion, latency_ms: float | None) -
         cell.status = "grading"
 
 
-def call_provider(evaluation: Evaluation, cell: CellResult, code) -> tuple[str, float]:
+def call_provider(evaluation: Evaluation, cell: CellResult, code, registers: dict | None = None) -> tuple[str, float]:
     """A custom provider's output for the cell (any thread) and its latency in ms; raises CheckError."""
     if code is None:
         raise CheckError("this provider runs code, which was not allowed for this evaluation")
     started = time.perf_counter()
-    text = code.provider(evaluation.variants[cell.variant], cell.prompt, case_for(evaluation, cell, code).vars)
+    variables = case_for(evaluation, cell, code, registers).vars
+    text = code.provider(evaluation.variants[cell.variant], cell.prompt, variables)
     return text, (time.perf_counter() - started) * 1000
 
 
@@ -108,7 +112,7 @@ def given(cell: CellResult, text: str, latency_ms: float | None) -> None:
 
 
 def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, code=None,
-           text: str | None = None) -> CellGrader:
+           text: str | None = None, registers: dict | None = None) -> CellGrader:
     """The cell's grader; the test's `transform` (code) has run on the output (`text` when given: a custom
     provider's, before the cell holds it). Raises CheckError when a transform fails or code is not allowed."""
     variant, case = evaluation.variants[cell.variant], evaluation.cases[cell.case]
@@ -117,9 +121,12 @@ def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, 
                     logprobs=cell.logprobs, tool_calls=tuple(cell.result.tool_calls), tools=tuple(variant.tools),
                     cost=cost.of_cell(variant, case, cell),
                     functions=tuple(variant.functions or ()))
-    case = case_for(evaluation, cell, code)
+    case = case_for(evaluation, cell, code, registers)
+    provider_output = output.value
     for what, script in (("the provider's transform", variant.transform), ("the test's transform",
                                                                            case.options.transform)):
+        if what == "the test's transform":
+            provider_output = output.value  # what a contextTransform sees (promptfoo: providerTransformedOutput)
         if script:  # promptfoo's order: the provider's, then the test's (an assertion's own comes last)
             if code is None:
                 raise CheckError(f"{what} runs code, which was not allowed for this evaluation")
@@ -127,8 +134,10 @@ def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, 
                 "raw": cell.prompt, "label": variant.prompt.label}})
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
             output = dataclasses.replace(output, text=text, raw=None if isinstance(value, str) else value)
-    return CellGrader(case, output, cell.prompt, base_dir, embed, code,
-                      {"id": variant.provider_id, "label": variant.label})
+    grader = CellGrader(case, output, cell.prompt, base_dir, embed, code,
+                        {"id": variant.provider_id, "label": variant.label})
+    grader.provider_output = provider_output
+    return grader
 
 
 def conclude(cell: CellResult, graded: CellGrader) -> None:

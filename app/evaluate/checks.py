@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 from rapidfuzz.distance import Levenshtein
 
-from app.evaluate import cost, functions_call, tool_checks
+from app.evaluate import cost, functions_call, sql_check, tool_checks
 from app.evaluate.assertion_strings import split_values
 from app.evaluate.check_types import CheckError, Output, verdict
 from app.evaluate.templates import js_string
@@ -284,7 +284,8 @@ CHECKS = {"equals": _equals, "contains": _contains, "icontains": _contains, "con
           "perplexity": _perplexity, "perplexity-score": _perplexity_score, "word-error-rate": _word_error_rate}
 NEEDS_LOGPROBS = frozenset({"perplexity", "perplexity-score"})
 CHECKS.update(tool_checks.TOOL_CHECKS)
-CHECKS.update({"cost": cost.check_cost, **dict.fromkeys(functions_call.TYPES, functions_call.check)})
+CHECKS.update({"cost": cost.check_cost, **dict.fromkeys(functions_call.TYPES, functions_call.check),
+               **dict.fromkeys(sql_check.TYPES, sql_check.check)})
 
 
 def run_check(assertion: Assertion, value, output: Output) -> GradingResult:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -42,6 +43,19 @@ def split_file(ref: str, base: Path | None) -> tuple[Path, str | None]:
 def is_script_ref(value) -> bool:
     return (isinstance(value, str) and value.startswith("file://")
             and split_file(value, None)[0].suffix in SCRIPT_SUFFIXES)
+
+
+_JS_PROVIDER = re.compile(r"\.(js|cjs|mjs)(:\w+)?$")
+
+
+def code_embedder(provider) -> str | None:
+    """The custom JavaScript provider (`./embed.js`, `file://embed.js[:Class]`) an assertion's `provider` names,
+    as promptfoo takes one for `similar`'s embeddings; None for any other provider."""
+    provider_id = provider.get("id") if isinstance(provider, dict) else provider
+    if not isinstance(provider_id, str):
+        return None
+    name = provider_id[7:] if provider_id.startswith("file://") else provider_id
+    return provider_id if "://" not in name and _JS_PROVIDER.search(name) else None
 
 
 def time_limit() -> float | None:
@@ -151,6 +165,30 @@ class CodeRunner:
                              "or object).")
         return value
 
+    def scoring(self, ref: str, named_scores: dict, context: dict) -> dict:
+        """An `assertScoringFunction`'s verdict: the function (a .js module's export, default `func` or the
+        default export; a .py file's, default `func`) called with the test's named scores and {threshold,
+        componentResults, tokensUsed}; a GradingResult {pass, score, reason[, namedScores]}. Raises ValueError
+        with what went wrong (promptfoo: "Scoring function error: …")."""
+        path, name = split_file(ref, self.base_dir)
+        # JavaScript numbers, as promptfoo hands them to Python through JSON: a whole score is 1, not 1.0
+        named_scores = {k: int(v) if float(v).is_integer() else v for k, v in named_scores.items()}
+        try:
+            if path.suffix == ".py":
+                result = self.python.call_file(path, name or "func", [named_scores, context])
+                failed, value = _located(result), result.value
+            else:
+                found = js_code.call(None, path, name or "func", (), [named_scores, context], self.js_time_limit)
+                failed = found.error
+                value = None if failed is not None else found.value.value
+        except (CodeLimit, OSError) as exc:
+            raise ValueError(str(exc)) from None
+        if failed is not None:
+            raise ValueError(failed)
+        if not _is_grading(value):
+            raise ValueError("assertion scoring function must return a GradingResult")
+        return value
+
     # --- custom providers ----------------------------------------------------------------------------------
     def provider(self, variant, prompt: str, variables: dict) -> str:
         """A custom provider's output for the rendered prompt (promptfoo: a .py file's `call_api(prompt,
@@ -181,6 +219,31 @@ class CodeRunner:
             raise CheckError(f"provider {variant.label} must return an object with an `output`, got {value!r}"[:400])
         output = value["output"]
         return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+    def embed(self, provider_id: str, texts: list[str]) -> list[list[float]]:
+        """Vectors of `texts` from a custom JavaScript provider's `callEmbeddingApi(text)` (promptfoo's embedding
+        provider for `similar`), one call per text; raises ValueError with the provider's error (which fails the
+        check, as in promptfoo)."""
+        path, function = split_file(provider_id if provider_id.startswith("file://") else f"file://{provider_id}",
+                                    self.base_dir)
+        vectors = []
+        for text in texts:
+            try:
+                result = js_code.call(None, path, function, (), [text], self.js_time_limit, "provider",
+                                      {"id": provider_id, "config": {}}, method="callEmbeddingApi")
+            except CodeLimit as exc:
+                raise ValueError(f"embedding provider {path.name}: {exc}") from None
+            if result.error is not None:
+                raise ValueError(f"embedding provider {path.name} failed: {result.error}")
+            value = result.value.value
+            if isinstance(value, dict) and value.get("error"):
+                raise ValueError(f"Error fetching embeddings: {value['error']}")
+            vector = value.get("embedding") if isinstance(value, dict) else None
+            if not isinstance(vector, list) or not vector or not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector):
+                raise ValueError("Embedding not found")
+            vectors.append([float(x) for x in vector])
+        return vectors
 
     def _exec(self, command: str, args: list[str]) -> str:
         try:
@@ -310,6 +373,19 @@ def _python_result(a: Assertion, result, inverse: bool, suffix) -> GradingResult
     return _primitive(a, score, inverse, "Python code", suffix)
 
 
+def scoring_function_problem(ref: str, base: Path | None) -> str | None:
+    """What is wrong with an `assertScoringFunction` as written (promptfoo loads a file:// .js or .py function),
+    or None."""
+    if not ref.startswith("file://"):
+        return f"an assertScoringFunction is a file://path.js or file://path.py[:function], not {ref[:80]!r}"
+    path, _name = split_file(ref, base)
+    if path.suffix not in (".js", ".cjs", ".mjs", ".py"):
+        why = "TypeScript, which Chorus does not run: write it in JavaScript" if path.suffix in (
+            ".ts", ".cts", ".mts") else "not a JavaScript or Python file"
+        return f"the scoring function {path.name!r} is {why}"
+    return None if path.is_file() else f"no such file: {path}"
+
+
 def _describe(what: str, script: str, base: Path | None) -> str:
     if script.startswith("file://"):
         path, name = split_file(script, base)
@@ -351,6 +427,11 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
                 add(_describe(f"{a.type} assertion's value", a.value, base))
             if isinstance(a.transform, str):
                 add(_describe(f"{a.type} assertion transform", a.transform, base))
+            if isinstance(a.context_transform, str):
+                add(_describe(f"{a.type} assertion contextTransform", a.context_transform, base))
+            if a.base_type.split(":")[0] == "similar" and (embedder := code_embedder(a.provider)):
+                add(_describe(f"{a.type} assertion's embedder", embedder if embedder.startswith("file://")
+                              else f"file://{embedder}", base))
             visit(a.assertions or [])
 
     for name, path in (filters or {}).items():  # nunjucksFilters (nunjucks_filters.py)
@@ -358,7 +439,8 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
     for case in cases:
         visit(case.assertions)
         for what, script in (("test transform", case.options.transform),
-                             ("transformVars", case.options.transform_vars)):
+                             ("transformVars", case.options.transform_vars),
+                             ("assertScoringFunction", case.assert_scoring_function)):
             if isinstance(script, str):
                 add(_describe(what, script, base))
     return found

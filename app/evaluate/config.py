@@ -29,6 +29,7 @@ from app.evaluate import (
     nunjucks_filters,
     prompts,
     providers,
+    rag,
     scenarios,
     similarity,
     templates,
@@ -100,7 +101,10 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         _file_value(assertion, where, problems, base)  # promptfoo's processFileReference: .json/.yaml/.txt
     if kind in code_checks.CODE_TYPES and not isinstance(assertion.value, str):
         problems.add(where, f"a {kind} assertion's value is code or a file:// path")
-    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform):
+    if assertion.context_transform is not None and kind not in rag.CONTEXT_TYPES:
+        problems.add(where, f"contextTransform belongs to the context-* assertions, not to {assertion.type}")
+    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform,
+                   assertion.context_transform):
         if isinstance(script, str) and script.startswith("file://"):
             path = code_checks.split_file(script, base)[0]
             if not path.is_file():
@@ -113,7 +117,8 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
             if problem:
                 problems.add(f"{where}.{name}", problem)
     for judge in (assertion.provider,):
-        _check_judge(judge, f"{where}.provider", problems, base, any_provider)
+        _check_judge(judge, f"{where}.provider", problems, base, any_provider,
+                     embedder=kind.split(":")[0] == "similar")
 
 
 def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path) -> None:
@@ -130,9 +135,11 @@ def _file_value(assertion: Assertion, where: str, problems: Problems, base: Path
         problems.add(f"{where}.value", f"cannot read {path}: {exc}")
 
 
-def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider: bool = False) -> None:
+def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider: bool = False,
+                 embedder: bool = False) -> None:
     """A judge provider as written; with `any_provider` (every provider runs on one model), a judge of any other
-    provider id runs on the evaluation's judge (routes.judge_target), with the settings its config gives."""
+    provider id runs on the evaluation's judge (routes.judge_target), with the settings its config gives.
+    `embedder`: the provider embeds for `similar`, where a custom JavaScript provider's code is taken."""
     if judge is None:
         return
     judge_id = judge.get("id") if isinstance(judge, dict) else judge
@@ -145,8 +152,9 @@ def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider
     found = providers.parse_id(judge_id, base, any_provider)
     if isinstance(found, str):
         problems.add(where, found)
-    elif found[0] == "code":
-        problems.unsupported(where, f"a custom provider ({judge_id!r}) as a judge or an embedder")
+    elif found[0] == "code" and not (embedder and code_checks.code_embedder(judge_id)):
+        problems.unsupported(where, f"a custom provider ({judge_id!r}) as an embedder, unless it is JavaScript,"
+                             if embedder else f"a custom provider ({judge_id!r}) as a judge")
     else:
         providers.judge_settings(judge, where, problems)
 
@@ -194,6 +202,7 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "metadata": {**default.metadata, **test.metadata},
         "threshold": test.threshold if test.threshold is not None else default.threshold,
         "provider_output": test.provider_output if test.provider_output is not None else default.provider_output,
+        "assert_scoring_function": test.assert_scoring_function or default.assert_scoring_function,
         "description": test.description or default.description})
 
 
@@ -408,6 +417,10 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
                 script, base)[0].is_file():
             problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
     _check_judge(test.options.provider, f"{where}.options.provider", problems, base, any_provider)
+    if test.assert_scoring_function is not None:
+        problem = code_checks.scoring_function_problem(test.assert_scoring_function, base)
+        if problem:
+            problems.add(f"{where}.assertScoringFunction", problem)
     if test.options.providers is not None and notes is not None:
         notes.append(f"{where}.options.providers: promptfoo reads no such option (graders are options.provider), "
                      "so it is ignored, as promptfoo ignores it")

@@ -39,7 +39,8 @@ GEVAL_SCHEMA = {"type": "object", "properties": {"score": {"type": "integer", "m
                                                  "reason": REASON}, "required": ["score", "reason"]}
 RAG = frozenset({"context-faithfulness", "context-relevance", "context-recall", "answer-relevance"})  # rag.py
 MODEL_GRADED = frozenset({"llm-rubric", "factuality", "model-graded-factuality", "g-eval", "select-best", *RAG,
-                          "moderation"})  # moderation.py: a guard model in the judge's place
+                          "moderation",  # moderation.py: a guard model in the judge's place
+                          "conversation-relevance"})  # conversation.py
 NEGATION_IGNORED = frozenset({"factuality", "model-graded-factuality", "g-eval"})  # as promptfoo's handlers
 GEVAL_THRESHOLD = 0.7
 FACTUALITY_SCORES = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}

@@ -155,11 +155,13 @@ class _Typed:
 
 
 def call(source: str | None, path: Path | None, function: str | None, params: tuple[str, ...], args: list,
-         time_limit: float = TIME_LIMIT_S, kind: str = "assertion", options: dict | None = None) -> JsResult:
+         time_limit: float = TIME_LIMIT_S, kind: str = "assertion", options: dict | None = None,
+         method: str = "callApi") -> JsResult:
     """Run inline `source` (a function body over `params`) or the module at `path` (its `function` export, else
     the module itself, else its default export) on `args`; the awaited result, typed (`.value` is a _Typed).
     `kind="provider"`: an export that is a class with `callApi` is made with `options` ({id, config}) and its
-    `callApi(...args)` called, as promptfoo loads a custom JavaScript provider."""
+    `callApi(...args)` called (or `method`: `callEmbeddingApi` for an embedder), as promptfoo loads a custom
+    JavaScript provider."""
     encoded = json.dumps(args, ensure_ascii=False)
     if path is None:
         fn = f"new Function({', '.join(json.dumps(p) for p in params)}, {json.dumps(source)})"
@@ -178,9 +180,10 @@ def call(source: str | None, path: Path | None, function: str | None, params: tu
             f"else throw new Error({json.dumps(what)} + ' ' + {where} + "
             f"' must export a function or have a default export as a function');\n"
             f"const __a = {encoded};\n"
-            f"if (__f.prototype && typeof __f.prototype.callApi === 'function') {{\n"
+            f"if (__f.prototype && typeof __f.prototype.{method} === 'function') {{\n"
             f"  const __i = new __f({json.dumps(options or {}, ensure_ascii=False)});\n"
-            f"  return __done(await __i.callApi(...__a)); }}")
+            f"  return __done(await __i.{method}(...__a)); }}"
+            + ("" if method == "callApi" else f"\nthrow new Error('Provider must implement {method}');"))
     script = (f"(async () => {{ try {{ {call_expr}\n return __done(await __f(...__a)); }}"
               " catch (e) { return __fail(e); } })()")
     return _POOL.submit(_run, script, time_limit).result()

@@ -3,7 +3,8 @@ answerRelevance.ts, 0.123.1), on the evaluation's judge (and, for answer-relevan
 
 - The context is the test's `context` var (a string, or a list of strings joined by blank lines); context-recall
   falls back to the rendered prompt. context-faithfulness and context-relevance need a `query` var;
-  answer-relevance uses `query`, else the prompt. `contextTransform` is refused by name (it runs code).
+  answer-relevance uses `query`, else the prompt. An assertion's `contextTransform` (code, run on the output after
+  the provider's transform, before the test's) gives the context instead (`transformed_context`).
 - context-faithfulness: the judge turns the output into statements (one per line), then judges each against the
   context; score = share supported ("Final verdict for each statement in order: Yes. No." or "Verdict: yes/no").
 - context-relevance: the judge quotes the context's sentences the query needs; score = quoted / all (units: the
@@ -29,6 +30,7 @@ from app.evaluate.templates import js_string
 from app.session.evaluation import Assertion, GradingResult
 
 TYPES = graders.RAG
+CONTEXT_TYPES = frozenset({"context-faithfulness", "context-relevance", "context-recall"})  # contextTransform's
 DEFAULT_THRESHOLD = 0.5
 _INSUFFICIENT = "Insufficient Information"
 _FINAL = "final verdict for each statement in order:"
@@ -66,6 +68,22 @@ def context_of(variables: dict, fallback: str | None):
                          '"context" variable (string or array of strings) in your test case or use '
                          '"contextTransform" to extract context from the provider response.')
     return context
+
+
+def transformed_context(assertion: Assertion, code, output, variables: dict, prompt: str):
+    """promptfoo's resolveContext with a contextTransform: what the code returns from the output (`code` is the
+    CodeRunner) is the context, a string or a list of strings; raises CheckError naming the expression."""
+    expression = assertion.context_transform
+    try:
+        found = code.transform(expression, output, {"vars": variables, "prompt": {"label": prompt}})
+        if not (isinstance(found, str) or isinstance(found, list) and all(isinstance(i, str) for i in found)):
+            kind = ("boolean" if isinstance(found, bool) else "number" if isinstance(found, (int, float)) else
+                    "object")  # JavaScript's typeof
+            raise CheckError(f"contextTransform must return a string or array of strings. Got {kind}. Check your "
+                             f"transform expression: {expression}")
+    except CheckError as exc:
+        raise CheckError(f"Failed to transform context using expression '{expression}': {exc}") from None
+    return found
 
 
 def _serialised(context) -> str:

@@ -86,6 +86,11 @@ class EvaluationRunner:
         self.mcp = None  # an EvalMcp when variants use MCP servers (mcp_loop.py); `poll_tools` drives it
         self._coding = CodeWaits(runner.post, self._code_graded)  # cells whose grading runs code (code_waits.py)
         self._vector_waits: dict[int, CellResult] = {}  # cells whose answer-relevance waits for its vectors
+        # storeOutputAs: promptfoo then runs its cells one at a time, test by test (each test's repeats, then
+        # its variants), and a later cell's vars are overwritten by the outputs stored so far (`registers`)
+        self.serial = any(case.options.store_output_as for case in evaluation.cases)
+        self.registers: dict[str, object] = {}
+        self._active: CellResult | None = None  # serial: the cell between its start and its conclusion
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -93,10 +98,22 @@ class EvaluationRunner:
             self.evaluation.started_at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         self._started, self._earlier_s = time.perf_counter(), self.evaluation.duration_s or 0.0
         self._cells.extend(self.evaluation.unfinished())
+        if self.serial:
+            self._cells = deque(sorted(self._cells, key=lambda c: (c.case, c.repeat, c.variant)))
+            self._stored_before()
         self._calibrate()
         for case, repeat in sorted({(c.case, c.repeat) for c in self.evaluation.cells}):
             self._maybe_select_best(case, repeat)
         self._top_up()
+
+    def _stored_before(self) -> None:
+        """A resume: the outputs that cells finished in an earlier run stored (as their text: a transformed one
+        is not kept, so a test whose output went through a transform stores nothing then)."""
+        for cell in sorted(self.evaluation.cells, key=lambda c: (c.case, c.repeat, c.variant)):
+            case = self.evaluation.cases[cell.case]
+            if case.options.store_output_as and cell.status in ("pass", "fail") and cell.output and not (
+                    case.options.transform or self.evaluation.variants[cell.variant].transform):
+                self.registers[case.options.store_output_as] = cell.output
 
     def drive(self, timeout: float | None = None) -> bool:
         """Pump the SessionRunner on this thread until done (True) or `timeout` seconds pass (False)."""
@@ -209,7 +226,7 @@ class EvaluationRunner:
                 if not self._hold("judge", item, lambda item=item: judge_target(item[2].judge, self.evaluation.judge,
                                                                       self.base_dir)):
                     self._submit_judge(*item)
-            elif self._cells:
+            elif self._cells and not (self.serial and self._active is not None):
                 cell = self._cells.popleft()
                 if not self._hold("cell", (cell,), lambda cell=cell: self._generates_on(cell)):
                     self._start_cell(cell)
@@ -234,6 +251,8 @@ class EvaluationRunner:
         self._top_up()
 
     def _start_cell(self, cell: CellResult) -> None:
+        if self.serial:
+            self._active = cell
         if cell.status == "grading" and cell.result.state.value == "done":  # judged again (another judge)
             return self._grade(cell)
         if self.code is not None and self.evaluation.variants[cell.variant].prompt.exec is not None:
@@ -242,7 +261,7 @@ class EvaluationRunner:
 
     def _prepare(self, cell: CellResult):
         try:
-            return cells.prepare(self.evaluation, cell, self.code)
+            return cells.prepare(self.evaluation, cell, self.code, self.registers)
         except (TemplateProblem, CheckError) as exc:
             return exc
 
@@ -314,7 +333,7 @@ class EvaluationRunner:
         """A custom provider's cell: its code gives the output, then the cell is graded, on a worker thread."""
         def work():
             try:
-                text, latency = cells.call_provider(self.evaluation, cell, self.code)
+                text, latency = cells.call_provider(self.evaluation, cell, self.code, self.registers)
             except CheckError as exc:
                 return str(exc)
             return text, latency, self._start_grader(cell, text)
@@ -333,7 +352,7 @@ class EvaluationRunner:
     def _start_grader(self, cell: CellResult, text: str | None = None) -> tuple[CellGrader, list] | str:
         """The cell's grader and its first judge calls, or the error that ends the cell (any thread)."""
         try:
-            grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code, text)
+            grader = cells.grader(self.evaluation, cell, self.base_dir, self.embed, self.code, text, self.registers)
             return grader, grader.start()
         except CheckError as exc:  # a transform that failed, or code not allowed
             return str(exc)
@@ -415,10 +434,25 @@ class EvaluationRunner:
         self._top_up()
 
     def _conclude(self, cell: CellResult, grader: CellGrader) -> None:
+        if grader.scores_with_code and self.code is not None and not grader.computed:
+            # the test's assertScoringFunction is code: it runs on a worker thread, then the cell concludes
+            return self._coding.start(cell, grader.finish, lambda cell, _none: self._concluded_later(cell, grader))
         cells.conclude(cell, grader)
+        name = self.evaluation.cases[cell.case].options.store_output_as
+        if name and grader.output.value:  # promptfoo stores the output after transforms, when there is one
+            self.registers[name] = grader.output.value
         self._concluded(cell)
 
+    def _concluded_later(self, cell: CellResult, grader: CellGrader) -> None:
+        if self.cancelled:
+            self._reset(cell)
+            return self._check_done()
+        self._conclude(cell, grader)
+        self._top_up()
+
     def _concluded(self, cell: CellResult) -> None:
+        if self._active is cell:
+            self._active = None
         self._maybe_select_best(cell.case, cell.repeat)
 
     def _maybe_select_best(self, case: int, repeat: int) -> None:
@@ -429,6 +463,8 @@ class EvaluationRunner:
         max_score.apply(self.evaluation, case, repeat)  # a finished row's max-score (after its select-best)
 
     def _reset(self, cell: CellResult) -> None:
+        if self._active is cell:
+            self._active = None
         if not cell.finished:
             cell.status = "pending"
 

@@ -19,8 +19,9 @@ import json
 from dataclasses import dataclass
 
 from app.engine import GenerationRequest
-from app.evaluate import code_checks, graders, moderation, rag, webhook
+from app.evaluate import code_checks, conversation, graders, moderation, rag, webhook
 from app.evaluate.checks import CHECKS, CheckError, Output, run_check
+from app.evaluate.code_checks import code_embedder
 from app.evaluate.similarity import check_similar
 from app.evaluate.templates import js_fixed, js_string, render_value
 from app.session.evaluation import Assertion, EvalCase, GradingResult, JudgeExchange
@@ -101,6 +102,8 @@ class CellGrader:
         self.error: str | None = None
         self.waiting_vectors = 0  # flows waiting for an embedder's vectors (answer-relevance in the window)
         self.resumed = None  # called (grader, judge calls) when such a flow goes on
+        self._final: GradingResult | CheckError | None = None  # the result, once computed (`finish`)
+        self.provider_output = output.value  # the output before the test's transform (cells.grader sets it)
 
     def _judge_for(self, assertion: Assertion):
         return assertion.provider or self.case.options.provider
@@ -116,13 +119,20 @@ class CellGrader:
                                       options.factuality)
         if kind == moderation.TYPE:
             return moderation.flow(assertion, value, output.text, self.prompt)
+        if kind == conversation.TYPE:
+            return conversation.relevance(assertion, output.text, self.prompt, case.vars, rubric)
         threshold = assertion.threshold if assertion.threshold is not None else rag.DEFAULT_THRESHOLD
+        variables = case.vars
+        if kind in rag.CONTEXT_TYPES and assertion.context_transform:  # the output before the test's transform
+            context = rag.transformed_context(assertion, self._runner("the contextTransform"), self.provider_output,
+                                              case.vars, self.prompt)
+            variables = {**case.vars, "context": context}
         if kind == "context-faithfulness":
-            return rag.faithfulness(assertion, output.text, case.vars, threshold)
+            return rag.faithfulness(assertion, output.text, variables, threshold)
         if kind == "context-relevance":
-            return rag.relevance(assertion, output.text, case.vars, threshold)
+            return rag.relevance(assertion, output.text, variables, threshold)
         if kind == "context-recall":
-            return rag.recall(assertion, value, output.text, self.prompt, case.vars, threshold)
+            return rag.recall(assertion, value, output.text, self.prompt, variables, threshold)
         if kind == "answer-relevance":
             return rag.answer_relevance(assertion, output.text, self.prompt, case.vars, threshold)
         rubric_prompt = assertion.rubric_prompt or options.rubric_prompt
@@ -229,7 +239,12 @@ class CellGrader:
                     self.results[key].passed = True
                 return []
             if kind.split(":")[0] == "similar":
-                self.results[key] = check_similar(assertion, value, output.text, self.embed)
+                embedder = code_embedder(assertion.provider)  # a custom JavaScript provider's callEmbeddingApi
+                embed = self.embed
+                if embedder is not None:
+                    runner = self._runner("the embedding provider's code")
+                    embed = lambda texts: runner.embed(embedder, texts)  # noqa: E731
+                self.results[key] = check_similar(assertion, value, output.text, embed)
                 return []
             if kind in graders.MODEL_GRADED:
                 return self._step(key, self._flow(assertion, value, output), assertion, None)
@@ -260,11 +275,60 @@ class CellGrader:
     def _metric(self, assertion: Assertion) -> str | None:
         return render_value(assertion.metric, self.case.vars) if assertion.metric else None
 
+    @property
+    def scores_with_code(self) -> bool:
+        """The test's `assertScoringFunction` will run when the result is asked for (on a worker thread, then:
+        `finish`)."""
+        return bool(self.case.assert_scoring_function and self.case.assertions and not self.error)
+
+    @property
+    def computed(self) -> bool:
+        return self._final is not None
+
+    def finish(self) -> None:
+        """Compute the result now (any thread), running the scoring function if there is one; `result()` then
+        returns it."""
+        try:
+            self._final = self._result()
+        except CheckError as exc:
+            self._final = exc
+
     def result(self) -> GradingResult:
+        if self._final is None:
+            self.finish()
+        if isinstance(self._final, CheckError):
+            raise self._final
+        return self._final
+
+    def _result(self) -> GradingResult:
         if self.error:
             raise CheckError(self.error)
         if not self.case.assertions:
             return no_assertions()
+        result = self._summed()
+        return self._scored_by_function(result) if self.case.assert_scoring_function else result
+
+    def _scored_by_function(self, result: GradingResult) -> GradingResult:
+        """promptfoo's testResult(scoringFunction): the function's GradingResult over the summed one; any failure
+        of the function fails the test with score 0."""
+        components = [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in result.component_results]
+        context = {"componentResults": components, "tokensUsed": {"total": 0, "prompt": 0, "completion": 0,
+                                                                  "cached": 0, "numRequests": 0}}
+        if self.case.threshold is not None:
+            context["threshold"] = self.case.threshold
+        runner = self._runner("the assertScoringFunction")
+        try:
+            found = runner.scoring(self.case.assert_scoring_function, result.named_scores, context)
+        except ValueError as exc:
+            return result.model_copy(update={"passed": False, "score": 0.0,
+                                             "reason": f"Scoring function error: {exc}"})
+        update = {"passed": found["pass"], "score": float(found["score"]), "reason": found["reason"]}
+        if isinstance(found.get("namedScores"), dict):
+            update["named_scores"] = {k: float(v) for k, v in found["namedScores"].items()
+                                      if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        return result.model_copy(update=update)
+
+    def _summed(self) -> GradingResult:
         main = ScoreSum(self.case.threshold)
         for i, assertion in enumerate(self.case.assertions):
             if assertion.base_type == "assert-set":

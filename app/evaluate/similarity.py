@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from app.evaluate.checks import CheckError
+from app.evaluate.code_checks import code_embedder
 from app.evaluate.templates import js_fixed, js_string, render_value
 from app.session.evaluation import Assertion, EvalCase, Evaluation, GradingResult
 
@@ -130,13 +131,14 @@ class CachedEmbed:
 
 
 def uses_similar(evaluation: Evaluation) -> bool:
-    """Whether any test (assert-sets included) has a `similar` (or `answer-relevance`) assertion: only then is an
-    embedder opened."""
+    """Whether any test (assert-sets included) has a `similar` (or `answer-relevance`) assertion that embeds with
+    the evaluation's embedder (not the config's own code): only then is an embedder opened."""
     stack = [a for case in evaluation.cases for a in case.assertions]
     while stack:
         assertion = stack.pop()
         stack += assertion.assertions or []
-        if assertion.base_type.split(":")[0] in ("similar", "answer-relevance"):
+        kind = assertion.base_type.split(":")[0]
+        if kind == "answer-relevance" or kind == "similar" and not code_embedder(assertion.provider):
             return True
     return False
 
@@ -149,8 +151,8 @@ def similar_texts(case: EvalCase, output: str) -> list[str]:
     while stack:
         assertion = stack.pop(0)
         stack += assertion.assertions or []
-        if assertion.base_type.split(":")[0] != "similar":
-            continue
+        if assertion.base_type.split(":")[0] != "similar" or code_embedder(assertion.provider):
+            continue  # not `similar`, or its embedder is the config's own code (scoring.py)
         try:
             value = render_value(assertion.value, case.vars)
         except Exception:  # noqa: BLE001 - the grader reports it as the cell's error

@@ -82,6 +82,8 @@ class Assertion(_Model):
     assertions: list[Assertion] | None = Field(None, alias="assert")
     config: dict[str, Any] | None = None
     transform: str | None = None  # code run on the output before this check (app/evaluate/code_checks.py)
+    # code that extracts a context-* check's context from the output (app/evaluate/rag.py)
+    context_transform: str | None = Field(None, alias="contextTransform")
     description: str | None = None  # shown beside this check's verdict
 
     @property
@@ -104,6 +106,7 @@ class CaseOptions(_Model):
     transform: Any = None  # code run on the output before the assertions (app/evaluate/code_checks.py)
     transform_vars: str | None = Field(None, alias="transformVars")  # code run on the vars before rendering
     run_serially: bool | None = Field(None, alias="runSerially")  # accepted; Chorus's order does not matter
+    store_output_as: str | None = Field(None, alias="storeOutputAs")  # a var later tests see this output as
     providers: Any = None  # promptfoo reads no such option (its schema lets it pass): nor does Chorus (a note says so)
 
 
@@ -117,6 +120,8 @@ class EvalCase(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
     options: CaseOptions = Field(default_factory=CaseOptions)
     provider_output: Any = Field(None, alias="providerOutput")  # replaces the model call when set
+    # code that scores the test from its named scores (file://x.js[:fn] or file://x.py[:fn]; code_checks.py)
+    assert_scoring_function: str | None = Field(None, alias="assertScoringFunction")
 
 
 class PromptTemplate(_Model):

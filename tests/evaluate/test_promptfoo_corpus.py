@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import promptfoo_corpus  # noqa: E402
 
-FLOOR = 43 / 55  # accepted share measured on the 55-example corpus (promptfoo 0.118.17's examples)
+FLOOR = 48 / 55  # accepted share measured on the 55-example corpus (promptfoo 0.118.17's examples)
 CORPUS_PRESENT = any(promptfoo_corpus.CORPUS.glob(f"*/{promptfoo_corpus.CONFIG}"))
 corpus = pytest.mark.corpus
 
@@ -67,7 +67,7 @@ def test_accepted_configs_plan_as_many_cells_as_promptfoo_runs(outcomes):
     record`: its providers as echo, no inline assertions): Chorus plans as many prompt x provider x test cells."""
     recorded = json.loads(promptfoo_corpus.CELLS_FILE.read_text(encoding="utf-8"))
     compared = {o.example: (o.cells, recorded[o.example]) for o in outcomes if o.accepted and o.example in recorded}
-    assert len(compared) >= 34
+    assert len(compared) >= 48
     assert {name: pair for name, pair in compared.items() if pair[0] != pair[1]} == {}
 
 
@@ -141,14 +141,19 @@ def test_a_judge_of_any_provider_runs_on_the_evaluations_judge_when_every_provid
 
 def test_a_bare_javascript_path_is_a_custom_provider(tmp_path):
     """custom-provider-embeddings: promptfoo takes a provider id ending .js (no file://) as a custom provider
-    (isJavascriptFile). As a variant it runs its code, never the local model; as an embedder or judge it is
-    refused by name (it was read as a remote id and, under --model, silently replaced by the local model)."""
+    (isJavascriptFile). As a variant it runs its code, never the local model; as `similar`'s embedder its
+    callEmbeddingApi embeds (code: named for consent); as a judge it is refused by name (it was read as a remote id
+    and, under --model, silently replaced by the local model)."""
     code = "module.exports = class { id() { return 'p'; } async callApi(p) { return {output: p}; } };\n"
     suite = load_config(write(tmp_path, {"prompts": ["Q"], "providers": ["./provider.js"]}, provider__js=code),
                         any_provider=True)
     assert [v.target.kind for v in suite.variants] == ["code"]
+    suite = load_config(write(tmp_path, {"prompts": ["Q"], "providers": ["echo"], "tests": [{"assert": [
+        {"type": "similar", "value": "Q", "provider": "./provider.js"}]}]}, provider__js=code), any_provider=True)
+    assert any("embedder" in line and "provider.js" in line for line in suite.code), suite.code
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, {"prompts": ["Q"], "providers": ["echo"], "tests": [{"assert": [
-            {"type": "similar", "value": "Q", "provider": "./provider.js"}]}]}, provider__js=code), any_provider=True)
+            {"type": "llm-rubric", "value": "Q", "provider": "./provider.js"}]}]}, provider__js=code),
+            any_provider=True)
     assert caught.value.problems == ["tests[0].assert[0].provider: a custom provider ('./provider.js') as a judge "
-                                     "or an embedder is not supported by Chorus"]
+                                     "is not supported by Chorus"]

@@ -82,3 +82,49 @@ def test_missing_query_or_context_is_an_error():
         _grade("context-faithfulness", [], {"context": "c"})
     with pytest.raises(CheckError, match="Context is required"):
         _grade("context-relevance", [], {"query": "q"})
+
+
+def test_context_transform_takes_the_context_from_the_output(tmp_path):
+    """promptfoo's contextTransform: code over the output (before the test's transform) gives the context of a
+    context-* check, a string or a list of strings; anything else fails the cell naming the expression."""
+    import yaml
+
+    from app.evaluate import load_config
+    from app.evaluate.code_checks import CodeRunner
+    from app.evaluate.errors import ConfigError
+    from app.evaluate.scoring import CellGrader
+
+    code = CodeRunner(tmp_path)
+
+    def recall(transform: str):
+        asked = []
+        case = EvalCase(assertions=[Assertion(type="context-recall", value="Paris is the capital.",
+                                              context_transform=transform)])
+        grader = CellGrader(case, Output(text="Paris.|Paris is the capital of France."), "Q", code=code)
+        calls = grader.start()
+        for call in calls:
+            asked.append(call.request.messages[-1]["content"])
+            grader.reply(call.key, "1. Paris is the capital. [Attributed]")
+        return grader, asked
+    try:
+        grader, asked = recall("output.split('|')[1]")
+        assert "\ncontext:Paris is the capital of France.\nanswer:" in asked[0]
+        assert grader.result().component_results[0].score == 1.0
+        grader, asked = recall("output.split('|')")  # a list of strings: joined by blank lines
+        assert "\ncontext:Paris.\n\nParis is the capital of France.\nanswer:" in asked[0]
+        grader, asked = recall("output.length")
+        assert asked == []
+        with pytest.raises(CheckError, match="Failed to transform context using expression 'output.length': "
+                                             "contextTransform must return a string or array of strings. Got number"):
+            grader.result()
+    finally:
+        code.close()
+    config = {"prompts": ["Q"], "providers": ["echo"], "tests": [{"assert": [
+        {"type": "context-faithfulness", "contextTransform": "output", "threshold": 0.5}]}]}
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    code_lines = load_config(tmp_path / "promptfooconfig.yaml").code
+    assert any("contextTransform (inline): output" in line for line in code_lines)
+    config["tests"][0]["assert"][0]["type"] = "llm-rubric"
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    with pytest.raises(ConfigError, match="contextTransform belongs to the context-"):
+        load_config(tmp_path / "promptfooconfig.yaml")

@@ -93,3 +93,29 @@ def test_targets_and_routes_for_a_judge_provider(tmp_path):
     targets = needed_targets(evaluation, tmp_path)
     assert targets == [BackendTarget(kind="server", url="http://localhost:11434/v1", model="judge",
                                      api_key_env="OLLAMA_API_KEY")]
+
+
+def test_store_output_as_runs_tests_in_order_and_later_tests_see_the_output(make_engine, model_path, tmp_path):
+    """promptfoo's `options.storeOutputAs`: the output is a var of the tests after it (overwriting one of that
+    name), so the cells run one at a time, in the config's order."""
+    config = {"prompts": ["Say {{message}}"],
+              "providers": [{"id": f"file://{model_path}", "config": {"temperature": 0, "max_tokens": 3}}],
+              "tests": [{"vars": {"message": "a fruit"}, "options": {"storeOutputAs": "fruit"}},
+                        {"vars": {"message": "why {{fruit}}", "fruit": "overwritten"},
+                         "options": {"storeOutputAs": "reason"}},
+                        {"vars": {"message": "{{fruit}} / {{reason}}"},
+                         "assert": [{"type": "icontains", "value": "{{fruit}}"}]}]}
+    evaluation = read_config(config, tmp_path).evaluation()
+    runner = runner_on(make_engine(n_slots=4))
+    most = [0]
+    runner.events.started.connect(lambda _pane, _result: most.__setitem__(0, max(most[0], runner.active)))
+    evaluation_runner = EvaluationRunner(evaluation, runner, lambda target: "local", tmp_path)
+    evaluation_runner.start()
+    assert evaluation_runner.drive(timeout=300)
+    first, second, third = (evaluation.cell(case, 0) for case in range(3))
+    assert all(cell.output for cell in (first, second, third)), [c.error for c in evaluation.cells]
+    assert most[0] == 1  # one cell at a time
+    assert second.prompt == f"Say why {first.output}"
+    assert third.prompt == f"Say {first.output} / {second.output}"
+    assert evaluation_runner.registers == {"fruit": first.output, "reason": second.output}
+    assert third.status == ("pass" if first.output.lower() in third.output.lower() else "fail")

@@ -128,3 +128,36 @@ def test_uses_similar_looks_inside_assert_sets():
     nested = Evaluation(cases=[EvalCase(assertions=[Assertion(type="assert-set", assertions=[
         Assertion(type="not-similar:dot", value="x")])])])
     assert not uses_similar(plain) and uses_similar(nested)
+
+
+def test_a_custom_javascript_provider_embeds_for_similar(tmp_path):
+    """promptfoo's custom provider as `similar`'s embedder: its class's callEmbeddingApi(text) gives
+    {embedding}; an {error}, or code that cannot load, fails the check with the message."""
+    from app.evaluate.code_checks import CodeRunner
+    from app.evaluate.scoring import CellGrader
+    from app.session.evaluation import EvalCase
+
+    (tmp_path / "embed.js").write_text(
+        "class P { constructor(o) { this.o = o; } id() { return 'e'; }\n"
+        "  async callApi() { return null; }\n"
+        "  async callEmbeddingApi(text) { return text === 'boom' ? {error: 'quota'} :\n"
+        "    {embedding: [text.length, text.includes('a') ? 1 : 0]}; } }\n"
+        "module.exports = P;\n", encoding="utf-8")
+    (tmp_path / "needs.js").write_text("const fetch = require('node-fetch');\nmodule.exports = class {};\n",
+                                       encoding="utf-8")
+    code = CodeRunner(tmp_path)
+
+    def verdict(value, output, provider="./embed.js"):
+        case = EvalCase(assertions=[Assertion(type="similar", value=value, threshold=0.9, provider=provider)])
+        grader = CellGrader(case, Output(text=output), "Q", tmp_path, code=code)
+        assert grader.start() == []
+        return grader.result().component_results[0]
+    try:
+        assert verdict("abc", "bca").passed  # same vector: cosine 1
+        assert not verdict("xyz", "a").passed  # [3, 0] against [1, 1]: 0.71
+        failed = verdict("boom", "a")
+        assert not failed.passed and "quota" in failed.reason
+        failed = verdict("x", "y", provider="file://needs.js")
+        assert not failed.passed and "require('node-fetch') is not available" in failed.reason
+    finally:
+        code.close()
