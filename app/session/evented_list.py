@@ -22,6 +22,9 @@ class IdentityEventedList(EventedList):
                 return position
         return super().index(value, start, stop) if stop is not None else super().index(value, start)
 
+    def __contains__(self, value) -> bool:
+        return self._position(value) is not None or super().__contains__(value)
+
     def _position(self, value) -> int | None:
         positions = self._positions
         position = positions.get(id(value)) if positions is not None else None

@@ -12,7 +12,6 @@ into view (app/ui/pane/grid.py).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from pathlib import Path
@@ -24,6 +23,7 @@ from app.session import Session, SessionController, SessionFileError, export, im
 from app.session import autosave as autosaves
 from app.session.schema import image_refs
 from app.ui.settings import Settings
+from app.ui.widgets.sliced import inside_a_task, run_sliced
 
 log = logging.getLogger("chorus.ui.files")
 AUTOSAVE_MS = 1500
@@ -88,7 +88,7 @@ class SessionFiles(QObject):
         autosave does not wait). False when there is no autosave, or this save (`wait`) or the one before it
         failed."""
         self._timer.stop()
-        if not self.saver:
+        if not self.saver or self._replacing:
             return False
         try:
             self.saver.save(self.session, str(self.path) if self.path else None, self.unsaved)
@@ -137,7 +137,8 @@ class SessionFiles(QObject):
             self.sig_message.emit("Some images are missing", missing)
         return True
 
-    _loading = False
+    _loading = False  # a file is being read, or the session replaced: another open waits its turn
+    _replacing = False
 
     def _load_elsewhere(self, path: str) -> Session | None:
         """Read and decode the file on a worker thread while the window goes on (events are handled meanwhile, as
@@ -145,7 +146,7 @@ class SessionFiles(QObject):
         when another open is already loading."""
         if self._loading:
             return None
-        if _inside_a_task():  # a nested Qt loop here would step other asyncio tasks inside this one: read it here
+        if inside_a_task():  # a nested Qt loop here would step other asyncio tasks inside this one: read it here
             return Session.load(path)
         self._loading = True
         done: dict = {}
@@ -171,8 +172,9 @@ class SessionFiles(QObject):
         return done["session"]
 
     def replace_with(self, session: Session, what: str) -> bool:
-        """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined."""
-        if not self._may_replace(what):
+        """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined
+        (or while another session is being opened)."""
+        if self._loading or not self._may_replace(what):
             return False
         self._replace(session, None)
         return True
@@ -274,7 +276,13 @@ class SessionFiles(QObject):
         return answer == QMessageBox.Discard
 
     def _replace(self, session: Session, path: Path | None) -> None:
-        self.controller.replace(session)
+        """A few panes leave or come per event-loop turn (hundreds of panes never stall the window); meanwhile
+        nothing else opens and the half-replaced session is not autosaved."""
+        self._loading = self._replacing = True
+        try:
+            run_sliced(self.controller.replace_steps(session))
+        finally:
+            self._loading = self._replacing = False
         self.path, self.unsaved = path, False
         self.autosave(wait=False)
         self.sig_status.emit(self.title)
@@ -283,12 +291,3 @@ class SessionFiles(QObject):
 class _Finished(QObject):
     sig_done = Signal()
     """A worker is done (emitted on its thread)."""
-
-
-def _inside_a_task() -> bool:
-    """True when called from inside a running asyncio task (qasync steps tasks from Qt events, so a nested Qt
-    event loop there would enter another task while this one runs)."""
-    try:
-        return asyncio.current_task() is not None
-    except RuntimeError:  # no running loop
-        return False
