@@ -8,6 +8,8 @@ one place only, `add_variants`.
 
 from __future__ import annotations
 
+import collections
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from app.engine import RequestHandle
@@ -67,15 +69,23 @@ class SessionController:
 
     def replace(self, other: SessionModel) -> None:
         """Show another session's content in this one (New, Open): runs stop, panes go, the new ones come."""
+        collections.deque(self.replace_steps(other), maxlen=0)
+
+    def replace_steps(self, other: SessionModel) -> Iterator[None]:
+        """`replace` a pane at a time: a step after each pane leaves or comes (a window runs a few per event-loop
+        turn: at hundreds of panes, connecting and disconnecting their events held it for a quarter second)."""
         self.stop_all()
         for pane in list(self.session.panes):
             self.runner.forget(pane)
-        self.session.panes.clear()
+        while self.session.panes:
+            del self.session.panes[-1]  # the last first: no pane moves
+            yield
         self.session.next_number = 1
         self.session.view.column_group = None
         self.session.view.columns = other.view.columns
         for pane in list(other.panes):
             self.session.adopt(pane)
+            yield
         self.session.next_number = max(self.session.next_number, other.next_number)
         self.show_group_in_columns(other.view.column_group)  # its columns mode, once its panes are here
         self.session.votes = list(other.votes)
@@ -95,18 +105,23 @@ class SessionController:
                      include_source: bool = False) -> list[PaneSpec]:
         """Put `specs` after `source` in one group with it (the source's, or a new one) and run them; the source
         keeps its reply and runs again only with `include_source`."""
+        added = list(self.add_variants_steps(source, specs))
+        if run and added:
+            self.run_many(([source] if include_source else []) + added)
+        return added
+
+    def add_variants_steps(self, source: PaneSpec, specs: list[PaneSpec]) -> Iterator[PaneSpec]:
+        """`add_variants` without running them, a pane at a time: yields each once it is in (a window adds a few
+        per event-loop turn: a sweep of 256 panes connecting their events held it for a quarter second)."""
         if not specs:
-            return []
+            return
         group = source.group or new_id()
         source.group = group
-        added, after = [], source
+        after = source
         for spec in specs:
             spec.group = group
             after = self.add_pane(spec, after=after)
-            added.append(after)
-        if run:
-            self.run_many(([source] if include_source else []) + added)
-        return added
+            yield after
 
     def branch(self, pane: PaneSpec, token_index: int, token_text: str) -> PaneSpec:
         """A new pane after `pane`, in its group, continuing its last reply from another token; run at once.

@@ -24,6 +24,7 @@ from psygnal.containers import EventedList
 from app.engine import LoraAdapter, SamplingParams, limits
 from app.mcp.replay import RecordedCall
 from app.session.evaluation import Evaluation
+from app.session.evented_list import IdentityEventedList
 from app.session.images import ImageRef
 from app.session.output_format import OutputFormat
 from app.session.result import BUSY_STATES, PaneResult, RunState
@@ -156,7 +157,7 @@ class SessionModel:
 
     events = SignalGroupDescriptor(connect_child_events=True)
 
-    panes: EventedList = field(default_factory=EventedList)
+    panes: EventedList = field(default_factory=IdentityEventedList)
     view: ViewSettings = field(default_factory=ViewSettings)
     next_number: int = 1
     votes: list[Vote] = field(default_factory=list)  # the arena's votes, oldest first (replaced, never mutated)
@@ -169,8 +170,8 @@ class SessionModel:
     mcp_records: list[RecordedCall] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.panes, EventedList):
-            self.panes = EventedList(self.panes)
+        if not isinstance(self.panes, IdentityEventedList):
+            self.panes = IdentityEventedList(self.panes)
         if isinstance(self.view, dict):  # Session(view={"columns": 3}) as a convenience
             self.view = ViewSettings(**self.view)
         for pane in self.panes:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.session import autosave
 from app.ui.bridge import EngineBridge
+from app.ui.heap import freeze_startup
 from app.ui.resources import app_icon, stylesheet
 from app.ui.settings import APPLICATION, ORGANIZATION, Settings
 from app.ui.theme import follow_desktop
@@ -48,6 +49,7 @@ def create_app() -> QApplication:
     app.setWindowIcon(app_icon())
     app.setStyleSheet(stylesheet())
     follow_desktop(app)  # as the desktop is (or CHORUS_THEME says) until the window applies the theme setting
+    freeze_startup()  # the imported modules' objects are never walked by the collector again (heap.py)
     return app
 
 

@@ -3,6 +3,7 @@ moved every pane after it again each time, which made a 256-pane sweep quadratic
 a full reflow would lay it out."""
 
 from app.session import sweep
+from app.ui.widgets import sliced
 
 
 def placements(grid) -> list:
@@ -13,7 +14,8 @@ def placements(grid) -> list:
     return placed
 
 
-def test_a_sweep_places_each_new_pane_once_and_lays_the_grid_out_whole(window, qtbot):
+def test_a_sweep_places_each_new_pane_once_and_lays_the_grid_out_whole(window, qtbot, monkeypatch):
+    monkeypatch.setattr(sliced, "SLICE_S", 60)  # the sweep in one slice, however slow the machine
     window.columns_box.setValue(4)
     source = window.grid.panes[0] if window.grid.panes else window.grid.add_pane()
     qtbot.waitUntil(lambda: window.grid._laid_out >= 1)

@@ -22,6 +22,7 @@ from app.ui.compare.table import CompareTable
 from app.ui.compare.variants_dialog import VariantsDialog
 from app.ui.pane.grid import PaneGrid
 from app.ui.pane.prompt_pane import PromptPane
+from app.ui.widgets.sliced import run_sliced
 
 
 def _spec(pane: PaneSpec | PromptPane | None) -> PaneSpec | None:
@@ -107,8 +108,9 @@ class CompareTools(QObject):
                      include_source: bool = False) -> list[PromptPane]:
         """Put the variants after the pane in one group with it and run them (the pane too with `include_source`;
         otherwise it keeps its reply). Returns their views."""
-        added = self.controller.add_variants(view.spec, specs, run=False)
-        if run:
+        added: list[PaneSpec] = []  # a few panes per event-loop turn: a sweep of hundreds never stalls the window
+        run_sliced(added.append(spec) for spec in self.controller.add_variants_steps(view.spec, specs))
+        if run and added:
             self._show_problems(self.controller.run_many(([view.spec] if include_source else []) + added))
         return [self.grid.view_of(spec) for spec in added]
 

@@ -42,6 +42,7 @@ class PaneGrid(QScrollArea):
     """A pane view was created (the compare tools connect to its actions)."""
 
     _laid_out = 0  # the columns the panes are laid out in (shown_columns when they were)
+    _anchor: PromptPane | None = None  # a pane just scrolled to, kept in sight while the panes around it build
 
     def __init__(self, session: Session, controller: SessionController, check_grammar=None,
                  parent: QWidget | None = None):
@@ -138,8 +139,14 @@ class PaneGrid(QScrollArea):
             self._scroll_to(view)
 
     def _scroll_to(self, view: PromptPane) -> None:
+        """Scroll `view` into sight; the panes that come on screen with it build in the next turns and may be
+        taller or shorter than their placeholders, so it is scrolled into sight again once they are built."""
         self.settle()
         view.build()
+        self._bring_into_sight(view)
+        self._anchor = view
+
+    def _bring_into_sight(self, view: PromptPane) -> None:
         self._layout.activate()
         self.ensureWidgetVisible(view)
         if view.height() > self.viewport().height():
@@ -256,6 +263,10 @@ class PaneGrid(QScrollArea):
                 self.placeholder_height = max(120, view.minimumSizeHint().height())
         if self._to_build:
             self._build_timer.start()
+        elif (anchor := self._anchor) is not None:  # the panes around a pane scrolled to are built: it stays in sight
+            self._anchor = None
+            if self.view_of(anchor.spec) is anchor:
+                self._bring_into_sight(anchor)
 
     def set_tool_support(self, text: str) -> None:
         """The local model's line for every pane's Tools section (a model was loaded)."""

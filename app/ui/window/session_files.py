@@ -23,6 +23,7 @@ from app.session import autosave as autosaves
 from app.session.schema import image_refs
 from app.ui.settings import Settings
 from app.ui.widgets.off_thread import wait_beside
+from app.ui.widgets.sliced import run_sliced
 
 log = logging.getLogger("chorus.ui.files")
 AUTOSAVE_MS = 1500
@@ -87,7 +88,7 @@ class SessionFiles(QObject):
         autosave does not wait). False when there is no autosave, or this save (`wait`) or the one before it
         failed."""
         self._timer.stop()
-        if not self.saver:
+        if not self.saver or self._replacing:
             return False
         try:
             self.saver.save(self.session, str(self.path) if self.path else None, self.unsaved)
@@ -136,7 +137,8 @@ class SessionFiles(QObject):
             self.sig_message.emit("Some images are missing", missing)
         return True
 
-    _loading = False
+    _loading = False  # a file is being read, or the session replaced: another open waits its turn
+    _replacing = False
 
     def _load_elsewhere(self, path: str) -> Session | None:
         """Read and decode the file on a worker thread while the window goes on (app/ui/widgets/off_thread.py),
@@ -151,8 +153,9 @@ class SessionFiles(QObject):
             self._loading = False
 
     def replace_with(self, session: Session, what: str) -> bool:
-        """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined."""
-        if not self._may_replace(what):
+        """Show `session` (an example) in place of this one, untitled, after asking as New does; False if declined
+        (or while another session is being opened)."""
+        if self._loading or not self._may_replace(what):
             return False
         self._replace(session, None)
         return True
@@ -254,7 +257,13 @@ class SessionFiles(QObject):
         return answer == QMessageBox.Discard
 
     def _replace(self, session: Session, path: Path | None) -> None:
-        self.controller.replace(session)
+        """A few panes leave or come per event-loop turn (hundreds of panes never stall the window); meanwhile
+        nothing else opens and the half-replaced session is not autosaved."""
+        self._loading = self._replacing = True
+        try:
+            run_sliced(self.controller.replace_steps(session))
+        finally:
+            self._loading = self._replacing = False
         self.path, self.unsaved = path, False
         self.autosave(wait=False)
         self.sig_status.emit(self.title)
