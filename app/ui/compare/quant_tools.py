@@ -247,7 +247,9 @@ class QuantTools(QObject):
 
         async def run():
             try:
-                report, pieces = await asyncio.to_thread(work)
+                # the loop captured above, not the running one: a step qasync takes from a Qt event while the
+                # loop is between runs (a test driving it in turns) has no running loop, and to_thread needs one
+                report, pieces = await loop.run_in_executor(None, work)
             except Cancelled:
                 comparison.update(stage="cancelled")
             except Exception as exc:  # the engine's or app.quant's own message: shown, never raised into Qt
