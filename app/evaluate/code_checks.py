@@ -58,6 +58,11 @@ def code_embedder(provider) -> str | None:
     return provider_id if "://" not in name and _JS_PROVIDER.search(name) else None
 
 
+def _as_file_ref(provider_id: str) -> str:
+    """A custom provider's id as a file:// reference (promptfoo takes `./embed.js` and `file://embed.js` alike)."""
+    return provider_id if provider_id.startswith("file://") else f"file://{provider_id}"
+
+
 def time_limit() -> float | None:
     """$CHORUS_CODE_TIMEOUT (seconds), when set: the time limit of every JavaScript and Python call."""
     try:
@@ -224,8 +229,7 @@ class CodeRunner:
         """Vectors of `texts` from a custom JavaScript provider's `callEmbeddingApi(text)` (promptfoo's embedding
         provider for `similar`), one call per text; raises ValueError with the provider's error (which fails the
         check, as in promptfoo)."""
-        path, function = split_file(provider_id if provider_id.startswith("file://") else f"file://{provider_id}",
-                                    self.base_dir)
+        path, function = split_file(_as_file_ref(provider_id), self.base_dir)
         vectors = []
         for text in texts:
             try:
@@ -430,8 +434,7 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
             if isinstance(a.context_transform, str):
                 add(_describe(f"{a.type} assertion contextTransform", a.context_transform, base))
             if a.base_type.split(":")[0] == "similar" and (embedder := code_embedder(a.provider)):
-                add(_describe(f"{a.type} assertion's embedder", embedder if embedder.startswith("file://")
-                              else f"file://{embedder}", base))
+                add(_describe(f"{a.type} assertion's embedder", _as_file_ref(embedder), base))
             visit(a.assertions or [])
 
     for name, path in (filters or {}).items():  # nunjucksFilters (nunjucks_filters.py)
