@@ -47,8 +47,3 @@ class CodeConsent:
         self.bar.ask(Ask(CODE, CODE_HEADLINE if uses else HOOKS_HEADLINE, tuple(lines),
                          "Run it" if uses else "Send them", on_agree=agreed))
         return False
-
-    def allowed(self, evaluation: Evaluation, base_dir: Path) -> bool:
-        """Whether the evaluation's code may run (what the run is told)."""
-        return not self.consent.missing(CODE, code_uses(evaluation.cases, base_dir, evaluation.variants,
-                                                        evaluation.nunjucks_filters))
