@@ -23,6 +23,7 @@ def misbehaving_server(reply: bytes, then_stall: bool) -> tuple[str, socket.sock
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
+    held = []  # a stalled connection stays open when the next one (the metrics poll) is accepted
 
     def serve() -> None:
         while True:
@@ -30,6 +31,7 @@ def misbehaving_server(reply: bytes, then_stall: bool) -> tuple[str, socket.sock
                 conn, _ = listener.accept()
             except OSError:
                 return
+            held.append(conn)
             conn.recv(65536)
             conn.sendall(reply)
             if not then_stall:

@@ -126,12 +126,15 @@ def stalling_server():
     chunk = json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
                         "choices": [{"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}]})
 
+    held = []  # every connection, so that none closes when the next one (the metrics poll) is accepted
+
     def serve() -> None:
         while True:
             try:
                 conn, _ = listener.accept()
             except OSError:
                 return
+            held.append(conn)
             request = conn.recv(65536)
             if request.startswith(b"GET"):
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
