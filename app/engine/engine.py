@@ -4,10 +4,11 @@ Other threads only touch the waiting queue, the cancel set and the subscriber li
 variable); the engine thread owns the model, context, batch, samplers, running sequences and the prompt cache,
 and is the only one that calls llama.cpp or frees anything.
 
-`Engine` is the public API and a request's life on the engine thread: admission to a slot, cancellation, and
+`Engine` is the public API and a request's life on the engine thread: the queue, cancellation, and
 its one and only end (`_finish` is idempotent: every submitted request ends exactly once wherever it is:
 queued, being admitted, running, or following an identical request; docs/engine.md has the failure
 semantics). It is composed of objects that own the rest:
+- `Admission` (admission.py): a queued request made a running sequence (prompt, parser, samplers, slot);
 - `Step` (step.py): one decode step: plan, llama_decode, sample, tokens into text;
 - `PrefixSharing` (sharing/prefix.py): the prompt cache, fan-out copies, coalescing;
 - `VisionStep` (vision/step.py): the image store and the image pieces of a step; `MediaWorker`
@@ -19,44 +20,33 @@ semantics). It is composed of objects that own the rest:
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 
-import numpy as np
-from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-from app.engine.chat.parse.detect import template_stops
-from app.engine.chat.parse.generic import GENERIC
-from app.engine.chat.parse.stream import CUT_REASONS, call_stops, for_request
-from app.engine.chat.template.reasoning import CLOSING_TEXT, ReasoningSplit, opens_thinking, split_prefix
+from app.engine.admission import REFUSALS, Admission, refusal_kind
+from app.engine.chat.parse.stream import CUT_REASONS
+from app.engine.chat.template.reasoning import CLOSING_TEXT
 from app.engine.context import LlamaContext
 from app.engine.core_share import CORES
 from app.engine.devices import resolve_gpu_layers
 from app.engine.events import EventBuilder
 from app.engine.loop import Loop
-from app.engine.lora import AdapterError, LoraAdapters
+from app.engine.lora import LoraAdapters
 from app.engine.native import LlamaModel
-from app.engine.prompt import ContextOverflow, PromptError, PromptRenderer
+from app.engine.prompt import PromptRenderer
 from app.engine.reproducible.step import ReproducibleStep
 from app.engine.request import RequestHandle, Sequence, next_request_id
-from app.engine.sampling import chain as sampling
-from app.engine.sampling.chain import SamplerChain
-from app.engine.sampling.constraint import GrammarConstraint
-from app.engine.sampling.grammar import GrammarError, make_constraint, tool_constraint
 from app.engine.sampling.grammar import check as grammar_check
 from app.engine.sampling.masks import MaskBatch
 from app.engine.scheduler import PrefillPacer
 from app.engine.sharing.prefix import PrefixSharing
-from app.engine.speculative.draft_model import DraftModelError, DraftModels, DraftSpec
-from app.engine.speculative.drafts import SpecState
+from app.engine.speculative.draft_model import DraftModelError, DraftModels
 from app.engine.speculative.step import SpeculativeStep
 from app.engine.stats import StatsRecorder, occupancy
 from app.engine.step import Step
-from app.engine.text import TextStream
 from app.engine.types import EngineConfig, EngineStopped, GenerationRequest, RequestState, StatsSnapshot, StepEvent
 from app.engine.vision.prepare import MediaWorker
 from app.engine.vision.projector import ImageStore
@@ -129,6 +119,8 @@ class Engine:
         self._speculation = SpeculativeStep(loop, draft_models, self._step)
         self._reproducible = ReproducibleStep(loop, self._step, self._speculation, self.offload.on_gpu)
         self._step.attach(self._sharing, self._images, self._speculation, self._reproducible)
+        self._admission = Admission(loop, self._renderer, self._images, self._sharing, self._speculation,
+                                    self._closing_tokens)
         self._thread = threading.Thread(target=self._run, name="chorus-engine", daemon=True)
         self._thread.start()
 
@@ -411,18 +403,10 @@ class Engine:
             self._admitting = seq  # until it is in _running, a fault here must still end it
             started = time.perf_counter()
             try:
-                self._admit_one(seq, events)
+                self._admission.admit(seq, events)
                 self._images.spend(seq, time.perf_counter() - started)
-            except ContextOverflow as exc:
-                self._finish(seq, "error", events, str(exc), kind="context")
-            except GrammarError as exc:
-                self._finish(seq, "error", events, str(exc), kind="grammar")
-            except AdapterError as exc:
-                self._finish(seq, "error", events, str(exc), kind="adapter")
-            except DraftModelError as exc:
-                self._finish(seq, "error", events, str(exc), kind="draft")
-            except PromptError as exc:
-                self._finish(seq, "error", events, str(exc), kind="prompt")
+            except REFUSALS as exc:  # the request's own fault: its error, with the kind the caller sees
+                self._finish(seq, "error", events, str(exc), kind=refusal_kind(exc))
             except Exception as exc:
                 log.exception("admitting request %s failed", seq.id)
                 self._finish(seq, "error", events, f"internal engine error while admitting: {exc!r}")
@@ -445,67 +429,6 @@ class Engine:
             self._finish(seq, "error", events, str(exc), kind="draft")
             return
         self._sharing.follow(leader, seq, events)
-
-    def _admit_one(self, seq: Sequence, events: EventBuilder) -> None:
-        # vision/step.py: images as placeholders; videos' frames and clips' samples were read before it queued
-        text, prompt, media = self._images.prompt_tokens(seq.request, seq.media)
-        n_images = sum(m.kind == "image" for m in media)
-        seq.prompt = np.asarray(prompt, dtype=np.int32)
-        seq.tools = for_request(self._renderer.template_source, seq.request, split_prefix(seq.request.reply_prefix)[0],
-                                GENERIC if self._renderer.generic_for(seq.request) else None)
-        seq.split = ReasoningSplit(enabled=self.config.reasoning_format != "none",
-                                   opened=opens_thinking(text, seq.request.reply_prefix), stops=call_stops(seq.tools))
-        if seq.request.messages is not None and (stops := template_stops(self._renderer.template_source)):
-            seq.text = TextStream((*seq.request.stop, *stops))  # as llama-server adds the handler's stop strings
-        if len(prompt) >= self.n_ctx_per_slot:
-            raise ContextOverflow(self._images.too_long(len(prompt), int((seq.prompt < 0).sum()), media,
-                                                        self.n_ctx_per_slot))
-        if media:
-            prompt = [t for t in prompt if t >= 0]  # what the samplers and drafts see: the text tokens
-            seq.positions = self._images.store.positions(seq.prompt)  # M-RoPE images take fewer positions
-            self._stats.record_images(in_prompts=n_images, clips_in_prompts=self._images.clip_windows(seq.prompt),
-                                      frames_in_prompts=self._images.video_frames(seq.prompt))
-        self._adapters.load(seq.request.lora)
-        # kind "draft": loaded now, or DraftModelError
-        draft_model = self._speculation.draft_models.for_request(seq.request)
-        self._sharing.place(seq)
-        banned = self._model.eog_ids if seq.request.ignore_eos else ()
-        seq.sampler = self._sampler_chain(seq.request, banned, thinking=seq.split.thinking)
-        seq.sampler.accept_prompt(prompt)
-        spec = seq.request.speculative
-        if spec is not None and spec.enabled and seq.request.grammar is None and seq.request.json_schema is None \
-                and seq.sampler.constraint is None:
-            # a constrained request never drafts (docs/engine.md)
-            seq.spec = (SpecState(spec, prompt, self._speculation.vocab()) if draft_model is None
-                        else DraftSpec(spec, prompt, draft_model))
-        if seq.request.thinking_budget == 0 and seq.split.thinking:  # no thinking at all: close it at once
-            seq.forced = list(self._closing_tokens)
-        seq.t_admit = time.perf_counter()
-        events.enter(seq, RequestState.PREFILLING, seq.t_admit)
-        self._running.append(seq)
-        self._sharing.register_leader(seq)
-
-    def _sampler_chain(self, request, banned, thinking: bool = False) -> SamplerChain:
-        """The request's sampler chain with its constraint. When `sampling.GRAMMAR_FIRST` (the reference path):
-        llama.cpp's grammar sampler first in the chain, a schema converted to GBNF."""
-        if sampling.GRAMMAR_FIRST and request.json_schema is not None:
-            request = dataclasses.replace(request, json_schema=None,
-                                          grammar=json_schema_to_gbnf(json.dumps(request.json_schema)))
-        constraint = make_constraint(self._model, request.grammar, request.json_schema)
-        if constraint is None and request.tools:  # calls in the template's format (tool_grammar.py)
-            constraint = tool_constraint(self._model, request, self._model.chat_template(), thinking,
-                                         self._renderer.generic_for(request))
-        try:
-            if sampling.GRAMMAR_FIRST and isinstance(constraint, GrammarConstraint):
-                grammar, constraint.ptr = constraint.ptr, None
-                return SamplerChain(request.sampling, self._model.n_vocab, banned, grammar=grammar,
-                                    vocab=self._model.vocab)
-            return SamplerChain(request.sampling, self._model.n_vocab, banned, constraint=constraint,
-                                vocab=self._model.vocab)
-        except BaseException:
-            if constraint is not None:
-                constraint.free()
-            raise
 
     def _finish(self, seq: Sequence, reason: str, events: EventBuilder, error: str | None = None,
                 kind: str = "internal") -> None:

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-import app.engine.engine as lifecycle_module
+import app.engine.admission as admission_module
 import app.engine.request as request_module
 from app.backends import LocalBackend
 from app.engine import EngineConfig, EngineStopped, SamplingParams
@@ -68,7 +68,7 @@ def test_fault_between_slot_assignment_and_running_frees_the_slot(make_engine, m
                 raise RuntimeError("injected fault building a sampler")
             super().__init__(params, *args, **kwargs)
 
-    monkeypatch.setattr(lifecycle_module, "SamplerChain", FailingChain)
+    monkeypatch.setattr(admission_module, "SamplerChain", FailingChain)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=6))]
     bad, good = (h.result(timeout=60) for h in handles)
     assert bad.finish_reason == "error" and "building a sampler" in bad.error
@@ -111,7 +111,7 @@ def test_sampling_fault_ends_only_that_request(make_engine, monkeypatch):
                 raise RuntimeError("injected fault while sampling")
             return super().sample(ctx_ptr, batch_index)
 
-    monkeypatch.setattr(lifecycle_module, "SamplerChain", FailingSample)
+    monkeypatch.setattr(admission_module, "SamplerChain", FailingSample)
     handles = [engine.submit(marked()), engine.submit(ask("Name a fruit.", max_tokens=12, ignore_eos=True))]
     bad, good = (h.result(timeout=60) for h in handles)
     assert bad.finish_reason == "error" and "while sampling" in bad.error
