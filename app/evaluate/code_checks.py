@@ -362,7 +362,7 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
         if variant.target.kind == "code":
             path = variant.target.path
             line = (f"provider {variant.label}: the command {path[5:]}" if path.startswith("exec:") else
-                    f"provider {variant.label}: the file {path}")
+                    _describe(f"provider {variant.label}", f"file://{path}", None))
             if line not in found:
                 found.append(line)
         if variant.transform:

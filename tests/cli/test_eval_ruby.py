@@ -70,7 +70,8 @@ def test_ruby_needs_allow_code_and_is_named_before_anything_runs(tmp_path):
     assert run.returncode == 2 and "--allow-code" in run.stderr and "Traceback" not in run.stderr, run.stderr
     for named in ("ruby assertion (inline): output.length > 0", "not-ruby assertion (inline)",
                   f"ruby assertion: the file {tmp_path / 'checks.rb'} (function check_length)",
-                  f"provider rb: the file {tmp_path / 'provider.rb'}", "provider rb-shout: the file"):
+                  f"provider rb: the file {tmp_path / 'provider.rb'}\n",
+                  f"provider rb-shout: the file {tmp_path / 'provider.rb'} (function shout)"):
         assert named in run.stderr, (named, run.stderr)
     assert "cells started" not in run.stderr
 
