@@ -1,4 +1,5 @@
-"""Record promptfoo 0.123.1's verdicts on code checks and transforms, for Chorus's parity test.
+"""Record promptfoo 0.123.1's verdicts on code checks (JavaScript, Python, Ruby) and transforms, for Chorus's
+parity test.
 
     python scripts/promptfoo_code_parity.py [--promptfoo DIR]
 
@@ -48,6 +49,33 @@ FILES = {
         "    raise ValueError('bad check')\n\n"
         "def get_transform(output, context):\n"
         "    return output + ' (checked)'\n"),
+    "checks.rb": (
+        "def get_assert(output, context)\n"
+        "  output.length > 3\n"
+        "end\n\n"
+        "def graded(output, context)\n"
+        "  { 'pass' => true, 'score' => 0.4, 'reason' => 'forty' }\n"
+        "end\n\n"
+        "def snake(output, context)\n"
+        "  { pass_: false, score: 0.9, reason: 'snake', named_scores: { 'x' => 1 } }\n"
+        "end\n\n"
+        "def number(output, context)\n"
+        "  0.3\n"
+        "end\n\n"
+        "def text_true(output, context)\n"
+        "  'true'\n"
+        "end\n\n"
+        "def long_enough(output, context)\n"
+        "  output.length >= context.fetch('config', {}).fetch('min', 100)\n"
+        "end\n\n"
+        "def expected(output, context)\n"
+        "  \"say #{context['vars']['word']}\"\n"
+        "end\n\n"
+        "class Checks\n"
+        "  def self.words(output, context)\n"
+        "    output.split.length / 4.0\n"
+        "  end\n"
+        "end\n"),
 }
 
 
@@ -58,7 +86,7 @@ def case(description: str, word: str, *assertions: dict, **options) -> dict:
     return test
 
 
-JS, PY = "javascript", "python"
+JS, PY, RB = "javascript", "python", "ruby"
 CASES = [
     case("js expression true", "apple", {"type": JS, "value": "output === 'say apple'"}),
     case("js expression false", "apple", {"type": JS, "value": "output.length > 100"}),
@@ -106,6 +134,31 @@ CASES = [
          {"type": PY, "value": "file://checks.py:broken"}),
     case("transformVars", "Apple", {"type": "equals", "value": "say apple"},
          transformVars="({word: vars.word.toLowerCase()})"),
+    case("ruby inline", "apple", {"type": RB, "value": "output.length > 3"},
+         {"type": RB, "value": "context['vars']['word'] == 'pear'"},
+         {"type": "not-ruby", "value": "output.start_with?('say')"},
+         {"type": RB, "value": "output.length / 10.0", "threshold": 0.8}),
+    case("ruby multi-line", "apple",
+         {"type": RB, "value": "words = output.split\n"
+                               "return {'pass' => words.length == 2, 'score' => 0.5, 'reason' => 'two'}"},
+         {"type": RB, "value": "# the last expression is the result\nwords = output.split\n{\n"
+                               "  'pass' => words.length == 3,\n  'score' => words.length / 3.0,\n"
+                               "  'reason' => \"#{words.length} words\"\n}\n"}),
+    case("ruby context", "apple",
+         {"type": RB, "value": "context['vars']['word'] == 'apple' && context['prompt'] == 'say apple'"},
+         {"type": RB, "value": "context['test']['vars']['word'] == 'apple' && context['config']['k'] == 2",
+          "config": {"k": 2}}),
+    case("ruby files", "apple", {"type": RB, "value": "file://checks.rb"},
+         {"type": RB, "value": "file://checks.rb:graded"},
+         {"type": RB, "value": "file://checks.rb:graded", "threshold": 0.5},
+         {"type": RB, "value": "file://checks.rb:snake"}, {"type": RB, "value": "file://checks.rb:number"},
+         {"type": RB, "value": "file://checks.rb:number", "threshold": 0.5},
+         {"type": RB, "value": "file://checks.rb:text_true"},
+         {"type": RB, "value": "file://checks.rb:long_enough", "config": {"min": 5}},
+         {"type": RB, "value": "file://checks.rb:Checks.words"},
+         {"type": "equals", "value": "file://checks.rb:expected"}),
+    case("ruby wrong types", "apple", {"type": RB, "value": "nil"}, {"type": RB, "value": "'text'"},
+         {"type": RB, "value": "[1, 2]"}),
 ]
 
 

@@ -96,19 +96,22 @@ def record(cell: CellResult, completion: Completion, latency_ms: float | None) -
         cell.status = "grading"
 
 
-def call_provider(evaluation: Evaluation, cell: CellResult, code, registers: dict | None = None) -> tuple[str, float]:
-    """A custom provider's output for the cell (any thread) and its latency in ms; raises CheckError."""
+def call_provider(evaluation: Evaluation, cell: CellResult, code, registers: dict | None = None
+                  ) -> tuple[str, float, tuple[int, int]]:
+    """A custom provider's output for the cell (any thread), its latency in ms and the (prompt, completion) tokens
+    it says it used; raises CheckError."""
     if code is None:
         raise CheckError("this provider runs code, which was not allowed for this evaluation")
     started = time.perf_counter()
     variables = case_for(evaluation, cell, code, registers).vars
-    text = code.provider(evaluation.variants[cell.variant], cell.prompt, variables)
-    return text, (time.perf_counter() - started) * 1000
+    text, tokens = code.provider(evaluation.variants[cell.variant], cell.prompt, variables)
+    return text, (time.perf_counter() - started) * 1000, tokens
 
 
-def given(cell: CellResult, text: str, latency_ms: float | None) -> None:
-    """The output a custom provider gave, as the cell's result (owning thread)."""
-    cell.result, cell.latency_ms, cell.status = PaneResult(state=RunState.DONE, text=text), latency_ms, "grading"
+def given(cell: CellResult, text: str, latency_ms: float | None, tokens: tuple[int, int] = (0, 0)) -> None:
+    """The output a custom provider gave, and the tokens it says it used, as the cell's result (owning thread)."""
+    cell.result = PaneResult(state=RunState.DONE, text=text, prompt_tokens=tokens[0], generated_tokens=tokens[1])
+    cell.latency_ms, cell.status = latency_ms, "grading"
 
 
 def grader(evaluation: Evaluation, cell: CellResult, base_dir=None, embed=None, code=None,

@@ -1,19 +1,18 @@
-"""`javascript` and `python` assertions and transforms, with promptfoo 0.123.1's semantics (javascript.ts,
-python.ts, scriptResultNormalization.ts, transform.ts, evaluator.ts): JavaScript in an embedded V8 (js_code.py),
-Python in worker processes (py_code.py), both with a time limit per call.
+"""`javascript`, `python` and `ruby` assertions, transforms and custom providers, with promptfoo 0.123.1's
+semantics (javascript.ts, python.ts, ruby.ts, transform.ts, evaluator.ts): JavaScript in an embedded V8
+(js_code.py), Python and Ruby in worker processes (py_code.py, rb_code.py), each with a time limit per call.
 
-Verdicts: a boolean passes as it is; a number is the score and passes when > 0, or ≥ the assertion's `threshold`;
-a GradingResult ({pass, score, reason}) is taken as it is (Python: snake_case keys too, and its score is held to
-the threshold); `not-` flips the verdict. Code that throws fails the check with promptfoo's reason ("Custom
-function threw error: …", "Python code execution failed: …", naming the file and line); code that runs past its
-time or memory limit, or a transform that fails, makes the cell an ERROR (CheckError).
+Verdicts (script_verdicts.py): a boolean passes as it is; a number is the score and passes when > 0, or ≥ the
+assertion's `threshold`; a GradingResult ({pass, score, reason}) is taken as it is; `not-` flips the verdict. Code
+that throws fails the check with promptfoo's reason ("Custom function threw error: …", "Python code execution
+failed: …", naming the file and line); code that runs past its time or memory limit, or a transform that fails,
+makes the cell an ERROR (CheckError), as does Ruby code where no `ruby` is installed.
 A `CodeRunner` exists only once the user has agreed to run the config's code: without one, nothing here runs.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shlex
@@ -25,11 +24,22 @@ from app.evaluate.check_types import CheckError
 from app.evaluate.js_code import CodeLimit
 from app.evaluate.py_code import TIME_LIMIT_S as PY_TIME_LIMIT_S
 from app.evaluate.py_code import PythonPool
-from app.evaluate.templates import js_string
+from app.evaluate.rb_code import NoRuby, RubyPool
+from app.evaluate.script_verdicts import (
+    SCRIPT_LANGUAGES,
+    failed,
+    inline_script,
+    is_grading,
+    located,
+    object_result,
+    primitive,
+    script_result,
+)
 from app.session.evaluation import Assertion, GradingResult
 
-CODE_TYPES = frozenset({"javascript", "python"})
-SCRIPT_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".py")
+CODE_TYPES = frozenset({"javascript", "python", "ruby"})
+JS_SUFFIXES = (".js", ".cjs", ".mjs", ".ts")
+SCRIPT_SUFFIXES = (*JS_SUFFIXES, ".py", ".rb")
 
 
 def split_file(ref: str, base: Path | None) -> tuple[Path, str | None]:
@@ -80,16 +90,22 @@ class CodeRunner:
         self.base_dir = base_dir
         self.js_time_limit = js_time_limit or limit or js_code.TIME_LIMIT_S
         self.python = python or PythonPool(time_limit=limit or PY_TIME_LIMIT_S)
+        self.ruby = RubyPool(time_limit=self.python.time_limit)
 
     def close(self) -> None:
         self.python.close()
+        self.ruby.close()
 
     # --- calling code ---------------------------------------------------------------------------------------
-    def _python(self, ref_or_code: str, default_function: str, args: list, inline: bool):
+    def _pool(self, path: Path):
+        """The worker pool that runs this file: Ruby for .rb, else Python."""
+        return self.ruby if path.suffix == ".rb" else self.python
+
+    def _script(self, ref_or_code: str, default_function: str, args: list, inline: bool, ruby: bool = False):
         if inline:
-            return self.python.call_code(ref_or_code, default_function, args)
+            return (self.ruby if ruby else self.python).call_code(ref_or_code, default_function, args)
         path, name = split_file(ref_or_code, self.base_dir)
-        return self.python.call_file(path, name or default_function, args)
+        return self._pool(path).call_file(path, name or default_function, args)
 
     def _javascript(self, ref_or_code: str, params: tuple[str, ...], args: list, inline_body, kind: str):
         if ref_or_code.startswith("file://"):
@@ -99,16 +115,16 @@ class CodeRunner:
 
     # --- assertions --------------------------------------------------------------------------------------------
     def assertion(self, assertion: Assertion, value, output, context: dict) -> GradingResult:
-        """One javascript / python assertion (or not-…); `value` is rendered (a file:// reference is not)."""
+        """One javascript / python / ruby assertion (or not-…); `value` is rendered (a file:// reference is not)."""
         inverse = assertion.negated
         if not isinstance(value, str):
             raise CheckError(f"{assertion.base_type} assertion must have a string value")
         try:
             if assertion.base_type == "javascript":
                 return self._javascript_assertion(assertion, value, output, context, inverse)
-            return self._python_assertion(assertion, value, output, context, inverse)
+            return self._script_assertion(assertion, value, output, context, inverse)
         except CodeLimit as exc:
-            raise CheckError(f"{assertion.type} check: {exc}") from None
+            raise _limited(f"{assertion.type} check", exc) from None
 
     def _javascript_assertion(self, a: Assertion, value: str, output, context: dict, inverse: bool):
         shown = value.rstrip()
@@ -116,48 +132,51 @@ class CodeRunner:
             result = self._javascript(shown, ("output", "context", "process"), [output, context],
                                       js_code.assertion_body, "assertion")
         except (OSError, UnicodeError) as exc:
-            return _failed(a, f"Custom function threw error: {exc}", shown)
+            return failed(a, f"Custom function threw error: {exc}", shown)
         if result.error is not None and shown.startswith("file://"):
             raise CheckError(result.error)  # promptfoo: a module that throws makes the cell an ERROR
         if result.error is not None:
-            return _failed(a, f"Custom function threw error: {result.error}\nStack Trace: {result.stack}", shown)
+            return failed(a, f"Custom function threw error: {result.error}\nStack Trace: {result.stack}", shown)
         typed = result.value
         if typed.type == "boolean" or (typed.type == "number" and typed.value is not None):
-            return _primitive(a, typed.value, inverse, "Custom function", shown)
+            return primitive(a, typed.value, inverse, "Custom function", shown)
         if typed.grading:
-            return _object_result(a, typed.value, inverse, "Custom function")
+            return object_result(a, typed.value, inverse, "Custom function")
         got = "undefined" if typed.undefined else json.dumps(typed.value, ensure_ascii=False, separators=(",", ":"))
         message = (f"Custom function must return a boolean, number, or GradingResult object. Got type {typed.type}: "
                    f"{got}")
-        return _failed(a, f"Custom function threw error: {message}\nStack Trace: Error: {message}", shown)
+        return failed(a, f"Custom function threw error: {message}\nStack Trace: Error: {message}", shown)
 
-    def _python_assertion(self, a: Assertion, value: str, output, context: dict, inverse: bool):
+    def _script_assertion(self, a: Assertion, value: str, output, context: dict, inverse: bool):
+        """A python or ruby assertion (promptfoo's handlePython / handleRuby)."""
+        language = SCRIPT_LANGUAGES[a.base_type]
         inline = not value.startswith("file://")
-        code = _inline_python(value) if inline else value
-        result = self._python(code, "main" if inline else "get_assert", [output, context], inline)
-        if result.error is not None:  # promptfoo's reason, then where it failed and Python's traceback
-            prefix = "Python code execution failed: " if inline else ""
-            return _failed(a, f"{prefix}Error running Python script: {result.error}\nStack Trace: Error: "
-                              f"{result.error}\n    at {result.where or 'an unknown line'}\n{result.trace}", None)
+        code = inline_script(value, language) if inline else value
+        result = self._script(code, "main" if inline else "get_assert", [output, context], inline,
+                              ruby=language.name == "Ruby")
+        if result.error is not None:  # promptfoo's reason, then where it failed and the traceback
+            prefix = f"{language.code} execution failed: " if inline else ""
+            return failed(a, f"{prefix}Error running {language.name} script: {result.error}\nStack Trace: Error: "
+                             f"{result.error}\n    at {result.where or 'an unknown line'}\n{result.trace}", None)
         try:
-            return _python_result(a, result.value, inverse, a.value if isinstance(a.value, str) else None)
+            return script_result(a, result.value, inverse, a.value if isinstance(a.value, str) else None, language)
         except ValueError as exc:
-            return _failed(a, f"Python code execution failed: {exc}" if inline else str(exc), None)
+            return failed(a, f"{language.code} execution failed: {exc}" if inline else str(exc), None)
 
     def script_value(self, assertion: Assertion, ref: str, output, context: dict):
         """A `file://x.js` / `file://x.py` value of another assertion type: what the script returns is the
         expected value (promptfoo: not a boolean, function or GradingResult). Raises CheckError."""
         path, name = split_file(ref, self.base_dir)
         try:
-            if path.suffix == ".py":
-                result = self.python.call_file(path, name or "get_assert", [output, context])
-                failed, value, kind = _located(result), result.value, None
+            if path.suffix in (".py", ".rb"):
+                result = self._pool(path).call_file(path, name or "get_assert", [output, context])
+                failed, value, kind = located(result), result.value, None
             else:
                 found = js_code.call(None, path, name, (), [output, context], self.js_time_limit)
                 failed = found.error
                 value, kind = (None, None) if failed else (found.value.value, found.value.type)
         except CodeLimit as exc:
-            raise CheckError(f"{assertion.type} value {ref}: {exc}") from None
+            raise _limited(f"{assertion.type} value {ref}", exc) from None
         if failed is not None:
             raise CheckError(f"{ref}: {failed}")
         what = ("a function" if kind == "function" else "a boolean" if isinstance(value, bool) else
@@ -181,7 +200,7 @@ class CodeRunner:
         try:
             if path.suffix == ".py":
                 result = self.python.call_file(path, name or "func", [named_scores, context])
-                failed, value = _located(result), result.value
+                failed, value = located(result), result.value
             else:
                 found = js_code.call(None, path, name or "func", (), [named_scores, context], self.js_time_limit)
                 failed = found.error
@@ -190,40 +209,44 @@ class CodeRunner:
             raise ValueError(str(exc)) from None
         if failed is not None:
             raise ValueError(failed)
-        if not _is_grading(value):
+        if not is_grading(value):
             raise ValueError("assertion scoring function must return a GradingResult")
         return value
 
     # --- custom providers ----------------------------------------------------------------------------------
-    def provider(self, variant, prompt: str, variables: dict) -> str:
-        """A custom provider's output for the rendered prompt (promptfoo: a .py file's `call_api(prompt,
-        options, context)`, a .js module's class `callApi(prompt, context)` or function, an `exec:` command given
-        the prompt, options and context as arguments); raises CheckError when it fails."""
+    def provider(self, variant, prompt: str, variables: dict) -> tuple[str, tuple[int, int]]:
+        """A custom provider's output for the rendered prompt and its (prompt, completion) tokens from the
+        `tokenUsage` it gives (promptfoo: a .py or .rb file's `call_api(prompt, options, context)`, a .js module's
+        class `callApi(prompt, context)` or function, an `exec:` command given the prompt, options and context as
+        arguments); raises CheckError when it fails."""
         path = variant.target.path
         options = {"id": variant.provider_id, "config": variant.config}
         context = {"vars": variables, "prompt": {"raw": prompt, "label": variant.prompt.label}}
         try:
             if path.startswith("exec:"):
-                return self._exec(path[5:], [prompt, json.dumps(options), json.dumps(context)])
+                return self._exec(path[5:], [prompt, json.dumps(options), json.dumps(context)]), (0, 0)
             file, function = split_file(f"file://{path}", None)
-            if file.suffix == ".py":
-                result = self.python.call_file(file, function or "call_api", [prompt, options, context])
-                failed, value = _located(result), result.value
+            if file.suffix in (".py", ".rb"):
+                result = self._pool(file).call_file(file, function or "call_api", [prompt, options, context])
+                failed, value = located(result), result.value
             else:
                 result = js_code.call(None, file, function, (), [prompt, context], self.js_time_limit, "provider",
                                       options)
                 failed = result.error
                 value = None if failed is not None else result.value.value
         except CodeLimit as exc:
-            raise CheckError(f"provider {variant.label}: {exc}") from None
+            raise _limited(f"provider {variant.label}", exc) from None
         if failed is not None:
             raise CheckError(f"provider {variant.label} failed: {failed}")
         if isinstance(value, dict) and value.get("error"):
             raise CheckError(f"provider {variant.label}: {value['error']}")
         if not isinstance(value, dict) or "output" not in value:
             raise CheckError(f"provider {variant.label} must return an object with an `output`, got {value!r}"[:400])
-        output = value["output"]
-        return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        output, usage = value["output"], value.get("tokenUsage")
+        usage = usage if isinstance(usage, dict) else {}
+        tokens = tuple(n if isinstance(n, int) and not isinstance(n, bool) else 0
+                       for n in (usage.get("prompt"), usage.get("completion")))
+        return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False), tokens
 
     def embed(self, provider_id: str, texts: list[str]) -> list[list[float]]:
         """Vectors of `texts` from a custom JavaScript provider's `callEmbeddingApi(text)` (promptfoo's embedding
@@ -269,10 +292,10 @@ class CodeRunner:
             f"[inline transform]: {' '.join(code.split())[:80]}"
         try:
             if code.startswith("file://") and split_file(code, None)[0].suffix == ".py":
-                result = self._python(code, "get_transform", [value, context], inline=False)
-                failed = _located(result)
+                result = self._script(code, "get_transform", [value, context], inline=False)
+                failed = located(result)
                 out = result.value
-            elif code.startswith("file://") and split_file(code, None)[0].suffix not in SCRIPT_SUFFIXES:
+            elif code.startswith("file://") and split_file(code, None)[0].suffix not in JS_SUFFIXES:
                 raise CheckError(f"Unsupported transform file format: {code}")
             else:
                 result = self._javascript(code, (input_name, "context", "process"), [value, context],
@@ -288,95 +311,6 @@ class CodeRunner:
         return out
 
 
-def _located(result) -> str | None:
-    """A Python failure's message, after the file and line it happened at."""
-    if result.error is None:
-        return None
-    return f"{result.where}: {result.error}" if result.where else result.error
-
-
-def _inline_python(value: str) -> str:
-    """promptfoo's buildPythonScript: a one-liner is returned; several lines are the body of main()."""
-    if "\n" in value:
-        indent = "    "
-        for line in value.split("\n"):
-            stripped = line.lstrip()
-            if stripped and line != stripped:
-                indent = line[:len(line) - len(stripped)]
-                break
-        body = "\n".join(f"{indent}{line}" for line in value.split("\n"))
-    else:
-        body = f"    return {value}"
-    return f"import json\n\ndef main(output, context):\n{body}\n"
-
-
-def _with_suffix(reason: str, suffix) -> str:
-    return f"{reason}\n{suffix}" if isinstance(suffix, str) and suffix else reason
-
-
-def _failed(a: Assertion, reason: str, suffix) -> GradingResult:
-    return GradingResult(passed=False, score=0.0, reason=_with_suffix(reason, suffix), assertion=a)
-
-
-def _primitive(a: Assertion, result, inverse: bool, code: str, suffix) -> GradingResult:
-    if isinstance(result, bool):
-        passed = result != inverse
-        return GradingResult(passed=passed, score=1.0 if passed else 0.0, assertion=a, reason="Assertion passed"
-                             if passed else _with_suffix(f"{code} returned {'true' if result else 'false'}", suffix))
-    raw = result > 0 if a.threshold is None else result >= a.threshold
-    passed = raw != inverse
-    return GradingResult(passed=passed, score=float(result), assertion=a, reason="Assertion passed" if passed
-                         else _with_suffix(f"{code} returned {'true' if raw else 'false'}", suffix))
-
-
-def _object_result(a: Assertion, obj: dict, inverse: bool, code: str) -> GradingResult:
-    passed = obj["pass"] != inverse
-    reason = obj["reason"] if passed == obj["pass"] else (
-        "Assertion passed" if passed else f"{code} returned {'true' if obj['pass'] else 'false'}")
-    named = {k: float(v) for k, v in (obj.get("namedScores") or {}).items() if isinstance(v, (int, float))}
-    return GradingResult(passed=passed, score=float(obj["score"]), reason=reason, named_scores=named, assertion=a)
-
-
-def _is_grading(obj) -> bool:
-    return (isinstance(obj, dict) and isinstance(obj.get("pass"), bool) and isinstance(obj.get("score"), (int, float))
-            and not isinstance(obj.get("score"), bool) and isinstance(obj.get("reason"), str))
-
-
-def _python_result(a: Assertion, result, inverse: bool, suffix) -> GradingResult:
-    """promptfoo's normalizeScriptResult for Python."""
-    lower = result.lower() if isinstance(result, str) else None
-    if result is True or lower == "true":
-        return _primitive(a, True, inverse, "Python code", suffix)
-    if result is False or lower == "false":
-        return _primitive(a, False, inverse, "Python code", suffix)
-    if isinstance(result, str) and result.startswith("{"):
-        try:
-            result = json.loads(result)
-        except ValueError as exc:
-            raise ValueError(f"Invalid JSON: {exc} when parsing result: {result}") from None
-    if isinstance(result, dict):
-        obj = dict(result)
-        for snake, camel in (("pass_", "pass"), ("named_scores", "namedScores")):
-            if snake in obj and camel not in obj:
-                obj[camel] = obj[snake]
-        if not _is_grading(obj):
-            raise ValueError("Python assertion must return a boolean, number, or {pass, score, reason} object. "
-                             f"Got instead:\n{json.dumps(obj, indent=2, ensure_ascii=False)}")
-        if a.threshold is not None and obj["score"] < a.threshold:
-            message = f"Python score {js_string(obj['score'])} is less than threshold {js_string(a.threshold)}"
-            obj["pass"] = False
-            obj["reason"] = f"{message}: {obj['reason']}" if obj["reason"] else message
-        return _object_result(a, obj, inverse, "Python code")
-    try:
-        score = float(result) if not isinstance(result, (list, type(None))) else math.nan
-    except (TypeError, ValueError):
-        score = math.nan
-    if math.isnan(score):
-        raise ValueError("Python assertion must return a boolean, number, or {pass, score, reason} object. "
-                         f"Instead got:\n{js_string(result)}")
-    return _primitive(a, score, inverse, "Python code", suffix)
-
-
 def scoring_function_problem(ref: str, base: Path | None) -> str | None:
     """What is wrong with an `assertScoringFunction` as written (promptfoo loads a file:// .js or .py function),
     or None."""
@@ -387,6 +321,23 @@ def scoring_function_problem(ref: str, base: Path | None) -> str | None:
         why = "TypeScript, which Chorus does not run: write it in JavaScript" if path.suffix in (
             ".ts", ".cts", ".mts") else "not a JavaScript or Python file"
         return f"the scoring function {path.name!r} is {why}"
+    return None if path.is_file() else f"no such file: {path}"
+
+
+def _limited(what: str, exc: CodeLimit) -> CheckError:
+    """The cell's error when code ran past its limit, or could not start ("provider x.rb needs Ruby: …")."""
+    return CheckError(f"{what} {exc}" if isinstance(exc, NoRuby) else f"{what}: {exc}")
+
+
+def transform_problem(script, base: Path | None) -> str | None:
+    """What is wrong with a transform's file:// script as written, or None: promptfoo runs JavaScript and Python
+    transforms (a Ruby one is "Unsupported transform file format")."""
+    if not isinstance(script, str) or not script.startswith("file://"):
+        return None
+    path = split_file(script, base)[0]
+    if path.suffix == ".rb":
+        return (f"the transform {path.name!r} is Ruby, which promptfoo does not run as a transform: use "
+                "JavaScript or Python")
     return None if path.is_file() else f"no such file: {path}"
 
 
@@ -411,7 +362,7 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
         if variant.target.kind == "code":
             path = variant.target.path
             line = (f"provider {variant.label}: the command {path[5:]}" if path.startswith("exec:") else
-                    f"provider {variant.label}: the file {path}")
+                    _describe(f"provider {variant.label}", f"file://{path}", None))
             if line not in found:
                 found.append(line)
         if variant.transform:

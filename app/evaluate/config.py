@@ -40,9 +40,7 @@ from app.evaluate.errors import Problems
 from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, DerivedMetric, EvalCase, Evaluation, PromptTemplate, Variant
 
-UNSUPPORTED_WHY = {
-    "ruby": "it runs Ruby code",
-}
+UNSUPPORTED_WHY: dict[str, str] = {}
 REMOTE_TESTS = ("langfuse://", "az://", "https://docs.google.com/spreadsheets/", "https://", "http://")
 SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {
     "assert-set", "similar", "webhook", "max-score"}
@@ -103,14 +101,17 @@ def check_assertion(assertion: Assertion, where: str, problems: Problems, varian
         problems.add(where, f"a {kind} assertion's value is code or a file:// path")
     if assertion.context_transform is not None and kind not in rag.CONTEXT_TYPES:
         problems.add(where, f"contextTransform belongs to the context-* assertions, not to {assertion.type}")
-    for script in (assertion.value if kind in code_checks.CODE_TYPES else None, assertion.transform,
-                   assertion.context_transform):
-        if isinstance(script, str) and script.startswith("file://"):
-            path = code_checks.split_file(script, base)[0]
-            if not path.is_file():
-                problems.add(where, f"no such file: {path}")
-            elif kind == "python" and script is assertion.value and path.suffix != ".py":
-                problems.add(where, f"a python assertion runs a .py file, not {path.name}")
+    script = assertion.value if kind in code_checks.CODE_TYPES else None
+    if isinstance(script, str) and script.startswith("file://"):
+        path = code_checks.split_file(script, base)[0]
+        suffix = {"python": ".py", "ruby": ".rb"}.get(kind)
+        if not path.is_file():
+            problems.add(where, f"no such file: {path}")
+        elif suffix and path.suffix != suffix:
+            problems.add(where, f"a {kind} assertion runs a {suffix} file, not {path.name}")
+    for script in (assertion.transform, assertion.context_transform):
+        if problem := code_checks.transform_problem(script, base):
+            problems.add(where, problem)
     for name, text in (("value", assertion.value), ("metric", assertion.metric)):
         for item in (text if isinstance(text, list) else [text]):
             problem = templates.check(item) if isinstance(item, str) else None
@@ -273,9 +274,8 @@ def _variants(entries, prompt_list: list[PromptTemplate], base: Path, problems: 
                 problems.unsupported(where, f"the provider key {name!r}")
         if entry.transform is not None and not isinstance(entry.transform, str):
             problems.add(f"{where}.transform", "a transform is JavaScript, or a file:// path")
-        elif isinstance(entry.transform, str) and entry.transform.startswith("file://") and not \
-                code_checks.split_file(entry.transform, base)[0].is_file():
-            problems.add(f"{where}.transform", f"no such file: {code_checks.split_file(entry.transform, base)[0]}")
+        elif problem := code_checks.transform_problem(entry.transform, base):
+            problems.add(f"{where}.transform", problem)
         found = providers.parse_id(entry.id, base, any_provider)
         if isinstance(found, str):
             problems.add(where, found)
@@ -412,10 +412,8 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
     if isinstance(items, list):
         test.assertions = [a for a in checked if a is not None]
     for name in ("transform", "transform_vars"):
-        script = getattr(test.options, name)
-        if isinstance(script, str) and script.startswith("file://") and not code_checks.split_file(
-                script, base)[0].is_file():
-            problems.add(f"{where}.options", f"no such file: {code_checks.split_file(script, base)[0]}")
+        if problem := code_checks.transform_problem(getattr(test.options, name), base):
+            problems.add(f"{where}.options", problem)
     _check_judge(test.options.provider, f"{where}.options.provider", problems, base, any_provider)
     if test.assert_scoring_function is not None:
         problem = code_checks.scoring_function_problem(test.assert_scoring_function, base)

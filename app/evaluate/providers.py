@@ -175,6 +175,8 @@ def parse_id(provider_id: str, base: Path, any_family: bool = False) -> tuple[st
         return "echo", BackendTarget(kind="echo")
     if "://" not in provider_id and _JS_FILE.search(provider_id):  # promptfoo's isJavascriptFile: a custom provider
         provider_id = f"file://{provider_id}"
+    if provider_id.startswith(("python:", "ruby:")):  # promptfoo's script providers: `ruby:x.rb` is file://x.rb
+        provider_id = f"file://{provider_id.split(':', 1)[1]}"
     if provider_id.startswith("exec:"):
         command = provider_id[5:].strip()
         return ("code", BackendTarget(kind="code", path=f"exec:{command}")) if command else (
@@ -219,7 +221,7 @@ def parse_id(provider_id: str, base: Path, any_family: bool = False) -> tuple[st
         return "foreign", BackendTarget(kind="server", model=provider_id)
     return (f"the provider {provider_id!r} cannot run here as written: run it on a local model with --model "
             f"PATH.gguf (or --server URL); as written Chorus runs openai:chat:<model>, ollama:chat:<model>, "
-            f"llama:<name>, echo, file://<model>.gguf, and file://provider.py / .js or exec:<command>")
+            f"llama:<name>, echo, file://<model>.gguf, and file://provider.py / .js / .rb or exec:<command>")
 
 
 def _openai_url(config: dict) -> str:

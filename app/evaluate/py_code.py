@@ -3,6 +3,7 @@
 trip. A call that runs past its time limit kills its worker (the next call starts a fresh one), so a check that
 loops or allocates without end ends that call only. The Python is $PROMPTFOO_PYTHON if set (as in promptfoo),
 else the interpreter Chorus runs on; a packaged Chorus (no separate interpreter) uses `python3` from PATH.
+`WorkerPool` is the pool for any language whose worker speaks this JSON-lines protocol (Ruby: rb_code.py).
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ def python_executable() -> str:
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, command: list[str], language: str) -> None:
+        self.language = language
         self.process = subprocess.Popen(  # noqa: S603 - the user agreed to run this config's code
-            [python_executable(), "-u", "-c", _WORKER.read_text(encoding="utf-8")], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            encoding="utf-8")
         self.answers: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -61,10 +63,10 @@ class _Worker:
             line = self.answers.get(timeout=time_limit)
         except queue.Empty:
             self.kill()
-            raise CodeLimit(f"the Python ran past its time limit ({time_limit:g} s)") from None
+            raise CodeLimit(f"the {self.language} ran past its time limit ({time_limit:g} s)") from None
         if line is None:
             code = self.process.wait()
-            raise CodeLimit(f"the Python process ended (exit code {code}): out of memory, or it exited")
+            raise CodeLimit(f"the {self.language} process ended (exit code {code}): out of memory, or it exited")
         return json.loads(line)
 
     def kill(self) -> None:
@@ -77,8 +79,10 @@ class _Worker:
         return self.process.poll() is None
 
 
-class PythonPool:
-    """Up to WORKERS worker processes, started on first use; `close` ends them."""
+class WorkerPool:
+    """Up to WORKERS worker processes of one language, started on first use; `close` ends them."""
+
+    language = ""
 
     def __init__(self, workers: int = WORKERS, time_limit: float = TIME_LIMIT_S) -> None:
         self.time_limit = time_limit
@@ -88,16 +92,22 @@ class PythonPool:
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
 
+    def command(self) -> list[str]:
+        """How a worker process starts; raises CodeLimit when the language is not installed."""
+        raise NotImplementedError
+
     def _run(self, request: dict) -> PyResult:
-        worker = self._idle.get()
+        worker, program = self._idle.get(), self.language
         try:
             if worker is None or not worker.alive:
-                worker = _Worker()
+                command = self.command()
+                program = command[0]
+                worker = _Worker(command, self.language)
                 with self._lock:
                     self._all.append(worker)
             answer = worker.ask(request, self.time_limit)
         except (OSError, BrokenPipeError) as exc:
-            raise CodeLimit(f"cannot run Python ({python_executable()}): {exc}") from None
+            raise CodeLimit(f"cannot run {self.language} ({program}): {exc}") from None
         finally:
             self._idle.put(worker if worker is not None and worker.alive else None)
         if "error" in answer:
@@ -117,3 +127,10 @@ class PythonPool:
             if worker.alive:
                 worker.process.stdin.close()
             worker.kill()
+
+
+class PythonPool(WorkerPool):
+    language = "Python"
+
+    def command(self) -> list[str]:
+        return [python_executable(), "-u", "-c", _WORKER.read_text(encoding="utf-8")]

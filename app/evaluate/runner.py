@@ -333,18 +333,18 @@ class EvaluationRunner:
         """A custom provider's cell: its code gives the output, then the cell is graded, on a worker thread."""
         def work():
             try:
-                text, latency = cells.call_provider(self.evaluation, cell, self.code, self.registers)
+                text, latency, tokens = cells.call_provider(self.evaluation, cell, self.code, self.registers)
             except CheckError as exc:
                 return str(exc)
-            return text, latency, self._start_grader(cell, text)
+            return text, latency, tokens, self._start_grader(cell, text)
 
         def back(cell: CellResult, done) -> None:
             if isinstance(done, str):
                 cell.status, cell.error = "error", done
                 self._concluded(cell)
                 return self._top_up()
-            text, latency, started = done
-            cells.given(cell, text, latency)
+            text, latency, tokens, started = done
+            cells.given(cell, text, latency, tokens)
             self._code_graded(cell, started)
 
         self._coding.start(cell, work, back)

@@ -140,10 +140,9 @@ CSV = ('\ufeffquestion ,__expected,__expected2,__expected3,__description,__metri
 
 def test_csv_tests(tmp_path):
     write(tmp_path, "tests.csv", CSV)
-    with pytest.raises(ConfigError) as caught:
-        config(tmp_path, {"prompts": ["Q: {{question}}"], "providers": ["echo"], "tests": "file://tests.csv"})
-    assert caught.value.problems == [
-        "tests.csv test 3.assert[2]: the assertion type 'ruby' is not supported by Chorus (it runs Ruby code)"]
+    *_, third = config(tmp_path, {"prompts": ["Q: {{question}}"], "providers": ["echo"],
+                                  "tests": "file://tests.csv"}).cases
+    assert (third.assertions[2].type, third.assertions[2].value) == ("ruby", "output.length > 1")  # as promptfoo
     write(tmp_path, "tests.csv", CSV.replace("ruby:output.length > 1", "starts-with:p"))
     first, second, third = config(tmp_path, {"prompts": ["Q: {{question}}"], "providers": ["echo"],
                                              "tests": "file://tests.csv"}).cases
@@ -258,7 +257,7 @@ def test_perplexity_asks_for_logprobs_and_chat_prompts_become_messages(tmp_path)
 def test_every_problem_in_one_error(tmp_path):
     found = problems(tmp_path, {
         "prompts": ["ok {{x}}"], "providers": ["echo", "bedrock:claude"], "outputPat": "x",
-        "tests": [{"vars": {"x": 1}, "assert": [{"type": "ruby", "value": "1"},
+        "tests": [{"vars": {"x": 1}, "assert": [{"type": "ruby", "value": "1", "transform": "file://t.rb"},
                                                 {"type": "similar:manhattan", "value": "a"},
                                                 {"type": "contains", "valeu": "typo"},
                                                 {"type": "cost", "threshold": "cheap"}, {"type": "foo-bar"}]},
@@ -266,7 +265,7 @@ def test_every_problem_in_one_error(tmp_path):
                   "file://missing.csv"]})
     text = "\n".join(found)
     for expected in ("unknown key 'outputPat'", "'bedrock:claude' cannot run here as written",
-                     "'ruby' is not supported",
+                     "the transform 't.rb' is Ruby, which promptfoo does not run as a transform",
                      "unknown similarity metric 'manhattan'",
                      "tests[0].assert[2]: unknown key 'valeu'", "tests[0].assert[3].threshold",
                      "'foo-bar' is not supported by Chorus (not a promptfoo assertion type)",

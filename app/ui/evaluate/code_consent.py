@@ -1,4 +1,4 @@
-"""Before an evaluation whose config runs code (javascript / python checks, transforms, custom providers) runs,
+"""Before an evaluation whose config runs code (javascript / python / ruby checks, transforms, custom providers) runs,
 the window's consent bar names every file and inline check that would run (app/evaluate/code_checks.code_uses)
 and waits; nothing runs code until the user agrees (*Run it*), and then the evaluation runs. Web hooks on other
 computers (which send outputs, prompts and vars there: app/evaluate/webhook.remote) are named and asked about the
