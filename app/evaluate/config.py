@@ -356,6 +356,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         except derived_metrics.ExpressionError as exc:
             problems.add(f"derivedMetrics[{index}]", f"{metric.name}: cannot read {metric.value!r}: {exc}")
     filters = nunjucks_filters.read(config.nunjucks_filters, base, problems)
+    simulated_user.check_talkers(cases, variants, problems)
     problems.raise_if_any(source)
     notes += _chorus_only(cases)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(

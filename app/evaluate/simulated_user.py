@@ -76,6 +76,19 @@ def check(value, where: str, problems: Problems) -> dict | None:
     return {"id": ID, "config": {k: v for k, v in config.items() if k in _KEYS}}
 
 
+def check_talkers(cases, variants, problems: Problems) -> None:
+    """The simulated user talks with a model: a test that names it beside an echo or custom provider, or with a
+    providerOutput, is refused (Chorus would not hold that conversation)."""
+    if not any(case.provider for case in cases):
+        return
+    for variant in variants:
+        if not variant.target.needs_backend:
+            problems.unsupported(f"provider {variant.label}", f"{ID} with an echo or custom provider",
+                                 "it talks with a model")
+    if any(case.provider and case.provider_output is not None for case in cases):
+        problems.unsupported("tests", f"{ID} with providerOutput")
+
+
 def _content(message: dict) -> str:
     return message["content"]
 

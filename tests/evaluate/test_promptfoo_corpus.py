@@ -196,3 +196,4 @@ def test_a_test_provider_chorus_does_not_run_is_refused_by_name(tmp_path):
     assert any("a test's own provider ('openai:gpt-4') is not supported by Chorus" in p for p in problems), problems
     assert any("'initialMessages' is not supported" in p for p in problems), problems
     assert any("'functionToolCallbacks'" in p for p in problems), problems  # echo runs no tools
+    assert any("promptfoo:simulated-user with an echo or custom provider" in p for p in problems), problems
