@@ -28,7 +28,7 @@ from app.evaluate.templates import render
 ID = "promptfoo:simulated-user"
 STOP = "###STOP###"
 DEFAULT_MAX_TURNS = 10
-USER_MAX_TOKENS = 256
+USER_MAX_TOKENS = 128  # a message to an agent: a sentence or two
 USER_SAMPLING = SamplingParams(temperature=0.0, seed=1)
 _KEYS = {"maxTurns", "instructions"}
 
