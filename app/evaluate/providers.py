@@ -284,6 +284,9 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
     functions = config.get("functions") if family in ("openai", "gguf") else None
     config = functions_call.as_tools(config, where, problems) if family in ("openai", "gguf") else config
     if family == "foreign":
+        if tool_callbacks.KEY in config:  # its tools are in that provider's own format: not read here
+            problems.unsupported(where, f"{tool_callbacks.KEY!r} on this provider", "Chorus runs them on openai "
+                                 "and GGUF providers")
         config = foreign_config(config)
     config = _typed(stash_key(config, where, problems), where, problems)
     for key in sorted(set(config) - CONFIG_KEYS[family]):

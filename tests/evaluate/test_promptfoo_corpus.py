@@ -187,13 +187,15 @@ def test_tools_as_file_references_with_callbacks_and_a_simulated_user_test_provi
 
 def test_a_test_provider_chorus_does_not_run_is_refused_by_name(tmp_path):
     config = write(tmp_path, {"prompts": ["Hi"], "providers": [
-        {"id": "echo", "config": {"functionToolCallbacks": {"a": "(args) => args"}}}], "tests": [
+        {"id": "echo", "config": {"functionToolCallbacks": {"a": "(args) => args"}}},
+        {"id": "anthropic:messages:claude", "config": {"functionToolCallbacks": {"a": "(args) => args"}}}], "tests": [
         {"provider": "openai:gpt-4"},
         {"provider": {"id": "promptfoo:simulated-user", "config": {"initialMessages": []}}}]})
     with pytest.raises(ConfigError) as refused:
-        load_config(config)
+        load_config(config, any_provider=True)
     problems = refused.value.problems
     assert any("a test's own provider ('openai:gpt-4') is not supported by Chorus" in p for p in problems), problems
     assert any("'initialMessages' is not supported" in p for p in problems), problems
     assert any("'functionToolCallbacks'" in p for p in problems), problems  # echo runs no tools
+    assert any("'functionToolCallbacks' on this provider is not supported" in p for p in problems), problems
     assert any("promptfoo:simulated-user with an echo or custom provider" in p for p in problems), problems
