@@ -220,7 +220,9 @@ def record(promptfoo: Path, corpus: Path = CORPUS) -> dict[str, int | str]:
     found: dict[str, int | str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         env = {"PATH": f"{node.parent}:/usr/bin:/bin", "HOME": tmp, "PF_DIR": str(promptfoo),
-               "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
+               "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+               # offline: promptfoo's own service (the simulated user) ends its cells at once, still counted
+               "PROMPTFOO_DISABLE_REMOTE_GENERATION": "1"}
         for outcome in (o for o in measure(corpus) if o.accepted):
             folder, out = corpus / outcome.example, Path(tmp) / f"{outcome.example}.json"
             subprocess.run([str(node), "-e", _ECHO_CONFIG_JS, str(folder)], env=env, check=True)

@@ -19,8 +19,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from app.evaluate import js_code
+from app.evaluate import js_code, tool_callbacks
 from app.evaluate.check_types import CheckError
+from app.evaluate.file_refs import split_file
 from app.evaluate.js_code import CodeLimit
 from app.evaluate.py_code import TIME_LIMIT_S as PY_TIME_LIMIT_S
 from app.evaluate.py_code import PythonPool
@@ -40,14 +41,6 @@ from app.session.evaluation import Assertion, GradingResult
 CODE_TYPES = frozenset({"javascript", "python", "ruby"})
 JS_SUFFIXES = (".js", ".cjs", ".mjs", ".ts")
 SCRIPT_SUFFIXES = (*JS_SUFFIXES, ".py", ".rb")
-
-
-def split_file(ref: str, base: Path | None) -> tuple[Path, str | None]:
-    """`file://path.js:fn` → (absolute path, "fn"); the colon of a Windows drive letter is not a separator."""
-    rest = ref[7:]
-    colon = rest.rfind(":")
-    path, name = (rest[:colon], rest[colon + 1:]) if colon > 1 else (rest, None)
-    return (Path(base or ".") / path).resolve(), name
 
 
 def is_script_ref(value) -> bool:
@@ -369,6 +362,7 @@ def code_uses(cases, base: Path | None = None, variants=(), filters=None) -> lis
             line = _describe(f"provider {variant.label} transform", variant.transform, base)
             if line not in found:
                 found.append(line)
+        found += [line for line in tool_callbacks.uses(variant.label, variant.callbacks, base) if line not in found]
 
     def add(line: str) -> None:
         if line not in found:

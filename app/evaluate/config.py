@@ -32,6 +32,7 @@ from app.evaluate import (
     rag,
     scenarios,
     similarity,
+    simulated_user,
     templates,
     webhook,
 )
@@ -203,6 +204,7 @@ def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
         "metadata": {**default.metadata, **test.metadata},
         "threshold": test.threshold if test.threshold is not None else default.threshold,
         "provider_output": test.provider_output if test.provider_output is not None else default.provider_output,
+        "provider": test.provider if test.provider is not None else default.provider,
         "assert_scoring_function": test.assert_scoring_function or default.assert_scoring_function,
         "description": test.description or default.description})
 
@@ -354,6 +356,7 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
         except derived_metrics.ExpressionError as exc:
             problems.add(f"derivedMetrics[{index}]", f"{metric.name}: cannot read {metric.value!r}: {exc}")
     filters = nunjucks_filters.read(config.nunjucks_filters, base, problems)
+    simulated_user.check_talkers(cases, variants, problems)
     problems.raise_if_any(source)
     notes += _chorus_only(cases)
     paths = config.output_path if isinstance(config.output_path, list) else [config.output_path] * bool(
@@ -397,6 +400,8 @@ def _test(raw: dict, where: str, problems: Problems, base: Path, n_variants: int
           notes: list[str] | None = None, any_provider: bool = False) -> EvalCase | None:
     """The test, its assertions validated one by one so one bad assertion does not hide problems in others."""
     raw = _stash_judge_keys(raw, where, problems)
+    if isinstance(raw, dict) and "provider" in raw:  # the provider the test runs through (simulated_user.py)
+        raw = {**raw, "provider": simulated_user.check(raw["provider"], f"{where}.provider", problems)}
     items = raw.get("assert") if isinstance(raw, dict) else None
     if isinstance(items, list):
         raw = {k: v for k, v in raw.items() if k != "assert"}

@@ -35,7 +35,7 @@ from urllib.parse import urlparse
 import yaml
 
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
-from app.evaluate import code_checks, cost, functions_call
+from app.evaluate import code_checks, cost, functions_call, tool_callbacks
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.mcp import secrets as mcp_secrets
@@ -53,13 +53,13 @@ _KEYS = {"apiKey", "apiKeyEnvar",  # accepted everywhere; used by servers, ignor
          "cost", "inputCost", "outputCost"}  # prices per token, for `cost` assertions (_prices)
 CONFIG_KEYS = {
     "openai": _COMMON | _KEYS | {"apiBaseUrl", "apiHost", "max_tokens", "response_format", "tools", "tool_choice",
-                                 "mcp"},
+                                 "mcp", tool_callbacks.KEY},
     "ollama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "min_p", "num_predict", "repeat_penalty", "repeat_last_n",
                                              "response_format", "typical_p"},
     "llama": _COMMON | _KEYS | _MIROSTAT | {"top_k", "n_predict", "repeat_penalty", "repeat_last_n"},
     "gguf": _COMMON | _KEYS | set(SAMPLER_FIELDS) | {"top_k", "min_p", "max_tokens", "repeat_penalty",
                                                      "repeat_last_n", "response_format", "tools", "tool_choice",
-                                                     "mcp"},
+                                                     "mcp", tool_callbacks.KEY},
     "echo": set(_KEYS),
     "foreign": _COMMON | {"top_k", "max_tokens"},  # what applies on a local model; the rest is left out
 }
@@ -286,6 +286,9 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
     functions = config.get("functions") if family in ("openai", "gguf") else None
     config = functions_call.as_tools(config, where, problems) if family in ("openai", "gguf") else config
     if family == "foreign":
+        if tool_callbacks.KEY in config:  # its tools are in that provider's own format: not read here
+            problems.unsupported(where, f"{tool_callbacks.KEY!r} on this provider", "Chorus runs them on openai "
+                                 "and GGUF providers")
         config = foreign_config(config)
     config = _typed(stash_key(config, where, problems), where, problems)
     for key in sorted(set(config) - CONFIG_KEYS[family]):
@@ -322,7 +325,8 @@ def settings(family: str, target: BackendTarget, config: dict, where: str, probl
     tools, choice = _tools(config, base or Path("."), where, problems, mcp="mcp" in config)
     return {"target": target, "sampling": sampling, "max_tokens": max_tokens, "stop": stop, "json_schema": schema,
             "tools": tools, "tool_choice": choice, "mcp": _mcp(config.get("mcp"), where, problems),
-            "prices": prices, "functions": functions if isinstance(functions, list) else None}
+            "prices": prices, "functions": functions if isinstance(functions, list) else None,
+            "callbacks": tool_callbacks.check(config.get(tool_callbacks.KEY), base or Path("."), where, problems)}
 
 
 def _mcp(value, where: str, problems: Problems) -> dict | None:
@@ -366,6 +370,21 @@ def judge_settings(judge, where: str = "", problems: Problems | None = None) -> 
     return overrides, max_tokens
 
 
+def _tools_file(ref: str, base: Path):
+    """The tools a `file://tools.json` (or .yaml) holds: a list of definitions, or one."""
+    path = base / ref.removeprefix("file://")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise tool_defs.ToolsError(f"tools: cannot read {path}: {exc.strerror or exc}") from exc
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return tool_defs.parse_tools(text, checked=False)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise tool_defs.ToolsError(f"tools: {path.name} is not valid YAML: {exc}") from exc
+
+
 def _tools(config: dict, base: Path, where: str, problems: Problems, mcp: bool = False) -> tuple[list[dict], str]:
     """promptfoo's `config.tools` (a list, or `file://tools.json`) and `tool_choice` (a word, or
     {type: function, function: {name}}), checked as a pane's tools are (with `mcp`, the choice is checked once
@@ -375,13 +394,16 @@ def _tools(config: dict, base: Path, where: str, problems: Problems, mcp: bool =
         choice = (choice.get("function") or {}).get("name") if choice.get("type") == "function" else None
     try:
         if isinstance(raw, str) and raw.startswith("file://"):
-            path = base / raw.removeprefix("file://")
-            try:
-                text = path.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise tool_defs.ToolsError(f"tools: cannot read {path}: {exc.strerror or exc}") from exc
-            yaml_file = path.suffix.lower() in (".yaml", ".yml")
-            found = tool_defs.check_tools(yaml.safe_load(text)) if yaml_file else tool_defs.parse_tools(text)
+            found = tool_defs.check_tools(_tools_file(raw, base))
+        elif isinstance(raw, list) and any(isinstance(item, str) and item.startswith("file://") for item in raw):
+            # promptfoo: each file:// item is read; when every item holds a list, the lists are joined
+            loaded = [_tools_file(item, base) if isinstance(item, str) and item.startswith("file://") else item
+                      for item in raw]
+            lists = [isinstance(item, list) for item in loaded]
+            if any(lists) and not all(lists):
+                raise tool_defs.ToolsError("tools: the files hold lists of tools and single tools mixed: "
+                                           "promptfoo does not join those")
+            found = tool_defs.check_tools([t for item in loaded for t in item] if all(lists) else loaded)
         else:
             found = tool_defs.check_tools(raw) if raw is not None else []
         if not isinstance(choice, str):

@@ -67,6 +67,9 @@ def needed_targets(evaluation: Evaluation, base_dir=None) -> list[BackendTarget]
         evaluation.repeat) if cells.select_best_call(evaluation, case, repeat)}
     for case in sorted(cases):
         test = evaluation.cases[case]
+        if test.provider:  # the simulated user talks on the evaluation's judge
+            target = judge_target(None, evaluation.judge, base_dir)
+            found.setdefault(target.model_dump_json(), target)
         stack = list(test.assertions)
         while stack:
             assertion = stack.pop()

@@ -41,6 +41,7 @@ from app.evaluate.holds import Holds
 from app.evaluate.routes import judge_target
 from app.evaluate.scoring import CellGrader, JudgeCall
 from app.evaluate.templates import TemplateProblem
+from app.evaluate.user_turns import UserTurns, called_back
 from app.models import model_name
 from app.session.evaluation import BackendTarget, CellResult, Evaluation
 from app.session.runner import SessionRunner
@@ -91,6 +92,7 @@ class EvaluationRunner:
         self.serial = any(case.options.store_output_as for case in evaluation.cases)
         self.registers: dict[str, object] = {}
         self._active: CellResult | None = None  # serial: the cell between its start and its conclusion
+        self.talks = UserTurns(self)  # cells that talk with a simulated user (user_turns.py)
 
     # --- driving (owning thread) -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -281,6 +283,8 @@ class EvaluationRunner:
             return self._call_provider(cell)
         if prepared.request is None:
             return self._grade(cell)
+        if self.evaluation.cases[cell.case].provider:
+            return self.talks.start(cell, prepared)
         request = prepared.request
         if self.alternatives > request.logprobs:
             request = dataclasses.replace(request, logprobs=self.alternatives)
@@ -303,6 +307,8 @@ class EvaluationRunner:
         cells.record(cell, completion, latency_ms)
         if calls:
             cell.result.tool_calls = calls
+        if cell.status == "grading" and self.evaluation.variants[cell.variant].callbacks and cell.result.tool_calls:
+            return self._coding.start(cell, lambda: called_back(self, cell), self._code_graded)  # tool_callbacks.py
         if cell.status == "grading":
             return self._grade(cell)
         if cell.status == "pending":  # cancelled: it runs again on a resume

@@ -120,6 +120,7 @@ class EvalCase(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
     options: CaseOptions = Field(default_factory=CaseOptions)
     provider_output: Any = Field(None, alias="providerOutput")  # replaces the model call when set
+    provider: dict[str, Any] | None = None  # the test's provider: promptfoo:simulated-user (simulated_user.py)
     # code that scores the test from its named scores (file://x.js[:fn] or file://x.py[:fn]; code_checks.py)
     assert_scoring_function: str | None = Field(None, alias="assertScoringFunction")
 
@@ -177,6 +178,7 @@ class Variant(_Model):
     prices: dict[str, float] | None = None  # USD per token {input, output}: config cost / inputCost / outputCost
     functions: list[dict[str, Any]] | None = None  # promptfoo's legacy `functions` setting (also in `tools`)
     transform: str | None = None  # the provider's `transform`: code run on each output (code_checks.py)
+    callbacks: dict[str, str] | None = None  # functionToolCallbacks: tool name -> JavaScript (tool_callbacks.py)
 
     @property
     def title(self) -> str:

@@ -25,15 +25,15 @@ class ToolsError(ValueError):
     """The tools cannot be used; the message names the tool (by number and name) and the field."""
 
 
-def parse_tools(text: str) -> list[dict]:
-    """The tools in `text` (JSON), checked; "" or blank is no tools. Raises ToolsError."""
+def parse_tools(text: str, checked: bool = True):
+    """The tools in `text` (JSON), checked (else as written); "" or blank is no tools. Raises ToolsError."""
     if not text.strip():
         return []
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ToolsError(f"tools: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
-    return check_tools(value)
+    return check_tools(value) if checked else value
 
 
 def check_tools(value) -> list[dict]:

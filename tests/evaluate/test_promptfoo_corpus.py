@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import promptfoo_corpus  # noqa: E402
 
-FLOOR = 49 / 55  # accepted share measured on the 55-example corpus (promptfoo 0.118.17's examples)
+FLOOR = 50 / 55  # accepted share measured on the 55-example corpus (promptfoo 0.118.17's examples)
 CORPUS_PRESENT = any(promptfoo_corpus.CORPUS.glob(f"*/{promptfoo_corpus.CONFIG}"))
 corpus = pytest.mark.corpus
 
@@ -157,3 +157,45 @@ def test_a_bare_javascript_path_is_a_custom_provider(tmp_path):
             any_provider=True)
     assert caught.value.problems == ["tests[0].assert[0].provider: a custom provider ('./provider.js') as a judge "
                                      "is not supported by Chorus"]
+
+
+TOOL_JSON = ('{"type": "function", "function": {"name": "%s", "description": "d", "parameters": '
+             '{"type": "object", "properties": {}}}}')
+
+
+def test_tools_as_file_references_with_callbacks_and_a_simulated_user_test_provider(tmp_path):
+    """tau-simulated-user: `tools` a list of file:// tool files, `functionToolCallbacks`, and defaultTest's
+    `provider: promptfoo:simulated-user` (a test's own wins)."""
+    config = write(tmp_path, {
+        "prompts": ["Agent"],
+        "providers": [{"id": "openai:gpt-4.1-mini", "config": {
+            "tools": ["file://functions/a.json", "file://functions/b.yaml"], "tool_choice": "auto",
+            "functionToolCallbacks": {"a": "file://cb.js:a", "b": "(args) => args"}}}],
+        "defaultTest": {"provider": {"id": "promptfoo:simulated-user", "config": {"maxTurns": 3}}},
+        "tests": [{"vars": {"instructions": "x"}}, {"provider": "promptfoo:simulated-user"}]},
+        **{"functions/a.json": TOOL_JSON % "a", "functions/b.yaml": "type: function\nfunction: {name: b}\n"},
+        cb__js="module.exports = {a: (args) => args};\n")
+    suite = load_config(config, any_provider=True)
+    (variant,) = suite.variants
+    assert [t["function"]["name"] for t in variant.tools] == ["a", "b"]
+    assert variant.callbacks == {"a": "file://cb.js:a", "b": "(args) => args"}
+    assert [case.provider for case in suite.cases] == [
+        {"id": "promptfoo:simulated-user", "config": {"maxTurns": 3}}, {"id": "promptfoo:simulated-user",
+                                                                         "config": {}}]
+    assert any("tool callback a: the file" in line for line in suite.code)
+
+
+def test_a_test_provider_chorus_does_not_run_is_refused_by_name(tmp_path):
+    config = write(tmp_path, {"prompts": ["Hi"], "providers": [
+        {"id": "echo", "config": {"functionToolCallbacks": {"a": "(args) => args"}}},
+        {"id": "anthropic:messages:claude", "config": {"functionToolCallbacks": {"a": "(args) => args"}}}], "tests": [
+        {"provider": "openai:gpt-4"},
+        {"provider": {"id": "promptfoo:simulated-user", "config": {"initialMessages": []}}}]})
+    with pytest.raises(ConfigError) as refused:
+        load_config(config, any_provider=True)
+    problems = refused.value.problems
+    assert any("a test's own provider ('openai:gpt-4') is not supported by Chorus" in p for p in problems), problems
+    assert any("'initialMessages' is not supported" in p for p in problems), problems
+    assert any("'functionToolCallbacks'" in p for p in problems), problems  # echo runs no tools
+    assert any("'functionToolCallbacks' on this provider is not supported" in p for p in problems), problems
+    assert any("promptfoo:simulated-user with an echo or custom provider" in p for p in problems), problems
