@@ -120,13 +120,13 @@ def test_unsupported_assertion_and_bad_key_exit_2_naming_them_before_anything_ru
         "  - vars: {x: 1}\n"
         "    colour: red\n"
         "    assert:\n"
-        "      - type: ruby\n        value: output == 'hi'\n"
+        "      - type: classifier\n        value: positive\n"
         "      - type: equals\n        value: hi\n        wieght: 2\n"))
     out = tmp_path / "results.json"
     run = chorus_eval(config, "-o", out, "--server", "http://127.0.0.1:9/v1")  # never contacted
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "colour" in run.stderr and "wieght" in run.stderr and "'ruby'" in run.stderr
-    assert "Ruby code" in run.stderr and "Traceback" not in run.stderr
+    assert "colour" in run.stderr and "wieght" in run.stderr and "'classifier'" in run.stderr
+    assert "Traceback" not in run.stderr
     assert not out.exists() and run.stdout == "" and "cells started" not in run.stderr
     bad_output = chorus_eval(write_config(tmp_path, "prompts: ['Hi']\nproviders: [echo]\n"), "-o", tmp_path / "r.pdf")
     assert bad_output.returncode == 2 and ".pdf" in bad_output.stderr
