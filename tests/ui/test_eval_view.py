@@ -77,12 +77,12 @@ def test_autosave_hears_an_evaluation_s_cells_through_the_session(window, tmp_pa
 
 def test_a_config_that_cannot_run_lists_every_problem_and_changes_nothing(window, tmp_path):
     config = {"prompts": ["Hi {{x}}"], "providers": ["echo", "file://nowhere.gguf"], "colour": "blue",
-              "tests": [{"vars": {"x": 1}, "assert": [{"type": "ruby", "value": "1"}]}]}
+              "tests": [{"vars": {"x": 1}, "assert": [{"type": "classifier", "value": "1"}]}]}
     assert not window.evals.open_config(write_config(tmp_path, config))
     assert window.session.evaluation is None and not window.eval_dock.isVisible()
     message = window.messages[-1]
     assert message.startswith("Cannot run this evaluation: promptfooconfig.yaml cannot run as written (3 problems)")
-    for part in ("nowhere.gguf", "colour", "ruby", "Nothing was changed."):
+    for part in ("nowhere.gguf", "colour", "classifier", "Nothing was changed."):
         assert part in message
     assert window.findChildren(QMessageBox)
 
