@@ -77,6 +77,8 @@ class PaneGrid(QScrollArea):
         self._to_delete: list[PromptPane] = []  # removed, hidden, deleted a few per event-loop turn
         self._delete_timer = QTimer(self, singleShot=True, interval=0)
         self._delete_timer.timeout.connect(self._delete_some)
+        self._width_check = QTimer(self, singleShot=True, interval=0)
+        self._width_check.timeout.connect(self._check_widths)
         self.placeholder_height = PLACEHOLDER_HEIGHT
         for spec in session.panes:
             self._insert_view(spec, len(self.panes))
@@ -106,9 +108,15 @@ class PaneGrid(QScrollArea):
         return max(1, min(self.columns, room // (pane + spacing)))
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.LayoutRequest and not self.column_group and self.shown_columns != self._laid_out:
-            QTimer.singleShot(0, self, self._reflow)  # a pane's section opened or closed: its width changed
+        if event.type() == QEvent.LayoutRequest and not self._width_check.isActive():
+            self._width_check.start()  # a pane's section may have opened or closed: checked once per turn
         return False
+
+    def _check_widths(self) -> None:
+        """Lay the panes out again if their widths now allow another column count (a section opened or
+        closed); once per event-loop turn, however many panes asked for layouts (a Run all over hundreds)."""
+        if not self.column_group and self.shown_columns != self._laid_out:
+            self._reflow()
 
     @property
     def column_group(self) -> str | None:
