@@ -15,6 +15,7 @@ New) are placed once, on the next event-loop turn, with their headers' titles wo
 from __future__ import annotations
 
 import time
+from collections.abc import Generator, Iterator
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
@@ -125,6 +126,22 @@ class PaneGrid(QScrollArea):
 
     def view_of(self, spec: PaneSpec) -> PromptPane | None:
         return self._views.get(id(spec))
+
+    def rendering(self, steps: Iterator[PaneSpec]) -> Generator[PaneSpec, None, object]:
+        """`steps` (each yields the pane it changed) with each pane rendered once, at the end of the step that
+        changed it, however many of its fields changed, and `steps`' return value: work done in slices
+        (app/ui/widgets/sliced.py) renders its panes within its slices, not all of them in the turn after."""
+        while True:
+            PromptPane.held += 1
+            try:
+                spec = next(steps)
+            except StopIteration as done:
+                return done.value
+            finally:
+                PromptPane.held -= 1
+            if (view := self.view_of(spec)) is not None:
+                view.render_pending()
+            yield spec
 
     # --- conveniences over the controller (tests, the self-test, menus) --------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PromptPane | None = None) -> PromptPane:
