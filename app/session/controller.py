@@ -42,6 +42,7 @@ class SessionController:
         self.loader = None
         self.mcp = None  # the session's McpTools once the user starts MCP servers (app/session/mcp_tools.py)
         self.mcp_calls = None  # where each pane's MCP calls stand, for the window (app/session/mcp_calls.py)
+        self._stops = 0  # how many times Stop all was asked: a submission in steps ends when it changes
 
     def use_mcp(self, mcp) -> None:
         """Answer MCP calls with `mcp` (an McpTools; None: no MCP): panes offer their servers' tools from now on."""
@@ -202,7 +203,8 @@ class SessionController:
         self.runner.cancel(pane)
 
     def stop_all(self) -> None:
-        """Stop every run, and the rest of a plan running models in shifts."""
+        """Stop every run, the rest of a plan running models in shifts, and the rest of a submission in steps."""
+        self._stops += 1
         if self.loader is not None:
             self.loader.cancel()
         self.runner.cancel_all()
@@ -214,20 +216,42 @@ class SessionController:
         """Run every pane that has something to run and is not running; one that cannot start is listed with
         its reason in `problems` and left as it was. Panes whose model is on standby go to the `loader`, which
         runs the models in shifts when they do not fit in memory together."""
+        steps = self.run_many_steps(panes, use_draft)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def run_many_steps(self, panes: list[PaneSpec], use_draft: bool = True) -> Iterator[PaneSpec]:
+        """`run_many` a pane at a time: yields each pane once it is submitted (or refused), and returns the
+        RunAll (a window submits a few per event-loop turn: at hundreds of panes, starting them all held it for
+        seconds). Which panes run is decided once, at the start, as one run group: the loader's plan takes them
+        all or none, and MCP calls replay within their group whenever each pane gets to make them. A pane that
+        has started meanwhile (Run all again), or left the session, is skipped; Stop all ends the submission."""
         ready = [p for p in panes if not self.busy(p) and conversation.can_run(p)]
         if self.loader is not None and self.loader.takes(ready):
             return self.loader.start(ready, use_draft)
-        started, problems = 0, []
+        stops, started, problems = self._stops, 0, []
         for pane in ready:
+            if self._stops != stops:
+                break
+            if self.busy(pane) or not any(p is pane for p in self.session.panes):
+                continue
             try:
                 self.run(pane, use_draft)
                 started += 1
             except (ValueError, RuntimeError) as exc:
                 problems.append((pane, str(exc)))
+            yield pane
         return RunAll(started, len(panes) - started, tuple(problems))
 
     def run_all(self) -> RunAll:
         return self.run_many(list(self.session.panes))
+
+    def run_all_steps(self) -> Iterator[PaneSpec]:
+        """`run_all` a pane at a time (`run_many_steps`)."""
+        return self.run_many_steps(list(self.session.panes))
 
     def run_group(self, pane: PaneSpec) -> RunAll:
         """Run the pane's group (just the pane if it has none)."""

@@ -2,7 +2,7 @@
 reached with Tab), never before; one built late shows everything its spec holds, the reply streamed while it
 was not built included; panes not built yet close like the others."""
 
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QEvent, QRect, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -36,6 +36,7 @@ def test_a_sweep_of_256_panes_builds_the_panes_on_screen_and_scrolling_builds_th
     assert len(built) < 64 and set(on_screen(grid)) <= set(built)  # every pane's widgets made: all 258
     middle = views[128]
     assert not middle.built
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)  # the panes built at the top laid out: where it is
     grid.verticalScrollBar().setValue(middle.mapTo(grid.widget(), middle.rect().topLeft()).y())
     qtbot.waitUntil(lambda: middle in on_screen(grid) and all(v.built for v in on_screen(grid)))
     assert middle.built and middle.prompt.toPlainText() == "Tell me about lighthouses."

@@ -31,6 +31,19 @@ def test_steps_run_in_slices_with_events_between_and_all_done_on_return(qapp, ti
     assert len(set(seen)) >= 4  # the first slice runs at once; the event loop turned between the later ones
 
 
+def test_the_windows_timers_tick_between_every_two_slices_and_a_generators_value_is_returned(qapp, ticks):
+    seen = []
+
+    def steps():
+        for _ in range(6):
+            seen.append(ticks[0])
+            yield
+        return "report"
+
+    assert sliced.run_sliced(steps(), budget_s=0) == "report"
+    assert len(set(seen)) == 6  # a timer fired between each slice and the next, not every other one
+
+
 def test_work_that_fits_a_slice_runs_at_once_and_a_failing_step_raises(qapp, ticks):
     seen = []
     sliced.run_sliced((seen.append(ticks[0]) for _ in range(3)), budget_s=60)

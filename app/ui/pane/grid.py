@@ -15,6 +15,7 @@ New) are placed once, on the next event-loop turn, with their headers' titles wo
 from __future__ import annotations
 
 import time
+from collections.abc import Generator, Iterator
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
@@ -77,6 +78,8 @@ class PaneGrid(QScrollArea):
         self._to_delete: list[PromptPane] = []  # removed, hidden, deleted a few per event-loop turn
         self._delete_timer = QTimer(self, singleShot=True, interval=0)
         self._delete_timer.timeout.connect(self._delete_some)
+        self._width_check = QTimer(self, singleShot=True, interval=0)
+        self._width_check.timeout.connect(self._check_widths)
         self.placeholder_height = PLACEHOLDER_HEIGHT
         for spec in session.panes:
             self._insert_view(spec, len(self.panes))
@@ -106,9 +109,15 @@ class PaneGrid(QScrollArea):
         return max(1, min(self.columns, room // (pane + spacing)))
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.LayoutRequest and not self.column_group and self.shown_columns != self._laid_out:
-            QTimer.singleShot(0, self, self._reflow)  # a pane's section opened or closed: its width changed
+        if event.type() == QEvent.LayoutRequest and not self._width_check.isActive():
+            self._width_check.start()  # a pane's section may have opened or closed: checked once per turn
         return False
+
+    def _check_widths(self) -> None:
+        """Lay the panes out again if their widths now allow another column count (a section opened or
+        closed); once per event-loop turn, however many panes asked for layouts (a Run all over hundreds)."""
+        if not self.column_group and self.shown_columns != self._laid_out:
+            self._reflow()
 
     @property
     def column_group(self) -> str | None:
@@ -117,6 +126,22 @@ class PaneGrid(QScrollArea):
 
     def view_of(self, spec: PaneSpec) -> PromptPane | None:
         return self._views.get(id(spec))
+
+    def rendering(self, steps: Iterator[PaneSpec]) -> Generator[PaneSpec, None, object]:
+        """`steps` (each yields the pane it changed) with each pane rendered once, at the end of the step that
+        changed it, however many of its fields changed, and `steps`' return value: work done in slices
+        (app/ui/widgets/sliced.py) renders its panes within its slices, not all of them in the turn after."""
+        while True:
+            PromptPane.held += 1
+            try:
+                spec = next(steps)
+            except StopIteration as done:
+                return done.value
+            finally:
+                PromptPane.held -= 1
+            if (view := self.view_of(spec)) is not None:
+                view.render_pending()
+            yield spec
 
     # --- conveniences over the controller (tests, the self-test, menus) --------------------------------------
     def add_pane(self, spec: PaneSpec | None = None, after: PromptPane | None = None) -> PromptPane:

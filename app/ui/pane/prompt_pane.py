@@ -46,6 +46,7 @@ class PromptPane(StripedFrame):
     _draft_before_edit = ""  # the draft an edit replaced, restored by Cancel edit
     _images_before_edit: tuple = ()  # and its images
     built = False  # its widgets are made (build)
+    held = 0  # while above 0 (PaneGrid.rendering's steps), every pane's changes wait for its next render
     _building = False
 
     def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None,
@@ -317,12 +318,20 @@ class PromptPane(StripedFrame):
     # --- spec -> widgets, widgets -> spec (pane_render.py) ----------------------------------------------------
     def on_spec_event(self, info) -> None:
         """A change the user made (or an action: run, edit, clear) shows at once; streamed results are
-        coalesced into one refresh per event-loop turn."""
+        coalesced into one refresh per event-loop turn, and so is everything while the panes are `held` (work
+        that changes many panes a step at a time: a run's start changes the conversation, the draft, the
+        versions and the result one after another, and the pane renders once, when they are all in)."""
         self._dirty.add(pane_render.changed_field(info))
-        if self._dirty - {"result"}:
+        if self._dirty - {"result"} and not PromptPane.held:
             self._render()
         elif not self._refresh.isActive():
             self._refresh.start()
+
+    def render_pending(self) -> None:
+        """Render the changes waiting for the next turn now (work done in slices renders each pane within its
+        slice, not all of them in the turn after)."""
+        if self._dirty:
+            self._render()
 
     def _render(self) -> None:
         self._refresh.stop()

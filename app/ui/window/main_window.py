@@ -58,6 +58,7 @@ from app.ui.settings import Settings
 from app.ui.stats.panel import StatsPanel
 from app.ui.widgets.consent_bar import ConsentBar
 from app.ui.widgets.screen_fit import first_geometry
+from app.ui.widgets.sliced import run_sliced
 from app.ui.window.dock_layout import SEPARATOR_PX, bottom_height, content_of, scrolled, side_crowds
 from app.ui.window.examples import ExampleTools
 from app.ui.window.meaning_link import MeaningLink
@@ -270,8 +271,9 @@ class MainWindow(QMainWindow):
                 self.evals.build_file_menu(menu, acts["save"])
 
     def run_all(self) -> int:
-        """Run every pane that can run; the status bar says how many started, each one that could not says why."""
-        report = self.controller.run_all()
+        """Run every pane that can run; the status bar says how many started, each one that could not says why.
+        A few panes start per event-loop turn (hundreds never stall the window), as one run group."""
+        report = run_sliced(self.grid.rendering(self.controller.run_all_steps()))
         for spec, message in report.problems:
             if view := self.grid.view_of(spec):
                 view.show_error(message)
