@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "by \"path\")")
     run.add_argument("--slots", type=int, default=limits.SLOTS.default,
                      help=f"requests decoded at once (default {limits.SLOTS.default})")
+    add_context(run)
     run.add_argument("--pacing", choices=tuple(limits.PACING), default=limits.PACING_DEFAULT,
                      help=PACING_HELP)
     run.add_argument("--spec-draft", metavar="FILE",
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="requests in flight at once, judges included (default: the config's, else all)")
     evaluate.add_argument("--slots", type=int, default=limits.SLOTS.default, metavar="N",
                           help=f"sequences each local engine decodes at once (default {limits.SLOTS.default})")
+    add_context(evaluate)
     mcp_cli.add_consent(evaluate)
     evaluate.add_argument("--allow-code", action="store_true",
                           help="run the config's code: javascript/python checks and transforms (read it first)")
@@ -177,6 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="bootstrap rounds behind the 95 %% intervals (default %(default)s)")
     quant_parsers(sub)
     return parser
+
+
+def add_context(parser) -> None:
+    """`--context N`: what each local slot holds, as the window's "Context per slot" setting."""
+    parser.add_argument("--context", type=int, default=limits.CONTEXT_PER_SLOT.default, metavar="N",
+                        help="tokens each slot of a local model holds, prompt plus reply (default "
+                             f"{limits.CONTEXT_PER_SLOT.default}); a longer prompt ends with a context error")
 
 
 def main(argv: list[str] | None = None) -> int:

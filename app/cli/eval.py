@@ -77,6 +77,10 @@ def prepare(args) -> tuple[Evaluation, Path, list[str], int | None]:
                                        if not Path(p).resolve().parent.is_dir()]
     if not limits.SLOTS.low <= args.slots <= limits.SLOTS.high:
         problems.append(f"--slots must be {limits.SLOTS.low:g} to {limits.SLOTS.high:g}, got {args.slots}")
+    try:
+        limits.CONTEXT_PER_SLOT.check("--context", args.context)
+    except ValueError as exc:
+        problems.append(str(exc))
     if args.repeat is not None and args.repeat < 1:
         problems.append(f"--repeat must be at least 1, got {args.repeat}")
     concurrency = args.max_concurrency if args.max_concurrency is not None else suite.max_concurrency
@@ -97,7 +101,8 @@ def open_backends(args, evaluation: Evaluation, base_dir: Path) -> tuple[Backend
     """Every backend the evaluation needs, open in one BackendRegistry (the window's) and publishing to a new
     SessionRunner, and the routes that name each target's backend in it; raises like `prepare`, or the engine's /
     server's error, having closed what it opened. A local GGUF is opened once whoever uses it."""
-    engine_settings = {"n_slots": args.slots, **({"prompt_cache": False} if args.no_cache else {})}
+    engine_settings = {"n_slots": args.slots, "n_ctx_per_slot": args.context,
+                       **({"prompt_cache": False} if args.no_cache else {})}
     server_concurrency = max(SERVER_CONCURRENCY.low, min(args.slots, SERVER_CONCURRENCY.high))
     targets = needed_targets(evaluation, base_dir)
     unopenable = next((t for t in targets if t.kind not in ("local", "server")), None)

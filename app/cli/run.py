@@ -94,7 +94,8 @@ def open_backends(args) -> BackendRegistry:
         pacing = limits.PACING[getattr(args, "pacing", None) or limits.PACING_DEFAULT]
         projector = getattr(args, "mmproj", None) or beside(model)
         registry.open_main(BackendSpec(kind="local", path=str(model), mmproj=str(projector) if projector else None),
-                           engine={"n_slots": args.slots, "mixed_step_factor": pacing, **draft, **tool_format})
+                           engine={"n_slots": args.slots, "mixed_step_factor": pacing, **draft, **tool_format,
+                                   "n_ctx_per_slot": getattr(args, "context", limits.CONTEXT_PER_SLOT.default)})
     return registry
 
 
@@ -136,6 +137,7 @@ def run_command(args) -> int:
     with Interrupt() as ctrl_c:  # counted from the start: Ctrl+C while the model loads also exits 130
         try:
             limits.SLOTS.check("--slots", args.slots)
+            limits.CONTEXT_PER_SLOT.check("--context", args.context)
             items, total, session = open_input(args.input, tuple(getattr(args, "lora", None) or ()))
             backends = open_backends(args)
         except (InputError, ValueError, OSError, ConnectionError) as exc:

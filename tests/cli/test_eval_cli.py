@@ -190,3 +190,19 @@ def test_ctrl_c_cancels_writes_what_finished_and_exits_130(model_path, tmp_path)
     cells = results(out)
     assert [(c["provider"]["id"], c["success"]) for c in cells] == [("echo", True), ("echo", True)]
     assert "2 passed, 0 failed, 0 errors, 2 not run" in stdout
+
+
+def test_context_sets_what_each_local_slot_holds(model_path, tmp_path):
+    """A prompt longer than a slot ends its cell with the context error; `--context` makes the slots hold it."""
+    config = write_config(tmp_path, (
+        "prompts: ['{{text}} Say yes.']\n"
+        "providers:\n  - id: openai:chat:gpt-4o-mini\n    config: {max_tokens: 2}\n"
+        "tests:\n  - vars: {text: '" + "apple " * 300 + "'}\n    assert: [{type: not-contains, value: zzz}]\n"))
+    small = chorus_eval(config, "--model", model_path, "--context", "256", "-o", tmp_path / "small.json")
+    (cell,) = results(tmp_path / "small.json")
+    assert not cell["success"] and "256" in cell["error"], small.stdout + small.stderr
+    roomy = chorus_eval(config, "--model", model_path, "--context", "1024", "-o", tmp_path / "roomy.json")
+    assert roomy.returncode == 0, roomy.stdout + roomy.stderr
+    assert results(tmp_path / "roomy.json")[0]["success"]
+    bad = chorus_eval(config, "--model", model_path, "--context", "10")
+    assert bad.returncode == 2 and "--context must be in [64, 131072], got 10" in bad.stderr

@@ -195,3 +195,16 @@ def test_the_report_clusters_requests_that_differ_only_by_seed(tmp_path):
     assert html.returncode == 0, html.stderr
     page = (tmp_path / "r.html").read_text()
     assert "<h2>Stability</h2>" in page and "not clustered" in page and "none.gguf" in page
+
+
+def test_context_sets_what_each_slot_holds(tmp_path):
+    line = json.dumps({"id": "long", "prompt": "apple " * 300, "max_tokens": 2})
+    source = write_jsonl(tmp_path / "in.jsonl", [line])
+    outcomes = {}
+    for context in (256, 1024):
+        out = tmp_path / f"out-{context}.jsonl"
+        done = chorus(source, "--out", out, "--slots", 1, "--context", context)
+        (record,) = [json.loads(text) for text in out.read_text(encoding="utf-8").splitlines()]
+        outcomes[context] = (done.returncode, record["finish_reason"], record["error"] or "")
+    assert outcomes[256][1] == "error" and "256" in outcomes[256][2], outcomes
+    assert outcomes[1024][:2] == (0, "length"), outcomes

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from app.cli.eval import prepare, summary
+from app.engine.limits import CONTEXT_PER_SLOT
 from app.evaluate import graders, load_config, write_outputs
 from app.evaluate.checks import Output
 from app.evaluate.errors import ConfigError
@@ -120,7 +121,8 @@ def test_a_real_looking_key_for_a_remote_server_warns_once(tmp_path):
 # --- --judge overrides defaultTest.options.provider --------------------------------------------------------
 def eval_args(config: Path, **overrides) -> argparse.Namespace:
     values = {"config": str(config), "output": None, "model": None, "server": None, "server_model": None,
-              "judge": None, "repeat": None, "max_concurrency": None, "slots": 2, "no_cache": False}
+              "judge": None, "repeat": None, "max_concurrency": None, "slots": 2, "no_cache": False,
+              "context": CONTEXT_PER_SLOT.default}
     return argparse.Namespace(**{**values, **overrides})
 
 
