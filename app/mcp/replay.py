@@ -70,12 +70,15 @@ class ReplayStore:
                 self.replayed += 1
                 return _done(self._done[key].for_call(call_id, replayed=True))
             first = self._running.get(key)
-            if first is None:
+            leads = first is None
+            if leads:
                 self.real_calls += 1
                 first = self.hub.call(server, tool, arguments, call_id, timeout_s)
                 self._running[key] = first
-                return self._track(key, first, call_id)
-            self.replayed += 1
+            else:
+                self.replayed += 1
+        if leads:  # outside the lock: a call already answered records itself at once, under the same lock
+            return self._track(key, first, call_id)
         out: concurrent.futures.Future = concurrent.futures.Future()
 
         def follow(done: concurrent.futures.Future) -> None:

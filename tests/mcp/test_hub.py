@@ -168,3 +168,24 @@ def test_a_result_past_the_size_cap_is_cut_with_a_note(tmp_path):
         assert result.truncated and result.content.startswith("Sunny") and "result cut: 5 of 14" in result.content
     finally:
         hub.close()
+
+
+def test_a_call_answered_before_it_is_tracked_records_itself_without_a_deadlock():
+    """The hub answers a call to a server it does not have with a future already done; the store recorded it under
+    its own lock while still holding it (the first of eight identical calls hung the same way when the counting
+    server answered before the store had attached its callback)."""
+    hub = hub_of(counter={"command": "true"})
+    store = ReplayStore(hub)
+    try:
+        answers = []
+        caller = threading.Thread(daemon=True, target=lambda: answers.append(
+            store.call("nowhere", "lookup", {"city": "Rome"}, "c1").result(5)))
+        caller.start()
+        caller.join(60)  # a guard: it hung for good before
+        assert answers, "the call never returned"
+        (result,) = answers
+        assert result.is_error and "nowhere" in result.content and store.real_calls == 1
+        again = store.call("nowhere", "lookup", {"city": "Rome"}, "c2").result(5)
+        assert again.is_error and store.real_calls == 2  # an error is not recorded: the next call runs again
+    finally:
+        hub.close()
