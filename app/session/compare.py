@@ -90,6 +90,23 @@ def setup_of(pane: PaneSpec) -> Setup:
                  pane.backend, pane.thinking, names, lora_key(pane.lora))
 
 
+def setup_of_version(version, pane: PaneSpec) -> Setup:
+    """What a version (app/session/versions.PaneVersion) ran with, read from its settings (the pane's where a
+    version from an older file lacks one; the adapters are always the pane's), as `setup_of` reads a pane. No
+    pane is built for it: a pane's versions are read on every new version, and a built pane costs its events."""
+    kept = version.settings
+
+    def setting(name: str):
+        return kept.get(name, getattr(pane, name))
+
+    try:
+        names = tuple(tools.tool_names(tools.parse_tools(setting("tools"))))
+    except tools.ToolsError:
+        names = ("(tools that do not check)",)
+    return Setup(version.system, setting("sampling"), setting("max_tokens"), tuple(setting("stop")),
+                 setting("output_format").label, setting("backend"), setting("thinking"), names, lora_key(pane.lora))
+
+
 def setup_of_request(request: GenerationRequest, backend: str) -> Setup:
     system = next((m["content"] for m in request.messages or [] if m.get("role") == "system"), "")
     fmt = OutputFormat.of_request(request.grammar, request.json_schema)

@@ -30,6 +30,7 @@ from app.session.eval_config import (  # declared there; imported from here by t
     sampling_dict,
 )
 from app.session.eval_runs import EvalRun
+from app.session.evented_list import IdentityEventedList
 from app.session.result import PaneResult
 
 __all__ = ["FINAL_STATUSES", "Assertion", "BackendTarget", "CaseOptions", "CellResult", "EvalCase", "Evaluation",
@@ -131,7 +132,7 @@ class Evaluation:
     repeat: int = 1
     cases: list[EvalCase] = field(default_factory=list)
     variants: list[Variant] = field(default_factory=list)
-    cells: EventedList = field(default_factory=EventedList)
+    cells: EventedList = field(default_factory=IdentityEventedList)
     started_at: str | None = None
     duration_s: float | None = None
     calibrations: list[JudgeCalibration] = field(default_factory=list)  # replaced whole, never mutated
@@ -144,8 +145,8 @@ class Evaluation:
                     for v in range(len(self.variants))]
         if not self.cells:
             self.cells = [CellResult(case=c, variant=v, repeat=r) for c, v, r in expected]
-        if not isinstance(self.cells, EventedList):
-            self.cells = EventedList(self.cells)
+        if not isinstance(self.cells, IdentityEventedList):  # a cell's events find its index in constant time
+            self.cells = IdentityEventedList(self.cells)
         self._index = {(cell.case, cell.variant, cell.repeat): cell for cell in self.cells}
         if set(self._index) != set(expected) or len(self.cells) != len(expected):
             raise ValueError("the cells do not cover cases × variants × repeats exactly once")

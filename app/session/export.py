@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from app.session import images, versions
-from app.session.compare import differences_in_groups, differing, label, settings_of
+from app.session.compare import differences_in_groups, differing, label, labels, settings_of, setup_of_version
 from app.session.stability_report import Clusters, markdown, pane_fields
 from app.session.state import PaneSpec, SessionModel
 from app.session.tool_cards import turn_text
@@ -107,9 +107,8 @@ def _versions_markdown(pane: PaneSpec) -> list[str]:
 
 
 def _version_settings(version) -> dict:
-    """A version's settings as `compare.settings_of` labels them (via a pane carrying them)."""
-    return settings_of(PaneSpec(**{k: v for k, v in version.settings.items() if k != "system"},
-                                system=version.system))
+    """A version's settings as `compare.settings_of` labels them (a default pane's where it lacks one)."""
+    return labels(setup_of_version(version, PaneSpec()))
 
 
 def _number(index: int | None) -> int | None:

@@ -38,3 +38,27 @@ def test_the_index_follows_the_list_as_panes_are_moved_removed_and_inserted():
     removed.result.stream(text="gone")  # no longer in the session: nobody hears it
     assert len(heard) == 5
     assert session.panes.index(session.panes[4]) == 4
+
+
+def test_a_change_in_one_of_thousands_of_evaluation_cells_is_found_without_scanning_the_cells(monkeypatch, tmp_path):
+    """An evaluation's cells stream tokens and change status one by one: each change reaches the session with
+    its cell's index (the cell's revision moves on) by identity. Before, psygnal's list scanned the cells before
+    it on every event: a 2,000-cell evaluation did O(cells) work per streamed token on the GUI thread."""
+    from psygnal.containers import EventedList
+
+    from app.evaluate import read_config
+
+    config = {"prompts": ["Say {{n}}"], "providers": ["echo"], "tests": [{"vars": {"n": i}} for i in range(1000)]}
+    evaluation = read_config(config, tmp_path).evaluation()
+    cells = evaluation.cells
+    cells[999].result.stream(text="warm")  # the first lookup maps the list
+    read = []
+    real_getitem = EventedList.__getitem__
+    monkeypatch.setattr(EventedList, "__getitem__", lambda self, key: read.append(key) or real_getitem(self, key))
+    before = [cells[i].revision for i in (999, 500, 0)]
+    read.clear()
+    for step, index in enumerate((999, 500, 0, 999)):
+        cells[index].result.stream(text=f"word {step}")
+        cells[index].status = "grading" if step % 2 else "running"
+    assert [cells[i].revision - b for i, b in zip((999, 500, 0), before, strict=True)] == [4, 2, 2]
+    assert len(read) < 100  # a few reads per event, not the cells before the one that changed

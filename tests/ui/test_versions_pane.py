@@ -148,3 +148,26 @@ def test_diff_with_previous_is_one_click_on_the_version_bar(qtbot, settings, loo
         assert not bar.diff_button.isEnabled()
     finally:
         window.close()
+
+
+def test_a_new_version_reads_only_its_own_settings_not_every_version_again(qtbot, monkeypatch):
+    """A pane left regenerating gathers hundreds of versions: the bar reads each version's settings once. It read
+    them all again on every new version (a pane built per version, each with its events), so every run cost
+    more than the last and the window's memory grew with the square of the versions."""
+    from app.session import compare
+    from app.ui.pane.version_bar import VersionBar
+
+    reads = []
+    monkeypatch.setattr(compare, "labels", lambda setup, read=compare.labels: reads.append(setup) or read(setup))
+    pane = PaneSpec(title="Colours")
+    bar = VersionBar(pane, controller=None)
+    qtbot.addWidget(bar)
+    for i in range(40):
+        result = PaneResult(state=RunState.DONE, text=f"Colour {i}.", finish_reason="stop")
+        pane.versions = [*pane.versions, versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
+                                                              {"sampling": SamplingParams(temperature=i % 2),
+                                                               "max_tokens": 20})]
+        pane.result, pane.current = result, i
+        bar.sync()
+    assert bar.label.text() == "version 40 of 40 · T 1"
+    assert len(reads) == 40

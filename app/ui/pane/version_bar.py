@@ -7,6 +7,8 @@ versions."""
 
 from __future__ import annotations
 
+import weakref
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
@@ -22,6 +24,7 @@ class VersionBar(QWidget):
     def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
         super().__init__(parent, objectName="versionBar")
         self.spec, self.controller = spec, controller
+        self._read: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # version -> its settings' labels
         self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
         self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
         self.label = QLabel(objectName="versionLabel")
@@ -65,12 +68,18 @@ class VersionBar(QWidget):
         if key != getattr(self, "_differs_key", None):
             self._differs_key, self._differs_text = key, ""
             if index is not None and len(self.spec.versions) > 1:
-                read = [compare.settings_of(self.spec.copy(**{k: v for k, v in version.settings.items()
-                                                              if k != "system"}, system=version.system))
-                        for version in self.spec.versions]
+                read = [self._labels(version) for version in self.spec.versions]
                 shown = compare.label(compare.differing(read)[index])
                 self._differs_text = f" · {shown}" if shown else ""
         return self._differs_text
+
+    def _labels(self, version: versions.PaneVersion) -> dict[str, str]:
+        """A version's settings as labels, read once: a version's settings never change, and a pane gathers
+        versions for hours (reading them all again on every new one made each run cost more than the last)."""
+        read = self._read.get(version)
+        if read is None:
+            read = self._read[version] = compare.labels(compare.setup_of_version(version, self.spec))
+        return read
 
     def step(self, delta: int) -> None:
         index = versions.shown(self.spec)
