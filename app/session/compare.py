@@ -82,28 +82,22 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(SamplingParams)}
 
 
 def setup_of(pane: PaneSpec) -> Setup:
-    try:
-        names = tuple(tools.tool_names(tools.parse_tools(pane.tools)))
-    except tools.ToolsError:
-        names = ("(tools that do not check)",)
-    return Setup(pane.system, pane.sampling, pane.max_tokens, tuple(pane.stop), pane.output_format.label,
-                 pane.backend, pane.thinking, names, lora_key(pane.lora))
+    return _setup(pane.system, lambda name: getattr(pane, name), pane)
 
 
 def setup_of_version(version, pane: PaneSpec) -> Setup:
     """What a version (app/session/versions.PaneVersion) ran with, read from its settings (the pane's where a
     version from an older file lacks one; the adapters are always the pane's), as `setup_of` reads a pane. No
     pane is built for it: a pane's versions are read on every new version, and a built pane costs its events."""
-    kept = version.settings
+    return _setup(version.system, lambda name: version.settings.get(name, getattr(pane, name)), pane)
 
-    def setting(name: str):
-        return kept.get(name, getattr(pane, name))
 
+def _setup(system: str, setting, pane: PaneSpec) -> Setup:
     try:
         names = tuple(tools.tool_names(tools.parse_tools(setting("tools"))))
     except tools.ToolsError:
         names = ("(tools that do not check)",)
-    return Setup(version.system, setting("sampling"), setting("max_tokens"), tuple(setting("stop")),
+    return Setup(system, setting("sampling"), setting("max_tokens"), tuple(setting("stop")),
                  setting("output_format").label, setting("backend"), setting("thinking"), names, lora_key(pane.lora))
 
 
