@@ -6,8 +6,10 @@ message is the same ≥ 300-token text for every cell; run plain, then with ever
 judge on the same backend, at the default slots (limits.SLOTS.default). The same suite also runs as users write
 it (`written_plain`, `written_judged`: the system prompt in a file, OpenAI-compatible provider ids with their
 settings, cases inline, a judge provider asking for 96 tokens, run as `eval --judge local`). Three figures:
-- `ratio_vs_engine`: Chorus's wall time ÷ (the tokens it generated ÷ the engine's steady N = slots decode rate on
-  prompts of the suite's length, measured on the same engine right before and after the run); model load apart;
+- `ratio_vs_engine`: Chorus's wall time ÷ the suite's own work at the engine's own rates: the prompt tokens it
+  prefilled (judge prompts included) at the engine's prefill rate, plus the tokens it generated at its steady
+  N = slots decode rate, both measured on prompts of the suite's length on the same engine right before and after
+  the run; model load apart;
 - `ratio_vs_llama_server`: Chorus's wall ÷ llama-server's (built by `make llama-server`, started here with the
   same model, threads and `-np slots`, prompt cache on), both driven by the same EvaluationRunner;
 - `ratio_vs_promptfoo`: Chorus's wall ÷ `promptfoo eval -j slots` driving that llama-server (its wall time,
@@ -208,13 +210,16 @@ def run_promptfoo(binary: str, folder: Path, model: Path, url: str, slots: int, 
             "errors": counts.get("errors"), "exit": done.returncode}
 
 
-def _engine_rate(backend, prompts: list[str]) -> float:
-    """Decode t/s over the steps in which every one of the requests produced a token (each step timed from the
-    step before it): the engine's steady rate at N = len(prompts). The prompts are prefilled first, so the
-    measured requests start together from the prompt cache (paced admission would otherwise let the first
-    finish before the last starts)."""
+def _engine_rate(backend, prompts: list[str]) -> tuple[float, float]:
+    """(decode, prefill) t/s. Decode: over the steps in which every one of the requests produced a token (each
+    step timed from the step before it): the engine's steady rate at N = len(prompts). The prompts are prefilled
+    first, cold, so the measured requests start together from the prompt cache (paced admission would otherwise
+    let the first finish before the last starts); that prefill is the prefill rate (the engine's pure-prefill
+    steps, `StatsSnapshot.prefill_tps`)."""
+    backend.reset_stats()
     for handle in [backend.submit(fixed_length_request(p, 1)) for p in prompts]:  # prefilled once, kept in the
         handle.result(timeout=600)  # slots' prompt cache: below, all of them start decoding in the same step
+    prefill = backend.stats().prefill_tps
     times: list[tuple[float, int]] = []
     unsubscribe = backend.subscribe(lambda event: times.append((time.perf_counter(), len(event.tokens))))
     try:
@@ -228,12 +233,15 @@ def _engine_rate(backend, prompts: list[str]) -> float:
             if n == len(prompts)]
     backend.clear_prompt_cache()  # the suite starts cold, as the first run did
     backend.wait_idle(30)
-    return sum(n for _, n in full) / sum(dt for dt, _ in full)
+    if not prefill:
+        raise RuntimeError("the engine reported no prefill rate for the engine-rate prompts")
+    return sum(n for _, n in full) / sum(dt for dt, _ in full), prefill
 
 
 def _chorus(model: Path, threads: int, slots: int, n_ctx_per_slot: int, configs: dict[str, Path]) -> dict:
-    """Each suite on a fresh engine, between two measurements of the engine's steady N = slots rate on prompts
-    of the suite's length; the ratio of its wall time to its generated tokens at that rate."""
+    """Each suite on one engine, between two measurements of the engine's steady N = slots decode rate and its
+    prefill rate on prompts of the suite's length; the ratio of its wall time to its prompt tokens at that
+    prefill rate plus its generated tokens at that decode rate."""
     lm = LlamaModel(model)
     prompts = [prompt_of_length(lm, SUITE_PROMPT_TOKENS, 500 + i) for i in range(slots)]
     lm.close()
@@ -244,11 +252,12 @@ def _chorus(model: Path, threads: int, slots: int, n_ctx_per_slot: int, configs:
         load_s = time.perf_counter() - started
         _engine_rate(backend, prompts[:1])  # warm up: the first decode is slow
         for name, config in configs.items():
-            before = _engine_rate(backend, prompts)
+            before, prefill_before = _engine_rate(backend, prompts)
             run = run_suite(config, backend, slots)
-            after = _engine_rate(backend, prompts)
-            rate = (before + after) / 2
-            run.update(engine_tps=[before, after], ideal_s=run["generated_tokens"] / rate)
+            after, prefill_after = _engine_rate(backend, prompts)
+            rate, prefill = (before + after) / 2, (prefill_before + prefill_after) / 2
+            run.update(engine_tps=[before, after], engine_prefill_tps=[prefill_before, prefill_after],
+                       ideal_s=run["prompt_tokens"] / prefill + run["generated_tokens"] / rate)
             run["ratio_vs_engine"] = run["wall_s"] / run["ideal_s"]
             out[name] = run
     out["load_s"] = load_s
@@ -317,5 +326,6 @@ def eval_bench(threads: int, n_ctx_per_slot: int = 1024, slots: int | None = Non
                                  f"{WRITTEN}_judged": "the same with a judge provider asking max_tokens "
                                                       f"{JUDGE_MAX_TOKENS}, run as `eval --judge local`"},
                       "judge": "llm-rubric on the same backend", "threads": threads,
-                      "engine_rate": f"steady N = {slots} decode t/s on {SUITE_PROMPT_TOKENS}-token prompts, "
-                                     "before and after each run, same engine"}}
+                      "engine_rate": f"steady N = {slots} decode t/s and the prefill t/s of {slots} cold "
+                                     f"{SUITE_PROMPT_TOKENS}-token prompts, before and after each run, same engine",
+                      "ideal": "prompt tokens prefilled ÷ the prefill rate + tokens generated ÷ the decode rate"}}
