@@ -206,8 +206,10 @@ def run_promptfoo(binary: str, folder: Path, model: Path, url: str, slots: int, 
         raise RuntimeError(f"promptfoo eval wrote no results (exit {done.returncode}): {done.stderr[-400:]}")
     results = json.loads(out.read_text(encoding="utf-8")).get("results", {})
     counts = results.get("stats", {})
+    # promptfoo's own count of the work: prompt and completion tokens of the cells, and of the judges under
+    # "assertions" (what the server reported to it), so its wall can be read beside the tokens it spent
     return {"wall_s": wall, "passed": counts.get("successes"), "failed": counts.get("failures"),
-            "errors": counts.get("errors"), "exit": done.returncode}
+            "errors": counts.get("errors"), "exit": done.returncode, "token_usage": counts.get("tokenUsage")}
 
 
 def _engine_rate(backend, prompts: list[str]) -> tuple[float, float]:
