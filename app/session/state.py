@@ -23,6 +23,7 @@ from psygnal.containers import EventedList
 
 from app.engine import LoraAdapter, SamplingParams, limits
 from app.mcp.replay import RecordedCall
+from app.session import resting
 from app.session.evaluation import Evaluation
 from app.session.evented_list import IdentityEventedList
 from app.session.images import ImageRef
@@ -124,6 +125,7 @@ class PaneSpec:
         for i, turn in enumerate(self.turns):
             if not all(isinstance(r, ImageRef) for r in turn.get("images", ())):
                 raise ValueError(f"turn {i + 1}: images must be ImageRefs (app/session/images.py)")
+        self.events.result.connect(_let_go)
 
     @property
     def label(self) -> str:
@@ -194,6 +196,12 @@ class SessionModel:
     def group(self, group: str | None) -> list[PaneSpec]:
         """The panes of a group, in order (none for no group)."""
         return [p for p in self.panes if group is not None and p.group == group]
+
+
+def _let_go(_new: PaneResult, old: PaneResult) -> None:
+    """A pane stopped showing `old` (a new run, another version, a clear): unless someone else listens to it,
+    its signals go (app/session/resting.py); a finished version keeps only its values."""
+    resting.rest(old)
 
 
 RESULT = "result"
