@@ -17,6 +17,8 @@ evaluation) kept 40 to 140 KB of signal machinery that nobody would use again.
 
 Who rests what: a pane rests the result it stops showing (state.py), a cell rests when its status leaves
 running and grading (evaluation.py). tests/session/test_resting_events.py holds the figures and the views' side.
+This uses psygnal 0.16's internals (`evented_setattr`, `connect_child_events`, the relay's first-connect
+callbacks and `_relay_partial`): pyproject.toml pins psygnal below 0.17, and those tests fail if they move.
 """
 
 from __future__ import annotations
