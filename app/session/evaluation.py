@@ -131,6 +131,7 @@ class CellResult:
         return {"pass": 0, "fail": 1}.get(self.status, 2)
 
 
+@resting.freed_field_signals
 @dataclass(eq=False)
 class Evaluation:
     """Cases × variants and their cells (`cells`, an EventedList in matrix order: repeat, case, variant; made

@@ -18,7 +18,8 @@ evaluation) kept 40 to 140 KB of signal machinery that nobody would use again.
 Who rests what: a pane rests the result it stops showing (state.py), a cell rests when its status leaves
 running and grading (evaluation.py). tests/session/test_resting_events.py holds the figures and the views' side.
 This uses psygnal 0.16's internals (`evented_setattr`, `connect_child_events`, the relay's first-connect
-callbacks and `_relay_partial`): pyproject.toml pins psygnal below 0.17, and those tests fail if they move.
+callbacks, `_relay_partial`, and in `freed_field_signals` the descriptor's group class): pyproject.toml pins
+psygnal below 0.17, and those tests fail if they move.
 """
 
 from __future__ import annotations
@@ -97,6 +98,15 @@ class RestingEvents:
                        for f in dataclasses.fields(owner)}
             self._group_class = type(f"{owner.__name__}SignalGroup", (SignalGroup,), signals)
         return self._group_class
+
+
+def freed_field_signals(cls: type) -> type:
+    """Class decorator for a dataclass with psygnal's own SignalGroupDescriptor (a pane, the session, an
+    evaluation): its field signals become `_FieldSignal`s, so a group is freed whole with its object. With
+    psygnal's class every PaneSpec ever made (a copy, a branch, a sweep's) kept ~2.2 KB for good."""
+    for signal in getattr(cls, NAME)._get_signal_group(cls)._psygnal_signals.values():
+        signal._signal_instance_class = _FieldSignal
+    return cls
 
 
 def init(obj) -> None:

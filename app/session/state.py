@@ -47,6 +47,7 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+@resting.freed_field_signals
 @dataclass
 class PaneSpec:
     """One pane: its conversation, settings and backend, plus its last result. `number` is given by the
@@ -140,6 +141,7 @@ class PaneSpec:
         return dataclasses.replace(fresh, **changes) if changes else fresh
 
 
+@resting.freed_field_signals
 @dataclass
 class ViewSettings:
     """How the window lays the session out; saved with it."""
@@ -150,6 +152,7 @@ class ViewSettings:
     column_group: str | None = None  # columns mode: this group side by side (None: the grid)
 
 
+@resting.freed_field_signals
 @dataclass
 class SessionModel:
     """Every pane in order, the view settings, the next pane number (numbers are never reused), the arena's
