@@ -6,6 +6,11 @@ dataclasses, like panes: assigning a field emits `obj.events.<field>(new, old)`,
 its grading, a token streamed into its `result` (a PaneResult, as a pane's) — reaches `evaluation.events.all` and,
 through the session, `session.events.all`. Views and autosave listen there; nobody relays or announces a change by
 hand. A cell is keyed by (case, variant, repeat); its `output` is its result's text, never a copy.
+
+A cell's signal group and its result's exist only while the cell runs or is graded (RestingEvents,
+app/session/resting.py): a pending or finished cell rests, its evaluation's list stays a standing listener, and
+the next write to it (a rerun, a re-grade) wakes it and reaches the views as any other change. A 2,000-cell
+evaluation keeps a few hundred bytes per finished cell instead of ~150 KB of signals.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Literal
 from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
+from app.session import resting
 from app.session.eval_config import (  # declared there; imported from here by the rest of Chorus
     Assertion,
     BackendTarget,
@@ -39,6 +45,7 @@ __all__ = ["FINAL_STATUSES", "Assertion", "BackendTarget", "CaseOptions", "CellR
 
 Status = Literal["pending", "running", "grading", "pass", "fail", "error"]
 FINAL_STATUSES = frozenset({"pass", "fail", "error"})
+BUSY_STATUSES = frozenset({"running", "grading"})  # a cell in one of these keeps its signals (resting.py)
 
 
 @dataclass(eq=False)
@@ -50,7 +57,7 @@ class CellResult:
     a Stop cut them short (a rerun starts a fresh result): totals count them, so they never go backwards on a
     resume. Compared by identity: a cell is a place in the matrix, not a value."""
 
-    events = SignalGroupDescriptor(connect_child_events=True)
+    events = resting.RestingEvents(connect_child_events=True)
 
     case: int
     variant: int
@@ -66,7 +73,15 @@ class CellResult:
     tool_results: list[dict] = field(default_factory=list)  # MCP answers of its tool rounds (app/evaluate/mcp_loop.py)
 
     def __post_init__(self) -> None:
+        resting.init(self)
         self.revision = 0  # its evaluation counts the cell's events here: an encoding of the same count is true
+
+    def __setattr__(self, name: str, value) -> None:
+        """As any evented field (resting.setattr_at_rest); a cell whose status leaves running and grading
+        rests once its listeners have heard it."""
+        resting.setattr_at_rest(self, name, value)
+        if name == "status" and value not in BUSY_STATUSES:
+            resting.rest(self)
 
     @property
     def output(self) -> str:
@@ -116,6 +131,7 @@ class CellResult:
         return {"pass": 0, "fail": 1}.get(self.status, 2)
 
 
+@resting.freed_field_signals
 @dataclass(eq=False)
 class Evaluation:
     """Cases × variants and their cells (`cells`, an EventedList in matrix order: repeat, case, variant; made

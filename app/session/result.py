@@ -3,6 +3,12 @@
 Assigning a field emits `result.events.<field>(new, old)` (psygnal). Only the runner writes a live result, and
 it sets a pump's changes together (`stream`, `finish`): they announce one change, so a steady pump emits one
 event per result. `t_submit`, `t_first` and `t_last` are the engine clock's marks of a live run (not saved).
+
+A result's signal group (one signal per field, ~37 KB) exists only while someone can hear it (RestingEvents,
+app/session/resting.py): a pane's result while the pane shows it, a cell's while the cell runs or is graded,
+or while a view connects to it. A finished version the pane no longer shows, or a finished cell's result,
+keeps only its values: it rests (`resting.rest`), and a later write to it wakes it, so whoever relays it (its
+cell, its evaluation) hears the change as before; a result nobody can hear emits nothing.
 """
 
 from __future__ import annotations
@@ -10,10 +16,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from psygnal import SignalGroupDescriptor
-
 from app.engine import Completion, RequestState, final_state
 from app.engine.chat.template.reasoning import split_prefix
+from app.session import resting
 
 # What a pane's last run is doing; the window shows these words. The engine's request states, plus "idle" (never
 # run) and "interrupted" (it was running when the app stopped; its text is what had arrived).
@@ -30,7 +35,8 @@ class PaneResult:
     """A run's result (a pane's last run, or an evaluation cell's). Live figures come from step times, final
     ones from the Completion; only the runner writes it."""
 
-    events = SignalGroupDescriptor()
+    events = resting.RestingEvents()
+    __setattr__ = resting.setattr_at_rest
 
     state: RunState = RunState.IDLE
     text: str = ""
@@ -58,6 +64,9 @@ class PaneResult:
     t_submit: float | None = field(default=None, repr=False, compare=False)
     t_first: float | None = field(default=None, repr=False, compare=False)
     t_last: float | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        resting.init(self)
 
     @property
     def busy(self) -> bool:
@@ -124,5 +133,6 @@ class PaneResult:
         for name in moved:
             object.__setattr__(self, name, values[name])  # bypasses the evented __setattr__: no event yet
         announced = [name for name in moved if name in _ANNOUNCED] or moved[-1:]
-        for name in announced:
-            getattr(self.events, name).emit(values[name], old[name])
+        group = resting.events_of(self) if announced else None
+        for name in announced if group is not None else ():  # no group: nobody can hear it (resting.py)
+            group[name].emit(values[name], old[name])

@@ -23,6 +23,7 @@ from psygnal.containers import EventedList
 
 from app.engine import LoraAdapter, SamplingParams, limits
 from app.mcp.replay import RecordedCall
+from app.session import resting
 from app.session.evaluation import Evaluation
 from app.session.evented_list import IdentityEventedList
 from app.session.images import ImageRef
@@ -46,6 +47,7 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+@resting.freed_field_signals
 @dataclass
 class PaneSpec:
     """One pane: its conversation, settings and backend, plus its last result. `number` is given by the
@@ -124,6 +126,7 @@ class PaneSpec:
         for i, turn in enumerate(self.turns):
             if not all(isinstance(r, ImageRef) for r in turn.get("images", ())):
                 raise ValueError(f"turn {i + 1}: images must be ImageRefs (app/session/images.py)")
+        self.events.result.connect(_let_go)
 
     @property
     def label(self) -> str:
@@ -138,6 +141,7 @@ class PaneSpec:
         return dataclasses.replace(fresh, **changes) if changes else fresh
 
 
+@resting.freed_field_signals
 @dataclass
 class ViewSettings:
     """How the window lays the session out; saved with it."""
@@ -148,6 +152,7 @@ class ViewSettings:
     column_group: str | None = None  # columns mode: this group side by side (None: the grid)
 
 
+@resting.freed_field_signals
 @dataclass
 class SessionModel:
     """Every pane in order, the view settings, the next pane number (numbers are never reused), the arena's
@@ -194,6 +199,12 @@ class SessionModel:
     def group(self, group: str | None) -> list[PaneSpec]:
         """The panes of a group, in order (none for no group)."""
         return [p for p in self.panes if group is not None and p.group == group]
+
+
+def _let_go(_new: PaneResult, old: PaneResult) -> None:
+    """A pane stopped showing `old` (a new run, another version, a clear): unless someone else listens to it,
+    its signals go (app/session/resting.py); a finished version keeps only its values."""
+    resting.rest(old)
 
 
 RESULT = "result"
