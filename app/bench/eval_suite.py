@@ -11,7 +11,9 @@ settings, cases inline, a judge provider asking for 96 tokens, run as `eval --ju
   N = slots decode rate, both measured on prompts of the suite's length on the same engine right before and after
   the run; model load apart;
 - `ratio_vs_llama_server`: Chorus's wall ÷ llama-server's (built by `make llama-server`, started here with the
-  same model, threads and `-np slots`, prompt cache on), both driven by the same EvaluationRunner;
+  same model, threads and `-np slots`, prompt cache on), both driven by the same EvaluationRunner (Chorus at
+  `eval`'s defaults, every cell queued in the engine; llama-server with `slots` requests in flight, as promptfoo's
+  `-j slots`);
 - `ratio_vs_promptfoo`: Chorus's wall ÷ `promptfoo eval -j slots` driving that llama-server (its wall time,
   node's start-up included), when a `promptfoo` executable is found ($CHORUS_PROMPTFOO, else PATH).
 Where llama-server or promptfoo is missing the report says so and how to get it.
@@ -125,11 +127,15 @@ def write_written_suite(folder: Path, judged: bool, url: str = PLACEHOLDER_URL) 
     return path
 
 
-def run_suite(config: Path, backend, slots: int, code=None) -> dict:
+def run_suite(config: Path, backend, max_concurrency: int | None = None, code=None) -> dict:
     """Run the suite on `backend`; its wall time in seconds, the tokens generated and what the cells came to. A
     suite as written runs as `eval --judge local` would: its judge on the backend, with the settings it wrote.
-    `code`: the CodeRunner for a suite with code checks (app/bench/eval_code.py)."""
+    `max_concurrency`: the runner's bound on requests in flight; None runs the suite as `eval` does (the
+    config's `evaluateOptions.maxConcurrency`, else no bound: the engine queues every cell and admits the next
+    in the step a slot frees). `code`: the CodeRunner for a suite with code checks (app/bench/eval_code.py)."""
     suite = load_config(config, judge_given=config.parent.name.startswith(WRITTEN))
+    if max_concurrency is None:
+        max_concurrency = suite.max_concurrency
     evaluation = suite.evaluation(judge="local")
     runner: SessionRunner | None = None
     registry = BackendRegistry(lambda event: runner.feed(event))  # the runner exists before anything is submitted
@@ -138,7 +144,8 @@ def run_suite(config: Path, backend, slots: int, code=None) -> dict:
     backend.reset_stats()
     try:
         started = time.perf_counter()
-        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, slots, code=code)
+        driver = EvaluationRunner(evaluation, runner, lambda target: MAIN, suite.base_dir, max_concurrency,
+                                  code=code)
         driver.start()
         if not driver.drive(timeout=3600):
             raise TimeoutError("the evaluation suite did not finish within an hour")
@@ -255,7 +262,7 @@ def _chorus(model: Path, threads: int, slots: int, n_ctx_per_slot: int, configs:
         _engine_rate(backend, prompts[:1])  # warm up: the first decode is slow
         for name, config in configs.items():
             before, prefill_before = _engine_rate(backend, prompts)
-            run = run_suite(config, backend, slots)
+            run = run_suite(config, backend)  # at `eval`'s defaults: the engine queues the cells
             after, prefill_after = _engine_rate(backend, prompts)
             rate, prefill = (before + after) / 2, (prefill_before + prefill_after) / 2
             run.update(engine_tps=[before, after], engine_prefill_tps=[prefill_before, prefill_after],
@@ -284,7 +291,7 @@ def _server_side(model: Path, threads: int, slots: int, n_ctx_per_slot: int, fol
             if driver == "runner":
                 backend = OpenAIBackend(url, model=None, max_concurrency=slots)
                 try:
-                    server[name] = run_suite(configs[name], backend, slots)
+                    server[name] = run_suite(configs[name], backend, slots)  # -np slots, as promptfoo's -j
                 finally:
                     backend.close()
             else:
