@@ -56,7 +56,7 @@ def cell_text(value, column: str) -> str:
 
 SYNC_PAIRS = 16  # new similarity pairs worked out at once on a refresh; more, a slice per event-loop turn
 SLICE_S = 0.01
-RESIZE_ROWS = 24
+RESIZE_ROWS = 24  # the rows (from the top, as sorted) columns are sized to fit
 
 
 class CompareTable(QDialog):
@@ -104,7 +104,6 @@ class CompareTable(QDialog):
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSortIndicatorShown(True)
-        header.setResizeContentsPrecision(RESIZE_ROWS)  # columns fit these rows (and those on screen), not hundreds
         header.setSectionsClickable(True)
         self.export_button = QPushButton("Export CSV…")
         top = QHBoxLayout()
@@ -282,8 +281,25 @@ class CompareTable(QDialog):
         order = Qt.DescendingOrder if self.descending else Qt.AscendingOrder
         self.table.horizontalHeader().setSortIndicator(self.columns.index(self.sort_column), order)
         if reset:
-            self.table.resizeColumnsToContents()
+            self._size_columns()
         self.meaning_note.setText(self.link.status() if self.link is not None else "")
+
+    def _size_columns(self) -> None:
+        """Each column as wide as its header and the text of its cells in the first RESIZE_ROWS rows, measured
+        with the table's font. (Qt's resizeColumnsToContents asks the model for every role of each cell it
+        sizes, a Python call each: ~4,400 calls and ~35 ms at 256 panes; here one cell's size gives the margins.)"""
+        header, model = self.table.horizontalHeader(), self.model
+        if not model.rowCount() or not model.columnCount():
+            return
+        metrics = self.table.fontMetrics()
+        first = model.rows[0]
+        margin = self.table.sizeHintForIndex(model.index(0, 0)).width() \
+            - metrics.horizontalAdvance(self._cell_text(first, model.columns[0]))
+        margin += 1 if self.table.showGrid() else 0
+        rows = model.rows[:RESIZE_ROWS]
+        for number, column in enumerate(model.columns):
+            widest = max(metrics.horizontalAdvance(self._cell_text(row, column)) for row in rows)
+            header.resizeSection(number, max(header.sectionSizeHint(number), widest + margin))
 
     def _cell_text(self, row: dict, column: str) -> str:
         if row[column] is None and (column == "meaning" and self._embedding()
