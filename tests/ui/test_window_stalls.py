@@ -2,9 +2,11 @@
 mechanism, never by timing — how many rows the comparison table reads to size its columns, how much sliced work
 runs in one event-loop turn, how a session file is decoded."""
 
-from PySide6.QtCore import Qt
+from collections import Counter
 
-from app.session import PaneSpec, RunState, Session
+from PySide6.QtCore import Qt, QTimer
+
+from app.session import PaneSpec, RunState, Session, sweep
 from app.ui.compare import table as compare_table
 
 
@@ -31,3 +33,47 @@ def test_the_comparison_table_sizes_its_columns_from_a_sample_of_rows_measured_b
     header = dialog.table.horizontalHeader()
     assert all(dialog.table.columnWidth(c) >= header.sectionSizeHint(c) for c in range(dialog.model.columnCount()))
 
+
+def test_a_sweep_and_the_panes_it_brings_on_screen_share_one_slice_per_event_loop_turn(window, qtbot, monkeypatch):
+    """Each step and each pane built costs 10 ms on a made-up clock: a turn runs at most SLICE_S (25 ms) of them
+    all, three. Before, the sweep's slice and the grid's building were two timers due in the same turn: six."""
+    from types import SimpleNamespace
+
+    from app.ui.pane import grid as grid_module
+    from app.ui.pane.prompt_pane import PromptPane
+    from app.ui.widgets import sliced
+
+    clock = [0.0]
+    fake_time = SimpleNamespace(perf_counter=lambda: clock[0])
+    monkeypatch.setattr(sliced, "time", fake_time)
+    monkeypatch.setattr(grid_module, "time", fake_time, raising=False)
+    monkeypatch.setattr(sliced, "SLICE_S", 0.025)
+    turn, work = [0], []  # work: (what, the turn it ran in)
+    probe = QTimer(interval=0)  # fires once per event-loop turn, before the work due in it
+    probe.timeout.connect(lambda: turn.__setitem__(0, turn[0] + 1))
+    real_steps, real_build = window.controller.add_variants_steps, PromptPane.build
+
+    def steps(source, specs):
+        for spec in real_steps(source, specs):
+            clock[0] += 0.01
+            work.append(("step", turn[0]))
+            yield spec
+
+    def build(view):
+        if not view.built:
+            clock[0] += 0.01
+            work.append(("build", turn[0]))
+        return real_build(view)
+
+    monkeypatch.setattr(window.controller, "add_variants_steps", steps)
+    monkeypatch.setattr(PromptPane, "build", build)
+    source = window.grid.panes[0] if window.grid.panes else window.grid.add_pane()
+    probe.start()
+    window.compare.add_variants(source, sweep.expand(source.spec, {"temperature": [0.2, 0.5, 0.8, 1.1],
+                                                                   "seed": [1, 2, 3, 4, 5, 6]}), run=False)
+    qtbot.waitUntil(lambda: not window.grid._to_build)
+    probe.stop()
+    assert sum(1 for what, _turn in work if what == "step") == 24
+    assert any(what == "build" for what, _turn in work)  # panes came on screen while the sweep went on
+    per_turn = Counter(t for _what, t in work)
+    assert max(per_turn.values()) <= 3, per_turn
