@@ -77,3 +77,36 @@ def test_a_sweep_and_the_panes_it_brings_on_screen_share_one_slice_per_event_loo
     assert any(what == "build" for what, _turn in work)  # panes came on screen while the sweep went on
     per_turn = Counter(t for _what, t in work)
     assert max(per_turn.values()) <= 3, per_turn
+
+
+def test_opening_a_session_decodes_its_panes_one_call_each(tmp_path, monkeypatch):
+    """The decoder holds the GIL for the whole of a call: a large file decoded in one call on the open's worker
+    held the GUI thread as long (~100 ms at 20 MB). Each pane is its own call now; messages still name the pane."""
+    import msgspec
+
+    from app.session import SessionFileError, schema, store
+
+    path = tmp_path / "four.chorus.json"
+    panes = [PaneSpec(draft=f"question {i}", system="Be brief. " * 200) for i in range(4)]
+    Session(panes=panes).save(path)
+    size = path.stat().st_size
+    calls = []
+    real_decode = msgspec.json.decode
+
+    scans = (schema.Header, getattr(store, "_SessionFilePanesRaw", None))  # whole file, panes only scanned
+
+    def decode(data, *args, **kwargs):
+        if kwargs.get("type") not in scans:
+            calls.append(len(data))
+        return real_decode(data, *args, **kwargs)
+
+    monkeypatch.setattr(msgspec.json, "decode", decode)
+    loaded = Session.load(path)
+    assert [p.draft for p in loaded.panes] == [f"question {i}" for i in range(4)]
+    assert calls and max(calls) < size / 2  # was one call given the whole file
+    path.write_text(path.read_text().replace('"question 2"', "7"))
+    try:
+        store.read_session(path)
+        raise AssertionError("a pane's wrong value was read")
+    except SessionFileError as exc:
+        assert "pane 3, draft: must be text, not a whole number" in str(exc)
