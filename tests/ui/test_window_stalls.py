@@ -110,3 +110,24 @@ def test_opening_a_session_decodes_its_panes_one_call_each(tmp_path, monkeypatch
         raise AssertionError("a pane's wrong value was read")
     except SessionFileError as exc:
         assert "pane 3, draft: must be text, not a whole number" in str(exc)
+
+
+def test_the_autosave_is_written_without_a_formatting_pass(tmp_path, monkeypatch):
+    """Formatting is one call holding the GIL throughout: at 20 MB, 50-100 ms of the GUI thread on each autosave,
+    though the worker made it. The autosave is written compact, and restores the same."""
+    from app.session import autosave, store
+
+    formatted = []
+    real_format = store.formatted
+    monkeypatch.setattr(store, "formatted", lambda text: formatted.append(len(text)) or real_format(text))
+    session = Session(panes=[PaneSpec(draft="keep me"), PaneSpec(system="brief")])
+    saver = autosave.Autosaver(tmp_path / autosave.AUTOSAVE_NAME)
+    try:
+        saver.save(session, "talk.chorus.json", True)
+        assert saver.flush()
+    finally:
+        saver.close()
+    assert formatted == []
+    restored = autosave.restore(tmp_path / autosave.AUTOSAVE_NAME)
+    assert [p.draft for p in restored.session.panes] == ["keep me", ""] and restored.session.panes[1].system == "brief"
+    assert (restored.file, restored.unsaved) == ("talk.chorus.json", True)
