@@ -25,7 +25,30 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from app.bench.versions import made_up_reply, session_with_versions  # noqa: E402
 from app.ui import bench_panes  # noqa: E402
 
-STATE = {"ticks": None, "gui": None, "gc": [], "samples": []}
+STATE = {"ticks": None, "gui": None, "gc": [], "samples": [], "spans": []}
+TIMED = ("app.ui.widgets.sliced:_Turns.run", "app.ui.pane.grid:PaneGrid.settle",
+         "app.ui.pane.grid:PaneGrid._delete_some", "app.ui.pane.grid:PaneGrid._check_widths",
+         "app.ui.pane.grid:PaneGrid.refresh_titles")
+
+
+def time_spans() -> None:
+    """Each of TIMED's calls on the GUI thread, as (start, end, name)."""
+    import importlib
+
+    for target in TIMED:
+        module, _, path = target.partition(":")
+        owner_name, name = path.split(".")
+        owner = getattr(importlib.import_module(module), owner_name)
+        real = getattr(owner, name)
+
+        def timed(*args, _real=real, _name=path, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                STATE["spans"].append((start, time.perf_counter(), _name))
+
+        setattr(owner, name, timed)
 
 
 def on_gc(phase: str, info: dict) -> None:
@@ -60,15 +83,15 @@ def watch(name, ticks, wall) -> None:
     """bench_panes.WATCH: a measured call starts (wall None) or ends."""
     if wall is None:
         STATE["ticks"], STATE["gui"] = ticks, threading.get_ident()
-        STATE["from"] = len(STATE["gc"]), len(STATE["samples"])
+        STATE["from"] = len(STATE["gc"]), len(STATE["samples"]), len(STATE["spans"])
         return
     STATE["ticks"] = None
     gaps = [(b - a, a, b) for a, b in zip(ticks, ticks[1:], strict=False)]
-    gcs_from, samples_from = STATE["from"]
-    report(name, wall, gaps, STATE["gc"][gcs_from:], STATE["samples"][samples_from:])
+    gcs_from, samples_from, spans_from = STATE["from"]
+    report(name, wall, gaps, STATE["gc"][gcs_from:], STATE["samples"][samples_from:], STATE["spans"][spans_from:])
 
 
-def report(name, wall, gaps, gcs, samples) -> None:
+def report(name, wall, gaps, gcs, samples, spans) -> None:
     if ARGS.only and ARGS.only not in name:
         return
     big = sorted((g for g in gaps if g[0] * 1000 >= ARGS.gap_ms), key=lambda g: -g[0])
@@ -78,6 +101,11 @@ def report(name, wall, gaps, gcs, samples) -> None:
     for gap, a, b in big[:6]:
         inside = [f"gen{g} {(e - s) * 1000:.0f} ms ({c} freed, {t})" for s, e, g, c, t in gcs if s >= a and e <= b]
         print(f"  gap {gap * 1000:.0f} ms: collections {inside or 'none'}")
+        inside = collections.Counter()
+        for start, end, what in spans:
+            if start >= a and end <= b:
+                inside[what] += (end - start) * 1000
+        print("    timed: " + ", ".join(f"{what} {ms:.0f} ms" for what, ms in inside.most_common()))
         stacks = [st for t, st in samples if a <= t <= b]
         counts = collections.Counter()
         for stack in stacks:
@@ -92,6 +120,7 @@ def main() -> None:
     threading.Thread(target=sampler, args=(stop,), daemon=True).start()
     gc.callbacks.append(on_gc)
     bench_panes.WATCH = watch
+    time_spans()
     result = bench_panes.measure_panes(session_with_versions, made_up_reply)
     stop.set()
     print()

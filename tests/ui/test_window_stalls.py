@@ -131,3 +131,35 @@ def test_the_autosave_is_written_without_a_formatting_pass(tmp_path, monkeypatch
     restored = autosave.restore(tmp_path / autosave.AUTOSAVE_NAME)
     assert [p.draft for p in restored.session.panes] == ["keep me", ""] and restored.session.panes[1].system == "brief"
     assert (restored.file, restored.unsaved) == ("talk.chorus.json", True)
+
+
+def test_a_turn_starts_no_step_that_would_end_past_its_budget(qtbot, monkeypatch):
+    """Two jobs on a made-up clock, steps of 2 ms and of 18 ms (a pane's build): each turn's steps add up to at
+    most SLICE_S (25 ms), one step longer than that aside. Before, a build started at 22 ms made a turn of 40."""
+    from types import SimpleNamespace
+
+    from app.ui.widgets import sliced
+
+    clock = [0.0]
+    monkeypatch.setattr(sliced, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(sliced, "SLICE_S", 0.025)
+    turn, spent = [0], Counter()  # made-up milliseconds spent per turn
+    probe = QTimer(interval=0)  # fires once per event-loop turn, before the work due in it
+    probe.timeout.connect(lambda: turn.__setitem__(0, turn[0] + 1))
+    left = {"short": 12, "long": 5}
+
+    def job(name, ms):
+        def step():
+            clock[0] += ms / 1000
+            spent[turn[0]] += ms
+            left[name] -= 1
+            return left[name] > 0
+        return step
+
+    probe.start()
+    sliced.share_turns(job("short", 2))
+    sliced.share_turns(job("long", 18))
+    qtbot.waitUntil(lambda: not any(left.values()))
+    probe.stop()
+    assert sum(spent.values()) == 12 * 2 + 5 * 18
+    assert max(spent.values()) <= 25, spent
