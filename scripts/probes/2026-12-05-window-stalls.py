@@ -28,7 +28,8 @@ from app.ui import bench_panes  # noqa: E402
 STATE = {"ticks": None, "gui": None, "gc": [], "samples": [], "spans": []}
 TIMED = ("app.ui.widgets.sliced:_Turns.run", "app.ui.pane.grid:PaneGrid.settle",
          "app.ui.pane.grid:PaneGrid._delete_some", "app.ui.pane.grid:PaneGrid._check_widths",
-         "app.ui.pane.grid:PaneGrid.refresh_titles")
+         "app.ui.pane.grid:PaneGrid.refresh_titles", "app.ui.pane.prompt_pane:PromptPane.build",
+         "app.session.controller:SessionController.add_pane")
 
 
 def time_spans() -> None:
