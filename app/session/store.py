@@ -56,12 +56,15 @@ def _kinds(names: str) -> str:
     return " or ".join(_KINDS.get(name.strip(), name.strip()) for name in names.split("|"))
 
 
-def _validation_message(exc: msgspec.ValidationError) -> str:
+def _validation_message(exc: msgspec.ValidationError, at: str = "$") -> str:
     """msgspec's "Expected `str`, got `int` - at `$.panes[0].system`" as "pane 1, system: must be text, not a
-    whole number"."""
+    whole number"; `at`: where the decoded text sits in the file (a pane decoded on its own: `$.panes[0]`)."""
     what, _, path = str(exc).rpartition(" - at `")
     if not what:
-        return str(exc)
+        if at == "$":
+            return str(exc)
+        what, path = str(exc), "$`"
+    path = at + path.removeprefix("$")
     match = re.fullmatch(r"Expected `([^`]+)`, got `([^`]+)`", what)
     if match:
         what = f"must be {_kinds(match[1])}, not {_kinds(match[2])}"
@@ -124,11 +127,15 @@ def _decode(text: str) -> dict:
         raise SessionFileError(f"it was saved by a newer Chorus (session format {header.version}); this version "
                                f"reads format {VERSION} — update Chorus to open it")
     try:
-        data = msgspec.json.decode(raw, type=schema.SessionFile)
+        data = msgspec.json.decode(raw, type=_SessionFilePanesRaw)
     except msgspec.ValidationError as exc:
         raise SessionFileError(_validation_message(exc)) from exc
     panes = []
-    for i, pane in enumerate(data.panes if data.panes is not msgspec.UNSET else []):
+    for i, pane_text in enumerate(data.panes if data.panes is not msgspec.UNSET else []):
+        try:
+            pane = msgspec.json.decode(pane_text, type=schema.Pane)
+        except msgspec.ValidationError as exc:
+            raise SessionFileError(_validation_message(exc, f"$.panes[{i}]")) from exc
         try:
             panes.append(schema.pane_from_file(pane))
         except (TypeError, ValueError) as exc:
@@ -153,6 +160,13 @@ def _decode(text: str) -> dict:
     except (TypeError, ValueError) as exc:
         raise SessionFileError(f"evaluation: {str(exc).splitlines()[0]}") from exc
     return {**fields, "autosave": schema.autosave_from_file(data)}
+
+
+# The file's fields with its panes left as text, each decoded on its own: the decoder holds the GIL for the whole
+# of one call, so decoding a large session in one (20 MB: ~100 ms) on the worker held the GUI thread as long.
+_SessionFilePanesRaw = msgspec.defstruct("SessionFilePanesRaw", [
+    (f.name, list[msgspec.Raw] | msgspec.UnsetType if f.name == "panes" else f.type)
+    + (() if f.default is msgspec.NODEFAULT else (f.default,)) for f in msgspec.structs.fields(schema.SessionFile)])
 
 
 def _syntax_problem(text: str, exc: msgspec.DecodeError) -> str:

@@ -25,6 +25,8 @@ SWEEP = {"temperature": [0.2, 0.5, 0.8, 1.1], "seed": [1, 2, 3, 4], "top_k": [10
 
 
 PROBE_MS = 5  # the stall probe's period
+WATCH = None  # a profiler's hook (scripts/probes/2026-12-05-window-stalls.py): WATCH(name, ticks, wall) at a call's
+# start (wall None, ticks growing as the probe fires) and at its end
 
 
 def _timed(app, fn, *args, stalls: dict | None = None, name: str = "", **kwargs) -> tuple[float, object]:
@@ -38,6 +40,8 @@ def _timed(app, fn, *args, stalls: dict | None = None, name: str = "", **kwargs)
     probe = QTimer(interval=PROBE_MS)
     probe.timeout.connect(lambda: ticks.append(time.perf_counter()))
     probe.start()
+    if WATCH is not None:
+        WATCH(name, ticks, None)
     started = time.perf_counter()
     value = fn(*args, **kwargs)
     app.processEvents()
@@ -46,6 +50,8 @@ def _timed(app, fn, *args, stalls: dict | None = None, name: str = "", **kwargs)
     while len(ticks) == returned:  # the tick after the call: its gap counts the call's last stretch
         app.processEvents()
     probe.stop()
+    if WATCH is not None:
+        WATCH(name, ticks, wall)
     if stalls is not None:
         stalls[f"{name}_stall_s"] = max(b - a for a, b in zip(ticks, ticks[1:], strict=False))
     return wall, value

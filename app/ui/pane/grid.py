@@ -6,15 +6,15 @@ what to do (empty_hint.py). It never edits the session; `add_pane` and friends a
 controller and return the new view.
 
 At any size: a view is an empty frame until it is first painted (prompt_pane.py), and the grid builds the frames
-that were painted a few per event-loop turn (BUILD_SLICE_S), so a sweep or an opened session of hundreds of panes
-builds the dozen on screen, and scrolling builds the next. Panes inserted or removed together (a sweep, Open,
-New) are placed once, on the next event-loop turn, with their headers' titles worked out once for all of them
+that were painted a few per event-loop turn (in the window's sliced work, app/ui/widgets/sliced.py), so a sweep or
+an opened session of hundreds of panes builds the dozen on screen, and scrolling builds the next. Panes inserted or
+removed together (a sweep, Open, New) are placed once, on the next event-loop turn, with their headers' titles
+worked out once for all of them
 (`settle` places them at once where a caller needs their geometry).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator, Iterator
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
@@ -26,12 +26,12 @@ from app.session.state import COLUMNS, pane_change
 from app.ui.pane.empty_hint import EmptyHint
 from app.ui.pane.prompt_pane import PromptPane
 from app.ui.widgets.scroll_sync import ScrollSync
+from app.ui.widgets.sliced import share_turns
 
 MIN_COLUMN_WIDTH = 180  # columns mode: 8 variants fit side by side on a 1600 px screen, more scroll sideways
 PANE_MIN_WIDTH = 300
 QWIDGETSIZE_MAX = (1 << 24) - 1
 TICK_MS = 500  # live wait/TTFT/tok/s figures in busy panes, 2 Hz
-BUILD_SLICE_S = 0.025  # panes come into view: build them for about this long per event-loop turn
 DELETE_SLICE, DELETE_BUILT = 60, 20  # panes deleted per event-loop turn: a built one counts as 20 not built
 PLACEHOLDER_HEIGHT = 300  # a pane not built yet takes a built pane's height (the last one built), this at first
 _TITLE_FIELDS = frozenset({"system", "sampling", "max_tokens", "stop", "output_format", "backend", "group", "title",
@@ -73,8 +73,6 @@ class PaneGrid(QScrollArea):
         self._place_timer.timeout.connect(self.settle)
         self._place_index: int | None = None  # the first pane whose place changed since the grid was laid out
         self._to_build: list[PromptPane] = []  # painted, not built yet: built a few per event-loop turn
-        self._build_timer = QTimer(self, singleShot=True, interval=0)
-        self._build_timer.timeout.connect(self._build_some)
         self._to_delete: list[PromptPane] = []  # removed, hidden, deleted a few per event-loop turn
         self._delete_timer = QTimer(self, singleShot=True, interval=0)
         self._delete_timer.timeout.connect(self._delete_some)
@@ -273,25 +271,26 @@ class PaneGrid(QScrollArea):
         """`view` was painted before it was built: build it within the next event-loop turns."""
         if view not in self._to_build:
             self._to_build.append(view)
-            self._build_timer.start()
+            share_turns(self._build_one)
 
-    def _build_some(self) -> None:
-        """Build the painted panes for about BUILD_SLICE_S, the rest on the next turn (the window stays
-        responsive while a screenful of panes builds)."""
-        started = time.perf_counter()
-        while self._to_build and time.perf_counter() - started < BUILD_SLICE_S:
+    def _build_one(self) -> bool:
+        """Build the next painted pane (the window's sliced work runs a few per event-loop turn, beside its other
+        sliced work: app/ui/widgets/sliced.py); False when none is left."""
+        while self._to_build:
             view = self._to_build.pop(0)
             if view.built or self.view_of(view.spec) is not view or view.visibleRegion().isEmpty():
                 continue  # built, removed, or scrolled away meanwhile (painted again when it comes back)
             view.build()
             if not view._compact:
                 self.placeholder_height = max(120, view.minimumSizeHint().height())
+            break
         if self._to_build:
-            self._build_timer.start()
-        elif (anchor := self._anchor) is not None:  # the panes around a pane scrolled to are built: it stays in sight
+            return True
+        if (anchor := self._anchor) is not None:  # the panes around a pane scrolled to are built: it stays in sight
             self._anchor = None
             if self.view_of(anchor.spec) is anchor:
                 self._bring_into_sight(anchor)
+        return False
 
     def set_tool_support(self, text: str) -> None:
         """The local model's line for every pane's Tools section (a model was loaded)."""

@@ -1,0 +1,165 @@
+"""The window's work at scale never holds the GUI thread for long in one go (`bench --panes` times it): checked by
+mechanism, never by timing — how many rows the comparison table reads to size its columns, how much sliced work
+runs in one event-loop turn, how a session file is decoded."""
+
+from collections import Counter
+
+from PySide6.QtCore import Qt, QTimer
+
+from app.session import PaneSpec, RunState, Session, sweep
+from app.ui.compare import table as compare_table
+
+
+def test_the_comparison_table_sizes_its_columns_from_a_sample_of_rows_measured_by_their_text(qtbot):
+    panes = [PaneSpec(draft=f"question {i}") for i in range(120)]
+    for i, pane in enumerate(panes):
+        pane.result.stream(text=f"answer number {i} " * (1 + i % 5), state=RunState.DONE)
+    session = Session(panes=panes)
+    asked = []  # every call of the model's data(): Qt's sizing asked each sized cell for ~10 roles, a call each
+    real_data = compare_table.RowsModel.data
+
+    def data(model, index, role=Qt.DisplayRole):
+        asked.append(index.row())
+        return real_data(model, index, role)
+
+    compare_table.RowsModel.data = data
+    try:
+        dialog = compare_table.CompareTable(session)  # not shown yet: Qt's own sizing read every row then
+    finally:
+        compare_table.RowsModel.data = real_data
+    qtbot.addWidget(dialog)
+    assert dialog.model.rowCount() == 120
+    assert len(asked) <= 20  # was ~4,400 at 256 rows (24 rows x 18 columns x 10 roles)
+    header = dialog.table.horizontalHeader()
+    assert all(dialog.table.columnWidth(c) >= header.sectionSizeHint(c) for c in range(dialog.model.columnCount()))
+
+
+def test_a_sweep_and_the_panes_it_brings_on_screen_share_one_slice_per_event_loop_turn(window, qtbot, monkeypatch):
+    """Each step and each pane built costs 10 ms on a made-up clock: a turn runs at most SLICE_S (25 ms) of them
+    all, three. Before, the sweep's slice and the grid's building were two timers due in the same turn: six."""
+    from types import SimpleNamespace
+
+    from app.ui.pane import grid as grid_module
+    from app.ui.pane.prompt_pane import PromptPane
+    from app.ui.widgets import sliced
+
+    clock = [0.0]
+    fake_time = SimpleNamespace(perf_counter=lambda: clock[0])
+    monkeypatch.setattr(sliced, "time", fake_time)
+    monkeypatch.setattr(grid_module, "time", fake_time, raising=False)
+    monkeypatch.setattr(sliced, "SLICE_S", 0.025)
+    turn, work = [0], []  # work: (what, the turn it ran in)
+    probe = QTimer(interval=0)  # fires once per event-loop turn, before the work due in it
+    probe.timeout.connect(lambda: turn.__setitem__(0, turn[0] + 1))
+    real_steps, real_build = window.controller.add_variants_steps, PromptPane.build
+
+    def steps(source, specs):
+        for spec in real_steps(source, specs):
+            clock[0] += 0.01
+            work.append(("step", turn[0]))
+            yield spec
+
+    def build(view):
+        if not view.built:
+            clock[0] += 0.01
+            work.append(("build", turn[0]))
+        return real_build(view)
+
+    monkeypatch.setattr(window.controller, "add_variants_steps", steps)
+    monkeypatch.setattr(PromptPane, "build", build)
+    source = window.grid.panes[0] if window.grid.panes else window.grid.add_pane()
+    probe.start()
+    window.compare.add_variants(source, sweep.expand(source.spec, {"temperature": [0.2, 0.5, 0.8, 1.1],
+                                                                   "seed": [1, 2, 3, 4, 5, 6]}), run=False)
+    qtbot.waitUntil(lambda: not window.grid._to_build)
+    probe.stop()
+    assert sum(1 for what, _turn in work if what == "step") == 24
+    assert any(what == "build" for what, _turn in work)  # panes came on screen while the sweep went on
+    per_turn = Counter(t for _what, t in work)
+    assert max(per_turn.values()) <= 3, per_turn
+
+
+def test_opening_a_session_decodes_its_panes_one_call_each(tmp_path, monkeypatch):
+    """The decoder holds the GIL for the whole of a call: a large file decoded in one call on the open's worker
+    held the GUI thread as long (~100 ms at 20 MB). Each pane is its own call now; messages still name the pane."""
+    import msgspec
+
+    from app.session import SessionFileError, schema, store
+
+    path = tmp_path / "four.chorus.json"
+    panes = [PaneSpec(draft=f"question {i}", system="Be brief. " * 200) for i in range(4)]
+    Session(panes=panes).save(path)
+    size = path.stat().st_size
+    calls = []
+    real_decode = msgspec.json.decode
+
+    scans = (schema.Header, getattr(store, "_SessionFilePanesRaw", None))  # whole file, panes only scanned
+
+    def decode(data, *args, **kwargs):
+        if kwargs.get("type") not in scans:
+            calls.append(len(data))
+        return real_decode(data, *args, **kwargs)
+
+    monkeypatch.setattr(msgspec.json, "decode", decode)
+    loaded = Session.load(path)
+    assert [p.draft for p in loaded.panes] == [f"question {i}" for i in range(4)]
+    assert calls and max(calls) < size / 2  # was one call given the whole file
+    path.write_text(path.read_text().replace('"question 2"', "7"))
+    try:
+        store.read_session(path)
+        raise AssertionError("a pane's wrong value was read")
+    except SessionFileError as exc:
+        assert "pane 3, draft: must be text, not a whole number" in str(exc)
+
+
+def test_the_autosave_is_written_without_a_formatting_pass(tmp_path, monkeypatch):
+    """Formatting is one call holding the GIL throughout: at 20 MB, 50-100 ms of the GUI thread on each autosave,
+    though the worker made it. The autosave is written compact, and restores the same."""
+    from app.session import autosave, store
+
+    formatted = []
+    real_format = store.formatted
+    monkeypatch.setattr(store, "formatted", lambda text: formatted.append(len(text)) or real_format(text))
+    session = Session(panes=[PaneSpec(draft="keep me"), PaneSpec(system="brief")])
+    saver = autosave.Autosaver(tmp_path / autosave.AUTOSAVE_NAME)
+    try:
+        saver.save(session, "talk.chorus.json", True)
+        assert saver.flush()
+    finally:
+        saver.close()
+    assert formatted == []
+    restored = autosave.restore(tmp_path / autosave.AUTOSAVE_NAME)
+    assert [p.draft for p in restored.session.panes] == ["keep me", ""] and restored.session.panes[1].system == "brief"
+    assert (restored.file, restored.unsaved) == ("talk.chorus.json", True)
+
+
+def test_a_turn_starts_no_step_that_would_end_past_its_budget(qtbot, monkeypatch):
+    """Two jobs on a made-up clock, steps of 2 ms and of 18 ms (a pane's build): each turn's steps add up to at
+    most SLICE_S (25 ms), one step longer than that aside. Before, a build started at 22 ms made a turn of 40."""
+    from types import SimpleNamespace
+
+    from app.ui.widgets import sliced
+
+    clock = [0.0]
+    monkeypatch.setattr(sliced, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(sliced, "SLICE_S", 0.025)
+    turn, spent = [0], Counter()  # made-up milliseconds spent per turn
+    probe = QTimer(interval=0)  # fires once per event-loop turn, before the work due in it
+    probe.timeout.connect(lambda: turn.__setitem__(0, turn[0] + 1))
+    left = {"short": 12, "long": 5}
+
+    def job(name, ms):
+        def step():
+            clock[0] += ms / 1000
+            spent[turn[0]] += ms
+            left[name] -= 1
+            return left[name] > 0
+        return step
+
+    probe.start()
+    sliced.share_turns(job("short", 2))
+    sliced.share_turns(job("long", 18))
+    qtbot.waitUntil(lambda: not any(left.values()))
+    probe.stop()
+    assert sum(spent.values()) == 12 * 2 + 5 * 18
+    assert max(spent.values()) <= 25, spent
