@@ -91,7 +91,8 @@ class Sampler:
     def __init__(self):
         self.process = psutil.Process()
         self.t0 = time.perf_counter()
-        self.series: dict[str, list] = {"t_s": [], **{name: [] for name in SERIES}}
+        # beside the resources, the versions the session held at each sample: what the resources grow with
+        self.series: dict[str, list] = {"t_s": [], "versions": [], **{name: [] for name in SERIES}}
         self._last: tuple[float, int, float] | None = None
         self._own_cpu_s = 0.0  # the last sample's own time on the GUI thread (kept out of the GUI's share)
 

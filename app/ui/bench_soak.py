@@ -71,7 +71,8 @@ async def _soak(window, plan, model_path: str, threads: int, folder: Path, sampl
 
     def take_sample() -> None:
         sample(engine, gui_cpu_s=time.thread_time(), qt_objects=qt_objects(),  # this runs on the GUI thread
-               session_file_mb=_file_mb(saver.path if saver else None))
+               session_file_mb=_file_mb(saver.path if saver else None),
+               versions=sum(len(p.spec.versions) for p in window.grid.panes))
         samples[0] += 1
 
     def every_part_ran() -> bool:  # a short soak still exercises everything, however slow the machine: each

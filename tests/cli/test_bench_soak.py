@@ -26,6 +26,7 @@ def test_a_short_soak_writes_the_contract_and_fills_every_series(tmp_path):
     for name in SERIES:  # a value per sample, and each resource seen (the decode rate once tokens came)
         assert len(series[name]) == samples and max(series[name]) > 0, name
     assert set(soak["end_vs_start"]) == set(SERIES)
+    assert len(series["versions"]) == samples and series["versions"][-1] >= 4  # what the resources grow with
     work = soak["work"]
     assert work["versions"] >= 4 and work["eval_cells_finished"] == work["eval_cells"] == 4 and work["autosaves"]
     assert "end ÷ start" in run.stdout and png.stat().st_size > 0
