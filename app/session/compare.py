@@ -160,6 +160,38 @@ def differing(values: list[dict[str, str]]) -> list[dict[str, str]]:
             for v in values]
 
 
+class GrowingDiffering:
+    """`differing(values)[i]` for a list that only grows at its end (a pane's versions, gathered for hours),
+    without reading every entry again on each new one: per label, how often each value occurs. `add` each entry
+    in order; `of(entry)` is `differing`'s answer for that (added) entry, ties and label order alike."""
+
+    def __init__(self):
+        self.count = 0
+        self._order: list[str] = []  # the first entry's labels, in its order (`differing` reads values[0]'s)
+        self._present: Counter[str] = Counter()  # label -> how many entries have it
+        self._values: dict[str, Counter[str]] = {}  # label -> value -> how many entries have it (first seen first)
+
+    def add(self, entry: dict[str, str]) -> None:
+        if not self.count:
+            self._order = list(entry)
+        self.count += 1
+        for label, value in entry.items():
+            self._present[label] += 1
+            self._values.setdefault(label, Counter())[value] += 1
+
+    def of(self, entry: dict[str, str]) -> dict[str, str]:
+        if self.count < 2:
+            return {}
+        diff = {}
+        for label in self._order:
+            counts = self._values[label]
+            if self._present[label] != self.count or len(counts) < 2:
+                continue  # not every entry has it, or it never varies
+            if entry[label] != counts.most_common(1)[0][0] or len(counts) == self.count:
+                diff[label] = entry[label]
+        return diff
+
+
 def _all_differ(values: list[dict[str, str]], label: str) -> bool:
     """When every pane has its own value (a seed sweep), each shows it, the most common one included."""
     return len({v[label] for v in values}) == len(values)

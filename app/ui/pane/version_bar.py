@@ -7,6 +7,7 @@ versions."""
 
 from __future__ import annotations
 
+import operator
 import weakref
 
 from PySide6.QtCore import Signal
@@ -25,6 +26,7 @@ class VersionBar(QWidget):
         super().__init__(parent, objectName="versionBar")
         self.spec, self.controller = spec, controller
         self._read: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # version -> its settings' labels
+        self._growing, self._fed = compare.GrowingDiffering(), []  # the versions it was fed, in order
         self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
         self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
         self.label = QLabel(objectName="versionLabel")
@@ -68,10 +70,22 @@ class VersionBar(QWidget):
         if key != getattr(self, "_differs_key", None):
             self._differs_key, self._differs_text = key, ""
             if index is not None and len(self.spec.versions) > 1:
-                read = [self._labels(version) for version in self.spec.versions]
-                shown = compare.label(compare.differing(read)[index])
+                shown = compare.label(self._differing().of(self._labels(self.spec.versions[index])))
                 self._differs_text = f" · {shown}" if shown else ""
         return self._differs_text
+
+    def _differing(self) -> compare.GrowingDiffering:
+        """What varies among the pane's versions, fed only the new ones while the list grows at its end (each
+        new version cost a pass over every version before: a pane regenerating for an hour gathers thousands)."""
+        fed, now = self._fed, self.spec.versions  # a pane's list is replaced on each change, never mutated
+        if now is fed:
+            return self._growing
+        if len(now) < len(fed) or not all(map(operator.is_, fed, now)):  # not the same list grown: read anew
+            self._growing, fed = compare.GrowingDiffering(), []
+        for version in now[len(fed):]:
+            self._growing.add(self._labels(version))
+        self._fed = now
+        return self._growing
 
     def _labels(self, version: versions.PaneVersion) -> dict[str, str]:
         """A version's settings as labels, read once: a version's settings never change, and a pane gathers
