@@ -141,7 +141,7 @@ def pane_from_file(raw: Pane) -> PaneSpec:
 def image_refs(session) -> list[ImageRef]:
     """Every image the session's panes name (turns, drafts and kept versions), in order, each once."""
     refs = [r for p in session.panes for t in p.turns for r in t.get("images", ())]
-    kept = [r for p in session.panes for v in p.versions for t in v.turns for r in t.get("images", ())]
+    kept = [r for p in session.panes for v in p.versions for r in v.image_refs]
     return list(dict.fromkeys(refs + [r for p in session.panes for r in p.draft_images] + kept))
 
 

@@ -46,6 +46,13 @@ class PaneVersion:
         return turns
 
     @property
+    def image_refs(self) -> list[images.ImageRef]:
+        """The images its conversation names, as `turns` holds them, without building the turns (every autosave
+        asks every version of every pane)."""
+        return [ref for m in self.messages if m.get("images") and m.get("role") in ("user", "assistant", "tool")
+                for ref in _as_turn(m)["images"]]
+
+    @property
     def system(self) -> str:
         return next((m["content"] for m in self.messages if m.get("role") == "system"), "")
 

@@ -216,8 +216,12 @@ def test_a_version_keeps_its_images_by_hash_through_save_and_load(tmp_path, monk
     kept = pane.versions[-1].messages[-1]
     assert kept["content"] == "What colour is this?" and "base64" not in repr(kept)  # the hash, not the bytes
     assert pane.versions[-1].turns[0]["images"] == (images.ImageRef(ref.sha256),)
+    assert pane.versions[-1].image_refs == [images.ImageRef(ref.sha256)]  # read without building the turns
     session = Session()
     session.adopt(pane)
+    pane.turns, pane.draft_images = [], []  # only the version names the image now: the file still keeps it
+    from app.session import schema
+    assert schema.image_refs(session) == [images.ImageRef(ref.sha256)]
     path = tmp_path / "talk.chorus.json"
     session.save(path)
     monkeypatch.setattr(images, "_store", {})  # a new process
