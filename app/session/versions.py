@@ -126,7 +126,10 @@ def end(pane, result: PaneResult) -> None:
 
 
 def index_of(pane, result: PaneResult) -> int | None:
-    return next((i for i, v in enumerate(pane.versions) if v.result is result), None)
+    """Where `result` is among the pane's versions (each result is one version's), looked for from the newest:
+    the pane shows its last version almost always, and its version bar asks on every streamed change."""
+    kept = pane.versions
+    return next((i for i in range(len(kept) - 1, -1, -1) if kept[i].result is result), None)
 
 
 def shown(pane) -> int | None:

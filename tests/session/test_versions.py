@@ -143,3 +143,19 @@ def test_an_opened_sessions_first_autosave_reencodes_none_of_its_versions(tmp_pa
     encoded.clear()
     store.encode_compact(loaded)
     assert encoded == [pane.versions[0]]
+
+
+def test_the_shown_version_is_found_from_the_newest_without_reading_the_rest():
+    """A pane regenerating for an hour holds thousands of versions, and its version bar asks which one it shows
+    on every streamed change: the search read every version from the oldest before it reached the last."""
+    import types
+
+    class Unread:
+        @property
+        def result(self):
+            raise AssertionError("an older version was read")
+
+    shown = PaneResult(state=RunState.DONE, text="The last.")
+    pane = types.SimpleNamespace(versions=[Unread() for _ in range(1000)] + [versions.PaneVersion(shown)],
+                                 result=shown)
+    assert versions.shown(pane) == 1000 and versions.label(pane) == "version 1001 of 1001"
