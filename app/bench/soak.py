@@ -119,19 +119,25 @@ def _mean(values: list) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def end_vs_start(series: dict[str, list], warmup_s: float) -> dict[str, float | None]:
+RATES = ("decode_tps", "gui_cpu_share")  # figures over the interval since the sample before, not levels
+
+
+def end_vs_start(series: dict[str, list], warmup_s: float, interval_s: float | None = None) -> dict[str, float | None]:
     """Per resource, the mean of the last third of the samples after the warm-up ÷ the mean of the first third
     (None when the start is zero, or there are fewer than two such samples). The decode rate's first sample is
-    no rate (nothing came before it), so it is left out."""
+    no rate (nothing came before it), so it is left out; so are the rates of a sample taken less than half an
+    `interval_s` after the one before (the closing sample, as the panes stop: a rate over a fraction of a second)."""
     times = series["t_s"]
     kept = [i for i, t in enumerate(times) if t >= warmup_s and i > 0]
     if len(kept) < 2:
         return {name: None for name in SERIES}
-    third = max(1, len(kept) // 3)
+    whole = [i for i in kept if interval_s is None or times[i] - times[i - 1] >= interval_s / 2]
     ratios = {}
     for name in SERIES:
-        start = _mean([series[name][i] for i in kept[:third]])
-        end = _mean([series[name][i] for i in kept[-third:]])
+        samples = whole if name in RATES and len(whole) >= 2 else kept
+        third = max(1, len(samples) // 3)
+        start = _mean([series[name][i] for i in samples[:third]])
+        end = _mean([series[name][i] for i in samples[-third:]])
         ratios[name] = end / start if start else None
     return ratios
 
@@ -139,7 +145,7 @@ def end_vs_start(series: dict[str, list], warmup_s: float) -> dict[str, float | 
 def summarize(plan: SoakPlan, sampler: Sampler, counts: dict) -> dict:
     """The contract's JSON: minutes, rss_end_vs_start, decode_end_vs_start, series; plus every resource's
     ratio and what the window did (`counts`: runs, versions, evaluation cells, autosaves…)."""
-    ratios = end_vs_start(sampler.series, plan.warmup_s)
+    ratios = end_vs_start(sampler.series, plan.warmup_s, plan.interval_s)
     return {"minutes": round(sampler.series["t_s"][-1] / 60, 3) if sampler.series["t_s"] else 0.0,
             "planned_minutes": plan.minutes, "interval_s": plan.interval_s, "warmup_s": plan.warmup_s,
             "rss_end_vs_start": ratios["rss_mb"], "decode_end_vs_start": ratios["decode_tps"],

@@ -39,6 +39,17 @@ def test_end_vs_start_compares_the_thirds_after_the_warm_up():
     assert end_vs_start({"t_s": [0, 1], **{n: [1, 1] for n in SERIES}}, 0)["rss_mb"] is None  # one sample
 
 
+def test_the_closing_samples_rates_over_a_fraction_of_an_interval_are_left_out():
+    """The soak samples once more as its panes stop, 0.6 s after the last minute's sample: its decode rate over
+    those 0.6 s (45 t/s against 200) counted in the last third and read as a fall of the decode rate."""
+    series = {"t_s": [0, 60, 120, 180, 240, 300, 360, 360.6],
+              **{n: [1, 100, 100, 100, 100, 100, 100, 100] for n in SERIES}}
+    series["decode_tps"] = [0, 200, 200, 200, 200, 200, 200, 45]
+    assert end_vs_start(series, warmup_s=60, interval_s=60)["decode_tps"] == pytest.approx(1.0)
+    assert end_vs_start(series, warmup_s=60)["decode_tps"] < 0.9  # without the interval, as before
+    assert end_vs_start(series, warmup_s=60, interval_s=60)["rss_mb"] == pytest.approx(1.0)  # levels keep it
+
+
 def test_bench_panes_hands_the_window_the_made_up_session_and_writes_its_figures(tmp_path):
     """The window's part (app/ui/bench_panes.py, minutes at 256 panes: not run here) gets the benchmark's
     made-up session and replies, and its figures go to the JSON under "panes"."""
