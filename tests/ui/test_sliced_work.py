@@ -117,3 +117,24 @@ def test_the_objects_imported_before_the_app_starts_are_frozen_out_of_the_collec
     assert frozen == [True]
     application.create_app()
     assert frozen == [True]  # once per process
+
+
+def test_a_job_given_again_as_a_bound_method_is_queued_once(qapp, qtbot):
+    """The grid hands its build step over each time a pane is painted before it is built: a bound method, made
+    anew on every access, so an identity check queued it once per painted pane."""
+
+    class Builder:
+        def __init__(self):
+            self.left, self.calls = 3, 0
+
+        def build_one(self) -> bool:
+            self.calls += 1
+            self.left -= 1
+            return self.left > 0
+
+    builder = Builder()
+    for _ in range(5):
+        sliced.share_turns(builder.build_one)
+    assert sum(job.step == builder.build_one for job in sliced._turns.jobs) == 1
+    qtbot.waitUntil(lambda: builder.left == 0)
+    assert builder.calls == 3

@@ -46,7 +46,7 @@ class _Turns:
         self._timer: QTimer | None = None
 
     def add(self, step: Callable[[], bool], budget_s: float | None = None) -> None:
-        if not any(job.step is step for job in self.jobs):
+        if not any(job.step == step for job in self.jobs):  # == : a bound method is made anew each time
             self.jobs.append(_Job(step, SLICE_S if budget_s is None else budget_s))
         if self._timer is None:
             # A timer of its own, not a posted call: Qt handles posted calls before timers, so turns posted one
