@@ -155,20 +155,10 @@ def test_a_new_version_reads_only_its_own_settings_not_every_version_again(qtbot
     them all again on every new version (a pane built per version, each with its events), so every run cost
     more than the last and the window's memory grew with the square of the versions."""
     from app.session import compare
-    from app.ui.pane.version_bar import VersionBar
 
     reads = []
     monkeypatch.setattr(compare, "labels", lambda setup, read=compare.labels: reads.append(setup) or read(setup))
-    pane = PaneSpec(title="Colours")
-    bar = VersionBar(pane, controller=None)
-    qtbot.addWidget(bar)
-    for i in range(40):
-        result = PaneResult(state=RunState.DONE, text=f"Colour {i}.", finish_reason="stop")
-        pane.versions = [*pane.versions, versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
-                                                              {"sampling": SamplingParams(temperature=i % 2),
-                                                               "max_tokens": 20})]
-        pane.result, pane.current = result, i
-        bar.sync()
+    pane, bar = _bar_gathering_versions(qtbot, 40)
     assert bar.label.text() == "version 40 of 40 · T 1"
     assert len(reads) == 40
 
@@ -178,24 +168,31 @@ def test_a_new_version_weighs_only_itself_in_what_sets_the_shown_one_apart(qtbot
     = 819 settings weighed for 40 versions; thousands of versions in an hour of regenerating): now each new version
     is added once to the counts; a list replaced otherwise (a version dropped) is read anew."""
     from app.session import compare
-    from app.ui.pane.version_bar import VersionBar
 
     weighed = []
     monkeypatch.setattr(compare.GrowingDiffering, "add",
                         lambda self, entry, add=compare.GrowingDiffering.add: weighed.append(entry) or add(self, entry))
-    pane = PaneSpec(title="Colours")
-    bar = VersionBar(pane, controller=None)
-    qtbot.addWidget(bar)
-    for i in range(40):
-        result = PaneResult(state=RunState.DONE, text=f"Colour {i}.", finish_reason="stop")
-        pane.versions = [*pane.versions, versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
-                                                              {"sampling": SamplingParams(temperature=i % 2),
-                                                               "max_tokens": 20})]
-        pane.result, pane.current = result, i
-        bar.sync()
+    pane, bar = _bar_gathering_versions(qtbot, 40)
     assert bar.label.text() == "version 40 of 40 · T 1"  # 20 runs at T 0, 20 at T 1: the first seen is the usual
     assert len(weighed) == 40
     pane.versions = pane.versions[1:]  # the first (T 0) dropped: not the same list grown, so it is read anew
     pane.current = 38
     bar.sync()
     assert bar.label.text() == "version 39 of 39" and len(weighed) == 40 + 39  # T 1 is the usual one now
+
+
+def _bar_gathering_versions(qtbot, count: int):
+    """A pane's version bar while the pane gathers `count` versions, alternately at T 0 and T 1, each shown."""
+    from app.ui.pane.version_bar import VersionBar
+
+    pane = PaneSpec(title="Colours")
+    bar = VersionBar(pane, controller=None)
+    qtbot.addWidget(bar)
+    for i in range(count):
+        result = PaneResult(state=RunState.DONE, text=f"Colour {i}.", finish_reason="stop")
+        pane.versions = [*pane.versions, versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
+                                                              {"sampling": SamplingParams(temperature=i % 2),
+                                                               "max_tokens": 20})]
+        pane.result, pane.current = result, i
+        bar.sync()
+    return pane, bar
