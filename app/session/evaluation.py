@@ -45,7 +45,9 @@ __all__ = ["FINAL_STATUSES", "Assertion", "BackendTarget", "CaseOptions", "CellR
 
 Status = Literal["pending", "running", "grading", "pass", "fail", "error"]
 FINAL_STATUSES = frozenset({"pass", "fail", "error"})
-BUSY_STATUSES = frozenset({"running", "grading"})  # a cell in one of these keeps its signals (resting.py)
+# A cell in one of these is working: it keeps its signals (resting.py); read from a file, it was cut short and
+# runs again on a resume (evaluation_file.py).
+BUSY_STATUSES = frozenset({"running", "grading"})
 
 
 @dataclass(eq=False)

@@ -22,14 +22,13 @@ from msgspec import UNSET, UnsetType
 
 from app.engine import final_state
 from app.session.eval_runs import EvalRun
-from app.session.evaluation import CellResult, Evaluation
+from app.session.evaluation import BUSY_STATUSES, CellResult, Evaluation
 from app.session.file_structs import dataclass_struct, from_model, given, to_model
 from app.session.result import PaneResult, RunState
 from app.session.result_file import Result, result_from_file, result_to_file
 
 FORMAT = "chorus-evaluation"
 VERSION = 2  # 2: the judges' calibrations (`calibrations`); version 1 files load as they are
-_STOPPED = ("running", "grading")  # a cell in these states was cut short: it runs again on a resume
 
 
 class _Header(msgspec.Struct, kw_only=True):
@@ -67,10 +66,10 @@ def cell_from_file(raw: Cell) -> CellResult:
     elif before:
         text, status = before.pop("output", ""), fields.get("status", "pending")
         ended = RunState(final_state(before.get("finish_reason")).value)
-        state = RunState.INTERRUPTED if status in _STOPPED else ended if text or status != "pending" else (
+        state = RunState.INTERRUPTED if status in BUSY_STATUSES else ended if text or status != "pending" else (
             RunState.IDLE)
         fields["result"] = PaneResult(state=state, text=text, **before)
-    if fields.get("status") in _STOPPED:
+    if fields.get("status") in BUSY_STATUSES:
         fields["status"] = "pending"
     if "grading" in fields:
         fields["grading"] = to_model(fields["grading"])
