@@ -150,20 +150,19 @@ def coordinates(values: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def differing(values: list[dict[str, str]]) -> list[dict[str, str]]:
-    """`differences` over settings already read (a pane's, or a request's with the same labels)."""
-    if len(values) < 2:
-        return [{} for _ in values]
-    labels = [label for label in values[0] if all(label in v for v in values)]
-    common = {label: Counter(v[label] for v in values).most_common(1)[0][0] for label in labels}
-    varying = {label for label in labels if len({v[label] for v in values}) > 1}
-    return [{k: v[k] for k in labels if k in varying and (v[k] != common[k] or _all_differ(values, k))}
-            for v in values]
+    """`differences` over settings already read (a pane's, or a request's with the same labels): each entry's values
+    on the labels every entry has and that vary, where it is not the most common value (or every entry has its
+    own, as in a seed sweep)."""
+    growing = GrowingDiffering()
+    for entry in values:
+        growing.add(entry)
+    return [growing.of(entry) for entry in values]
 
 
 class GrowingDiffering:
-    """`differing(values)[i]` for a list that only grows at its end (a pane's versions, gathered for hours),
-    without reading every entry again on each new one: per label, how often each value occurs. `add` each entry
-    in order; `of(entry)` is `differing`'s answer for that (added) entry, ties and label order alike."""
+    """What sets each of a list of entries apart, kept for a list that grows at its end (a pane's versions,
+    gathered for hours) without reading every entry again on each new one: per label, how often each value
+    occurs (the first seen wins a tie). `add` each entry in order; `of(entry)` is that (added) entry's answer."""
 
     def __init__(self):
         self.count = 0
@@ -190,11 +189,6 @@ class GrowingDiffering:
             if entry[label] != counts.most_common(1)[0][0] or len(counts) == self.count:
                 diff[label] = entry[label]
         return diff
-
-
-def _all_differ(values: list[dict[str, str]], label: str) -> bool:
-    """When every pane has its own value (a seed sweep), each shows it, the most common one included."""
-    return len({v[label] for v in values}) == len(values)
 
 
 def label(diff: dict[str, str]) -> str:
