@@ -25,7 +25,8 @@ from app.session.file_structs import dataclass_struct, given
 from app.session.images import ImageRef
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import COLUMNS, PaneSpec, ViewSettings
-from app.session.version_file import Version, version_loaded, version_raw
+from app.session.version_file import Version, versions_loaded, versions_raw
+from app.session.version_list import as_version_list
 from app.session.votes import Vote
 
 FORMAT = "chorus-session"
@@ -130,7 +131,7 @@ def pane_from_file(raw: Pane) -> PaneSpec:
     if "result" in fields:
         fields["result"] = result_from_file(fields["result"])
     if "versions" in fields:
-        fields["versions"] = [version_loaded(v) for v in fields["versions"]]
+        fields["versions"] = versions_loaded(fields["versions"])
     if fields.get("current") is not None and not 0 <= fields["current"] < len(fields.get("versions", [])):
         fields["current"] = None  # it pointed past the versions: none is current
     pane = PaneSpec(**fields)
@@ -141,7 +142,7 @@ def pane_from_file(raw: Pane) -> PaneSpec:
 def image_refs(session) -> list[ImageRef]:
     """Every image the session's panes name (turns, drafts and kept versions), in order, each once."""
     refs = [r for p in session.panes for t in p.turns for r in t.get("images", ())]
-    kept = [r for p in session.panes for v in p.versions for r in v.image_refs]
+    kept = [r for p in session.panes for r in as_version_list(p.versions).image_refs()]
     return list(dict.fromkeys(refs + [r for p in session.panes for r in p.draft_images] + kept))
 
 
@@ -170,7 +171,7 @@ def autosave_from_file(data: SessionFile) -> Autosave:
 def pane_to_file(pane: PaneSpec) -> Pane:
     fields = {name: getattr(pane, name) for name in Pane.__struct_fields__}
     fields.update(turns=[turn_to_file(t) for t in pane.turns], stop=list(pane.stop),
-                  result=result_to_file(pane.result), versions=[version_raw(v) for v in pane.versions],
+                  result=result_to_file(pane.result), versions=versions_raw(pane.versions),
                   draft_images=list(pane.draft_images) or UNSET)
     return Pane(**fields)
 

@@ -29,7 +29,7 @@ from app.session.evented_list import IdentityEventedList
 from app.session.images import ImageRef
 from app.session.output_format import OutputFormat
 from app.session.result import BUSY_STATES, PaneResult, RunState
-from app.session.versions import PaneVersion
+from app.session.version_list import VersionList, as_version_list
 from app.session.votes import Vote
 
 __all__ = ["BUSY_STATES", "COLUMNS", "THINKING_LABELS", "PaneResult", "PaneSpec", "RunState", "SessionModel",
@@ -82,7 +82,7 @@ class PaneSpec:
     number: int | None = None  # given by Session.adopt; None until the pane joins a session
     id: str = field(default_factory=new_id)
     result: PaneResult = field(default_factory=PaneResult)
-    versions: list[PaneVersion] = field(default_factory=list)  # every run's reply, oldest first (versions.py)
+    versions: VersionList = field(default_factory=VersionList)  # every run's reply, oldest first (versions.py)
     current: int | None = None  # the version the conversation ends with (a running one replaces it when it ends)
     draft_images: tuple[ImageRef, ...] = ()  # images attached to the draft (a user turn's are its "images")
     lora: tuple[LoraAdapter, ...] = ()  # LoRA adapters with their scales, on a local model (none: the base model)
@@ -123,6 +123,7 @@ class PaneSpec:
             if turn.get("role") not in TURN_ROLES or not isinstance(turn.get("content"), str):
                 raise ValueError(f"turn {i + 1} must be {{'role': 'user' | 'assistant' | 'tool', 'content': str}}")
         self.draft_images = tuple(self.draft_images)
+        self.versions = as_version_list(self.versions)
         for i, turn in enumerate(self.turns):
             if not all(isinstance(r, ImageRef) for r in turn.get("images", ())):
                 raise ValueError(f"turn {i + 1}: images must be ImageRefs (app/session/images.py)")

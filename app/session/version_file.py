@@ -2,15 +2,17 @@
 version's result is a Result as a pane's is (its tokens and log-probabilities included), its settings the
 PaneSpec fields `versions.SETTINGS` names, typed as the pane's are.
 
-Encoding is cheap for the versions that did not change: an ended version's encoding is kept (by identity, until
-its result's text, state or figures move), so an autosave of a session with a thousand versions encodes only
-the one that is streaming; a version read from a file keeps the encoding it was read from (`version_loaded`).
+Encoding is cheap for the versions that did not change: a packed version (version_list.py) is its encoding, a
+held one's encoding is kept (by identity, until its result's text, state or figures move), so an autosave of a
+session with a thousand versions encodes only the one that is streaming; versions read from a file stay packed as
+they were read (`versions_loaded`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -19,6 +21,7 @@ from msgspec import UNSET, UnsetType
 from app.session.file_structs import dataclass_struct, given
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import PaneSpec
+from app.session.version_list import VersionList, as_version_list
 from app.session.versions import SETTINGS, PaneVersion
 
 Settings = dataclass_struct(PaneSpec, "Settings", {"stop": list[str]},
@@ -49,28 +52,54 @@ def version_to_file(version: PaneVersion) -> Version:
                    started_at=version.started_at)
 
 
-_kept: weakref.WeakKeyDictionary[PaneVersion, tuple[tuple, msgspec.Raw]] = weakref.WeakKeyDictionary()
+class _Codec:
+    """A version as the bytes of its file form and back (what a VersionList keeps of a packed version)."""
+
+    def __init__(self):
+        self._decoder = msgspec.json.Decoder(Version)
+
+    def encode(self, version: PaneVersion) -> bytes:
+        return msgspec.json.encode(version_to_file(version))
+
+    def decode(self, data: bytes) -> PaneVersion:
+        """The version again, its encoding kept (`_encoded`) until it changes."""
+        version = version_from_file(self._decoder.decode(data))
+        _kept[version] = (_key(version), data)
+        return version
+
+
+CODEC = _Codec()
+
+# A held version's encoding while it has not changed, by identity (its result's id and the fields that move while
+# it streams; the result itself is not held here, or the version list could never see it unheld and pack it).
+_kept: weakref.WeakKeyDictionary[PaneVersion, tuple[tuple, bytes]] = weakref.WeakKeyDictionary()
 
 
 def _key(version: PaneVersion) -> tuple:
     r = version.result
-    return (r, r.state, r.text, r.reasoning, r.finish_reason, r.error, r.generated_tokens, r.format_note,
+    return (id(r), r.state, r.text, r.reasoning, r.finish_reason, r.error, r.generated_tokens, r.format_note,
             len(r.token_ids), len(r.token_logprobs or ()), len(r.tool_calls))
 
 
-def version_loaded(raw: Version) -> PaneVersion:
-    """A version read from a file, its encoding kept from what was read: the first autosave after opening a
-    session re-encodes none of its versions (a thousand took 70-300 ms of the GUI thread, `bench --versions`)."""
-    version = version_from_file(raw)
-    if version.result is not None:
-        _kept[version] = (_key(version), msgspec.Raw(msgspec.json.encode(raw)))
-    return version
-
-
-def version_raw(version: PaneVersion) -> msgspec.Raw:
-    """The version as encoded JSON, reused while it has not changed (a streaming version is encoded anew)."""
+def _encoded(version: PaneVersion) -> bytes:
+    """The version's encoding, reused while it has not changed (a streaming version is encoded anew)."""
     key = _key(version)
     kept = _kept.get(version)
-    if kept is None or kept[0][0] is not key[0] or kept[0][1:] != key[1:] or version.result.busy:
-        kept = _kept[version] = (key, msgspec.Raw(msgspec.json.encode(version_to_file(version))))
+    if kept is None or kept[0] != key or version.result.busy:
+        kept = _kept[version] = (key, CODEC.encode(version))
     return kept[1]
+
+
+def versions_loaded(raws: list[Version] | msgspec.Raw) -> VersionList:
+    """A pane's versions read from a file, each kept packed as what was read: opening a session makes no
+    PaneVersion, and its first autosave encodes none of them again (`bench --versions`, `bench --panes`). A
+    pane's file form made in memory (`pane_to_file`) holds them still encoded."""
+    if isinstance(raws, msgspec.Raw):
+        raws = msgspec.json.decode(raws, type=list[Version])
+    return VersionList([msgspec.json.encode(raw) for raw in raws], CODEC)
+
+
+def versions_raw(kept: Sequence[PaneVersion]) -> msgspec.Raw:
+    """A pane's versions as the encoded JSON array, packing those that can be (version_list.py)."""
+    parts = as_version_list(kept).settle(CODEC, _encoded)
+    return msgspec.Raw(b"[" + b",".join(parts) + b"]")

@@ -1,7 +1,8 @@
 """A pane's versions: every run of a pane keeps its reply — the text and figures (its PaneResult, logprobs
 included), the settings it ran with and the prompt as sent — so a regenerate never drops the reply it replaces.
 
-`PaneSpec.versions` is the list, oldest first (replaced, never mutated: the pane's events say so); a run adds its
+`PaneSpec.versions` is the list, oldest first (a VersionList, version_list.py: replaced, never mutated, so the
+pane's events say so; finished versions nobody holds are kept packed, as their file encoding); a run adds its
 version when it is submitted, and the runner streams into that version's result (`pane.result` is the same
 object while it runs). `PaneSpec.current` is the version the conversation ends with: the one it replaces stays
 current until the new one ends, so a crash mid-run brings the old reply back (`recover`) with the cut-short one
@@ -16,6 +17,7 @@ from datetime import datetime, timezone
 
 from app.session import images
 from app.session.result import PaneResult, RunState
+from app.session.version_list import as_version_list
 
 # The PaneSpec fields a version keeps as "the settings it ran with" (what a branch from it copies back).
 SETTINGS = ("system", "sampling", "max_tokens", "stop", "backend", "show_probabilities", "output_format",
@@ -80,7 +82,7 @@ def keep_unversioned(pane) -> None:
     if turns and turns[-1]["role"] == "assistant":
         turns.pop()
     system = [{"role": "system", "content": pane.system.strip()}] if pane.system.strip() else []
-    pane.versions = [*pane.versions, PaneVersion(pane.result, system + turns, settings_of(pane))]
+    pane.versions = as_version_list(pane.versions).plus(PaneVersion(pane.result, system + turns, settings_of(pane)))
     pane.current = len(pane.versions) - 1
 
 
@@ -113,7 +115,7 @@ def begin(pane, messages: list[dict], result: PaneResult) -> PaneVersion:
     """A run of `pane` was submitted with `messages`, streaming into `result`: it becomes the last version;
     `current` stays on the reply it replaces until `end`."""
     version = PaneVersion(result, [_kept(m) for m in messages], settings_of(pane), now())
-    pane.versions = [*pane.versions, version]
+    pane.versions = as_version_list(pane.versions).plus(version)
     return version
 
 
@@ -128,8 +130,7 @@ def end(pane, result: PaneResult) -> None:
 def index_of(pane, result: PaneResult) -> int | None:
     """Where `result` is among the pane's versions (each result is one version's), looked for from the newest:
     the pane shows its last version almost always, and its version bar asks on every streamed change."""
-    kept = pane.versions
-    return next((i for i in range(len(kept) - 1, -1, -1) if kept[i].result is result), None)
+    return as_version_list(pane.versions).index_of_result(result)
 
 
 def shown(pane) -> int | None:

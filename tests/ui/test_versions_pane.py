@@ -190,9 +190,9 @@ def _bar_gathering_versions(qtbot, count: int):
     qtbot.addWidget(bar)
     for i in range(count):
         result = PaneResult(state=RunState.DONE, text=f"Colour {i}.", finish_reason="stop")
-        pane.versions = [*pane.versions, versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
-                                                              {"sampling": SamplingParams(temperature=i % 2),
-                                                               "max_tokens": 20})]
+        pane.versions = pane.versions.plus(versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
+                                                                {"sampling": SamplingParams(temperature=i % 2),
+                                                                 "max_tokens": 20}))
         pane.result, pane.current = result, i
         bar.sync()
     return pane, bar

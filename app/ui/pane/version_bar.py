@@ -7,13 +7,13 @@ versions."""
 
 from __future__ import annotations
 
-import operator
 import weakref
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.session import PaneSpec, SessionController, compare, versions
+from app.session.version_list import VersionList, as_version_list
 
 
 class VersionBar(QWidget):
@@ -26,7 +26,7 @@ class VersionBar(QWidget):
         super().__init__(parent, objectName="versionBar")
         self.spec, self.controller = spec, controller
         self._read: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # version -> its settings' labels
-        self._growing, self._fed = compare.GrowingDiffering(), []  # the versions it was fed, in order
+        self._growing, self._fed = compare.GrowingDiffering(), VersionList()  # the versions it was fed, in order
         self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
         self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
         self.label = QLabel(objectName="versionLabel")
@@ -77,11 +77,11 @@ class VersionBar(QWidget):
     def _differing(self) -> compare.GrowingDiffering:
         """What varies among the pane's versions, fed only the new ones while the list grows at its end (each
         new version cost a pass over every version before: a pane regenerating for an hour gathers thousands)."""
-        fed, now = self._fed, self.spec.versions  # a pane's list is replaced on each change, never mutated
+        fed, now = self._fed, as_version_list(self.spec.versions)  # replaced on each change, never mutated
         if now is fed:
             return self._growing
-        if len(now) < len(fed) or not all(map(operator.is_, fed, now)):  # not the same list grown: read anew
-            self._growing, fed = compare.GrowingDiffering(), []
+        if not now.grown_from(fed):  # not the same list grown: read anew
+            self._growing, fed = compare.GrowingDiffering(), VersionList()
         for version in now[len(fed):]:
             self._growing.add(self._labels(version))
         self._fed = now

@@ -1,0 +1,171 @@
+"""A pane's versions as a list that keeps the finished ones small: `PaneSpec.versions`.
+
+A pane regenerating for an afternoon gathers thousands of versions. As PaneVersion objects each kept ~9 KB and 13
+objects for the cyclic collector to walk (its result, their lists and dicts), so memory, every collection and
+everything that visited the versions grew with them. Here a version nobody else holds is kept *packed*: the bytes
+of its file encoding (the autosave writes those bytes anyway), which the collector never walks, and a read of it
+(`versions[i]`) makes it a PaneVersion again, kept as one until the next `settle`.
+
+`settle` (the session file's encoder calls it on each save and autosave) returns every version's encoding and packs
+the ones that can be: finished, not listened to (their result's signal group rested), without images, and held by
+nobody but this list, so nobody can tell that reading one later makes a new object: the pane's shown result, a
+view's version, a compare view's reply all stay the same objects.
+
+The list is replaced, never changed, when versions are added (`plus`); `grown_from` tells a reader that kept an
+earlier list whether this one is it with versions added at the end. Packing changes only how a version is held.
+Qt-free, and free of the file format: the session file's module (version_file.py) hands `settle` its codec.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, overload
+
+from app.session import resting
+
+PaneVersion = Any  # app.session.versions.PaneVersion, which imports this module (a pane's versions are this list)
+
+
+class Codec(Protocol):
+    """How a version becomes bytes and back (version_file.CODEC)."""
+
+    def encode(self, version: PaneVersion) -> bytes: ...
+
+    def decode(self, data: bytes) -> PaneVersion: ...
+
+
+class VersionList(Sequence):
+    """A pane's versions, oldest first; see the module's docstring. Built from PaneVersions (or packed bytes
+    with their codec, as a file is read)."""
+
+    __slots__ = ("_items", "_codec", "_line")
+
+    def __init__(self, items: Iterable[PaneVersion | bytes] = (), codec: Codec | None = None,
+                 line: object | None = None):
+        self._items: list[PaneVersion | bytes] = list(items)
+        self._codec = codec
+        self._line = line if line is not None else _Line()  # shared by the lists `plus` made, one from another
+        if codec is None and any(isinstance(item, bytes) for item in self._items):
+            raise ValueError("packed versions need the codec that packed them")
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> PaneVersion: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PaneVersion]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._version(i) for i in range(*index.indices(len(self._items)))]
+        return self._version(range(len(self._items))[index])
+
+    def __iter__(self) -> Iterator[PaneVersion]:
+        return (self._version(i) for i in range(len(self._items)))
+
+    def __eq__(self, other) -> bool:
+        """Cheap where it is asked most (an evented assignment compares the old list with the new): lengths first,
+        then the items as held (a version by identity, a packed one by its bytes)."""
+        if isinstance(other, VersionList):
+            return other is self or (len(other) == len(self) and other._items == self._items)
+        if isinstance(other, list):
+            return len(other) == len(self) and list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        packed = sum(isinstance(item, bytes) for item in self._items)
+        return f"VersionList({len(self._items)} versions, {packed} packed)"
+
+    def plus(self, version: PaneVersion) -> VersionList:
+        """This list with `version` added at the end (a new list: a pane's versions are replaced, never changed)."""
+        return VersionList([*self._items, version], self._codec, self._line)
+
+    def grown_from(self, other: Sequence[PaneVersion]) -> bool:
+        """`other` is this list as it was before versions were added at its end (made by `plus`, from it)."""
+        return isinstance(other, VersionList) and other._line is self._line and len(other) <= len(self)
+
+    def index_of_result(self, result) -> int | None:
+        """Which version `result` is, looked for from the newest without reading packed versions (a packed one's
+        result no longer exists as an object, so it cannot be the one asked for)."""
+        items = self._items
+        return next((i for i in range(len(items) - 1, -1, -1)
+                     if not isinstance(items[i], bytes) and items[i].result is result), None)
+
+    def image_refs(self) -> list:
+        """The images every version names, without reading packed versions (a version with images is never
+        packed)."""
+        return [ref for item in self._items if not isinstance(item, bytes) for ref in item.image_refs]
+
+    def packed(self) -> int:
+        """How many versions are held packed."""
+        return sum(isinstance(item, bytes) for item in self._items)
+
+    def settle(self, codec: Codec, encoded: Callable[[PaneVersion], bytes]) -> list[bytes]:
+        """Every version's encoding, in order (`encoded` gives a held version's, which it may keep between
+        saves), packing each version that can be (see the module's docstring)."""
+        self._codec = codec
+        items, out = self._items, []
+        for i in range(len(items)):
+            version = items[i]
+            if isinstance(version, bytes):
+                out.append(version)
+                continue
+            data = encoded(version)
+            out.append(data)
+            packable = _packable(version)
+            del version  # counted by `_held_elsewhere` otherwise
+            if packable and not _held_elsewhere(items, i):
+                items[i] = data
+        return out
+
+    def _version(self, index: int) -> PaneVersion:
+        item = self._items[index]
+        if isinstance(item, bytes):
+            item = self._items[index] = self._codec.decode(item)
+        return item
+
+
+class _Line:
+    """The identity the lists `plus` made one from another share (`grown_from`)."""
+
+    __slots__ = ()
+
+
+def _packable(version: PaneVersion) -> bool:
+    """Finished, not listened to, and without images (whose files the session lists from the held versions)."""
+    return not version.result.busy and not resting.awake(version.result) and not version.image_refs
+
+
+def _counts(items: list, index: int) -> tuple[int, int]:
+    """The references to the version at `index` and to its result, as counted from here."""
+    version = items[index]
+    result = version.result
+    return sys.getrefcount(version), sys.getrefcount(result)
+
+
+# What `_counts` reads for a version only its list holds (the list's slot, this module's names and getrefcount's
+# argument): measured once, by the same code, so it holds whatever the interpreter counts.
+class _Probe:
+    __slots__ = ("result",)
+
+    def __init__(self):
+        self.result = object()
+
+
+_ALONE = _counts([_Probe()], 0)
+
+
+def _held_elsewhere(items: list, index: int) -> bool:
+    """Someone besides the list holds the version or its result (a view, the pane showing it, a caller)."""
+    version_refs, result_refs = _counts(items, index)
+    return version_refs > _ALONE[0] or result_refs > _ALONE[1]
+
+
+def as_version_list(versions: Sequence[PaneVersion]) -> VersionList:
+    """`versions` as a VersionList (itself when it is one)."""
+    return versions if isinstance(versions, VersionList) else VersionList(versions)

@@ -1,0 +1,112 @@
+"""A pane's versions keep the finished ones packed (app/session/version_list.py): what an afternoon of
+regenerating costs in memory and in the collector's work, and that nobody can tell a version was packed."""
+
+from __future__ import annotations
+
+import gc
+import json
+import weakref
+
+from app.engine import Completion
+from app.session import PaneResult, PaneSpec, RunState, Session, store, versions
+from app.session.version_list import VersionList
+
+RUNS = 300
+
+
+def completion(text: str) -> Completion:
+    return Completion(request_id=0, text=text, token_ids=list(range(40)), finish_reason="stop", error=None,
+                      prompt_tokens=5, generated_tokens=40, queue_wait_s=0.01, ttft_s=0.1, decode_tps=20.0)
+
+
+def run(pane: PaneSpec, text: str) -> PaneResult:
+    """What SessionRunner.run and its pumps do to a pane, without a backend."""
+    result = PaneResult(state=RunState.QUEUED, t_submit=0.0)
+    versions.begin(pane, [{"role": "user", "content": "Name a colour."}], result)
+    pane.result = result
+    result.stream(text=text[:1], state=RunState.GENERATING, generated_tokens=1)
+    result.finish(completion(text))
+    versions.end(pane, result)
+    return result
+
+
+def regenerating(panes: int = 4, runs: int = RUNS, session: Session | None = None) -> Session:
+    """A listened-to session whose panes regenerate, autosaved as the window does every few runs."""
+    if session is None:
+        session = Session(panes=[PaneSpec(draft=f"q{i}") for i in range(panes)])
+        session.events.all.connect(lambda info: None)
+    for i in range(runs):
+        run(session.panes[i % len(session.panes)], f"Reply {i}: a colour, and why.")
+        if i % 10 == 9:
+            store.encode_compact(session)
+    return session
+
+
+def test_finished_versions_leave_nothing_for_the_collector_to_walk():
+    session = regenerating(runs=40)  # warm: the panes' signal groups, classes and caches built
+    gc.collect()
+    before = len(gc.get_objects())
+    regenerating(runs=RUNS, session=session)
+    store.encode_compact(session)
+    gc.collect()
+    per_version = (len(gc.get_objects()) - before) / RUNS
+    assert per_version < 0.5, f"{per_version:.1f} tracked objects per version (10 each before they were packed)"
+    assert all(p.versions.packed() == len(p.versions) - 1 for p in session.panes)  # all but the shown one
+
+
+def test_reading_a_packed_version_gives_it_back_and_the_autosave_is_the_same():
+    session = regenerating(panes=2, runs=20)
+    first = store.encode_compact(session)
+    pane = session.panes[0]
+    assert pane.versions.packed() == 9
+    old = pane.versions[3]
+    assert old.result.text == "Reply 6: a colour, and why." and old.result.token_ids == list(range(40))
+    assert old.messages == [{"role": "user", "content": "Name a colour."}] and old.result.state == RunState.DONE
+    assert pane.versions[3] is old  # read again: the same object while it is held
+    assert json.loads(store.encode_compact(session))["panes"] == json.loads(first)["panes"]
+    assert pane.versions.packed() == 8  # `old` is held here: it stays a PaneVersion
+    del old
+    store.encode_compact(session)
+    assert pane.versions.packed() == 9
+
+
+def test_a_version_or_result_someone_holds_is_never_packed():
+    session = regenerating(panes=1, runs=6)
+    pane = session.panes[0]
+    held_version, held_result = pane.versions[1], pane.versions[2].result
+    store.encode_compact(session)
+    assert pane.versions[1] is held_version and pane.versions[2].result is held_result
+    assert versions.index_of(pane, held_result) == 2
+    shown, text = weakref.ref(pane.result), pane.result.text
+    versions.show(pane, 0)  # the shown one changes: the one shown before is packed at the next save
+    store.encode_compact(session)
+    assert shown() is None and pane.versions[5].result.text == text  # packed: read again, it is made anew
+
+
+def test_a_packed_version_that_is_read_and_changed_is_saved_as_it_is_now():
+    session = regenerating(panes=1, runs=4)
+    store.encode_compact(session)
+    session.panes[0].versions[0].result.format_note = "checked"
+    saved = json.loads(store.encode_compact(session))
+    assert saved["panes"][0]["versions"][0]["result"]["format_note"] == "checked"
+
+
+def test_a_session_file_opens_with_its_versions_packed_and_reads_them_on_demand(tmp_path):
+    session = regenerating(panes=2, runs=20)
+    path = tmp_path / "colours.chorus.json"
+    session.save(path)
+    opened = Session.load(path)
+    pane = opened.panes[1]
+    assert len(pane.versions) == 10 and pane.versions.packed() == 9  # the shown one was read to show it
+    assert pane.result is pane.versions[9].result and pane.result.text == "Reply 19: a colour, and why."
+    assert [v.result.text for v in pane.versions] == [v.result.text for v in session.panes[1].versions]
+
+
+def test_a_list_grown_by_a_run_is_known_as_the_same_list_grown():
+    pane = PaneSpec()
+    run(pane, "One.")
+    before = pane.versions
+    run(pane, "Two.")
+    assert pane.versions.grown_from(before) and not before.grown_from(pane.versions)
+    assert not VersionList(list(pane.versions)).grown_from(before)  # the same versions, another list
+    assert pane.versions == list(pane.versions) and pane.versions != before
