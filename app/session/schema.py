@@ -25,7 +25,7 @@ from app.session.file_structs import dataclass_struct, given
 from app.session.images import ImageRef
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import COLUMNS, PaneSpec, ViewSettings
-from app.session.version_file import Version, versions_loaded, versions_raw
+from app.session.version_file import Version, versions_loaded, versions_pieces, versions_raw
 from app.session.version_list import as_version_list
 from app.session.votes import Vote
 
@@ -168,20 +168,33 @@ def autosave_from_file(data: SessionFile) -> Autosave:
 
 
 # --- model → file --------------------------------------------------------------------------------------------
-def pane_to_file(pane: PaneSpec) -> Pane:
+# Where a pane's versions go when they are kept apart (`session_to_file(versions_apart=...)`): a byte no JSON
+# msgspec writes holds (it escapes control characters in strings), so the text splits at each pane's versions.
+VERSIONS_APART = b"\x00"
+
+
+def pane_to_file(pane: PaneSpec, versions_apart: list[list[bytes]] | None = None) -> Pane:
+    """`versions_apart`: the pane's versions are appended to it, in pieces, and the file form holds
+    VERSIONS_APART in their place."""
     fields = {name: getattr(pane, name) for name in Pane.__struct_fields__}
+    if versions_apart is None:
+        kept = versions_raw(pane.versions)
+    else:
+        versions_apart.append(versions_pieces(pane.versions))
+        kept = msgspec.Raw(VERSIONS_APART)
     fields.update(turns=[turn_to_file(t) for t in pane.turns], stop=list(pane.stop),
-                  result=result_to_file(pane.result), versions=versions_raw(pane.versions),
-                  draft_images=list(pane.draft_images) or UNSET)
+                  result=result_to_file(pane.result), versions=kept, draft_images=list(pane.draft_images) or UNSET)
     return Pane(**fields)
 
 
-def session_to_file(session, saved_at: str, autosave: Autosave | None = None) -> SessionFile:
-    """`session`: a SessionModel (anything with panes, view and next_number)."""
+def session_to_file(session, saved_at: str, autosave: Autosave | None = None,
+                    versions_apart: list[list[bytes]] | None = None) -> SessionFile:
+    """`session`: a SessionModel (anything with panes, view and next_number). `versions_apart`: see
+    `pane_to_file`."""
     evaluation = evaluation_file.evaluation_to_file(session.evaluation) if session.evaluation is not None else None
     return SessionFile(format=FORMAT, version=VERSION, saved_at=saved_at,
                        view=View(columns=session.view.columns, column_group=session.view.column_group),
-                       panes=[pane_to_file(p) for p in session.panes], next_number=session.next_number,
+                       panes=[pane_to_file(p, versions_apart) for p in session.panes], next_number=session.next_number,
                        autosave=autosave if autosave is not None else UNSET, votes=list(session.votes),
                        evaluation=evaluation, group_mocks=group_mocks_to_file(session), mcp=mcp_to_file(session))
 

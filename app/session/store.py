@@ -208,14 +208,30 @@ def read_autosave(path: str | Path) -> dict:
 
 
 # --- encoding and files ---------------------------------------------------------------------------------------
-def encode_compact(session: SessionModel, autosave: schema.Autosave | None = None) -> bytes:
-    """The file's JSON, unformatted (the costly formatting is `formatted`'s, which may run on another thread).
-    Raises SessionFileError if a text in the session cannot be encoded."""
-    data = schema.session_to_file(session, time.strftime("%Y-%m-%dT%H:%M:%S%z"), autosave)
+def encode_pieces(session: SessionModel, autosave: schema.Autosave | None = None) -> list[bytes]:
+    """The file's JSON, unformatted, in pieces to be written one after another: the panes' versions, most of a
+    long session's bytes, are their lists' own pieces (app/session/version_list.py), so an autosave neither
+    encodes nor copies them again. Raises SessionFileError if a text in the session cannot be encoded."""
+    apart: list[list[bytes]] = []
+    data = schema.session_to_file(session, time.strftime("%Y-%m-%dT%H:%M:%S%z"), autosave, versions_apart=apart)
     try:
-        return msgspec.json.encode(data)  # a lone surrogate raises UnicodeEncodeError: no invalid UTF-8 out
+        text = msgspec.json.encode(data)  # a lone surrogate raises UnicodeEncodeError: no invalid UTF-8 out
     except (UnicodeEncodeError, msgspec.EncodeError) as exc:
         raise SessionFileError(f"the session holds text that cannot be saved: {exc}") from exc
+    around = text.split(schema.VERSIONS_APART)
+    if len(around) != len(apart) + 1:
+        raise SessionFileError("the session's versions could not be placed in its file")
+    pieces = [around[0]]
+    for versions, after in zip(apart, around[1:], strict=True):
+        pieces += versions
+        pieces.append(after)
+    return pieces
+
+
+def encode_compact(session: SessionModel, autosave: schema.Autosave | None = None) -> bytes:
+    """The file's JSON, unformatted, in one piece (the costly formatting is `formatted`'s, which may run on
+    another thread). Raises SessionFileError if a text in the session cannot be encoded."""
+    return b"".join(encode_pieces(session, autosave))
 
 
 def formatted(compact: bytes) -> bytes:

@@ -99,7 +99,12 @@ def versions_loaded(raws: list[Version] | msgspec.Raw) -> VersionList:
     return VersionList([msgspec.json.encode(raw) for raw in raws], CODEC)
 
 
+def versions_pieces(kept: Sequence[PaneVersion]) -> list[bytes]:
+    """A pane's versions as the encoded JSON array, in pieces to write one after another, packing those that
+    can be (version_list.py)."""
+    return as_version_list(kept).settle(CODEC, _encoded)
+
+
 def versions_raw(kept: Sequence[PaneVersion]) -> msgspec.Raw:
-    """A pane's versions as the encoded JSON array, packing those that can be (version_list.py)."""
-    parts = as_version_list(kept).settle(CODEC, _encoded)
-    return msgspec.Raw(b"[" + b",".join(parts) + b"]")
+    """A pane's versions as the encoded JSON array, in one piece."""
+    return msgspec.Raw(b"".join(versions_pieces(kept)))

@@ -19,6 +19,7 @@ Qt-free, and free of the file format: the session file's module (version_file.py
 from __future__ import annotations
 
 import sys
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
@@ -35,17 +36,26 @@ class Codec(Protocol):
     def decode(self, data: bytes) -> PaneVersion: ...
 
 
+# Packed versions gathered before they join the list's joined run (each join copies the run once).
+JOIN_AT = 64
+
+
 class VersionList(Sequence):
     """A pane's versions, oldest first; see the module's docstring. Built from PaneVersions (or packed bytes
-    with their codec, as a file is read)."""
+    with their codec, as a file is read).
 
-    __slots__ = ("_items", "_codec", "_line")
+    Held as `_items`: a PaneVersion, or a packed version's bytes, or None for one of the first `len(_ends)`,
+    whose encodings are kept joined by commas in `_joined` (each ends at its `_ends` offset): a save writes that
+    run as one piece, so its cost is the versions that changed, not all of them. A joined version that is read
+    becomes a PaneVersion in `_items` and stays in the run while its encoding does not change."""
 
-    def __init__(self, items: Iterable[PaneVersion | bytes] = (), codec: Codec | None = None,
-                 line: object | None = None):
-        self._items: list[PaneVersion | bytes] = list(items)
+    __slots__ = ("_items", "_codec", "_line", "_joined", "_ends")
+
+    def __init__(self, items: Iterable[PaneVersion | bytes] = (), codec: Codec | None = None):
+        self._items: list[PaneVersion | bytes | None] = list(items)
         self._codec = codec
-        self._line = line if line is not None else _Line()  # shared by the lists `plus` made, one from another
+        self._line = _Line()  # shared by the lists `plus` made, one from another
+        self._joined, self._ends = b"", array("Q")
         if codec is None and any(isinstance(item, bytes) for item in self._items):
             raise ValueError("packed versions need the codec that packed them")
 
@@ -70,7 +80,8 @@ class VersionList(Sequence):
         """Cheap where it is asked most (an evented assignment compares the old list with the new): lengths first,
         then the items as held (a version by identity, a packed one by its bytes)."""
         if isinstance(other, VersionList):
-            return other is self or (len(other) == len(self) and other._items == self._items)
+            return other is self or (len(other) == len(self) and other._items == self._items
+                                     and other._joined == self._joined)
         if isinstance(other, list):
             return len(other) == len(self) and list(self) == other
         return NotImplemented
@@ -78,12 +89,15 @@ class VersionList(Sequence):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        packed = sum(isinstance(item, bytes) for item in self._items)
-        return f"VersionList({len(self._items)} versions, {packed} packed)"
+        return f"VersionList({len(self._items)} versions, {self.packed()} packed)"
 
     def plus(self, version: PaneVersion) -> VersionList:
         """This list with `version` added at the end (a new list: a pane's versions are replaced, never changed)."""
-        return VersionList([*self._items, version], self._codec, self._line)
+        grown = VersionList.__new__(VersionList)
+        grown._items = [*self._items, version]
+        grown._codec, grown._line = self._codec, self._line
+        grown._joined, grown._ends = self._joined, self._ends  # never changed in place: shared
+        return grown
 
     def grown_from(self, other: Sequence[PaneVersion]) -> bool:
         """`other` is this list as it was before versions were added at its end (made by `plus`, from it)."""
@@ -93,41 +107,97 @@ class VersionList(Sequence):
         """Which version `result` is, looked for from the newest without reading packed versions (a packed one's
         result no longer exists as an object, so it cannot be the one asked for)."""
         items = self._items
-        return next((i for i in range(len(items) - 1, -1, -1)
-                     if not isinstance(items[i], bytes) and items[i].result is result), None)
+        return next((i for i in range(len(items) - 1, -1, -1) if _held(items[i]) and items[i].result is result),
+                    None)
 
     def image_refs(self) -> list:
         """The images every version names, without reading packed versions (a version with images is never
         packed)."""
-        return [ref for item in self._items if not isinstance(item, bytes) for ref in item.image_refs]
+        return [ref for item in self._items if _held(item) for ref in item.image_refs]
 
     def packed(self) -> int:
         """How many versions are held packed."""
-        return sum(isinstance(item, bytes) for item in self._items)
+        return sum(not _held(item) for item in self._items)
 
     def settle(self, codec: Codec, encoded: Callable[[PaneVersion], bytes]) -> list[bytes]:
-        """Every version's encoding, in order (`encoded` gives a held version's, which it may keep between
-        saves), packing each version that can be (see the module's docstring)."""
+        """The versions as a JSON array, in pieces to be written one after another (the joined run is one),
+        packing each version that can be (see the module's docstring). `encoded` gives a held version's
+        encoding, which it may keep between saves."""
         self._codec = codec
-        items, out = self._items, []
-        for i in range(len(items)):
+        if self._items[:len(self._ends)].count(None) != len(self._ends):  # joined versions were read since
+            self._settle_read(encoded)
+        items, tail = self._items, []
+        for i in range(len(self._ends), len(items)):
             version = items[i]
             if isinstance(version, bytes):
-                out.append(version)
+                tail.append(version)
                 continue
             data = encoded(version)
-            out.append(data)
+            tail.append(data)
             packable = _packable(version)
             del version  # counted by `_held_elsewhere` otherwise
             if packable and not _held_elsewhere(items, i):
                 items[i] = data
-        return out
+        pieces = [b"[", self._joined, b"," if self._ends and tail else b"", b",".join(tail), b"]"]
+        self._join_packed()
+        return [piece for piece in pieces if piece]
+
+    def _settle_read(self, encoded: Callable[[PaneVersion], bytes]) -> None:
+        """The joined versions that were read: packed again if they can be; the run taken apart if one changed."""
+        items = self._items
+        for i in range(len(self._ends)):
+            version = items[i]
+            if version is None:
+                continue
+            if encoded(version) != self._encoding(i):
+                del version
+                self._unjoin()
+                return
+            packable = _packable(version)
+            del version
+            if packable and not _held_elsewhere(items, i):
+                items[i] = None
+
+    def _join_packed(self) -> None:
+        """Packed versions right after the joined run join it once there are JOIN_AT of them."""
+        items, first = self._items, len(self._ends)
+        last = first
+        while last < len(items) and isinstance(items[last], bytes):
+            last += 1
+        if last - first < JOIN_AT:
+            return
+        run = items[first:last]
+        joined = b",".join([self._joined, *run] if first else run)
+        ends, at = array("Q", self._ends), len(self._joined) + 1 if first else 0
+        for data in run:
+            ends.append(at + len(data))
+            at += len(data) + 1
+        items[first:last] = [None] * len(run)
+        self._joined, self._ends = joined, ends
+
+    def _unjoin(self) -> None:
+        """Every joined version packed on its own again (one of them changed after it was read)."""
+        for i in range(len(self._ends)):
+            if self._items[i] is None:
+                self._items[i] = self._encoding(i)
+        self._joined, self._ends = b"", array("Q")
+
+    def _encoding(self, index: int) -> bytes:
+        """A joined version's encoding."""
+        return self._joined[self._ends[index - 1] + 1 if index else 0:self._ends[index]]
 
     def _version(self, index: int) -> PaneVersion:
         item = self._items[index]
-        if isinstance(item, bytes):
+        if item is None:
+            item = self._items[index] = self._codec.decode(self._encoding(index))
+        elif isinstance(item, bytes):
             item = self._items[index] = self._codec.decode(item)
         return item
+
+
+def _held(item) -> bool:
+    """The item is a PaneVersion (not packed bytes, not a place in the joined run)."""
+    return item is not None and not isinstance(item, bytes)
 
 
 class _Line:
