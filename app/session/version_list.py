@@ -6,10 +6,12 @@ everything that visited the versions grew with them. Here a version nobody else 
 of its file encoding (the autosave writes those bytes anyway), which the collector never walks, and a read of it
 (`versions[i]`) makes it a PaneVersion again, kept as one until the next `settle`.
 
-`settle` (the session file's encoder calls it on each save and autosave) returns every version's encoding and packs
-the ones that can be: finished, not listened to (their result's signal group rested), without images, and held by
-nobody but this list, so nobody can tell that reading one later makes a new object: the pane's shown result, a
-view's version, a compare view's reply all stay the same objects.
+`settle` (the session file's encoder calls it on each save and autosave) returns the versions' JSON array, in
+pieces, and packs the ones that can be: finished, not listened to (their result's signal group rested), without
+images, and held by nobody but this list, so nobody can tell that reading one later makes a new object: the
+pane's shown result, a view's version, a compare view's reply all stay the same objects. Packed versions at the
+front join one run of bytes, which a save hands its writer as it is: at 16,000 versions the autosave's part on
+the GUI thread is under a millisecond, where encoding every version took ~56 ms.
 
 The list is replaced, never changed, when versions are added (`plus`); `grown_from` tells a reader that kept an
 earlier list whether this one is it with versions added at the end. Packing changes only how a version is held.
