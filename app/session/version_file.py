@@ -19,6 +19,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.session.file_structs import dataclass_struct, given
+from app.session.result import BUSY_STATES, RunState
 from app.session.result_file import Result, result_from_file, result_to_file
 from app.session.state import PaneSpec
 from app.session.version_list import VersionList, as_version_list
@@ -52,11 +53,29 @@ def version_to_file(version: PaneVersion) -> Version:
                    started_at=version.started_at)
 
 
+class _StateOnly(msgspec.Struct):
+    state: str = RunState.IDLE.value
+
+
+class _Summary(msgspec.Struct):
+    """What a list of versions shows of each: read from its bytes, the rest skipped."""
+
+    started_at: str = ""
+    result: _StateOnly = msgspec.field(default_factory=_StateOnly)
+
+
 class _Codec:
     """A version as the bytes of its file form and back (what a VersionList keeps of a packed version)."""
 
     def __init__(self):
         self._decoder = msgspec.json.Decoder(Version)
+        self._summaries = msgspec.json.Decoder(_Summary)
+
+    def summary(self, data: bytes) -> tuple[str, str]:
+        """(started_at, state) as `decode` would make them (a run cut short by a crash reads "interrupted")."""
+        read = self._summaries.decode(data)
+        state = read.result.state
+        return read.started_at, RunState.INTERRUPTED.value if RunState(state) in BUSY_STATES else state
 
     def encode(self, version: PaneVersion) -> bytes:
         return msgspec.json.encode(version_to_file(version))

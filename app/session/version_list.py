@@ -37,6 +37,10 @@ class Codec(Protocol):
 
     def decode(self, data: bytes) -> PaneVersion: ...
 
+    def summary(self, data: bytes) -> tuple[str, str]:
+        """(started_at, its result's state), read without making the version."""
+        ...
+
 
 # Packed versions gathered before they join the list's joined run (each join copies the run once).
 JOIN_AT = 64
@@ -116,6 +120,12 @@ class VersionList(Sequence):
         """The images every version names, without reading packed versions (a version with images is never
         packed)."""
         return [ref for item in self._items if _held(item) for ref in item.image_refs]
+
+    def summaries(self) -> list[tuple[str, str]]:
+        """Each version's (started_at, its result's state), without reading packed versions into objects."""
+        items, codec = self._items, self._codec
+        return [(item.started_at, item.result.state.value) if _held(item)
+                else codec.summary(item if item is not None else self._encoding(i)) for i, item in enumerate(items)]
 
     def packed(self) -> int:
         """How many versions are held packed."""

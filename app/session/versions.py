@@ -210,21 +210,29 @@ def pick(pane, which: int | str | None = None) -> PaneResult | None:
     such version."""
     if which is None:
         return pane.result
-    count = len(pane.versions)
-    if which == PREVIOUS:
-        index = shown(pane)
-        index = (count if index is None else index) - 1
-    else:
-        index = int(which)
-    return pane.versions[index].result if 0 <= index < count else None
+    index = previous_index(pane) if which == PREVIOUS else int(which)
+    return pane.versions[index].result if index is not None and 0 <= index < len(pane.versions) else None
+
+
+def previous_index(pane) -> int | None:
+    """The index of the version before the shown one (the last when none is shown), None when there is none."""
+    index = shown(pane)
+    index = (len(pane.versions) if index is None else index) - 1
+    return index if 0 <= index < len(pane.versions) else None
 
 
 def choices(pane) -> list[tuple[str, int | str | None]]:
-    """What a compare view offers for the pane: (text, `pick`'s argument), the shown reply first."""
+    """What a compare view offers for the pane: (text, `pick`'s argument), the shown reply first. Packed
+    versions are described without being read (`VersionList.summaries`)."""
     found: list[tuple[str, int | str | None]] = [("shown reply", None)]
     if pane.versions:
         found.append(("previous version", PREVIOUS))
-    for index, version in enumerate(pane.versions):
-        when = f" · {version.started_at[11:19]}" if version.started_at else ""
-        found.append((f"version {index + 1}{when} · {version.result.state.value}", index))
+    for index, (started_at, state) in enumerate(as_version_list(pane.versions).summaries()):
+        when = f" · {started_at[11:19]}" if started_at else ""
+        found.append((f"version {index + 1}{when} · {state}", index))
     return found
+
+
+def choice_count(pane) -> int:
+    """How many `choices` the pane has (a view asks on every change whether a run added one)."""
+    return 1 + (len(pane.versions) + 1 if pane.versions else 0)

@@ -152,3 +152,19 @@ def test_a_joined_version_that_is_read_and_changed_is_saved_as_it_is_now():
     saved = json.loads(store.encode_compact(session))["panes"][0]["versions"]
     assert saved[7]["result"]["format_note"] == "checked" and saved[5]["result"]["text"] == unchanged.result.text
     assert [v["result"]["text"] for v in saved] == [v.result.text for v in pane.versions]
+
+
+def test_the_list_a_compare_view_offers_reads_no_packed_version():
+    """A diff view or the table asks for a pane's versions' descriptions whenever a run adds one: reading
+    thousands of packed versions back into objects each time would cost more with every run."""
+    from app.session.version_list import JOIN_AT
+
+    session = regenerating(panes=1, runs=JOIN_AT + 10)
+    pane = session.panes[0]
+    expected = versions.choices(pane)  # before packing: read from the objects
+    store.encode_compact(session)
+    packed = pane.versions.packed()
+    assert packed == JOIN_AT + 9
+    assert versions.choices(pane) == expected and pane.versions.packed() == packed
+    assert expected[-1][0].endswith(" · done") and len(expected) == versions.choice_count(pane)
+    assert versions.previous_index(pane) == JOIN_AT + 8 and pane.versions.packed() == packed

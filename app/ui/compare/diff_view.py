@@ -235,8 +235,8 @@ class DiffDialog(QDialog):
         if a is None or b is None:
             self.similarity.setText("Choose two panes")
             return
-        if self.left_version.count() != len(versions.choices(a)) or self.right_version.count() != len(
-                versions.choices(b)):
+        if self.left_version.count() != versions.choice_count(a) or self.right_version.count() != (
+                versions.choice_count(b)):
             self.fill_versions()  # a run added a version since
         ra = versions.pick(a, self.left_version.currentData()) or a.result
         rb = versions.pick(b, self.right_version.currentData()) or b.result

@@ -58,7 +58,7 @@ class VersionBar(QWidget):
         self.back.setEnabled(not spec.result.busy and (index is None or index > 0))
         self.forward.setEnabled(not spec.result.busy and index is not None and index < count - 1)
         self.branch_button.setEnabled(index is not None)
-        self.diff_button.setEnabled(versions.pick(spec, versions.PREVIOUS) is not None)  # the first has none
+        self.diff_button.setEnabled(versions.previous_index(spec) is not None)  # the first has none
         self.back.setAccessibleName(f"Previous version of {spec.label}")
         self.forward.setAccessibleName(f"Next version of {spec.label}")
         self.diff_button.setAccessibleName(f"Diff {spec.label}'s reply with its previous version")
