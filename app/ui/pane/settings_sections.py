@@ -82,8 +82,8 @@ class PaneSections:
         pane.options = options = OutputOptions()
         if pane.checker is not None:
             options.set_checker(pane.checker)
+        self.slots["legend"].addWidget(options.legend)  # (first: moving it to the pane hides it)
         pane_render.load_options(pane, pane_render.EDITOR_FIELDS)
-        self.slots["legend"].addWidget(options.legend)
         options.sig_changed.connect(pane.form_edited)
         return options
 

@@ -69,7 +69,7 @@ class _Turns:
     def run(self) -> None:
         """One turn's share of the jobs' steps."""
         started = time.perf_counter()
-        budget = min([SLICE_S, *(job.budget_s for job in self.jobs)]) - sum(c.cost_s for c in self.closers)
+        budget = min([SLICE_S, *(job.budget_s for job in self.jobs)]) - self.reserved_s()
         ran = 0
         while self.jobs:
             job = self.jobs[0]
@@ -88,12 +88,13 @@ class _Turns:
                 self.jobs.append(job)
             if time.perf_counter() - started >= budget:
                 break
-        self._close()
+        self.close()
         if self.jobs and self._timer is not None:
             self._timer.start()
 
 
-    def _close(self) -> None:
+    def close(self) -> None:
+        """The turn's closing work (`end_turns_with`)."""
         for closer in list(self.closers):
             callback = closer.ref()
             if callback is None:  # its owner is gone
@@ -102,10 +103,16 @@ class _Turns:
             begun = time.perf_counter()
             try:
                 callback()
-            except Exception:  # noqa: BLE001 (its widget was deleted, say): it ends no more turns
+            except RuntimeError:  # its widget was deleted (its Python side lives on): it ends no more turns
+                self.closers.remove(closer)
+            except Exception:  # noqa: BLE001 (the turn goes on)
                 log.exception("a sliced turn's closing work failed")
                 self.closers.remove(closer)
             closer.cost_s = time.perf_counter() - begun
+
+    def reserved_s(self) -> float:
+        """What the closing work took last time: the room a turn's steps leave it."""
+        return sum(closer.cost_s for closer in self.closers)
 
 
 _turns = _Turns()
@@ -148,9 +155,10 @@ def run_sliced(steps: Iterable, budget_s: float | None = None):
             loop.quit()
         return False
 
-    started = time.perf_counter()
-    while step() and time.perf_counter() - started < budget_s:  # the first slice at once
+    started, first = time.perf_counter(), budget_s - _turns.reserved_s()
+    while step() and time.perf_counter() - started < first:  # the first slice at once, a turn's work as any
         pass
+    _turns.close()
     if "done" not in outcome:
         loop = QEventLoop()
         _turns.add(step, budget_s)
