@@ -246,3 +246,32 @@ def test_the_panes_a_sliced_turn_adds_are_placed_within_its_budget(window, qtbot
     probe.stop()
     passes = [work[t] for t in sorted(work)]
     assert max(passes[1:]) <= 30, passes  # was 36.5
+
+
+def test_settings_forms_made_late_take_their_place_in_the_tab_order(window, qtbot):
+    """A form made when its section opens joins the window's tab order where it would have been had it been made
+    with the pane: after its toggle; Output's form before Tools' whichever opened first."""
+    from PySide6.QtWidgets import QApplication
+
+    pane = window.grid.add_pane()
+    after = window.grid.add_pane()
+    QApplication.processEvents()
+    system, sampling, output, tools = pane._toggles
+    tools.setChecked(True)
+    output.setChecked(True)
+    sampling.setChecked(True)
+
+    def next_control(widget):
+        widget = widget.nextInFocusChain()
+        while widget.focusPolicy() == Qt.NoFocus:
+            widget = widget.nextInFocusChain()
+        return widget
+
+    assert next_control(sampling) is pane.sampling.temperature
+    assert next_control(tools) is pane.options.kind
+    order, widget = [], next_control(pane)
+    while pane.isAncestorOf(widget):
+        order.append(widget)
+        widget = next_control(widget)
+    assert after.isAncestorOf(widget)  # then the next pane
+    assert order.index(pane.options.editor) < order.index(pane.tools.choice) < order.index(pane.prompt)
