@@ -4,7 +4,7 @@ submission. Checked by events and counts (a zero budget makes every pane a slice
 
 import collections
 
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.session import RunState
@@ -88,8 +88,8 @@ def test_many_layout_requests_check_the_column_count_once_per_turn(window, monke
         return real.fget(self)
 
     monkeypatch.setattr(grid_module.PaneGrid, "shown_columns", property(counting))
-    for view in views * 10:  # 120 panes' layouts changed in one turn (sections shown or hidden)
-        QApplication.sendEvent(view, QEvent(QEvent.LayoutRequest))
+    for view in views * 10:  # 120 panes' sections shown or hidden in one turn
+        view.sig_sections_changed.emit()
     assert checks[0] == 0  # none yet: the check waits for the turn's end
     QApplication.processEvents()
     assert checks[0] == 1

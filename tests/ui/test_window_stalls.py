@@ -163,3 +163,115 @@ def test_a_turn_starts_no_step_that_would_end_past_its_budget(qtbot, monkeypatch
     probe.stop()
     assert sum(spent.values()) == 12 * 2 + 5 * 18
     assert max(spent.values()) <= 25, spent
+
+
+def test_a_pane_is_built_without_its_settings_forms_and_makes_each_when_it_opens(window, qtbot):
+    """The Sampling, Output and Tools forms were most of a pane's build (~16 ms of its ~27 ms): a pane is
+    built without them; opening a section (or asking for a part of it) makes its form, showing the spec's values;
+    a pane that has not made a form leaves the spec's values as they are when it runs or commits."""
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.pane.output_options import OutputOptions
+    from app.ui.pane.sampling_form import SamplingForm
+    from app.ui.pane.tools_options import ToolsOptions
+
+    pane = window.grid.add_pane()
+    pane.spec.sampling = pane.spec.sampling.__class__(temperature=1.3, seed=7)
+    pane.spec.tools = '[{"type": "function", "function": {"name": "f"}}]'
+    other = window.grid.add_pane()
+    other.build()
+    forms = (SamplingForm, OutputOptions, ToolsOptions)
+    assert not any(other.findChildren(form) for form in forms)
+    assert len(other.findChildren(QWidget)) < 120  # 96 without the forms, WITHOUT_FORMS
+    other.commit_form()  # nothing made: nothing to copy over the spec
+    system, sampling, output, tools = pane._toggles
+    sampling.setChecked(True)  # the Sampling section opens: its form is made, from the spec
+    assert pane.findChildren(SamplingForm) and pane.sampling.isVisibleTo(pane)
+    assert pane.sampling.temperature.value() == 1.3 and pane.sampling.seed.text() == "7"
+    assert not pane.findChildren(ToolsOptions)
+    assert pane.tools.editor.toPlainText() == pane.spec.tools  # asked for: made, loaded, still closed
+    assert not pane.tools.isVisibleTo(pane) and not tools.isChecked()
+    pane.commit_form()
+    assert pane.spec.sampling.temperature == 1.3 and pane.spec.tools.startswith('[{"type"')
+
+
+def test_a_pane_that_shows_token_probabilities_makes_its_output_form_for_the_legend(window, qtbot):
+    pane = window.grid.add_pane()
+    pane.spec.show_probabilities = True
+    assert pane.options.legend.isVisibleTo(pane) and not pane.options.isVisibleTo(pane)
+    fresh = window.grid.add_pane()
+    fresh.build()
+    assert not fresh.sections.built("options")
+    fresh.spec.show_probabilities = True  # from a sweep or a file: the legend shows under the reply
+    assert fresh.sections.built("options") and fresh.options.legend.isVisibleTo(fresh)
+
+
+def test_the_panes_a_sliced_turn_adds_are_placed_within_its_budget(window, qtbot, monkeypatch):
+    """On a made-up clock a step adds a pane in 1 ms and placing takes 0.5 ms a pane (as an open's steps, placed
+    ~70 at a time in 15-30 ms). Placing ran on a timer of its own, due in the same pass of the event loop as the
+    turn: 25 ms of steps and 12.5 of placing. The turn ends with the placing now, its steps leaving room for it
+    by what it took last: about 25 ms a pass (the first turn has no figure for the placing yet)."""
+    from types import SimpleNamespace
+
+    from app.ui.pane import grid as grid_module
+    from app.ui.widgets import sliced
+
+    clock = [0.0]
+    monkeypatch.setattr(sliced, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(sliced, "SLICE_S", 0.025)
+    turn, work = [0], Counter()  # made-up milliseconds per event-loop turn
+    probe = QTimer(interval=0)  # fires once per event-loop turn, before the work due in it
+    probe.timeout.connect(lambda: turn.__setitem__(0, turn[0] + 1))
+    real_steps, real_place = window.controller.add_variants_steps, grid_module.PaneGrid._place_from
+
+    def steps(source, specs):
+        for spec in real_steps(source, specs):
+            clock[0] += 0.001
+            work[turn[0]] += 1
+            yield spec
+
+    def place(grid, index):
+        ms = 0.5 * (len(grid.panes) - index)
+        clock[0] += ms / 1000
+        work[turn[0]] += ms
+        return real_place(grid, index)
+
+    monkeypatch.setattr(window.controller, "add_variants_steps", steps)
+    monkeypatch.setattr(grid_module.PaneGrid, "_place_from", place)
+    source = window.grid.panes[0] if window.grid.panes else window.grid.add_pane()
+    window.grid.settle()
+    probe.start()
+    views = window.compare.add_variants(source, sweep.expand(source.spec, {"seed": list(range(1, 121))}), run=False)
+    qtbot.waitUntil(lambda: all(window.grid._layout.indexOf(view) >= 0 for view in views))
+    probe.stop()
+    passes = [work[t] for t in sorted(work)]
+    assert max(passes[1:]) <= 30, passes  # was 36.5
+
+
+def test_settings_forms_made_late_take_their_place_in_the_tab_order(window, qtbot):
+    """A form made when its section opens joins the window's tab order where it would have been had it been made
+    with the pane: after its toggle; Output's form before Tools' whichever opened first."""
+    from PySide6.QtWidgets import QApplication
+
+    pane = window.grid.add_pane()
+    after = window.grid.add_pane()
+    QApplication.processEvents()
+    system, sampling, output, tools = pane._toggles
+    tools.setChecked(True)
+    output.setChecked(True)
+    sampling.setChecked(True)
+
+    def next_control(widget):
+        widget = widget.nextInFocusChain()
+        while widget.focusPolicy() == Qt.NoFocus:
+            widget = widget.nextInFocusChain()
+        return widget
+
+    assert next_control(sampling) is pane.sampling.temperature
+    assert next_control(tools) is pane.options.kind
+    order, widget = [], next_control(pane)
+    while pane.isAncestorOf(widget):
+        order.append(widget)
+        widget = next_control(widget)
+    assert after.isAncestorOf(widget)  # then the next pane
+    assert order.index(pane.options.editor) < order.index(pane.tools.choice) < order.index(pane.prompt)

@@ -8,8 +8,8 @@ controller and return the new view.
 At any size: a view is an empty frame until it is first painted (prompt_pane.py), and the grid builds the frames
 that were painted a few per event-loop turn (in the window's sliced work, app/ui/widgets/sliced.py), so a sweep or
 an opened session of hundreds of panes builds the dozen on screen, and scrolling builds the next. Panes inserted or
-removed together (a sweep, Open, New) are placed once, on the next event-loop turn, with their headers' titles
-worked out once for all of them
+removed together (a sweep, Open, New) are placed once, at the end of the sliced turn that added them (or on the
+next event-loop turn), with their headers' titles worked out once for all of them
 (`settle` places them at once where a caller needs their geometry).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 
-from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QScrollArea, QWidget
 
 from app.session import MAIN, PaneSpec, Session, SessionController
@@ -26,7 +26,7 @@ from app.session.state import COLUMNS, pane_change
 from app.ui.pane.empty_hint import EmptyHint
 from app.ui.pane.prompt_pane import PromptPane
 from app.ui.widgets.scroll_sync import ScrollSync
-from app.ui.widgets.sliced import share_turns
+from app.ui.widgets.sliced import end_turns_with, share_turns
 
 MIN_COLUMN_WIDTH = 180  # columns mode: 8 variants fit side by side on a 1600 px screen, more scroll sideways
 PANE_MIN_WIDTH = 300
@@ -71,6 +71,7 @@ class PaneGrid(QScrollArea):
         self._views: dict[int, PromptPane] = {}  # id(spec) -> its view
         self._place_timer = QTimer(self, singleShot=True, interval=0)  # inserts and removals placed together
         self._place_timer.timeout.connect(self.settle)
+        end_turns_with(self.settle)  # panes a sliced turn added (a sweep's, an open's) are placed within the turn
         self._place_index: int | None = None  # the first pane whose place changed since the grid was laid out
         self._to_build: list[PromptPane] = []  # painted, not built yet: built a few per event-loop turn
         self._to_delete: list[PromptPane] = []  # removed, hidden, deleted a few per event-loop turn
@@ -106,10 +107,9 @@ class PaneGrid(QScrollArea):
         pane = max([PANE_MIN_WIDTH, *(view.settings_width() for view in self.panes if view.built)])
         return max(1, min(self.columns, room // (pane + spacing)))
 
-    def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.LayoutRequest and not self._width_check.isActive():
-            self._width_check.start()  # a pane's section may have opened or closed: checked once per turn
-        return False
+    def _sections_changed(self) -> None:
+        if not self._width_check.isActive():
+            self._width_check.start()  # checked once per turn, however many panes said so
 
     def _check_widths(self) -> None:
         """Lay the panes out again if their widths now allow another column count (a section opened or
@@ -238,7 +238,7 @@ class PaneGrid(QScrollArea):
         view = PromptPane(spec, self.controller, self._container, self._build_soon)
         view.hide()  # until it is placed
         view.setMinimumHeight(self.placeholder_height)
-        view.installEventFilter(self)
+        view.sig_sections_changed.connect(self._sections_changed)
         view.set_backends(self.backend_names, self.backend_labels)
         view.set_tool_support(self.tool_support)
         if self._check_grammar is not None:

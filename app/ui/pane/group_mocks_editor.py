@@ -9,7 +9,7 @@ The editor is hidden for a pane in no group.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.session import PaneSpec, SessionController, tool_loop
@@ -24,9 +24,6 @@ BAD, GOOD = "color: #b91c1c", "color: #047857"
 
 
 class GroupMocksEditor(QWidget):
-    sig_changed = Signal()
-    """The group's mock results changed (typed here or in another pane of the group, or a file opened)."""
-
     def __init__(self, spec: PaneSpec, controller: SessionController, parent: QWidget | None = None):
         super().__init__(parent)
         self.spec, self.controller = spec, controller
@@ -88,4 +85,3 @@ class GroupMocksEditor(QWidget):
 
     def _on_session(self, _new, _old) -> None:
         self.sync()
-        self.sig_changed.emit()

@@ -5,6 +5,7 @@ result changes at most once per event-loop turn, so a pump of many steps repaint
 the pane is scrolled out of view (they show when it is painted again). An editor already showing a value is left
 alone, so typing is never disturbed by the echo of its own edit. Widgets -> spec: `commit_form` copies the
 sampling, output, tools and video forms into the spec (the tools' texts as written: a run or Continue checks them).
+A settings section not made yet (settings_sections.py) has nothing to show or copy: it loads the spec when made.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def render(pane, dirty: set[str]) -> None:
         pane.output.sync(pane.spec)
     if dirty & {"result", "new result", "turns", "tools", "mocks", "group"}:
         pane.tool_cards.sync()
-    if dirty & {"group", "tools"}:
+    if dirty & {"group", "tools"} and pane.sections.built("tools"):
         pane.group_mocks.sync()
     if dirty & {"result", "new result", "turns"}:
         pane.thinking_view.sync(pane.spec)
@@ -67,35 +68,25 @@ def load_spec(pane) -> None:
 
 def load_editors(pane, fields=EDITOR_FIELDS) -> None:
     """Show the spec's values in the editors for `fields` (an editor already showing them is untouched, so
-    typing is never disturbed by the echo of its own edit)."""
-    spec = pane.spec
+    typing is never disturbed by the echo of its own edit). A settings section not made yet is left so: it
+    loads the spec when it is made (settings_sections.py), except the Output section of a pane that shows token
+    probabilities, whose legend goes under the reply."""
+    spec, sections = pane.spec, pane.sections
     for editor, text in ((pane.system_prompt, spec.system), (pane.prompt, spec.draft)):
         if editor.toPlainText() != text:
             editor.blockSignals(True)
             editor.setPlainText(text)
             editor.blockSignals(False)
-    sampling = pane.sampling
-    if fields & {"sampling", "max_tokens", "stop"}:
-        sampling.load(spec.sampling, spec.max_tokens, spec.stop)
-    if fields & {"thinking", "thinking_budget"}:
-        sampling.thinking.load(spec.thinking, spec.thinking_budget)
-    if "speculative" in fields:
-        sampling.load_speculative(spec.speculative)
-    if fields & {"show_probabilities", "output_format"}:
-        pane.options.load(spec.show_probabilities, spec.output_format)
-    if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
-        pane.tools.load(*(getattr(spec, name) if name in fields else None
-                          for name in ("tools", "tool_choice", "mocks", "expected_calls")))
-    if "parallel_tool_calls" in fields:
-        pane.tools.load_parallel(spec.parallel_tool_calls)
-    if "tool_call_first" in fields:
-        pane.tools.load_call_first(spec.tool_call_first)
+    if sections.built("sampling"):
+        load_sampling(pane, fields)
+    if sections.built("options"):
+        load_options(pane, fields)
+    elif "show_probabilities" in fields and spec.show_probabilities:
+        sections.make("options")
+    if sections.built("tools"):
+        load_tools(pane, fields)
     if fields & VIDEO_FIELDS:
         pane.video_fields.load(spec.video_fps, spec.video_max_frames)
-    if "lora" in fields:
-        sampling.adapters.load(spec.lora)
-    if fields & {"speculative_kind", "draft_model"}:
-        sampling.draft.load(spec.speculative_kind, spec.draft_model)
     if fields & {"rating", "note"}:
         pane.rating.load(spec.rating, spec.note)
     pane.header.show_spec()
@@ -108,21 +99,59 @@ def load_editors(pane, fields=EDITOR_FIELDS) -> None:
     pane.cancel_edit_button.setVisible(editing)
 
 
+def load_sampling(pane, fields) -> None:
+    spec, sampling = pane.spec, pane.sampling
+    if fields & {"sampling", "max_tokens", "stop"}:
+        sampling.load(spec.sampling, spec.max_tokens, spec.stop)
+    if fields & {"thinking", "thinking_budget"}:
+        sampling.thinking.load(spec.thinking, spec.thinking_budget)
+    if "speculative" in fields:
+        sampling.load_speculative(spec.speculative)
+    if "lora" in fields:
+        sampling.adapters.load(spec.lora)
+    if fields & {"speculative_kind", "draft_model"}:
+        sampling.draft.load(spec.speculative_kind, spec.draft_model)
+
+
+def load_options(pane, fields) -> None:
+    if fields & {"show_probabilities", "output_format"}:
+        pane.options.load(pane.spec.show_probabilities, pane.spec.output_format)
+
+
+def load_tools(pane, fields) -> None:
+    spec, tools = pane.spec, pane.tools
+    if fields & {"tools", "tool_choice", "mocks", "expected_calls"}:
+        tools.load(*(getattr(spec, name) if name in fields else None
+                     for name in ("tools", "tool_choice", "mocks", "expected_calls")))
+    if "parallel_tool_calls" in fields:
+        tools.load_parallel(spec.parallel_tool_calls)
+    if "tool_call_first" in fields:
+        tools.load_call_first(spec.tool_call_first)
+
+
 def commit_form(pane) -> None:
-    """Copy the sampling and output forms into the spec; raises ValueError with a message if a value is invalid
+    """Copy the settings forms made so far into the spec; raises ValueError with a message if a value is invalid
     (the spec keeps its last valid values then)."""
-    params, max_tokens, stops = pane.sampling.read(pane.spec.sampling)
-    output_format = pane.options.read()
-    spec, sampling, tools = pane.spec, pane.sampling, pane.tools
-    spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
-    spec.thinking, spec.thinking_budget = sampling.thinking.read()
-    spec.speculative = sampling.speculative_mode()
-    spec.output_format = output_format
-    spec.show_probabilities = pane.options.probabilities.isChecked()
-    spec.tools, spec.tool_choice = tools.values()  # kept as written; a run checks them (session/tools.py)
-    spec.mocks, spec.expected_calls = tools.mock_values()  # as written; Continue checks them
-    spec.parallel_tool_calls = tools.parallel_value()
-    spec.tool_call_first = tools.call_first.isChecked()
-    spec.lora = sampling.adapters.read()
-    spec.speculative_kind, spec.draft_model = sampling.draft.read()
+    spec, sections = pane.spec, pane.sections
+    sampling = pane.sampling if sections.built("sampling") else None
+    options = pane.options if sections.built("options") else None
+    if sampling is not None:
+        params, max_tokens, stops = sampling.read(spec.sampling)
+    output_format = options.read() if options is not None else None
+    if sampling is not None:
+        spec.sampling, spec.max_tokens, spec.stop = params, max_tokens, tuple(stops)
+        spec.thinking, spec.thinking_budget = sampling.thinking.read()
+        spec.speculative = sampling.speculative_mode()
+    if options is not None:
+        spec.output_format = output_format
+        spec.show_probabilities = options.probabilities.isChecked()
+    if sections.built("tools"):
+        tools = pane.tools
+        spec.tools, spec.tool_choice = tools.values()  # kept as written; a run checks them (session/tools.py)
+        spec.mocks, spec.expected_calls = tools.mock_values()  # as written; Continue checks them
+        spec.parallel_tool_calls = tools.parallel_value()
+        spec.tool_call_first = tools.call_first.isChecked()
+    if sampling is not None:
+        spec.lora = sampling.adapters.read()
+        spec.speculative_kind, spec.draft_model = sampling.draft.read()
     spec.video_fps, spec.video_max_frames = pane.video_fields.read()

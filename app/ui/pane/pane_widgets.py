@@ -11,26 +11,23 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, 
 from app.ui.pane.controls import PaneControls
 from app.ui.pane.conversation_view import ConversationView
 from app.ui.pane.editor import PromptEditor
-from app.ui.pane.group_mocks_editor import GroupMocksEditor
 from app.ui.pane.header import PaneHeader
 from app.ui.pane.image_strip import ImageStrip
-from app.ui.pane.mcp_picker import McpPicker
-from app.ui.pane.output_options import OutputOptions
-from app.ui.pane.sampling_form import SamplingForm
+from app.ui.pane.settings_sections import PaneSections
 from app.ui.pane.thinking_view import ThinkingView
 from app.ui.pane.tool_cards_view import ToolCardsView
-from app.ui.pane.tools_options import ToolsOptions
 from app.ui.pane.version_bar import VersionBar
 from app.ui.pane.video_fields import VideoFields
 from app.ui.widgets.collapsible import collapsible
 from app.ui.widgets.status_line import StatusLine
 
 PARTS = frozenset({"header", "title", "conversation_button", "conversation_menu", "compare_button",
-                   "duplicate_button", "remove_button", "system_prompt", "sampling", "options", "tools", "_toggles",
-                   "edit_banner", "cancel_edit_button", "prompt", "images", "controls", "run_button", "stop_button",
-                   "drop_button", "rating", "copy_action", "output", "thinking_view", "tool_cards", "group_mocks",
-                   "mcp_picker", "status", "version_bar", "video_fields"})
-"""The attributes `build` gives a pane: reading one of a pane not built yet builds it (PromptPane.__getattr__)."""
+                   "duplicate_button", "remove_button", "system_prompt", "sections", "_toggles", "edit_banner",
+                   "cancel_edit_button", "prompt", "images", "controls", "run_button", "stop_button", "drop_button",
+                   "rating", "copy_action", "output", "thinking_view", "tool_cards", "status", "version_bar",
+                   "video_fields"})
+"""The attributes `build` gives a pane: reading one of a pane not built yet builds it (PromptPane.__getattr__).
+The settings sections' forms come later, when first wanted (settings_sections.PARTS)."""
 
 
 def build(pane) -> None:
@@ -44,12 +41,8 @@ def build(pane) -> None:
     pane.system_prompt = QPlainTextEdit(placeholderText="System prompt (optional)", tabChangesFocus=True)
     pane.system_prompt.setFixedHeight(54)
     system_toggle, _ = collapsible("System prompt", pane.system_prompt, expanded=False)
-    pane.sampling = SamplingForm()
-    sampling_toggle, _ = collapsible("Sampling", pane.sampling, expanded=False)
-    pane.options = OutputOptions()
-    options_toggle, _ = collapsible("Output", pane.options, expanded=False)
-    pane.tools = ToolsOptions()
-    tools_toggle, _ = collapsible("Tools", pane.tools, expanded=False)
+    pane.sections = lazy = PaneSections(pane)  # Sampling, Output, Tools: their forms made when first opened
+    sampling_toggle, options_toggle, tools_toggle = (lazy.toggle(name) for name in ("sampling", "options", "tools"))
     pane._toggles = (system_toggle, sampling_toggle, options_toggle, tools_toggle)
     pane.edit_banner = QLabel(objectName="editBanner", wordWrap=True)
     pane.cancel_edit_button = QPushButton("Cancel edit")
@@ -70,27 +63,23 @@ def build(pane) -> None:
     pane.output.setTabChangesFocus(True)
     pane.thinking_view = ThinkingView()
     pane.tool_cards = ToolCardsView(spec, controller)
-    pane.group_mocks = GroupMocksEditor(spec, controller, pane)  # the group's, in every pane of it (parented: shown
-    # parentless, it was a window of its own for a moment, and the window lost its activation)
-    pane.tools.add_group_editor(pane.group_mocks)
-    pane.mcp_picker = McpPicker(spec, controller)  # MCP servers' tools beside the JSON-defined ones
-    pane.tools.add_mcp_picker(pane.mcp_picker)
     pane.status = StatusLine("idle", background=QPalette.Base)  # the pane's own background (style.qss)
     pane.status.setObjectName("paneStatus")
 
     layout = QVBoxLayout(pane)
     layout.setContentsMargins(10, 8, 10, 8)
     layout.setSpacing(4)
-    for widget in (pane.header, system_toggle, pane.system_prompt, sampling_toggle, pane.sampling):
+    for widget in (pane.header, system_toggle, pane.system_prompt, sampling_toggle):
         layout.addWidget(widget)
+    layout.addLayout(lazy.slots["sampling"])
     sections = QHBoxLayout()  # Output and Tools share a row: a pane gets no taller for the Tools section
     sections.setContentsMargins(0, 0, 0, 0)
     for toggle in (options_toggle, tools_toggle):
         sections.addWidget(toggle)
     sections.addStretch(1)
     layout.addLayout(sections)
-    for widget in (pane.options, pane.tools):
-        layout.addWidget(widget)
+    for name in ("options", "tools"):
+        layout.addLayout(lazy.slots[name])
     layout.addLayout(banner)
     layout.addWidget(pane.images)
     layout.addWidget(pane.video_fields)
@@ -101,8 +90,8 @@ def build(pane) -> None:
     layout.addWidget(pane.version_bar)
     layout.addWidget(pane.output, 1)
     layout.addWidget(pane.tool_cards)
-    for widget in (pane.options.legend, pane.status):
-        layout.addWidget(widget)
+    layout.addLayout(lazy.slots["legend"])  # the Output section's legend of the token probabilities
+    layout.addWidget(pane.status)
     chain = [pane.cancel_edit_button, pane.prompt, *c.focus_chain(), pane.thinking_view.toggle,
              pane.thinking_view.text, pane.output]  # editor -> Run -> Stop -> rating -> menu -> reply
     for first, second in zip(chain, chain[1:], strict=False):
@@ -124,9 +113,7 @@ def _connect(pane) -> None:
     pane.cancel_edit_button.clicked.connect(pane.cancel_edit)
     pane.prompt.textChanged.connect(lambda: setattr(pane.spec, "draft", pane.prompt.toPlainText()))
     pane.system_prompt.textChanged.connect(lambda: setattr(pane.spec, "system", pane.system_prompt.toPlainText()))
-    for form in (pane.sampling, pane.options, pane.tools, pane.video_fields):
-        form.sig_changed.connect(pane.form_edited)
-    pane.group_mocks.sig_changed.connect(pane.tool_cards.sync)
+    pane.video_fields.sig_changed.connect(pane.form_edited)
     pane.rating.sig_changed.connect(lambda: controller.rate(pane.spec, pane.rating.rating, pane.rating.note.text()))
     pane.output.sig_branch_requested.connect(pane.branch)
     pane.prompt.sig_images.connect(pane.images.incoming)

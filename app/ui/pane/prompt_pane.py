@@ -22,12 +22,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFrame, QWidget
 
 from app.session import MAIN, PaneSpec, RunState, SessionController
-from app.ui.pane import pane_render, pane_widgets
+from app.ui.pane import pane_render, pane_widgets, settings_sections
 from app.ui.pane.tools_options import server_support_text
 from app.ui.widgets.striped_frame import StripedFrame
 
@@ -43,6 +43,9 @@ class PromptPane(StripedFrame):
     sig_compare_action = Signal(object, str)
     """A compare action for this pane: (pane, "variants" | "compare" | "diff_previous" | "columns" | "run_group" |
     "table")."""
+    sig_sections_changed = Signal()
+    """A settings section opened, closed or changed its layout: the width the pane needs may have changed
+    (`settings_width`)."""
     _draft_before_edit = ""  # the draft an edit replaced, restored by Cancel edit
     _images_before_edit: tuple = ()  # and its images
     built = False  # its widgets are made (build)
@@ -71,9 +74,13 @@ class PromptPane(StripedFrame):
         self._dirty: set[str] = set()
 
     def __getattr__(self, name: str):
-        """A part of a pane not built yet (`pane.prompt`, `pane.output`, …): build the pane, then answer."""
+        """A part of a pane not built yet (`pane.prompt`, `pane.output`, …): build the pane, then answer; a
+        settings section's form not made yet (`pane.sampling`, `pane.tools`, …): make it, then answer."""
         if name in pane_widgets.PARTS and not self.built and not self._building:
             self.build()
+            return getattr(self, name)
+        if name in settings_sections.PARTS and not self._building:
+            self.sections.make(settings_sections.PARTS[name])
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -97,8 +104,6 @@ class PromptPane(StripedFrame):
             self.header.set_backends(*self._backends)
         if self._differences is not None:
             self.header.set_differences(self._differences)
-        if self._checker is not None:
-            self.options.set_checker(self._checker)
         if self._compact:
             self.set_compact(True)
         if notice is not None:
@@ -112,9 +117,14 @@ class PromptPane(StripedFrame):
         if not self.built:
             return
         self.spec.events.all.disconnect(self.on_spec_event)
-        self.group_mocks.detach()
-        self.mcp_picker.detach()
+        self.sections.detach()
         self.tool_cards.detach()
+
+    def eventFilter(self, watched, event) -> bool:
+        """A settings section's body (settings_sections.py) changed its layout."""
+        if event.type() == QEvent.LayoutRequest:
+            self.sig_sections_changed.emit()
+        return False
 
     def paintEvent(self, event) -> None:
         if not self.built:
@@ -246,8 +256,13 @@ class PromptPane(StripedFrame):
             self.images.check()  # another model: can it read the pane's images?
 
     def _show_tool_support(self) -> None:
+        if self.sections.built("tools"):  # (else said when the Tools section is made)
+            self.tools.set_support(self.tool_support_text())
+
+    def tool_support_text(self) -> str:
+        """How the pane's backend takes tools, in words (the Tools section's line)."""
         backend = self.spec.backend or MAIN
-        self.tools.set_support(self._tool_support if backend == MAIN else server_support_text(backend))
+        return self._tool_support if backend == MAIN else server_support_text(backend)
 
     show_tool_support = _show_tool_support
 
@@ -267,8 +282,13 @@ class PromptPane(StripedFrame):
     def set_checker(self, check) -> None:
         """The loaded model's grammar and schema checker, for the Output section's format editor."""
         self._checker = check
-        if self.built:
+        if self.built and self.sections.built("options"):
             self.options.set_checker(check)
+
+    @property
+    def checker(self):
+        """The loaded model's grammar and schema checker (None before a model is loaded)."""
+        return self._checker
 
     def set_compact(self, compact: bool) -> None:
         """Columns mode: settings and editor folded away (their sections closed) so the outputs get the height."""
@@ -288,7 +308,7 @@ class PromptPane(StripedFrame):
             return 0
         margins = self.layout().contentsMargins()
         return max([0, *(section.minimumSizeHint().width() + margins.left() + margins.right()
-                         for section in (self.sampling, self.options, self.tools) if section.isVisibleTo(self))])
+                         for section in self.sections.bodies() if section.isVisibleTo(self))])
 
     def has_reply(self) -> bool:
         """The pane has a conversation or a run (streaming or ended): its reply comes first."""

@@ -153,10 +153,12 @@ class ToolCardsView(QWidget):
         self._loop: tool_loop.AutoLoop | None = None
         if controller.mcp_calls is not None:
             controller.mcp_calls.changed.connect(self._link_changed)
+        controller.session.events.group_mocks.connect(self._group_mocks_changed)  # its group's answer its calls
         self.sync()
 
     def detach(self) -> None:
-        """The pane leaves the session: stop listening to its server calls."""
+        """The pane leaves the session: stop listening to its server calls and its group's mock results."""
+        self.controller.session.events.group_mocks.disconnect(self._group_mocks_changed)
         if self.controller.mcp_calls is not None:
             self.controller.mcp_calls.changed.disconnect(self._link_changed)
 
@@ -196,6 +198,9 @@ class ToolCardsView(QWidget):
             link.deny(self.spec, card.id)
         elif action == "cancel":
             link.cancel(self.spec, card.id)
+
+    def _group_mocks_changed(self, _new, _old) -> None:
+        self.sync()
 
     def _link_changed(self, pane_id: str) -> None:
         if pane_id in ("", self.spec.id):

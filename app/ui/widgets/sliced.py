@@ -11,12 +11,15 @@ Every sliced job of the window (`run_sliced`'s, and `share_turns`' others: the g
 the comparison table working out similarities) takes its steps from one queue, SLICE_S of them all per
 event-loop turn, the jobs taking turns step by step: a job of its own timer each, several jobs due in the same turn
 (a sweep's slice, the panes it brought on screen) ran there one after another, two or three slices in one turn.
+Work that follows from a turn's steps (the grid placing the panes they added) ends the turn, inside its budget
+(`end_turns_with`): on a timer of its own it ran after the turn, in the same pass of the event loop.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 
@@ -35,6 +38,13 @@ class _Job:
         self.step, self.budget_s, self.cost_s = step, budget_s, 0.0  # cost_s: what its last step took
 
 
+class _Closer:
+    __slots__ = ("ref", "cost_s")
+
+    def __init__(self, callback: Callable[[], None]):
+        self.ref, self.cost_s = weakref.WeakMethod(callback), 0.0  # cost_s: what it took last
+
+
 class _Turns:
     """The queue of sliced jobs, each a `step()` doing one small piece and returning True while more is left. Each
     event-loop turn runs steps of the jobs in turn, at least one, while the turn's budget (SLICE_S, or a job's own
@@ -43,6 +53,7 @@ class _Turns:
 
     def __init__(self):
         self.jobs: deque[_Job] = deque()
+        self.closers: list[_Closer] = []
         self._timer: QTimer | None = None
 
     def add(self, step: Callable[[], bool], budget_s: float | None = None) -> None:
@@ -58,7 +69,7 @@ class _Turns:
     def run(self) -> None:
         """One turn's share of the jobs' steps."""
         started = time.perf_counter()
-        budget = min([SLICE_S, *(job.budget_s for job in self.jobs)])
+        budget = min([SLICE_S, *(job.budget_s for job in self.jobs)]) - self.reserved_s()
         ran = 0
         while self.jobs:
             job = self.jobs[0]
@@ -77,11 +88,41 @@ class _Turns:
                 self.jobs.append(job)
             if time.perf_counter() - started >= budget:
                 break
+        self.close()
         if self.jobs and self._timer is not None:
             self._timer.start()
 
 
+    def close(self) -> None:
+        """The turn's closing work (`end_turns_with`)."""
+        for closer in list(self.closers):
+            callback = closer.ref()
+            if callback is None:  # its owner is gone
+                self.closers.remove(closer)
+                continue
+            begun = time.perf_counter()
+            try:
+                callback()
+            except RuntimeError:  # its widget was deleted (its Python side lives on): it ends no more turns
+                self.closers.remove(closer)
+            except Exception:  # noqa: BLE001 (the turn goes on)
+                log.exception("a sliced turn's closing work failed")
+                self.closers.remove(closer)
+            closer.cost_s = time.perf_counter() - begun
+
+    def reserved_s(self) -> float:
+        """What the closing work took last time: the room a turn's steps leave it."""
+        return sum(closer.cost_s for closer in self.closers)
+
+
 _turns = _Turns()
+
+
+def end_turns_with(callback: Callable[[], None]) -> None:
+    """Call `callback` (a bound method, held weakly: it goes with its object) at the end of every sliced turn,
+    after the steps, which leave it room in the turn's budget by what it took last time: work that follows from
+    the steps, done once for all of a turn's (the grid placing the panes a turn of a sweep added)."""
+    _turns.closers.append(_Closer(callback))
 
 
 def share_turns(step: Callable[[], bool]) -> None:
@@ -114,9 +155,10 @@ def run_sliced(steps: Iterable, budget_s: float | None = None):
             loop.quit()
         return False
 
-    started = time.perf_counter()
-    while step() and time.perf_counter() - started < budget_s:  # the first slice at once
+    started, first = time.perf_counter(), budget_s - _turns.reserved_s()
+    while step() and time.perf_counter() - started < first:  # the first slice at once, a turn's work as any
         pass
+    _turns.close()
     if "done" not in outcome:
         loop = QEventLoop()
         _turns.add(step, budget_s)
