@@ -26,10 +26,16 @@ class Logprob(msgspec.Struct):
 Result = dataclass_struct(PaneResult, "Result", {"token_logprobs": list[Logprob] | None}, skip=LIVE_MARKS)
 
 
+def state_from_file(state: RunState | str) -> RunState:
+    """A saved run's state as it comes back: one that was running when the app stopped is "interrupted"."""
+    state = RunState(state)
+    return RunState.INTERRUPTED if state in BUSY_STATES else state
+
+
 def result_from_file(raw: Result) -> PaneResult:
     fields = given(raw)
-    if fields.get("state") in BUSY_STATES:  # it was running when the app stopped: keep what had arrived
-        fields["state"] = RunState.INTERRUPTED
+    if "state" in fields:  # one that was running when the app stopped keeps what had arrived
+        fields["state"] = state_from_file(fields["state"])
     if fields.get("token_logprobs") is not None:
         fields["token_logprobs"] = [TokenLogprob(e.token_id, e.text, e.logprob, tuple(tuple(t) for t in e.top))
                                     for e in fields["token_logprobs"]]

@@ -19,8 +19,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.session.file_structs import dataclass_struct, given
-from app.session.result import BUSY_STATES, RunState
-from app.session.result_file import Result, result_from_file, result_to_file
+from app.session.result import RunState
+from app.session.result_file import Result, result_from_file, result_to_file, state_from_file
 from app.session.state import PaneSpec
 from app.session.version_list import VersionList, as_version_list
 from app.session.versions import SETTINGS, PaneVersion
@@ -74,8 +74,7 @@ class _Codec:
     def summary(self, data: bytes) -> tuple[str, str]:
         """(started_at, state) as `decode` would make them (a run cut short by a crash reads "interrupted")."""
         read = self._summaries.decode(data)
-        state = read.result.state
-        return read.started_at, RunState.INTERRUPTED.value if RunState(state) in BUSY_STATES else state
+        return read.started_at, state_from_file(read.result.state).value
 
     def encode(self, version: PaneVersion) -> bytes:
         return msgspec.json.encode(version_to_file(version))
