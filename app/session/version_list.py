@@ -146,9 +146,8 @@ class VersionList(Sequence):
                 continue
             data = encoded(version)
             tail.append(data)
-            packable = _packable(version)
             del version  # counted by `_held_elsewhere` otherwise
-            if packable and not _held_elsewhere(items, i):
+            if _may_pack(items, i):
                 items[i] = data
         pieces = [b"[", self._joined, b"," if self._ends and tail else b"", b",".join(tail), b"]"]
         self._join_packed()
@@ -161,13 +160,12 @@ class VersionList(Sequence):
             version = items[i]
             if version is None:
                 continue
-            if encoded(version) != self._encoding(i):
-                del version
+            changed = encoded(version) != self._encoding(i)
+            del version  # counted by `_held_elsewhere` otherwise
+            if changed:
                 self._unjoin()
                 return
-            packable = _packable(version)
-            del version
-            if packable and not _held_elsewhere(items, i):
+            if _may_pack(items, i):
                 items[i] = None
 
     def _join_packed(self) -> None:
@@ -246,6 +244,12 @@ def _held_elsewhere(items: list, index: int) -> bool:
     """Someone besides the list holds the version or its result (a view, the pane showing it, a caller)."""
     version_refs, result_refs = _counts(items, index)
     return version_refs > _ALONE[0] or result_refs > _ALONE[1]
+
+
+def _may_pack(items: list, index: int) -> bool:
+    """The version at `index` can be packed (`_packable`) and nobody but the list holds it. The caller holds no
+    name for it (it would be counted)."""
+    return _packable(items[index]) and not _held_elsewhere(items, index)
 
 
 def as_version_list(versions: Sequence[PaneVersion]) -> VersionList:
