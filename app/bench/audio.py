@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 import tempfile
 import time
 import wave
@@ -27,6 +26,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from app.bench import model_files
 from app.bench.eval_suite import llama_server_path, start_llama_server
 from app.bench.pairs import reference_first
 from app.bench.workloads import GREEDY, median
@@ -66,7 +66,7 @@ def wav_bytes(samples: np.ndarray, rate: int = RATE) -> bytes:
 
 
 def projector_path() -> Path:
-    return Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus")) / "vision" / PROJECTOR
+    return model_files.CACHE / "vision" / PROJECTOR
 
 
 def about(clip: bytes, question: str) -> GenerationRequest:

@@ -31,12 +31,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-import llama_cpp
 import yaml
 
 from app.backends import LocalBackend, OpenAIBackend
 from app.backends.registry import MAIN, BackendRegistry
 from app.backends.workload import fixed_length_request, prompt_of_length
+from app.bench.llama_tools import tool_path, weight_args
 from app.engine import EngineConfig, limits
 from app.engine.native import LlamaModel
 from app.evaluate import load_config, stats
@@ -59,8 +59,7 @@ RUBRIC = "The reply states a fact about {{topic}}"
 
 
 def llama_server_path() -> Path:
-    cache = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus"))
-    return cache / f"llama-server-{llama_cpp.__version__}" / "llama-server"
+    return tool_path("llama-server")
 
 
 def promptfoo_path() -> str | None:
@@ -172,7 +171,7 @@ def start_llama_server(binary: Path, model: Path, threads: int, slots: int, n_ct
     port = _free_port()
     proc = subprocess.Popen([str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                              "-np", str(slots), "-c", str(slots * n_ctx_per_slot), "-t", str(threads),
-                             "--jinja", *extra], stdout=log.open("wb"), stderr=subprocess.STDOUT)
+                             "--jinja", *weight_args(), *extra], stdout=log.open("wb"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -5,7 +5,6 @@ the reference the fidelity figures and their speed are held against. Runs them a
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
@@ -13,11 +12,19 @@ from pathlib import Path
 
 import llama_cpp
 
+from app.bench import model_files
+from app.engine.native import amx_build
+
 
 def tool_path(name: str) -> Path:
     """Where the build script leaves `name` (llama-server, llama-perplexity, llama-quantize)."""
-    cache = Path(os.environ.get("CHORUS_CACHE", Path.home() / ".cache" / "chorus"))
-    return cache / f"llama-server-{llama_cpp.__version__}" / name
+    return model_files.CACHE / f"llama-server-{llama_cpp.__version__}" / name
+
+
+def weight_args() -> list[str]:
+    """The flags that load a model into the same weight buffers as the engine: `--no-repack` on an AMX build,
+    whose extra buffers segfault at the first decode (see `app.engine.native.model_params`), none elsewhere."""
+    return ["--no-repack"] if amx_build() else []
 
 
 def missing_tools(*names: str) -> list[str]:
@@ -35,7 +42,8 @@ def quantize(source: Path, target: Path, qtype: str, threads: int = 2) -> Path:
 
 def _perplexity(args: list[str], log: Path | None) -> tuple[str, float]:
     started = time.perf_counter()
-    run = subprocess.run([str(tool_path("llama-perplexity")), *args], capture_output=True, text=True, timeout=3600)
+    run = subprocess.run([str(tool_path("llama-perplexity")), *args, *weight_args()], capture_output=True, text=True,
+                         timeout=3600)
     seconds = time.perf_counter() - started
     out = run.stdout + run.stderr
     if log is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -76,10 +77,18 @@ def model_params(n_gpu_layers: int = -1):
     them in; portable builds do not."""
     params = llama_cpp.llama_model_default_params()
     params.n_gpu_layers = n_gpu_layers
-    if "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode("utf-8", "replace"):
+    if amx_build():
         log.info("AMX build: weights stay in plain CPU buffers (llama.cpp#20824)")
         params.use_extra_bufts = False
     return params
+
+
+@functools.cache
+def amx_build() -> bool:
+    """Whether this llama.cpp was compiled with AMX (a `-march=native` build on a Sapphire Rapids-class CPU). Its
+    extra weight buffers must stay off here, and in llama.cpp's own tools built beside it (`--no-repack`), or the
+    first decode segfaults."""
+    return "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
