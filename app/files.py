@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 
-def write_atomic(path: str | Path, text: str | bytes | list[bytes]) -> None:
-    """Replace `path` with `text` (str: written as UTF-8; bytes: as they are; a list of bytes: one after
-    another) so that a crash leaves either the old or the new content. The new file gets the mode an editor's
-    would: the old file's, else 0666 less the umask."""
+def write_atomic(path: str | Path, text: str | bytes | list) -> None:
+    """Replace `path` with `text` (str: written as UTF-8; bytes: as they are; a list of pieces: `bytes()` of
+    each, one after another) so that a crash leaves either the old or the new content. The new file gets the
+    mode an editor's would: the old file's, else 0666 less the umask."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
@@ -23,7 +23,7 @@ def write_atomic(path: str | Path, text: str | bytes | list[bytes]) -> None:
             os.fchmod(fd, path.stat().st_mode & 0o7777)
         with os.fdopen(fd, "wb") as f:
             for piece in text if isinstance(text, list) else [text]:
-                f.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
+                f.write(piece.encode("utf-8") if isinstance(piece, str) else bytes(piece))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

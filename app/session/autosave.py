@@ -11,8 +11,8 @@ The autosave is written with the same crash-safe write as any session file (temp
 images first, into `autosave.images/`), plus
 a record of the file the session belongs to and whether it had changes that file lacks. `Autosaver.save`
 encodes on the caller's thread (the GUI's; timed in `encode_seconds`: the session's compact JSON in pieces, the
-panes' packed versions passed on as the pieces their lists keep, neither encoded nor copied) and writes it on a
-worker thread; the latest text wins when saves come faster than writes. The
+panes' packed versions passed on as the deflated blocks their lists keep, neither encoded nor copied) and
+inflates and writes it on a worker thread; the latest text wins when saves come faster than writes. The
 autosave is written compact, not indented as a saved session is: formatting is one call of msgspec's that holds
 the GIL throughout, and at 1,000 versions (20 MB) it held the GUI thread ~50-100 ms on every autosave; nobody
 diffs the autosave, and it reads the same. An autosave that cannot be used is moved aside (kept for
@@ -129,7 +129,7 @@ class Autosaver:
             raise AutosaveBusy(f"another running Chorus autosaves to {self.path}") from exc
         self.encodes, self.encode_seconds, self.writes, self.write_seconds = 0, 0.0, 0, 0.0
         self.failed: str | None = None
-        self._pending: list[bytes] | None = None  # the text, in pieces (store.encode_pieces)
+        self._pending: list | None = None  # the text, in pieces (store.encode_pieces), inflated as written
         self._images: list = []  # the images the pending text names (written before it)
         self._writing = False
         self._closed = False

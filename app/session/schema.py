@@ -173,7 +173,7 @@ def autosave_from_file(data: SessionFile) -> Autosave:
 VERSIONS_APART = b"\x00"
 
 
-def pane_to_file(pane: PaneSpec, versions_apart: list[list[bytes]] | None = None) -> Pane:
+def pane_to_file(pane: PaneSpec, versions_apart: list[list] | None = None) -> Pane:
     """`versions_apart`: the pane's versions are appended to it, in pieces, and the file form holds
     VERSIONS_APART in their place."""
     fields = {name: getattr(pane, name) for name in Pane.__struct_fields__}
@@ -188,7 +188,7 @@ def pane_to_file(pane: PaneSpec, versions_apart: list[list[bytes]] | None = None
 
 
 def session_to_file(session, saved_at: str, autosave: Autosave | None = None,
-                    versions_apart: list[list[bytes]] | None = None) -> SessionFile:
+                    versions_apart: list[list] | None = None) -> SessionFile:
     """`session`: a SessionModel (anything with panes, view and next_number). `versions_apart`: see
     `pane_to_file`."""
     evaluation = evaluation_file.evaluation_to_file(session.evaluation) if session.evaluation is not None else None

@@ -208,11 +208,12 @@ def read_autosave(path: str | Path) -> dict:
 
 
 # --- encoding and files ---------------------------------------------------------------------------------------
-def encode_pieces(session: SessionModel, autosave: schema.Autosave | None = None) -> list[bytes]:
-    """The file's JSON, unformatted, in pieces to be written one after another: the panes' versions, most of a
-    long session's bytes, are their lists' own pieces (app/session/version_list.py), so an autosave neither
-    encodes nor copies them again. Raises SessionFileError if a text in the session cannot be encoded."""
-    apart: list[list[bytes]] = []
+def encode_pieces(session: SessionModel, autosave: schema.Autosave | None = None) -> list:
+    """The file's JSON, unformatted, in pieces to be written one after another (`bytes()` of each: a pane's
+    joined versions are deflated blocks): the panes' versions, most of a long session's bytes, are their lists'
+    own pieces (app/session/version_list.py), so an autosave neither encodes nor copies them on the GUI thread.
+    Raises SessionFileError if a text in the session cannot be encoded."""
+    apart: list[list] = []
     data = schema.session_to_file(session, time.strftime("%Y-%m-%dT%H:%M:%S%z"), autosave, versions_apart=apart)
     try:
         text = msgspec.json.encode(data)  # a lone surrogate raises UnicodeEncodeError: no invalid UTF-8 out
@@ -231,7 +232,7 @@ def encode_pieces(session: SessionModel, autosave: schema.Autosave | None = None
 def encode_compact(session: SessionModel, autosave: schema.Autosave | None = None) -> bytes:
     """The file's JSON, unformatted, in one piece (the costly formatting is `formatted`'s, which may run on
     another thread). Raises SessionFileError if a text in the session cannot be encoded."""
-    return b"".join(encode_pieces(session, autosave))
+    return b"".join(map(bytes, encode_pieces(session, autosave)))
 
 
 def formatted(compact: bytes) -> bytes:

@@ -22,7 +22,7 @@ from app.session.file_structs import dataclass_struct, given
 from app.session.result import RunState
 from app.session.result_file import Result, result_from_file, result_to_file, state_from_file
 from app.session.state import PaneSpec
-from app.session.version_list import VersionList, as_version_list
+from app.session.version_list import Deflated, VersionList, as_version_list
 from app.session.versions import SETTINGS, PaneVersion
 
 Settings = dataclass_struct(PaneSpec, "Settings", {"stop": list[str]},
@@ -117,12 +117,12 @@ def versions_loaded(raws: list[Version] | msgspec.Raw) -> VersionList:
     return VersionList([msgspec.json.encode(raw) for raw in raws], CODEC)
 
 
-def versions_pieces(kept: Sequence[PaneVersion]) -> list[bytes]:
-    """A pane's versions as the encoded JSON array, in pieces to write one after another, packing those that
-    can be (version_list.py)."""
+def versions_pieces(kept: Sequence[PaneVersion]) -> list[bytes | Deflated]:
+    """A pane's versions as the encoded JSON array, in pieces to write one after another (`bytes()` of each),
+    packing those that can be (version_list.py)."""
     return as_version_list(kept).settle(CODEC, _encoded)
 
 
 def versions_raw(kept: Sequence[PaneVersion]) -> msgspec.Raw:
     """A pane's versions as the encoded JSON array, in one piece."""
-    return msgspec.Raw(b"".join(versions_pieces(kept)))
+    return msgspec.Raw(b"".join(map(bytes, versions_pieces(kept))))

@@ -10,8 +10,10 @@ of its file encoding (the autosave writes those bytes anyway), which the collect
 pieces, and packs the ones that can be: finished, not listened to (their result's signal group rested), without
 images, and held by nobody but this list, so nobody can tell that reading one later makes a new object: the
 pane's shown result, a view's version, a compare view's reply all stay the same objects. Packed versions at the
-front join one run of bytes, which a save hands its writer as it is: at 16,000 versions the autosave's part on
-the GUI thread is under a millisecond, where encoding every version took ~56 ms.
+front join blocks of JOIN_AT, each kept deflated (zlib, fastest level: a version's JSON is ~2 KB, its block keeps
+a fraction of that), which a save hands its writer as they are, to be inflated on the writer's thread: at 16,000
+versions the autosave's part on the GUI thread is under a millisecond, where encoding every version took ~56 ms,
+and an afternoon's versions keep a fraction of the memory their text would.
 
 The list is replaced, never changed, when versions are added (`plus`); `grown_from` tells a reader that kept an
 earlier list whether this one is it with versions added at the end. Packing changes only how a version is held.
@@ -21,6 +23,7 @@ Qt-free, and free of the file format: the session file's module (version_file.py
 from __future__ import annotations
 
 import sys
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload
@@ -42,8 +45,29 @@ class Codec(Protocol):
         ...
 
 
-# Packed versions gathered before they join the list's joined run (each join copies the run once).
+# Packed versions a joined block holds: each join deflates one block (~130 KB of JSON, well under a millisecond).
 JOIN_AT = 64
+
+
+class Deflated:
+    """Bytes kept deflated; `bytes(piece)` inflates them (a save's writer does, on its own thread). A piece of a
+    saved text is bytes or this: whoever joins or writes pieces takes `bytes()` of each."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, plain: bytes):
+        self.data = zlib.compress(plain, 1)
+
+    def __bytes__(self) -> bytes:
+        return zlib.decompress(self.data)
+
+    def __eq__(self, other) -> bool:
+        return other is self or (isinstance(other, Deflated) and other.data == self.data)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Deflated({len(self.data)} bytes)"
 
 
 class VersionList(Sequence):
@@ -51,19 +75,24 @@ class VersionList(Sequence):
     with their codec, as a file is read).
 
     Held as `_items`: a PaneVersion, or a packed version's bytes, or None for one of the first `len(_ends)`,
-    whose encodings are kept joined by commas in `_joined` (each ends at its `_ends` offset): a save writes that
-    run as one piece, so its cost is the versions that changed, not all of them. A joined version that is read
-    becomes a PaneVersion in `_items` and stays in the run while its encoding does not change."""
+    whose encodings are kept joined by commas in `_blocks` of JOIN_AT (the i-th ends at offset `_ends[i]` of
+    block i // JOIN_AT, inflated): a save writes each block as one piece, so its cost is the versions that
+    changed, not all of them. A joined version that is read becomes a PaneVersion in `_items` and stays in its
+    block while its encoding does not change. A list read from a file joins its versions at once (on the thread
+    that reads it), so its first save deflates nothing."""
 
-    __slots__ = ("_items", "_codec", "_line", "_joined", "_ends")
+    __slots__ = ("_items", "_codec", "_line", "_blocks", "_ends", "_inflated")
 
     def __init__(self, items: Iterable[PaneVersion | bytes] = (), codec: Codec | None = None):
         self._items: list[PaneVersion | bytes | None] = list(items)
         self._codec = codec
         self._line = _Line()  # shared by the lists `plus` made, one from another
-        self._joined, self._ends = b"", array("Q")
+        self._blocks: tuple[Deflated, ...] = ()
+        self._ends = array("I")
+        self._inflated: tuple[int, bytes] | None = None  # the block last read, inflated
         if codec is None and any(isinstance(item, bytes) for item in self._items):
             raise ValueError("packed versions need the codec that packed them")
+        self._join_packed()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -87,7 +116,7 @@ class VersionList(Sequence):
         then the items as held (a version by identity, a packed one by its bytes)."""
         if isinstance(other, VersionList):
             return other is self or (len(other) == len(self) and other._items == self._items
-                                     and other._joined == self._joined)
+                                     and other._blocks == self._blocks)
         if isinstance(other, list):
             return len(other) == len(self) and list(self) == other
         return NotImplemented
@@ -102,7 +131,8 @@ class VersionList(Sequence):
         grown = VersionList.__new__(VersionList)
         grown._items = [*self._items, version]
         grown._codec, grown._line = self._codec, self._line
-        grown._joined, grown._ends = self._joined, self._ends  # never changed in place: shared
+        grown._blocks, grown._ends = self._blocks, self._ends  # never changed in place: shared
+        grown._inflated = self._inflated
         return grown
 
     def grown_from(self, other: Sequence[PaneVersion]) -> bool:
@@ -131,8 +161,8 @@ class VersionList(Sequence):
         """How many versions are held packed."""
         return sum(not _held(item) for item in self._items)
 
-    def settle(self, codec: Codec, encoded: Callable[[PaneVersion], bytes]) -> list[bytes]:
-        """The versions as a JSON array, in pieces to be written one after another (the joined run is one),
+    def settle(self, codec: Codec, encoded: Callable[[PaneVersion], bytes]) -> list[bytes | Deflated]:
+        """The versions as a JSON array, in pieces to be written one after another (each joined block is one),
         packing each version that can be (see the module's docstring). `encoded` gives a held version's
         encoding, which it may keep between saves."""
         self._codec = codec
@@ -149,9 +179,16 @@ class VersionList(Sequence):
             del version  # counted by `_held_elsewhere` otherwise
             if _may_pack(items, i):
                 items[i] = data
-        pieces = [b"[", self._joined, b"," if self._ends and tail else b"", b",".join(tail), b"]"]
+        pieces: list[bytes | Deflated] = [b"["]
+        for block in self._blocks:
+            pieces += [block, b","]
+        if tail:
+            pieces.append(b",".join(tail))
+        elif self._blocks:
+            pieces.pop()
+        pieces.append(b"]")
         self._join_packed()
-        return [piece for piece in pieces if piece]
+        return pieces
 
     def _settle_read(self, encoded: Callable[[PaneVersion], bytes]) -> None:
         """The joined versions that were read: packed again if they can be; the run taken apart if one changed."""
@@ -169,32 +206,38 @@ class VersionList(Sequence):
                 items[i] = None
 
     def _join_packed(self) -> None:
-        """Packed versions right after the joined run join it once there are JOIN_AT of them."""
+        """Packed versions right after the joined blocks join a block of their own for every JOIN_AT of them."""
         items, first = self._items, len(self._ends)
         last = first
         while last < len(items) and isinstance(items[last], bytes):
             last += 1
         if last - first < JOIN_AT:
             return
-        run = items[first:last]
-        joined = b",".join([self._joined, *run] if first else run)
-        ends, at = array("Q", self._ends), len(self._joined) + 1 if first else 0
-        for data in run:
-            ends.append(at + len(data))
-            at += len(data) + 1
-        items[first:last] = [None] * len(run)
-        self._joined, self._ends = joined, ends
+        blocks, ends = list(self._blocks), array("I", self._ends)
+        for start in range(first, last - JOIN_AT + 1, JOIN_AT):
+            run = items[start:start + JOIN_AT]
+            blocks.append(Deflated(b",".join(run)))
+            at = 0
+            for data in run:
+                ends.append(at + len(data))
+                at += len(data) + 1
+            items[start:start + JOIN_AT] = [None] * JOIN_AT
+        self._blocks, self._ends = tuple(blocks), ends
 
     def _unjoin(self) -> None:
         """Every joined version packed on its own again (one of them changed after it was read)."""
         for i in range(len(self._ends)):
             if self._items[i] is None:
                 self._items[i] = self._encoding(i)
-        self._joined, self._ends = b"", array("Q")
+        self._blocks, self._ends, self._inflated = (), array("I"), None
 
     def _encoding(self, index: int) -> bytes:
-        """A joined version's encoding."""
-        return self._joined[self._ends[index - 1] + 1 if index else 0:self._ends[index]]
+        """A joined version's encoding (its block inflated once for a run of reads in it)."""
+        block = index // JOIN_AT
+        if self._inflated is None or self._inflated[0] != block:
+            self._inflated = (block, bytes(self._blocks[block]))
+        start = self._ends[index - 1] + 1 if index % JOIN_AT else 0
+        return self._inflated[1][start:self._ends[index]]
 
     def _version(self, index: int) -> PaneVersion:
         item = self._items[index]
