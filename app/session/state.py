@@ -15,6 +15,7 @@ carry `"images"`, a tuple of ImageRefs (app/session/images.py), and the draft it
 from __future__ import annotations
 
 import dataclasses
+import operator
 import uuid
 from dataclasses import dataclass, field
 
@@ -51,9 +52,12 @@ def new_id() -> str:
 @dataclass
 class PaneSpec:
     """One pane: its conversation, settings and backend, plus its last result. `number` is given by the
-    session when the pane joins it and is never reused there, so "Pane 3" stays Pane 3 across restarts."""
+    session when the pane joins it and is never reused there, so "Pane 3" stays Pane 3 across restarts.
 
-    events = SignalGroupDescriptor(connect_child_events=True)
+    `result` changes when another result is shown, even one with the same values (two runs can be equal):
+    the views follow the object, and the one no longer shown is rested."""
+
+    events = SignalGroupDescriptor(connect_child_events=True, equality_operators={"result": operator.is_})
 
     title: str = ""
     system: str = ""
