@@ -12,7 +12,8 @@ images first, into `autosave.images/`), plus
 a record of the file the session belongs to and whether it had changes that file lacks. `Autosaver.save`
 encodes on the caller's thread (the GUI's; timed in `encode_seconds`: the session's compact JSON in pieces, the
 panes' packed versions passed on as the deflated blocks their lists keep, neither encoded nor copied) and
-inflates and writes it on a worker thread; the latest text wins when saves come faster than writes. The
+writes it on a worker thread, which inflates only the blocks its last file lacks (written_blocks.py); the latest
+text wins when saves come faster than writes. The
 autosave is written compact, not indented as a saved session is: formatting is one call of msgspec's that holds
 the GIL throughout, and at 1,000 versions (20 MB) it held the GUI thread ~50-100 ms on every autosave; nobody
 diffs the autosave, and it reads the same. An autosave that cannot be used is moved aside (kept for
@@ -34,6 +35,7 @@ from filelock import FileLock, Timeout
 from app.session import schema, store
 from app.session.schema import Autosave
 from app.session.session import Session
+from app.session.written_blocks import WrittenBlocks
 
 log = logging.getLogger("chorus.session.autosave")
 APP_NAME = "Chorus"
@@ -132,6 +134,7 @@ class Autosaver:
         self._pending: list | None = None  # the text, in pieces (store.encode_pieces), inflated as written
         self._images: list = []  # the images the pending text names (written before it)
         self._writing = False
+        self._written = WrittenBlocks()  # the last file's blocks of versions, read back, not inflated again
         self._closed = False
         self._cv = threading.Condition()
         self._worker = threading.Thread(target=self._run, name="autosave", daemon=True)
@@ -167,6 +170,7 @@ class Autosaver:
             self._closed = True
             self._cv.notify_all()
         self._worker.join()
+        self._written.close()
         self._lock.release()
         return ok
 
@@ -181,9 +185,11 @@ class Autosaver:
             start = time.perf_counter()
             try:
                 store.save_images(refs, self.path)
-                store.write_atomic(self.path, text)  # compact: see the module's docstring
+                store.write_atomic(self.path, self._written.pieces(text))  # compact: see the module's docstring
+                self._written.written(self.path)
                 error = None
             except OSError as exc:
+                self._written.failed()
                 error = str(exc)
                 log.warning("autosave to %s failed: %s", self.path, exc)
             with self._cv:

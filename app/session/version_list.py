@@ -53,10 +53,10 @@ class Deflated:
     """Bytes kept deflated; `bytes(piece)` inflates them (a save's writer does, on its own thread). A piece of a
     saved text is bytes or this: whoever joins or writes pieces takes `bytes()` of each."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "size")
 
     def __init__(self, plain: bytes):
-        self.data = zlib.compress(plain, 1)
+        self.data, self.size = zlib.compress(plain, 1), len(plain)
 
     def __bytes__(self) -> bytes:
         return zlib.decompress(self.data)
