@@ -83,6 +83,15 @@ def prompt_cache_figures(engine) -> tuple[float, int]:
     return cached_bytes / 1e6, sum(engine.stats().slot_context_used) + cached_cells
 
 
+def tracked_objects() -> int:
+    """How many objects the cyclic collector tracks, counted without a moment in which Python code could run
+    while the list `gc.get_objects()` makes holds them: a thread switched to then (the engine's, building a tuple
+    from a generator) would find its half-built tuple referenced twice, and CPython refuses to resize it
+    (`SystemError: Objects/tupleobject.c: bad argument to internal function`, seen in a soak). Here the list is
+    made and measured inside C calls (sum over map), so the interpreter never checks for a switch in between."""
+    return sum(map(len, map(gc.get_objects, (None,))))
+
+
 class Sampler:
     """Samples of the process's resources; `sample(**more)` adds the window's figures (qt_objects,
     session_file_mb, prompt_cache_mb, kv_cells) and computes the decode rate from `generated_tokens`, a running
@@ -103,7 +112,7 @@ class Sampler:
         now = time.perf_counter()
         gc.collect()  # what stays, not what waits for the collector
         found = {"t_s": now - self.t0, "rss_mb": self.process.memory_info().rss / 1e6,
-                 "heap_objects": len(gc.get_objects()), "open_files": self.process.num_fds(),
+                 "heap_objects": tracked_objects(), "open_files": self.process.num_fds(),
                  "threads": self.process.num_threads(), **more}
         last = self._last
         elapsed = now - last[0] if last else 0.0

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from app.bench.soak import SERIES, end_vs_start
+from app.bench.soak import SERIES, end_vs_start, tracked_objects
 from tests.conftest import TEST_THREADS
 
 
@@ -30,6 +30,16 @@ def test_a_short_soak_writes_the_contract_and_fills_every_series(tmp_path):
     work = soak["work"]
     assert work["versions"] >= 4 and work["eval_cells_finished"] == work["eval_cells"] == 4 and work["autosaves"]
     assert "end ÷ start" in run.stdout and png.stat().st_size > 0
+
+
+def test_the_heap_count_counts_what_the_collector_tracks():
+    import gc
+
+    kept = [[] for _ in range(5000)]  # 5,000 more tracked objects
+    before = tracked_objects()
+    assert abs(before - len(gc.get_objects())) < 50
+    del kept
+    assert before - tracked_objects() >= 5000 - 50
 
 
 def test_end_vs_start_compares_the_thirds_after_the_warm_up():
