@@ -37,13 +37,13 @@ def test_four_panes_generate_at_once(loaded_window, loop):
 
 def test_stopping_one_pane_keeps_its_text_while_others_finish(loaded_window, loop, qtbot):
     panes = prepare(loaded_window, ["Write a long story about a ship.", "Name a color.", "Name a fruit."],
-                    max_tokens=300)
+                    max_tokens=48)
     panes[0].sampling.max_tokens.setValue(2000)
     loaded_window.run_all()
     wait_until(loop, lambda: panes[0].tokens >= 5)
     panes[0].prompt.setFocus()
     qtbot.keyClick(panes[0].prompt, Qt.Key_Escape)  # Esc stops the focused pane
-    wait_until(loop, lambda: not any(p.busy for p in panes))
+    wait_until(loop, lambda: not any(p.busy for p in panes), timeout=240)  # a hang guard: a busy machine is slow
     assert panes[0].state == RequestState.CANCELLED
     assert panes[0].output.toPlainText().strip() and "cancelled" in panes[0].status.text()
     assert all(p.state == RequestState.DONE for p in panes[1:])
