@@ -42,11 +42,12 @@ class WrittenBlocks:
         out, at, self._next = [], 0, {}
         for piece in pieces:
             if isinstance(piece, Deflated):
-                self._next[id(piece)] = (piece, at)
-                kept = self._where.get(id(piece))
-                if kept is not None and kept[0] is piece and self._fd is not None:
-                    piece = _Stored(piece, self._fd, kept[1])
-                at += piece.block.size if isinstance(piece, _Stored) else piece.size
+                block = piece
+                self._next[id(block)] = (block, at)
+                kept = self._where.get(id(block))  # held there, so the id is this block's; set only with `_fd`
+                if kept is not None:
+                    piece = _Stored(block, self._fd, kept[1])
+                at += block.size
             else:
                 at += len(piece)
             out.append(piece)
