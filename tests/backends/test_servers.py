@@ -13,6 +13,7 @@ import pytest
 
 from app.backends import OpenAIBackend
 from app.engine import GenerationRequest, SamplingParams
+from tests.conftest import TEST_THREADS
 from tests.fixtures.servers import free_port
 
 pytestmark = pytest.mark.servers
@@ -155,8 +156,8 @@ def test_run_with_server_writes_results(start_llama_server, tmp_path):
 def test_bench_server_compares_the_engine_with_llama_server(start_llama_server, tmp_path):
     server = start_llama_server("-np", "8")  # N = 8 must all generate at once
     out = tmp_path / "server-bench.json"
-    run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--threads", "2", "--server", server.url,
-                          "--json", str(out)], capture_output=True, text=True, timeout=600)
+    run = subprocess.run([sys.executable, "-m", "app", "bench", "--quick", "--threads", str(TEST_THREADS),
+                          "--server", server.url, "--json", str(out)], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     result = json.loads(out.read_text())
     for side in ("engine", "server"):
