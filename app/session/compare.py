@@ -174,9 +174,13 @@ class GrowingDiffering:
         if not self.count:
             self._order = list(entry)
         self.count += 1
+        self._present.update(entry.keys())
+        values = self._values
         for label, value in entry.items():
-            self._present[label] += 1
-            self._values.setdefault(label, Counter())[value] += 1
+            counts = values.get(label)
+            if counts is None:  # (setdefault would make a Counter per call: a pane's every version is added)
+                counts = values[label] = Counter()
+            counts[value] += 1
 
     def of(self, entry: dict[str, str]) -> dict[str, str]:
         if self.count < 2:

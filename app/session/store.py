@@ -11,6 +11,7 @@ that is missing is left out (`images.describe_missing` names it) while the rest 
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
 import re
@@ -97,39 +98,37 @@ def _surrogate_path(value, path: str = "$") -> str | None:
     return None
 
 
-def decode(text: str) -> dict:
-    """The Session fields (panes, view, next_number) a file's text holds, plus its `autosave` record; raises
-    SessionFileError saying why (without the file name). Python's cyclic collector is paused meanwhile: a file
-    with 1,000 versions builds ~350,000 objects, and its passes over them took two thirds of the open time
-    (0.84-1.12 s with it, 0.28-0.30 s without; `bench --versions`). It is re-enabled however decoding ends."""
+def decode(text: str | bytes) -> dict:
+    """The Session fields (panes, view, next_number) a file's text (or its UTF-8 bytes) holds, plus its `autosave`
+    record; raises SessionFileError saying why (without the file name). Python's cyclic collector is paused
+    meanwhile: a file with 1,000 versions builds ~350,000 objects, and its passes over them took two thirds of the
+    open time (0.84-1.12 s with it, 0.28-0.30 s without; `bench --versions`). It is re-enabled however decoding
+    ends."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _decode(text)
+        return _decode(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _decode(text: str) -> dict:
-    raw = text.encode("utf-8", "surrogatepass")
-    try:
-        header = msgspec.json.decode(raw, type=schema.Header)
-    except msgspec.ValidationError as exc:
-        raise SessionFileError("this is not a Chorus session file") from exc
-    except msgspec.DecodeError as exc:
-        raise SessionFileError(_syntax_problem(text, exc)) from exc
-    if header.format != FORMAT:
-        raise SessionFileError("this is not a Chorus session file")
-    if not isinstance(header.version, int) or isinstance(header.version, bool) or header.version < 1:
-        raise SessionFileError(f"its format version {header.version!r} is not a version Chorus writes")
-    if header.version > VERSION:
-        raise SessionFileError(f"it was saved by a newer Chorus (session format {header.version}); this version "
-                               f"reads format {VERSION} — update Chorus to open it")
+def _decode(raw: bytes) -> dict:
+    # One pass over the whole file, the header checked from it; only a file its fields refuse is read again for
+    # its header alone, so a newer Chorus's file is named as such before its fields are judged. (Each pass is one
+    # decoder call, which holds the GIL, and so the GUI thread, for its whole length: ~20 ms a pass at 20 MB.)
     try:
         data = msgspec.json.decode(raw, type=_SessionFilePanesRaw)
     except msgspec.ValidationError as exc:
+        try:
+            header = msgspec.json.decode(raw, type=schema.Header)
+        except msgspec.ValidationError:
+            raise SessionFileError("this is not a Chorus session file") from exc
+        _check_header(header)
         raise SessionFileError(_validation_message(exc)) from exc
+    except msgspec.DecodeError as exc:
+        raise SessionFileError(_syntax_problem(raw.decode("utf-8", "surrogatepass"), exc)) from exc
+    _check_header(data)
     panes = []
     for i, pane_text in enumerate(data.panes if data.panes is not msgspec.UNSET else []):
         try:
@@ -169,6 +168,19 @@ _SessionFilePanesRaw = msgspec.defstruct("SessionFilePanesRaw", [
     + (() if f.default is msgspec.NODEFAULT else (f.default,)) for f in msgspec.structs.fields(schema.SessionFile)])
 
 
+def _check_header(header) -> None:
+    """Raises SessionFileError unless the file's `format` and `version` (read from the whole, or alone) are a
+    Chorus session this version reads."""
+    if header.format != FORMAT:
+        raise SessionFileError("this is not a Chorus session file")
+    version = header.version
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SessionFileError(f"its format version {version!r} is not a version Chorus writes")
+    if version > VERSION:
+        raise SessionFileError(f"it was saved by a newer Chorus (session format {version}); this version "
+                               f"reads format {VERSION} — update Chorus to open it")
+
+
 def _syntax_problem(text: str, exc: msgspec.DecodeError) -> str:
     """Why the text is not JSON, in words: truncated, a lone surrogate (named by field), or where it breaks."""
     try:
@@ -184,6 +196,20 @@ def _syntax_problem(text: str, exc: msgspec.DecodeError) -> str:
     return f"it is not valid JSON ({exc})"
 
 
+def _is_utf8(raw: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether the bytes are UTF-8 text, checked a megabyte at a time: one call over a 20 MB file held the GIL, and
+    so the GUI thread beside the worker opening it, for its whole length (the decoder does not check the bytes of
+    fields it skips)."""
+    check, view = codecs.getincrementaldecoder("utf-8")(), memoryview(raw)
+    try:
+        for start in range(0, len(raw), chunk):
+            check.decode(view[start:start + chunk])
+        check.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def read_session(path: str | Path) -> dict:
     """The Session fields in a file (`Session(**read_session(path))`); raises SessionFileError (or OSError for
     an unreadable file). The autosave record is dropped: see `read_autosave`."""
@@ -195,12 +221,11 @@ def read_session(path: str | Path) -> dict:
 def read_autosave(path: str | Path) -> dict:
     """Like read_session, plus "autosave": the file the session belongs to and whether it had unsaved changes."""
     path = Path(path)
+    raw = path.read_bytes()
+    if not _is_utf8(raw):
+        raise SessionFileError(f"{path.name} is not a Chorus session file (not text)")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SessionFileError(f"{path.name} is not a Chorus session file (not text)") from exc
-    try:
-        fields = decode(text)
+        fields = decode(raw)
     except SessionFileError as exc:
         raise SessionFileError(f"{path.name} cannot be opened: {exc}") from exc
     images.load_from(images.folder_for(path), schema.image_refs(_Panes(fields["panes"])))

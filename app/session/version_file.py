@@ -19,7 +19,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from app.session.file_structs import dataclass_struct, given
-from app.session.result import RunState
+from app.session.result import PaneResult, RunState
 from app.session.result_file import Result, result_from_file, result_to_file, state_from_file
 from app.session.state import PaneSpec
 from app.session.version_list import Deflated, VersionList, as_version_list
@@ -37,12 +37,16 @@ class Version(msgspec.Struct, kw_only=True):
 
 
 def version_from_file(raw: Version) -> PaneVersion:
-    settings = given(raw.settings) if raw.settings is not UNSET else {}
-    if "stop" in settings:
-        settings["stop"] = tuple(settings["stop"])
     result = result_from_file(raw.result) if raw.result is not UNSET else None
     return PaneVersion(**({"result": result} if result is not None else {}), messages=list(raw.messages),
-                       settings=settings, started_at=raw.started_at)
+                       settings=_settings_from_file(raw.settings), started_at=raw.started_at)
+
+
+def _settings_from_file(raw) -> dict:
+    settings = given(raw) if raw is not UNSET else {}
+    if "stop" in settings:
+        settings["stop"] = tuple(settings["stop"])
+    return settings
 
 
 def version_to_file(version: PaneVersion) -> Version:
@@ -64,17 +68,32 @@ class _Summary(msgspec.Struct):
     result: _StateOnly = msgspec.field(default_factory=_StateOnly)
 
 
+class _Setup(msgspec.Struct):
+    """What a version ran with: read from its bytes, its result skipped."""
+
+    messages: list[dict[str, Any]] = []
+    settings: Settings | UnsetType = UNSET  # type: ignore[valid-type]
+    started_at: str = ""
+
+
 class _Codec:
     """A version as the bytes of its file form and back (what a VersionList keeps of a packed version)."""
 
     def __init__(self):
         self._decoder = msgspec.json.Decoder(Version)
         self._summaries = msgspec.json.Decoder(_Summary)
+        self._setups = msgspec.json.Decoder(_Setup)
 
     def summary(self, data: bytes) -> tuple[str, str]:
         """(started_at, state) as `decode` would make them (a run cut short by a crash reads "interrupted")."""
         read = self._summaries.decode(data)
         return read.started_at, state_from_file(read.result.state).value
+
+    def setup(self, data: bytes) -> PaneVersion:
+        """The version without its result (an empty one): its messages and settings as `decode` reads them."""
+        raw = self._setups.decode(data)
+        return PaneVersion(_UNREAD, messages=list(raw.messages), settings=_settings_from_file(raw.settings),
+                           started_at=raw.started_at)
 
     def encode(self, version: PaneVersion) -> bytes:
         return msgspec.json.encode(version_to_file(version))
@@ -87,6 +106,7 @@ class _Codec:
 
 
 CODEC = _Codec()
+_UNREAD = PaneResult()  # the result of every version `setup` reads (empty, shared: a version read so is only read)
 
 # A held version's encoding while it has not changed, by identity (its result's id and the fields that move while
 # it streams; the result itself is not held here, or the version list could never see it unheld and pack it).

@@ -44,6 +44,10 @@ class Codec(Protocol):
         """(started_at, its result's state), read without making the version."""
         ...
 
+    def setup(self, data: bytes) -> PaneVersion:
+        """The version's messages and settings (what it ran with), its result left unread (an empty one)."""
+        ...
+
 
 # Packed versions a joined block holds: each join deflates one block (~130 KB of JSON, well under a millisecond).
 JOIN_AT = 64
@@ -156,6 +160,15 @@ class VersionList(Sequence):
         items, codec = self._items, self._codec
         return [(item.started_at, item.result.state.value) if _held(item)
                 else codec.summary(item if item is not None else self._encoding(i)) for i, item in enumerate(items)]
+
+    def setups(self, start: int = 0) -> Iterator[PaneVersion]:
+        """From `start` on, each version as far as what it ran with (messages and settings): a held version itself,
+        a packed one read without its result and not kept (the version bar reads a pane's every version when it
+        is built: reading them whole unpacked them all, and the next autosave encoded them all again)."""
+        items, codec = self._items, self._codec
+        for i in range(start, len(items)):
+            item = items[i]
+            yield item if _held(item) else codec.setup(item if item is not None else self._encoding(i))
 
     def packed(self) -> int:
         """How many versions are held packed."""

@@ -216,3 +216,27 @@ def test_joined_versions_keep_less_memory_than_their_file_form():
     per_file_version = file_size / (RUNS * 2 + 20)
     assert kept / (RUNS * 2) < 0.75 * per_file_version, (  # 0.5x measured
         f"{kept / (RUNS * 2):.0f} bytes kept a version, its file form {per_file_version:.0f} (1.1x before)")
+
+
+def test_what_each_version_ran_with_is_read_without_unpacking_it(tmp_path):
+    """The version bar reads every version's settings when a pane is built (an open builds them all): a packed
+    version is read without its result and stays packed, joined or not, so the next autosave encodes nothing."""
+    from app.engine import SamplingParams
+    from app.session.version_list import JOIN_AT
+
+    session = regenerating(panes=1, runs=JOIN_AT + 10)
+    session.panes[0].sampling = SamplingParams(temperature=1.3)
+    run(session.panes[0], "A last one, warmer.")
+    path = tmp_path / "colours.chorus.json"
+    session.save(path)
+    for pane in (session.panes[0], Session.load(path).panes[0]):  # packed in memory; joined as a file opens
+        packed = pane.versions.packed()
+        assert packed >= JOIN_AT
+        setups = list(pane.versions.setups())
+        later = list(pane.versions.setups(len(setups) - 2))
+        assert pane.versions.packed() == packed
+        assert [(s.messages, s.settings, s.started_at) for s in setups] == \
+            [(v.messages, v.settings, v.started_at) for v in pane.versions]
+        assert setups[-1].settings["sampling"].temperature == 1.3 != setups[0].settings["sampling"].temperature
+        assert not any(s.result.text for s in setups[:-1])  # the packed ones' results were not read
+        assert [s.settings for s in later] == [s.settings for s in setups[-2:]]

@@ -196,3 +196,23 @@ def _bar_gathering_versions(qtbot, count: int):
         pane.result, pane.current = result, i
         bar.sync()
     return pane, bar
+
+
+def test_the_bar_of_an_opened_pane_reads_its_versions_settings_and_leaves_them_packed(qtbot, tmp_path):
+    """An open builds every pane's version bar, which reads what each version ran with: the versions read from the
+    file stay packed (reading them whole unpacked them, and the first autosave encoded them all again)."""
+    from app.ui.pane.version_bar import VersionBar
+
+    made = [versions.PaneVersion(PaneResult(state=RunState.DONE, text=f"Colour {i}, " * 40, finish_reason="stop"),
+                                 [{"role": "user", "content": "A colour?"}],
+                                 {"sampling": SamplingParams(temperature=i % 2), "max_tokens": 20})
+            for i in range(100)]
+    path = tmp_path / "colours.chorus.json"
+    Session(panes=[PaneSpec(title="Colours", result=made[-1].result, versions=made, current=99)]).save(path)
+    pane = Session.load(path).panes[0]
+    packed = pane.versions.packed()
+    assert packed == 99  # all but the shown one
+    bar = VersionBar(pane, controller=None)
+    qtbot.addWidget(bar)
+    assert bar.label.text() == "version 100 of 100 · T 1"
+    assert pane.versions.packed() == packed

@@ -82,7 +82,7 @@ class VersionBar(QWidget):
             return self._growing
         if not now.grown_from(fed):  # not the same list grown: read anew
             self._growing, fed = compare.GrowingDiffering(), VersionList()
-        for version in now[len(fed):]:
+        for version in now.setups(len(fed)):  # packed ones stay packed: their results are not read
             self._growing.add(self._labels(version))
         self._fed = now
         return self._growing
