@@ -76,6 +76,10 @@ def test_markdown_and_jsonl_exports_carry_every_prompt_and_output():
     (b'{"format": "chorus-session", "version": 1, "panes": [{"turns": [{"role": "robot"}]}]}',
      "pane 1, turn 1, role: 'robot' is not one of the allowed values"),
     (b"not json at all", "not valid JSON (line 1)"),
+    # bytes that are not UTF-8 in a field this version skips: refused as the rest (the decoder does not look)
+    (b'{"format": "chorus-session", "version": 2, "later": "\xff", "panes": []}', "(not text)"),
+    # a newer file whose fields this version cannot read is named as newer first
+    (b'{"format": "chorus-session", "version": 99, "panes": 7}', "saved by a newer Chorus (session format 99)"),
 ])
 def test_bad_files_raise_a_clear_error_and_are_left_as_they_were(tmp_path, content, message):
     path = tmp_path / "bad.chorus.json"
@@ -87,6 +91,13 @@ def test_bad_files_raise_a_clear_error_and_are_left_as_they_were(tmp_path, conte
         Session.load(path)
     assert message in str(error.value)
     assert path.read_bytes() == content  # reading never changes the file
+
+
+def test_text_is_checked_a_piece_at_a_time_across_the_pieces_edges():
+    text = "Œuvre — 灯台 🗼 ".encode() * 50
+    assert all(store._is_utf8(text, chunk) for chunk in (1, 2, 3, 5, 1 << 20))
+    assert not any(store._is_utf8(text[:-2], chunk) for chunk in (1, 3, 1 << 20))  # cut inside the last character
+    assert not store._is_utf8(text[:100] + b"\xc0\xaf" + text[100:], 7)
 
 
 def test_unreadable_autosave_is_moved_aside_never_deleted(tmp_path):
