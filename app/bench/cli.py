@@ -21,7 +21,7 @@ from app.bench.naive import llama_sequential_tps, llama_threads_tps
 from app.bench.pairs import pairs_needed, reference_first
 from app.bench.raw_loop import raw_loop_decode_tps
 from app.bench.reasoning import reasoning_tps
-from app.bench.reproducible import mixed_prompts, reproducible_pairs
+from app.bench.reproducible import MIXED_LENGTHS, mixed_prompts, reproducible_pairs
 from app.bench.scenarios import engine_decode_tps, long_prompt_admission, ttft_loaded_vs_idle
 from app.bench.sharing import FANOUT, coalesced_decode, fanout_and_rerun, followup_prefill
 from app.bench.summary import summarize
@@ -43,16 +43,19 @@ class Plan:
     shared_prompt_tokens: int = 500
     uncached_reference: bool = True  # also time the fan-out with the prompt cache off
     frontier: bool = True  # the long prompt at every pacing point of limits.PACING, not only the chosen one
+    mixed_lengths: tuple[int, ...] = MIXED_LENGTHS  # the prompts of the reproducible-mode workload
     # bench --gui: window/headless pairs. Single pairs spread widely on a shared 2-vCPU host (sd 0.09 over 15 pairs
     # on 2026-11-26), so the full run takes 9: the median's standard error is then about 0.04, against 0.05 at 5.
     window_pairs: int = 9
 
 
 FULL = Plan(sizes=(1, 2, 4, 8, 16), max_tokens=96, repetitions=3)
-# The quick form checks that every figure is produced, not the figures: shorter prompts, since a prompt's prefill on
-# one llama.cpp thread (CI's test processes) takes ~20 ms a token at 1,500 tokens here (attention grows with it).
-QUICK = Plan(sizes=(1, 4, 8), max_tokens=64, repetitions=1, long_prompt_tokens=400, shared_prompt_tokens=200,
-             uncached_reference=False, window_pairs=1, frontier=False)
+# The quick form checks that every figure is produced, not the figures: shorter prompts and replies, since a prompt's
+# prefill on one llama.cpp thread (CI's test processes) takes ~20 ms a token at 1,500 tokens here (attention grows
+# with it).
+QUICK = Plan(sizes=(1, 4, 8), max_tokens=32, repetitions=1, long_prompt_tokens=400, shared_prompt_tokens=200,
+             uncached_reference=False, window_pairs=1, frontier=False,
+             mixed_lengths=tuple(n // 2 for n in MIXED_LENGTHS))
 
 
 def in_fresh_thread(fn, *args, **kwargs):
@@ -103,7 +106,7 @@ def measure(plan: Plan, threads: int, pacing: str = limits.PACING_DEFAULT) -> di
     long_prompt = prompt_of_length(model, plan.long_prompt_tokens, 202)
     shared_prompt = prompt_of_length(model, plan.shared_prompt_tokens, 303)
     chat_message = prompt_of_length(model, 120, 404)
-    mixed = {n: mixed_prompts(model, n) for n in (4, 8)}
+    mixed = {n: mixed_prompts(model, n, plan.mixed_lengths) for n in (4, 8)}
     eog, model_name = model.eog_ids, model.info().name
     model.close()
     n_ctx = plan.prompt_tokens + plan.max_tokens + 64

@@ -15,8 +15,8 @@ from app.engine.native import LlamaModel
 MIXED_LENGTHS = (60, 450, 150, 600, 90, 300, 200, 120)
 
 
-def mixed_prompts(model: LlamaModel, n: int) -> list[str]:
-    return [prompt_of_length(model, MIXED_LENGTHS[i % len(MIXED_LENGTHS)], 500 + i) for i in range(n)]
+def mixed_prompts(model: LlamaModel, n: int, lengths: tuple[int, ...] = MIXED_LENGTHS) -> list[str]:
+    return [prompt_of_length(model, lengths[i % len(lengths)], 500 + i) for i in range(n)]
 
 
 def workload_tps(model_path, prompts: list[str], max_tokens: int, threads: int, reproducible: bool) -> float:

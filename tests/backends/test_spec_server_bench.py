@@ -7,6 +7,7 @@ import pytest
 from app.bench import spec_server
 from app.bench.eval_suite import llama_server_path
 from app.bench.speculative import copy_request
+from tests.conftest import TEST_THREADS
 
 pytestmark = pytest.mark.servers
 
@@ -21,7 +22,7 @@ def test_spec_server_bench_pairs_chorus_with_each_ngram_spec_type(model_path, mo
     monkeypatch.setattr(spec_server, "WORKLOADS", {"copy N=1": small})
     monkeypatch.setattr(spec_server, "SPEC_TYPES", ("none", "ngram-simple"))
     labels = []
-    result = spec_server.spec_server_bench(model_path, threads=2, repetitions=2, on_run=labels.append)
+    result = spec_server.spec_server_bench(model_path, threads=TEST_THREADS, repetitions=2, on_run=labels.append)
     assert labels[0] == "rep 1: Chorus spec on" and labels[-1] == "rep 2: Chorus spec on"  # the order alternates
     copy = result["copy N=1"]
     assert copy["best_spec_type"] == "ngram-simple" and len(copy["pairs"]) == 2 and copy["median"] > 0

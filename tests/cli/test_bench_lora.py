@@ -3,11 +3,12 @@
 import pytest
 
 from app.bench import lora_rate
+from tests.conftest import TEST_THREADS
 
 
 def test_lora_bench_pairs_two_sets_one_set_and_base(model_path, tmp_path):
     labels = []
-    result = lora_rate.lora_bench(model_path, tmp_path, threads=2, repetitions=2, max_tokens=12,
+    result = lora_rate.lora_bench(model_path, tmp_path, threads=TEST_THREADS, repetitions=2, max_tokens=12,
                                   on_run=labels.append)
     assert labels == ["rep 1: base", "rep 1: 1 set", "rep 1: 2 sets",
                       "rep 2: 2 sets", "rep 2: 1 set", "rep 2: base"]  # order reversed every other repetition

@@ -3,6 +3,7 @@
 import dataclasses
 
 from app.bench import speculative
+from tests.conftest import TEST_THREADS
 
 
 def test_spec_bench_pairs_a_small_copy_workload(model_path, monkeypatch):
@@ -11,7 +12,7 @@ def test_spec_bench_pairs_a_small_copy_workload(model_path, monkeypatch):
 
     monkeypatch.setattr(speculative, "WORKLOADS", {"copy N=1": small})
     labels = []
-    result = speculative.spec_bench(model_path, threads=2, repetitions=2, on_run=labels.append)
+    result = speculative.spec_bench(model_path, threads=TEST_THREADS, repetitions=2, on_run=labels.append)
     assert set(result) == {"copy N=1 auto", "copy N=1 on"}
     assert len(labels) == 8 and labels[0].endswith("plain") and labels[2].endswith("spec")  # order alternates
     for figure in result.values():

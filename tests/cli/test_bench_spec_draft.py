@@ -3,6 +3,7 @@
 import dataclasses
 
 from app.bench import spec_draft, speculative
+from tests.conftest import TEST_THREADS
 
 
 def test_draft_bench_pairs_a_small_copy_workload(model_path, monkeypatch):
@@ -11,7 +12,7 @@ def test_draft_bench_pairs_a_small_copy_workload(model_path, monkeypatch):
 
     monkeypatch.setattr(spec_draft, "WORKLOADS", {"copy N=1": small})
     labels = []
-    result = spec_draft.draft_bench(model_path, threads=2, repetitions=2, on_run=labels.append)
+    result = spec_draft.draft_bench(model_path, threads=TEST_THREADS, repetitions=2, on_run=labels.append)
     assert result["draft_model"] == result["target"] == str(model_path)
     figure = result["workloads"]["copy N=1"]
     assert len(labels) == 4 and labels[0].endswith("plain") and labels[2].endswith("spec")  # order alternates

@@ -8,7 +8,7 @@ attention's split-KV path would take a lone token on ggml's default kernels (doc
 import pytest
 
 from app.engine import GenerationRequest, SamplingParams
-from tests.conftest import assert_kv_accounted
+from tests.conftest import TEST_THREADS, assert_kv_accounted
 
 PASSAGE = ("The river bends twice before it reaches the old mill at the edge of town. Every spring the orchard "
            "fills with bees and the farmers count the blossoms. A lighthouse keeper writes down the colour of the "
@@ -38,7 +38,7 @@ def split_alone(model_path):
     """Each request alone through the split path (one_decode off): the reference, with its prompt lengths."""
     from app.engine import Engine, EngineConfig
     with Engine(EngineConfig(model_path=model_path, n_slots=8, reproducible=True, prompt_cache=False,
-                             one_decode=False, n_threads=2)) as engine:
+                             one_decode=False, n_threads=TEST_THREADS)) as engine:
         results = [finished([engine.submit(r)])[0] for r in requests()]
         assert engine.stats().decodes > engine.stats().steps  # the split path: pieces apart
     lengths = [r.prompt_tokens for r in results]

@@ -1,4 +1,4 @@
-"""Reproducible mode on the real model: a request's token ids are the same alone, beside 23 others, beside
+"""Reproducible mode on the real model: a request's token ids are the same alone, beside 11 others, beside
 unrelated traffic arriving at random moments, from the prompt cache, from a fan-out copy and as a follower."""
 
 import random
@@ -10,8 +10,9 @@ from app.engine import GenerationRequest, SamplingParams
 from tests.conftest import TEST_THREADS, assert_kv_accounted
 
 SENTENCES = BENCH_SENTENCES[:6]  # the speculative benchmark's passage, its first six sentences
-# Mixed lengths, from a short question to about 900 prompt tokens.
-SIZES = [1, 2, 4, 8, 14, 20, 30, 40, 50, 60, 62, 64]
+# Mixed lengths, from a short question to about 900 prompt tokens (each prompt is prefilled alone for the
+# reference and again in every test: at ~60 prompt tokens a second on one thread, the suite's longest module).
+SIZES = [1, 4, 14, 30, 50, 64]
 QUESTIONS = ["Summarise this in one sentence.", "What is the main topic?", "List three details.",
              "Which place is mentioned first?", "Write a title for it.", "What happens in spring?"]
 
@@ -25,7 +26,7 @@ def chat_prompts() -> list[list[dict]]:
 
 
 def requests() -> list[GenerationRequest]:
-    """12 greedy and 12 seeded requests, the same prompts."""
+    """6 greedy and 6 seeded requests, the same prompts."""
     out = []
     for i, messages in enumerate(chat_prompts()):
         out.append(GenerationRequest(messages=messages, max_tokens=24, sampling=SamplingParams(temperature=0.0)))
@@ -106,7 +107,7 @@ def test_unrelated_traffic_at_random_moments_changes_nothing(make_engine, cold_i
     def on_step(event):
         while moments and event.step >= moments[0]:
             moments.pop(0)
-            words = " ".join(rng.choice(SENTENCES) for _ in range(rng.randint(1, 30)))
+            words = " ".join(rng.choice(SENTENCES) for _ in range(rng.randint(1, 12)))
             traffic.append(engine.submit(GenerationRequest(
                 messages=[{"role": "user", "content": words}], max_tokens=rng.randint(4, 40),
                 sampling=SamplingParams(temperature=rng.choice([0.0, 0.7]), seed=rng.randint(0, 99)))))
@@ -137,7 +138,7 @@ def test_prompt_cache_and_coalescing_give_the_same_tokens(make_engine, cold_ids)
 
 def test_fan_out_copies_give_the_same_tokens(make_engine, cold_ids):
     engine = make_engine(n_slots=8, reproducible=True)  # empty cache: reuse can only come from copies
-    handles = [engine.submit(r) for r in requests()[16:]]  # greedy and seeded pairs of one prompt each
-    assert ids(handles) == cold_ids[16:]
+    handles = [engine.submit(r) for r in requests()[4:]]  # greedy and seeded pairs of one prompt each
+    assert ids(handles) == cold_ids[4:]
     assert any(h.result().cached_tokens for h in handles)
     assert_kv_accounted(engine)
