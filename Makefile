@@ -43,13 +43,13 @@ llama-source: $(STAMP)
 
 # llama-server, llama-perplexity and llama-quantize from the llama.cpp the pinned llama-cpp-python vendors (~7 min
 # on 2 cores, once: cached in ~/.cache/chorus, outside the tree), then the backend and quantization-parity tests
-# against them and llama-cpp-python's own server, in two test processes as `make test` (each server on one thread).
+# against them and llama-cpp-python's own server, in one process (two test processes took as long: the tool-call
+# parity tests' replies, cached per process, were made in both).
 llama-server: $(STAMP)
 	PYTHON=$(PY) bash scripts/build_llama_server.sh
 
 test-servers: llama-server
-	CHORUS_TEST_THREADS=$(CHORUS_TEST_THREADS) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers \
-		-n $(TEST_WORKERS) --durations=30
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers --durations=30
 
 # promptfoo's own example configs as Chorus reads them: build the corpus first (it is promptfoo's files, not kept in
 # git): $(PY) scripts/promptfoo_corpus.py build --examples PATH/TO/promptfoo/examples
