@@ -23,7 +23,8 @@ hypothesis_settings.register_profile("dev", max_examples=1000, deadline=None,
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # llama.cpp threads per test engine. ggml's threads spin while they wait for each other, so on a machine busy
 # with other work 2 threads can be several times slower than 1: CHORUS_TEST_THREADS=1 there. `make test` runs two
-# test processes with 1 each (Makefile); `make test-servers` one process with 2 (its servers too: tests/fixtures/servers.py).
+# test processes with 1 each (Makefile); `make test-servers` one process with 2 (its servers too:
+# tests/fixtures/servers.py).
 TEST_THREADS = int(os.environ.get("CHORUS_TEST_THREADS", "2"))
 
 
