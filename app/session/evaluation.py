@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
 from app.session import resting
@@ -133,7 +132,6 @@ class CellResult:
         return {"pass": 0, "fail": 1}.get(self.status, 2)
 
 
-@resting.freed_field_signals
 @dataclass(eq=False)
 class Evaluation:
     """Cases × variants and their cells (`cells`, an EventedList in matrix order: repeat, case, variant; made
@@ -142,7 +140,7 @@ class Evaluation:
     `duration_s` the time all its runs took together (a resume adds to it; a run in progress keeps it current).
     Compared by identity, like a cell."""
 
-    events = SignalGroupDescriptor(connect_child_events=True)
+    events = resting.field_events(connect_child_events=True)
 
     description: str = ""
     source: str = ""  # the config file it came from

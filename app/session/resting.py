@@ -17,9 +17,12 @@ evaluation) kept 40 to 140 KB of signal machinery that nobody would use again.
 
 Who rests what: a pane rests the result it stops showing (state.py), a cell rests when its status leaves
 running and grading (evaluation.py). tests/session/test_resting_events.py holds the figures and the views' side.
+Every evented dataclass of the session has a `FieldGroup` (`field_events` for psygnal's own descriptor): its
+fields' signals are freed with it, and its `events.all` hears them without a connection per field.
+
 This uses psygnal 0.16's internals (`evented_setattr`, `connect_child_events`, the relay's first-connect
-callbacks, `_relay_partial`, and in `freed_field_signals` the descriptor's group class): pyproject.toml pins
-psygnal below 0.17, and those tests fail if they move.
+callbacks and `_connect_relay`, `_relay_partial`, a signal's `_run_emit_loop` and `_signal_instance_class`):
+pyproject.toml pins psygnal below 0.17, and those tests fail if they move.
 """
 
 from __future__ import annotations
@@ -36,10 +39,53 @@ NAME = "events"
 
 class _FieldSignal(SignalInstance):
     """A field's signal, relayed with the field's name in the path as psygnal's dataclass signals are. (psygnal's
-    own class keeps ~58 bytes for good each time one is made: a group made again at each wake would leak.)"""
+    own class keeps ~58 bytes for good each time one is made: a group made again at each wake would leak.)
+
+    psygnal's relay (`events.all`) connects itself to every field's signal when someone first listens: three
+    tracked objects a field (a weak callback and two closures), ~190 a pane, a third of what a pane's model held,
+    all walked by every full pass of the cyclic collector (the 256-pane open's stall). This signal takes no such
+    connection: once its own listeners have heard an emission, it hands the emission to its group's relay."""
 
     def _psygnal_relocate_info_(self, emission_info: EmissionInfo) -> EmissionInfo:
         return emission_info.insert_path(PathStep(attr=self.name))
+
+    def _is_relay(self, slot) -> bool:
+        group = self._instance()
+        return group is not None and getattr(slot, "__self__", None) is group._psygnal_relay
+
+    def connect(self, slot=None, **options):
+        if slot is not None and self._is_relay(slot):
+            return slot
+        return super().connect(slot, **options)
+
+    def disconnect(self, slot=None, missing_ok: bool = True) -> None:
+        if slot is not None and self._is_relay(slot):
+            return
+        super().disconnect(slot, missing_ok)
+
+    def _run_emit_loop(self, args: tuple) -> None:
+        super()._run_emit_loop(args)
+        group = self._instance()
+        relay = group._psygnal_relay if group is not None else None
+        if relay is not None and len(relay):  # as the relay's own slot would (SignalRelay._slot_relay)
+            relay._run_emit_loop((self._psygnal_relocate_info_(EmissionInfo(signal=self, args=args)),))
+
+
+class FieldGroup(SignalGroup):
+    """The signal group of the session's evented dataclasses: each field's signal a `_FieldSignal`, freed whole
+    with its object (with psygnal's class every PaneSpec ever made kept ~2.2 KB for good) and relayed to
+    `events.all` without a connection. The base of `field_events`' groups and of RestingEvents'."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for signal in cls._psygnal_signals.values():
+            signal._signal_instance_class = _FieldSignal
+
+
+def field_events(**options) -> SignalGroupDescriptor:
+    """psygnal's descriptor (`options` are its own), making FieldGroups: the `events` of a pane, the session, an
+    evaluation."""
+    return SignalGroupDescriptor(signal_group_class=FieldGroup, **options)
 
 
 class _State:
@@ -94,19 +140,9 @@ class RestingEvents:
 
     def _group_of(self, owner: type) -> type[SignalGroup]:
         if self._group_class is None:  # one signal per field, (new, old), as SignalGroupDescriptor makes them
-            signals = {f.name: Signal(object, object, signal_instance_class=_FieldSignal)
-                       for f in dataclasses.fields(owner)}
-            self._group_class = type(f"{owner.__name__}SignalGroup", (SignalGroup,), signals)
+            signals = {f.name: Signal(object, object) for f in dataclasses.fields(owner)}
+            self._group_class = type(f"{owner.__name__}SignalGroup", (FieldGroup,), signals)
         return self._group_class
-
-
-def freed_field_signals(cls: type) -> type:
-    """Class decorator for a dataclass with psygnal's own SignalGroupDescriptor (a pane, the session, an
-    evaluation): its field signals become `_FieldSignal`s, so a group is freed whole with its object. With
-    psygnal's class every PaneSpec ever made (a copy, a branch, a sweep's) kept ~2.2 KB for good."""
-    for signal in getattr(cls, NAME)._get_signal_group(cls)._psygnal_signals.values():
-        signal._signal_instance_class = _FieldSignal
-    return cls
 
 
 def init(obj) -> None:
@@ -211,10 +247,8 @@ def _relayed(group: SignalGroup, name: str, child) -> int:
 
 
 def _quiet(state: _State | None, relays: int) -> bool:
-    """Nobody listens but `relays` listeners of `events.all` (the standing ones, or the owner's relay), and the
-    relay itself on each field."""
+    """Nobody listens but `relays` listeners of `events.all` (the standing ones, or the owner's relay)."""
     if state is None or state.group is None:
         return True
     group = state.group
-    heard = len(group.all)
-    return heard <= relays and all(len(group[name]) <= (1 if heard else 0) for name in group)
+    return len(group.all) <= relays and not any(len(group[name]) for name in group)

@@ -19,7 +19,6 @@ import operator
 import uuid
 from dataclasses import dataclass, field
 
-from psygnal import SignalGroupDescriptor
 from psygnal.containers import EventedList
 
 from app.engine import LoraAdapter, SamplingParams, limits
@@ -48,7 +47,6 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-@resting.freed_field_signals
 @dataclass
 class PaneSpec:
     """One pane: its conversation, settings and backend, plus its last result. `number` is given by the
@@ -57,7 +55,7 @@ class PaneSpec:
     `result` changes when another result is shown, even one with the same values (two runs can be equal):
     the views follow the object, and the one no longer shown is rested."""
 
-    events = SignalGroupDescriptor(connect_child_events=True, equality_operators={"result": operator.is_})
+    events = resting.field_events(connect_child_events=True, equality_operators={"result": operator.is_})
 
     title: str = ""
     system: str = ""
@@ -146,18 +144,16 @@ class PaneSpec:
         return dataclasses.replace(fresh, **changes) if changes else fresh
 
 
-@resting.freed_field_signals
 @dataclass
 class ViewSettings:
     """How the window lays the session out; saved with it."""
 
-    events = SignalGroupDescriptor()
+    events = resting.field_events()
 
     columns: int = COLUMNS.default  # panes per row in the grid
     column_group: str | None = None  # columns mode: this group side by side (None: the grid)
 
 
-@resting.freed_field_signals
 @dataclass
 class SessionModel:
     """Every pane in order, the view settings, the next pane number (numbers are never reused), the arena's
@@ -165,7 +161,7 @@ class SessionModel:
     reaches `events.all` as a pane's change does. `app.session.Session` adds the file methods; lower modules
     (store, export) take this."""
 
-    events = SignalGroupDescriptor(connect_child_events=True)
+    events = resting.field_events(connect_child_events=True)
 
     panes: EventedList = field(default_factory=IdentityEventedList)
     view: ViewSettings = field(default_factory=ViewSettings)
