@@ -314,8 +314,8 @@ def run_versions_bench(args) -> int:
 
 
 def run_soak_bench(args, measure_soak, write_png=None) -> int:
-    """`bench --soak`: `measure_soak(plan, threads, sample)` and `write_png(result, path, labels)` are the window's
-    (app/ui/bench_soak.py), handed over by app/__main__.py; --png writes the plot."""
+    """`bench --soak`: `measure_soak(plan, threads, sample, watch)` and `write_png(result, path, labels)` are the
+    window's (app/ui/bench_soak.py), handed over by app/__main__.py; --png writes the plot."""
     from app.bench.soak import FULL_SOAK, QUICK_SOAK, SERIES, Sampler, describe, prompt_cache_figures, short_plan
     from app.bench.soak import summarize as summarize_soak
 
@@ -326,15 +326,18 @@ def run_soak_bench(args, measure_soak, write_png=None) -> int:
           f"cells, a sample every {plan.interval_s:g} s…", file=sys.stderr, flush=True)
     sampler = Sampler()
 
-    def sample(engine, **window_figures) -> None:
+    def watch(engine) -> None:
         cache_mb, kv_cells = prompt_cache_figures(engine)
-        found = sampler.sample(engine.stats().generated_tokens_total if engine else 0, prompt_cache_mb=cache_mb,
-                               kv_cells=kv_cells, **window_figures)
+        sampler.watch(prompt_cache_mb=cache_mb, kv_cells=kv_cells)
+
+    def sample(engine, **window_figures) -> None:
+        watch(engine)
+        found = sampler.sample(engine.stats().generated_tokens_total if engine else 0, **window_figures)
         print(f"  {found['t_s']:7.1f} s  RSS {found['rss_mb']:.0f} MB, {found['heap_objects']} objects, "
               f"{found['qt_objects']} Qt objects, {found['decode_tps']:.1f} t/s, GUI thread "
               f"{found['gui_cpu_share']:.0%}", file=sys.stderr, flush=True)
 
-    counts = measure_soak(plan, threads, sample)
+    counts = measure_soak(plan, threads, sample, watch)
     result = {"soak": summarize_soak(plan, sampler, counts)}
     print(describe(result["soak"]))
     if args.png and write_png is not None:

@@ -6,7 +6,10 @@ is the Qt-free rest: the plan, the resources sampled (`Sampler`), and the end ÷
 Each sample records, for the whole process: RSS, Python heap objects (gc), Qt objects (counted by the window's
 part), open files and threads; the autosave's file size; the engine's prompt cache (bytes of the token lists and
 logits it keeps) and KV cells in use (running sequences' context plus the cached prompts'); and, since the
-previous sample, the decode rate and the GUI thread's share of a core. End ÷ start compares the mean of the last
+previous sample, the decode rate and the GUI thread's share of a core. The prompt cache and the KV cells change with
+every request that starts or ends (a slot's prompt is cached when it frees, dropped when it is taken again), so one
+instant a minute reads 0 or its most; for those two a sample is the mean of the readings `Sampler.watch` took since
+the sample before (the window's part reads them every POLL_S). End ÷ start compares the mean of the last
 third of the samples after the warm-up with the mean of the first third, so one noisy minute neither makes nor
 hides a trend.
 """
@@ -104,6 +107,13 @@ class Sampler:
         self.series: dict[str, list] = {"t_s": [], "versions": [], **{name: [] for name in SERIES}}
         self._last: tuple[float, int, float] | None = None
         self._own_cpu_s = 0.0  # the last sample's own time on the GUI thread (kept out of the GUI's share)
+        self._watched: dict[str, list[float]] = {}  # readings since the last sample (`watch`)
+
+    def watch(self, **figures: float) -> None:
+        """A reading of figures that change with every request (the prompt cache, KV cells): the next sample has
+        the mean of the readings since the one before, not its own instant."""
+        for name, value in figures.items():
+            self._watched.setdefault(name, []).append(value)
 
     def sample(self, generated_tokens: int, gui_cpu_s: float = 0.0, **more) -> dict:
         """`gui_cpu_s`: the GUI thread's CPU time (time.thread_time()) when the caller began this sample, on that
@@ -113,7 +123,9 @@ class Sampler:
         gc.collect()  # what stays, not what waits for the collector
         found = {"t_s": now - self.t0, "rss_mb": self.process.memory_info().rss / 1e6,
                  "heap_objects": tracked_objects(), "open_files": self.process.num_fds(),
-                 "threads": self.process.num_threads(), **more}
+                 "threads": self.process.num_threads(), **more,
+                 **{name: _mean(values) for name, values in self._watched.items() if values}}
+        self._watched = {}
         last = self._last
         elapsed = now - last[0] if last else 0.0
         found["decode_tps"] = (generated_tokens - last[1]) / elapsed if elapsed > 0 else 0.0

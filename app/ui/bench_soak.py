@@ -53,7 +53,7 @@ def _file_mb(path) -> float:
         return 0.0
 
 
-async def _soak(window, plan, model_path: str, threads: int, folder: Path, sample) -> dict:
+async def _soak(window, plan, model_path: str, threads: int, folder: Path, sample, watch) -> dict:
     from app.ui import settings as keys
 
     window.settings.set(keys.SLOTS, max(8, plan.panes))
@@ -88,6 +88,7 @@ async def _soak(window, plan, model_path: str, threads: int, folder: Path, sampl
         for pane in window.grid.panes:
             if not pane.busy and pane.run():
                 runs += 1
+        watch(engine)
         if time.perf_counter() >= next_sample:
             take_sample()
             next_sample += plan.interval_s
@@ -104,10 +105,11 @@ async def _soak(window, plan, model_path: str, threads: int, folder: Path, sampl
     return counts
 
 
-def measure_soak(plan, threads: int, sample) -> dict:
+def measure_soak(plan, threads: int, sample, watch) -> dict:
     """Run the soak (`plan`: app/bench/soak.SoakPlan) in a fresh offscreen window; `sample(engine, qt_objects=…,
-    session_file_mb=…)` takes a sample (app/bench/soak.Sampler) every `plan.interval_s`. Returns what the
-    window did (runs, versions, evaluation cells, autosaves)."""
+    session_file_mb=…)` takes a sample (app/bench/soak.Sampler) every `plan.interval_s`, `watch(engine)` reads
+    the figures that change with every request every POLL_S. Returns what the window did (runs, versions,
+    evaluation cells, autosaves)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import qasync
     from PySide6.QtCore import QSettings
@@ -128,7 +130,7 @@ def measure_soak(plan, threads: int, sample) -> dict:
         window.show()
         try:
             return loop.run_until_complete(_soak(window, plan, str(default_model_path()), threads, Path(tmp),
-                                                 sample))
+                                                 sample, watch))
         finally:
             window.close()
 

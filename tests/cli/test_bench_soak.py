@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from app.bench.soak import SERIES, end_vs_start, tracked_objects
+from app.bench.soak import SERIES, Sampler, end_vs_start, tracked_objects
 from tests.conftest import TEST_THREADS
 
 
@@ -77,3 +77,18 @@ def test_bench_panes_hands_the_window_the_made_up_session_and_writes_its_figures
     assert run_panes_bench(argparse.Namespace(json=str(out)), measure, lambda r: "shown") == 0
     assert given == [session_with_versions, made_up_reply]
     assert json.loads(out.read_text())["panes"] == {"sweep_panes": 256}  # with the run's date and machine
+
+
+def test_the_prompt_cache_is_sampled_as_its_mean_since_the_sample_before():
+    """The prompt cache holds a slot's prompt from the time the slot frees until it is taken again: read at one
+    instant a minute it was 0 or 1.4 MB, and the hour's thirds read 1.455 apart with no growth (2026-12-06). Its
+    sample is the mean of the window's readings since the sample before; the resources read once stay as read."""
+    sampler = Sampler()
+    for mb in (0.0, 1.4, 1.4, 0.0):
+        sampler.watch(prompt_cache_mb=mb, kv_cells=100 * mb)
+    first = sampler.sample(0, open_files=3)
+    sampler.watch(prompt_cache_mb=1.4, kv_cells=140)
+    second = sampler.sample(10)
+    assert (first["prompt_cache_mb"], first["kv_cells"]) == (pytest.approx(0.7), pytest.approx(70))
+    assert (second["prompt_cache_mb"], second["kv_cells"]) == (1.4, 140)  # the readings since the first only
+    assert sampler.series["prompt_cache_mb"] == [pytest.approx(0.7), 1.4] and first["open_files"] == 3
