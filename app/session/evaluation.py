@@ -36,6 +36,7 @@ from app.session.eval_config import (  # declared there; imported from here by t
 )
 from app.session.eval_runs import EvalRun
 from app.session.evented_list import IdentityEventedList
+from app.session.field_events import field_events
 from app.session.result import PaneResult
 
 __all__ = ["FINAL_STATUSES", "Assertion", "BackendTarget", "CaseOptions", "CellResult", "EvalCase", "Evaluation",
@@ -140,7 +141,7 @@ class Evaluation:
     `duration_s` the time all its runs took together (a resume adds to it; a run in progress keeps it current).
     Compared by identity, like a cell."""
 
-    events = resting.field_events(connect_child_events=True)
+    events = field_events(connect_child_events=True)
 
     description: str = ""
     source: str = ""  # the config file it came from

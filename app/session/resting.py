@@ -17,95 +17,25 @@ evaluation) kept 40 to 140 KB of signal machinery that nobody would use again.
 
 Who rests what: a pane rests the result it stops showing (state.py), a cell rests when its status leaves
 running and grading (evaluation.py). tests/session/test_resting_events.py holds the figures and the views' side.
-Every evented dataclass of the session has a `FieldGroup` (`field_events` for psygnal's own descriptor): its
-fields' signals are freed with it, and its `events.all` hears them without a connection per field.
+A resting group is a `field_events.FieldGroup`, as every evented dataclass's of the session; a group dropped at
+`rest` is released (`field_events.release`), so it goes with its last reference.
 
 This uses psygnal 0.16's internals (`evented_setattr`, `connect_child_events`, the relay's first-connect
-callbacks and `_connect_relay`, `_relay_partial`, a signal's `_run_emit_loop` and `_signal_instance_class`):
-pyproject.toml pins psygnal below 0.17, and those tests fail if they move.
+callbacks, `_relay_partial`): pyproject.toml pins psygnal below 0.17, and those tests fail if they move.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
-import threading
 import weakref
 from collections.abc import Callable
 
-from psygnal import EmissionInfo, PathStep, Signal, SignalGroup, SignalGroupDescriptor, SignalInstance
+from psygnal import PathStep, Signal, SignalGroup, SignalGroupDescriptor
 from psygnal._group_descriptor import connect_child_events, evented_setattr
 
+from app.session.field_events import FieldGroup, release
+
 NAME = "events"
-
-
-class _FieldSignal(SignalInstance):
-    """A field's signal, relayed with the field's name in the path as psygnal's dataclass signals are. (psygnal's
-    own class keeps ~58 bytes for good each time one is made: a group made again at each wake would leak.)
-
-    psygnal's relay (`events.all`) connects itself to every field's signal when someone first listens: three
-    tracked objects a field (a weak callback and two closures), ~190 a pane, a third of what a pane's model held,
-    all walked by every full pass of the cyclic collector (the 256-pane open's stall). This signal takes no such
-    connection: once its own listeners have heard an emission, it hands the emission to its group's relay."""
-
-    def __init__(self, *args, instance=None, **options):
-        super().__init__(*args, instance=instance, **options)
-        if isinstance(instance, FieldGroup):  # the group's lock and queues (FieldGroup.__init__)
-            self._lock, self._emit_queue, self._args_queue = instance._field_shared
-
-    def _psygnal_relocate_info_(self, emission_info: EmissionInfo) -> EmissionInfo:
-        return emission_info.insert_path(PathStep(attr=self.name))
-
-    def pause(self) -> None:
-        self._args_queue = []  # its own, not the group's shared empty one
-        super().pause()
-
-    def _is_relay(self, slot) -> bool:
-        group = self._instance()
-        return group is not None and getattr(slot, "__self__", None) is group._psygnal_relay
-
-    def connect(self, slot=None, **options):
-        if slot is not None and self._is_relay(slot):
-            return slot
-        return super().connect(slot, **options)
-
-    def disconnect(self, slot=None, missing_ok: bool = True) -> None:
-        if slot is not None and self._is_relay(slot):
-            return
-        super().disconnect(slot, missing_ok)
-
-    def _run_emit_loop(self, args: tuple) -> None:
-        super()._run_emit_loop(args)
-        group = self._instance()
-        relay = group._psygnal_relay if group is not None else None
-        if relay is not None and len(relay):  # as the relay's own slot would (SignalRelay._slot_relay)
-            relay._run_emit_loop((self._psygnal_relocate_info_(EmissionInfo(signal=self, args=args)),))
-
-
-class FieldGroup(SignalGroup):
-    """The signal group of the session's evented dataclasses: each field's signal a `_FieldSignal`, freed whole
-    with its object (with psygnal's class every PaneSpec ever made kept ~2.2 KB for good) and relayed to
-    `events.all` without a connection. The base of `field_events`' groups and of RestingEvents'."""
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        for signal in cls._psygnal_signals.values():
-            signal._signal_instance_class = _FieldSignal
-
-    def __init__(self, instance=None) -> None:
-        # What each field's signal would hold one of (a lock, an emission queue, the arguments held while
-        # paused), once for the group: three tracked objects less a field. The group's signals emit one at a time
-        # under the one lock, and a signal emitted by another's listener runs at once, as psygnal's default
-        # reemission does (its arguments leave the queue before its listeners run); a paused signal takes a
-        # list of its own.
-        self._field_shared = (threading.RLock(), collections.deque(), [])
-        super().__init__(instance)
-
-
-def field_events(**options) -> SignalGroupDescriptor:
-    """psygnal's descriptor (`options` are its own), making FieldGroups: the `events` of a pane, the session, an
-    evaluation."""
-    return SignalGroupDescriptor(signal_group_class=FieldGroup, **options)
 
 
 class _State:
@@ -236,29 +166,14 @@ def rest(obj) -> bool:
         return False
     for _name, child in children:
         if child.__dict__.get(NAME) is not None:
-            _release(child.__dict__[NAME].group)
+            release(child.__dict__[NAME].group)
             child.__dict__[NAME].group = None
         _owned_by(child, obj)
-    _release(state.group)
+    release(state.group)
     state.group = None
     if not state.heard():
         obj.__dict__[NAME] = None
     return True
-
-
-def _release(group: SignalGroup | None) -> None:
-    """Let a dropped group go when its last reference does: each psygnal signal refers to itself (the bound method
-    it runs its listeners with, `_run_emit_loop_inner`), so a group was garbage only the cyclic collector frees.
-    The 256 results a sweep's replies replaced were ~42,500 such objects, freed by the full pass that then held
-    the window 50 ms in the middle of an open (bench --panes)."""
-    if group is None:
-        return
-    for signal in (*group._psygnal_instances.values(), group.all):
-        signal._run_emit_loop_inner = _released
-
-
-def _released() -> None:
-    """What a released group's signals would run (none does: its object has a new group, or none)."""
 
 
 def _children(obj) -> list[tuple[str, object]]:

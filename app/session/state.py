@@ -26,6 +26,7 @@ from app.mcp.replay import RecordedCall
 from app.session import resting
 from app.session.evaluation import Evaluation
 from app.session.evented_list import IdentityEventedList
+from app.session.field_events import field_events
 from app.session.images import ImageRef
 from app.session.output_format import OutputFormat
 from app.session.result import BUSY_STATES, PaneResult, RunState
@@ -55,7 +56,7 @@ class PaneSpec:
     `result` changes when another result is shown, even one with the same values (two runs can be equal):
     the views follow the object, and the one no longer shown is rested."""
 
-    events = resting.field_events(connect_child_events=True, equality_operators={"result": operator.is_})
+    events = field_events(connect_child_events=True, equality_operators={"result": operator.is_})
 
     title: str = ""
     system: str = ""
@@ -148,7 +149,7 @@ class PaneSpec:
 class ViewSettings:
     """How the window lays the session out; saved with it."""
 
-    events = resting.field_events()
+    events = field_events()
 
     columns: int = COLUMNS.default  # panes per row in the grid
     column_group: str | None = None  # columns mode: this group side by side (None: the grid)
@@ -161,7 +162,7 @@ class SessionModel:
     reaches `events.all` as a pane's change does. `app.session.Session` adds the file methods; lower modules
     (store, export) take this."""
 
-    events = resting.field_events(connect_child_events=True)
+    events = field_events(connect_child_events=True)
 
     panes: EventedList = field(default_factory=IdentityEventedList)
     view: ViewSettings = field(default_factory=ViewSettings)

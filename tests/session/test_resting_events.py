@@ -236,7 +236,7 @@ def test_events_all_hears_every_field_without_a_connection_on_each():
 
 
 def test_a_listener_that_writes_another_field_is_heard_in_psygnals_order():
-    """A group's signals share one lock and one emission queue (resting.FieldGroup): a field written by another
+    """A group's signals share one lock and one emission queue (field_events.FieldGroup): a field written by another
     field's listener is emitted at once, as psygnal's default reemission does; a paused field keeps its own
     arguments. `events.all` hears a field after the field's own listeners (psygnal's relay heard it in the order
     it had connected: first here, as the window's listeners connect before a pane's own)."""
