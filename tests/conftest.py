@@ -24,8 +24,10 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # llama.cpp threads per test engine. ggml's threads spin while they wait for each other, so on a machine busy
 # with other work 2 threads can be several times slower than 1: CHORUS_TEST_THREADS=1 there. `make test` runs two
 # test processes with 1 each (Makefile); `make test-servers` one process with 2 (its servers too:
-# tests/fixtures/servers.py).
-TEST_THREADS = int(os.environ.get("CHORUS_TEST_THREADS", "2"))
+# tests/fixtures/servers.py). Unset, it is 1 in each of several xdist workers (a bare `pytest -n 2` with 2 each
+# made the quick bench's test take over 18 minutes instead of ~4) and 2 in one process.
+TEST_THREADS = int(os.environ.get("CHORUS_TEST_THREADS",
+                                  "1" if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1 else "2"))
 
 
 @pytest.fixture(scope="session")
