@@ -13,7 +13,9 @@ a record of the file the session belongs to and whether it had changes that file
 encodes on the caller's thread (the GUI's; timed in `encode_seconds`: the session's compact JSON in pieces, the
 panes' packed versions passed on as the deflated blocks their lists keep, neither encoded nor copied) and
 writes it on a worker thread, which inflates only the blocks its last file lacks (written_blocks.py); the latest
-text wins when saves come faster than writes. The
+text wins when saves come faster than writes. Each save rewrites the whole file, so its caller spaces them by their
+size (`rest_s`: WRITE_RATE on average): a session of a megabyte or two is saved as often as ever, an hour of
+regenerating (24 MB) every 24 s, where every 1.5 s it wrote 16 MB/s to the disk. The
 autosave is written compact, not indented as a saved session is: formatting is one call of msgspec's that holds
 the GIL throughout, and at 1,000 versions (20 MB) it held the GUI thread ~50-100 ms on every autosave; nobody
 diffs the autosave, and it reads the same. An autosave that cannot be used is moved aside (kept for
@@ -35,12 +37,17 @@ from filelock import FileLock, Timeout
 from app.session import schema, store
 from app.session.schema import Autosave
 from app.session.session import Session
+from app.session.version_list import Deflated
 from app.session.written_blocks import WrittenBlocks
 
 log = logging.getLogger("chorus.session.autosave")
 APP_NAME = "Chorus"
 AUTOSAVE_NAME = "autosave.chorus.json"
 MAX_SLOTS = 64  # instances running at once, each with its own autosave
+# The bytes a second autosaves write at most, on average: a save rewrites the whole file (temp file, fsync, rename).
+# Measured in bench --soak: at 1.5 s apart an hour's session (24 MB) was rewritten ~16 MB/s, ~30 GB an hour, and the
+# window's runs a minute fell 3 % over the hour as the file grew.
+WRITE_RATE = 1_000_000
 DATA_DIR_ENV = "CHORUS_DATA_DIR"  # overrides the platform's app-data folder (tests, portable installs)
 
 
@@ -131,6 +138,7 @@ class Autosaver:
             raise AutosaveBusy(f"another running Chorus autosaves to {self.path}") from exc
         self.encodes, self.encode_seconds, self.writes, self.write_seconds = 0, 0.0, 0, 0.0
         self.failed: str | None = None
+        self._last_save: tuple[float, int] | None = None  # (time.monotonic() of the last save, its bytes)
         self._pending: list | None = None  # the text, in pieces (store.encode_pieces), inflated as written
         self._images: list = []  # the images the pending text names (written before it)
         self._writing = False
@@ -149,13 +157,23 @@ class Autosaver:
         start = time.perf_counter()
         text = store.encode_pieces(session, Autosave(file=file, unsaved=unsaved))
         refs = schema.image_refs(session)
+        size = sum(piece.size if isinstance(piece, Deflated) else len(piece) for piece in text)
         with self._cv:
             self.encode_seconds += time.perf_counter() - start
             self.encodes += 1
+            self._last_save = (time.monotonic(), size)
             if self._closed:
                 raise store.SessionFileError("the autosave is closed")
             self._pending, self._images = text, refs
             self._cv.notify_all()
+
+    def rest_s(self) -> float:
+        """How long the next save should wait to keep the writes at WRITE_RATE on average: the last save's size
+        at that rate, less the time since it (0: save whenever)."""
+        if self._last_save is None:
+            return 0.0
+        at, size = self._last_save
+        return max(0.0, size / WRITE_RATE - (time.monotonic() - at))
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every save so far is written; False if that failed (see `failed`) or timed out."""

@@ -256,3 +256,15 @@ def test_quitting_while_the_loop_runs_stops_the_engine_through_aclose_without_bl
     assert saved.state == RunState.INTERRUPTED and saved.text
     saver = autosave.Autosaver(path)  # the slot was given up: another instance can own it now
     saver.close()
+
+
+def test_a_large_session_is_autosaved_less_often(window, monkeypatch):
+    files = window.files
+    assert files.autosave()
+    window.grid.panes[0].prompt.setPlainText("a change")  # a small session: AUTOSAVE_MS after a change
+    assert files._timer.isActive() and files._timer.interval() == files.autosave_ms
+    monkeypatch.setattr(autosave, "WRITE_RATE", 1)  # a byte a second: this session is "large"
+    assert files.autosave()
+    window.grid.panes[0].prompt.setPlainText("another change")
+    size = files.autosave_path.stat().st_size
+    assert files._timer.isActive() and size * 1000 - 60_000 < files._timer.interval() <= size * 1000

@@ -96,7 +96,7 @@ def test_opening_a_session_of_many_panes_keeps_the_event_loop_turning(window, tm
     real_save = window.files.saver.save
     monkeypatch.setattr(window.files.saver, "save", lambda session, *a: saved.append(len(session.panes)) or
                         real_save(session, *a))
-    window.files._timer.setInterval(0)  # an autosave due at once: it must not save a half-replaced session
+    window.files.autosave_ms = 0  # an autosave due at once: it must not save a half-replaced session
     window.files.changed()
     window.files.unsaved = False  # (nothing to ask about before replacing it)
     assert window.files.open(str(path))

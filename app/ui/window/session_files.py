@@ -1,7 +1,8 @@
 """The File menu's work: new/open/save/save as/recent/export, and the autosave that keeps the session safe.
 
-The session is autosaved (crash-safe write, `app.session.store`) at most AUTOSAVE_MS after any change it
-announces (`session.events`) and on quit, to this instance's own autosave in the app-data folder
+The session is autosaved (crash-safe write, `app.session.store`) AUTOSAVE_MS after any change it announces
+(`session.events`), later for a large one (each save rewrites the file: `Autosaver.rest_s` spaces them by
+their size, a 24 MB session 24 s apart), and on quit, to this instance's own autosave in the app-data folder
 (`app.session.autosave.Autosaver`: encoded here on the GUI thread, formatted, written and fsynced on its worker thread),
 together with the name of the file it belongs to and whether it has changes that file lacks; the next launch
 restores it. So quitting never loses anything and never asks. New and Open replace the session's content
@@ -62,7 +63,8 @@ class SessionFiles(QObject):
                     self.failed = str(exc)
                     log.warning("autosave off: %s", exc)
         self.autosave_path = self.saver.path if self.saver else None
-        self._timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS)
+        self.autosave_ms = AUTOSAVE_MS  # after a change, the autosave comes this much later (more for a large one)
+        self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(lambda: self.autosave(wait=False))
         session.events.all.connect(self.changed)
         self.clusters = None  # session -> its answer clusters for exports (the window's MeaningLink.clusters)
@@ -76,12 +78,14 @@ class SessionFiles(QObject):
         return f"{name}{' •' if self.unsaved else ''} — Chorus{own}"
 
     def changed(self, *_info) -> None:
-        """Something in the session changed: it is unsaved, and autosaved within AUTOSAVE_MS."""
+        """Something in the session changed: it is unsaved, and autosaved `autosave_ms` later (or, for a large
+        session, when the last save's size allows: `Autosaver.rest_s`)."""
         if not self.unsaved:
             self.unsaved = True
             self.sig_status.emit(self.title)
         if self.autosave_path and not self._timer.isActive():
-            self._timer.start()  # not restarted by later changes: a stream of changes still saves regularly
+            # not restarted by later changes: a stream of changes still saves regularly
+            self._timer.start(max(self.autosave_ms, round(self.saver.rest_s() * 1000)))
 
     def autosave(self, wait: bool = True) -> bool:
         """Encode the session and hand it to the autosave's worker; `wait` until it is written (the periodic
