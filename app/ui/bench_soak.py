@@ -98,7 +98,7 @@ async def _soak(window, plan, model_path: str, threads: int, folder: Path, sampl
     counts = {"runs": runs, "versions": sum(len(p.spec.versions) for p in window.grid.panes),
               "eval_cells": len(evaluation.cells) if evaluation else 0,
               "eval_cells_finished": sum(c.finished for c in evaluation.cells) if evaluation else 0,
-              "autosaves": saver.encodes if saver else 0,
+              "autosaves": saver.encodes if saver else 0, "autosave_writes": saver.writes if saver else 0,
               "autosave_encode_ms_mean": saver.encode_seconds / saver.encodes * 1000 if saver and saver.encodes else 0}
     window.evals.stop()
     window.controller.stop_all()
