@@ -45,8 +45,8 @@ APP_NAME = "Chorus"
 AUTOSAVE_NAME = "autosave.chorus.json"
 MAX_SLOTS = 64  # instances running at once, each with its own autosave
 # The bytes a second autosaves write at most, on average: a save rewrites the whole file (temp file, fsync, rename).
-# Measured in bench --soak: at 1.5 s apart an hour's session (24 MB) was rewritten ~16 MB/s, ~30 GB an hour, and the
-# window's runs a minute fell 3 % over the hour as the file grew.
+# In bench --soak's hour, 1.5 s apart, the growing file (24 MB at the end) was written 2,218 times and the window's
+# runs a minute fell 3 % as it grew; spaced by this rate, 415 times, and they did not fall (docs/benchmarks.md).
 WRITE_RATE = 1_000_000
 DATA_DIR_ENV = "CHORUS_DATA_DIR"  # overrides the platform's app-data folder (tests, portable installs)
 
