@@ -177,8 +177,9 @@ def test_a_new_version_weighs_only_itself_in_what_sets_the_shown_one_apart(qtbot
     assert len(weighed) == 40
     pane.versions = pane.versions[1:]  # the first (T 0) dropped: not the same list grown, so it is read anew
     pane.current = 38
-    bar.sync()
-    assert bar.label.text() == "version 39 of 39" and len(weighed) == 40 + 39  # T 1 is the usual one now
+    bar.sync()  # (39 to read: more than READ_AT_ONCE, so on the next event-loop turn)
+    qtbot.waitUntil(lambda: len(weighed) == 40 + 39)
+    assert bar.label.text() == "version 39 of 39"  # T 1 is the usual one now
 
 
 def _bar_gathering_versions(qtbot, count: int):
@@ -214,5 +215,33 @@ def test_the_bar_of_an_opened_pane_reads_its_versions_settings_and_leaves_them_p
     assert packed == 99  # all but the shown one
     bar = VersionBar(pane, controller=None)
     qtbot.addWidget(bar)
-    assert bar.label.text() == "version 100 of 100 · T 1"
+    qtbot.waitUntil(lambda: bar.label.text() == "version 100 of 100 · T 1")
     assert pane.versions.packed() == packed
+
+
+def test_a_bar_built_with_many_versions_reads_their_settings_after_its_build(qtbot, monkeypatch):
+    """Opening a session builds every pane on screen, one a step: reading 100 versions' settings was half of such
+    a pane's build (~15 ms), the longest step of opening 1,000 versions. The bar is built showing its count, and
+    what sets the shown version apart comes on the next event-loop turn; a version added later is read at once."""
+    from app.session import compare
+    from app.ui.pane.version_bar import READ_AT_ONCE, VersionBar
+
+    reads = []
+    monkeypatch.setattr(compare, "labels", lambda setup, read=compare.labels: reads.append(setup) or read(setup))
+    made = [versions.PaneVersion(PaneResult(state=RunState.DONE, text=f"Colour {i}.", finish_reason="stop"),
+                                 [{"role": "user", "content": "A colour?"}],
+                                 {"sampling": SamplingParams(temperature=i % 2), "max_tokens": 20})
+            for i in range(100)]
+    pane = PaneSpec(title="Colours", result=made[-1].result, versions=made, current=99)
+    bar = VersionBar(pane, controller=None)
+    qtbot.addWidget(bar)
+    assert bar.label.text() == "version 100 of 100" and not reads and 100 > READ_AT_ONCE
+    qtbot.waitUntil(lambda: bar.label.text() == "version 100 of 100 · T 1")
+    assert len(reads) == 100
+    result = PaneResult(state=RunState.DONE, text="Colour 100.", finish_reason="stop")
+    pane.versions = pane.versions.plus(versions.PaneVersion(result, [{"role": "user", "content": "A colour?"}],
+                                                            {"sampling": SamplingParams(temperature=0.5),
+                                                             "max_tokens": 20}))
+    pane.result, pane.current = result, 100
+    bar.sync()
+    assert bar.label.text() == "version 101 of 101 · T 0.5" and len(reads) == 101

@@ -3,17 +3,23 @@ the pane's others), Diff with previous, and Branch. Back and forward show anothe
 conversation and reply); Diff with previous asks for the diff view on the shown reply and the version before it
 (`sig_diff_previous`: the window's compare tools open it); Branch makes a new pane that replays the shown version
 with its settings. It renders the pane's `versions` and calls the controller; hidden until the pane has two
-versions."""
+versions. What sets the shown version apart reads every version's settings once; a pane built with more than
+READ_AT_ONCE versions unread (a session opened with hundreds) shows its label without it and reads them on the next
+event-loop turn, outside the pane's build."""
 
 from __future__ import annotations
 
 import weakref
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from app.session import PaneSpec, SessionController, compare, versions
 from app.session.version_list import VersionList, as_version_list
+
+# Versions whose settings the bar reads while it is built or synced; more wait for the next event-loop turn (a pane of
+# 100 versions read them in ~15 ms, half its build, the longest step of opening a 1,000-version session).
+READ_AT_ONCE = 16
 
 
 class VersionBar(QWidget):
@@ -27,6 +33,8 @@ class VersionBar(QWidget):
         self.spec, self.controller = spec, controller
         self._read: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # version -> its settings' labels
         self._growing, self._fed = compare.GrowingDiffering(), VersionList()  # the versions it was fed, in order
+        self._differs_key: tuple | None = None  # (versions, shown index) the text below is for
+        self._differs_text, self._reading = "", False  # _reading: the versions are read on the next turn
         self.back = QToolButton(text="‹", toolTip="The previous version of this reply", autoRaise=True)
         self.forward = QToolButton(text="›", toolTip="The next version of this reply", autoRaise=True)
         self.label = QLabel(objectName="versionLabel")
@@ -63,16 +71,31 @@ class VersionBar(QWidget):
         self.forward.setAccessibleName(f"Next version of {spec.label}")
         self.diff_button.setAccessibleName(f"Diff {spec.label}'s reply with its previous version")
 
-    def _differs(self, index: int | None) -> str:
+    def _differs(self, index: int | None, now: bool = False) -> str:
         """" · T 0.9 · seed 2": what the shown version ran with, where the pane's versions differ (the header
-        shows the pane's settings now, which the next run uses)."""
+        shows the pane's settings now, which the next run uses). `now`: read every version now, however many."""
         key = (len(self.spec.versions), index)
-        if key != getattr(self, "_differs_key", None):
+        if key != self._differs_key:
+            if not now and self._unread() > READ_AT_ONCE:
+                if not self._reading:
+                    self._reading = True
+                    QTimer.singleShot(0, self, self._read_all)
+                return ""
             self._differs_key, self._differs_text = key, ""
             if index is not None and len(self.spec.versions) > 1:
                 shown = compare.label(self._differing().of(self._labels(self.spec.versions[index])))
                 self._differs_text = f" · {shown}" if shown else ""
         return self._differs_text
+
+    def _unread(self) -> int:
+        """How many of the pane's versions the differing has not read."""
+        now = as_version_list(self.spec.versions)
+        return len(now) - len(self._fed) if now.grown_from(self._fed) else len(now)
+
+    def _read_all(self) -> None:
+        self._reading = False
+        self._differs(versions.shown(self.spec), now=True)
+        self.sync()
 
     def _differing(self) -> compare.GrowingDiffering:
         """What varies among the pane's versions, fed only the new ones while the list grows at its end (each
