@@ -48,8 +48,10 @@ llama-source: $(STAMP)
 llama-server: $(STAMP)
 	PYTHON=$(PY) bash scripts/build_llama_server.sh
 
+# (a template's cases share one server: `xdist_group`, kept on one worker by --dist loadgroup)
 test-servers: llama-server
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers --durations=30
+	CHORUS_TEST_THREADS=$(CHORUS_TEST_THREADS) QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m servers \
+		-n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 # promptfoo's own example configs as Chorus reads them: build the corpus first (it is promptfoo's files, not kept in
 # git): $(PY) scripts/promptfoo_corpus.py build --examples PATH/TO/promptfoo/examples

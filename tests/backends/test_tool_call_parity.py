@@ -208,12 +208,15 @@ UNSTEADY = {("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "required"):
 
 
 def cases(mode: str, names) -> list:
+    """The template's cases, each in its template's xdist group: both modes' tests read one server's replies
+    (`replies`), asked for once in a worker."""
     def param(name):
+        group = pytest.mark.xdist_group(f"parity-{name}")
         if (name, mode) in UNSTEADY:
-            return pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=UNSTEADY[name, mode]))
+            return pytest.param(name, marks=[group, pytest.mark.xfail(strict=False, reason=UNSTEADY[name, mode])])
         if (name, mode) in DIFFER:
-            return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=DIFFER[name, mode]))
-        return name
+            return pytest.param(name, marks=[group, pytest.mark.xfail(strict=True, reason=DIFFER[name, mode])])
+        return pytest.param(name, marks=group)
     return [param(name) for name in sorted(names)]
 
 

@@ -107,9 +107,9 @@ _REPLIES: dict[str, dict[str, dict]] = {}
 
 def server_replies(start_llama_server, source: str) -> dict[str, dict]:
     """llama-server's replies (`-lv 10`: with `__verbose`, unless an error) to a one-token request with the tools
-    under this template, per tool_choice ("auto", "required"). One server per template, asked once in a run: the
-    three tests below read the same replies (a server started per test cost about a quarter of this
-    file's time: 740 s before, 560 s after)."""
+    under this template, per tool_choice ("auto", "required"). One server per template, asked once in a worker
+    (a format's cases share an xdist group: `case`): the three tests below read the same replies (a server
+    started per test cost about a quarter of this file's time: 740 s before, 560 s after)."""
     if source not in _REPLIES:
         template = Path(tempfile.mkstemp(suffix=".jinja")[1])
         template.write_text(source)
@@ -159,23 +159,36 @@ def accepts(model, gbnf: str, written: tuple[str, bool]) -> bool:
         constraint.free()
 
 
-def sample(engine, gbnf: str, seed: int | None, max_tokens: int = 160) -> tuple[str, bool]:
-    sampling = SamplingParams(temperature=0.0) if seed is None else SamplingParams(temperature=1.0, seed=seed)
-    result = engine.submit(GenerationRequest(messages=QUESTION, grammar=gbnf, sampling=sampling,
-                                             max_tokens=max_tokens)).result(timeout=300)
-    return result.text, result.finish_reason == "length"
+def samples(engine, asks: list[tuple[str, int | None]], max_tokens: int) -> list[tuple[str, bool]]:
+    """(text, cut by max_tokens) for each (grammar, seed: None for greedy), all submitted at once: the engine
+    decodes them in one batch, and its reproducible mode gives each the tokens it gets alone
+    (tests/engine/test_reproducible.py); one after another, the decode steps were most of this module's time."""
+    def request(gbnf: str, seed: int | None) -> GenerationRequest:
+        sampling = SamplingParams(temperature=0.0) if seed is None else SamplingParams(temperature=1.0, seed=seed)
+        return GenerationRequest(messages=QUESTION, grammar=gbnf, sampling=sampling, max_tokens=max_tokens)
+    handles = [engine.submit(request(gbnf, seed)) for gbnf, seed in asks]
+    return [(r.text, r.finish_reason == "length") for r in (handle.result(timeout=300) for handle in handles)]
 
 
-@pytest.mark.parametrize("fmt", [f if f in SERVER_BUGS or f in TAKEN else pytest.param(f, marks=pytest.mark.xfail(
+def case(fmt: str, *marks) -> pytest.param:
+    """A format's case, in its format's xdist group: the module's tests read one server's replies for a
+    template (`server_replies`), asked for once in a worker."""
+    return pytest.param(fmt, marks=[pytest.mark.xdist_group(f"grammar-{fmt}"), *marks])
+
+
+@pytest.mark.parametrize("fmt", [case(f) if f in SERVER_BUGS or f in TAKEN else case(f, pytest.mark.xfail(
     reason=CALL_FIRST_DIFFER.get(f, DIFFERENT), strict=True)) for f in TEMPLATES if f not in NO_SERVER_GRAMMAR])
 def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_server, make_engine, model_path):
     if not llama_cpp_templates():
         pytest.skip("llama.cpp's templates are not in the cache: run `make llama-source`")
     theirs, prefix = server_grammar(start_llama_server, fmt)
     ours = tool_gbnf(fmt, TOOLS, parallel=False)
-    engine = make_engine(n_slots=1)
     runaway, limit = fmt in RUNAWAY, MAX_TOKENS.get(fmt, 160)
-    written = [(text, cut and runaway) for text, cut in (sample(engine, ours, seed, limit) for seed in (None, 1, 2))]
+    back_too = fmt not in SERVER_BUGS and not prefix and fmt not in TIGHTER  # a call under theirs, read by ours
+    engine = make_engine(n_slots=4)
+    sampled = samples(engine, [(ours, seed) for seed in (None, 1, 2)] + ([(theirs, None)] if back_too else []),
+                      limit)
+    written = [(text, cut and runaway) for text, cut in sampled[:3]]
     model = LlamaModel(model_path)
     try:
         lead = LEAD.get(fmt, "")
@@ -184,8 +197,8 @@ def test_chorus_and_llama_server_grammars_take_the_same_calls(fmt, start_llama_s
             assert not any(taken), (fmt, written)
             return
         assert all(taken), [t for t, ok in zip(written, taken, strict=True) if not ok]
-        if not prefix and fmt not in TIGHTER:
-            back, cut = sample(engine, theirs, None, limit)
+        if back_too:
+            back, cut = sampled[3]
             assert accepts(model, ours, (lead + back, cut and runaway)), back
     finally:
         model.close()
@@ -262,8 +275,8 @@ def _auto_case(fmt: str):
     """Measured 2026-11-26 (17:43 UTC the six formats added then, 18:19 the others): the same verdicts for every
     format but the two expected to differ."""
     if fmt in AUTO_DIFFER:
-        return pytest.param(fmt, marks=pytest.mark.xfail(reason=AUTO_DIFFER[fmt], strict=True))
-    return fmt
+        return case(fmt, pytest.mark.xfail(reason=AUTO_DIFFER[fmt], strict=True))
+    return case(fmt)
 
 
 @pytest.mark.parametrize("fmt", [_auto_case(f) for f in TEMPLATES if f not in ("llama-3.x", "functionary-v3.2")])
@@ -291,8 +304,8 @@ def test_auto_grammars_and_triggers_read_text_and_calls_as_llama_servers_do(fmt,
     assert ours_reads == theirs_reads, rendered
 
 
-@pytest.mark.parametrize("fmt", [pytest.param(f, marks=pytest.mark.xfail(reason=NO_VERBOSE[f], strict=True))
-                                 if f in NO_VERBOSE else f for f in TEMPLATES if f not in NO_LEAD])
+@pytest.mark.parametrize("fmt", [case(f, pytest.mark.xfail(reason=NO_VERBOSE[f], strict=True))
+                                 if f in NO_VERBOSE else case(f) for f in TEMPLATES if f not in NO_LEAD])
 def test_required_grammars_read_text_and_calls_as_llama_servers_does(fmt, start_llama_server, model_path):
     """Chorus's default required grammar against llama-server's, token by token over some prose and the
     template's own rendering of an assistant call after it: at every token both say the same (refused, may go
