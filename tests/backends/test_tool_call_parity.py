@@ -11,7 +11,7 @@ Two requests per template, one llama-server and one engine each:
   the prompt texts are then the same, which is checked (and Chorus tokenizes prompt and prefix as one string,
   as llama-server does). Where the generated tokens are the same too, the parses must be: the calls (names,
   arguments as JSON) when llama-server accepted the reply, and when it refused it (HTTP 500 in the stream: a
-  malformed call, or text after the calls) or returned a call cut by max_tokens, its last streamed partial
+  malformed call, or text after the calls) or returned a call left open at the end (not JSON), its last partial
   parse against Chorus's last partial parse (what its engine streamed before the final parse, which drops a
   call it cannot read: docs/tools.md).
 - "required": tool_choice "required", no prefix. Both sides constrain the reply with the same grammar: text up
@@ -247,15 +247,17 @@ def check(theirs, ours, vocab) -> None:
 
 
 def cut_call(reply) -> bool:
-    """llama-server's parse is lenient at the end of the text: a call cut by max_tokens comes back as a final call
-    with its arguments so far (not JSON), which is its last partial parse."""
+    """llama-server's parse is lenient at the end of the text: a call still open there (cut by max_tokens, or the
+    model ended inside it) comes back as a final call with its arguments so far (not JSON), which is its last
+    partial parse. (Qwen3-Coder's, on one llama.cpp thread: SmolLM2 writes `Paris</parameter>` with no newline
+    before the closing tag, which the format's value ends at, so the value runs on to the end of the text.)"""
     def is_json(arguments: str) -> bool:
         try:
             json.loads(arguments)
         except ValueError:
             return False
         return True
-    return reply.finish == "length" and not all(is_json(a) for _, a in reply.calls)
+    return not all(is_json(a) for _, a in reply.calls)
 
 
 needs_templates = pytest.mark.skipif(not TEMPLATES, reason="llama.cpp's templates come with its source: run "
