@@ -2,7 +2,7 @@
 
 The session is autosaved (crash-safe write, `app.session.store`) AUTOSAVE_MS after any change it announces
 (`session.events`), later for a large one (each save rewrites the file: `Autosaver.rest_s` spaces them by
-their size, a 24 MB session 24 s apart), and on quit, to this instance's own autosave in the app-data folder
+their size: 24 MB, 24 s apart), and on quit, to this instance's own autosave in the app-data folder
 (`app.session.autosave.Autosaver`: encoded here on the GUI thread, formatted, written and fsynced on its worker thread),
 together with the name of the file it belongs to and whether it has changes that file lacks; the next launch
 restores it. So quitting never loses anything and never asks. New and Open replace the session's content
