@@ -2,7 +2,11 @@
 
 For each copy-heavy workload at N = 1 (spec_bench's "copy" and "extract" requests, greedy), one repetition runs
 Chorus's engine with speculation on and llama-server once per n-gram spec type (and once with none, for
-context), back to back, the order alternating between repetitions (pairs.py). A run is timed from sending the
+context), back to back, the order alternating between repetitions (pairs.py). Chorus runs twice: in its
+default (reproducible) mode, the figure, and with reproducible mode off, its profile: reproducible mode's
+per-row attention kernel (docs/engine.md, "Reproducible outputs") costs the prompt's prefill, which drafts
+cannot speed up, so the two runs' first-token times (`ttft_s`, beside llama-server's own `prompt_ms`) show what
+of the gap is that kernel. A run is timed from sending the
 request to its last token, prefill included, with llama-server's prompt cache off for the request
 (`cache_prompt: false`) as Chorus's is cleared before each run. The figure is the median of the per-repetition
 ratios Chorus ÷ the spec type that was fastest over all repetitions; "decode" the same from the first token on
@@ -14,6 +18,8 @@ and says so.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import tempfile
 import time
@@ -27,6 +33,7 @@ from app.bench.workloads import median
 from app.engine import Engine, EngineConfig, Speculation
 
 SPEC_TYPES = ("none", "ngram-simple", "ngram-map-k", "ngram-mod", "ngram-cache")  # llama-server's n-gram kinds
+CHORUS = {"chorus": True, "chorus, reproducible off": False}  # Chorus's runs: EngineConfig.reproducible
 WORKLOADS = {"copy N=1": lambda spec: copy_request(0, spec), "extract N=1": extract_request}
 N_CTX = 2048
 
@@ -44,7 +51,7 @@ def _server_run(url: str, request) -> dict:
     tokens = answer["usage"]["completion_tokens"]
     timings = answer.get("timings", {})
     return {"tps": tokens / wall, "tokens": tokens, "decode_tps": timings.get("predicted_per_second", 0.0),
-            "drafted": timings.get("draft_n", 0),
+            "ttft_s": timings.get("prompt_ms", 0.0) / 1000, "drafted": timings.get("draft_n", 0),
             "accepted": timings.get("draft_n_accepted", 0)}
 
 
@@ -65,16 +72,18 @@ def spec_server_bench(model_path: Path, threads: int, repetitions: int = 3, on_r
     if not binary.is_file():
         return {"note": f"llama-server is not built ({binary}): run `make llama-server` for the comparison"}
     samples: dict[str, dict[str, list[dict]]] = {name: {} for name in WORKLOADS}
-    with tempfile.TemporaryDirectory() as tmp, \
-            Engine(EngineConfig(model_path=model_path, n_slots=1, n_ctx_per_slot=N_CTX, n_threads=threads)) as engine:
+    config = EngineConfig(model_path=model_path, n_slots=1, n_ctx_per_slot=N_CTX, n_threads=threads)
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        engines = {kind: stack.enter_context(Engine(dataclasses.replace(config, reproducible=reproducible)))
+                   for kind, reproducible in CHORUS.items()}
         for rep in range(1, repetitions + 1):
-            order = ["chorus", *SPEC_TYPES]
+            order = [*CHORUS, *SPEC_TYPES]
             for kind in order[::-1] if reference_first(rep) else order:
                 if on_run:
-                    on_run(f"rep {rep}: {'Chorus spec on' if kind == 'chorus' else 'llama-server ' + kind}")
-                if kind == "chorus":
+                    on_run(f"rep {rep}: {_label(kind)}")
+                if kind in engines:
                     for name, make in WORKLOADS.items():
-                        samples[name].setdefault(kind, []).append(timed(engine, [make(Speculation(mode="on"))]))
+                        samples[name].setdefault(kind, []).append(timed(engines[kind], [make(Speculation(mode="on"))]))
                     continue
 
                 def runs(url):
@@ -85,14 +94,23 @@ def spec_server_bench(model_path: Path, threads: int, repetitions: int = 3, on_r
     for name, by_kind in samples.items():
         rates = {kind: median([r["tps"] for r in runs]) for kind, runs in by_kind.items()}
         best = max(SPEC_TYPES[1:], key=lambda kind: rates[kind])
-        pairs = [c["tps"] / s["tps"] for c, s in zip(by_kind["chorus"], by_kind[best], strict=True)]
         decode = {kind: median([r["decode_tps"] for r in runs]) for kind, runs in by_kind.items()}
         fastest = max(SPEC_TYPES[1:], key=lambda kind: decode[kind])
-        decode_pairs = [c["decode_tps"] / s["decode_tps"]
-                        for c, s in zip(by_kind["chorus"], by_kind[fastest], strict=True)]
-        out[name] = {"best_spec_type": best, "tps": rates, **figure(pairs), "decode_tps": decode,
-                     "decode": {"best_spec_type": fastest, **figure(decode_pairs)}, "runs": by_kind}
+        ttft = {kind: median([r["ttft_s"] for r in runs]) for kind, runs in by_kind.items()}
+        figures = {kind: {**_pairs(by_kind[kind], by_kind[best], "tps"),
+                          "decode": _pairs(by_kind[kind], by_kind[fastest], "decode_tps")} for kind in CHORUS}
+        out[name] = {"best_spec_type": best, "tps": rates, **figures["chorus"], "decode_tps": decode,
+                     "decode": {"best_spec_type": fastest, **figures["chorus"]["decode"]}, "ttft_s": ttft,
+                     "reproducible_off": figures["chorus, reproducible off"], "runs": by_kind}
     return out
+
+
+def _pairs(ours: list[dict], theirs: list[dict], key: str) -> dict:
+    return figure([a[key] / b[key] for a, b in zip(ours, theirs, strict=True)])
+
+
+def _label(kind: str) -> str:
+    return f"Chorus spec on{kind.removeprefix('chorus')}" if kind in CHORUS else f"llama-server {kind}"
 
 
 def format_spec_server(result: dict) -> str:
@@ -101,9 +119,13 @@ def format_spec_server(result: dict) -> str:
     lines = ["Chorus (spec on) ÷ llama-server with its fastest n-gram --spec-type, N = 1 (median of pairs):"]
     for name, r in result.items():
         rates = ", ".join(f"{kind} {tps:.1f}" for kind, tps in r["tps"].items())
+        off = r["reproducible_off"]
         lines.append(f"  {name:<12} {r['median']:.2f}x vs {r['best_spec_type']}  pairs "
-                     f"{', '.join(f'{p:.2f}' for p in r['pairs'])}  (t/s: {rates})")
+                     f"{', '.join(f'{p:.2f}' for p in r['pairs'])}; reproducible off {off['median']:.2f}x  "
+                     f"(t/s: {rates})")
         decode = ", ".join(f"{kind} {tps:.1f}" for kind, tps in r["decode_tps"].items())
-        lines.append(f"  {'':<12} decode only: {r['decode']['median']:.2f}x vs {r['decode']['best_spec_type']}  "
-                     f"(t/s after the first token: {decode})")
+        lines.append(f"  {'':<12} decode only: {r['decode']['median']:.2f}x vs {r['decode']['best_spec_type']}, "
+                     f"reproducible off {off['decode']['median']:.2f}x  (t/s after the first token: {decode})")
+        ttft = ", ".join(f"{kind} {1000 * s:.0f}" for kind, s in r["ttft_s"].items())
+        lines.append(f"  {'':<12} first token, ms (llama-server: its prompt_ms): {ttft}")
     return "\n".join(lines)

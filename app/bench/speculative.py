@@ -74,6 +74,7 @@ def timed(engine: Engine, requests: list[GenerationRequest]) -> dict:
     tokens = sum(r.generated_tokens for r in results)
     decode_s = wall - min(r.ttft_s or 0.0 for r in results)  # from the first token on: what drafts can speed up
     return {"tps": tokens / wall, "tokens": tokens, "decode_tps": (tokens - len(results)) / decode_s,
+            "ttft_s": min(r.ttft_s or 0.0 for r in results),
             "drafted": sum(r.drafted_tokens for r in results),
             "accepted": sum(r.accepted_tokens for r in results), "notes": sorted({r.note for r in results} - {""})}
 

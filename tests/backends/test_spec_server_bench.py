@@ -29,4 +29,9 @@ def test_spec_server_bench_pairs_chorus_with_each_ngram_spec_type(model_path, mo
     chorus, server = copy["runs"]["chorus"][0], copy["runs"]["ngram-simple"][0]
     assert chorus["tokens"] == server["tokens"] == 24  # the same greedy work on both sides
     assert chorus["accepted"] > 0 and server["drafted"] > 0  # both drafted: the comparison is of drafting engines
-    assert "vs ngram-simple" in spec_server.format_spec_server(result)
+    off = copy["runs"]["chorus, reproducible off"][0]  # the profile: Chorus again with reproducible mode off
+    assert off["tokens"] == 24 and off["accepted"] > 0 and len(copy["reproducible_off"]["pairs"]) == 2
+    assert "rep 1: Chorus spec on, reproducible off" in labels
+    assert all(copy["ttft_s"][kind] > 0 for kind in ("chorus", "chorus, reproducible off", "ngram-simple"))
+    text = spec_server.format_spec_server(result)
+    assert "vs ngram-simple" in text and "reproducible off" in text and "first token, ms" in text
