@@ -134,7 +134,7 @@ def stream_ttfts(url: str, requests: list[list[dict]], max_tokens: int = 8) -> l
 def audio_bench(model: Path, threads: int, repetitions: int = 3, mmproj: Path | None = None,
                 on_run: Callable[[str], None] | None = None, in_thread: Callable | None = None) -> dict:
     """{"engine": {"ratio": median, "runs"}, "llama_server": the same or {"note"}, "seconds", "panes"}.
-    `in_thread(fn, *args)` runs an engine measurement on a fresh thread (app.bench.cli.in_fresh_thread)."""
+    `in_thread(fn, *args)` runs an engine measurement on a fresh thread (app.bench.measure.in_fresh_thread)."""
     mmproj = mmproj or projector_path()
     if not mmproj.is_file():
         raise RuntimeError(f"the tiny audio projector is not built ({mmproj}): run "

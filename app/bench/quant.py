@@ -38,7 +38,7 @@ def quant_bench(model: Path, threads: int, repetitions: int, quick: bool = False
                 in_thread: Callable | None = None) -> dict:
     """{"kld": figure of ours ÷ llama-perplexity's tokens per second, "perplexity": the same for one model, "runs":
     each pair's seconds, "ctx", "chunks", "tokens", "candidate", "path"}. `in_thread(fn, *args)` runs a
-    measurement of ours on a fresh thread (app.bench.cli.in_fresh_thread)."""
+    measurement of ours on a fresh thread (app.bench.measure.in_fresh_thread)."""
     missing = llama_tools.missing_tools("llama-perplexity", "llama-quantize")
     if missing:
         raise RuntimeError(f"{', '.join(missing)} not built: run `make llama-server`")
