@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from app.evaluate import (
+    api_keys,
     case_files,
     checks,
     code_checks,
@@ -222,7 +223,7 @@ def _text_judge(judge: dict, where: str, problems: Problems):
 
 
 def _stash_judge_keys(raw, where: str, problems: Problems):
-    """A test (or assertion) dict whose judge providers' written `apiKey`s are moved out (providers.stash_key),
+    """A test (or assertion) dict whose judge providers' written `apiKey`s are moved out (api_keys.stash_key),
     so the stored test never holds a key."""
     if not isinstance(raw, dict):
         return raw
@@ -231,7 +232,7 @@ def _stash_judge_keys(raw, where: str, problems: Problems):
     if isinstance(judge, dict) and "id" not in judge and {"text", "embedding"} & set(judge):
         raw["provider"] = judge = _text_judge(judge, f"{where}.provider", problems)
     if isinstance(judge, dict) and isinstance(judge.get("config"), dict):
-        raw["provider"] = {**judge, "config": providers.stash_key(judge["config"], f"{where}.provider", problems)}
+        raw["provider"] = {**judge, "config": api_keys.stash_key(judge["config"], f"{where}.provider", problems)}
     if isinstance(raw.get("options"), dict):
         raw["options"] = _stash_judge_keys(raw["options"], f"{where}.options", problems)
     if isinstance(raw.get("assert"), list):

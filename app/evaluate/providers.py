@@ -21,12 +21,12 @@ xtc_probability, xtc_threshold, typical_p, mirostat*, top_n_sigma, dynatemp_rang
 A server's key is $`config.apiKeyEnvar`, else `config.apiKey`
 (as promptfoo, the written key wins): a written key is moved out of the config at once into this process's
 environment under a name of its own (`stash_key`), so the evaluation, its results and the session hold only
-that name, never the key; a key that looks real, for a server that is not this machine, gets one warning.
+that name, never the key; a key that looks real, for a server that is not this machine, gets one warning
+(api_keys.py).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from pathlib import Path
@@ -36,6 +36,7 @@ import yaml
 
 from app.engine import SAMPLER_FIELDS, SamplingParams, limits
 from app.evaluate import code_checks, cost, functions_call, tool_callbacks
+from app.evaluate.api_keys import key_warning, stash_key
 from app.evaluate.case_files import is_file
 from app.evaluate.errors import Problems
 from app.mcp import secrets as mcp_secrets
@@ -79,69 +80,8 @@ def foreign_config(config: dict) -> dict:
         if name in CONFIG_KEYS["foreign"] and name not in found:
             found[name] = value
     return found
-_STASHED: dict[str, str] = {}  # key -> the environment variable it was moved to (this process only)
-_DUMMY_KEY = re.compile(r"(?i)^(sk-)?(x+|dummy|none|null|empty|no-?key|not-?needed|test|fake|local|ollama|"
-                        r"lm-?studio|llama|password|secret|changeme|\*+|-+|0+)$")
 
 
-def looks_real(key: str) -> bool:
-    """Whether a key could be a real credential: at least 16 characters, not a placeholder such as "x",
-    "dummy", "sk-no-key" or "ollama"."""
-    return len(key) >= 16 and not _DUMMY_KEY.match(key) and len(set(key)) > 4
-
-
-def _host(url: str) -> str:
-    try:
-        return urlparse(url).netloc or url
-    except ValueError:
-        return url
-
-
-def is_loopback(url: str) -> bool:
-    try:
-        host = (urlparse(url).hostname or "").lower()
-    except ValueError:  # not a URL (an unclosed "[" of an IPv6 address): it reaches no server
-        return False
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def stash_key(config: dict, where: str, problems: Problems) -> dict:
-    """The config with a written `apiKey` replaced by `apiKeyEnvar` naming where the key now is (this process's
-    environment): the key itself is never kept in anything that is saved. A key that is not a string is a
-    problem."""
-    if "apiKey" not in config:
-        return config
-    config = dict(config)
-    key = config.pop("apiKey")
-    if key is None or key == "":
-        return config
-    if not isinstance(key, str):
-        problems.add(f"{where}.config.apiKey", f"must be a string, got {type(key).__name__}")
-        return config
-    name = _STASHED.get(key) or f"CHORUS_CONFIG_API_KEY_{len(_STASHED) + 1}"
-    try:
-        os.environ[name] = key
-    except ValueError:  # a NUL, or a surrogate the OS cannot take: no server would accept it either
-        problems.add(f"{where}.config.apiKey", "holds characters no server accepts in a key")
-        return config
-    _STASHED[key] = name
-    config["apiKeyEnvar"] = name
-    return config
-
-
-def key_warning(config: dict, url: str) -> str | None:
-    """One sentence when `config` carries a written key that looks real and the server is not this machine."""
-    name = config.get("apiKeyEnvar")
-    key = next((k for k, n in _STASHED.items() if n == name), None)
-    if not key or not looks_real(key) or is_loopback(url):
-        return None
-    return (f"an API key is written in the config for {_host(url)}; Chorus keeps it in memory "
-            "only and writes it nowhere, but a config file gets shared: prefer apiKeyEnvar")
 _MAX_TOKENS_KEY = {"openai": "max_tokens", "ollama": "num_predict", "llama": "n_predict", "gguf": "max_tokens",
                    "foreign": "max_tokens"}
 JUDGE_SETTINGS = frozenset(_SAMPLING_KEYS) | frozenset(_MAX_TOKENS_KEY.values())  # what a judge's config sets

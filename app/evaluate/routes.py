@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from app.backends.registry import MAIN, BackendSpec
-from app.evaluate import cells, graders, providers
+from app.evaluate import api_keys, cells, graders, providers
 from app.evaluate.errors import Problems
 from app.session.evaluation import BackendTarget, Evaluation
 
@@ -125,7 +125,7 @@ def elsewhere(evaluation: Evaluation, keys=None, probe: Callable[[str], bool] = 
             found.append(Elsewhere(index, name, family, f"Chorus does not call {family}'s service"))
             continue
         host = urlparse(target.url).netloc or target.url
-        if not providers.is_loopback(target.url):
+        if not api_keys.is_loopback(target.url):
             key = api_key(target, keys)
             why = f"{host} is not this computer" + (
                 f" (a key is set{f' in ${target.api_key_env}' if os.environ.get(target.api_key_env or '') else ''})"

@@ -21,8 +21,8 @@ import os
 import urllib.error
 import urllib.request
 
+from app.evaluate.api_keys import is_loopback
 from app.evaluate.check_types import CheckError
-from app.evaluate.providers import is_loopback
 from app.session.evaluation import Assertion, EvalCase, GradingResult
 
 TYPE = "webhook"
