@@ -15,6 +15,7 @@ problem naming file, line and byte, never decoded some other way.
 from __future__ import annotations
 
 import csv
+import glob
 import json
 import math
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from app.evaluate import hf_datasets
 from app.evaluate.assertion_strings import assertion_from_string
 from app.evaluate.errors import Problems
 from app.session import images
@@ -308,3 +310,39 @@ def load_file_vars(test: EvalCase, where: str, base: Path, problems: Problems) -
 
 def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
+
+
+REMOTE_TESTS = ("langfuse://", "az://", "https://docs.google.com/spreadsheets/", "https://", "http://")
+
+
+def raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
+    """(where, test dict) for every test, files expanded; CSV rows without a description are "Row #N"."""
+    items = value if isinstance(value, list) else [value]
+    found: list[tuple[str, dict]] = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("path"), str) and not set(item) - {"path", "config"}:
+            item = item["path"]  # {path, config}: the config goes to a test generator's code, which Chorus refuses
+        if isinstance(item, dict):
+            found.append((f"tests[{index}]", item))
+        elif isinstance(item, str) and item.startswith(hf_datasets.PREFIX):
+            try:
+                found += [(f"{item} row {row}", test) for row, test in enumerate(hf_datasets.tests(item), start=1)]
+            except hf_datasets.DatasetError as exc:
+                problems.add(f"tests[{index}]", str(exc))
+        elif isinstance(item, str) and item.startswith(REMOTE_TESTS):
+            problems.unsupported(f"tests[{index}]", f"reading tests from {item.split('?')[0]!r}",
+                                 "save them as a .csv, .json, .jsonl or .yaml file")
+        elif isinstance(item, str):
+            name = item[7:] if item.startswith("file://") else item
+            paths = sorted(glob.glob(str(base / name))) if any(c in name for c in "*?[") else [str(base / name)]
+            if not paths:
+                problems.add(f"tests[{index}]", f"no file matches {item!r}")
+            for path in map(Path, paths):
+                tests = read_test_file(path, problems)
+                for row, test in enumerate(tests, start=1):
+                    if path.suffix.lower() == ".csv":
+                        test.setdefault("description", f"Row #{row}")
+                    found.append((f"{path.name} test {row}", test))
+        else:
+            problems.add(f"tests[{index}]", "a test is a mapping or a file:// path")
+    return found

@@ -11,7 +11,6 @@ Columns are providers × prompts, provider-major, each provider limited to its `
 
 from __future__ import annotations
 
-import glob
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,6 @@ from app.evaluate import (
     config_refs,
     derived_metrics,
     graders,
-    hf_datasets,
     nunjucks_filters,
     prompts,
     providers,
@@ -43,7 +41,6 @@ from app.session.eval_config import ConfigFile, ProviderEntry, validate
 from app.session.evaluation import Assertion, DerivedMetric, EvalCase, Evaluation, PromptTemplate, Variant
 
 UNSUPPORTED_WHY: dict[str, str] = {}
-REMOTE_TESTS = ("langfuse://", "az://", "https://docs.google.com/spreadsheets/", "https://", "http://")
 SUPPORTED = frozenset(checks.CHECKS) | graders.MODEL_GRADED | code_checks.CODE_TYPES | {
     "assert-set", "similar", "webhook", "max-score"}
 
@@ -160,39 +157,6 @@ def _check_judge(judge, where: str, problems: Problems, base: Path, any_provider
                              if embedder else f"a custom provider ({judge_id!r}) as a judge")
     else:
         providers.judge_settings(judge, where, problems)
-
-
-def _raw_tests(value, base: Path, problems: Problems) -> list[tuple[str, dict]]:
-    """(where, test dict) for every test, files expanded; CSV rows without a description are "Row #N"."""
-    items = value if isinstance(value, list) else [value]
-    found: list[tuple[str, dict]] = []
-    for index, item in enumerate(items):
-        if isinstance(item, dict) and isinstance(item.get("path"), str) and not set(item) - {"path", "config"}:
-            item = item["path"]  # {path, config}: the config goes to a test generator's code, which Chorus refuses
-        if isinstance(item, dict):
-            found.append((f"tests[{index}]", item))
-        elif isinstance(item, str) and item.startswith(hf_datasets.PREFIX):
-            try:
-                found += [(f"{item} row {row}", test) for row, test in enumerate(hf_datasets.tests(item), start=1)]
-            except hf_datasets.DatasetError as exc:
-                problems.add(f"tests[{index}]", str(exc))
-        elif isinstance(item, str) and item.startswith(REMOTE_TESTS):
-            problems.unsupported(f"tests[{index}]", f"reading tests from {item.split('?')[0]!r}",
-                                 "save them as a .csv, .json, .jsonl or .yaml file")
-        elif isinstance(item, str):
-            name = item[7:] if item.startswith("file://") else item
-            paths = sorted(glob.glob(str(base / name))) if any(c in name for c in "*?[") else [str(base / name)]
-            if not paths:
-                problems.add(f"tests[{index}]", f"no file matches {item!r}")
-            for path in map(Path, paths):
-                tests = case_files.read_test_file(path, problems)
-                for row, test in enumerate(tests, start=1):
-                    if path.suffix.lower() == ".csv":
-                        test.setdefault("description", f"Row #{row}")
-                    found.append((f"{path.name} test {row}", test))
-        else:
-            problems.add(f"tests[{index}]", "a test is a mapping or a file:// path")
-    return found
 
 
 def merge_default(test: EvalCase, default: EvalCase | None) -> EvalCase:
@@ -343,8 +307,9 @@ def read_config(data, base: Path, source: str = "", judge_given: bool = False, a
     default = (_test(default_raw, "defaultTest", problems, base, len(variants), notes, any_provider)
                if default_raw else None)
     cases: list[EvalCase] = []
-    written = _raw_tests(config.tests, base, problems) if config.tests is not None else [] if config.scenarios \
-        else [("tests", {})]  # promptfoo: no tests is one empty test, unless there are scenarios
+    # promptfoo: no tests is one empty test, unless there are scenarios
+    written = (case_files.raw_tests(config.tests, base, problems) if config.tests is not None
+               else [] if config.scenarios else [("tests", {})])
     if config.scenarios is not None:
         written += scenarios.scenario_tests(config.scenarios, base, problems)
     for where, raw in written:
